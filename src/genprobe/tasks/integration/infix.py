@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from genprobe.errors import NestingTooDeepError, ParseError
+from genprobe.errors import NestingTooDeepError, ParseError, UnsupportedExpressionError
 from genprobe.tasks.integration.expression import Expr, depth
 from genprobe.tasks.integration.limits import DEFAULT_LIMITS, ParseLimits
 
@@ -52,6 +52,11 @@ _INVERSE = {op: "a" + op for op in set(_FUNCTIONS.values()) if "a" + op in _FUNC
 
 _CONSTANTS = {"pi": Expr("pi"), "e": Expr("E"), "E": Expr("E")}
 _INTEGRATION_CONSTANTS = {"C", "c"}
+# readable, but outside the task: the vocabulary has no token for them
+_UNSUPPORTED_FUNCTIONS = {
+    "erf", "erfc", "erfi", "Ei", "Si", "Ci", "li", "Li", "gamma", "Gamma",
+    "floor", "ceil", "max", "min", "Shi", "Chi", "arg", "Re", "Im",
+}  # fmt: skip
 _NAMES = sorted(
     [*_FUNCTIONS, *_CONSTANTS, *_INTEGRATION_CONSTANTS, "x", "frac"], key=len, reverse=True
 )
@@ -137,13 +142,23 @@ def _tokenize(text: str, limits: ParseLimits) -> list[_Token]:
         elif word is not None:
             parts = _split_name(word)
             if parts is None:
-                raise ParseError(f"unknown name {word!r} at position {start}")
+                _raise_unknown(word, start)
             tokens.extend(_Token("name", part, start) for part in parts)
         else:
             tokens.append(_Token("op", "^" if op == "**" else op, start))
         position = match.end()
     tokens.append(_Token("end", "", len(text)))
     return tokens
+
+
+def _raise_unknown(word: str, position: int) -> None:
+    if len(word) == 1 or word == "i":
+        raise UnsupportedExpressionError(
+            f"{word!r} at position {position}: the only variable is x (no constants but pi, e)"
+        )
+    if word in _UNSUPPORTED_FUNCTIONS:
+        raise UnsupportedExpressionError(f"function {word!r} at position {position} has no token")
+    raise ParseError(f"unknown name {word!r} at position {position}")
 
 
 _OPENING = {"(": ")", "{": "}", "[": "]"}
@@ -343,6 +358,7 @@ def parse_infix(text: str, limits: ParseLimits = DEFAULT_LIMITS) -> Expr:
     Raises:
         ParseError: text that is not an expression, with the position of the problem; its
             subclasses when the length, nesting or integer-size limits are exceeded.
+        UnsupportedExpressionError: another variable (`y`), or a function without a token (`erf`).
     """
     limits.check_length(len(text), "characters")
     math = extract_math(text)

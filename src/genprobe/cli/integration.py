@@ -1,0 +1,240 @@
+"""`genprobe integration …`: the symbolic-integration task (issue 3).
+
+Examples:
+    genprobe integration tokens --json
+    genprobe integration generate --method bwd --n 1000 --out data/prim_bwd --test-fraction 0.01
+    genprobe integration verify --input answers.jsonl --policy generous --json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from genprobe.errors import ConfigError, DataFormatError, ParseError
+
+app = typer.Typer(
+    help="Symbolic integration: generate data, verify candidates.", no_args_is_help=True
+)
+
+
+@app.command()
+def tokens(as_json: bool = typer.Option(False, "--json", help="A JSON list in id order.")) -> None:
+    """Print the 91-token vocabulary (Lample & Charton's ids)."""
+    from genprobe.tasks.integration.vocab import VOCAB
+
+    if as_json:
+        print(json.dumps(list(VOCAB)))
+        return
+    for index, token in enumerate(VOCAB):
+        print(f"{index}\t{token}")
+
+
+def _parse_operators(text: str) -> dict[str, float]:
+    weights = {}
+    for item in text.split(","):
+        name, colon, weight = item.strip().partition(":")
+        try:
+            weights[name] = float(weight) if colon else 1.0
+        except ValueError:
+            raise ConfigError("--operators", "'name:weight,…'", text) from None
+    return weights
+
+
+@app.command()
+def generate(
+    out: Annotated[
+        Path, typer.Option("--out", help="Output file (text: also OUT.train/valid/test).")
+    ],
+    method: str = typer.Option("fwd", help="fwd, bwd or ibp."),
+    n: int = typer.Option(1000, "--n", help="Distinct pairs wanted."),
+    fmt: str = typer.Option(
+        "text", "--format", help="text (L&C's count|in<TAB>out), jsonl, parquet."
+    ),
+    seed: int = typer.Option(0, help="The data depends only on the seed and the settings."),
+    workers: int = typer.Option(1, help="Worker processes."),
+    deadline: float = typer.Option(
+        None, help="Seconds per attempt [default: fwd 3, bwd 5, ibp 8]."
+    ),
+    max_ops: int = typer.Option(15, help="Most operators per random expression."),
+    max_ops_g: int = typer.Option(15, help="IBP: most operators of the second factor G."),
+    max_int: int = typer.Option(5, help="Integer leaves are drawn from 1..max_int."),
+    negative_ints: bool = typer.Option(False, help="Negate integer leaves with probability 1/2."),
+    x_probability: float = typer.Option(0.75, help="Probability that a leaf is x."),
+    operators: str = typer.Option(None, help="Operator weights 'add:10,mul:10,sin:4,…' [L&C's]."),
+    max_len: int = typer.Option(512, help="Longest accepted sequence in tokens."),
+    valid_fraction: float = typer.Option(0.0, help="Share of inputs in the valid split."),
+    test_fraction: float = typer.Option(0.0, help="Share of inputs in the test split."),
+    max_attempts: int = typer.Option(None, help="Give up after this many attempts."),
+    start_method: str = typer.Option(None, help="fork, spawn or forkserver."),
+) -> None:
+    """Generate (integrand, primitive) pairs as Lample & Charton's FWD, BWD or IBP."""
+    from dataclasses import replace
+
+    import sympy
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from genprobe.runs.atomic import write_json
+    from genprobe.tasks.integration.datasets import write_dataset
+    from genprobe.tasks.integration.generation import generate as run_generation
+    from genprobe.tasks.integration.generators import GeneratorConfig
+    from genprobe.tasks.integration.random_trees import TreeSettings
+
+    tree = TreeSettings(max_int=max_int, positive=not negative_ints, x_probability=x_probability)
+    if operators:
+        tree = replace(tree, operators=_parse_operators(operators))
+    config = GeneratorConfig(
+        method=method, tree=tree, max_ops=max_ops, max_ops_g=max_ops_g, max_len=max_len
+    ).validated()
+    if fmt not in ("text", "jsonl", "parquet"):
+        raise ConfigError("--format", "text, jsonl or parquet", fmt)
+    console = Console(stderr=True)
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} pairs"),
+        TextColumn("{task.fields[rate]:.1f} attempts/s"),
+        TextColumn("{task.fields[rejected]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console) as progress:
+        task = progress.add_task(method, total=n, rate=0.0, rejected="")
+
+        def on_progress(attempts: int, accepted: int, counters: Any) -> None:
+            elapsed = progress.tasks[0].elapsed or 1e-9
+            top = ", ".join(f"{k} {v}" for k, v in counters.most_common(4) if k != "ok")
+            progress.update(task, completed=accepted, rate=attempts / elapsed, rejected=top)
+
+        report = run_generation(
+            config, n, seed=seed, workers=workers, deadline=deadline,
+            start_method=start_method, max_attempts=max_attempts, on_progress=on_progress,
+        )  # fmt: skip
+        progress.update(task, completed=len(report.rows))
+    paths = write_dataset(report.rows, out, fmt, valid_fraction, test_fraction)
+    meta = {
+        "method": method, "n_requested": n, "n_written": len(report.rows), "seed": seed,
+        "attempts": report.attempts, "counters": dict(report.counters),
+        "config": _as_dict(config), "sympy_version": sympy.__version__,
+        "files": [str(p) for p in paths],
+    }  # fmt: skip
+    write_json(out.with_name(out.name + ".meta.json"), meta)
+    _print_counters(console, report.counters, report.attempts)
+    console.print(f"wrote {len(report.rows)} pairs to {', '.join(str(p) for p in paths)}")
+
+
+def _as_dict(config: Any) -> dict:
+    from dataclasses import asdict
+
+    return asdict(config)
+
+
+def _print_counters(console: Any, counters: Any, attempts: int) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"{attempts} attempts")
+    table.add_column("outcome")
+    table.add_column("count", justify="right")
+    table.add_column("share", justify="right")
+    for name, count in counters.most_common():
+        table.add_row(name, str(count), f"{count / max(attempts, 1):.1%}")
+    console.print(table)
+
+
+def _read_pairs(path: Path) -> list[tuple[Any, Any]]:
+    """(problem, candidate) per line; problems are parsed here so errors can name the line."""
+    from genprobe.errors import UnsupportedExpressionError
+    from genprobe.tasks.integration.verifier import read_expression
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise DataFormatError(path, None, f"cannot read: {error}") from None
+    pairs = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise DataFormatError(path, number, f"not JSON: {error.msg}") from None
+        if not isinstance(record, dict):
+            raise DataFormatError(path, number, "expected a JSON object")
+        for name in ("problem", "candidate"):
+            value = record.get(name)
+            if not (isinstance(value, str) or _is_token_list(value)):
+                raise DataFormatError(
+                    path, number, f"field {name!r} must be a string or a list of tokens"
+                )
+        problem = record["problem"]
+        try:
+            problem = read_expression(problem)
+        except UnsupportedExpressionError:
+            pass  # judged `unsupported` by the verifier
+        except ParseError as error:
+            raise DataFormatError(path, number, f"field 'problem': {error}") from None
+        pairs.append((problem, record["candidate"]))
+    return pairs
+
+
+def _is_token_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(token, str) for token in value)
+
+
+@app.command()
+def verify(
+    input_path: Annotated[
+        Path, typer.Option("--input", help="JSONL: {problem, candidate} per line.")
+    ],
+    policy: str = typer.Option("strict", help="strict (timeout fails) or generous (passes)."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON verdict per input line."),
+    deadline: float = typer.Option(2.0, help="Seconds per item; overrun = timeout."),
+    workers: int = typer.Option(None, help="Worker processes [default: one per CPU]."),
+    confirm: bool = typer.Option(False, help="Require a SymPy proof for 'correct'."),
+    start_method: str = typer.Option(None, help="fork, spawn or forkserver."),
+) -> None:
+    """Verify candidate antiderivatives.
+
+    `problem` is the integrand f, as prefix tokens (a list, or a string of tokens, with or
+    without the model-input head `sub Y'`) or infix text; `candidate` is a proposed F, in
+    the same forms. A candidate is correct if F' = f (F + constant is fine).
+    """
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
+    from genprobe.verification.verdict import Outcome, TimeoutPolicy
+
+    if policy not in ("strict", "generous"):
+        raise ConfigError("--policy", "strict or generous", policy)
+    config = VerifierConfig(
+        deadline=deadline, policy=TimeoutPolicy(policy), workers=workers,
+        symbolic="confirm" if confirm else "fallback", start_method=start_method,
+    )  # fmt: skip
+    pairs = _read_pairs(input_path)
+    console = Console(stderr=True)
+    with Verifier(config) as verifier, Progress(console=console, disable=as_json) as progress:
+        task = progress.add_task("verifying", total=len(pairs))
+        verdicts = verifier.verify_many(pairs, lambda *_: progress.advance(task))
+    if as_json:
+        for verdict in verdicts:
+            sys.stdout.write(json.dumps(verdict.to_dict()) + "\n")
+        return
+    table = Table(title=f"{len(verdicts)} candidates, policy {policy}")
+    for column in ("outcome", "count", "share", "median s"):
+        table.add_column(column, justify="left" if column == "outcome" else "right")
+    for outcome in Outcome:
+        chosen = sorted(v.seconds for v in verdicts if v.outcome is outcome)
+        if chosen:
+            share = len(chosen) / len(verdicts)
+            table.add_row(
+                outcome.value, str(len(chosen)), f"{share:.1%}", f"{chosen[len(chosen) // 2]:.4f}"
+            )
+    passed = sum(v.passed for v in verdicts)
+    table.caption = f"passed: {passed}/{len(verdicts)}"
+    Console().print(table)
