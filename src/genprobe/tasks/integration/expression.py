@@ -37,7 +37,7 @@ ARITY = {**dict.fromkeys(LEAVES, 0), **dict.fromkeys(UNARY, 1), **dict.fromkeys(
 MAX_POWER_BITS = 100_000
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Expr:
     """One node: an operator with its arguments, or a leaf (`value` holds an integer's value)."""
 
@@ -65,6 +65,24 @@ class Expr:
 
     def __str__(self) -> str:
         return str(to_sympy(self))
+
+    # Equality and hashing walk the tree with a stack: the generated ones would recurse as
+    # deep as the tree, and a long right-nested sum is thousands deep.
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Expr):
+            return NotImplemented
+        stack = [(self, other)]
+        while stack:
+            a, b = stack.pop()
+            if a is b:
+                continue
+            if a.op != b.op or a.value != b.value or len(a.args) != len(b.args):
+                return False
+            stack.extend(zip(a.args, b.args, strict=True))
+        return True
+
+    def __hash__(self) -> int:
+        return fold(self, lambda node, kids: hash((node.op, node.value, *kids)))
 
 
 _X_LEAF = Expr("x")

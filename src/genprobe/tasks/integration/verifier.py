@@ -37,7 +37,7 @@ from genprobe.tasks.integration.expression import Expr, X, from_sympy, to_sympy
 from genprobe.tasks.integration.identity import IdentitySettings, check_identity
 from genprobe.tasks.integration.infix import parse_infix
 from genprobe.tasks.integration.limits import DEFAULT_LIMITS, ParseLimits
-from genprobe.tasks.integration.prefix import from_prefix, strip_problem_prefix
+from genprobe.tasks.integration.prefix import from_prefix, strip_problem_prefix, to_prefix
 from genprobe.tasks.integration.vocab import TOKEN_TO_ID
 from genprobe.verification.pool import DeadlinePool, TaskResult
 from genprobe.verification.verdict import Outcome, TimeoutPolicy, Verdict
@@ -96,6 +96,10 @@ def read_expression(value: ExpressionInput, limits: ParseLimits = DEFAULT_LIMITS
     )
 
 
+# limits for re-reading our own prefix in a worker: the input limits were applied when parsing
+_TRUSTED = ParseLimits(max_tokens=10**7, max_depth=10**7, max_int_digits=10**7)
+
+
 def _sympy_decides(problem: Expr, candidate: Expr) -> tuple[bool, str]:
     difference = sp.simplify(sp.diff(to_sympy(candidate), X) - to_sympy(problem))
     if difference == 0:
@@ -103,9 +107,10 @@ def _sympy_decides(problem: Expr, candidate: Expr) -> tuple[bool, str]:
     return False, f"simplify(F' - f) = {sp.sstr(difference)[:200]}"
 
 
-def decide(config: VerifierConfig, pair: tuple[Expr, Expr]) -> tuple[str, str, str]:
-    """(outcome, method, detail) for a parsed pair; runs inside a pool worker."""
-    problem, candidate = pair
+def decide(config: VerifierConfig, pair: tuple[list[str], list[str]]) -> tuple[str, str, str]:
+    """(outcome, method, detail) for a parsed pair, sent as prefix tokens (flat lists pickle
+    at any depth); runs inside a pool worker."""
+    problem, candidate = (from_prefix(tokens, _TRUSTED) for tokens in pair)
     numeric = check_identity(problem, candidate, config.identity)
     if numeric.decision is False:
         return Outcome.INCORRECT.value, "numeric", numeric.detail
@@ -176,7 +181,7 @@ class Verifier:
         """
         verdicts: dict[int, Verdict] = {}
         parse_seconds: dict[int, float] = {}
-        work: list[tuple[int, tuple[Expr, Expr]]] = []
+        work: list[tuple[int, tuple[list[str], list[str]]]] = []
 
         def settle(index: int, verdict: Verdict) -> None:
             verdicts[index] = verdict
@@ -202,7 +207,7 @@ class Verifier:
                 )
                 continue
             parse_seconds[index] = _since(start)
-            work.append((index, (problem_expr, candidate_expr)))
+            work.append((index, (to_prefix(problem_expr), to_prefix(candidate_expr))))
         if work:
             pool = self._get_pool(len(work))
             items = [pair for _, pair in work]

@@ -1,0 +1,38 @@
+"""Module-level functions for pool tests: spawned workers import them by name."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import sympy as sp
+
+from genprobe.tasks.integration.expression import X
+
+
+def square_slowly(delay: float, n: int) -> int:
+    if n == -1:
+        raise ValueError("negative")
+    if n == -2:
+        os._exit(3)  # a worker that dies without a word
+    if n >= 1000:
+        time.sleep(60)
+    time.sleep(delay)
+    return n * n
+
+
+# Inputs on which SymPy is known to run away (research notes, Section E, and the linked issues).
+HANG_CORPUS = {
+    # sympy#19651: heurisch tries over a thousand polynomial coefficients
+    "integrate-19651": lambda: sp.integrate(
+        (sp.sin(X) ** 2 + 2 * sp.cos(X)) * sp.sqrt(3 * sp.sin(X) ** 2 + 1), X
+    ),
+    # sympy#21787: futrig expands the trig argument massively
+    "simplify-21787": lambda: sp.simplify(40 * (X + 5) ** 3 * sp.cos(10 * (X + 5) ** 4)),
+    # sympy#9032: time grows exponentially with the frequency
+    "simplify-9032": lambda: sp.simplify(-128 * sp.sin(128 * X) / sp.sqrt(sp.cos(128 * X))),
+}
+
+
+def run_hang_item(shared: None, name: str) -> str:
+    return str(HANG_CORPUS[name]())
