@@ -9,6 +9,10 @@ from genprobe.errors import ConfigError
 from genprobe.verification.pool import DeadlinePool
 
 
+def _index(result):
+    return result.index
+
+
 @pytest.mark.parametrize("start_method", ["fork", "spawn"])
 def test_every_item_gets_one_result(start_method):
     items = [1, 2, 1000, 3, -1, -2, 4]

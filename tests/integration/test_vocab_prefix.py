@@ -16,10 +16,10 @@ from genprobe.tasks.integration import (
     EOS_INDEX,
     PAD_INDEX,
     VOCAB,
-    X,
     Expr,
     ParseLimits,
     TreeSettings,
+    X,
     decode_ids,
     encode_tokens,
     from_prefix,
@@ -81,7 +81,7 @@ def test_problem_prefix_is_the_model_input():
     f = from_sympy(sp.cos(X))
     assert problem_prefix(f) == ["sub", "Y'", "cos", "x"]
     assert list(strip_problem_prefix(problem_prefix(f))) == ["cos", "x"]
-    unclean = "sub derivative f x x cos x".split()
+    unclean = ["sub", "derivative", "f", "x", "x", "cos", "x"]
     assert list(strip_problem_prefix(unclean)) == ["cos", "x"]
 
 
@@ -172,4 +172,8 @@ def test_from_sympy_refuses_what_has_no_token():
 
 def test_huge_integer_powers_are_refused_not_computed():
     with pytest.raises(IntegerTooLargeError):
-        to_sympy(from_prefix("pow INT+ 7 INT+ 1 0 0 0 0 0 0 0 0 0".split()))
+        to_sympy(
+            from_prefix(
+                ["pow", "INT+", "7", "INT+", "1", "0", "0", "0", "0", "0", "0", "0", "0", "0"]
+            )
+        )
