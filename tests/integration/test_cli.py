@@ -1,0 +1,107 @@
+"""`genprobe integration tokens | verify | generate`, run through the real entry point."""
+
+import json
+
+import pytest
+
+from genprobe.cli import main
+from genprobe.tasks.integration import VOCAB
+
+
+def run(capsys, *argv):
+    code = 0
+    try:
+        main(["integration", *argv])
+    except SystemExit as exit_:
+        code = exit_.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_tokens_json_lists_the_vocabulary_in_id_order(capsys):
+    code, out, _ = run(capsys, "tokens", "--json")
+    assert code == 0
+    assert json.loads(out) == list(VOCAB)
+
+
+@pytest.fixture
+def answers(tmp_path):
+    lines = [
+        {"problem": "sub Y' pow x INT+ 2", "candidate": "x^3/3 + C"},
+        {"problem": ["cos", "x"], "candidate": ["sin", "x"]},
+        {"problem": "2*x", "candidate": "The answer is x**2 + 7."},
+        {"problem": "2*x", "candidate": "x^3"},
+        {"problem": "x*y", "candidate": "x"},
+        {"problem": "x", "candidate": "x^^2"},
+    ]
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_verify_json_gives_one_verdict_per_line_in_order(capsys, answers):
+    code, out, _ = run(capsys, "verify", "--input", str(answers), "--json", "--workers", "2")
+    assert code == 0
+    verdicts = [json.loads(line) for line in out.splitlines()]
+    outcomes = ["correct", "correct", "correct", "incorrect", "unsupported", "unparseable"]
+    assert [v["outcome"] for v in verdicts] == outcomes
+    assert [v["passed"] for v in verdicts] == [True, True, True, False, False, False]
+    assert all({"outcome", "passed", "method", "seconds", "policy"} <= set(v) for v in verdicts)
+    assert {v["policy"] for v in verdicts} == {"strict"}
+
+
+def test_verify_summary_table(capsys, answers):
+    code, out, _ = run(capsys, "verify", "--input", str(answers), "--policy", "generous")
+    assert code == 0
+    assert "policy generous" in out and "passed: 3/6" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"problem": "x +", "candidate": "x"}\n', "bad.jsonl:1: field 'problem'"),
+        ('{"problem": "x"}\n', "bad.jsonl:1: field 'candidate'"),
+        ('{"problem": "x", "candidate": "x"}\nnot json\n', "bad.jsonl:2: not JSON"),
+    ],
+)
+def test_verify_bad_input_is_one_line_and_exit_2(capsys, tmp_path, content, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content)
+    code, _, err = run(capsys, "verify", "--input", str(path))
+    assert code == 2
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_verify_rejects_an_unknown_policy(capsys, answers):
+    code, _, err = run(capsys, "verify", "--input", str(answers), "--policy", "lenient")
+    assert code == 2 and "--policy" in err
+
+
+def test_generate_writes_lample_charton_files_that_verify(capsys, tmp_path):
+    out = tmp_path / "prim_bwd"
+    code, _, err = run(
+        capsys, "generate", "--method", "bwd", "--n", "12", "--max-ops", "5", "--out", str(out),
+        "--test-fraction", "0.25", "--workers", "2", "--seed", "3",
+    )  # fmt: skip
+    assert code == 0, err
+    meta = json.loads((tmp_path / "prim_bwd.meta.json").read_text())
+    assert meta["n_written"] == 12 and meta["counters"]["ok"] >= 12
+    lines = []
+    for split in ("train", "valid", "test"):
+        lines += (tmp_path / f"prim_bwd.{split}").read_text().splitlines()
+    assert len(lines) == 12
+    pairs = []
+    for line in lines:
+        count, rest = line.split("|", 1)
+        problem, answer = rest.split("\t")
+        assert count.isdigit() and problem.startswith("sub Y' ")
+        pairs.append({"problem": problem, "candidate": answer})
+    answers = tmp_path / "gold.jsonl"
+    answers.write_text("".join(json.dumps(p) + "\n" for p in pairs))
+    code, out, _ = run(capsys, "verify", "--input", str(answers), "--json")
+    assert [json.loads(line)["outcome"] for line in out.splitlines()] == ["correct"] * 12
+
+
+def test_generate_rejects_bad_settings(capsys, tmp_path):
+    code, _, err = run(capsys, "generate", "--method", "sideways", "--out", str(tmp_path / "d"))
+    assert code == 2 and "method must be one of" in err
