@@ -20,6 +20,7 @@ import contextlib
 import multiprocessing
 import signal
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
@@ -74,9 +75,11 @@ class _Worker:
         self.process.start()
         child.close()
         self.ready = False
-        self.task: int | None = None  # index of the item it is working on
+        # items sent and not answered yet; the first is running since `started`
+        self.queue: deque[tuple[int, Any]] = deque()
         self.started = 0.0
         self.done = 0  # items finished, for recycling
+        self.retiring = False  # done enough: no new items, replaced once its queue is empty
 
     def kill(self) -> None:
         with contextlib.suppress(OSError):
@@ -102,6 +105,9 @@ class DeadlinePool:
         start_method: "fork", "spawn", "forkserver", or None for the platform default.
         max_items_per_worker: a worker is replaced after this many items, to bound the memory
             that caches (SymPy's among them) accumulate.
+        prefetch: items sent ahead to each worker, so it never waits for the parent. Only the
+            first is running; its deadline starts when the one before it is answered. Items
+            queued behind one that is killed go back to the queue.
     """
 
     def __init__(
@@ -110,6 +116,7 @@ class DeadlinePool:
         *,
         start_method: str | None = None,
         max_items_per_worker: int = 2000,
+        prefetch: int = 2,
     ) -> None:
         if workers < 1:
             raise ConfigError("workers", "at least 1", workers)
@@ -120,6 +127,7 @@ class DeadlinePool:
         self.workers = workers
         self.start_method = start_method
         self.max_items_per_worker = max_items_per_worker
+        self.prefetch = max(1, prefetch)
         self._context = multiprocessing.get_context(start_method)
         self._pool: list[_Worker] = []
         self._setup: tuple[Any, ...] = ("setup", None, None)
@@ -134,10 +142,10 @@ class DeadlinePool:
 
     def close(self) -> None:
         for worker in self._pool:
-            if worker.task is None:
-                worker.stop()
-            else:
+            if worker.queue:
                 worker.kill()
+            else:
+                worker.stop()
         self._pool = []
 
     def _spawn(self) -> _Worker:
@@ -169,69 +177,77 @@ class DeadlinePool:
             raise ConfigError("deadline", "a positive number of seconds", deadline)
         self._setup = ("setup", function, shared)
         for worker in list(self._pool):
-            if worker.task is None:
+            if worker.queue:  # left busy by an abandoned earlier run
+                self._replace(worker, kill=True)
+            else:
                 worker.ready = False
                 worker.conn.send(self._setup)
-            else:  # left busy by an abandoned earlier run
-                self._replace(worker, kill=True)
         while len(self._pool) < self.workers:
             self._pool.append(self._spawn())
         self._setup_failures = 0
-        pending = enumerate(items)
+        fresh = enumerate(items)
+        retry: deque[tuple[int, Any]] = deque()  # queued behind an item that was killed
         exhausted = False
         while True:
             for worker in self._pool:
-                if worker.ready and worker.task is None and not exhausted:
-                    job = next(pending, None)
+                while worker.ready and len(worker.queue) < self.prefetch and not worker.retiring:
+                    job = retry.popleft() if retry else None if exhausted else next(fresh, None)
                     if job is None:
                         exhausted = True
                         break
-                    worker.task, worker.started = job[0], time.monotonic()
-                    worker.conn.send(("task", job[0], job[1]))
-            busy = [w for w in self._pool if w.task is not None]
-            if exhausted and not busy:
+                    if not worker.queue:
+                        worker.started = time.monotonic()
+                    worker.queue.append(job)
+                    worker.conn.send(("task", *job))
+            busy = [w for w in self._pool if w.queue]
+            if exhausted and not retry and not busy:
                 return
             now = time.monotonic()
             timeout = min((w.started + deadline - now for w in busy), default=None)
-            waiting = {w.conn: w for w in self._pool if w.task is not None or not w.ready}
+            waiting = {w.conn: w for w in self._pool if w.queue or not w.ready}
             for conn in wait(list(waiting), timeout=max(timeout, 0) if busy else None):
-                yield from self._receive(waiting[conn])
+                yield from self._receive(waiting[conn], retry)
             now = time.monotonic()
-            for worker in [w for w in self._pool if w.task is not None]:
+            for worker in [w for w in self._pool if w.queue]:
                 if now - worker.started >= deadline:
-                    index = worker.task
+                    index, _ = worker.queue.popleft()
+                    retry.extendleft(reversed(worker.queue))
                     self._replace(worker, kill=True)
                     yield TaskResult(index, "timeout", seconds=now - worker.started)
 
-    def _receive(self, worker: _Worker) -> Iterator[TaskResult]:
+    def _receive(self, worker: _Worker, retry: deque) -> Iterator[TaskResult]:
         try:
             message = worker.conn.recv()
         except (EOFError, OSError):
-            index = worker.task
             worker.process.join(timeout=1)
             code = worker.process.exitcode
-            if index is None:
+            if not worker.queue:
                 self._setup_failures += 1
                 if self._setup_failures > 3 * self.workers:
                     raise RuntimeError(
                         f"worker processes keep dying at start (exit code {code})"
                     ) from None
+                self._replace(worker, kill=True)
+                return
+            index, _ = worker.queue.popleft()
+            retry.extendleft(reversed(worker.queue))
             self._replace(worker, kill=True)
-            if index is not None:
-                how = f"worker process died (exit code {code})"
-                yield TaskResult(
-                    index, "error", seconds=time.monotonic() - worker.started, error=how
-                )
+            how = f"worker process died (exit code {code})"
+            yield TaskResult(index, "error", seconds=time.monotonic() - worker.started, error=how)
             return
         if message[0] == "ready":
             worker.ready = True
             return
         status, index, payload, seconds = message
-        worker.task = None
+        worker.queue.popleft()
+        # the next queued item started as this result was sent
+        worker.started = time.monotonic()
         worker.done += 1
         if status == "done":
             yield TaskResult(index, "done", value=payload, seconds=seconds)
         else:
             yield TaskResult(index, "error", seconds=seconds, error=payload)
         if worker.done >= self.max_items_per_worker:
+            worker.retiring = True
+        if worker.retiring and not worker.queue:
             self._replace(worker, kill=False)

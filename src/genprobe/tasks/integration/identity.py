@@ -3,8 +3,9 @@
 Both sides are evaluated at points in the upper half plane near the real axis (real points only
 when `abs` or `sign` occurs, since they are not analytic). Doubles decide agreement when every
 point agrees to a relative 1e-9 with no over- or underflow on the way; anything else (a
-disagreement, a value below 1e-250, an overflow) is settled with mpmath at 30 digits, and a
-disagreement is only believed if it survives 80 digits too, so cancellation cannot fake it.
+disagreement, a value below 1e-250, an overflow) is settled with mpmath, climbing from 30 to
+80 to 160 digits; a disagreement is only believed when two precisions measure the same gap, so
+rounding and cancellation cannot fake it.
 Tolerances are relative: exp(-42/x) near 0 is 1e-37 and still compared exactly.
 """
 
@@ -27,7 +28,8 @@ from genprobe.tasks.integration.numeric import (
 
 AGREE_DOUBLE = 1e-9
 DISAGREE = 1e-6
-AGREE_PRECISE = {30: 1e-20, 80: 1e-60}
+# the precision ladder: (significant digits, relative gap below which the point agrees)
+PRECISIONS = ((30, 1e-20), (80, 1e-60), (160, 1e-120))
 
 
 @dataclass(frozen=True)
@@ -63,27 +65,37 @@ def _relative_gap(a: Any, b: Any) -> Any:
     return abs(a - b) / scale if scale else 0
 
 
-def _precise_verdict(f: Program, big_f: Program, point: complex) -> bool | None:
-    """True/False/None for one point in arbitrary precision; None at singularities."""
-    gaps = {}
-    for digits, agree in AGREE_PRECISE.items():
+def _precise_verdict(
+    f: Program, big_f: Program, point: complex, double_gap: float | None, start: int
+) -> tuple[bool | None, int]:
+    """(True/False/None, the ladder step that settled it) for one point in arbitrary
+    precision, climbing `PRECISIONS` from step `start`; None at singularities.
+
+    A disagreement is believed when two precisions measure the same gap: doubles (if they
+    were trusted at this point) and the first step, or two consecutive steps.
+    """
+    previous = double_gap
+    for step in range(start, len(PRECISIONS)):
+        digits, agree = PRECISIONS[step]
         try:
             with mpmath.workdps(digits):
                 _, derivative = evaluate_precise(big_f, point, digits)
-                value, _ = evaluate_precise(f, point, digits)
+                value, _ = evaluate_precise(f, point, digits, differentiate=False)
                 gap = _relative_gap(derivative, value)
         except (ZeroDivisionError, ValueError, OverflowError, MagnitudeError):
-            return None
+            return None, step
         if not (mpmath.isfinite(derivative) and mpmath.isfinite(value)):
-            return None
+            return None, step
         if gap < agree:
-            return True
-        gaps[digits] = gap
-    # disagreement at both precisions, with the same size: not a rounding artefact
-    low, high = gaps[30], gaps[80]
-    if high > DISAGREE and abs(low - high) <= 1e-3 * high:
-        return False
-    return None
+            return True, step
+        if previous is not None and _same_gap(previous, gap, 1e-6):
+            return False, step
+        previous = gap
+    return None, len(PRECISIONS) - 1
+
+
+def _same_gap(low: Any, high: Any, tolerance: float) -> bool:
+    return high > DISAGREE and abs(low - high) <= tolerance * high
 
 
 def check_identity(
@@ -93,7 +105,7 @@ def check_identity(
     f = compile_expr(integrand)
     big_f = compile_expr(candidate)
     points = _points(settings, real_only=f.uses_abs or big_f.uses_abs)
-    value, _, f_suspect = evaluate_doubles(f, points)
+    value, _, f_suspect = evaluate_doubles(f, points, differentiate=False)
     _, derivative, big_f_suspect = evaluate_doubles(big_f, points)
     with np.errstate(all="ignore"):
         scale = np.maximum(np.abs(value), np.abs(derivative))
@@ -112,8 +124,10 @@ def check_identity(
     # settle the rest in arbitrary precision, clear disagreements first
     unsettled = np.flatnonzero(~agree)
     order = sorted(unsettled, key=lambda i: -(gap[i] if trusted[i] else 0.0))
+    step = 0  # once a point needed more digits, the next ones start there
     for index in order[: settings.max_precise_points]:
-        verdict = _precise_verdict(f, big_f, complex(points[index]))
+        double_gap = float(gap[index]) if trusted[index] else None
+        verdict, step = _precise_verdict(f, big_f, complex(points[index]), double_gap, step)
         if verdict is False:
             return IdentityResult(False, agreeing, f"differs at x = {complex(points[index]):.4g}")
         if verdict:

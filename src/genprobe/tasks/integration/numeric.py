@@ -46,12 +46,18 @@ class Program:
 class _Compiler:
     def __init__(self) -> None:
         self.instructions: list[Instruction] = []
+        self.seen: dict[tuple, int] = {}
         self.uses_abs = False
 
     def emit(self, op: str, *args: int, constant: Any = None) -> int:
-        depends = op == "x" or any(self.instructions[a].depends_on_x for a in args)
-        self.instructions.append(Instruction(op, args, constant, depends))
-        return len(self.instructions) - 1
+        # a repeated subexpression (sin(x) in a 40-term polynomial of sin(x)) is computed once
+        key = (op, args, constant)
+        index = self.seen.get(key)
+        if index is None:
+            depends = op == "x" or any(self.instructions[a].depends_on_x for a in args)
+            self.instructions.append(Instruction(op, args, constant, depends))
+            index = self.seen[key] = len(self.instructions) - 1
+        return index
 
     def node(self, node: Expr, args: list[int]) -> int:
         op = node.op
@@ -209,8 +215,11 @@ def _derivative_factor(op: str, u: Any, value: Any, m: Any) -> Any:
     raise AssertionError(op)
 
 
-def evaluate(program: Program, point: Any, backend: Any) -> tuple[Any, Any, Any]:
-    """(value, derivative, suspect) of the program at `point` (array or scalar).
+def evaluate(
+    program: Program, point: Any, backend: Any, differentiate: bool = True
+) -> tuple[Any, Any, Any]:
+    """(value, derivative, suspect) of the program at `point` (array or scalar); the
+    derivative is 0 unless `differentiate`.
 
     `suspect` is True (or a boolean array) where an intermediate over- or underflowed, so the
     double-precision result cannot be trusted there. With mpmath it is always False; growth
@@ -221,48 +230,62 @@ def evaluate(program: Program, point: Any, backend: Any) -> tuple[Any, Any, Any]
     derivatives: list[Any] = []
     suspect: Any = False
     zero = 0 * point
-    for ins in program.instructions:
+    instructions = program.instructions
+    for ins in instructions:
         op = ins.op
+        args = ins.args
         if op == "x":
-            value, derivative = point, zero + 1
+            value = point
         elif op == "const":
             c = ins.constant
             value = getattr(backend, c) if isinstance(c, str) else backend.const(c)
-            derivative = zero
-        else:
-            a = values[ins.args[0]]
-            da = derivatives[ins.args[0]]
-            if len(ins.args) == 2:
-                b = values[ins.args[1]]
-                db = derivatives[ins.args[1]]
+        elif len(args) == 2:
+            a, b = values[args[0]], values[args[1]]
             if op == "add":
-                value, derivative = a + b, da + db
+                value = a + b
             elif op == "sub":
-                value, derivative = a - b, da - db
+                value = a - b
             elif op == "mul":
-                value, derivative = a * b, da * b + a * db
+                value = a * b
             elif op == "div":
                 value = a / b
-                derivative = (da - value * db) / b
-            elif op == "pow":
+            else:
                 if exact and a and b:
                     _guard_power(a, b)
                 value = a**b
-                if program.instructions[ins.args[1]].depends_on_x:
-                    derivative = value * (db * backend.log(a) + b * da / a)
-                else:
-                    derivative = b * a ** (b - 1) * da
-            else:
-                if exact and op in ("exp", "sinh", "cosh"):
-                    _guard(a)
-                value = getattr(backend, op)(a)
-                derivative = _derivative_factor(op, a, value, backend) * da
+        else:
+            a = values[args[0]]
+            if exact and op in ("exp", "sinh", "cosh"):
+                _guard(a)
+            value = getattr(backend, op)(a)
+        values.append(value)
         if not exact and ins.depends_on_x:
             magnitude = np.abs(value)
             suspect = suspect | (magnitude > 1e250) | ((magnitude < 1e-250) & (magnitude > 0))
             if op in ("exp", "pow"):
                 suspect = suspect | (magnitude == 0)
-        values.append(value)
+        if not (differentiate and ins.depends_on_x):
+            derivatives.append(zero)
+            continue
+        if op == "x":
+            derivative = zero + 1
+        elif len(args) == 1:
+            derivative = _derivative_factor(op, a, value, backend) * derivatives[args[0]]
+        else:
+            da, db = derivatives[args[0]], derivatives[args[1]]
+            a_varies, b_varies = (instructions[i].depends_on_x for i in args)
+            if op == "add":
+                derivative = da + db
+            elif op == "sub":
+                derivative = da - db
+            elif op == "mul":
+                derivative = (da * b if a_varies else 0) + (a * db if b_varies else 0)
+            elif op == "div":
+                derivative = (da - value * db) / b
+            elif b_varies:
+                derivative = value * (db * backend.log(a) + b * da / a)
+            else:
+                derivative = b * a ** (b - 1) * da
         derivatives.append(derivative)
     return values[-1], derivatives[-1], suspect
 
@@ -271,9 +294,11 @@ _NUMPY = _NumpyBackend()
 _MPMATH = _MpmathBackend()
 
 
-def evaluate_doubles(program: Program, points: np.ndarray) -> tuple[np.ndarray, ...]:
+def evaluate_doubles(
+    program: Program, points: np.ndarray, differentiate: bool = True
+) -> tuple[np.ndarray, ...]:
     with np.errstate(all="ignore"):
-        value, derivative, suspect = evaluate(program, points, _NUMPY)
+        value, derivative, suspect = evaluate(program, points, _NUMPY, differentiate)
     shape = points.shape
     return (
         np.broadcast_to(value, shape),
@@ -282,7 +307,9 @@ def evaluate_doubles(program: Program, points: np.ndarray) -> tuple[np.ndarray, 
     )
 
 
-def evaluate_precise(program: Program, point: complex, digits: int) -> tuple[Any, Any]:
+def evaluate_precise(
+    program: Program, point: complex, digits: int, differentiate: bool = True
+) -> tuple[Any, Any]:
     """(value, derivative) at one point with `digits` significant digits.
 
     Raises:
@@ -290,5 +317,5 @@ def evaluate_precise(program: Program, point: complex, digits: int) -> tuple[Any
     """
     with mpmath.workdps(digits):
         z = mpmath.mpc(point) if complex(point).imag else mpmath.mpf(complex(point).real)
-        value, derivative, _ = evaluate(program, z, _MPMATH)
+        value, derivative, _ = evaluate(program, z, _MPMATH, differentiate)
         return value, derivative
