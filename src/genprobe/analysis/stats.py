@@ -1,0 +1,122 @@
+"""Statistics across seeds: summaries with bootstrap intervals, and correlations between suites.
+
+The unit of resampling is the seed (each seed is one trained model); intervals are percentile
+bootstrap intervals from `scipy.stats.bootstrap` with a fixed random state, so a report is
+reproducible.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy import stats
+
+N_RESAMPLES = 10_000
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class Summary:
+    n: int
+    mean: float
+    std: float  # sample standard deviation (ddof=1), as in the paper's Table 3
+    min: float
+    max: float
+    median: float
+    iqm: float  # interquartile mean: the mean of the middle 50 %
+    ci_low: float  # bootstrap CI of the mean over seeds
+    ci_high: float
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Correlation:
+    a: str
+    b: str
+    n: int
+    pearson: float
+    pearson_p: float
+    pearson_ci: tuple[float, float]
+    spearman: float
+    spearman_p: float
+    spearman_ci: tuple[float, float]
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def summarize(values: np.ndarray, seed: int = 0) -> Summary:
+    """Summary of one suite's accuracies over seeds."""
+    x = np.asarray(values, dtype=float)
+    low, high = (float(x[0]), float(x[0])) if len(x) and np.ptp(x) == 0 else _bootstrap((x,), np.mean, seed)
+    return Summary(
+        n=len(x),
+        mean=float(x.mean()),
+        std=float(x.std(ddof=1)) if len(x) > 1 else float("nan"),
+        min=float(x.min()),
+        max=float(x.max()),
+        median=float(np.median(x)),
+        iqm=float(stats.trim_mean(x, 0.25)),
+        ci_low=low,
+        ci_high=high,
+    )
+
+
+def correlate(a: str, x: np.ndarray, b: str, y: np.ndarray, seed: int = 0) -> Correlation:
+    """Pearson and Spearman correlation of two suites across the same seeds (paired)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) != len(y):
+        raise ValueError(f"suites {a} and {b} have different numbers of seeds: {len(x)} != {len(y)}")
+    with warnings.catch_warnings():
+        # A constant suite (every seed at 100 %) has no correlation: the result is NaN.
+        warnings.simplefilter("ignore")
+        pearson = stats.pearsonr(x, y) if len(x) > 2 else None
+        spearman = stats.spearmanr(x, y) if len(x) > 2 else None
+    return Correlation(
+        a=a,
+        b=b,
+        n=len(x),
+        pearson=_value(pearson, "statistic"),
+        pearson_p=_value(pearson, "pvalue"),
+        pearson_ci=_bootstrap((x, y), _pearson, seed),
+        spearman=_value(spearman, "statistic"),
+        spearman_p=_value(spearman, "pvalue"),
+        spearman_ci=_bootstrap((x, y), _spearman, seed),
+    )
+
+
+def _value(result: object, name: str) -> float:
+    return float("nan") if result is None else float(getattr(result, name))
+
+
+def _pearson(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    return stats.pearsonr(x, y, axis=axis).statistic
+
+
+def _spearman(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    return _pearson(stats.rankdata(x, axis=axis), stats.rankdata(y, axis=axis), axis=axis)
+
+
+def _bootstrap(
+    data: tuple[np.ndarray, ...], statistic: Callable[..., np.ndarray], seed: int
+) -> tuple[float, float]:
+    if len(data[0]) < 3 or any(np.ptp(d) == 0 for d in data):
+        return float("nan"), float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # degenerate resamples give NaN statistics, ignored below
+        result = stats.bootstrap(
+            data,
+            statistic,
+            paired=len(data) > 1,
+            vectorized=True,
+            n_resamples=N_RESAMPLES,
+            confidence_level=CONFIDENCE,
+            method="percentile",
+            random_state=np.random.default_rng(seed),
+        )
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)

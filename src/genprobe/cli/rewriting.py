@@ -1,0 +1,218 @@
+"""`genprobe rewriting …`: the symbol-rewriting task and the seed-sensitivity study."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from genprobe.cli.console import console, progress_bar
+from genprobe.errors import GenprobeError
+
+app = typer.Typer(
+    help="Symbol rewriting (Weber et al. 2018): data, validity checks, seed sweeps.",
+    no_args_is_help=True,
+)
+
+
+class SuiteName(str, Enum):
+    train = "train"
+    validation = "validation"
+    standard = "standard"
+    repeat = "repeat"
+    short = "short"
+    long = "long"
+    uncharacteristic = "uncharacteristic"
+
+
+class FileFormat(str, Enum):
+    srctgt = "srctgt"
+    tsv = "tsv"
+
+
+class LossNormalization(str, Enum):
+    sequences = "sequences"
+    tokens = "tokens"
+
+
+def _grammar(symbols: int, letters: str, variants: int, identity_weight: float | None, b_quirk: bool):
+    from genprobe.tasks.rewriting.grammar import Grammar
+
+    return Grammar(symbols, letters, variants, identity_weight, b_quirk)
+
+
+SYMBOLS = typer.Option(40, "--symbols", help="Number of input symbols.")
+LETTERS = typer.Option("ABC", "--letters", help="Output letters per input symbol (group size = count).")
+VARIANTS = typer.Option(2, "--variants", help="Variants per output letter.")
+IDENTITY = typer.Option(
+    0.15, "--identity-weight", help="Probability of the in-order permutation; the rest share 1 - it."
+)
+B_QUIRK = typer.Option(
+    False, "--authors-b-quirk/--no-authors-b-quirk", help="Reproduce the authors' `B -> C1 B1 A1` rule."
+)
+
+
+@app.command(epilog="Example: genprobe rewriting generate --suite long --n 2000 --seed 0 --out data/long")
+def generate(
+    suite: SuiteName = typer.Option(..., help="Which split or test suite."),
+    n: int = typer.Option(None, "--n", help="Number of examples (default: the suite's size)."),
+    seed: int = typer.Option(0, help="Data seed; each suite draws from it and its own name."),
+    file_format: FileFormat = typer.Option(FileFormat.srctgt, "--format", help="srctgt or tsv."),
+    out: Path = typer.Option(..., help="Output prefix: PREFIX.src + PREFIX.tgt, or PREFIX.tsv."),
+    symbols: int = SYMBOLS,
+    letters: str = LETTERS,
+    variants: int = VARIANTS,
+    identity_weight: float = IDENTITY,
+    authors_b_quirk: bool = B_QUIRK,
+) -> None:
+    """Generate a split in the authors' file formats."""
+    from genprobe.tasks.rewriting.formats import write_srctgt, write_tsv
+    from genprobe.tasks.rewriting.suites import SUITES
+    from genprobe.tasks.rewriting.suites import generate as generate_suite
+
+    grammar = _grammar(symbols, letters, variants, identity_weight, authors_b_quirk)
+    examples = generate_suite(suite.value, SUITES[suite.value].size if n is None else n, seed, grammar)
+    if file_format is FileFormat.tsv:
+        paths = [write_tsv(f"{out}.tsv", grammar, examples)]
+    else:
+        paths = write_srctgt(out, grammar, examples)
+    console.print(f"wrote {len(examples):,} {suite.value} examples to {', '.join(map(str, paths))}")
+
+
+@app.command(epilog="Example: genprobe rewriting check --src data/long.src --tgt predictions.tgt --json")
+def check(
+    src: Path = typer.Option(..., help="Inputs, one per line (.src or a TSV)."),
+    tgt: Path = typer.Option(None, help="Outputs to judge, one per line (omit for a TSV)."),
+    as_json: bool = typer.Option(False, "--json", help="Print {n, valid, invalid, accuracy}."),
+    symbols: int = SYMBOLS,
+    letters: str = LETTERS,
+    variants: int = VARIANTS,
+) -> None:
+    """Count how many given outputs satisfy the validity rule."""
+    from genprobe.tasks.rewriting.formats import read_pairs, read_tsv
+    from genprobe.tasks.rewriting.validity import encode_outputs, valid_outputs
+
+    grammar = _grammar(symbols, letters, variants, None, False)
+    if tgt is None:
+        if src.suffix != ".tsv":
+            raise GenprobeError("--tgt is required unless --src is a .tsv file")
+        inputs, outputs = read_tsv(src, grammar)
+    else:
+        inputs, outputs = read_pairs(src, tgt, grammar)
+    out, length = encode_outputs(grammar, outputs)
+    valid = int(valid_outputs(grammar, inputs, out, length).sum())
+    result = {"n": len(outputs), "valid": valid, "invalid": len(outputs) - valid, "accuracy": valid / len(outputs)}
+    if as_json:
+        print(json.dumps(result))
+    else:
+        console.print(
+            f"{result['valid']:,} of {result['n']:,} outputs valid, accuracy {100 * result['accuracy']:.2f} %"
+        )
+
+
+@app.command(
+    epilog="Examples:\n\n  genprobe rewriting sweep --seeds 50 --out runs/weber\n\n"
+    "  genprobe rewriting sweep --seeds 8 --train-size 20000 --out runs/small"
+)
+def sweep(
+    seeds: int = typer.Option(50, help="Number of seeds (models); seeds are first-seed .. first-seed+N-1."),
+    out: Path = typer.Option(..., help="Run directory (created, or resumed if it holds this config)."),
+    first_seed: int = typer.Option(1, help="The first seed."),
+    data_seed: int = typer.Option(0, help="Seed of the data (all splits)."),
+    train_size: int = typer.Option(100_000, help="Training examples."),
+    validation_size: int = typer.Option(2_000, help="Validation examples (early stopping)."),
+    suite_size: int = typer.Option(2_000, help="Examples per test suite."),
+    max_epochs: int = typer.Option(20, help="Upper bound on epochs; early stopping usually ends sooner."),
+    batch_size: int = typer.Option(64, help="Examples per member and step."),
+    lr: float = typer.Option(0.125, help="SGD learning rate."),
+    max_grad_norm: float = typer.Option(5.0, help="Gradient norm clip, per member."),
+    loss_normalization: LossNormalization = typer.Option(
+        LossNormalization.sequences, help="Divide summed token losses by sequences or by tokens."
+    ),
+    emb: int = typer.Option(32, help="Embedding size."),
+    hidden: int = typer.Option(32, help="LSTM hidden size."),
+    dropout: float = typer.Option(0.1, help="Dropout on the input and output layers."),
+    init_range: float = typer.Option(0.1, help="Uniform init range."),
+    device: str = typer.Option("cpu", help="cpu, cuda or cuda:N."),
+    symbols: int = SYMBOLS,
+    letters: str = LETTERS,
+    variants: int = VARIANTS,
+    identity_weight: float = IDENTITY,
+    authors_b_quirk: bool = B_QUIRK,
+    report: bool = typer.Option(True, "--report/--no-report", help="Write report.md and report.html."),
+    as_json: bool = typer.Option(False, "--json", help="Print the per-suite summary as JSON."),
+) -> None:
+    """Train N seeds at once, evaluate every suite, write results and the report. Resumable."""
+    from genprobe.studies.seed_sensitivity import SweepConfig, run_sweep
+    from genprobe.training.trainer import TrainConfig
+
+    if seeds < 1:
+        raise GenprobeError(f"--seeds must be >= 1. Got {seeds} instead.")
+    config = SweepConfig(
+        seeds=tuple(range(first_seed, first_seed + seeds)),
+        grammar=_grammar(symbols, letters, variants, identity_weight, authors_b_quirk),
+        data_seed=data_seed,
+        train_size=train_size,
+        validation_size=validation_size,
+        suite_size=suite_size,
+        emb=emb,
+        hidden=hidden,
+        dropout=dropout,
+        init_range=init_range,
+        train=TrainConfig(batch_size, lr, max_grad_norm, max_epochs, loss_normalization.value),
+        device=device,
+    )
+    with progress_bar(quiet=as_json) as bar:
+        task = bar.add_task("training", total=None)
+
+        def on_progress(p) -> None:
+            bar.update(
+                task,
+                completed=p.step,
+                total=p.steps,
+                description=f"epoch {p.epoch}, {p.active} of {seeds} seeds training",
+            )
+
+        run = run_sweep(config, out, on_progress, log=bar.console.log if not as_json else lambda m: None)
+    _finish(run, report, as_json)
+
+
+@app.command(epilog="Example: genprobe rewriting evaluate runs/weber --src grammar_long.tst.src --name authors-long")
+def evaluate(
+    run_dir: Path = typer.Argument(..., help="A finished sweep's run directory."),
+    src: Path = typer.Option(..., help="Inputs to evaluate (.src, or a TSV's first column)."),
+    name: str = typer.Option(None, help="Suite name in the results (default: the file name)."),
+    report: bool = typer.Option(True, "--report/--no-report", help="Rewrite the report."),
+    as_json: bool = typer.Option(False, "--json", help="Print the per-suite summary as JSON."),
+) -> None:
+    """Evaluate every member of a run on external inputs and add them to its results."""
+    from genprobe.studies.seed_sensitivity import evaluate_external
+
+    evaluate_external(run_dir, src, name)
+    _finish(run_dir, report, as_json)
+
+
+def _finish(run: Path, report: bool, as_json: bool) -> None:
+    from genprobe.analysis.report import accuracy_table, write_report
+    from genprobe.analysis.stats import summarize
+    from genprobe.studies.seed_sensitivity import read_predictions
+
+    accuracy = accuracy_table(read_predictions(run))
+    if report:
+        write_report(run)
+    summary = {suite: summarize(accuracy[suite].to_numpy()).to_dict() for suite in accuracy.columns}
+    if as_json:
+        print(json.dumps({"run": str(run), "summary": summary}))
+        return
+    from rich.table import Table
+
+    table = Table(title=f"accuracy % across {len(accuracy)} seeds")
+    for column in ("suite", "mean", "std", "min", "median", "max"):
+        table.add_column(column, justify="right")
+    for suite, s in summary.items():
+        table.add_row(suite, *(f"{100 * s[k]:.2f}" for k in ("mean", "std", "min", "median", "max")))
+    console.print(table)
+    if report:
+        console.print(f"report: {run / 'report.html'}")

@@ -1,0 +1,1 @@
+"""Data stage: splits encoded once as tensors that every stage after it indexes."""

@@ -1,0 +1,41 @@
+"""Greedy decoding of any model that exposes `start(src)` and `step(state, token)`."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import torch
+from torch import Tensor
+
+from genprobe.data.seq2seq import EOS, PAD
+
+
+class IncrementalDecoder(Protocol):
+    def start(self, src: Tensor) -> tuple[Any, Tensor]:
+        """Encode src (B, Ls); return the decoder state and the BOS tokens (*lead, B)."""
+        ...
+
+    def step(self, state: Any, token: Tensor) -> tuple[Tensor, Any]: ...
+
+
+@torch.no_grad()
+def greedy(model: IncrementalDecoder, src: Tensor, max_len: int) -> Tensor:
+    """Decode src (B, Ls) by always taking the most likely next token.
+
+    Returns token ids (*lead, B, max_len), where `lead` is whatever leading axes the model's
+    logits carry (the member axis S of a stacked model); positions after EOS hold PAD.
+    """
+    state, token = model.start(src)
+    done = torch.zeros_like(token, dtype=torch.bool)
+    out: list[Tensor] = []
+    for _ in range(max_len):
+        logits, state = model.step(state, token)
+        token = logits.argmax(-1)
+        done |= token == EOS
+        out.append(token)
+        if bool(done.all()):
+            break
+    tokens = torch.stack(out, dim=-1)
+    after_eos = (tokens == EOS).long().cumsum(-1) - (tokens == EOS).long() > 0
+    tokens = tokens.masked_fill(after_eos, PAD)
+    return torch.nn.functional.pad(tokens, (0, max_len - tokens.shape[-1]), value=PAD)

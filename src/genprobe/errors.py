@@ -1,0 +1,56 @@
+"""Every exception genprobe raises on purpose lives here.
+
+All derive from `GenprobeError`, so a caller (and the CLI, which turns them into a one-line
+message and exit code 2) can catch user errors without catching bugs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class GenprobeError(Exception):
+    """Base class of all errors caused by user input, files or configuration."""
+
+
+class ConfigError(GenprobeError, ValueError):
+    """A setting has a value outside what it accepts."""
+
+    def __init__(self, name: str, expected: str, got: object) -> None:
+        super().__init__(f"{name} must be {expected}. Got {got!r} instead.")
+        self.name = name
+
+
+class DataFormatError(GenprobeError, ValueError):
+    """A data file is malformed; the message names the file, the line and the field."""
+
+    def __init__(self, path: str | Path, line: int | None, message: str) -> None:
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {message}")
+        self.path = str(path)
+        self.line = line
+
+
+class RunDirError(GenprobeError):
+    """A run directory is missing, incomplete, or was made by a different configuration."""
+
+
+class ParseError(GenprobeError, ValueError):
+    """Text or tokens could not be read as an expression; the message says where and why."""
+
+
+class InputTooLongError(ParseError):
+    """The input has more characters or tokens than the parser accepts."""
+
+
+class NestingTooDeepError(ParseError):
+    """The expression nests deeper than the parser accepts."""
+
+
+class IntegerTooLargeError(ParseError):
+    """An integer (or an integer power) is larger than the parser accepts."""
+
+
+class UnsupportedExpressionError(GenprobeError, ValueError):
+    """A well-formed expression uses something the task does not encode (another variable,
+    a special function, a float, the imaginary unit, ...)."""

@@ -1,0 +1,120 @@
+"""The authors' file formats.
+
+* parallel text: `PREFIX.src` and `PREFIX.tgt`, one example per line, tokens separated by spaces;
+* the machine-tasks TSV: `input .<TAB>output<TAB>alignment`, where the alignment gives, for each
+  output token, the input position it comes from, plus the position of `.` for the output EOS.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from genprobe.errors import DataFormatError
+from genprobe.runs.atomic import write_text
+from genprobe.tasks.rewriting.grammar import Grammar
+from genprobe.tasks.rewriting.suites import Examples
+
+INPUT_EOS = "."
+
+
+def input_lines(grammar: Grammar, src: np.ndarray) -> list[str]:
+    names = np.array(("", *grammar.symbols))
+    return [" ".join(names[row[row > 0]]) for row in src]
+
+
+def output_lines(grammar: Grammar, out: np.ndarray) -> list[str]:
+    names = np.array(grammar.output_tokens)
+    return [" ".join(names[row[row >= 0]]) for row in out]
+
+
+def write_srctgt(prefix: str | Path, grammar: Grammar, examples: Examples) -> list[Path]:
+    paths = [Path(f"{prefix}.src"), Path(f"{prefix}.tgt")]
+    write_text(paths[0], _joined(input_lines(grammar, examples.src)))
+    write_text(paths[1], _joined(output_lines(grammar, examples.tgt)))
+    return paths
+
+
+def write_tsv(path: str | Path, grammar: Grammar, examples: Examples) -> Path:
+    k = grammar.group_size
+    rows = []
+    for source, target in zip(
+        input_lines(grammar, examples.src), output_lines(grammar, examples.tgt), strict=True
+    ):
+        n = len(source.split())
+        alignment = [str(i // k) for i in range(k * n)] + [str(n)]
+        rows.append(f"{source} {INPUT_EOS}\t{target}\t{' '.join(alignment)}")
+    write_text(path, _joined(rows))
+    return Path(path)
+
+
+def read_inputs(path: str | Path, grammar: Grammar) -> np.ndarray:
+    """Read a `.src` file (or the input column of a TSV) as (n, L) symbol ids."""
+    path = Path(path)
+    lines = _read_lines(path)
+    if path.suffix == ".tsv":
+        return _encode_inputs(grammar, [_tsv_fields(path, i, line)[0] for i, line in lines], path)
+    return _encode_inputs(grammar, [(i, line.split()) for i, line in lines], path)
+
+
+def read_pairs(
+    src_path: str | Path, tgt_path: str | Path, grammar: Grammar
+) -> tuple[np.ndarray, list[list[str]]]:
+    """Read parallel files: inputs must be valid symbols; outputs are kept as given (any token)."""
+    sources, targets = _read_lines(Path(src_path)), _read_lines(Path(tgt_path))
+    if len(sources) != len(targets):
+        raise DataFormatError(
+            tgt_path, None, f"has {len(targets)} lines but {src_path} has {len(sources)}"
+        )
+    src = _encode_inputs(grammar, [(i, line.split()) for i, line in sources], Path(src_path))
+    return src, [line.split() for _, line in targets]
+
+
+def read_tsv(path: str | Path, grammar: Grammar) -> tuple[np.ndarray, list[list[str]]]:
+    path = Path(path)
+    fields = [(i, _tsv_fields(path, i, line)) for i, line in _read_lines(path)]
+    src = _encode_inputs(grammar, [(i, f[0][1]) for i, f in fields], path)
+    return src, [f[1] for _, f in fields]
+
+
+def _tsv_fields(path: Path, number: int, line: str) -> tuple[tuple[int, list[str]], list[str]]:
+    columns = line.split("\t")
+    if len(columns) not in (2, 3):
+        raise DataFormatError(
+            path, number, f"expected 2 or 3 tab-separated columns, got {len(columns)}"
+        )
+    tokens = columns[0].split()
+    if tokens and tokens[-1] == INPUT_EOS:
+        tokens = tokens[:-1]
+    return (number, tokens), columns[1].split()
+
+
+def _read_lines(path: Path) -> list[tuple[int, str]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataFormatError(path, None, "no such file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise DataFormatError(path, None, f"cannot read: {error}") from None
+    return list(enumerate(text.splitlines(), start=1))
+
+
+def _encode_inputs(grammar: Grammar, rows: list[tuple[int, list[str]]], path: Path) -> np.ndarray:
+    ids = {name: i for i, name in enumerate(grammar.symbols, start=1)}
+    width = max((len(tokens) for _, tokens in rows), default=0)
+    src = np.zeros((len(rows), width), dtype=np.int64)
+    for row, (number, tokens) in enumerate(rows):
+        if not tokens:
+            raise DataFormatError(path, number, "empty input")
+        for token in tokens:
+            if token not in ids:
+                raise DataFormatError(path, number, f"unknown input symbol {token!r}")
+        src[row, : len(tokens)] = [ids[token] for token in tokens]
+    if not rows:
+        raise DataFormatError(path, None, "no examples")
+    return src
+
+
+def _joined(lines: list[str]) -> str:
+    return "".join(f"{line}\n" for line in lines)

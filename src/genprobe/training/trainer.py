@@ -1,0 +1,262 @@
+"""Train S seeds of a seq2seq model at once, each as if it were trained alone.
+
+Member k has its own initialization, data order, dropout masks, gradient clipping and early
+stopping, all derived from its seed; the members share only the tensors they are stored in. The
+per-member losses are summed before `backward`, which gives each member exactly its own
+gradient, and plain SGD updates are elementwise, so no member can influence another.
+
+Early stopping (Weber et al. 2018, appendix A.1): after each epoch, a member whose validation
+accuracy did not increase stops; it keeps the weights of its best epoch and leaves the stacked
+model, so the remaining members train faster.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from genprobe.data.seq2seq import PAD, Seq2SeqTensors
+from genprobe.errors import ConfigError
+from genprobe.models.lstm import LSTMConfig, StackedSeq2Seq
+from genprobe.runs.atomic import atomic_path
+
+LOSS_NORMALIZATIONS = ("sequences", "tokens")
+# Stream ids: a member's data order and dropout come from (seed, stream id), init from the seed.
+ORDER_STREAM, DROPOUT_STREAM = 1, 2
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    batch_size: int = 64  # examples per member and step
+    lr: float = 0.125  # plain SGD
+    max_grad_norm: float = 5.0  # clipped per member
+    max_epochs: int = 20  # a cap; early stopping usually ends training after 3-8 epochs
+    # "sequences": loss summed over tokens and divided by the number of sequences (OpenNMT-py,
+    # 2017), which learns in a few epochs at lr 0.125; "tokens": the per-token mean, which at
+    # the same learning rate hardly moves for epochs.
+    loss_normalization: str = "sequences"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.batch_size, int) or self.batch_size < 1:
+            raise ConfigError("batch_size", "an integer >= 1", self.batch_size)
+        if not self.lr > 0:
+            raise ConfigError("lr", "> 0", self.lr)
+        if not self.max_grad_norm > 0:
+            raise ConfigError("max_grad_norm", "> 0", self.max_grad_norm)
+        if not isinstance(self.max_epochs, int) or self.max_epochs < 1:
+            raise ConfigError("max_epochs", "an integer >= 1", self.max_epochs)
+        if self.loss_normalization not in LOSS_NORMALIZATIONS:
+            raise ConfigError(
+                "loss_normalization", f"one of {LOSS_NORMALIZATIONS}", self.loss_normalization
+            )
+
+
+@dataclass
+class MemberResult:
+    seed: int
+    best_epoch: int = 0
+    best_accuracy: float = -1.0
+    epochs: int = 0
+    validation: list[float] = field(default_factory=list)  # accuracy after each epoch
+    state: dict[str, Tensor] | None = None  # weights of the best epoch
+
+    def summary(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if k != "state"}
+
+
+@dataclass(frozen=True)
+class Progress:
+    epoch: int  # 1-based
+    step: int  # steps done in this epoch
+    steps: int  # steps per epoch
+    active: int  # members still training
+
+
+Validator = Callable[[StackedSeq2Seq], np.ndarray]  # model → (S,) validation accuracy
+
+
+def member_stream(seed: int, stream: int) -> int:
+    """A 63-bit seed for one purpose of one member, independent of the other purposes."""
+    return int(
+        np.random.SeedSequence([seed, stream]).generate_state(2, np.uint64)[0] >> np.uint64(1)
+    )
+
+
+class SweepTrainer:
+    """Trains `seeds` as members of one `StackedSeq2Seq`; resumable from `checkpoint`."""
+
+    def __init__(
+        self,
+        model_config: LSTMConfig,
+        config: TrainConfig,
+        seeds: Sequence[int],
+        train: Seq2SeqTensors,
+        validate: Validator,
+        device: torch.device | str = "cpu",
+        checkpoint: Path | None = None,
+        checkpoint_seconds: float = 60.0,
+    ) -> None:
+        if len(set(seeds)) != len(seeds) or not seeds:
+            raise ConfigError("seeds", "a non-empty list of distinct integers", list(seeds))
+        self.model_config = model_config
+        self.config = config
+        self.train = train.to(device)
+        self.validate = validate
+        self.device = torch.device(device)
+        self.checkpoint = checkpoint
+        self.checkpoint_seconds = checkpoint_seconds
+        self.steps_per_epoch = -(-len(train) // config.batch_size)
+        self.results = {seed: MemberResult(seed) for seed in seeds}
+        self.active = list(seeds)
+        self.model = StackedSeq2Seq.initialized(model_config, seeds).to(self.device)
+        self.dropout_rngs = [self._dropout_rng(seed) for seed in seeds]
+        self.epoch, self.step = 1, 0  # the next step to run
+        if checkpoint is not None and checkpoint.exists():
+            self._restore(torch.load(checkpoint, map_location=self.device, weights_only=True))
+
+    def _dropout_rng(self, seed: int) -> torch.Generator:
+        return torch.Generator(device=self.device).manual_seed(member_stream(seed, DROPOUT_STREAM))
+
+    def run(self, on_progress: Callable[[Progress], None] | None = None) -> dict[int, MemberResult]:
+        """Train until every member has stopped; return each seed's result with its best weights."""
+        last_save = time.monotonic()
+        while self.active:
+            order = self._epoch_order()
+            while self.step < self.steps_per_epoch:
+                self._train_step(
+                    order[:, self.step * self.config.batch_size :][:, : self.config.batch_size]
+                )
+                self.step += 1
+                if on_progress is not None:
+                    on_progress(
+                        Progress(self.epoch, self.step, self.steps_per_epoch, len(self.active))
+                    )
+                if (
+                    self.checkpoint is not None
+                    and time.monotonic() - last_save > self.checkpoint_seconds
+                ):
+                    self._save()
+                    last_save = time.monotonic()
+            self._end_epoch()
+            if self.checkpoint is not None:
+                self._save()
+                last_save = time.monotonic()
+        return self.results
+
+    def _epoch_order(self) -> Tensor:
+        """(S, N) example indices: member k's shuffle for this epoch, from its seed and the epoch."""
+        orders = [
+            np.random.default_rng([member_stream(seed, ORDER_STREAM), self.epoch]).permutation(
+                len(self.train)
+            )
+            for seed in self.active
+        ]
+        return torch.as_tensor(np.stack(orders), device=self.device)
+
+    def _dropout_masks(self, batch: Tensor, tgt_len: int) -> list[Tensor]:
+        p = self.model_config.dropout
+        b = batch.shape[1]
+        shapes = [
+            (b, self.train.src.shape[1], self.model_config.emb),
+            (b, tgt_len, self.model_config.emb),
+            (b, tgt_len, self.model_config.hidden),
+        ]
+        if p == 0:
+            return [torch.ones(1, *shape, device=self.device) for shape in shapes]
+        return [
+            torch.stack(
+                [torch.rand(shape, generator=g, device=self.device) >= p for g in self.dropout_rngs]
+            ).float()
+            / (1 - p)
+            for shape in shapes
+        ]
+
+    def _train_step(self, batch: Tensor) -> None:
+        """One SGD step of every active member on its own batch of example indices (S, B)."""
+        src, tgt_in, tgt_out = (
+            self.train.src[batch],
+            self.train.tgt_in[batch],
+            self.train.tgt_out[batch],
+        )
+        masks = self._dropout_masks(batch, tgt_in.shape[2])
+        logits = self.model(src, tgt_in, masks)  # (S, B, T, V)
+        token_loss = F.cross_entropy(
+            logits.flatten(0, 2), tgt_out.flatten(), ignore_index=PAD, reduction="none"
+        ).view(len(self.active), -1)
+        if self.config.loss_normalization == "sequences":
+            per_member = token_loss.sum(1) / batch.shape[1]
+        else:
+            per_member = token_loss.sum(1) / (tgt_out != PAD).flatten(1).sum(1)
+        self.model.zero_grad(set_to_none=True)
+        per_member.sum().backward()
+        self._clip_and_update()
+
+    @torch.no_grad()
+    def _clip_and_update(self) -> None:
+        params = list(self.model.parameters())
+        squares = torch.stack([p.grad.pow(2).flatten(1).sum(1) for p in params]).sum(0)  # (S,)
+        # The same rule as torch.nn.utils.clip_grad_norm_, applied to each member's own norm.
+        scale = (self.config.max_grad_norm / (squares.sqrt() + 1e-6)).clamp(
+            max=1.0
+        ) * self.config.lr
+        for p in params:
+            p.sub_(p.grad * scale.view(-1, *[1] * (p.dim() - 1)))
+
+    def _end_epoch(self) -> None:
+        accuracy = self.validate(self.model)
+        keep = []
+        for k, seed in enumerate(self.active):
+            result = self.results[seed]
+            result.epochs = self.epoch
+            result.validation.append(float(accuracy[k]))
+            improved = accuracy[k] > result.best_accuracy
+            if improved:
+                result.best_accuracy, result.best_epoch = float(accuracy[k]), self.epoch
+                result.state = self.model.member_state(k)
+            if improved and self.epoch < self.config.max_epochs:
+                keep.append(k)
+        if len(keep) < len(self.active):
+            self.active = [self.active[k] for k in keep]
+            self.dropout_rngs = [self.dropout_rngs[k] for k in keep]
+            if keep:
+                self.model = self.model.subset(keep)
+        self.epoch, self.step = self.epoch + 1, 0
+
+    # -- resume ---------------------------------------------------------------------------
+
+    def _save(self) -> None:
+        state = {
+            "epoch": self.epoch,
+            "step": self.step,
+            "active": self.active,
+            "params": self.model.state_dict(),
+            "dropout_rngs": [g.get_state() for g in self.dropout_rngs],
+            "results": {seed: asdict(result) for seed, result in self.results.items()},
+        }
+        assert self.checkpoint is not None
+        with atomic_path(self.checkpoint) as tmp:
+            torch.save(state, tmp)
+
+    def _restore(self, state: dict) -> None:
+        if sorted(state["results"]) != sorted(self.results):
+            raise ConfigError(
+                "seeds",
+                f"the seeds of the checkpoint {sorted(state['results'])}",
+                sorted(self.results),
+            )
+        self.epoch, self.step, self.active = state["epoch"], state["step"], list(state["active"])
+        self.results = {seed: MemberResult(**r) for seed, r in state["results"].items()}
+        self.model = StackedSeq2Seq(self.model_config, len(self.active)).to(self.device)
+        self.model.load_state_dict(state["params"])
+        self.dropout_rngs = []
+        for seed, rng_state in zip(self.active, state["dropout_rngs"], strict=True):
+            rng = self._dropout_rng(seed)
+            rng.set_state(rng_state)
+            self.dropout_rngs.append(rng)
