@@ -41,7 +41,8 @@ _FUNCTIONS = {
     "sin": "sin", "cos": "cos", "tan": "tan", "cot": "cot", "sec": "sec", "csc": "csc",
     "cosec": "csc", "tg": "tan", "ctg": "cot",
     "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "coth": "coth", "sech": "sech", "csch": "csch",
-    "exp": "exp", "log": "ln", "ln": "ln", "sqrt": "sqrt", "abs": "abs", "sign": "sign",
+    "exp": "exp", "log": "ln", "ln": "ln", "sqrt": "sqrt", "abs": "abs", "Abs": "abs",
+    "sign": "sign",
     "sgn": "sign",
 }  # fmt: skip
 for _name in ("sin", "cos", "tan", "cot", "sec", "csc"):
