@@ -7,7 +7,8 @@ gradient, and plain SGD updates are elementwise, so no member can influence anot
 
 Early stopping (Weber et al. 2018, appendix A.1): after each epoch, a member whose validation
 accuracy did not increase stops; it keeps the weights of its best epoch and leaves the stacked
-model, so the remaining members train faster.
+model, so the remaining members train faster. One addition: a member at 0 % goes on (it has not
+left the initial plateau yet, which takes one to two epochs here), up to `max_epochs`.
 """
 
 from __future__ import annotations
@@ -220,7 +221,8 @@ class SweepTrainer:
             if improved:
                 result.best_accuracy, result.best_epoch = float(accuracy[k]), self.epoch
                 result.state = self.model.member_state(k)
-            if improved and self.epoch < self.config.max_epochs:
+            # A member still at 0 % has not started to learn: "unchanged" would stop it at init.
+            if (improved or accuracy[k] == 0) and self.epoch < self.config.max_epochs:
                 keep.append(k)
         if len(keep) < len(self.active):
             self.active = [self.active[k] for k in keep]

@@ -1,0 +1,119 @@
+"""The seed-stacked model and trainer: members are independent and match solo training."""
+
+import numpy as np
+import pytest
+import torch
+
+from genprobe.data.seq2seq import BOS, EOS, PAD, decoded_outputs, encode
+from genprobe.decoding.greedy import greedy
+from genprobe.models.lstm import LSTMConfig, StackedSeq2Seq
+from genprobe.tasks.rewriting.suites import generate
+from genprobe.training.trainer import SweepTrainer, TrainConfig
+
+CONFIG = LSTMConfig(src_vocab=41, tgt_vocab=243)
+TRAIN = generate("train", 256, seed=0)
+
+
+def trainer(seeds, steps_validation=None, **kwargs):
+    validate = steps_validation or (lambda model: np.zeros(model.members))
+    config = TrainConfig(batch_size=32, max_epochs=kwargs.pop("max_epochs", 2), **kwargs)
+    return SweepTrainer(CONFIG, config, seeds, encode(TRAIN.src, TRAIN.tgt), validate)
+
+
+def run_steps(t: SweepTrainer, steps: int) -> None:
+    order = t._epoch_order()
+    for step in range(steps):
+        t._train_step(order[:, step * 32 : (step + 1) * 32])
+
+
+def test_member_k_of_a_sweep_equals_seed_k_trained_alone():
+    seeds = [11, 22, 33]
+    sweep = trainer(seeds)
+    run_steps(sweep, 6)
+    for k, seed in enumerate(seeds):
+        alone = trainer([seed])
+        run_steps(alone, 6)
+        for name, param in alone.model.named_parameters():
+            torch.testing.assert_close(getattr(sweep.model, name)[k], param[0], rtol=1e-5, atol=1e-6)
+
+
+def test_gradient_clipping_is_per_member():
+    # A learning rate large enough that a member's update depends on its own clip only.
+    seeds = [1, 2]
+    sweep = trainer(seeds, lr=10.0, max_grad_norm=0.01)
+    before = {n: p.detach().clone() for n, p in sweep.model.named_parameters()}
+    run_steps(sweep, 1)
+    for k in range(2):
+        moved = torch.sqrt(sum(((p[k] - before[n][k]) ** 2).sum() for n, p in sweep.model.named_parameters()))
+        assert moved.item() == pytest.approx(10.0 * 0.01, rel=1e-3)
+
+
+def test_early_stopping_keeps_each_members_best_epoch():
+    scripted = {1: [0.5, 0.7, 0.7], 2: [0.5, 0.4, 0.9], 3: [0.0, 0.0, 0.3]}
+    epochs_seen = []
+
+    def validate(model):
+        epoch = len(epochs_seen)
+        epochs_seen.append(model.members)
+        return np.array([scripted[s][epoch] for s in t.active])
+
+    t = trainer([1, 2, 3], validate, max_epochs=3)
+    results = t.run()
+    assert epochs_seen == [3, 3, 2]  # seed 2 stopped after epoch 2 and left the stacked model
+    assert (results[1].best_epoch, results[1].epochs) == (2, 3)  # unchanged accuracy stops too
+    assert (results[2].best_epoch, results[2].epochs) == (1, 2)
+    assert (results[3].best_epoch, results[3].epochs) == (3, 3)  # 0 % is not "unchanged"
+    assert results[2].validation == [0.5, 0.4]
+    assert all(r.state is not None for r in results.values())
+
+
+def test_resume_from_a_checkpoint_gives_the_same_weights(tmp_path):
+    def fresh(checkpoint):
+        t = trainer([5, 6], max_epochs=2)
+        t.checkpoint, t.checkpoint_seconds = checkpoint, 0.0  # save after every step
+        return t
+
+    whole = fresh(tmp_path / "a.pt").run()
+    interrupted = fresh(tmp_path / "b.pt")
+
+    class Killed(Exception):
+        pass
+
+    def kill_midway(progress):
+        if progress.epoch == 2 and progress.step == 3:
+            raise Killed
+
+    with pytest.raises(Killed):
+        interrupted.run(kill_midway)
+    resumed = SweepTrainer(
+        CONFIG, interrupted.config, [5, 6], encode(TRAIN.src, TRAIN.tgt),
+        lambda model: np.zeros(model.members), checkpoint=tmp_path / "b.pt",
+    )
+    assert (resumed.epoch, resumed.step) == (2, 2)  # the last save before the kill
+    again = resumed.run()
+    for seed in (5, 6):
+        for name, tensor in whole[seed].state.items():
+            torch.testing.assert_close(again[seed].state[name], tensor, rtol=0, atol=0)
+
+
+def test_incremental_decoding_matches_teacher_forced_logits():
+    model = StackedSeq2Seq.initialized(CONFIG, [3, 4])
+    src = torch.as_tensor(TRAIN.src[:5])
+    tokens = greedy(model, src, max_len=8)  # (S, B, 8)
+    assert tokens.shape == (2, 5, 8)
+    tgt_in = torch.cat([torch.full((2, 5, 1), BOS), tokens[:, :, :-1]], dim=2)
+    logits = model(src.expand(2, -1, -1), tgt_in)
+    decided = tokens != PAD
+    assert torch.equal(logits.argmax(-1)[decided], tokens[decided])
+
+
+def test_decoded_outputs_cut_at_eos_and_flag_specials():
+    tokens = np.array([[5, 6, EOS, 7], [5, BOS, 6, 7]])
+    out, length = decoded_outputs(tokens)
+    assert length.tolist() == [2, 4]
+    assert out.tolist() == [[2, 3, -1, -1], [2, -1, 3, 4]]
+
+
+def test_trainer_refuses_duplicate_seeds():
+    with pytest.raises(ValueError):
+        trainer([1, 1])
