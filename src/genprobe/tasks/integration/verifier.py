@@ -119,6 +119,8 @@ def decide(config: VerifierConfig, pair: tuple[list[str], list[str]]) -> tuple[s
     method = "numeric+sympy" if numeric.decision else "sympy"
     try:
         proved, detail = _sympy_decides(problem, candidate)
+    except ParseError as error:  # e.g. a power of two numbers too large to build exactly
+        return Outcome.UNPARSEABLE.value, method, str(error)
     except GenprobeError as error:
         return Outcome.UNSUPPORTED.value, method, str(error)
     except Exception as error:  # SymPy's own failures (Risch NotImplementedError, ...)
