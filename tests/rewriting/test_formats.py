@@ -2,7 +2,13 @@ import numpy as np
 import pytest
 
 from genprobe.errors import DataFormatError
-from genprobe.tasks.rewriting.formats import read_inputs, read_pairs, read_tsv, write_srctgt, write_tsv
+from genprobe.tasks.rewriting.formats import (
+    read_inputs,
+    read_pairs,
+    read_tsv,
+    write_srctgt,
+    write_tsv,
+)
 from genprobe.tasks.rewriting.grammar import Grammar
 from genprobe.tasks.rewriting.suites import generate
 from genprobe.tasks.rewriting.validity import encode_outputs
@@ -27,14 +33,16 @@ def test_tsv_matches_the_machine_tasks_layout(tmp_path):
     n = len(first[0].split()) - 1
     assert first[0].endswith(" .") and len(first[1].split()) == 3 * n
     assert first[2].split() == [str(i // 3) for i in range(3 * n)] + [str(n)]
-    src, outputs = read_tsv(path, G)
+    src, _ = read_tsv(path, G)
     assert np.array_equal(src, ex.src)
     assert np.array_equal(read_inputs(path, G), ex.src)
 
 
 def test_the_authors_tsv_line_parses(tmp_path):
     path = tmp_path / "a.tsv"
-    path.write_text("D FS E .\tA4_1 B4_1 C4_1 B31_2 C31_1 A31_1 A5_2 C5_2 B5_1\t0 0 0 1 1 1 2 2 2 3\n")
+    path.write_text(
+        "D FS E .\tA4_1 B4_1 C4_1 B31_2 C31_1 A31_1 A5_2 C5_2 B5_1\t0 0 0 1 1 1 2 2 2 3\n"
+    )
     src, outputs = read_tsv(path, G)
     assert src.tolist() == [[4, 31, 5]] and len(outputs[0]) == 9
 

@@ -22,7 +22,9 @@ def test_token_index_and_parts_invert():
     ids, letters = g.token_parts(index)
     variants = index % g.n_variants
     assert np.array_equal(g.token_index(ids, letters, variants), index)
-    assert [g.output_tokens[i] for i in g.token_index(np.array([3]), np.array([2]), np.array([1]))] == ["C3_2"]
+    assert [
+        g.output_tokens[i] for i in g.token_index(np.array([3]), np.array([2]), np.array([1]))
+    ] == ["C3_2"]
 
 
 def test_permutation_frequencies_follow_the_weights():
@@ -63,8 +65,14 @@ def test_b_quirk_rewrites_b_with_a_tokens_in_cba_order():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"n_symbols": 0}, {"letters": "AAB"}, {"letters": ""}, {"n_variants": 0},
-     {"identity_weight": 1.5}, {"letters": "ABCD", "authors_b_quirk": True}],
+    [
+        {"n_symbols": 0},
+        {"letters": "AAB"},
+        {"letters": ""},
+        {"n_variants": 0},
+        {"identity_weight": 1.5},
+        {"letters": "ABCD", "authors_b_quirk": True},
+    ],
 )
 def test_bad_grammar_settings_are_rejected(kwargs):
     with pytest.raises(ConfigError):

@@ -34,7 +34,9 @@ def test_member_k_of_a_sweep_equals_seed_k_trained_alone():
         alone = trainer([seed])
         run_steps(alone, 6)
         for name, param in alone.model.named_parameters():
-            torch.testing.assert_close(getattr(sweep.model, name)[k], param[0], rtol=1e-5, atol=1e-6)
+            torch.testing.assert_close(
+                getattr(sweep.model, name)[k], param[0], rtol=1e-5, atol=1e-6
+            )
 
 
 def test_gradient_clipping_is_per_member():
@@ -44,7 +46,9 @@ def test_gradient_clipping_is_per_member():
     before = {n: p.detach().clone() for n, p in sweep.model.named_parameters()}
     run_steps(sweep, 1)
     for k in range(2):
-        moved = torch.sqrt(sum(((p[k] - before[n][k]) ** 2).sum() for n, p in sweep.model.named_parameters()))
+        moved = torch.sqrt(
+            sum(((p[k] - before[n][k]) ** 2).sum() for n, p in sweep.model.named_parameters())
+        )
         assert moved.item() == pytest.approx(10.0 * 0.01, rel=1e-3)
 
 
@@ -86,8 +90,12 @@ def test_resume_from_a_checkpoint_gives_the_same_weights(tmp_path):
     with pytest.raises(Killed):
         interrupted.run(kill_midway)
     resumed = SweepTrainer(
-        CONFIG, interrupted.config, [5, 6], encode(TRAIN.src, TRAIN.tgt),
-        lambda model: np.zeros(model.members), checkpoint=tmp_path / "b.pt",
+        CONFIG,
+        interrupted.config,
+        [5, 6],
+        encode(TRAIN.src, TRAIN.tgt),
+        lambda model: np.zeros(model.members),
+        checkpoint=tmp_path / "b.pt",
     )
     assert (resumed.epoch, resumed.step) == (2, 2)  # the last save before the kill
     again = resumed.run()

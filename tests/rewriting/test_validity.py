@@ -44,7 +44,9 @@ def test_each_way_to_break_the_rule():
 
 
 def test_groups_must_follow_input_order():
-    assert judge(["A B"] * 2, ["A1_1 B1_1 C1_1 A2_1 B2_1 C2_1", "A2_1 B2_1 C2_1 A1_1 B1_1 C1_1"]) == [True, False]
+    assert judge(
+        ["A B"] * 2, ["A1_1 B1_1 C1_1 A2_1 B2_1 C2_1", "A2_1 B2_1 C2_1 A1_1 B1_1 C1_1"]
+    ) == [True, False]
 
 
 def test_output_indices_out_of_range_are_invalid_not_a_crash():

@@ -7,11 +7,11 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-from genprobe.runs.atomic import atomic_path  # noqa: E402
+from genprobe.runs.atomic import atomic_path
 
 
 def suite_distributions(accuracy: pd.DataFrame, path: Path) -> Path:

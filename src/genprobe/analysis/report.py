@@ -74,7 +74,9 @@ def _blocks(run: Path, stored: dict, accuracy: pd.DataFrame) -> list[Block]:
     config = stored["config"]
     summaries = {suite: summarize(accuracy[suite].to_numpy()) for suite in accuracy.columns}
     pairs = list(itertools.combinations(accuracy.columns, 2))
-    correlations = [correlate(a, accuracy[a].to_numpy(), b, accuracy[b].to_numpy()) for a, b in pairs]
+    correlations = [
+        correlate(a, accuracy[a].to_numpy(), b, accuracy[b].to_numpy()) for a, b in pairs
+    ]
     write_json(
         run / "stats.json",
         {
@@ -82,8 +84,12 @@ def _blocks(run: Path, stored: dict, accuracy: pd.DataFrame) -> list[Block]:
             "correlations": [c.to_dict() for c in correlations],
         },
     )
-    figures = [Figure(plots.suite_distributions(accuracy, run / "figures" / "suites.png").relative_to(run),
-                      "Accuracy per suite; one dot per seed (cf. Weber et al. 2018, Figure 1).")]
+    figures = [
+        Figure(
+            plots.suite_distributions(accuracy, run / "figures" / "suites.png").relative_to(run),
+            "Accuracy per suite; one dot per seed (cf. Weber et al. 2018, Figure 1).",
+        )
+    ]
     for x, y in SCATTER_PAIRS:
         if x in accuracy and y in accuracy:
             path = plots.suite_scatter(accuracy, x, y, run / "figures" / f"scatter_{x}_{y}.png")
@@ -95,10 +101,12 @@ def _blocks(run: Path, stored: dict, accuracy: pd.DataFrame) -> list[Block]:
         Text(
             f"{len(accuracy)} seeds of one LSTM seq2seq with bilinear attention "
             f"(embedding {config['emb']}, hidden {config['hidden']}, dropout {config['dropout']}, "
-            f"SGD lr {train['lr']}, batch {train['batch_size']}, gradient norm {train['max_grad_norm']}), "
+            f"SGD lr {train['lr']}, batch {train['batch_size']}, "
+            f"gradient norm {train['max_grad_norm']}), "
             f"trained on {config['train_size']:,} symbol-rewriting examples with early stopping on "
             f"{config['validation_size']:,} validation examples. Accuracy = share of outputs that "
-            f"satisfy the validity rule. Config hash `{stored['hash']}`, data seed {config['data_seed']}."
+            f"satisfy the validity rule. Config hash `{stored['hash']}`, "
+            f"data seed {config['data_seed']}."
         ),
         Heading("Accuracy across seeds (%)"),
         Text(
@@ -127,11 +135,19 @@ def _pct(x: float) -> str:
 
 def _summary_table(summaries: dict) -> Table:
     rows = {
-        "mean": "mean", "std": "std", "min": "min", "max": "max", "median": "median", "IQM": "iqm",
+        "mean": "mean",
+        "std": "std",
+        "min": "min",
+        "max": "max",
+        "median": "median",
+        "IQM": "iqm",
     }
     frame = pd.DataFrame(
-        {suite: [_pct(getattr(s, key)) for key in rows.values()] + [f"[{_pct(s.ci_low)}, {_pct(s.ci_high)}]"]
-         for suite, s in summaries.items()},
+        {
+            suite: [_pct(getattr(s, key)) for key in rows.values()]
+            + [f"[{_pct(s.ci_low)}, {_pct(s.ci_high)}]"]
+            for suite, s in summaries.items()
+        },
         index=[*rows, "95% CI of mean"],
     )
     frame.index.name = ""
@@ -190,7 +206,10 @@ def _markdown_table(table: Table) -> str:
     columns = list(table.frame.columns)
     lines = ["| " + " | ".join(map(str, columns)) + " |", "|" + "---|" * len(columns)]
     for i, row in enumerate(table.frame.itertuples(index=False)):
-        cells = [f"**{v}**" if (i, c) in table.bold else str(v) for c, v in zip(columns, row, strict=True)]
+        cells = [
+            f"**{v}**" if (i, c) in table.bold else str(v)
+            for c, v in zip(columns, row, strict=True)
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -206,9 +225,10 @@ def _html(blocks: list[Block], run: Path) -> str:
             body.append(_html_table(block))
         else:
             data = base64.b64encode((run / block.path).read_bytes()).decode()
+            caption = html.escape(block.caption)
             body.append(
-                f'<figure><img alt="{html.escape(block.caption)}" src="data:image/png;base64,{data}">'
-                f"<figcaption>{html.escape(block.caption)}</figcaption></figure>"
+                f'<figure><img alt="{caption}" src="data:image/png;base64,{data}">'
+                f"<figcaption>{caption}</figcaption></figure>"
             )
     return _PAGE.format(body="\n".join(body))
 
@@ -219,7 +239,9 @@ def _html_table(table: Table) -> str:
     rows = []
     for i, row in enumerate(table.frame.itertuples(index=False)):
         cells = "".join(
-            f"<td><b>{html.escape(str(v))}</b></td>" if (i, c) in table.bold else f"<td>{html.escape(str(v))}</td>"
+            f"<td><b>{html.escape(str(v))}</b></td>"
+            if (i, c) in table.bold
+            else f"<td>{html.escape(str(v))}</td>"
             for c, v in zip(columns, row, strict=True)
         )
         rows.append(f"<tr>{cells}</tr>")

@@ -53,7 +53,9 @@ class Correlation:
 def summarize(values: np.ndarray, seed: int = 0) -> Summary:
     """Summary of one suite's accuracies over seeds."""
     x = np.asarray(values, dtype=float)
-    low, high = (float(x[0]), float(x[0])) if len(x) and np.ptp(x) == 0 else _bootstrap((x,), np.mean, seed)
+    low, high = (
+        (float(x[0]), float(x[0])) if len(x) and np.ptp(x) == 0 else _bootstrap((x,), np.mean, seed)
+    )
     return Summary(
         n=len(x),
         mean=float(x.mean()),
@@ -71,7 +73,9 @@ def correlate(a: str, x: np.ndarray, b: str, y: np.ndarray, seed: int = 0) -> Co
     """Pearson and Spearman correlation of two suites across the same seeds (paired)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if len(x) != len(y):
-        raise ValueError(f"suites {a} and {b} have different numbers of seeds: {len(x)} != {len(y)}")
+        raise ValueError(
+            f"suites {a} and {b} have different numbers of seeds: {len(x)} != {len(y)}"
+        )
     with warnings.catch_warnings():
         # A constant suite (every seed at 100 %) has no correlation: the result is NaN.
         warnings.simplefilter("ignore")

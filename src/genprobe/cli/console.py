@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -13,8 +14,11 @@ console = Console(stderr=True)
 
 @contextlib.contextmanager
 def progress_bar(quiet: bool = False) -> Iterator[Progress]:
-    """A progress bar with elapsed time; `quiet` hides it (for --json)."""
-    progress = Progress(
+    """A progress bar with elapsed time, drawn from its first `update` on; `quiet` hides it.
+
+    Drawing only once there is progress keeps an early one-line error a single line.
+    """
+    progress = _LazyProgress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -23,5 +27,14 @@ def progress_bar(quiet: bool = False) -> Iterator[Progress]:
         disable=quiet,
         transient=False,
     )
-    with progress:
+    try:
         yield progress
+    finally:
+        progress.stop()
+
+
+class _LazyProgress(Progress):
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        if not self.live.is_started and not self.disable:
+            self.start()
+        super().update(*args, **kwargs)

@@ -37,24 +37,34 @@ class LossNormalization(str, Enum):
     tokens = "tokens"
 
 
-def _grammar(symbols: int, letters: str, variants: int, identity_weight: float | None, b_quirk: bool):
+def _grammar(
+    symbols: int, letters: str, variants: int, identity_weight: float | None, b_quirk: bool
+):
     from genprobe.tasks.rewriting.grammar import Grammar
 
     return Grammar(symbols, letters, variants, identity_weight, b_quirk)
 
 
 SYMBOLS = typer.Option(40, "--symbols", help="Number of input symbols.")
-LETTERS = typer.Option("ABC", "--letters", help="Output letters per input symbol (group size = count).")
+LETTERS = typer.Option(
+    "ABC", "--letters", help="Output letters per input symbol (group size = count)."
+)
 VARIANTS = typer.Option(2, "--variants", help="Variants per output letter.")
 IDENTITY = typer.Option(
-    0.15, "--identity-weight", help="Probability of the in-order permutation; the rest share 1 - it."
+    0.15,
+    "--identity-weight",
+    help="Probability of the in-order permutation; the rest share 1 - it.",
 )
 B_QUIRK = typer.Option(
-    False, "--authors-b-quirk/--no-authors-b-quirk", help="Reproduce the authors' `B -> C1 B1 A1` rule."
+    False,
+    "--authors-b-quirk/--no-authors-b-quirk",
+    help="Reproduce the authors' `B -> C1 B1 A1` rule.",
 )
 
 
-@app.command(epilog="Example: genprobe rewriting generate --suite long --n 2000 --seed 0 --out data/long")
+@app.command(
+    epilog="Example: genprobe rewriting generate --suite long --n 2000 --seed 0 --out data/long"
+)
 def generate(
     suite: SuiteName = typer.Option(..., help="Which split or test suite."),
     n: int = typer.Option(None, "--n", help="Number of examples (default: the suite's size)."),
@@ -73,7 +83,9 @@ def generate(
     from genprobe.tasks.rewriting.suites import generate as generate_suite
 
     grammar = _grammar(symbols, letters, variants, identity_weight, authors_b_quirk)
-    examples = generate_suite(suite.value, SUITES[suite.value].size if n is None else n, seed, grammar)
+    examples = generate_suite(
+        suite.value, SUITES[suite.value].size if n is None else n, seed, grammar
+    )
     if file_format is FileFormat.tsv:
         paths = [write_tsv(f"{out}.tsv", grammar, examples)]
     else:
@@ -81,7 +93,9 @@ def generate(
     console.print(f"wrote {len(examples):,} {suite.value} examples to {', '.join(map(str, paths))}")
 
 
-@app.command(epilog="Example: genprobe rewriting check --src data/long.src --tgt predictions.tgt --json")
+@app.command(
+    epilog="Example: genprobe rewriting check --src data/long.src --tgt predictions.tgt --json"
+)
 def check(
     src: Path = typer.Option(..., help="Inputs, one per line (.src or a TSV)."),
     tgt: Path = typer.Option(None, help="Outputs to judge, one per line (omit for a TSV)."),
@@ -103,13 +117,17 @@ def check(
         inputs, outputs = read_pairs(src, tgt, grammar)
     out, length = encode_outputs(grammar, outputs)
     valid = int(valid_outputs(grammar, inputs, out, length).sum())
-    result = {"n": len(outputs), "valid": valid, "invalid": len(outputs) - valid, "accuracy": valid / len(outputs)}
+    result = {
+        "n": len(outputs),
+        "valid": valid,
+        "invalid": len(outputs) - valid,
+        "accuracy": valid / len(outputs),
+    }
     if as_json:
         print(json.dumps(result))
     else:
-        console.print(
-            f"{result['valid']:,} of {result['n']:,} outputs valid, accuracy {100 * result['accuracy']:.2f} %"
-        )
+        accuracy = 100 * result["accuracy"]
+        console.print(f"{valid:,} of {len(outputs):,} outputs valid, accuracy {accuracy:.2f} %")
 
 
 @app.command(
@@ -117,14 +135,20 @@ def check(
     "  genprobe rewriting sweep --seeds 8 --train-size 20000 --out runs/small"
 )
 def sweep(
-    seeds: int = typer.Option(50, help="Number of seeds (models); seeds are first-seed .. first-seed+N-1."),
-    out: Path = typer.Option(..., help="Run directory (created, or resumed if it holds this config)."),
+    seeds: int = typer.Option(
+        50, help="Number of seeds (models); seeds are first-seed .. first-seed+N-1."
+    ),
+    out: Path = typer.Option(
+        ..., help="Run directory (created, or resumed if it holds this config)."
+    ),
     first_seed: int = typer.Option(1, help="The first seed."),
     data_seed: int = typer.Option(0, help="Seed of the data (all splits)."),
     train_size: int = typer.Option(100_000, help="Training examples."),
     validation_size: int = typer.Option(2_000, help="Validation examples (early stopping)."),
     suite_size: int = typer.Option(2_000, help="Examples per test suite."),
-    max_epochs: int = typer.Option(20, help="Upper bound on epochs; early stopping usually ends sooner."),
+    max_epochs: int = typer.Option(
+        20, help="Upper bound on epochs; early stopping usually ends sooner."
+    ),
     batch_size: int = typer.Option(64, help="Examples per member and step."),
     lr: float = typer.Option(0.125, help="SGD learning rate."),
     max_grad_norm: float = typer.Option(5.0, help="Gradient norm clip, per member."),
@@ -141,7 +165,9 @@ def sweep(
     variants: int = VARIANTS,
     identity_weight: float = IDENTITY,
     authors_b_quirk: bool = B_QUIRK,
-    report: bool = typer.Option(True, "--report/--no-report", help="Write report.md and report.html."),
+    report: bool = typer.Option(
+        True, "--report/--no-report", help="Write report.md and report.html."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the per-suite summary as JSON."),
 ) -> None:
     """Train N seeds at once, evaluate every suite, write results and the report. Resumable."""
@@ -175,11 +201,15 @@ def sweep(
                 description=f"epoch {p.epoch}, {p.active} of {seeds} seeds training",
             )
 
-        run = run_sweep(config, out, on_progress, log=bar.console.log if not as_json else lambda m: None)
+        run = run_sweep(
+            config, out, on_progress, log=bar.console.log if not as_json else lambda m: None
+        )
     _finish(run, report, as_json)
 
 
-@app.command(epilog="Example: genprobe rewriting evaluate runs/weber --src grammar_long.tst.src --name authors-long")
+@app.command(
+    epilog="Example: genprobe rewriting evaluate runs/weber --src long.tst.src --name long-orig"
+)
 def evaluate(
     run_dir: Path = typer.Argument(..., help="A finished sweep's run directory."),
     src: Path = typer.Option(..., help="Inputs to evaluate (.src, or a TSV's first column)."),
@@ -212,7 +242,9 @@ def _finish(run: Path, report: bool, as_json: bool) -> None:
     for column in ("suite", "mean", "std", "min", "median", "max"):
         table.add_column(column, justify="right")
     for suite, s in summary.items():
-        table.add_row(suite, *(f"{100 * s[k]:.2f}" for k in ("mean", "std", "min", "median", "max")))
+        table.add_row(
+            suite, *(f"{100 * s[k]:.2f}" for k in ("mean", "std", "min", "median", "max"))
+        )
     console.print(table)
     if report:
         console.print(f"report: {run / 'report.html'}")

@@ -30,7 +30,7 @@ class Seq2SeqTensors:
 
 def encode(src: np.ndarray, tgt: np.ndarray) -> Seq2SeqTensors:
     """Encode (n, L) source ids and (n, M) target token indices (-1 = padding)."""
-    n, width = tgt.shape
+    n = len(tgt)
     length = (tgt >= 0).sum(axis=1)
     shifted = np.where(tgt >= 0, tgt + N_SPECIAL, PAD)
     tgt_in = np.concatenate([np.full((n, 1), BOS), shifted], axis=1)

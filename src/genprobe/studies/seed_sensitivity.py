@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from genprobe.data.seq2seq import N_SPECIAL, Seq2SeqTensors, decoded_outputs, encode
+from genprobe.data.seq2seq import N_SPECIAL, decoded_outputs, encode
 from genprobe.decoding.greedy import greedy
 from genprobe.errors import ConfigError, RunDirError
 from genprobe.models.lstm import LSTMConfig, StackedSeq2Seq
@@ -116,9 +116,7 @@ def run_sweep(
         if not (run / "data" / f"{split}.src").exists():
             write_srctgt(run / "data" / split, config.grammar, examples)
     if not _members_done(run, config):
-        log(
-            f"training {len(config.seeds)} seeds on {config.train_size:,} examples ({config.device})"
-        )
+        log(f"training {len(config.seeds)} seeds on {config.train_size:,} examples")
         _train(config, data, run, on_progress)
     model = load_members(run, config.device)
     for suite in TEST_SUITES:

@@ -152,7 +152,7 @@ class SweepTrainer:
         return self.results
 
     def _epoch_order(self) -> Tensor:
-        """(S, N) example indices: member k's shuffle for this epoch, from its seed and the epoch."""
+        """(S, N) example indices: member k's shuffle for this epoch, from its seed and epoch."""
         orders = [
             np.random.default_rng([member_stream(seed, ORDER_STREAM), self.epoch]).permutation(
                 len(self.train)

@@ -47,7 +47,7 @@ def valid_outputs(
 
 
 def encode_outputs(grammar: Grammar, outputs: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
-    """Output token strings → ((n, M) indices with -1 for unknown tokens and padding, (n,) lengths)."""
+    """Token strings → ((n, M) indices, -1 for unknown tokens and padding; (n,) lengths)."""
     index = {token: i for i, token in enumerate(grammar.output_tokens)}
     lengths = np.array([len(tokens) for tokens in outputs], dtype=np.int64)
     out = np.full((len(outputs), max(lengths, default=0)), -1, dtype=np.int64)

@@ -1,0 +1,28 @@
+# Two commands on a fresh machine: `make demo` (a small real study ending in a report) and
+# `make test`. Both create .venv and install what they need on first use.
+VENV ?= .venv
+# The pinned CPU wheel keeps a laptop install small; set TORCH= to keep a torch you have.
+TORCH ?= torch==2.13.0
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint reproduce
+
+$(BIN)/genprobe: pyproject.toml
+	python3 -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(if $(TORCH),$(BIN)/pip install -q "$(TORCH)")
+	$(BIN)/pip install -q -e ".[test]"
+	touch $@
+
+demo: $(BIN)/genprobe
+	$(BIN)/genprobe rewriting sweep --seeds 6 --train-size 20000 --max-epochs 12 --out runs/demo
+
+test: $(BIN)/genprobe
+	$(BIN)/pytest
+
+lint: $(BIN)/genprobe
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+reproduce: $(BIN)/genprobe
+	$(BIN)/genprobe rewriting sweep --seeds 50 --out runs/weber

@@ -1,0 +1,3 @@
+from genprobe.cli import main
+
+main()
