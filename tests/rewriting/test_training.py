@@ -8,6 +8,7 @@ from genprobe.data.seq2seq import BOS, EOS, PAD, decoded_outputs, encode
 from genprobe.decoding.greedy import greedy
 from genprobe.models.lstm import LSTMConfig, StackedSeq2Seq
 from genprobe.tasks.rewriting.suites import generate
+from genprobe.training.loss import token_cross_entropy
 from genprobe.training.trainer import SweepTrainer, TrainConfig
 
 CONFIG = LSTMConfig(src_vocab=41, tgt_vocab=243)
@@ -125,3 +126,20 @@ def test_decoded_outputs_cut_at_eos_and_flag_specials():
 def test_trainer_refuses_duplicate_seeds():
     with pytest.raises(ValueError):
         trainer([1, 1])
+
+
+def test_token_cross_entropy_matches_torch():
+    logits = torch.randn(40, 9, dtype=torch.float64, requires_grad=True)
+    target = torch.randint(0, 9, (40,))
+    target[::5] = PAD
+    weights = torch.rand(40, dtype=torch.float64)
+    ours = token_cross_entropy(logits, target, PAD)
+    (ours * weights).sum().backward()
+    grad = logits.grad.clone()
+    logits.grad = None
+    reference = torch.nn.functional.cross_entropy(
+        logits, target, ignore_index=PAD, reduction="none"
+    )
+    (reference * weights).sum().backward()
+    torch.testing.assert_close(ours, reference)
+    torch.testing.assert_close(grad, logits.grad)

@@ -48,7 +48,8 @@ def _shapes(c: LSTMConfig) -> dict[str, tuple[int, ...]]:
         "dec_w_hh": (h, 4 * h),
         "dec_b": (1, 4 * h),
         "attn_w": (h, h),
-        "out_w_c": (2 * h, h),
+        "out_w_ctx": (h, h),  # W_c = [out_w_ctx; out_w_h]: two products instead of a concat
+        "out_w_h": (h, h),
         "gen_w": (h, c.tgt_vocab),
         "gen_b": (1, c.tgt_vocab),
     }
@@ -108,32 +109,35 @@ class StackedSeq2Seq(nn.Module):
     def _cell(gates: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
         """LSTM cell update from precomputed gates (…, 4H) ordered input, forget, output, cell."""
         h_size = c.shape[-1]
-        ifo = torch.sigmoid(gates[..., : 3 * h_size])
-        i, f, o = ifo.split(h_size, dim=-1)
-        c = f * c + i * torch.tanh(gates[..., 3 * h_size :])
+        ifo, g = gates.split([3 * h_size, h_size], dim=-1)
+        i, f, o = torch.sigmoid(ifo).split(h_size, dim=-1)
+        c = f * c + i * torch.tanh(g)
         return o * torch.tanh(c), c
 
-    def _project(self, x: Tensor, weight: Tensor) -> Tensor:
-        """(S, B, T, in) @ (S, in, out) → (S, B, T, out) as one batched matmul per member."""
+    def _project(self, x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+        """(S, B, T, in) @ (S, in, out) [+ bias (S, 1, out)] → (S, B, T, out), one matmul."""
         s, b, t, _ = x.shape
-        return torch.bmm(x.reshape(s, b * t, -1), weight).view(s, b, t, -1)
+        flat = x.reshape(s, b * t, -1)
+        out = torch.bmm(flat, weight) if bias is None else torch.baddbmm(bias, flat, weight)
+        return out.view(s, b, t, -1)
 
     def encode(self, src: Tensor, dropout: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
         """src (S, B, Ls) → encoder states (S, B, Ls, H) and the final (h, c), each (S, B, H)."""
         x = self._embed(self.src_emb, src)  # (S, B, Ls, E)
         if dropout is not None:
             x = x * dropout
-        x_gates = self._project(x, self.enc_w_ih) + self.enc_b.unsqueeze(1)  # (S, B, Ls, 4H)
-        s, b, length = src.shape
+        x_gates = self._project(x, self.enc_w_ih, self.enc_b)  # (S, B, Ls, 4H)
+        s, b, _ = src.shape
         h = x.new_zeros(s, b, self.config.hidden)
         c = torch.zeros_like(h)
-        real = (src != PAD).unsqueeze(-1)  # (S, B, Ls, 1)
+        real = (src != PAD).unsqueeze(-1).unbind(2)  # Ls × (S, B, 1)
         states = []
-        for t in range(length):
-            h_new, c_new = self._cell(x_gates[:, :, t] + torch.bmm(h, self.enc_w_hh), c)
+        # unbind, not x_gates[:, :, t]: the backward of T selects would write T full-size zeros.
+        for x_t, real_t in zip(x_gates.unbind(2), real, strict=True):
+            h_new, c_new = self._cell(x_t + torch.bmm(h, self.enc_w_hh), c)
             # Padding comes after the end, so holding the state there keeps the last real one.
-            h = torch.where(real[:, :, t], h_new, h)
-            c = torch.where(real[:, :, t], c_new, c)
+            h = torch.where(real_t, h_new, h)
+            c = torch.where(real_t, c_new, c)
             states.append(h_new)
         return torch.stack(states, dim=2), h, c
 
@@ -147,11 +151,16 @@ class StackedSeq2Seq(nn.Module):
         keys = enc.reshape(s * b, -1, h)
         scores = torch.bmm(query, keys.transpose(1, 2))  # (S*B, T, Ls)
         scores = scores.masked_fill(src_pad.reshape(s * b, 1, -1), float("-inf"))
-        context = torch.bmm(torch.softmax(scores, dim=-1), keys).view(s, b, t, h)
-        return torch.tanh(self._project(torch.cat([context, dec], dim=-1), self.out_w_c))
+        context = torch.bmm(torch.softmax(scores, dim=-1), keys)  # (S*B, T, H)
+        mixed = torch.baddbmm(
+            self._project(dec, self.out_w_h).view(s, b * t, h),
+            context.view(s, b * t, h),
+            self.out_w_ctx,
+        )
+        return torch.tanh(mixed).view(s, b, t, h)
 
     def _logits(self, hidden: Tensor) -> Tensor:
-        return self._project(hidden, self.gen_w) + self.gen_b.unsqueeze(1)  # (S, B, T, V)
+        return self._project(hidden, self.gen_w, self.gen_b)  # (S, B, T, V)
 
     # -- training -------------------------------------------------------------------------
 
@@ -166,10 +175,10 @@ class StackedSeq2Seq(nn.Module):
         y = self._embed(self.tgt_emb, tgt_in)  # (S, B, T, E)
         if tgt_mask is not None:
             y = y * tgt_mask
-        y_gates = self._project(y, self.dec_w_ih) + self.dec_b.unsqueeze(1)  # (S, B, T, 4H)
+        y_gates = self._project(y, self.dec_w_ih, self.dec_b)  # (S, B, T, 4H)
         states = []
-        for t in range(tgt_in.shape[2]):
-            h, c = self._cell(y_gates[:, :, t] + torch.bmm(h, self.dec_w_hh), c)
+        for y_t in y_gates.unbind(2):
+            h, c = self._cell(y_t + torch.bmm(h, self.dec_w_hh), c)
             states.append(h)
         hidden = self._attend(torch.stack(states, dim=2), enc, src == PAD)
         if out_mask is not None:

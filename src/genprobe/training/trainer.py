@@ -20,13 +20,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from genprobe.data.seq2seq import PAD, Seq2SeqTensors
 from genprobe.errors import ConfigError
 from genprobe.models.lstm import LSTMConfig, StackedSeq2Seq
 from genprobe.runs.atomic import atomic_path
+from genprobe.training.loss import token_cross_entropy
 
 LOSS_NORMALIZATIONS = ("sequences", "tokens")
 # Stream ids: a member's data order and dropout come from (seed, stream id), init from the seed.
@@ -188,9 +188,8 @@ class SweepTrainer:
         )
         masks = self._dropout_masks(batch, tgt_in.shape[2])
         logits = self.model(src, tgt_in, masks)  # (S, B, T, V)
-        token_loss = F.cross_entropy(
-            logits.flatten(0, 2), tgt_out.flatten(), ignore_index=PAD, reduction="none"
-        ).view(len(self.active), -1)
+        token_loss = token_cross_entropy(logits.flatten(0, 2), tgt_out.flatten(), PAD)
+        token_loss = token_loss.view(len(self.active), -1)
         if self.config.loss_normalization == "sequences":
             per_member = token_loss.sum(1) / batch.shape[1]
         else:
