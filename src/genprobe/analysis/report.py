@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import html
 import itertools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,9 +20,10 @@ from genprobe.analysis import plots
 from genprobe.analysis.stats import correlate, summarize
 from genprobe.runs.atomic import write_json, write_text
 from genprobe.runs.rundir import read_config
-from genprobe.studies.seed_sensitivity import read_predictions
+from genprobe.studies.seed_sensitivity import read_predictions, read_training
 
 SCATTER_PAIRS = (("repeat", "long"), ("short", "long"))
+_CODE = re.compile(r"`([^`]+)`")
 
 
 @dataclass(frozen=True)
@@ -115,8 +117,11 @@ def _blocks(run: Path, stored: dict, accuracy: pd.DataFrame) -> list[Block]:
         ),
         _summary_table(summaries),
         Heading("Accuracy per seed (%)"),
-        Text("The highest and lowest value of each suite in bold (cf. Table 4)."),
-        _per_seed_table(accuracy),
+        Text(
+            "The highest and lowest value of each suite in bold (cf. Table 4); `validation`: the "
+            "best validation accuracy, kept by early stopping after `epochs` epochs."
+        ),
+        _per_seed_table(accuracy, read_training(run)),
         Heading("Correlation between suites across seeds"),
         Text(
             "Pearson and Spearman correlation of per-seed accuracies, with n and 95 % bootstrap "
@@ -154,9 +159,12 @@ def _summary_table(summaries: dict) -> Table:
     return Table(frame.reset_index())
 
 
-def _per_seed_table(accuracy: pd.DataFrame) -> Table:
+def _per_seed_table(accuracy: pd.DataFrame, training: dict) -> Table:
     frame = accuracy.map(_pct).reset_index()
     frame["seed"] = frame["seed"].astype(str)
+    if training:
+        frame["validation"] = [_pct(training[s]["best_accuracy"]) for s in frame["seed"]]
+        frame["epochs"] = [str(training[s]["epochs"]) for s in frame["seed"]]
     bold = set()
     for suite in accuracy.columns:
         values = accuracy[suite].to_numpy()
@@ -220,7 +228,8 @@ def _html(blocks: list[Block], run: Path) -> str:
         if isinstance(block, Heading):
             body.append(f"<h{block.level}>{html.escape(block.text)}</h{block.level}>")
         elif isinstance(block, Text):
-            body.append(f"<p>{html.escape(block.text)}</p>")
+            text = _CODE.sub(r"<code>\1</code>", html.escape(block.text))
+            body.append(f"<p>{text}</p>")
         elif isinstance(block, Table):
             body.append(_html_table(block))
         else:

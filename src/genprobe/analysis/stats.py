@@ -112,7 +112,7 @@ def _bootstrap(
     if len(data[0]) < 3 or any(np.ptp(d) == 0 for d in data):
         return float("nan"), float("nan")
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # degenerate resamples give NaN statistics, ignored below
+        warnings.simplefilter("ignore")  # degenerate resamples give NaN statistics, dropped below
         result = stats.bootstrap(
             data,
             statistic,
@@ -123,4 +123,8 @@ def _bootstrap(
             method="percentile",
             random_state=np.random.default_rng(seed),
         )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+    # With few seeds some resamples repeat one seed only (a correlation is then undefined):
+    # the percentile interval is taken over the resamples where the statistic exists.
+    tail = 100 * (1 - CONFIDENCE) / 2
+    low, high = np.nanpercentile(result.bootstrap_distribution, [tail, 100 - tail])
+    return float(low), float(high)

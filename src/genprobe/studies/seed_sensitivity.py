@@ -268,7 +268,7 @@ def write_metrics(run: Path) -> dict[str, Any]:
     """Per-seed accuracy on every evaluated suite plus the training summary → metrics.json."""
     predictions = read_predictions(run)
     accuracy = predictions.groupby(["seed", "suite"])["valid"].mean().unstack("suite")
-    training = _read_training(run)
+    training = read_training(run)
     per_seed = {
         str(seed): {
             "accuracy": {s: float(v) for s, v in row.items()},
@@ -284,6 +284,7 @@ def write_metrics(run: Path) -> dict[str, Any]:
     return metrics
 
 
-def _read_training(run: Path) -> dict[str, Any]:
-    path = run / "training.json"
+def read_training(run: str | Path) -> dict[str, Any]:
+    """Per seed (as a string): epochs, best epoch, validation accuracy per epoch."""
+    path = Path(run) / "training.json"
     return json.loads(path.read_text()) if path.exists() else {}

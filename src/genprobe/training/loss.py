@@ -14,7 +14,7 @@ from torch import Tensor
 
 class _SoftmaxCrossEntropy(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, logits: Tensor, target: Tensor, ignore_index: int) -> Tensor:  # noqa: ANN001
+    def forward(ctx, logits: Tensor, target: Tensor, ignore_index: int) -> Tensor:
         keep = (target != ignore_index).unsqueeze(1)
         target = target.unsqueeze(1)
         log_probs = torch.log_softmax(logits, dim=1)
@@ -25,7 +25,7 @@ class _SoftmaxCrossEntropy(torch.autograd.Function):
         return loss
 
     @staticmethod
-    def backward(ctx, grad_loss: Tensor) -> tuple[Tensor, None, None]:  # noqa: ANN001
+    def backward(ctx, grad_loss: Tensor) -> tuple[Tensor, None, None]:
         (grad,) = ctx.saved_tensors
         # In place: the graph of a training step is walked once.
         return grad.mul_(grad_loss.unsqueeze(1)), None, None
