@@ -54,3 +54,23 @@ class IntegerTooLargeError(ParseError):
 class UnsupportedExpressionError(GenprobeError, ValueError):
     """A well-formed expression uses something the task does not encode (another variable,
     a special function, a float, the imaginary unit, ...)."""
+
+
+class CheckpointError(GenprobeError):
+    """A checkpoint cannot be read, or its tensors do not fit the model; the message names the
+    file and the offending key."""
+
+
+class UnknownModelError(GenprobeError, KeyError):
+    """A model spec names no registered kind; the message lists near matches and every kind."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class ModelCapabilityError(GenprobeError):
+    """The model cannot do what was asked (e.g. give a log-probability)."""
+
+
+class EndpointError(GenprobeError):
+    """A model endpoint kept failing after its retries, or answered in an unexpected shape."""

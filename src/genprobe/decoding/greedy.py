@@ -19,11 +19,15 @@ class IncrementalDecoder(Protocol):
 
 
 @torch.no_grad()
-def greedy(model: IncrementalDecoder, src: Tensor, max_len: int) -> Tensor:
+def greedy(
+    model: IncrementalDecoder, src: Tensor, max_len: int, eos: int = EOS, pad: int = PAD
+) -> Tensor:
     """Decode src (B, Ls) by always taking the most likely next token.
 
     Returns token ids (*lead, B, max_len), where `lead` is whatever leading axes the model's
-    logits carry (the member axis S of a stacked model); positions after EOS hold PAD.
+    logits carry (the member axis S of a stacked model); positions after EOS hold `pad`.
+    `eos` and `pad` default to `genprobe.data.seq2seq`'s ids; a model with its own vocabulary
+    (the integration transformer: EOS 0, PAD 1) passes its own.
     """
     state, token = model.start(src)
     done = torch.zeros_like(token, dtype=torch.bool)
@@ -31,11 +35,11 @@ def greedy(model: IncrementalDecoder, src: Tensor, max_len: int) -> Tensor:
     for _ in range(max_len):
         logits, state = model.step(state, token)
         token = logits.argmax(-1)
-        done |= token == EOS
+        done |= token == eos
         out.append(token)
         if bool(done.all()):
             break
     tokens = torch.stack(out, dim=-1)
-    after_eos = (tokens == EOS).long().cumsum(-1) - (tokens == EOS).long() > 0
-    tokens = tokens.masked_fill(after_eos, PAD)
-    return torch.nn.functional.pad(tokens, (0, max_len - tokens.shape[-1]), value=PAD)
+    is_eos = (tokens == eos).long()
+    tokens = tokens.masked_fill(is_eos.cumsum(-1) - is_eos > 0, pad)
+    return torch.nn.functional.pad(tokens, (0, max_len - tokens.shape[-1]), value=pad)

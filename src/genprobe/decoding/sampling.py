@@ -1,0 +1,67 @@
+"""Temperature sampling of n outputs per source, all sources and samples in one batch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from genprobe.decoding.beam import BeamDecoder
+from genprobe.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Samples:
+    tokens: Tensor  # (B, n, T) sampled ids, EOS excluded; pad_index after the end
+    lengths: Tensor  # (B, n)
+    logprobs: Tensor  # (B, n) total log-probability under the model (temperature 1), EOS included
+    finished: Tensor  # (B, n) False where max_len was reached before EOS
+
+
+@torch.no_grad()
+def sample(
+    model: BeamDecoder,
+    src: Tensor,
+    n: int,
+    temperature: float = 1.0,
+    max_len: int = 200,
+    generator: torch.Generator | None = None,
+) -> Samples:
+    """n independent samples per source of src (B, Ls), drawn from softmax(logits / T)."""
+    if n < 1:
+        raise ConfigError("n", "at least 1", n)
+    if not temperature > 0:
+        raise ConfigError("temperature", "a positive number", temperature)
+    eos, pad = model.eos_index, model.pad_index
+    n_src, device = src.shape[0], src.device
+    state, token = model.start(src)
+    state = model.select(state, torch.arange(n_src, device=device).repeat_interleave(n))
+    token = token.repeat_interleave(n)
+    done = torch.zeros(n_src * n, dtype=torch.bool, device=device)
+    totals = torch.zeros(n_src * n, device=device)
+    out: list[Tensor] = []
+    for _ in range(max_len):
+        logits, state = model.step(state, token)
+        logits = logits.float()
+        probs = torch.softmax(logits / temperature, dim=-1)
+        token = torch.multinomial(probs, 1, generator=generator).squeeze(1)
+        step_logp = torch.log_softmax(logits, dim=-1).gather(1, token[:, None]).squeeze(1)
+        totals += step_logp.masked_fill(done, 0.0)
+        token = token.masked_fill(done, pad)
+        out.append(token)
+        done |= token == eos
+        if bool(done.all()):
+            break
+    tokens = torch.stack(out, dim=1)  # (B·n, t)
+    is_eos = tokens == eos
+    lengths = torch.where(is_eos.any(1), is_eos.long().argmax(1), tokens.shape[1])
+    tokens = tokens.masked_fill(
+        torch.arange(tokens.shape[1], device=device) >= lengths[:, None], pad
+    )
+    return Samples(
+        tokens.view(n_src, n, -1),
+        lengths.view(n_src, n),
+        totals.view(n_src, n),
+        done.view(n_src, n),
+    )
