@@ -7,6 +7,7 @@ import torch
 from genprobe.data.seq2seq import BOS, EOS, PAD, decoded_outputs, encode
 from genprobe.decoding.greedy import greedy
 from genprobe.models.lstm import LSTMConfig, StackedSeq2Seq
+from genprobe.models.lstm_cell import lstm_cell
 from genprobe.tasks.rewriting.suites import generate
 from genprobe.training.loss import token_cross_entropy
 from genprobe.training.trainer import SweepTrainer, TrainConfig
@@ -111,7 +112,7 @@ def test_incremental_decoding_matches_teacher_forced_logits():
     tokens = greedy(model, src, max_len=8)  # (S, B, 8)
     assert tokens.shape == (2, 5, 8)
     tgt_in = torch.cat([torch.full((2, 5, 1), BOS), tokens[:, :, :-1]], dim=2)
-    logits = model(src.expand(2, -1, -1), tgt_in)
+    logits = model.logits(model(src.expand(2, -1, -1), tgt_in))
     decided = tokens != PAD
     assert torch.equal(logits.argmax(-1)[decided], tokens[decided])
 
@@ -143,3 +144,17 @@ def test_token_cross_entropy_matches_torch():
     (reference * weights).sum().backward()
     torch.testing.assert_close(ours, reference)
     torch.testing.assert_close(grad, logits.grad)
+
+
+def test_lstm_cell_gradients_match_autograd():
+    gates = torch.randn(3, 4, 4 * 5, dtype=torch.float64, requires_grad=True)
+    c = torch.randn(3, 4, 5, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lstm_cell, (gates, c))
+
+    def reference(gates, c):
+        i, f, o, g = gates.split(5, dim=-1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        return torch.sigmoid(o) * torch.tanh(c), c
+
+    for out, ref in zip(lstm_cell(gates, c), reference(gates, c), strict=True):
+        torch.testing.assert_close(out, ref)

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from genprobe.data.seq2seq import BOS, PAD
+from genprobe.models.lstm_cell import lstm_cell
 
 
 @dataclass(frozen=True)
@@ -105,15 +106,6 @@ class StackedSeq2Seq(nn.Module):
         offset = torch.arange(members, device=ids.device).view(-1, *[1] * (ids.dim() - 1)) * vocab
         return F.embedding(ids + offset, table.reshape(members * vocab, -1))
 
-    @staticmethod
-    def _cell(gates: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
-        """LSTM cell update from precomputed gates (…, 4H) ordered input, forget, output, cell."""
-        h_size = c.shape[-1]
-        ifo, g = gates.split([3 * h_size, h_size], dim=-1)
-        i, f, o = torch.sigmoid(ifo).split(h_size, dim=-1)
-        c = f * c + i * torch.tanh(g)
-        return o * torch.tanh(c), c
-
     def _project(self, x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         """(S, B, T, in) @ (S, in, out) [+ bias (S, 1, out)] → (S, B, T, out), one matmul."""
         s, b, t, _ = x.shape
@@ -134,7 +126,7 @@ class StackedSeq2Seq(nn.Module):
         states = []
         # unbind, not x_gates[:, :, t]: the backward of T selects would write T full-size zeros.
         for x_t, real_t in zip(x_gates.unbind(2), real, strict=True):
-            h_new, c_new = self._cell(x_t + torch.bmm(h, self.enc_w_hh), c)
+            h_new, c_new = lstm_cell(x_t + torch.bmm(h, self.enc_w_hh), c)
             # Padding comes after the end, so holding the state there keeps the last real one.
             h = torch.where(real_t, h_new, h)
             c = torch.where(real_t, c_new, c)
@@ -159,13 +151,16 @@ class StackedSeq2Seq(nn.Module):
         )
         return torch.tanh(mixed).view(s, b, t, h)
 
-    def _logits(self, hidden: Tensor) -> Tensor:
-        return self._project(hidden, self.gen_w, self.gen_b)  # (S, B, T, V)
+    def logits(self, hidden: Tensor) -> Tensor:
+        """Output layer: attentional hidden states (S, …, H) → logits (S, …, V)."""
+        flat = hidden.reshape(hidden.shape[0], -1, hidden.shape[-1])
+        return torch.baddbmm(self.gen_b, flat, self.gen_w).view(*hidden.shape[:-1], -1)
 
     # -- training -------------------------------------------------------------------------
 
     def forward(self, src: Tensor, tgt_in: Tensor, masks: Sequence[Tensor] | None = None) -> Tensor:
-        """Teacher-forced logits (S, B, T, V) for src (S, B, Ls) and tgt_in (S, B, T).
+        """Teacher-forced attentional hidden states (S, B, T, H) for src (S, B, Ls) and tgt_in
+        (S, B, T); `logits` turns them (or a selection of them) into scores.
 
         `masks` are the scaled dropout masks for (source embeddings, target embeddings,
         attentional hidden state), each broadcastable to its tensor; None = no dropout.
@@ -178,12 +173,12 @@ class StackedSeq2Seq(nn.Module):
         y_gates = self._project(y, self.dec_w_ih, self.dec_b)  # (S, B, T, 4H)
         states = []
         for y_t in y_gates.unbind(2):
-            h, c = self._cell(y_t + torch.bmm(h, self.dec_w_hh), c)
+            h, c = lstm_cell(y_t + torch.bmm(h, self.dec_w_hh), c)
             states.append(h)
         hidden = self._attend(torch.stack(states, dim=2), enc, src == PAD)
         if out_mask is not None:
             hidden = hidden * out_mask
-        return self._logits(hidden)
+        return hidden
 
     # -- incremental decoding (see `genprobe.decoding.greedy`) -----------------------------
 
@@ -199,9 +194,9 @@ class StackedSeq2Seq(nn.Module):
         """Feed token (S, B); return next-token logits (S, B, V) and the new state."""
         y = self._embed(self.tgt_emb, token)  # (S, B, E)
         gates = torch.bmm(y, self.dec_w_ih) + self.dec_b + torch.bmm(state.h, self.dec_w_hh)
-        h, c = self._cell(gates, state.c)
+        h, c = lstm_cell(gates, state.c)
         hidden = self._attend(h.unsqueeze(2), state.enc, state.src_pad)  # (S, B, 1, H)
-        return self._logits(hidden).squeeze(2), DecoderState(state.enc, state.src_pad, h, c)
+        return self.logits(hidden).squeeze(2), DecoderState(state.enc, state.src_pad, h, c)
 
 
 @dataclass(frozen=True)

@@ -122,8 +122,11 @@ class SweepTrainer:
         if checkpoint is not None and checkpoint.exists():
             self._restore(torch.load(checkpoint, map_location=self.device, weights_only=True))
 
-    def _dropout_rng(self, seed: int) -> torch.Generator:
-        return torch.Generator(device=self.device).manual_seed(member_stream(seed, DROPOUT_STREAM))
+    @staticmethod
+    def _dropout_rng(seed: int) -> np.random.Generator:
+        # NumPy's PCG64 fills float32 buffers ~5x faster than torch's CPU generator, and
+        # dropout masks are the largest random draw of a step.
+        return np.random.default_rng(member_stream(seed, DROPOUT_STREAM))
 
     def run(self, on_progress: Callable[[Progress], None] | None = None) -> dict[int, MemberResult]:
         """Train until every member has stopped; return each seed's result with its best weights."""
@@ -171,29 +174,35 @@ class SweepTrainer:
         ]
         if p == 0:
             return [torch.ones(1, *shape, device=self.device) for shape in shapes]
-        return [
-            torch.stack(
-                [torch.rand(shape, generator=g, device=self.device) >= p for g in self.dropout_rngs]
-            ).float()
-            / (1 - p)
-            for shape in shapes
-        ]
+        masks = []
+        for shape in shapes:
+            uniform = np.empty((len(self.dropout_rngs), *shape), dtype=np.float32)
+            for rng, out in zip(self.dropout_rngs, uniform, strict=True):
+                rng.random(out=out, dtype=np.float32)
+            mask = torch.from_numpy(uniform).ge_(p).float().mul_(1 / (1 - p))
+            masks.append(mask.to(self.device))
+        return masks
 
     def _train_step(self, batch: Tensor) -> None:
         """One SGD step of every active member on its own batch of example indices (S, B)."""
-        src, tgt_in, tgt_out = (
-            self.train.src[batch],
-            self.train.tgt_in[batch],
-            self.train.tgt_out[batch],
-        )
+        src = self.train.src[batch]
+        tgt_in, tgt_out = self.train.tgt_in[batch], self.train.tgt_out[batch]
         masks = self._dropout_masks(batch, tgt_in.shape[2])
-        logits = self.model(src, tgt_in, masks)  # (S, B, T, V)
-        token_loss = token_cross_entropy(logits.flatten(0, 2), tgt_out.flatten(), PAD)
+        hidden = self.model(src, tgt_in, masks)  # (S, B, T, H)
+        # The output layer and softmax run only on real target positions, padded to the member
+        # with the most; a quarter of the (B, T) grid is padding here.
+        real = (tgt_out != PAD).flatten(1)  # (S, B*T)
+        keep = torch.argsort(real.logical_not().to(torch.int8), dim=1, stable=True)
+        keep = keep[:, : int(real.sum(1).max())]  # (S, N)
+        hidden = hidden.flatten(1, 2).gather(1, keep.unsqueeze(-1).expand(-1, -1, hidden.shape[-1]))
+        targets = tgt_out.flatten(1).gather(1, keep)
+        logits = self.model.logits(hidden)  # (S, N, V)
+        token_loss = token_cross_entropy(logits.flatten(0, 1), targets.flatten(), PAD)
         token_loss = token_loss.view(len(self.active), -1)
         if self.config.loss_normalization == "sequences":
             per_member = token_loss.sum(1) / batch.shape[1]
         else:
-            per_member = token_loss.sum(1) / (tgt_out != PAD).flatten(1).sum(1)
+            per_member = token_loss.sum(1) / real.sum(1)
         self.model.zero_grad(set_to_none=True)
         per_member.sum().backward()
         self._clip_and_update()
@@ -238,7 +247,7 @@ class SweepTrainer:
             "step": self.step,
             "active": self.active,
             "params": self.model.state_dict(),
-            "dropout_rngs": [g.get_state() for g in self.dropout_rngs],
+            "dropout_rngs": [g.bit_generator.state for g in self.dropout_rngs],
             "results": {seed: asdict(result) for seed, result in self.results.items()},
         }
         assert self.checkpoint is not None
@@ -259,5 +268,5 @@ class SweepTrainer:
         self.dropout_rngs = []
         for seed, rng_state in zip(self.active, state["dropout_rngs"], strict=True):
             rng = self._dropout_rng(seed)
-            rng.set_state(rng_state)
+            rng.bit_generator.state = rng_state
             self.dropout_rngs.append(rng)

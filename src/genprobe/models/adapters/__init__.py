@@ -1,0 +1,1 @@
+"""Adapters that put any kind of model behind `genprobe.models.base.Model`."""

@@ -1,0 +1,63 @@
+"""Any Python function as a model: `py:package.module:function`.
+
+The function is called once per problem as `function(problem, k)`, with the integrand as SymPy
+infix text (`x**2*sin(x)`), and returns an answer string or a ranked list of answers, each a
+string or an `(answer, score)` pair. Answers are read with the safe parsers (prefix tokens or
+infix text, as everywhere), never evaluated.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from genprobe.errors import ConfigError, GenprobeError
+from genprobe.models.base import Candidate, Model, problem_text
+from genprobe.models.inputs import read_input
+from genprobe.tasks.integration.expression import Expr
+
+Answer = str | tuple[str, float]
+
+
+class CallableModel(Model):
+    def __init__(self, function: Callable[[str, int], str | Sequence[Answer]], name: str) -> None:
+        self.function = function
+        self.name = name
+
+    def candidates(self, problems: Sequence[Expr], k: int) -> list[list[Candidate]]:
+        results = []
+        for problem in problems:
+            answers = self.function(problem_text(problem), k)
+            if isinstance(answers, str):
+                answers = [answers]
+            results.append([_candidate(answer, rank) for rank, answer in enumerate(answers[:k])])
+        return results
+
+
+def _candidate(answer: Any, rank: int) -> Candidate:
+    """A string scores -rank (the order given); an (answer, score) pair keeps its score."""
+    if isinstance(answer, tuple) and len(answer) == 2:
+        text, score = answer
+    else:
+        text, score = answer, -float(rank)
+    if not isinstance(text, str):
+        raise ConfigError("a callable model's answer", "a string or (string, score)", answer)
+    try:
+        return Candidate(read_input(text), float(score))
+    except GenprobeError:
+        return Candidate(text, float(score))
+
+
+def from_spec(target: str) -> CallableModel:
+    """`package.module:function` → the model (the module is imported: name only your own code)."""
+    module_name, colon, attribute = target.partition(":")
+    if not colon or not module_name or not attribute:
+        raise ConfigError("py: model", "'py:package.module:function'", f"py:{target}")
+    try:
+        function = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as error:
+        raise ConfigError("py: model", "an importable function", f"{target} ({error})") from None
+    if not callable(function):
+        raise ConfigError("py: model", "a callable", target)
+    return CallableModel(function, name=f"py:{target}")

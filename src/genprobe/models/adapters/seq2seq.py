@@ -1,0 +1,191 @@
+"""Our transformer, or Lample & Charton's checkpoints, as a `Model`: batched beam search,
+greedy (a beam of one) or temperature sampling, and teacher-forced scoring.
+
+Problems go in as `<s> sub Y' f <s>` (L&C's input), sorted by length and cut into batches of
+`batch_size` problems, so padding stays small; each batch is decoded in one beam search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from torch import Tensor
+
+from genprobe.decoding.beam import beam_search
+from genprobe.decoding.sampling import sample
+from genprobe.decoding.scoring import sequence_logprobs
+from genprobe.errors import CheckpointError, ConfigError, GenprobeError
+from genprobe.models.base import Candidate, Model
+from genprobe.models.checkpoints import load_transformer
+from genprobe.models.transformer import Seq2SeqTransformer
+from genprobe.tasks.integration.expression import Expr
+from genprobe.tasks.integration.prefix import from_prefix, problem_prefix, to_prefix
+from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, VOCAB, encode_tokens
+
+
+@dataclass(frozen=True)
+class DecodingConfig:
+    method: Literal["beam", "greedy", "sample"] = "beam"
+    beam_size: int = 10  # raised to k when fewer than the k candidates asked for
+    length_penalty: float = 1.0  # L&C's value: rank by mean log-probability per token
+    early_stopping: bool = True
+    max_len: int = 200  # generated tokens, EOS included (L&C's notebook and SAGGA: 200)
+    temperature: float = 1.0  # sampling only
+    samples: int | None = None  # sampling: draws per problem [default: k]; duplicates merge
+    seed: int = 0  # sampling only
+    batch_size: int = 32  # problems per model call
+
+    def validated(self) -> DecodingConfig:
+        if self.method not in ("beam", "greedy", "sample"):
+            raise ConfigError("decoding method", "beam, greedy or sample", self.method)
+        if self.batch_size < 1:
+            raise ConfigError("batch size", "at least 1", self.batch_size)
+        return self
+
+
+class Seq2SeqModel(Model):
+    def __init__(
+        self,
+        network: Seq2SeqTransformer,
+        decoding: DecodingConfig | None = None,
+        device: str = "cpu",
+        name: str = "seq2seq",
+    ) -> None:
+        config = network.config
+        if (config.n_words, config.eos_index, config.pad_index) != (
+            len(VOCAB), EOS_INDEX, PAD_INDEX
+        ):  # fmt: skip
+            raise CheckpointError(
+                f"{name}: vocabulary of {config.n_words} tokens (eos {config.eos_index}, pad "
+                f"{config.pad_index}); the integration task needs L&C's {len(VOCAB)} (eos 0, pad 1)"
+            )
+        self.network = network.to(device).eval()
+        self.decoding = (decoding or DecodingConfig()).validated()
+        self.device = torch.device(device)
+        self.name = name
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "model": self.network.config.to_dict(), **asdict(self.decoding)}
+
+    def _batches(self, sequences: list[list[int]]) -> Iterator[tuple[list[int], Tensor]]:
+        """(indices, padded ids) batches of similar length; indices into `sequences`."""
+        order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
+        size = self.decoding.batch_size
+        for start in range(0, len(order), size):
+            chosen = order[start : start + size]
+            yield chosen, _pad([sequences[i] for i in chosen], self.device)
+
+    def _sources(self, problems: Sequence[Expr]) -> list[list[int]]:
+        wrap = VOCAB[EOS_INDEX]
+        sources = [encode_tokens([wrap, *problem_prefix(p), wrap]) for p in problems]
+        limit = self.network.config.max_positions
+        for index, source in enumerate(sources):
+            if len(source) > limit:
+                raise ConfigError(f"problem {index}", f"at most {limit} tokens", len(source))
+        return sources
+
+    def candidates(self, problems: Sequence[Expr], k: int) -> list[list[Candidate]]:
+        if k < 1:
+            raise ConfigError("k", "at least 1", k)
+        results: list[list[Candidate]] = [[] for _ in problems]
+        generator = torch.Generator(self.device).manual_seed(self.decoding.seed)
+        for chosen, src in self._batches(self._sources(problems)):
+            tokens, lengths, scores, logprobs = self._decode(src, k, generator)
+            for row, index in enumerate(chosen):
+                results[index] = [
+                    Candidate(
+                        _read(tokens[row][i][: lengths[row][i]]), scores[row][i], logprobs[row][i]
+                    )
+                    for i in range(len(scores[row]))
+                    if scores[row][i] != float("-inf")
+                ][:k]
+        return results
+
+    def _decode(
+        self, src: Tensor, k: int, generator: torch.Generator
+    ) -> tuple[list, list, list, list]:
+        d = self.decoding
+        if d.method == "sample":
+            drawn = sample(self.network, src, d.samples or k, d.temperature, d.max_len, generator)
+            return _unique_by_logprob(
+                drawn.tokens.tolist(), drawn.lengths.tolist(), drawn.logprobs.tolist()
+            )
+        beam = 1 if d.method == "greedy" else max(d.beam_size, k)
+        found = beam_search(
+            self.network, src, beam, min(k, beam), d.length_penalty, d.early_stopping, d.max_len
+        )
+        return (
+            found.tokens.tolist(), found.lengths.tolist(),
+            found.scores.tolist(), found.logprobs.tolist(),
+        )  # fmt: skip
+
+    def score(self, pairs: Sequence[tuple[Expr, Expr]]) -> list[float]:
+        sources = self._sources([problem for problem, _ in pairs])
+        targets = [encode_tokens(to_prefix(candidate)) for _, candidate in pairs]
+        out = [0.0] * len(pairs)
+        for chosen, src in self._batches(sources):
+            chosen_targets = [targets[i] for i in chosen]
+            lengths = torch.tensor([len(t) for t in chosen_targets], device=self.device)
+            tgt = _pad(chosen_targets, self.device)
+            for index, value in zip(
+                chosen, sequence_logprobs(self.network, src, tgt, lengths).tolist(), strict=True
+            ):
+                out[index] = value
+        return out
+
+
+def _pad(sequences: list[list[int]], device: torch.device) -> Tensor:
+    width = max(1, *(len(s) for s in sequences))
+    out = torch.full((len(sequences), width), PAD_INDEX, dtype=torch.long)
+    for row, sequence in enumerate(sequences):
+        out[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
+    return out.to(device)
+
+
+def _read(ids: list[int]) -> Expr | tuple[str, ...]:
+    tokens = tuple(VOCAB[i] for i in ids)
+    try:
+        return from_prefix(tokens)
+    except GenprobeError:
+        return tokens
+
+
+def _unique_by_logprob(
+    tokens: list, lengths: list, logprobs: list
+) -> tuple[list, list, list, list]:
+    """Samples per source → distinct outputs ranked by log-probability (score = log-prob)."""
+    out_tokens, out_lengths, out_scores = [], [], []
+    for rows, row_lengths, row_logprobs in zip(tokens, lengths, logprobs, strict=True):
+        best: dict[tuple[int, ...], float] = {}
+        for ids, n, logprob in zip(rows, row_lengths, row_logprobs, strict=True):
+            best[tuple(ids[:n])] = logprob
+        ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
+        out_tokens.append([list(ids) for ids, _ in ranked])
+        out_lengths.append([len(ids) for ids, _ in ranked])
+        out_scores.append([logprob for _, logprob in ranked])
+    return out_tokens, out_lengths, out_scores, out_scores
+
+
+def from_checkpoint(
+    path: str, decoding: DecodingConfig | None = None, device: str = "cpu"
+) -> Seq2SeqModel:
+    """`ckpt:PATH`: a checkpoint written by `genprobe integration train` (a file, or the run
+    directory, whose `model.pt` is used)."""
+    file = Path(path)
+    if file.is_dir():
+        file = file / "model.pt"
+    network, _ = load_transformer(file)
+    return Seq2SeqModel(network, decoding, device, name=f"ckpt:{path}")
+
+
+def from_lc_checkpoint(
+    path: str, decoding: DecodingConfig | None = None, device: str = "cpu"
+) -> Seq2SeqModel:
+    """`lc:PATH`: one of Lample & Charton's checkpoints (`fwd_bwd_ibp.pth`, ...), read without
+    unpickling anything but tensors and plain values (see `checkpoints.py`)."""
+    network, _ = load_transformer(path)
+    return Seq2SeqModel(network, decoding, device, name=f"lc:{path}")

@@ -1,0 +1,89 @@
+"""The contract every model under test meets: ranked candidate antiderivatives with scores.
+
+A model gets integrands (`Expr`) and returns, per problem, up to k `Candidate`s, best first.
+A candidate's `answer` is the parsed expression when the model's output could be read, else the
+raw output (text or tokens), which the verifier then judges `unparseable`. Models that can say
+how likely an answer is also implement `score`: the total log-probability of a candidate,
+teacher-forced, whether or not their search would have found it.
+
+Example:
+    model = load_model("sympy")
+    [[best, *_]] = model.candidates([parse_infix("2*x")], k=1)
+    best.answer  -> x**2 (an Expr);  best.score -> 0.0
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from genprobe.errors import GenprobeError, ModelCapabilityError
+from genprobe.tasks.integration.expression import Expr
+from genprobe.tasks.integration.prefix import to_prefix
+
+
+@dataclass(frozen=True)
+class Candidate:
+    # the parsed expression, or the raw output (text or prefix tokens) when it did not parse
+    answer: Expr | str | tuple[str, ...]
+    # what the model ranks by, higher first (a length-normalized log-probability for seq2seq)
+    score: float
+    # total log-probability of the output, where the model gives one
+    logprob: float | None = None
+
+    @property
+    def parsed(self) -> bool:
+        return isinstance(self.answer, Expr)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: prefix and infix text of a parsed answer, or the raw output."""
+        record: dict[str, Any] = {"score": self.score, "logprob": self.logprob}
+        if isinstance(self.answer, Expr):
+            record["prefix"] = " ".join(to_prefix(self.answer))
+            record["infix"] = infix_text(self.answer)
+        else:
+            raw = self.answer
+            record["raw"] = raw if isinstance(raw, str) else " ".join(raw)
+        return record
+
+
+def infix_text(expr: Expr) -> str | None:
+    """SymPy's printing of `expr`, or None where SymPy refuses to build it (huge powers)."""
+    try:
+        return str(expr)
+    except GenprobeError:
+        return None
+
+
+def problem_text(expr: Expr) -> str:
+    """How a problem is shown to a model that reads text: infix, else prefix tokens."""
+    return infix_text(expr) or " ".join(to_prefix(expr))
+
+
+class Model(abc.ABC):
+    """A model under test. Subclasses implement `candidates`, and `score` if they can."""
+
+    name: str = "model"
+
+    @abc.abstractmethod
+    def candidates(self, problems: Sequence[Expr], k: int) -> list[list[Candidate]]:
+        """Up to k candidates per problem (integrand f), best first; one list per problem, in
+        input order. A model that has nothing to offer for a problem returns an empty list."""
+
+    def score(self, pairs: Sequence[tuple[Expr, Expr]]) -> list[float]:
+        """Total log-probability of each (problem, candidate) pair, teacher-forced.
+
+        Raises:
+            ModelCapabilityError: the model gives no probabilities.
+        """
+        raise ModelCapabilityError(f"{self.name} gives no log-probabilities")
+
+    def close(self) -> None:
+        """Release worker processes or connections; the default holds none."""
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        """The settings that produced the candidates, for run records."""
+        return {"name": self.name}

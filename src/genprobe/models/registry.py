@@ -1,0 +1,90 @@
+"""Every kind of model under test, by spec-string prefix. One explicit table; each entry names
+its factory as "module:function", imported only when that kind is loaded, so listing models
+imports neither torch nor httpx.
+
+To add a kind: write an adapter (a `genprobe.models.base.Model`) with a factory taking the text
+after the colon plus its keyword settings, and add a row here.
+
+Example:
+    load_model("lc:fwd_bwd_ibp.pth", decoding=DecodingConfig(beam_size=10))
+    load_model("sympy", deadline=5.0)
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from genprobe.errors import ConfigError, UnknownModelError
+from genprobe.models.base import Model
+
+
+@dataclass(frozen=True)
+class ModelKind:
+    factory: str  # "module:function"; the function takes the spec's argument and settings
+    usage: str
+    help: str
+    settings: tuple[str, ...]  # the keyword settings the factory accepts
+    takes_argument: bool = True
+
+
+MODELS: dict[str, ModelKind] = {
+    "ckpt": ModelKind(
+        "genprobe.models.adapters.seq2seq:from_checkpoint",
+        "ckpt:PATH",
+        "a transformer trained by `genprobe integration train` (file or run directory)",
+        ("decoding", "device"),
+    ),
+    "lc": ModelKind(
+        "genprobe.models.adapters.seq2seq:from_lc_checkpoint",
+        "lc:PATH",
+        "Lample & Charton's released checkpoint (fwd_bwd_ibp.pth, ...), read weights-only",
+        ("decoding", "device"),
+    ),
+    "sympy": ModelKind(
+        "genprobe.models.adapters.sympy_cas:from_spec",
+        "sympy",
+        "SymPy's integrate, killed at a deadline per problem",
+        ("deadline", "workers"),
+        takes_argument=False,
+    ),
+    "openai": ModelKind(
+        "genprobe.models.adapters.openai:from_spec",
+        "openai:MODEL@URL",
+        "an OpenAI-compatible chat endpoint (key from $OPENAI_API_KEY), cached on disk",
+        ("concurrency", "retries", "timeout", "temperature", "cache_dir", "max_tokens"),
+    ),
+    "py": ModelKind(
+        "genprobe.models.adapters.callable:from_spec",
+        "py:module:function",
+        "any Python function f(problem_text, k) -> answer(s)",
+        (),
+    ),
+}
+
+
+def load_model(spec: str, **settings: Any) -> Model:
+    """The model a spec string names. Settings a kind does not take are ignored, so one set of
+    CLI options serves every kind.
+
+    Raises:
+        UnknownModelError: the prefix names no kind (with near matches and the full list).
+        ConfigError: the argument is missing or malformed.
+    """
+    prefix, colon, argument = spec.partition(":")
+    kind = MODELS.get(prefix)
+    if kind is None:
+        near = difflib.get_close_matches(prefix, MODELS, n=3)
+        hint = f" Did you mean: {', '.join(near)}?" if near else ""
+        known = ", ".join(k.usage for k in MODELS.values())
+        raise UnknownModelError(f"unknown model {spec!r}.{hint} Known: {known}")
+    if kind.takes_argument and not argument:
+        raise ConfigError("model spec", f"'{kind.usage}'", spec)
+    if not kind.takes_argument and colon:
+        raise ConfigError("model spec", f"'{kind.usage}' (no argument)", spec)
+    module_name, _, function = kind.factory.partition(":")
+    factory = getattr(importlib.import_module(module_name), function)
+    chosen = {name: value for name, value in settings.items() if name in kind.settings}
+    return factory(argument, **chosen) if kind.takes_argument else factory(**chosen)
