@@ -54,7 +54,7 @@ MODELS: dict[str, ModelKind] = {
         "genprobe.models.adapters.openai:from_spec",
         "openai:MODEL@URL",
         "an OpenAI-compatible chat endpoint (key from $OPENAI_API_KEY), cached on disk",
-        ("concurrency", "retries", "timeout", "temperature", "cache_dir", "max_tokens"),
+        ("concurrency", "retries", "backoff", "timeout", "temperature", "cache_dir", "max_tokens"),
     ),
     "py": ModelKind(
         "genprobe.models.adapters.callable:from_spec",

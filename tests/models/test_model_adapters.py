@@ -1,0 +1,115 @@
+"""Every adapter behind the `Model` contract: seq2seq checkpoints, SymPy, Python callables,
+and the registry that names them."""
+
+import pytest
+import torch
+
+from genprobe.errors import ConfigError, ModelCapabilityError, UnknownModelError
+from genprobe.models.adapters.seq2seq import DecodingConfig
+from genprobe.models.base import Candidate
+from genprobe.models.checkpoints import save_transformer
+from genprobe.models.inputs import read_input
+from genprobe.models.registry import MODELS, load_model
+from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
+from genprobe.tasks.integration import Expr, parse_infix, verify
+
+PROBLEMS = [read_input("2*x"), read_input("cos(x)"), read_input("sub Y' mul INT+ 3 pow x INT+ 2")]
+
+
+def answer(problem: str, k: int):
+    """A 'model' for the py: adapter: right for 2*x, a ranked pair of guesses otherwise."""
+    if problem == "2*x":
+        return "The antiderivative is $x^2 + C$."
+    return [("sin(x)", -0.5), ("x^^", -1.0)][:k]
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    torch.manual_seed(0)
+    config = TransformerConfig(dim=32, n_enc_layers=1, n_dec_layers=1, n_heads=4, max_positions=256)
+    path = tmp_path_factory.mktemp("ckpt") / "model.pt"
+    save_transformer(path, Seq2SeqTransformer(config), {})
+    return path
+
+
+def test_infix_problems_take_lample_and_chartons_canonical_shape():
+    assert read_input("x*2 + 1") == read_input("add INT+ 1 mul INT+ 2 x")
+    assert read_input(["sub", "Y'", "cos", "x"]) == Expr.apply("cos", Expr.var())
+
+
+@pytest.mark.parametrize("method", ["beam", "greedy", "sample"])
+def test_checkpoint_model_ranks_k_candidates_per_problem(checkpoint, method):
+    decoding = DecodingConfig(method=method, beam_size=4, max_len=12, batch_size=2)
+    model = load_model(f"ckpt:{checkpoint}", decoding=decoding)
+    found = model.candidates(PROBLEMS, k=3)
+    assert len(found) == len(PROBLEMS)
+    for candidates in found:
+        assert 1 <= len(candidates) <= (1 if method == "greedy" else 3)
+        scores = [c.score for c in candidates]
+        assert scores == sorted(scores, reverse=True)
+        assert all(c.logprob is not None and c.logprob <= 0 for c in candidates)
+
+
+def test_checkpoint_model_scores_match_its_beam(checkpoint):
+    model = load_model(f"ckpt:{checkpoint}", decoding=DecodingConfig(beam_size=3, max_len=12))
+    found = model.candidates(PROBLEMS, k=3)
+    pairs = [
+        (problem, c.answer)
+        for problem, candidates in zip(PROBLEMS, found, strict=True)
+        for c in candidates
+        if isinstance(c.answer, Expr)
+    ]
+    expected = [c.logprob for candidates in found for c in candidates if isinstance(c.answer, Expr)]
+    if pairs:  # an untrained model seldom writes a parseable expression; scored ones must agree
+        assert model.score(pairs) == pytest.approx(expected, rel=1e-4, abs=1e-4)
+    # any pair can be scored, found or not
+    scores = model.score([(PROBLEMS[0], parse_infix("x^2")), (PROBLEMS[1], parse_infix("sin(x)"))])
+    assert all(s < 0 for s in scores)
+
+
+def test_batch_size_does_not_change_candidates(checkpoint):
+    one = load_model(
+        f"ckpt:{checkpoint}", decoding=DecodingConfig(beam_size=3, max_len=10, batch_size=1)
+    )
+    many = load_model(
+        f"ckpt:{checkpoint}", decoding=DecodingConfig(beam_size=3, max_len=10, batch_size=8)
+    )
+    for a, b in zip(one.candidates(PROBLEMS, 2), many.candidates(PROBLEMS, 2), strict=True):
+        assert [c.answer for c in a] == [c.answer for c in b]
+        assert [c.score for c in a] == pytest.approx([c.score for c in b], abs=1e-5)
+
+
+def test_sympy_model_integrates_under_a_deadline():
+    model = load_model("sympy", deadline=20.0, workers=1)
+    found = model.candidates([read_input("2*x"), read_input("cos(x)*exp(x)")], k=5)
+    assert [len(c) for c in found] == [1, 1]
+    assert verify("2*x", found[0][0].answer).passed
+    assert verify("cos(x)*exp(x)", found[1][0].answer).passed
+    with pytest.raises(ModelCapabilityError):
+        model.score([(PROBLEMS[0], PROBLEMS[0])])
+
+
+def test_sympy_model_gives_nothing_when_out_of_time():
+    model = load_model("sympy", deadline=0.05, workers=1)
+    hard = read_input("sqrt(tan(x)) * exp(sin(x)^2) / (1 + ln(x)^3)")
+    assert model.candidates([hard], k=1) == [[]]
+
+
+def test_python_callable_answers_are_parsed_safely():
+    model = load_model("py:test_model_adapters:answer")
+    found = model.candidates([read_input("2*x"), read_input("cos(x)")], k=2)
+    assert found[0][0].answer == read_input("x^2")
+    assert found[0][0].score == 0.0
+    assert [c.score for c in found[1]] == [-0.5, -1.0]
+    assert found[1][0].answer == read_input("sin(x)")
+    assert found[1][1] == Candidate("x^^", -1.0)  # unparseable: kept raw for the verifier
+
+
+def test_unknown_spec_suggests_near_matches_and_lists_all():
+    with pytest.raises(UnknownModelError, match=r"Did you mean: sympy\?.*ckpt:PATH"):
+        load_model("simpy")
+    with pytest.raises(ConfigError):
+        load_model("ckpt:")
+    with pytest.raises(ConfigError):
+        load_model("py:no_such_module_xyz:f")
+    assert {"ckpt", "lc", "sympy", "openai", "py"} <= MODELS.keys()
