@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from genprobe.cli import integration, report, rewriting
+from genprobe.cli import integration, models, report, rewriting
 from genprobe.errors import GenprobeError
 
 app = typer.Typer(
@@ -19,6 +19,7 @@ app = typer.Typer(
 app.add_typer(rewriting.app, name="rewriting")
 app.add_typer(integration.app, name="integration")
 app.command(name="report")(report.report)
+app.command(name="models")(models.models)
 
 
 def main(argv: list[str] | None = None) -> None:

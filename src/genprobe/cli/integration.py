@@ -4,6 +4,11 @@ Examples:
     genprobe integration tokens --json
     genprobe integration generate --method bwd --n 1000 --out data/prim_bwd --test-fraction 0.01
     genprobe integration verify --input answers.jsonl --policy generous --json
+    genprobe integration predict --model lc:fwd_bwd_ibp.pth --problems probs.txt --beam 10 \
+        --k 10 --out preds.jsonl
+    genprobe integration score --model ckpt:runs/bwd --input pairs.jsonl --json
+    genprobe integration evaluate --model sympy --data prim_bwd.test --k 1 10 50
+    genprobe integration train --data data/prim_bwd.train --out runs/bwd
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ import typer
 from genprobe.errors import ConfigError, DataFormatError, ParseError
 
 app = typer.Typer(
-    help="Symbolic integration: generate data, verify candidates.", no_args_is_help=True
+    help="Symbolic integration: generate data, verify candidates, run and train models.",
+    no_args_is_help=True,
 )
 
 
@@ -238,3 +244,176 @@ def verify(
     passed = sum(v.passed for v in verdicts)
     table.caption = f"passed: {passed}/{len(verdicts)}"
     Console().print(table)
+
+
+# -- models under test: options shared by predict, score and evaluate ---------------------
+
+ModelSpec = Annotated[
+    str, typer.Option("--model", help="ckpt:PATH, lc:PATH, sympy, openai:MODEL@URL, py:mod:fn.")
+]
+Decoding = Annotated[str, typer.Option("--decoding", help="beam, greedy or sample.")]
+Beam = Annotated[int, typer.Option("--beam", help="Beam size (raised to k if smaller).")]
+LengthPenalty = Annotated[float, typer.Option(help="Beam score = log-prob / length^this.")]
+MaxLen = Annotated[int, typer.Option(help="Most generated tokens per candidate.")]
+Temperature = Annotated[float, typer.Option(help="Sampling temperature (also for openai:).")]
+BatchSize = Annotated[int, typer.Option(help="Problems per model call.")]
+Device = Annotated[str, typer.Option(help="cpu, cuda, cuda:1, ...")]
+Deadline = Annotated[float, typer.Option("--model-deadline", help="sympy: seconds per problem.")]
+CacheDir = Annotated[
+    Path, typer.Option(help="openai: answer cache directory (a rerun sends nothing).")
+]
+Concurrency = Annotated[int, typer.Option(help="openai: requests in flight at once.")]
+
+
+def _load_model(
+    spec: str, decoding: str = "beam", beam: int = 10, length_penalty: float = 1.0,
+    max_len: int = 200, temperature: float | None = None, batch_size: int = 32,
+    device: str = "cpu", deadline: float = 5.0, cache_dir: Path | None = None,
+    concurrency: int = 8,
+) -> Any:  # fmt: skip
+    from genprobe.models.adapters.seq2seq import DecodingConfig
+    from genprobe.models.registry import load_model
+
+    config = DecodingConfig(
+        method=decoding, beam_size=beam, length_penalty=length_penalty, max_len=max_len,
+        temperature=1.0 if temperature is None else temperature, batch_size=batch_size,
+    )  # fmt: skip
+    return load_model(
+        spec, decoding=config, device=device, deadline=deadline, temperature=temperature,
+        cache_dir=None if cache_dir is None else str(cache_dir), concurrency=concurrency,
+    )  # fmt: skip
+
+
+@app.command()
+def predict(
+    model_spec: ModelSpec,
+    problems_path: Annotated[Path, typer.Option("--problems", help="Problems file (see docs).")],
+    out: Annotated[Path, typer.Option("--out", help="JSONL: ranked candidates per problem.")],
+    k: int = typer.Option(10, "--k", help="Candidates per problem."),
+    beam: Beam = 10,
+    decoding: Decoding = "beam",
+    length_penalty: LengthPenalty = 1.0,
+    max_len: MaxLen = 200,
+    temperature: Temperature = None,
+    batch_size: BatchSize = 32,
+    device: Device = "cpu",
+    model_deadline: Deadline = 5.0,
+    cache_dir: CacheDir = None,
+    concurrency: Concurrency = 8,
+) -> None:
+    """Ranked candidate antiderivatives, with scores, for every problem of a file."""
+    from genprobe.cli.console import console
+    from genprobe.runs.atomic import write_text
+    from genprobe.studies.integration_models import prediction_records, read_problems
+
+    problems, skipped = read_problems(problems_path)
+    model = _load_model(
+        model_spec, decoding, beam, length_penalty, max_len, temperature, batch_size, device,
+        model_deadline, cache_dir, concurrency,
+    )  # fmt: skip
+    try:
+        found = model.candidates([p.expr for p in problems], k)
+    finally:
+        model.close()
+    records = prediction_records(problems, found)
+    write_text(out, "".join(json.dumps(record) + "\n" for record in records))
+    console.print(
+        f"wrote candidates for {len(records)} problems to {out}"
+        + (f" ({len(skipped)} outside the task skipped)" if skipped else "")
+    )
+
+
+@app.command()
+def score(
+    model_spec: ModelSpec,
+    input_path: Annotated[
+        Path, typer.Option("--input", help="JSONL: {problem, candidate} per line.")
+    ],
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
+    batch_size: BatchSize = 32,
+    device: Device = "cpu",
+) -> None:
+    """Total log-probability the model gives each candidate, teacher-forced."""
+    from genprobe.models.base import infix_text
+    from genprobe.studies.integration_models import read_pairs
+
+    pairs = read_pairs(input_path)
+    model = _load_model(model_spec, batch_size=batch_size, device=device)
+    try:
+        logprobs = model.score(pairs)
+    finally:
+        model.close()
+    for (problem, candidate), logprob in zip(pairs, logprobs, strict=True):
+        if as_json:
+            record = {"problem": infix_text(problem), "candidate": infix_text(candidate)}
+            print(json.dumps({**record, "logprob": logprob}))
+        else:
+            print(f"{logprob:.6f}\t{infix_text(problem)}\t{infix_text(candidate)}")
+
+
+@app.command()
+def evaluate(
+    model_spec: ModelSpec,
+    data: Annotated[Path, typer.Option("--data", help="Problems file (see docs).")],
+    ks: list[int] = typer.Option([1, 10], "--k", help="Fail@k for each k: --k 1 10 50."),
+    # click options take one value each; this collects the 10 and 50 of `--k 1 10 50`
+    more_ks: list[int] = typer.Argument(None, hidden=True),
+    out: Path = typer.Option(
+        None, "--out", help="Per-example Parquet [default: DATA.eval.parquet]."
+    ),
+    split: str = typer.Option(None, help="Only rows of this split (JSONL/Parquet datasets)."),
+    limit: int = typer.Option(None, help="Only the first N problems."),
+    policy: str = typer.Option("strict", help="strict (timeout fails) or generous (passes)."),
+    deadline: float = typer.Option(2.0, help="Verifier seconds per candidate."),
+    workers: int = typer.Option(None, help="Verifier processes [default: one per CPU]."),
+    beam: Beam = 10,
+    decoding: Decoding = "beam",
+    length_penalty: LengthPenalty = 1.0,
+    max_len: MaxLen = 200,
+    temperature: Temperature = None,
+    batch_size: BatchSize = 32,
+    device: Device = "cpu",
+    model_deadline: Deadline = 5.0,
+    cache_dir: CacheDir = None,
+    concurrency: Concurrency = 8,
+) -> None:
+    """Fail@k of a model on a dataset, checked by the verifier; per-example rows in Parquet."""
+    import pandas as pd
+    from rich.table import Table
+
+    from genprobe.cli.console import console
+    from genprobe.runs.atomic import atomic_path, write_json
+    from genprobe.studies.integration_models import evaluate as run_evaluation
+    from genprobe.studies.integration_models import read_problems
+    from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
+    from genprobe.verification.verdict import TimeoutPolicy
+
+    if policy not in ("strict", "generous"):
+        raise ConfigError("--policy", "strict or generous", policy)
+    ks = sorted(set(ks) | set(more_ks or ()))
+    if not ks or min(ks) < 1:
+        raise ConfigError("--k", "one or more positive integers", ks)
+    problems, skipped = read_problems(data, split)
+    problems = problems[:limit] if limit is not None else problems
+    model = _load_model(
+        model_spec, decoding, max(beam, ks[-1]), length_penalty, max_len, temperature,
+        batch_size, device, model_deadline, cache_dir, concurrency,
+    )  # fmt: skip
+    config = VerifierConfig(deadline=deadline, policy=TimeoutPolicy(policy), workers=workers)
+    with console.status(f"{model.name}: {len(problems)} problems"), Verifier(config) as verifier:
+        try:
+            result = run_evaluation(model, problems, ks, verifier)
+        finally:
+            model.close()
+    out = out or data.with_name(data.name + ".eval.parquet")
+    with atomic_path(out) as tmp:
+        pd.DataFrame(result.rows).to_parquet(tmp, index=False)
+    summary = {**result.summary, "data": str(data), "skipped_unsupported": len(skipped)}
+    write_json(out.with_suffix(".summary.json"), summary)
+    table = Table(title=f"{model.name} on {data.name}: {len(problems)} problems, policy {policy}")
+    table.add_column("k", justify="right")
+    table.add_column("Fail@k", justify="right")
+    for k, rate in summary["fail_at"].items():
+        table.add_row(k, "-" if rate is None else f"{rate:.1%}")
+    table.caption = f"{len(skipped)} outside the task skipped; rows in {out}"
+    console.print(table)

@@ -1,0 +1,135 @@
+"""`genprobe models` and `genprobe integration predict | score | evaluate` end to end."""
+
+import json
+
+import pandas as pd
+import pytest
+import torch
+
+from genprobe.cli import main
+from genprobe.models.checkpoints import save_transformer
+from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
+
+
+def run(capsys, *argv):
+    code = 0
+    try:
+        main(list(argv))
+    except SystemExit as exit_:
+        code = exit_.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def cli_answer(problem: str, k: int):
+    """py: model for the CLI tests: right on polynomials x^n (as SymPy prints them), wrong else."""
+    del k
+    return ["x^3/3", "x"] if problem == "x**2" else ["x"]
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    torch.manual_seed(0)
+    config = TransformerConfig(dim=16, n_enc_layers=1, n_dec_layers=1, n_heads=2, max_positions=128)
+    path = tmp_path_factory.mktemp("ckpt") / "model.pt"
+    save_transformer(path, Seq2SeqTransformer(config), {})
+    return path
+
+
+@pytest.fixture
+def problems(tmp_path):
+    path = tmp_path / "problems.txt"
+    path.write_text("x^2\n1|sub Y' cos x\tsin x\n\n3*x^2 + 2\n")
+    return path
+
+
+def test_models_lists_every_kind(capsys):
+    code, out, _ = run(capsys, "models", "--json")
+    assert code == 0
+    kinds = [json.loads(line)["kind"] for line in out.splitlines()]
+    assert kinds == ["ckpt", "lc", "sympy", "openai", "py"]
+
+
+def test_predict_writes_ranked_candidates(capsys, checkpoint, problems, tmp_path):
+    out = tmp_path / "preds.jsonl"
+    code, _, err = run(
+        capsys, "integration", "predict", "--model", f"ckpt:{checkpoint}",
+        "--problems", str(problems), "--beam", "3", "--k", "2", "--max-len", "8",
+        "--out", str(out),
+    )  # fmt: skip
+    assert code == 0, err
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["problem"] for r in records] == ["x^2", "sub Y' cos x", "3*x^2 + 2"]
+    assert [r["line"] for r in records] == [1, 2, 4]
+    for record in records:
+        assert len(record["candidates"]) == 2
+        first, second = record["candidates"]
+        assert first["score"] >= second["score"]
+        assert first["logprob"] < 0
+
+
+def test_score_prints_log_probabilities(capsys, checkpoint, tmp_path):
+    pairs = tmp_path / "pairs.jsonl"
+    lines = [
+        {"problem": "2*x", "candidate": "x^2"},
+        {"problem": ["cos", "x"], "candidate": "sin x"},
+    ]
+    pairs.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    code, out, err = run(
+        capsys,
+        "integration",
+        "score",
+        "--model",
+        f"ckpt:{checkpoint}",
+        "--input",
+        str(pairs),
+        "--json",
+    )
+    assert code == 0, err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert len(records) == 2 and all(r["logprob"] < 0 for r in records)
+
+
+def test_score_needs_a_model_with_probabilities(capsys, tmp_path):
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"problem": "2*x", "candidate": "x^2"}) + "\n")
+    code, _, err = run(capsys, "integration", "score", "--model", "sympy", "--input", str(pairs))
+    assert code == 2
+    assert err.count("\n") == 1 and "log-probabilities" in err
+
+
+def test_evaluate_reports_fail_at_k(capsys, problems, tmp_path):
+    out = tmp_path / "eval.parquet"
+    code, _, err = run(
+        capsys, "integration", "evaluate", "--model", "py:test_models_cli:cli_answer",
+        "--data", str(problems), "--k", "1", "2", "--out", str(out), "--workers", "1",
+    )  # fmt: skip
+    assert code == 0, err
+    rows = pd.read_parquet(out)
+    assert list(rows["first_pass_rank"].fillna(0)) == [1, 0, 0]
+    assert list(rows["fail@1"]) == [False, True, True]
+    summary = json.loads((tmp_path / "eval.summary.json").read_text())
+    assert summary["fail_at"] == {"1": pytest.approx(2 / 3), "2": pytest.approx(2 / 3)}
+    assert summary["policy"] == "strict"
+
+
+def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, problems):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("x^2\nsin(\n")
+    code, _, err = run(
+        capsys, "integration", "predict", "--model", "sympy", "--problems", str(bad),
+        "--out", str(tmp_path / "p.jsonl"),
+    )  # fmt: skip
+    assert code == 2 and f"{bad}:2" in err and err.count("\n") == 1
+    code, _, err = run(
+        capsys,
+        "integration",
+        "predict",
+        "--model",
+        "nope:x",
+        "--problems",
+        str(problems),
+        "--out",
+        "p",
+    )
+    assert code == 2 and "unknown model" in err
