@@ -417,3 +417,51 @@ def evaluate(
         table.add_row(k, "-" if rate is None else f"{rate:.1%}")
     table.caption = f"{len(skipped)} outside the task skipped; rows in {out}"
     console.print(table)
+
+
+@app.command()
+def train(
+    data: Annotated[Path, typer.Option("--data", help="Pairs: L&C text, or JSONL/Parquet.")],
+    out: Annotated[Path, typer.Option("--out", help="Run directory (resumed if it exists).")],
+    size: str = typer.Option("small", help="small (2 CPU cores) or paper (1024, 6+6; GPU)."),
+    epochs: int = typer.Option(10, help="Epochs (one checkpoint and validation each)."),
+    epoch_size: int = typer.Option(None, help="Examples per epoch [default: all]."),
+    batch_size: int = typer.Option(64, help="Examples per step."),
+    lr: float = typer.Option(5e-4, help="Peak AdamW learning rate."),
+    warmup: int = typer.Option(1000, help="Warm-up steps."),
+    clip: float = typer.Option(5.0, help="Gradient-norm clipping."),
+    dropout: float = typer.Option(0.0, help="Dropout."),
+    valid_size: int = typer.Option(300, help="Problems for validation Fail@1."),
+    max_len: int = typer.Option(256, help="Longest sequence (tokens) trained and decoded."),
+    seed: int = typer.Option(0, help="Initialization, shuffling and held-out choice."),
+    device: str = typer.Option("auto", help="auto, cpu, cuda, ..."),
+    max_minutes: float = typer.Option(None, help="Stop training after this long (then save)."),
+) -> None:
+    """Train the integration transformer; validation Fail@1 (greedy, verified) every epoch."""
+    from dataclasses import asdict
+
+    from genprobe.cli.console import console, progress_bar
+    from genprobe.runs.rundir import open_run
+    from genprobe.training.seq2seq_transformer import TrainConfig, Trainer
+
+    config = TrainConfig(
+        data=str(data), size=size, dropout=dropout, lr=lr, warmup=warmup,
+        batch_size=batch_size, clip=clip, epochs=epochs, epoch_size=epoch_size,
+        valid_size=valid_size, max_len=max_len, seed=seed, device=device,
+    ).validated()  # fmt: skip
+    open_run(out, "integration-train", asdict(config))
+    with progress_bar() as progress:
+        task = progress.add_task("training", total=None)
+
+        def on_step(done: int, total: int, loss: float) -> None:
+            progress.update(task, completed=done, total=total, description=f"loss {loss:.3f}")
+
+        def on_epoch(metrics: dict) -> None:
+            console.print(
+                f"epoch {metrics['epoch']}: loss {metrics['train_loss']:.4f}, "
+                f"valid Fail@1 {metrics['valid_fail@1']:.1%} ({metrics['train_seconds']:.0f} s)"
+            )
+
+        budget = None if max_minutes is None else 60 * max_minutes
+        Trainer(config, out).run(on_step, on_epoch, budget)
+    console.print(f"model in {out / 'model.pt'} (use --model ckpt:{out})")

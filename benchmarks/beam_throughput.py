@@ -1,0 +1,111 @@
+"""Beam-search throughput: our batched beam search against a per-example loop, in one run.
+
+Both decode the same problems with the same model and settings (beam 10, k 10, length
+penalty 1, early stopping, L&C's semantics, incremental key/value caches):
+- batched: `Seq2SeqModel.candidates`, problems sorted by length and decoded `--batch-size`
+  at a time, every beam of every problem in one model call per step;
+- per example: the same `beam_search` called on one problem at a time, as Lample & Charton's
+  evaluator and the SAGGA code call `generate_beam` (their per-step Python loop over
+  hypotheses is not reproduced, so the baseline is faster than theirs).
+
+The model is a checkpoint (`--model ckpt:PATH` or `lc:PATH`) or, by default, a random-weight
+transformer of the small training size (`SMALL`: dim 128, 2 + 2 layers, 4 heads) whose EOS bias is
+raised so that hypotheses end at realistic lengths; the outputs are meaningless, the work is
+the same. Problems are random integrands of 3..15 operators (L&C's BWD tree distribution).
+Each path is timed `--repeats` times; the medians give problems/s, and the last line is
+`speedup = X.X`.
+
+Run: .venv/bin/python benchmarks/beam_throughput.py [--problems 64] [--repeats 3] [--threads 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+import torch
+
+from genprobe.models.adapters.seq2seq import DecodingConfig, Seq2SeqModel
+from genprobe.models.registry import load_model
+from genprobe.models.transformer import Seq2SeqTransformer
+from genprobe.tasks.integration.prefix import to_prefix
+from genprobe.tasks.integration.random_trees import TreeSettings, random_expression
+from genprobe.training.seq2seq_transformer import SMALL
+
+
+def random_model(seed: int) -> Seq2SeqTransformer:
+    torch.manual_seed(seed)
+    network = Seq2SeqTransformer(SMALL)
+    with torch.no_grad():
+        network.decoder.proj.bias[network.eos_index] += 4.0  # end after tens of tokens
+    return network.eval()
+
+
+def problems(n: int, seed: int) -> list:
+    rng = np.random.default_rng(seed)
+    return [random_expression(rng, int(rng.integers(3, 16)), TreeSettings()) for _ in range(n)]
+
+
+def timed(function) -> tuple[float, object]:
+    start = time.perf_counter()
+    result = function()
+    return time.perf_counter() - start, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", help="ckpt:PATH or lc:PATH [default: random weights]")
+    parser.add_argument("--problems", type=int, default=64)
+    parser.add_argument("--beam", type=int, default=10)
+    parser.add_argument("--max-len", type=int, default=100)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+
+    decoding = DecodingConfig(beam_size=args.beam, max_len=args.max_len)
+    batched_config = DecodingConfig(**{**decoding.__dict__, "batch_size": args.batch_size})
+    single_config = DecodingConfig(**{**decoding.__dict__, "batch_size": 1})
+    if args.model:
+        batched = load_model(args.model, decoding=batched_config)
+        single = load_model(args.model, decoding=single_config)
+    else:
+        network = random_model(args.seed)
+        batched = Seq2SeqModel(network, batched_config, name="random")
+        single = Seq2SeqModel(network, single_config, name="random")
+    work = problems(args.problems, args.seed)
+    print(
+        f"{args.problems} problems, beam {args.beam}, max_len {args.max_len}, "
+        f"{args.threads} threads, model {batched.name}"
+    )
+
+    batched_times, single_times = [], []
+    for repeat in range(args.repeats):
+        seconds, batched_found = timed(lambda: batched.candidates(work, args.beam))
+        batched_times.append(seconds)
+        seconds, single_found = timed(lambda: single.candidates(work, args.beam))
+        single_times.append(seconds)
+        if repeat == 0:
+            same = sum(
+                [c.answer for c in a] == [c.answer for c in b]
+                for a, b in zip(batched_found, single_found, strict=True)
+            )
+            lengths = [
+                len(c.answer) if isinstance(c.answer, tuple) else len(to_prefix(c.answer))
+                for found in batched_found
+                for c in found
+            ]
+            print(f"identical candidate lists: {same}/{len(work)}; mean length "
+                  f"{np.mean(lengths):.1f} tokens")  # fmt: skip
+    batched_s, single_s = statistics.median(batched_times), statistics.median(single_times)
+    print(f"batched:     {args.problems / batched_s:8.2f} problems/s (median {batched_s:.2f} s)")
+    print(f"per example: {args.problems / single_s:8.2f} problems/s (median {single_s:.2f} s)")
+    print(f"speedup = {single_s / batched_s:.1f}")
+
+
+if __name__ == "__main__":
+    main()
