@@ -13,9 +13,15 @@ transformer of the small training size (`SMALL`: dim 128, 2 + 2 layers, 4 heads)
 raised so that hypotheses end at realistic lengths; the outputs are meaningless, the work is
 the same. Problems are random integrands of 3..15 operators (L&C's BWD tree distribution).
 Each path is timed `--repeats` times; the medians give problems/s, and the last line is
-`speedup = X.X`.
+`speedup = X.X` (batched against our per-example loop).
+
+With `--lc-repo PATH` (a checkout of facebookresearch/SymbolicMathematics, never part of this
+repository), a third path runs Lample & Charton's own `generate_beam`, one problem at a time,
+on their `TransformerModel` holding the same weights (the state dicts share their names), and
+`speedup vs L&C generate_beam` is printed before the last line.
 
 Run: .venv/bin/python benchmarks/beam_throughput.py [--problems 64] [--repeats 3] [--threads 2]
+     [--lc-repo /tmp/lc]
 """
 
 from __future__ import annotations
@@ -34,18 +40,62 @@ from genprobe.tasks.integration.prefix import to_prefix
 from genprobe.tasks.integration.random_trees import TreeSettings, random_expression
 from genprobe.training.seq2seq_transformer import SMALL
 
+# with this bias the random model's hypotheses average about 30 tokens, as BWD answers do
+EOS_BIAS = 2.1
 
-def random_model(seed: int) -> Seq2SeqTransformer:
+
+def random_model(seed: int, eos_bias: float) -> Seq2SeqTransformer:
     torch.manual_seed(seed)
     network = Seq2SeqTransformer(SMALL)
     with torch.no_grad():
-        network.decoder.proj.bias[network.eos_index] += 4.0  # end after tens of tokens
+        network.decoder.proj.bias[network.eos_index] += eos_bias
     return network.eval()
 
 
 def problems(n: int, seed: int) -> list:
     rng = np.random.default_rng(seed)
     return [random_expression(rng, int(rng.integers(3, 16)), TreeSettings()) for _ in range(n)]
+
+
+def lc_per_example(repo: str, network: Seq2SeqTransformer, beam: int, max_len: int):
+    """A function decoding problems one at a time with L&C's code and `network`'s weights."""
+    import importlib.util
+    from pathlib import Path
+
+    from genprobe.tasks.integration import VOCAB, encode_tokens, problem_prefix
+
+    spec = importlib.util.spec_from_file_location(
+        "lc_model", Path(repo) / "src/model/transformer.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    c = network.config
+    params = argparse.Namespace(
+        n_words=c.n_words, eos_index=c.eos_index, pad_index=c.pad_index, emb_dim=c.dim,
+        n_enc_layers=c.n_enc_layers, n_dec_layers=c.n_dec_layers, n_heads=c.n_heads,
+        dropout=0.0, attention_dropout=0.0, sinusoidal_embeddings=False, share_inout_emb=True,
+    )  # fmt: skip
+    id2word = dict(enumerate(VOCAB))
+    encoder = module.TransformerModel(params, id2word, is_encoder=True, with_output=False)
+    decoder = module.TransformerModel(params, id2word, is_encoder=False, with_output=True)
+    for theirs, ours in ((encoder, network.encoder), (decoder, network.decoder)):
+        state = ours.state_dict()
+        positions = theirs.position_embeddings.weight.detach().clone()  # their table: 4096 rows
+        positions[: c.max_positions] = state["position_embeddings.weight"]
+        theirs.load_state_dict({**state, "position_embeddings.weight": positions})
+    encoder.eval(), decoder.eval()
+
+    @torch.no_grad()
+    def run(work: list) -> None:
+        for problem in work:
+            ids = encode_tokens(["<s>", *problem_prefix(problem), "<s>"])
+            x = torch.tensor(ids)[:, None]
+            length = torch.tensor([len(ids)])
+            enc = encoder("fwd", x=x, lengths=length, causal=False).transpose(0, 1)
+            # their max_len counts the BOS
+            decoder.generate_beam(enc, length, beam, 1.0, True, max_len=max_len + 1)
+
+    return run
 
 
 def timed(function) -> tuple[float, object]:
@@ -64,6 +114,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--lc-repo", help="also time L&C's generate_beam from this checkout")
+    parser.add_argument(
+        "--eos-bias", type=float, default=EOS_BIAS, help="random model: raises EOS's logit"
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
@@ -74,7 +128,7 @@ def main() -> None:
         batched = load_model(args.model, decoding=batched_config)
         single = load_model(args.model, decoding=single_config)
     else:
-        network = random_model(args.seed)
+        network = random_model(args.seed, args.eos_bias)
         batched = Seq2SeqModel(network, batched_config, name="random")
         single = Seq2SeqModel(network, single_config, name="random")
     work = problems(args.problems, args.seed)
@@ -83,8 +137,13 @@ def main() -> None:
         f"{args.threads} threads, model {batched.name}"
     )
 
-    batched_times, single_times = [], []
+    lc_run = None
+    if args.lc_repo:
+        lc_run = lc_per_example(args.lc_repo, batched.network, args.beam, args.max_len)
+    batched_times, single_times, lc_times = [], [], []
     for repeat in range(args.repeats):
+        if lc_run is not None:
+            lc_times.append(timed(lambda: lc_run(work))[0])
         seconds, batched_found = timed(lambda: batched.candidates(work, args.beam))
         batched_times.append(seconds)
         seconds, single_found = timed(lambda: single.candidates(work, args.beam))
@@ -104,6 +163,10 @@ def main() -> None:
     batched_s, single_s = statistics.median(batched_times), statistics.median(single_times)
     print(f"batched:     {args.problems / batched_s:8.2f} problems/s (median {batched_s:.2f} s)")
     print(f"per example: {args.problems / single_s:8.2f} problems/s (median {single_s:.2f} s)")
+    if lc_times:
+        lc_s = statistics.median(lc_times)
+        print(f"L&C generate_beam, per example: {args.problems / lc_s:8.2f} problems/s")
+        print(f"speedup vs L&C generate_beam = {lc_s / batched_s:.1f}")
     print(f"speedup = {single_s / batched_s:.1f}")
 
 
