@@ -13,7 +13,7 @@ H heads, d = D / H, V vocabulary, L layers.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import torch
 import torch.nn.functional as F
@@ -137,6 +137,9 @@ class DecoderState:
     cross_v: tuple[Tensor, ...]
     src_mask: Tensor  # (N, 1, 1, Ls), True at real source tokens
     length: int  # tokens fed so far (the next position)
+    # row i of the self-attention caches is row pending[i] of the stored ones; applied by the
+    # next step while it appends, so a reorder costs one copy of the cache, not two
+    pending: Tensor | None = None
 
 
 class Seq2SeqTransformer(nn.Module):
@@ -206,8 +209,8 @@ class Seq2SeqTransformer(nn.Module):
         self_k, self_v = [], []
         for i, attention in enumerate(dec.attentions):
             k, v = attention.keys_values(x)
-            k = torch.cat([state.self_k[i], k], dim=2)  # (N, H, t + 1, d)
-            v = torch.cat([state.self_v[i], v], dim=2)
+            k = _append(state.self_k[i], k, state.pending)  # (N, H, t + 1, d)
+            v = _append(state.self_v[i], v, state.pending)
             self_k.append(k)
             self_v.append(v)
             x = dec.residual(x, attention.attend(x, k, v, None, causal=False), dec.layer_norm1[i])
@@ -224,18 +227,25 @@ class Seq2SeqTransformer(nn.Module):
     def reorder(self, state: DecoderState, index: Tensor) -> DecoderState:
         """Row i continues row index[i]'s prefix. Rows keep their source, so the cross-attention
         cache stays where it is (L&C re-index it at every step)."""
-        return DecoderState(
-            tuple(k.index_select(0, index) for k in state.self_k),
-            tuple(v.index_select(0, index) for v in state.self_v),
-            state.cross_k, state.cross_v, state.src_mask, state.length,
-        )  # fmt: skip
+        pending = index if state.pending is None else state.pending.index_select(0, index)
+        return replace(state, pending=pending)
 
     def select(self, state: DecoderState, index: Tensor) -> DecoderState:
         """Rows index (any rows, any count): to expand a batch into beams or drop finished ones."""
-        moved = self.reorder(state, index)
-        return DecoderState(
-            moved.self_k, moved.self_v,
-            tuple(k.index_select(0, index) for k in state.cross_k),
-            tuple(v.index_select(0, index) for v in state.cross_v),
-            state.src_mask.index_select(0, index), state.length,
-        )  # fmt: skip
+        return replace(
+            self.reorder(state, index),
+            cross_k=tuple(k.index_select(0, index) for k in state.cross_k),
+            cross_v=tuple(v.index_select(0, index) for v in state.cross_v),
+            src_mask=state.src_mask.index_select(0, index),
+        )
+
+
+def _append(cache: Tensor, new: Tensor, rows: Tensor | None) -> Tensor:
+    """cache (N0, H, t, d) with rows picked by `rows` (N,), then new (N, H, 1, d) appended."""
+    if rows is None:
+        return torch.cat([cache, new], dim=2)
+    n, heads, _, d = new.shape
+    out = cache.new_empty(n, heads, cache.shape[2] + 1, d)
+    torch.index_select(cache, 0, rows, out=out[:, :, :-1])
+    out[:, :, -1:] = new
+    return out
