@@ -2,15 +2,12 @@
 and the registry that names them."""
 
 import pytest
-import torch
 
 from genprobe.errors import ConfigError, ModelCapabilityError, UnknownModelError
 from genprobe.models.adapters.seq2seq import DecodingConfig
 from genprobe.models.base import Candidate
-from genprobe.models.checkpoints import save_transformer
 from genprobe.models.inputs import read_input
 from genprobe.models.registry import MODELS, load_model
-from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
 from genprobe.tasks.integration import Expr, parse_infix, verify
 
 PROBLEMS = [read_input("2*x"), read_input("cos(x)"), read_input("sub Y' mul INT+ 3 pow x INT+ 2")]
@@ -21,15 +18,6 @@ def answer(problem: str, k: int):
     if problem == "2*x":
         return "The antiderivative is $x^2 + C$."
     return [("sin(x)", -0.5), ("x^^", -1.0)][:k]
-
-
-@pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
-    torch.manual_seed(0)
-    config = TransformerConfig(dim=32, n_enc_layers=1, n_dec_layers=1, n_heads=4, max_positions=256)
-    path = tmp_path_factory.mktemp("ckpt") / "model.pt"
-    save_transformer(path, Seq2SeqTransformer(config), {})
-    return path
 
 
 def test_infix_problems_take_lample_and_chartons_canonical_shape():

@@ -4,36 +4,12 @@ import json
 
 import pandas as pd
 import pytest
-import torch
-
-from genprobe.cli import main
-from genprobe.models.checkpoints import save_transformer
-from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
-
-
-def run(capsys, *argv):
-    code = 0
-    try:
-        main(list(argv))
-    except SystemExit as exit_:
-        code = exit_.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def cli_answer(problem: str, k: int):
     """py: model for the CLI tests: right on polynomials x^n (as SymPy prints them), wrong else."""
     del k
     return ["x^3/3", "x"] if problem == "x**2" else ["x"]
-
-
-@pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
-    torch.manual_seed(0)
-    config = TransformerConfig(dim=16, n_enc_layers=1, n_dec_layers=1, n_heads=2, max_positions=128)
-    path = tmp_path_factory.mktemp("ckpt") / "model.pt"
-    save_transformer(path, Seq2SeqTransformer(config), {})
-    return path
 
 
 @pytest.fixture
@@ -43,17 +19,17 @@ def problems(tmp_path):
     return path
 
 
-def test_models_lists_every_kind(capsys):
-    code, out, _ = run(capsys, "models", "--json")
+def test_models_lists_every_kind(cli):
+    code, out, _ = cli("models", "--json")
     assert code == 0
     kinds = [json.loads(line)["kind"] for line in out.splitlines()]
     assert kinds == ["ckpt", "lc", "sympy", "openai", "py"]
 
 
-def test_predict_writes_ranked_candidates(capsys, checkpoint, problems, tmp_path):
+def test_predict_writes_ranked_candidates(cli, checkpoint, problems, tmp_path):
     out = tmp_path / "preds.jsonl"
-    code, _, err = run(
-        capsys, "integration", "predict", "--model", f"ckpt:{checkpoint}",
+    code, _, err = cli(
+        "integration", "predict", "--model", f"ckpt:{checkpoint}",
         "--problems", str(problems), "--beam", "3", "--k", "2", "--max-len", "8",
         "--out", str(out),
     )  # fmt: skip
@@ -68,15 +44,14 @@ def test_predict_writes_ranked_candidates(capsys, checkpoint, problems, tmp_path
         assert first["logprob"] < 0
 
 
-def test_score_prints_log_probabilities(capsys, checkpoint, tmp_path):
+def test_score_prints_log_probabilities(cli, checkpoint, tmp_path):
     pairs = tmp_path / "pairs.jsonl"
     lines = [
         {"problem": "2*x", "candidate": "x^2"},
         {"problem": ["cos", "x"], "candidate": "sin x"},
     ]
     pairs.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    code, out, err = run(
-        capsys,
+    code, out, err = cli(
         "integration",
         "score",
         "--model",
@@ -90,18 +65,18 @@ def test_score_prints_log_probabilities(capsys, checkpoint, tmp_path):
     assert len(records) == 2 and all(r["logprob"] < 0 for r in records)
 
 
-def test_score_needs_a_model_with_probabilities(capsys, tmp_path):
+def test_score_needs_a_model_with_probabilities(cli, tmp_path):
     pairs = tmp_path / "pairs.jsonl"
     pairs.write_text(json.dumps({"problem": "2*x", "candidate": "x^2"}) + "\n")
-    code, _, err = run(capsys, "integration", "score", "--model", "sympy", "--input", str(pairs))
+    code, _, err = cli("integration", "score", "--model", "sympy", "--input", str(pairs))
     assert code == 2
     assert err.count("\n") == 1 and "log-probabilities" in err
 
 
-def test_evaluate_reports_fail_at_k(capsys, problems, tmp_path):
+def test_evaluate_reports_fail_at_k(cli, problems, tmp_path):
     out = tmp_path / "eval.parquet"
-    code, _, err = run(
-        capsys, "integration", "evaluate", "--model", "py:test_models_cli:cli_answer",
+    code, _, err = cli(
+        "integration", "evaluate", "--model", "py:test_models_cli:cli_answer",
         "--data", str(problems), "--k", "1", "2", "--out", str(out), "--workers", "1",
     )  # fmt: skip
     assert code == 0, err
@@ -113,16 +88,15 @@ def test_evaluate_reports_fail_at_k(capsys, problems, tmp_path):
     assert summary["policy"] == "strict"
 
 
-def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, problems):
+def test_bad_input_is_one_line_and_exit_2(cli, tmp_path, problems):
     bad = tmp_path / "bad.txt"
     bad.write_text("x^2\nsin(\n")
-    code, _, err = run(
-        capsys, "integration", "predict", "--model", "sympy", "--problems", str(bad),
+    code, _, err = cli(
+        "integration", "predict", "--model", "sympy", "--problems", str(bad),
         "--out", str(tmp_path / "p.jsonl"),
     )  # fmt: skip
     assert code == 2 and f"{bad}:2" in err and err.count("\n") == 1
-    code, _, err = run(
-        capsys,
+    code, _, err = cli(
         "integration",
         "predict",
         "--model",

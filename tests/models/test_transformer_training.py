@@ -5,18 +5,8 @@ import json
 import pytest
 import sympy as sp
 
-from genprobe.cli import main
 from genprobe.models.registry import load_model
 from genprobe.tasks.integration import X, from_sympy, problem_prefix, to_prefix
-
-
-def run(capsys, *argv):
-    code = 0
-    try:
-        main(list(argv))
-    except SystemExit as exit_:
-        code = exit_.code
-    return code, capsys.readouterr().err
 
 
 @pytest.fixture(scope="module")
@@ -34,17 +24,18 @@ def data(tmp_path_factory):
     return path
 
 
-def train(capsys, data, out, *extra):
-    return run(
-        capsys, "integration", "train", "--data", str(data), "--out", str(out),
+def train(cli, data, out, *extra):
+    code, _, err = cli(
+        "integration", "train", "--data", str(data), "--out", str(out),
         "--batch-size", "8", "--valid-size", "5", "--warmup", "5", "--lr", "3e-3",
         "--max-len", "40", "--device", "cpu", *extra,
     )  # fmt: skip
+    return code, err
 
 
-def test_training_lowers_the_loss_and_writes_a_usable_checkpoint(capsys, data, tmp_path):
+def test_training_lowers_the_loss_and_writes_a_usable_checkpoint(cli, data, tmp_path):
     out = tmp_path / "run"
-    code, err = train(capsys, data, out, "--epochs", "4", "--epoch-size", "64")
+    code, err = train(cli, data, out, "--epochs", "4", "--epoch-size", "64")
     assert code == 0, err
     metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [m["epoch"] for m in metrics] == [0, 1, 2, 3]
@@ -54,18 +45,16 @@ def test_training_lowers_the_loss_and_writes_a_usable_checkpoint(capsys, data, t
     assert len(model.candidates([from_sympy(2 * X)], k=2)[0]) == 2
 
 
-def test_an_interrupted_run_resumes_after_its_last_epoch(capsys, data, tmp_path):
+def test_an_interrupted_run_resumes_after_its_last_epoch(cli, data, tmp_path):
     out = tmp_path / "run"
-    code, err = train(
-        capsys, data, out, "--epochs", "2", "--epoch-size", "32", "--max-minutes", "0"
-    )
+    code, err = train(cli, data, out, "--epochs", "2", "--epoch-size", "32", "--max-minutes", "0")
     assert code == 0, err
     first = (out / "metrics.jsonl").read_text().splitlines()
     assert len(first) == 1  # stopped after one step, validated and saved epoch 0
-    code, err = train(capsys, data, out, "--epochs", "2", "--epoch-size", "32")
+    code, err = train(cli, data, out, "--epochs", "2", "--epoch-size", "32")
     assert code == 0, err
     metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [m["epoch"] for m in metrics] == [0, 1]
     assert metrics[1]["step"] == metrics[0]["step"] + 4
-    code, err = train(capsys, data, out, "--epochs", "3", "--epoch-size", "32")
+    code, err = train(cli, data, out, "--epochs", "3", "--epoch-size", "32")
     assert code == 2 and "different run" in err

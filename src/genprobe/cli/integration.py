@@ -154,22 +154,11 @@ def _print_counters(console: Any, counters: Any, attempts: int) -> None:
 def _read_pairs(path: Path) -> list[tuple[Any, Any]]:
     """(problem, candidate) per line; problems are parsed here so errors can name the line."""
     from genprobe.errors import UnsupportedExpressionError
+    from genprobe.studies.integration_files import json_lines
     from genprobe.tasks.integration.verifier import read_expression
 
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise DataFormatError(path, None, f"cannot read: {error}") from None
     pairs = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise DataFormatError(path, number, f"not JSON: {error.msg}") from None
-        if not isinstance(record, dict):
-            raise DataFormatError(path, number, "expected a JSON object")
+    for number, record in json_lines(path, objects=True):
         for name in ("problem", "candidate"):
             value = record.get(name)
             if not (isinstance(value, str) or _is_token_list(value)):

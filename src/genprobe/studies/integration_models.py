@@ -10,7 +10,6 @@ Files accepted (every problem and candidate as infix text or prefix tokens):
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import Any
 from genprobe.errors import DataFormatError, GenprobeError, UnsupportedExpressionError
 from genprobe.models.base import Candidate, Model
 from genprobe.models.inputs import read_input
+from genprobe.studies.integration_files import json_lines, text_lines
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import to_prefix
 from genprobe.tasks.integration.verifier import Verifier
@@ -60,27 +60,16 @@ def _records(path: Path, split: str | None) -> list[tuple[int, Any, Any]]:
             (int(row) + 1, value, ref)
             for row, value, ref in zip(frame.index, frame[column], references, strict=True)
         ]
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise DataFormatError(path, None, f"cannot read: {error}") from None
     out = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        if path.suffix == ".jsonl":
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise DataFormatError(path, number, f"not JSON: {error.msg}") from None
-            if isinstance(record, dict):
-                if split is not None and record.get("split", split) != split:
-                    continue
+    if path.suffix == ".jsonl":
+        for number, record in json_lines(path):
+            if not isinstance(record, dict):
+                out.append((number, record, None))
+            elif split is None or record.get("split", split) == split:
                 value = record.get("problem", record.get("input"))
                 out.append((number, value, record.get("output", record.get("reference"))))
-            else:
-                out.append((number, record, None))
-            continue
+        return out
+    for number, line in text_lines(path):
         head, tab, reference = line.partition("\t")
         count, bar, problem = head.partition("|")
         text = problem if bar and count.strip().isdigit() else head
@@ -117,21 +106,8 @@ def read_pairs(path: str | Path) -> list[tuple[Expr, Expr]]:
     Raises:
         DataFormatError: not JSON, a missing field, or a field that cannot be parsed.
     """
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise DataFormatError(path, None, f"cannot read: {error}") from None
     pairs = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise DataFormatError(path, number, f"not JSON: {error.msg}") from None
-        if not isinstance(record, dict):
-            raise DataFormatError(path, number, "expected a JSON object")
+    for number, record in json_lines(path, objects=True):
         pair = []
         for name in ("problem", "candidate"):
             text = _field_text(record.get(name))
