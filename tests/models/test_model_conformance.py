@@ -1,0 +1,51 @@
+"""Every registered kind of model meets the same contract (as scikit-learn's common checks):
+one ranked list per problem, at most k candidates, scores sorted, the same answers whether
+problems come together or one at a time."""
+
+import pytest
+from test_model_adapters import PROBLEMS
+from test_openai_endpoint import Endpoint
+
+from genprobe.models.adapters.seq2seq import DecodingConfig
+from genprobe.models.base import Candidate
+from genprobe.models.registry import MODELS, load_model
+from genprobe.tasks.integration import Expr
+
+
+@pytest.fixture(scope="module")
+def endpoint():
+    server = Endpoint()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def spec_and_settings(request, checkpoint, endpoint):
+    decoding = DecodingConfig(beam_size=3, max_len=10)
+    return {
+        "ckpt": (f"ckpt:{checkpoint}", {"decoding": decoding}),
+        "lc": (f"lc:{checkpoint}", {"decoding": decoding}),
+        "sympy": ("sympy", {"deadline": 20.0, "workers": 1}),
+        "openai": (f"openai:m@{endpoint.url}", {"retries": 0}),
+        "py": ("py:test_model_adapters:answer", {}),
+    }[request.param]
+
+
+@pytest.mark.parametrize("spec_and_settings", sorted(MODELS), indirect=True)
+def test_model_contract(spec_and_settings):
+    spec, settings = spec_and_settings
+    model = load_model(spec, **settings)
+    try:
+        together = model.candidates(PROBLEMS, k=2)
+        alone = [model.candidates([problem], k=2)[0] for problem in PROBLEMS]
+    finally:
+        model.close()
+    assert len(together) == len(PROBLEMS)
+    for candidates, single in zip(together, alone, strict=True):
+        assert len(candidates) <= 2
+        assert all(isinstance(c, Candidate) for c in candidates)
+        assert all(isinstance(c.answer, (Expr, str, tuple)) for c in candidates)
+        scores = [c.score for c in candidates]
+        assert scores == sorted(scores, reverse=True)
+        assert [c.answer for c in candidates] == [c.answer for c in single]
+    assert isinstance(model.describe()["name"], str)
