@@ -81,12 +81,17 @@ class Seq2SeqModel(Model):
 
     def _sources(self, problems: Sequence[Expr]) -> list[list[int]]:
         wrap = VOCAB[EOS_INDEX]
-        sources = [encode_tokens([wrap, *problem_prefix(p), wrap]) for p in problems]
-        limit = self.network.config.max_positions
-        for index, source in enumerate(sources):
-            if len(source) > limit:
-                raise ConfigError(f"problem {index}", f"at most {limit} tokens", len(source))
-        return sources
+        return self._within_positions(
+            "problem", [encode_tokens([wrap, *problem_prefix(p), wrap]) for p in problems]
+        )
+
+    def _within_positions(self, what: str, sequences: list[list[int]]) -> list[list[int]]:
+        """`sequences`, each at most the position table's length (a decoder input adds BOS)."""
+        limit = self.network.config.max_positions - (what == "candidate")
+        for index, sequence in enumerate(sequences):
+            if len(sequence) > limit:
+                raise ConfigError(f"{what} {index}", f"at most {limit} tokens", len(sequence))
+        return sequences
 
     def candidates(self, problems: Sequence[Expr], k: int) -> list[list[Candidate]]:
         if k < 1:
@@ -125,7 +130,9 @@ class Seq2SeqModel(Model):
 
     def score(self, pairs: Sequence[tuple[Expr, Expr]]) -> list[float]:
         sources = self._sources([problem for problem, _ in pairs])
-        targets = [encode_tokens(to_prefix(candidate)) for _, candidate in pairs]
+        targets = self._within_positions(
+            "candidate", [encode_tokens(to_prefix(candidate)) for _, candidate in pairs]
+        )
         out = [0.0] * len(pairs)
         for chosen, src in self._batches(sources):
             chosen_targets = [targets[i] for i in chosen]
