@@ -65,6 +65,11 @@ class Seq2SeqModel(Model):
             )
         self.network = network.to(device).eval()
         self.decoding = (decoding or DecodingConfig()).validated()
+        if self.decoding.max_len > config.max_positions:
+            raise ConfigError(
+                "max_len", f"at most the model's {config.max_positions} positions",
+                self.decoding.max_len,
+            )  # fmt: skip
         self.device = torch.device(device)
         self.name = name
 
