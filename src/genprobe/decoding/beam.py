@@ -33,12 +33,16 @@ class BeamDecoder(IncrementalDecoder, Protocol):
     eos_index: int
     pad_index: int
 
+    def expand(self, state: Any, n: int) -> Any:
+        """Each row becomes n consecutive rows (a source's beams or samples)."""
+        ...
+
     def reorder(self, state: Any, index: Tensor) -> Any:
         """Row i continues row index[i] (index keeps every row within its source)."""
         ...
 
-    def select(self, state: Any, index: Tensor) -> Any:
-        """Keep rows `index` (any rows, any number)."""
+    def keep(self, state: Any, sources: Tensor) -> Any:
+        """Keep the rows of these sources (indices among the current ones), in this order."""
         ...
 
 
@@ -141,7 +145,7 @@ def beam_search(
     hyps = _Hypotheses(n_src, b, max_len, pad, device)
 
     state, token = model.start(src)
-    state = model.select(state, torch.arange(n_src, device=device).repeat_interleave(b))
+    state = model.expand(state, b)
     token = token.repeat_interleave(b)
     # live sources (A of them) and their beams: (A, b) total log-probs, (A, b, t) tokens
     alive = torch.arange(n_src, device=device)
@@ -198,7 +202,7 @@ def beam_search(
                 break
             keep = live.nonzero().squeeze(1)
             rows = (keep[:, None] * b + torch.arange(b, device=device)).view(-1)
-            state = model.select(state, rows)
+            state = model.keep(state, keep)
             alive, beam_scores, beam_tokens = alive[keep], beam_scores[keep], beam_tokens[keep]
             token = token[rows]
     return hyps.best(k)

@@ -36,7 +36,7 @@ def sample(
     eos, pad = model.eos_index, model.pad_index
     n_src, device = src.shape[0], src.device
     state, token = model.start(src)
-    state = model.select(state, torch.arange(n_src, device=device).repeat_interleave(n))
+    state = model.expand(state, n)
     token = token.repeat_interleave(n)
     done = torch.zeros(n_src * n, dtype=torch.bool, device=device)
     totals = torch.zeros(n_src * n, device=device)

@@ -48,6 +48,17 @@ class MultiHeadAttention(nn.Module):
         self.v_lin = nn.Linear(dim, dim)
         self.out_lin = nn.Linear(dim, dim)
 
+    def attend_grouped(self, x: Tensor, k: Tensor, v: Tensor, mask: Tensor, group: int) -> Tensor:
+        """One query per row of x (N, 1, D), rows in groups of `group` consecutive rows sharing
+        keys/values (N / group, H, S, d) and mask (N / group, 1, 1, S): a source's beams attend
+        to its encoder output in one matmul, and it is stored once, not once per beam."""
+        n, _, dim = x.shape
+        q = self.q_lin(x).view(n // group, group, self.n_heads, dim // self.n_heads)
+        q = q.transpose(1, 2) * (dim // self.n_heads) ** -0.5  # (S, H, g, d)
+        scores = (q @ k.transpose(2, 3)).masked_fill(~mask, float("-inf"))  # (S, H, g, S)
+        out = torch.softmax(scores.float(), dim=-1).to(v.dtype) @ v  # (S, H, g, d)
+        return self.out_lin(out.transpose(1, 2).reshape(n, 1, dim))
+
     def split(self, x: Tensor) -> Tensor:
         b, t, dim = x.shape
         return x.view(b, t, self.n_heads, dim // self.n_heads).transpose(1, 2)  # (B, H, T, d)
@@ -128,15 +139,17 @@ class Stack(nn.Module):
 
 @dataclass(frozen=True)
 class DecoderState:
-    """Incremental decoding state: per-layer key/value caches of the tokens fed so far, and the
-    cross-attention keys/values of the encoder output (computed once)."""
+    """Incremental decoding state: per-layer key/value caches of the tokens fed so far (a row
+    per hypothesis), and the cross-attention keys/values of the encoder output (computed once,
+    stored once per source)."""
 
     self_k: tuple[Tensor, ...]  # L × (N, H, t, d)
     self_v: tuple[Tensor, ...]
-    cross_k: tuple[Tensor, ...]  # L × (N, H, Ls, d)
+    cross_k: tuple[Tensor, ...]  # L × (S, H, Ls, d), once per source
     cross_v: tuple[Tensor, ...]
-    src_mask: Tensor  # (N, 1, 1, Ls), True at real source tokens
+    src_mask: Tensor  # (S, 1, 1, Ls), True at real source tokens
     length: int  # tokens fed so far (the next position)
+    group: int  # rows per source: N = S · group, each source's rows consecutive
     # row i of the self-attention caches is row pending[i] of the stored ones; applied by the
     # next step while it appends, so a reorder costs one copy of the cache, not two
     pending: Tensor | None = None
@@ -198,7 +211,8 @@ class Seq2SeqTransformer(nn.Module):
             tuple(k for k, _ in cross),
             tuple(v for _, v in cross),
             mask,
-            0,
+            length=0,
+            group=1,
         )
         return state, torch.full((src.shape[0],), self.eos_index, device=src.device)
 
@@ -214,15 +228,20 @@ class Seq2SeqTransformer(nn.Module):
             self_k.append(k)
             self_v.append(v)
             x = dec.residual(x, attention.attend(x, k, v, None, causal=False), dec.layer_norm1[i])
-            cross = dec.encoder_attn[i].attend(
-                x, state.cross_k[i], state.cross_v[i], state.src_mask, causal=False
+            cross = dec.encoder_attn[i].attend_grouped(
+                x, state.cross_k[i], state.cross_v[i], state.src_mask, state.group
             )
             x = dec.ffn(i, dec.residual(x, cross, dec.layer_norm15[i]))
-        new = DecoderState(
-            tuple(self_k), tuple(self_v), state.cross_k, state.cross_v, state.src_mask,
-            state.length + 1,
+        new = replace(
+            state, self_k=tuple(self_k), self_v=tuple(self_v), length=state.length + 1,
+            pending=None,
         )  # fmt: skip
         return dec.proj(x[:, 0]), new
+
+    def expand(self, state: DecoderState, n: int) -> DecoderState:
+        """Each row becomes n consecutive rows (a source's beams or samples)."""
+        rows = torch.arange(len(state.src_mask) * state.group, device=state.src_mask.device)
+        return replace(self.reorder(state, rows.repeat_interleave(n)), group=state.group * n)
 
     def reorder(self, state: DecoderState, index: Tensor) -> DecoderState:
         """Row i continues row index[i]'s prefix. Rows keep their source, so the cross-attention
@@ -230,13 +249,15 @@ class Seq2SeqTransformer(nn.Module):
         pending = index if state.pending is None else state.pending.index_select(0, index)
         return replace(state, pending=pending)
 
-    def select(self, state: DecoderState, index: Tensor) -> DecoderState:
-        """Rows index (any rows, any count): to expand a batch into beams or drop finished ones."""
+    def keep(self, state: DecoderState, sources: Tensor) -> DecoderState:
+        """Only the rows of `sources` (indices among the current sources), in that order."""
+        g = state.group
+        rows = (sources[:, None] * g + torch.arange(g, device=sources.device)).view(-1)
         return replace(
-            self.reorder(state, index),
-            cross_k=tuple(k.index_select(0, index) for k in state.cross_k),
-            cross_v=tuple(v.index_select(0, index) for v in state.cross_v),
-            src_mask=state.src_mask.index_select(0, index),
+            self.reorder(state, rows),
+            cross_k=tuple(k.index_select(0, sources) for k in state.cross_k),
+            cross_v=tuple(v.index_select(0, sources) for v in state.cross_v),
+            src_mask=state.src_mask.index_select(0, sources),
         )
 
 
