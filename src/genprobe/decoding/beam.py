@@ -194,17 +194,16 @@ def beam_search(
         state = model.reorder(state, rows)
         prefix = beam_tokens.gather(1, source[:, :, None].expand(-1, -1, t))
         beam_tokens = torch.cat([prefix, word[:, :, None]], dim=2)
-        token = word.reshape(-1)
 
         live = ~done & torch.isfinite(beam_scores).any(dim=1)
         if not bool(live.all()):
             if not bool(live.any()):
                 break
             keep = live.nonzero().squeeze(1)
-            rows = (keep[:, None] * b + torch.arange(b, device=device)).view(-1)
             state = model.keep(state, keep)
             alive, beam_scores, beam_tokens = alive[keep], beam_scores[keep], beam_tokens[keep]
-            token = token[rows]
+            word = word[keep]
+        token = word.reshape(-1)
     return hyps.best(k)
 
 
