@@ -346,15 +346,15 @@ def evaluate(
     data: Annotated[Path, typer.Option("--data", help="Problems file (see docs).")],
     ks: list[int] = typer.Option([1, 10], "--k", help="Fail@k for each k: --k 1 10 50."),
     # click options take one value each; this collects the 10 and 50 of `--k 1 10 50`
-    more_ks: list[int] = typer.Argument(None, hidden=True),
+    more_ks: list[int] = typer.Argument(None, hidden=True, metavar="K"),
     out: Path = typer.Option(
-        None, "--out", help="Per-example Parquet [default: DATA.eval.parquet]."
+        None, "--out", help="Per-example Parquet (default: DATA.eval.parquet)."
     ),
     split: str = typer.Option(None, help="Only rows of this split (JSONL/Parquet datasets)."),
     limit: int = typer.Option(None, help="Only the first N problems."),
     policy: str = typer.Option("strict", help="strict (timeout fails) or generous (passes)."),
     deadline: float = typer.Option(2.0, help="Verifier seconds per candidate."),
-    workers: int = typer.Option(None, help="Verifier processes [default: one per CPU]."),
+    workers: int = typer.Option(None, help="Verifier processes (default: one per CPU)."),
     beam: Beam = 10,
     decoding: Decoding = "beam",
     length_penalty: LengthPenalty = 1.0,
@@ -414,7 +414,7 @@ def train(
     out: Annotated[Path, typer.Option("--out", help="Run directory (resumed if it exists).")],
     size: str = typer.Option("small", help="small (2 CPU cores) or paper (1024, 6+6; GPU)."),
     epochs: int = typer.Option(10, help="Epochs (one checkpoint and validation each)."),
-    epoch_size: int = typer.Option(None, help="Examples per epoch [default: all]."),
+    epoch_size: int = typer.Option(None, help="Examples per epoch (default: all)."),
     batch_size: int = typer.Option(64, help="Examples per step."),
     lr: float = typer.Option(5e-4, help="Peak AdamW learning rate."),
     warmup: int = typer.Option(1000, help="Warm-up steps."),
