@@ -1,0 +1,1 @@
+"""Run directories: resolved config + hash + provenance, atomic writes, resume."""
