@@ -66,3 +66,13 @@ def test_malformed_files_name_file_and_line(tmp_path):
         read_tsv(tmp_path / "bad.tsv", G)
     with pytest.raises(DataFormatError, match="no such file"):
         read_inputs(tmp_path / "missing.src", G)
+
+
+def test_written_files_get_the_usual_permissions(tmp_path):
+    import os
+    import stat
+
+    path = write_tsv(tmp_path / "p.tsv", G, generate("short", 3, seed=1))
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
