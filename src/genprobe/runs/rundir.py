@@ -30,8 +30,13 @@ def open_run(path: str | Path, kind: str, config: dict[str, Any]) -> Path:
             )
         return path
     if path.exists() and any(path.iterdir()):
-        raise RunDirError(f"{path} exists, is not empty and has no {CONFIG_FILE}: choose another --out")
-    write_json(path / CONFIG_FILE, {"kind": kind, "hash": digest, "config": config, "provenance": provenance()})
+        raise RunDirError(
+            f"{path} exists, is not empty and has no {CONFIG_FILE}: choose another --out"
+        )
+    write_json(
+        path / CONFIG_FILE,
+        {"kind": kind, "hash": digest, "config": config, "provenance": provenance()},
+    )
     return path
 
 
