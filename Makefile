@@ -15,7 +15,8 @@ $(BIN)/genprobe: pyproject.toml
 	touch $@
 
 demo: $(BIN)/genprobe
-	$(BIN)/genprobe rewriting sweep --seeds 6 --train-size 20000 --max-epochs 12 --out runs/demo
+	$(BIN)/genprobe rewriting sweep --seeds 6 --train-size 30000 --validation-size 1000 \
+		--suite-size 1000 --max-epochs 30 --out runs/demo
 
 test: $(BIN)/genprobe
 	$(BIN)/pytest
