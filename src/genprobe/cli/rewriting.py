@@ -229,16 +229,21 @@ def _finish(run: Path, report: bool, as_json: bool) -> None:
     from genprobe.analysis.stats import summarize
     from genprobe.studies.seed_sensitivity import read_predictions
 
-    accuracy = accuracy_table(read_predictions(run))
     if report:
-        write_report(run)
-    summary = {suite: summarize(accuracy[suite].to_numpy()).to_dict() for suite in accuracy.columns}
+        write_report(run)  # also writes the summaries to stats.json
+        stored = json.loads((run / "stats.json").read_text())["summary"]  # keys sorted
+        order = json.loads((run / "metrics.json").read_text())["suites"]
+        summary = {suite: stored[suite] for suite in order}
+    else:
+        accuracy = accuracy_table(read_predictions(run))
+        summary = {s: summarize(accuracy[s].to_numpy()).to_dict() for s in accuracy.columns}
     if as_json:
         print(json.dumps({"run": str(run), "summary": summary}))
         return
     from rich.table import Table
 
-    table = Table(title=f"accuracy % across {len(accuracy)} seeds")
+    seeds = next(iter(summary.values()))["n"]
+    table = Table(title=f"accuracy % across {seeds} seeds")
     for column in ("suite", "mean", "std", "min", "median", "max"):
         table.add_column(column, justify="right")
     for suite, s in summary.items():

@@ -13,7 +13,7 @@ Examples (the authors' grammar: 40 symbols, letters ABC, 2 variants)::
 from __future__ import annotations
 
 import itertools
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -123,6 +123,3 @@ class Grammar:
         tokens = self.token_index(ids, letters, variants)
         tokens[src == 0] = -1
         return tokens.reshape(n, length * k)
-
-    def to_dict(self) -> dict:
-        return asdict(self)

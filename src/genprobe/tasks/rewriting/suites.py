@@ -62,9 +62,6 @@ class Examples:
     def __len__(self) -> int:
         return len(self.src)
 
-    def take(self, n: int) -> Examples:
-        return Examples(self.src[:n], self.tgt[:n])
-
 
 def suite(name: str) -> Suite:
     if name not in SUITES:
