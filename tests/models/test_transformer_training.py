@@ -4,6 +4,7 @@ import json
 
 import pytest
 import sympy as sp
+import torch
 
 from genprobe.models.registry import load_model
 from genprobe.tasks.integration import X, from_sympy, problem_prefix, to_prefix
@@ -45,16 +46,57 @@ def test_training_lowers_the_loss_and_writes_a_usable_checkpoint(cli, data, tmp_
     assert len(model.candidates([from_sympy(2 * X)], k=2)[0]) == 2
 
 
-def test_an_interrupted_run_resumes_after_its_last_epoch(cli, data, tmp_path):
-    out = tmp_path / "run"
-    code, err = train(cli, data, out, "--epochs", "2", "--epoch-size", "32", "--max-minutes", "0")
-    assert code == 0, err
-    first = (out / "metrics.jsonl").read_text().splitlines()
-    assert len(first) == 1  # stopped after one step, validated and saved epoch 0
-    code, err = train(cli, data, out, "--epochs", "2", "--epoch-size", "32")
-    assert code == 0, err
-    metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
-    assert [m["epoch"] for m in metrics] == [0, 1]
-    assert metrics[1]["step"] == metrics[0]["step"] + 4
-    code, err = train(cli, data, out, "--epochs", "3", "--epoch-size", "32")
+def weights(out):
+    return load_model(f"ckpt:{out}").network.state_dict()
+
+
+def metrics_of(out):
+    return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+
+
+def whole_and_resumed(cli, data, tmp_path, *extra):
+    """The same 2-epoch run, once uninterrupted and once stopped after one step and resumed."""
+    whole, parts = tmp_path / "whole", tmp_path / "parts"
+    common = ("--epochs", "2", "--epoch-size", "32", *extra)
+    assert train(cli, data, whole, *common)[0] == 0
+    assert train(cli, data, parts, *common, "--max-minutes", "0")[0] == 0
+    first = metrics_of(parts)
+    assert len(first) == 1 and first[0]["step"] == 1  # one step, validated and saved
+    assert first[0]["partial"] == 0.25
+    assert train(cli, data, parts, *common)[0] == 0
+    return whole, parts
+
+
+def assert_same_weights(a, b):
+    expected, got = weights(a), weights(b)
+    assert all(torch.equal(expected[name], got[name]) for name in expected)
+
+
+def test_an_interrupted_run_resumes_where_it_stopped_and_ends_with_the_same_weights(
+    cli, data, tmp_path
+):
+    whole, parts = whole_and_resumed(cli, data, tmp_path)
+    summary = [(m["epoch"], m["step"], "partial" in m) for m in metrics_of(parts)]
+    assert summary == [(0, 4, False), (1, 8, False)]
+    assert_same_weights(whole, parts)
+    code, err = train(cli, data, parts, "--epochs", "3", "--epoch-size", "32")
     assert code == 2 and "different run" in err
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+def test_mixed_precision_trains_and_resumes_exactly(cli, data, tmp_path, precision):
+    """The autocast path GPUs take (bf16, or fp16 with a gradient scaler), run on the CPU."""
+    whole, parts = whole_and_resumed(cli, data, tmp_path, "--precision", precision)
+    assert_same_weights(whole, parts)
+    losses = [m["train_loss"] for m in metrics_of(whole)]
+    assert all(0 < loss < 10 for loss in losses) and losses[1] < losses[0]
+    scaler = torch.load(parts / "state.pt", weights_only=True)["scaler"]
+    assert bool(scaler) == (precision == "fp16")  # only fp16 scales the loss
+    fp32 = weights(whole)  # and autocast really ran: fp32 weights differ
+    assert train(cli, data, tmp_path / "fp32", "--epochs", "2", "--epoch-size", "32")[0] == 0
+    assert any(not torch.equal(fp32[n], w) for n, w in weights(tmp_path / "fp32").items())
+
+
+def test_an_unknown_precision_is_a_one_line_error(cli, data, tmp_path):
+    code, err = train(cli, data, tmp_path / "run", "--precision", "fp8")
+    assert code == 2 and "precision" in err and "Traceback" not in err

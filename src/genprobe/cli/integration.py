@@ -424,7 +424,12 @@ def train(
     max_len: int = typer.Option(256, help="Longest sequence (tokens) trained and decoded."),
     seed: int = typer.Option(0, help="Initialization, shuffling and held-out choice."),
     device: str = typer.Option("auto", help="auto, cpu, cuda, ..."),
-    max_minutes: float = typer.Option(None, help="Stop training after this long (then save)."),
+    precision: str = typer.Option(
+        "auto", help="auto (bf16 or fp16 on GPU, fp32 on CPU), fp32, bf16, fp16."
+    ),
+    max_minutes: float = typer.Option(
+        None, help="Stop after this long (validate, save; rerun to go on)."
+    ),
 ) -> None:
     """Train the integration transformer; validation Fail@1 (greedy, verified) every epoch."""
     from dataclasses import asdict
@@ -436,7 +441,7 @@ def train(
     config = TrainConfig(
         data=str(data), size=size, dropout=dropout, lr=lr, warmup=warmup,
         batch_size=batch_size, clip=clip, epochs=epochs, epoch_size=epoch_size,
-        valid_size=valid_size, max_len=max_len, seed=seed, device=device,
+        valid_size=valid_size, max_len=max_len, seed=seed, device=device, precision=precision,
     ).validated()  # fmt: skip
     open_run(out, "integration-train", asdict(config))
     with progress_bar() as progress:
@@ -446,8 +451,9 @@ def train(
             progress.update(task, completed=done, total=total, description=f"loss {loss:.3f}")
 
         def on_epoch(metrics: dict) -> None:
+            part = f" ({metrics['partial']:.0%} of it)" if "partial" in metrics else ""
             console.print(
-                f"epoch {metrics['epoch']}: loss {metrics['train_loss']:.4f}, "
+                f"epoch {metrics['epoch']}{part}: loss {metrics['train_loss']:.4f}, "
                 f"valid Fail@1 {metrics['valid_fail@1']:.1%} ({metrics['train_seconds']:.0f} s)"
             )
 

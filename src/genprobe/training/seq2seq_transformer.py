@@ -1,10 +1,12 @@
 """Training the integration transformer on (integrand, primitive) prefix pairs.
 
 AdamW with linear warm-up, gradient-norm clipping, bf16 (or fp16 with loss scaling) autocast on
-GPU, batches of similar lengths, and one checkpoint per epoch: `model.pt` (the model, readable
-as `ckpt:DIR`) and `state.pt` (optimizer, step, RNG) in the run directory, so an interrupted run
-resumes where its last epoch ended. After every epoch, Fail@1 of greedy decoding on held-out
-problems is measured with the verifier and appended to `metrics.jsonl`.
+GPU, batches of similar lengths. `model.pt` (the model, readable as `ckpt:DIR`) and `state.pt`
+(optimizer, step, RNG, position in the epoch) are saved after every epoch, every ten minutes and
+when the time budget runs out, so an interrupted run resumes at the batch where it stopped and
+ends with the same weights as an uninterrupted one. After every epoch (and at a time-budget
+stop), Fail@1 of greedy decoding on held-out problems is measured with the verifier and
+appended to `metrics.jsonl`.
 
 Sizes: `SMALL` trains on two CPU cores; `PAPER` is Lample & Charton's (dim 1024, 6 + 6 layers,
 8 heads), for GPUs.
@@ -13,10 +15,9 @@ Sizes: `SMALL` trains on two CPU cores; `PAPER` is Lample & Charton's (dim 1024,
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,8 @@ from genprobe.training.loss import token_cross_entropy
 SMALL = TransformerConfig(dim=128, n_enc_layers=2, n_dec_layers=2, n_heads=4, max_positions=1024)
 PAPER = TransformerConfig(dim=1024, n_enc_layers=6, n_dec_layers=6, n_heads=8)
 SIZES = {"small": SMALL, "paper": PAPER}
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+SAVE_EVERY_SECONDS = 600
 
 
 @dataclass(frozen=True)
@@ -56,11 +59,15 @@ class TrainConfig:
     max_len: int = 256  # longest sequence kept for training and decoded in validation
     seed: int = 0
     device: str = "auto"  # auto: cuda when available
+    # autocast: auto = bf16 on GPUs that support it, else fp16 on GPU, fp32 on CPU
+    precision: str = "auto"
     extra: dict[str, Any] = field(default_factory=dict)  # free-form notes, kept in config.json
 
     def validated(self) -> TrainConfig:
         if self.size not in SIZES:
             raise ConfigError("size", f"one of {sorted(SIZES)}", self.size)
+        if self.precision not in PRECISIONS:
+            raise ConfigError("precision", f"one of {PRECISIONS}", self.precision)
         for name in ("batch_size", "epochs", "valid_size", "max_len"):
             if getattr(self, name) < 1:
                 raise ConfigError(name, "at least 1", getattr(self, name))
@@ -155,21 +162,27 @@ def split_valid(
     return take(kept), take(held)
 
 
-def batches(pairs: Pairs, batch_size: int, n_examples: int, rng: np.random.Generator):
-    """Shuffled batches of similar source length: (src, tgt_in, tgt_out) padded LongTensors."""
+def batch_indices(
+    pairs: Pairs, batch_size: int, n_examples: int, rng: np.random.Generator
+) -> list[list[int]]:
+    """One epoch's batches, shuffled, each of examples of similar source length."""
     order = rng.choice(len(pairs), size=n_examples, replace=n_examples > len(pairs))
     pool = batch_size * 50  # sort within pools of 50 batches: little padding, still shuffled
     chunks = []
     for start in range(0, len(order), pool):
         part = sorted(order[start : start + pool], key=lambda i: len(pairs.src[i]))
         chunks += [part[i : i + batch_size] for i in range(0, len(part), batch_size)]
-    for index in rng.permutation(len(chunks)):
-        chosen = chunks[index]
-        src = _pad([pairs.src[i] for i in chosen])
-        tgt = [pairs.tgt[i] for i in chosen]
-        tgt_in = _pad([np.concatenate([[EOS_INDEX], t]) for t in tgt])
-        tgt_out = _pad([np.concatenate([t, [EOS_INDEX]]) for t in tgt])
-        yield src, tgt_in, tgt_out
+    return [chunks[i] for i in rng.permutation(len(chunks))]
+
+
+def collate(pairs: Pairs, chosen: Sequence[int]) -> tuple[torch.Tensor, ...]:
+    """(src, tgt_in, tgt_out) padded LongTensors of the chosen examples."""
+    tgt = [pairs.tgt[i] for i in chosen]
+    return (
+        _pad([pairs.src[i] for i in chosen]),
+        _pad([np.concatenate([[EOS_INDEX], t]) for t in tgt]),
+        _pad([np.concatenate([t, [EOS_INDEX]]) for t in tgt]),
+    )
 
 
 def _pad(rows: Sequence[np.ndarray]) -> torch.Tensor:
@@ -186,13 +199,15 @@ def _device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def _autocast(device: torch.device) -> tuple[torch.dtype | None, bool]:
-    """(autocast dtype or None, needs a grad scaler): bf16 where supported, else fp16."""
-    if device.type != "cuda":
-        return None, False
-    if torch.cuda.is_bf16_supported():
-        return torch.bfloat16, False
-    return torch.float16, True
+def _autocast(device: torch.device, precision: str) -> tuple[torch.dtype | None, bool]:
+    """(autocast dtype or None, needs a grad scaler)."""
+    if precision == "auto":
+        if device.type != "cuda":
+            return None, False
+        precision = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    return {"fp32": (None, False), "bf16": (torch.bfloat16, False), "fp16": (torch.float16, True)}[
+        precision
+    ]
 
 
 def fail_at_1(network: Seq2SeqTransformer, valid: Pairs, max_len: int, verifier: Verifier) -> float:
@@ -209,6 +224,43 @@ def fail_at_1(network: Seq2SeqTransformer, valid: Pairs, max_len: int, verifier:
     return 1.0 - passed / len(problems)
 
 
+def _train_step(
+    network: Seq2SeqTransformer,
+    optimizer: torch.optim.Optimizer,
+    scaler: torch.amp.GradScaler,
+    dtype: torch.dtype | None,
+    clip: float,
+    src: torch.Tensor,
+    tgt_in: torch.Tensor,
+    tgt_out: torch.Tensor,
+) -> tuple[float, int]:
+    """One optimizer step on a batch; (mean token loss, target tokens)."""
+    with torch.autocast(src.device.type, dtype=dtype, enabled=dtype is not None):
+        logits = network(src, tgt_in)
+    target = tgt_out.reshape(-1)
+    n_tokens = int((target != PAD_INDEX).sum())
+    losses = token_cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), target, PAD_INDEX)
+    loss = losses.sum() / n_tokens
+    optimizer.zero_grad(set_to_none=True)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(network.parameters(), clip)
+    scaler.step(optimizer)
+    scaler.update()
+    return float(loss.detach()), n_tokens
+
+
+@dataclass
+class _Progress:
+    """Where training stands; saved in `state.pt`."""
+
+    epoch: int = 0
+    batches_done: int = 0  # of this epoch
+    step: int = 0
+    elapsed: float = 0.0  # training seconds, all invocations together
+    epoch_rng: dict | None = None  # the data RNG at this epoch's start
+
+
 class Trainer:
     """Trains in `out` (a run directory opened by the caller); resumes from `state.pt`."""
 
@@ -223,8 +275,9 @@ class Trainer:
         time_budget: float | None = None,
     ) -> list[dict[str, Any]]:
         """Train; `on_step(step_in_epoch, steps_in_epoch, loss)` and `on_epoch(metrics)` report
-        progress. Stops after `time_budget` seconds of training (at a step boundary, then
-        validates and saves). Returns every epoch's metrics, resumed ones included."""
+        progress. Stops after `time_budget` seconds of training in this call (at a step
+        boundary, then validates and saves; the same call later goes on from there). Returns
+        every epoch's metrics, earlier calls' included."""
         c = self.config
         device = _device(c.device)
         torch.manual_seed(c.seed)
@@ -235,84 +288,92 @@ class Trainer:
         train, valid = split_valid(train, read_pairs(c.data, "valid", c.max_len), c.valid_size, rng)
         network = Seq2SeqTransformer(c.model_config()).to(device)
         optimizer = torch.optim.AdamW(network.parameters(), lr=c.lr, weight_decay=c.weight_decay)
-        dtype, scaled = _autocast(device)
-        scaler = torch.amp.GradScaler("cuda", enabled=scaled)
-        state_file, metrics_file = self.out / "state.pt", self.out / "metrics.jsonl"
-        history: list[dict[str, Any]] = []
-        step, start_epoch = 0, 0
-        if state_file.exists():
-            loaded, _ = load_transformer(self.out / "model.pt")
-            network.load_state_dict(loaded.state_dict())
-            state = torch.load(state_file, map_location=device, weights_only=True)
-            optimizer.load_state_dict(state["optimizer"])
-            step, start_epoch = int(state["step"]), int(state["epoch"]) + 1
-            rng.bit_generator.state = state["rng"]
-            torch.set_rng_state(state["torch_rng"])
-            history = [json.loads(line) for line in metrics_file.read_text().splitlines()]
+        dtype, scaled = _autocast(device, c.precision)
+        scaler = torch.amp.GradScaler(device.type, enabled=scaled)
+        at, history = _Progress(), []
+        if (self.out / "state.pt").exists():
+            at, history = self._resume(network, optimizer, scaler, rng, device)
         n_examples = c.epoch_size or len(train)
-        steps_per_epoch = math.ceil(n_examples / c.batch_size)
-        started = time.perf_counter()
+        started = last_save = time.perf_counter()
+        elapsed_before = at.elapsed
         with Verifier(VerifierConfig(deadline=c.verify_deadline)) as verifier:
-            for epoch in range(start_epoch, c.epochs):
+            for epoch in range(at.epoch, c.epochs):
+                if at.epoch_rng is None:
+                    at = replace(at, epoch=epoch, batches_done=0, epoch_rng=rng.bit_generator.state)
+                else:  # resuming inside this epoch: draw its batches again, skip the done ones
+                    rng.bit_generator.state = at.epoch_rng
+                plan = batch_indices(train, c.batch_size, n_examples, rng)
                 network.train()
                 losses, tokens, epoch_start = 0.0, 0, time.perf_counter()
-                out_of_time = False
-                for i, (src, tgt_in, tgt_out) in enumerate(
-                    batches(train, c.batch_size, n_examples, rng)
-                ):
-                    src, tgt_in, tgt_out = src.to(device), tgt_in.to(device), tgt_out.to(device)
+                stop = False
+                for i in range(at.batches_done, len(plan)):
                     for group in optimizer.param_groups:
-                        group["lr"] = c.lr * min(1.0, (step + 1) / max(c.warmup, 1))
-                    with torch.autocast(device.type, dtype=dtype, enabled=dtype is not None):
-                        logits = network(src, tgt_in)
-                    target = tgt_out.reshape(-1)
-                    n_tokens = int((target != PAD_INDEX).sum())
-                    loss = (
-                        token_cross_entropy(
-                            logits.reshape(-1, logits.shape[-1]).float(), target, PAD_INDEX
-                        ).sum()
-                        / n_tokens
-                    )
-                    optimizer.zero_grad(set_to_none=True)
-                    scaler.scale(loss).backward()
-                    scaler.unscale_(optimizer)
-                    torch.nn.utils.clip_grad_norm_(network.parameters(), c.clip)
-                    scaler.step(optimizer)
-                    scaler.update()
-                    step += 1
-                    losses += float(loss.detach()) * n_tokens
+                        group["lr"] = c.lr * min(1.0, (at.step + 1) / max(c.warmup, 1))
+                    batch = [t.to(device) for t in collate(train, plan[i])]
+                    loss, n_tokens = _train_step(network, optimizer, scaler, dtype, c.clip, *batch)
+                    now = time.perf_counter()
+                    at = replace(
+                        at, step=at.step + 1, batches_done=i + 1,
+                        elapsed=elapsed_before + now - started,
+                    )  # fmt: skip
+                    losses += loss * n_tokens
                     tokens += n_tokens
                     if on_step is not None:
-                        on_step(i + 1, steps_per_epoch, float(loss.detach()))
-                    if time_budget is not None and time.perf_counter() - started > time_budget:
-                        out_of_time = True
+                        on_step(i + 1, len(plan), loss)
+                    stop = time_budget is not None and now - started > time_budget
+                    if stop:
                         break
+                    if now - last_save > SAVE_EVERY_SECONDS and i + 1 < len(plan):
+                        self._save(network, optimizer, scaler, rng, at, history)
+                        last_save = now
                 network.eval()
-                train_seconds = time.perf_counter() - epoch_start
                 metrics = {
-                    "epoch": epoch, "step": step, "train_loss": losses / max(tokens, 1),
-                    "train_seconds": round(train_seconds, 2),
+                    "epoch": epoch, "step": at.step, "train_loss": losses / max(tokens, 1),
+                    "train_seconds": round(time.perf_counter() - epoch_start, 2),
                     "valid_fail@1": fail_at_1(network, valid, c.max_len, verifier),
-                    "valid_size": len(valid), "elapsed": round(time.perf_counter() - started, 2),
+                    "valid_size": len(valid), "elapsed": round(at.elapsed, 2),
                 }  # fmt: skip
+                if at.batches_done < len(plan):
+                    metrics["partial"] = at.batches_done / len(plan)
+                else:
+                    at = replace(at, epoch=epoch + 1, batches_done=0, epoch_rng=None)
                 history.append(metrics)
-                self._save(network, optimizer, step, epoch, rng, history)
+                self._save(network, optimizer, scaler, rng, at, history)
+                last_save = time.perf_counter()
                 if on_epoch is not None:
                     on_epoch(metrics)
-                if out_of_time:
+                if stop:
                     break
         return history
 
-    def _save(
-        self, network, optimizer, step: int, epoch: int, rng: np.random.Generator, history
-    ) -> None:
+    def _resume(
+        self, network, optimizer, scaler, rng: np.random.Generator, device: torch.device
+    ) -> tuple[_Progress, list[dict[str, Any]]]:
+        loaded, _ = load_transformer(self.out / "model.pt")
+        network.load_state_dict(loaded.state_dict())
+        state = torch.load(self.out / "state.pt", map_location=device, weights_only=True)
+        optimizer.load_state_dict(state["optimizer"])
+        scaler.load_state_dict(state["scaler"])
+        rng.bit_generator.state = state["rng"]
+        torch.set_rng_state(state["torch_rng"].cpu())
+        if "cuda_rng" in state:
+            torch.cuda.set_rng_state(state["cuda_rng"].cpu(), device)
+        lines = (self.out / "metrics.jsonl").read_text().splitlines()
+        # a partly trained epoch's validation is replaced when the epoch is finished
+        history = [m for m in map(json.loads, lines) if "partial" not in m]
+        return _Progress(**state["progress"]), history
+
+    def _save(self, network, optimizer, scaler, rng, at: _Progress, history) -> None:
         save_transformer(
-            self.out / "model.pt", network, asdict(self.config), step=step, epoch=epoch
+            self.out / "model.pt", network, asdict(self.config), step=at.step, epoch=at.epoch
         )
         state = {
-            "optimizer": optimizer.state_dict(), "step": step, "epoch": epoch,
+            "optimizer": optimizer.state_dict(), "scaler": scaler.state_dict(),
             "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
+            "progress": asdict(at),
         }  # fmt: skip
+        if next(network.parameters()).is_cuda:
+            state["cuda_rng"] = torch.cuda.get_rng_state(next(network.parameters()).device)
         with atomic_path(self.out / "state.pt") as tmp:
             torch.save(state, tmp)
         write_text(self.out / "metrics.jsonl", "".join(json.dumps(m) + "\n" for m in history))
