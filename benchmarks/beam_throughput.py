@@ -110,7 +110,7 @@ def main() -> None:
     parser.add_argument("--problems", type=int, default=64)
     parser.add_argument("--beam", type=int, default=10)
     parser.add_argument("--max-len", type=int, default=100)
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--seed", type=int, default=0)

@@ -13,10 +13,14 @@ Examples:
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import sys
+from collections.abc import Callable
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_type_hints
 
 import typer
 
@@ -254,41 +258,71 @@ CacheDir = Annotated[
 Concurrency = Annotated[int, typer.Option(help="openai: requests in flight at once.")]
 
 
-def _load_model(
-    spec: str, decoding: str = "beam", beam: int = 10, length_penalty: float = 1.0,
-    max_len: int = 200, temperature: float | None = None, batch_size: int = 32,
-    device: str = "cpu", deadline: float = 5.0, cache_dir: Path | None = None,
-    concurrency: int = 8,
-) -> Any:  # fmt: skip
-    from genprobe.models.adapters.seq2seq import DecodingConfig
-    from genprobe.models.registry import load_model
+@dataclass(frozen=True)
+class ModelOptions:
+    """The options naming a model under test and how it decodes (`--model`, `--beam`, …)."""
 
-    config = DecodingConfig(
-        method=decoding, beam_size=beam, length_penalty=length_penalty, max_len=max_len,
-        temperature=1.0 if temperature is None else temperature, batch_size=batch_size,
-    )  # fmt: skip
-    return load_model(
-        spec, decoding=config, device=device, deadline=deadline, temperature=temperature,
-        cache_dir=None if cache_dir is None else str(cache_dir), concurrency=concurrency,
-    )  # fmt: skip
+    model_spec: ModelSpec
+    beam: Beam = 10
+    decoding: Decoding = "beam"
+    length_penalty: LengthPenalty = 1.0
+    max_len: MaxLen = 200
+    temperature: Temperature = None
+    batch_size: BatchSize = 64
+    device: Device = "cpu"
+    model_deadline: Deadline = 5.0
+    cache_dir: CacheDir = None
+    concurrency: Concurrency = 8
+
+    def load(self, min_beam: int = 1) -> Any:
+        from genprobe.models.adapters.seq2seq import DecodingConfig
+        from genprobe.models.registry import load_model
+
+        t = self.temperature
+        config = DecodingConfig(
+            method=self.decoding, beam_size=max(self.beam, min_beam), max_len=self.max_len,
+            length_penalty=self.length_penalty, temperature=1.0 if t is None else t,
+            batch_size=self.batch_size,
+        )  # fmt: skip
+        cache_dir = None if self.cache_dir is None else str(self.cache_dir)
+        return load_model(
+            self.model_spec, decoding=config, device=self.device, deadline=self.model_deadline,
+            temperature=t, cache_dir=cache_dir, concurrency=self.concurrency,
+        )  # fmt: skip
+
+
+def with_model_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Give a command every `ModelOptions` option; it receives them as `model: ModelOptions`."""
+    hints = get_type_hints(ModelOptions, include_extras=True)
+    keyword, required = inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.empty
+    extra = [
+        inspect.Parameter(f.name, keyword, annotation=hints[f.name],
+                          default=required if f.default is MISSING else f.default)
+        for f in fields(ModelOptions)
+    ]  # fmt: skip
+    own = [
+        parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+        for parameter in inspect.signature(command, eval_str=True).parameters.values()
+        if parameter.name != "model"
+    ]
+
+    @functools.wraps(command)
+    def wrapper(**options: Any) -> None:
+        model = ModelOptions(**{f.name: options.pop(f.name) for f in fields(ModelOptions)})
+        command(model=model, **options)
+
+    wrapper.__signature__ = inspect.Signature(extra[:1] + own + extra[1:])
+    wrapper.__annotations__ = {p.name: p.annotation for p in extra + own}
+    return wrapper
 
 
 @app.command()
+@with_model_options
 def predict(
-    model_spec: ModelSpec,
+    model: ModelOptions,
     problems_path: Annotated[Path, typer.Option("--problems", help="Problems file (see docs).")],
     out: Annotated[Path, typer.Option("--out", help="JSONL: ranked candidates per problem.")],
     k: int = typer.Option(10, "--k", help="Candidates per problem."),
-    beam: Beam = 10,
-    decoding: Decoding = "beam",
-    length_penalty: LengthPenalty = 1.0,
-    max_len: MaxLen = 200,
-    temperature: Temperature = None,
-    batch_size: BatchSize = 32,
-    device: Device = "cpu",
-    model_deadline: Deadline = 5.0,
-    cache_dir: CacheDir = None,
-    concurrency: Concurrency = 8,
 ) -> None:
     """Ranked candidate antiderivatives, with scores, for every problem of a file."""
     from genprobe.cli.console import console
@@ -296,14 +330,11 @@ def predict(
     from genprobe.studies.integration_models import prediction_records, read_problems
 
     problems, skipped = read_problems(problems_path)
-    model = _load_model(
-        model_spec, decoding, beam, length_penalty, max_len, temperature, batch_size, device,
-        model_deadline, cache_dir, concurrency,
-    )  # fmt: skip
+    loaded = model.load(min_beam=k)
     try:
-        found = model.candidates([p.expr for p in problems], k)
+        found = loaded.candidates([p.expr for p in problems], k)
     finally:
-        model.close()
+        loaded.close()
     records = prediction_records(problems, found)
     write_text(out, "".join(json.dumps(record) + "\n" for record in records))
     console.print(
@@ -319,7 +350,7 @@ def score(
         Path, typer.Option("--input", help="JSONL: {problem, candidate} per line.")
     ],
     as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
-    batch_size: BatchSize = 32,
+    batch_size: BatchSize = 64,
     device: Device = "cpu",
 ) -> None:
     """Total log-probability the model gives each candidate, teacher-forced."""
@@ -327,7 +358,7 @@ def score(
     from genprobe.studies.integration_models import read_pairs
 
     pairs = read_pairs(input_path)
-    model = _load_model(model_spec, batch_size=batch_size, device=device)
+    model = ModelOptions(model_spec, batch_size=batch_size, device=device).load()
     try:
         logprobs = model.score(pairs)
     finally:
@@ -341,8 +372,9 @@ def score(
 
 
 @app.command()
+@with_model_options
 def evaluate(
-    model_spec: ModelSpec,
+    model: ModelOptions,
     data: Annotated[Path, typer.Option("--data", help="Problems file (see docs).")],
     ks: list[int] = typer.Option([1, 10], "--k", help="Fail@k for each k: --k 1 10 50."),
     # click options take one value each; this collects the 10 and 50 of `--k 1 10 50`
@@ -355,16 +387,6 @@ def evaluate(
     policy: str = typer.Option("strict", help="strict (timeout fails) or generous (passes)."),
     deadline: float = typer.Option(2.0, help="Verifier seconds per candidate."),
     workers: int = typer.Option(None, help="Verifier processes (default: one per CPU)."),
-    beam: Beam = 10,
-    decoding: Decoding = "beam",
-    length_penalty: LengthPenalty = 1.0,
-    max_len: MaxLen = 200,
-    temperature: Temperature = None,
-    batch_size: BatchSize = 32,
-    device: Device = "cpu",
-    model_deadline: Deadline = 5.0,
-    cache_dir: CacheDir = None,
-    concurrency: Concurrency = 8,
 ) -> None:
     """Fail@k of a model on a dataset, checked by the verifier; per-example rows in Parquet."""
     import pandas as pd
@@ -384,22 +406,19 @@ def evaluate(
         raise ConfigError("--k", "one or more positive integers", ks)
     problems, skipped = read_problems(data, split)
     problems = problems[:limit] if limit is not None else problems
-    model = _load_model(
-        model_spec, decoding, max(beam, ks[-1]), length_penalty, max_len, temperature,
-        batch_size, device, model_deadline, cache_dir, concurrency,
-    )  # fmt: skip
+    loaded = model.load(min_beam=ks[-1])
     config = VerifierConfig(deadline=deadline, policy=TimeoutPolicy(policy), workers=workers)
-    with console.status(f"{model.name}: {len(problems)} problems"), Verifier(config) as verifier:
+    with console.status(f"{loaded.name}: {len(problems)} problems"), Verifier(config) as verifier:
         try:
-            result = run_evaluation(model, problems, ks, verifier)
+            result = run_evaluation(loaded, problems, ks, verifier)
         finally:
-            model.close()
+            loaded.close()
     out = out or data.with_name(data.name + ".eval.parquet")
     with atomic_path(out) as tmp:
         pd.DataFrame(result.rows).to_parquet(tmp, index=False)
     summary = {**result.summary, "data": str(data), "skipped_unsupported": len(skipped)}
     write_json(out.with_suffix(".summary.json"), summary)
-    table = Table(title=f"{model.name} on {data.name}: {len(problems)} problems, policy {policy}")
+    table = Table(title=f"{loaded.name} on {data.name}: {len(problems)} problems, policy {policy}")
     table.add_column("k", justify="right")
     table.add_column("Fail@k", justify="right")
     for k, rate in summary["fail_at"].items():

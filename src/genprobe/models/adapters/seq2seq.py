@@ -37,7 +37,7 @@ class DecodingConfig:
     temperature: float = 1.0  # sampling only
     samples: int | None = None  # sampling: draws per problem [default: k]; duplicates merge
     seed: int = 0  # sampling only
-    batch_size: int = 32  # problems per model call
+    batch_size: int = 64  # problems per model call
 
     def validated(self) -> DecodingConfig:
         if self.method not in ("beam", "greedy", "sample"):
