@@ -1,6 +1,7 @@
 """The OpenAI-compatible adapter against a small chat-completions server on 127.0.0.1:
 parsing, retries with backoff, the concurrency limit, timeouts, and the on-disk cache."""
 
+import asyncio
 import contextlib
 import json
 import threading
@@ -94,6 +95,16 @@ def test_answers_are_parsed_and_the_key_comes_from_the_environment(endpoint, mon
     assert path == "/v1/chat/completions"
     assert headers["Authorization"] == "Bearer sk-test"
     assert body["model"] == "tiny-model" and body["n"] == 2
+
+
+def test_it_answers_inside_a_running_event_loop_as_in_a_notebook(endpoint):
+    model = load_model(f"openai:tiny-model@{endpoint().url}", retries=0)
+
+    async def notebook_cell():
+        return model.candidates(PROBLEMS[:1], k=1)
+
+    found = asyncio.run(notebook_cell())
+    assert found[0][0].answer == parse_infix("x^2")
 
 
 @pytest.mark.parametrize("status", [429, 503])

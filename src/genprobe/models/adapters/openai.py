@@ -17,16 +17,19 @@ import asyncio
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from genprobe.errors import ConfigError, EndpointError, GenprobeError
 from genprobe.models.base import Candidate, Model, problem_text
 from genprobe.runs.atomic import write_text
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.infix import parse_infix
+
+T = TypeVar("T")
 
 DEFAULT_URL = "https://api.openai.com/v1"
 SYSTEM_PROMPT = (
@@ -89,7 +92,7 @@ class OpenAIModel(Model):
         if k < 1:
             raise ConfigError("k", "at least 1", k)
         bodies = [self.request_body(problem, k) for problem in problems]
-        answers = asyncio.run(self._answers(bodies))
+        answers = _run(self._answers(bodies))
         return [
             [_candidate(text, rank) for rank, text in enumerate(texts[:k])] for texts in answers
         ]
@@ -184,3 +187,14 @@ def from_spec(target: str, **settings: Any) -> OpenAIModel:
         )
     base_url = url if at else os.environ.get("OPENAI_BASE_URL", DEFAULT_URL)
     return OpenAIModel(EndpointConfig(model=model, base_url=base_url, **settings))
+
+
+def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run to completion, also where an event loop is already running (a Jupyter notebook),
+    in which case it runs on a loop of its own in another thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
