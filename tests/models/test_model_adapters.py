@@ -55,13 +55,13 @@ def test_checkpoint_model_scores_match_its_beam(checkpoint):
     assert all(s < 0 for s in scores)
 
 
-def test_batch_size_does_not_change_candidates(checkpoint):
-    one = load_model(
-        f"ckpt:{checkpoint}", decoding=DecodingConfig(beam_size=3, max_len=10, batch_size=1)
-    )
-    many = load_model(
-        f"ckpt:{checkpoint}", decoding=DecodingConfig(beam_size=3, max_len=10, batch_size=8)
-    )
+@pytest.mark.parametrize("method", ["beam", "sample"])
+def test_batch_size_does_not_change_candidates(checkpoint, method):
+    def model(batch_size):
+        decoding = DecodingConfig(method, beam_size=3, max_len=10, batch_size=batch_size)
+        return load_model(f"ckpt:{checkpoint}", decoding=decoding)
+
+    one, many = model(1), model(8)
     for a, b in zip(one.candidates(PROBLEMS, 2), many.candidates(PROBLEMS, 2), strict=True):
         assert [c.answer for c in a] == [c.answer for c in b]
         assert [c.score for c in a] == pytest.approx([c.score for c in b], abs=1e-5)

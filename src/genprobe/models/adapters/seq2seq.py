@@ -7,6 +7,7 @@ Problems go in as `<s> sub Y' f <s>` (L&C's input), sorted by length and cut int
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -102,9 +103,10 @@ class Seq2SeqModel(Model):
         if k < 1:
             raise ConfigError("k", "at least 1", k)
         results: list[list[Candidate]] = [[] for _ in problems]
-        generator = torch.Generator(self.device).manual_seed(self.decoding.seed)
-        for chosen, src in self._batches(self._sources(problems)):
-            tokens, lengths, scores, logprobs = self._decode(src, k, generator)
+        sources = self._sources(problems)
+        for chosen, src in self._batches(sources):
+            seeds = [_problem_seed(self.decoding.seed, sources[i]) for i in chosen]
+            tokens, lengths, scores, logprobs = self._decode(src, k, seeds)
             for row, index in enumerate(chosen):
                 results[index] = [
                     Candidate(
@@ -115,12 +117,10 @@ class Seq2SeqModel(Model):
                 ][:k]
         return results
 
-    def _decode(
-        self, src: Tensor, k: int, generator: torch.Generator
-    ) -> tuple[list, list, list, list]:
+    def _decode(self, src: Tensor, k: int, seeds: list[int]) -> tuple[list, list, list, list]:
         d = self.decoding
         if d.method == "sample":
-            drawn = sample(self.network, src, d.samples or k, d.temperature, d.max_len, generator)
+            drawn = sample(self.network, src, d.samples or k, d.temperature, d.max_len, seeds)
             return _unique_by_logprob(
                 drawn.tokens.tolist(), drawn.lengths.tolist(), drawn.logprobs.tolist()
             )
@@ -148,6 +148,12 @@ class Seq2SeqModel(Model):
             ):
                 out[index] = value
         return out
+
+
+def _problem_seed(seed: int, source: Sequence[int]) -> int:
+    """A sampling seed of the problem itself: its samples do not depend on its batch."""
+    digest = hashlib.blake2b(f"{seed}:{list(source)}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 1  # manual_seed takes < 2**63
 
 
 def _pad(sequences: list[list[int]], device: torch.device) -> Tensor:
