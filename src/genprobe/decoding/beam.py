@@ -185,11 +185,11 @@ def beam_search(
             done = hyps.full(alive)
 
         # next beams: the first b non-final extensions, in score order
-        slot = _slots(source, going & ((going.cumsum(1) - 1) < b), b)
+        rank = going.cumsum(1) - 1
+        slot = torch.where(going & (rank < b), rank, b)  # column b collects the discarded
         beam_scores = _scatter(slot, totals.masked_fill(final, neg_inf), neg_inf, b)
         word = _scatter(slot, word, pad, b)
-        # an empty column continues itself, so its cache row is not copied
-        source = _scatter(slot, source, torch.arange(b + 1, device=device), b)
+        source = _scatter(slot, source, 0, b)
         rows = (torch.arange(n_alive, device=device)[:, None] * b + source).view(-1)
         state = model.reorder(state, rows)
         prefix = beam_tokens.gather(1, source[:, :, None].expand(-1, -1, t))
@@ -207,28 +207,7 @@ def beam_search(
     return hyps.best(k)
 
 
-def _slots(parent: Tensor, chosen: Tensor, b: int) -> Tensor:
-    """Beam columns (A, 2b) for the chosen extensions (at most b per row; b = discarded).
-
-    Which column a beam takes does not change the search; a beam in its parent's column keeps
-    the parent's cache row, which then needs no copy. So a parent's first chosen child takes the
-    parent's column, and the other chosen extensions fill the unclaimed columns in order.
-    """
-    n = parent.shape[1]
-    earlier = torch.ones(n, n, dtype=torch.bool, device=parent.device).tril(-1)
-    sibling_before = (parent[:, :, None] == parent[:, None, :]) & chosen[:, None, :] & earlier
-    first = chosen & ~sibling_before.any(dim=2)
-    claimed = torch.zeros(len(parent), b + 1, dtype=torch.bool, device=parent.device)
-    claimed.scatter_(1, torch.where(first, parent, b), True)
-    free = claimed[:, :b].to(torch.uint8).argsort(dim=1, stable=True)  # unclaimed first
-    others = chosen & ~first
-    rank = (others.cumsum(1) - 1).clamp(0, b - 1)
-    return torch.where(first, parent, torch.where(others, free.gather(1, rank), b))
-
-
-def _scatter(slot: Tensor, values: Tensor, fill: float | int | Tensor, b: int) -> Tensor:
-    """(A, 2b) values placed at columns `slot` of an (A, b) result; column b is dropped.
-    Columns no value reaches hold `fill` (a scalar, or a (b + 1,) row)."""
-    out = torch.empty(slot.shape[0], b + 1, dtype=values.dtype, device=values.device)
-    out[:] = fill
+def _scatter(slot: Tensor, values: Tensor, fill: float | int, b: int) -> Tensor:
+    """(A, 2b) values placed at columns `slot` of an (A, b) result; column b is dropped."""
+    out = torch.full((slot.shape[0], b + 1), fill, dtype=values.dtype, device=values.device)
     return out.scatter_(1, slot, values)[:, :b]

@@ -69,19 +69,17 @@ class MultiHeadAttention(nn.Module):
     def attend(self, x: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, causal: bool) -> Tensor:
         """Queries from x (B, T, D) over keys and values (B, H, S, d); mask True = may attend."""
         q = self.split(self.q_lin(x))
-        p = self.dropout if self.training else 0.0
-        out = F.scaled_dot_product_attention(q, k, v, mask, dropout_p=p, is_causal=causal)
+        if q.shape[2] == 1 and not self.training:
+            # one query per row (incremental decoding): plain matmuls beat the fused CPU kernel
+            scores = (q * q.shape[-1] ** -0.5) @ k.transpose(2, 3)  # (B, H, 1, S)
+            if mask is not None:
+                scores = scores.masked_fill(~mask, float("-inf"))
+            out = torch.softmax(scores.float(), dim=-1).to(v.dtype) @ v
+        else:
+            p = self.dropout if self.training else 0.0
+            out = F.scaled_dot_product_attention(q, k, v, mask, dropout_p=p, is_causal=causal)
         b, _, t, _ = out.shape
         return self.out_lin(out.transpose(1, 2).reshape(b, t, -1))  # (B, T, D)
-
-    def attend_cached(self, x: Tensor, k_t: Tensor, v: Tensor) -> Tensor:
-        """One query per row of x (N, 1, D) over cached keys, stored transposed (N, H, d, t),
-        and values (N, H, t, d); plain matmuls beat the fused CPU kernel for one query, and
-        keys stored transposed multiply as fast from a slice of a larger buffer."""
-        q = self.split(self.q_lin(x))
-        scores = (q * q.shape[-1] ** -0.5) @ k_t  # (N, H, 1, t)
-        out = torch.softmax(scores.float(), dim=-1).to(v.dtype) @ v
-        return self.out_lin(out.transpose(1, 2).reshape(x.shape[0], 1, -1))
 
 
 class FFN(nn.Module):
@@ -143,20 +141,18 @@ class Stack(nn.Module):
 class DecoderState:
     """Incremental decoding state: per-layer key/value caches of the tokens fed so far (a row
     per hypothesis), and the cross-attention keys/values of the encoder output (computed once,
-    stored once per source).
+    stored once per source)."""
 
-    The self-attention caches are buffers with room for more positions, written in place: a
-    step writes one position, a reorder copies only the rows whose prefix changes. A state is
-    therefore used once: continue from the state that `step`, `reorder`, `keep` return.
-    """
-
-    self_k: tuple[Tensor, ...]  # L × (N, H, d, capacity), transposed; positions :length filled
-    self_v: tuple[Tensor, ...]  # L × (N, H, capacity, d)
+    self_k: tuple[Tensor, ...]  # L × (N, H, t, d)
+    self_v: tuple[Tensor, ...]
     cross_k: tuple[Tensor, ...]  # L × (S, H, Ls, d), once per source
     cross_v: tuple[Tensor, ...]
     src_mask: Tensor  # (S, 1, 1, Ls), True at real source tokens
     length: int  # tokens fed so far (the next position)
     group: int  # rows per source: N = S · group, each source's rows consecutive
+    # row i of the self-attention caches is row pending[i] of the stored ones; applied by the
+    # next step while it appends, so a reorder costs one copy of the cache, not two
+    pending: Tensor | None = None
 
 
 class Seq2SeqTransformer(nn.Module):
@@ -205,11 +201,13 @@ class Seq2SeqTransformer(nn.Module):
         """Encode src (B, Ls); the empty decoder state and the BOS tokens (B,)."""
         memory, mask = self.encode(src)
         cross = [attention.keys_values(memory) for attention in self.decoder.encoder_attn]
-        n_rows, heads = src.shape[0], self.config.n_heads
-        d, room = self.config.dim // heads, _INITIAL_CAPACITY
+        empty = memory.new_zeros(
+            src.shape[0], self.config.n_heads, 0, self.config.dim // self.config.n_heads
+        )
+        n = len(cross)
         state = DecoderState(
-            tuple(memory.new_empty(n_rows, heads, d, room) for _ in cross),
-            tuple(memory.new_empty(n_rows, heads, room, d) for _ in cross),
+            (empty,) * n,
+            (empty,) * n,
             tuple(k for k, _ in cross),
             tuple(v for _, v in cross),
             mask,
@@ -222,19 +220,22 @@ class Seq2SeqTransformer(nn.Module):
         """Feed token (N,); next-token logits (N, V) and the state with it cached."""
         dec = self.decoder
         x = dec.embed(token[:, None], start=state.length)  # (N, 1, D)
-        t = state.length
         self_k, self_v = [], []
         for i, attention in enumerate(dec.attentions):
             k, v = attention.keys_values(x)
-            self_k.append(_write(state.self_k[i], k.transpose(2, 3), t, _K_AXIS))
-            self_v.append(_write(state.self_v[i], v, t, _V_AXIS))
-            k_t, v = self_k[-1][..., : t + 1], self_v[-1][:, :, : t + 1]
-            x = dec.residual(x, attention.attend_cached(x, k_t, v), dec.layer_norm1[i])
+            k = _append(state.self_k[i], k, state.pending)  # (N, H, t + 1, d)
+            v = _append(state.self_v[i], v, state.pending)
+            self_k.append(k)
+            self_v.append(v)
+            x = dec.residual(x, attention.attend(x, k, v, None, causal=False), dec.layer_norm1[i])
             cross = dec.encoder_attn[i].attend_grouped(
                 x, state.cross_k[i], state.cross_v[i], state.src_mask, state.group
             )
             x = dec.ffn(i, dec.residual(x, cross, dec.layer_norm15[i]))
-        new = replace(state, self_k=tuple(self_k), self_v=tuple(self_v), length=t + 1)
+        new = replace(
+            state, self_k=tuple(self_k), self_v=tuple(self_v), length=state.length + 1,
+            pending=None,
+        )  # fmt: skip
         return dec.proj(x[:, 0]), new
 
     def expand(self, state: DecoderState, n: int) -> DecoderState:
@@ -244,23 +245,9 @@ class Seq2SeqTransformer(nn.Module):
 
     def reorder(self, state: DecoderState, index: Tensor) -> DecoderState:
         """Row i continues row index[i]'s prefix. Rows keep their source, so the cross-attention
-        cache stays where it is (L&C re-index it at every step); of the self-attention caches
-        only the rows with a new prefix are copied, in place, when the row count stays."""
-        t, n_rows = state.length, state.self_k[0].shape[0]
-        if len(index) != n_rows:
-            return replace(
-                state,
-                self_k=tuple(k.index_select(0, index) for k in state.self_k),
-                self_v=tuple(v.index_select(0, index) for v in state.self_v),
-            )
-        moved = (index != torch.arange(n_rows, device=index.device)).nonzero().squeeze(1)
-        if len(moved) and t:
-            parents = index[moved]
-            caches = [(k, _K_AXIS) for k in state.self_k] + [(v, _V_AXIS) for v in state.self_v]
-            for cache, axis in caches:
-                filled = cache.narrow(axis, 0, t)
-                filled[moved] = filled[parents]  # the right side is a copy first
-        return state
+        cache stays where it is (L&C re-index it at every step)."""
+        pending = index if state.pending is None else state.pending.index_select(0, index)
+        return replace(state, pending=pending)
 
     def keep(self, state: DecoderState, sources: Tensor) -> DecoderState:
         """Only the rows of `sources` (indices among the current sources), in that order."""
@@ -274,17 +261,12 @@ class Seq2SeqTransformer(nn.Module):
         )
 
 
-_INITIAL_CAPACITY = 32  # positions; a cache doubles when full
-_K_AXIS, _V_AXIS = 3, 2  # the position axis of the key and value caches
-
-
-def _write(cache: Tensor, new: Tensor, t: int, axis: int) -> Tensor:
-    """new (one position) written at position t along `axis` of cache, grown if full."""
-    if t == cache.shape[axis]:
-        shape = list(cache.shape)
-        shape[axis] = 2 * t
-        grown = cache.new_empty(shape)
-        grown.narrow(axis, 0, t).copy_(cache)
-        cache = grown
-    cache.narrow(axis, t, 1).copy_(new)
-    return cache
+def _append(cache: Tensor, new: Tensor, rows: Tensor | None) -> Tensor:
+    """cache (N0, H, t, d) with rows picked by `rows` (N,), then new (N, H, 1, d) appended."""
+    if rows is None:
+        return torch.cat([cache, new], dim=2)
+    n, heads, _, d = new.shape
+    out = cache.new_empty(n, heads, cache.shape[2] + 1, d)
+    torch.index_select(cache, 0, rows, out=out[:, :, :-1])
+    out[:, :, -1:] = new
+    return out

@@ -31,7 +31,8 @@ class Row:
 @dataclass
 class GenerationReport:
     rows: list[Row]
-    # attempt outcomes: "ok", "duplicate", "timeout", "error", and every rejection reason
+    # one per attempt: "ok" (a new pair, kept), "duplicate" (an input already kept), "surplus"
+    # (a new pair after the n-th), "timeout", "error", or the generator's rejection reason
     counters: Counter = field(default_factory=Counter)
     attempts: int = 0
 
@@ -75,7 +76,9 @@ def generate(
             results = {}
             for result in pool.run(attempt, jobs, deadline=deadline, shared=(config, cache)):
                 results[result.index] = result
-                counters[result.value.status if result.status == "done" else result.status] += 1
+                status = result.value.status if result.status == "done" else result.status
+                if status != "ok":  # pairs are counted below, once known new or not
+                    counters[status] += 1
                 if on_progress is not None:
                     on_progress(attempts + len(results), len(first_seen), counters)
             for index in range(len(jobs)):
@@ -97,6 +100,9 @@ def generate(
                     counters["duplicate"] += 1
                 elif len(first_seen) < n:
                     first_seen[outcome.input] = (outcome.output, 1)
+                    counters["ok"] += 1
+                else:
+                    counters["surplus"] += 1
             attempts += len(jobs)
     rows = [Row(problem, output, count) for problem, (output, count) in first_seen.items()]
     return GenerationReport(rows, counters, attempts)
