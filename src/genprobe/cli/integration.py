@@ -311,7 +311,7 @@ def with_model_options(command: Callable[..., None]) -> Callable[..., None]:
         model = ModelOptions(**{f.name: options.pop(f.name) for f in fields(ModelOptions)})
         command(model=model, **options)
 
-    wrapper.__signature__ = inspect.Signature(extra[:1] + own + extra[1:])
+    wrapper.__signature__ = inspect.Signature(extra[:1] + own + extra[1:])  # --model first
     wrapper.__annotations__ = {p.name: p.annotation for p in extra + own}
     return wrapper
 
