@@ -13,6 +13,7 @@ H heads, d = D / H, V vocabulary, L layers.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
 import torch
@@ -259,6 +260,12 @@ class Seq2SeqTransformer(nn.Module):
             cross_v=tuple(v.index_select(0, sources) for v in state.cross_v),
             src_mask=state.src_mask.index_select(0, sources),
         )
+
+
+def pad_sequences(sequences: Sequence[Sequence[int]], pad: int) -> Tensor:
+    """Token id sequences → one (B, longest) LongTensor, `pad` after each end."""
+    rows = [torch.as_tensor(sequence, dtype=torch.long) for sequence in sequences]
+    return nn.utils.rnn.pad_sequence(rows, batch_first=True, padding_value=pad)
 
 
 def _append(cache: Tensor, new: Tensor, rows: Tensor | None) -> Tensor:

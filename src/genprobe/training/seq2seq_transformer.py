@@ -17,18 +17,19 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from genprobe.decoding.scoring import decoder_io
 from genprobe.errors import ConfigError, DataFormatError, GenprobeError
 from genprobe.models.adapters.seq2seq import DecodingConfig, Seq2SeqModel
 from genprobe.models.checkpoints import load_transformer, save_transformer
 from genprobe.models.inputs import read_input
-from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
+from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig, pad_sequences
 from genprobe.runs.atomic import atomic_path, write_text
 from genprobe.tasks.integration.datasets import read_text_dataset
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
@@ -91,6 +92,9 @@ class Pairs:
     def __len__(self) -> int:
         return len(self.src)
 
+    def subset(self, index: Sequence[int]) -> Pairs:
+        return Pairs(*([part[i] for i in index] for part in (self.src, self.tgt, self.problems)))
+
 
 def read_pairs(path: str | Path, split: str | None, max_len: int) -> Pairs:
     """Encode a dataset's rows (of `split` where the file has splits); rows longer than
@@ -149,17 +153,9 @@ def split_valid(
 ) -> tuple[Pairs, Pairs]:
     """`size` validation pairs: from `valid` if it has any, else held out of `train`."""
     if len(valid):
-        chosen = rng.permutation(len(valid))[:size]
-        return train, Pairs(
-            *([part[i] for i in chosen] for part in (valid.src, valid.tgt, valid.problems))
-        )
+        return train, valid.subset(rng.permutation(len(valid))[:size])
     order = rng.permutation(len(train))
-    held, kept = order[:size], order[size:]
-
-    def take(index: np.ndarray) -> Pairs:
-        return Pairs(*([part[i] for i in index] for part in (train.src, train.tgt, train.problems)))
-
-    return take(kept), take(held)
+    return train.subset(order[size:]), train.subset(order[:size])
 
 
 def batch_indices(
@@ -177,20 +173,10 @@ def batch_indices(
 
 def collate(pairs: Pairs, chosen: Sequence[int]) -> tuple[torch.Tensor, ...]:
     """(src, tgt_in, tgt_out) padded LongTensors of the chosen examples."""
-    tgt = [pairs.tgt[i] for i in chosen]
-    return (
-        _pad([pairs.src[i] for i in chosen]),
-        _pad([np.concatenate([[EOS_INDEX], t]) for t in tgt]),
-        _pad([np.concatenate([t, [EOS_INDEX]]) for t in tgt]),
-    )
-
-
-def _pad(rows: Sequence[np.ndarray]) -> torch.Tensor:
-    width = max(len(r) for r in rows)
-    out = np.full((len(rows), width), PAD_INDEX, dtype=np.int64)
-    for i, row in enumerate(rows):
-        out[i, : len(row)] = row
-    return torch.from_numpy(out)
+    src = pad_sequences([pairs.src[i] for i in chosen], PAD_INDEX)
+    tgt = pad_sequences([pairs.tgt[i] for i in chosen], PAD_INDEX)
+    lengths = torch.tensor([len(pairs.tgt[i]) for i in chosen])
+    return (src, *decoder_io(tgt, lengths, EOS_INDEX, PAD_INDEX))
 
 
 def _device(name: str) -> torch.device:
@@ -299,7 +285,7 @@ class Trainer:
         with Verifier(VerifierConfig(deadline=c.verify_deadline)) as verifier:
             for epoch in range(at.epoch, c.epochs):
                 if at.epoch_rng is None:
-                    at = replace(at, epoch=epoch, batches_done=0, epoch_rng=rng.bit_generator.state)
+                    at.epoch, at.batches_done, at.epoch_rng = epoch, 0, rng.bit_generator.state
                 else:  # resuming inside this epoch: draw its batches again, skip the done ones
                     rng.bit_generator.state = at.epoch_rng
                 plan = batch_indices(train, c.batch_size, n_examples, rng)
@@ -312,10 +298,8 @@ class Trainer:
                     batch = [t.to(device) for t in collate(train, plan[i])]
                     loss, n_tokens = _train_step(network, optimizer, scaler, dtype, c.clip, *batch)
                     now = time.perf_counter()
-                    at = replace(
-                        at, step=at.step + 1, batches_done=i + 1,
-                        elapsed=elapsed_before + now - started,
-                    )  # fmt: skip
+                    at.step, at.batches_done = at.step + 1, i + 1
+                    at.elapsed = elapsed_before + now - started
                     losses += loss * n_tokens
                     tokens += n_tokens
                     if on_step is not None:
@@ -336,7 +320,7 @@ class Trainer:
                 if at.batches_done < len(plan):
                     metrics["partial"] = at.batches_done / len(plan)
                 else:
-                    at = replace(at, epoch=epoch + 1, batches_done=0, epoch_rng=None)
+                    at.epoch, at.batches_done, at.epoch_rng = epoch + 1, 0, None
                 history.append(metrics)
                 self._save(network, optimizer, scaler, rng, at, history)
                 last_save = time.perf_counter()

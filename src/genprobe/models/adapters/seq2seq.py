@@ -22,7 +22,7 @@ from genprobe.decoding.scoring import sequence_logprobs
 from genprobe.errors import CheckpointError, ConfigError, GenprobeError
 from genprobe.models.base import Candidate, Model
 from genprobe.models.checkpoints import load_transformer
-from genprobe.models.transformer import Seq2SeqTransformer
+from genprobe.models.transformer import Seq2SeqTransformer, pad_sequences
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import from_prefix, problem_prefix, to_prefix
 from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, VOCAB, encode_tokens
@@ -83,7 +83,7 @@ class Seq2SeqModel(Model):
         size = self.decoding.batch_size
         for start in range(0, len(order), size):
             chosen = order[start : start + size]
-            yield chosen, _pad([sequences[i] for i in chosen], self.device)
+            yield chosen, pad_sequences([sequences[i] for i in chosen], PAD_INDEX).to(self.device)
 
     def _sources(self, problems: Sequence[Expr]) -> list[list[int]]:
         wrap = VOCAB[EOS_INDEX]
@@ -142,7 +142,7 @@ class Seq2SeqModel(Model):
         for chosen, src in self._batches(sources):
             chosen_targets = [targets[i] for i in chosen]
             lengths = torch.tensor([len(t) for t in chosen_targets], device=self.device)
-            tgt = _pad(chosen_targets, self.device)
+            tgt = pad_sequences(chosen_targets, PAD_INDEX).to(self.device)
             for index, value in zip(
                 chosen, sequence_logprobs(self.network, src, tgt, lengths).tolist(), strict=True
             ):
@@ -154,14 +154,6 @@ def _problem_seed(seed: int, source: Sequence[int]) -> int:
     """A sampling seed of the problem itself: its samples do not depend on its batch."""
     digest = hashlib.blake2b(f"{seed}:{list(source)}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "little") >> 1  # manual_seed takes < 2**63
-
-
-def _pad(sequences: list[list[int]], device: torch.device) -> Tensor:
-    width = max(1, *(len(s) for s in sequences))
-    out = torch.full((len(sequences), width), PAD_INDEX, dtype=torch.long)
-    for row, sequence in enumerate(sequences):
-        out[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
-    return out.to(device)
 
 
 def _read(ids: list[int]) -> Expr | tuple[str, ...]:
