@@ -1,0 +1,141 @@
+"""Executors map a stage's task over its shards; the driver records what comes back.
+
+A `StageTask` says what a stage does: `setup` once per worker (load a model, start a verifier
+pool), then `run(context, shard, scratch)` per shard, returning the shard's files. Tasks hold
+only picklable settings, so an executor may run them in this process, in worker processes, or
+on a cluster; studies never know which. `run_stage` is the one driver loop: skip finished
+shards, map the rest, write each result atomically as it arrives.
+
+Example:
+    run_stage(run_dir, DecodeTask(config), shards, LocalExecutor())
+"""
+
+from __future__ import annotations
+
+import abc
+import multiprocessing
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from genprobe.errors import ConfigError
+from genprobe.runs.shards import Outputs, Shard, ShardStore
+
+
+class StageTask(abc.ABC):
+    """What one stage does to each of its shards. Subclasses store settings only."""
+
+    def setup(self) -> Any:
+        """Per-worker state made once and passed to every `run` (a loaded model, a pool)."""
+        return None
+
+    @abc.abstractmethod
+    def run(self, context: Any, shard: Shard, scratch: Path) -> Outputs:
+        """The shard's files (run-relative path -> bytes): a pure function of the shard's spec
+        and the task's settings. `scratch` may hold state to resume this shard."""
+
+    def close(self, context: Any) -> None:
+        """Release what `setup` made."""
+        return None
+
+    def runtime(self) -> dict[str, Any]:
+        """Facts about how shards ran (device, threads), recorded in each shard's manifest."""
+        return {}
+
+
+Result = tuple[Shard, Outputs, float]  # the shard, its files, seconds it took
+
+
+class Executor(abc.ABC):
+    @abc.abstractmethod
+    def map(
+        self, task: StageTask, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
+    ) -> Iterator[Result]:
+        """Run `task` on every shard; yield each result as it completes (any order)."""
+
+
+class LocalExecutor(Executor):
+    """Shards on this machine: in this process (`workers=1`, the default: one model, loaded
+    once, using every core through its own threads), or spread over `workers` processes, each
+    with its own `setup` (e.g. single-threaded members of a seed sweep)."""
+
+    def __init__(self, workers: int = 1) -> None:
+        if workers < 1:
+            raise ConfigError("workers", "at least 1", workers)
+        self.workers = workers
+
+    def map(
+        self, task: StageTask, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
+    ) -> Iterator[Result]:
+        if self.workers == 1 or len(shards) <= 1:
+            yield from _in_process(task, shards, scratch)
+            return
+        context = multiprocessing.get_context("spawn")  # no forked torch or thread state
+        with ProcessPoolExecutor(
+            min(self.workers, len(shards)),
+            mp_context=context,
+            initializer=_start_worker,
+            initargs=(task,),
+        ) as pool:
+            futures = {
+                pool.submit(_run_in_worker, shard, scratch(shard)): shard for shard in shards
+            }
+            for future in as_completed(futures):
+                outputs, seconds = future.result()
+                yield futures[future], outputs, seconds
+
+
+def _in_process(
+    task: StageTask, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
+) -> Iterator[Result]:
+    if not shards:
+        return
+    context = task.setup()
+    try:
+        for shard in shards:
+            start = time.perf_counter()
+            outputs = task.run(context, shard, scratch(shard))
+            yield shard, outputs, time.perf_counter() - start
+    finally:
+        task.close(context)
+
+
+_WORKER: tuple[StageTask, Any] | None = None
+
+
+def _start_worker(task: StageTask) -> None:
+    global _WORKER
+    _WORKER = (task, task.setup())
+
+
+def _run_in_worker(shard: Shard, scratch: Path) -> tuple[Outputs, float]:
+    assert _WORKER is not None, "worker used before its initializer ran"
+    task, context = _WORKER
+    start = time.perf_counter()
+    outputs = task.run(context, shard, scratch)
+    return outputs, time.perf_counter() - start
+
+
+def run_stage(
+    run: str | Path,
+    task: StageTask,
+    shards: Sequence[Shard],
+    executor: Executor | None = None,
+    on_done: Callable[[Shard], None] | None = None,
+) -> int:
+    """Run the shards of one stage that are not done yet; returns how many ran.
+
+    Each result is written (files, then manifest) as soon as it arrives, so an interrupted
+    stage loses at most the shards in flight.
+    """
+    store = ShardStore(run)
+    pending = store.pending(shards)
+    facts = task.runtime()
+    for shard, outputs, seconds in (executor or LocalExecutor()).map(task, pending, store.scratch):
+        store.record(shard, outputs, {**facts, "seconds": round(seconds, 3)})
+        store.clear_scratch(shard)
+        if on_done is not None:
+            on_done(shard)
+    return len(pending)

@@ -1,0 +1,134 @@
+"""A run's work as shards: pure data that a function turns into result files.
+
+Every study is shaped the same way:
+
+    run   = a hashed config (rundir.py) + ordered lists of shards, one list per stage
+    shard = (stage, key, spec): a pure function of its spec and the run's config gives files
+    store = the driver writes a shard's files atomically, then its manifest; a shard whose
+            manifest exists is done, so rerunning a killed run skips it
+
+A shard's function never writes into the run directory itself: it returns its files
+(run-relative path -> bytes), so the same function can run in this process, in a worker
+process or on another machine, and the driver's copy is the only one that counts. Work a shard
+wants to resume inside itself (a long training) goes to its scratch directory, which is
+disposable.
+
+The manifest records where and how the shard ran (device, host, seconds): facts about the run,
+not part of its identity, so a run started on a GPU can be finished on a CPU.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import platform
+import re
+import shutil
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from genprobe.errors import RunDirError
+from genprobe.runs.atomic import atomic_path, write_json
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9=_.,+-]{0,127}$")
+MANIFESTS = "shards"
+SCRATCH = "scratch"
+
+Outputs = dict[str, bytes]  # run-relative path -> file contents
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One unit of work: `stage` names what is done, `key` which part of it.
+
+    `spec` holds everything the shard's function needs beyond the run's config, as JSON data
+    (a chunk of seeds, the rows of a suite), so a shard can be sent anywhere and rerun.
+    """
+
+    stage: str
+    key: str
+    spec: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in (self.stage, self.key):
+            if not _NAME.match(name):
+                raise ValueError(f"shard names are short file names. Got {name!r}.")
+
+    @property
+    def name(self) -> str:
+        return f"{self.stage}/{self.key}"
+
+
+class ShardStore:
+    """The shard results of one run directory: which shards are done, and writing new ones."""
+
+    def __init__(self, run: str | Path) -> None:
+        self.run = Path(run)
+
+    def _manifest(self, shard: Shard) -> Path:
+        return self.run / MANIFESTS / shard.stage / f"{shard.key}.json"
+
+    def done(self, shard: Shard) -> bool:
+        manifest = self._manifest(shard)
+        if not manifest.exists():
+            return False
+        files = json.loads(manifest.read_text(encoding="utf-8"))["files"]
+        return all((self.run / path).exists() for path in files)
+
+    def pending(self, shards: Iterable[Shard]) -> list[Shard]:
+        return [shard for shard in shards if not self.done(shard)]
+
+    def record(self, shard: Shard, outputs: Outputs, facts: Mapping[str, Any]) -> None:
+        """Write the shard's files (each atomically), then its manifest: only then is it done.
+
+        Raises:
+            RunDirError: an output path leaves the run directory.
+        """
+        root = self.run.resolve()
+        for path, data in outputs.items():
+            target = (self.run / path).resolve()
+            if root not in target.parents:
+                raise RunDirError(f"shard {shard.name} writes outside its run: {path}")
+            _write_bytes(target, data)
+        write_json(
+            self._manifest(shard),
+            {
+                "shard": shard.name,
+                "files": {path: hashlib.sha256(data).hexdigest() for path, data in outputs.items()},
+                "host": platform.node(),
+                **facts,
+            },
+        )
+
+    def manifests(self, stage: str) -> list[dict[str, Any]]:
+        """Manifests of the finished shards of `stage`, in key order."""
+        folder = self.run / MANIFESTS / stage
+        return [
+            json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.json"))
+        ]
+
+    def scratch(self, shard: Shard) -> Path:
+        """A directory the shard may use to resume itself; removed once the shard is done."""
+        return self.run / SCRATCH / shard.stage / shard.key
+
+    def clear_scratch(self, shard: Shard) -> None:
+        shutil.rmtree(self.scratch(shard), ignore_errors=True)
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+
+
+def parquet_bytes(frame: Any) -> bytes:
+    """A DataFrame as Parquet file contents (no index), for a shard's outputs."""
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+def json_bytes(obj: Any) -> bytes:
+    return (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode("utf-8")
