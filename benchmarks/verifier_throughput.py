@@ -3,8 +3,9 @@
 Corpus: antiderivatives F (hand-picked, plus BWD samples from our generator), the problem
 f = F', and candidates written differently: correct ones (expanded, factored, trig-expanded,
 plus a constant) and wrong ones (a perturbed coefficient, an exponent off by one, a missing
-term). Hard cases: values far below 1e-15 (exp(-42/x) near 0, (x + e^14)^-3) and values that
-underflow doubles (exp(-262144 x^2 / 9)).
+term). Hard cases: values far below 1e-15 (exp(-42/x) near 0, (x + e^14)^-3), values that
+underflow doubles (exp(-262144 x^2 / 9)), and every `--dominance`-th pair of
+`stress.dominance_pairs()` (a wrong term next to a dominant one: exp(2190/x) + sin(x)).
 
 Reference path, as the SAGGA code checks a hypothesis: one candidate at a time, under a 1 s
 alarm, correct iff simplify(f - simplify(F')) == 0 or its nsimplify(tolerance=0.001) == 0.
@@ -31,6 +32,7 @@ from genprobe.tasks.integration.expression import to_sympy
 from genprobe.tasks.integration.generators import GeneratorConfig, attempt
 from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.integration.random_trees import TreeSettings
+from genprobe.tasks.integration.stress import dominance_pairs
 from genprobe.verification.verdict import Outcome
 
 x = X
@@ -111,12 +113,14 @@ def generated_antiderivatives(n: int) -> list[sp.Expr]:
     return found
 
 
-def build_corpus(n_generated: int) -> list[tuple[sp.Expr, sp.Expr, bool]]:
+def build_corpus(n_generated: int, dominance_stride: int) -> list[tuple[sp.Expr, sp.Expr, bool]]:
     corpus = []
     for big_f in HAND_PICKED + generated_antiderivatives(n_generated):
         f = sp.diff(big_f, x)
         corpus += [(f, v, True) for v in correct_variants(big_f)]
         corpus += [(f, v, False) for v in wrong_variants(big_f)]
+    stress = dominance_pairs()[::dominance_stride]
+    corpus += [(pair.problem, pair.candidate, pair.correct) for pair in stress]
     # drop what the vocabulary cannot hold (a factor() may introduce nothing new, but be safe)
     kept = []
     for f, candidate, label in corpus:
@@ -167,9 +171,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--generated", type=int, default=20, help="BWD antiderivatives to add")
+    parser.add_argument(
+        "--dominance", type=int, default=4, help="take every n-th dominance pair (432 in all)"
+    )
     args = parser.parse_args()
 
-    corpus = build_corpus(args.generated)
+    corpus = build_corpus(args.generated, args.dominance)
     n = len(corpus)
     n_correct = sum(label for *_, label in corpus)
     print(f"corpus: {n} candidates ({n_correct} correct, {n - n_correct} wrong)")

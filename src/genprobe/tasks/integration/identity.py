@@ -1,16 +1,32 @@
 """Probabilistic identity testing: is F' = f, judged at random points?
 
-Both sides are evaluated at points in the upper half plane near the real axis (real points only
-when `abs` or `sign` occurs, since they are not analytic). Doubles decide agreement when every
-point agrees to a relative 1e-9 with no over- or underflow on the way; anything else (a
-disagreement, a value below 1e-250, an overflow) is settled with mpmath, climbing from 30 to
-80 to 160 digits; a disagreement is only believed when two precisions measure the same gap, so
-rounding and cancellation cannot fake it.
-Tolerances are relative: exp(-42/x) near 0 is 1e-37 and still compared exactly.
+Points: |x| spread over magnitudes, a third in [0.3, 3] and the rest log-uniform in
+[0.01, 10^4], with random signs and a tiny positive imaginary part, so that no point lies on a
+branch cut and every point is connected to the real line without crossing one (real points
+only when `abs` or `sign` occur, since they are not analytic). A wrong term that hides under a
+dominant one at small |x| (exp(2190/x) + sin(x)) stands out at large |x|, and the other way
+round.
+
+Every point is evaluated in doubles first, all at once, with a bound on the rounding error
+(`numeric.py`). A point:
+- *disagrees* when |F' - f| exceeds what rounding can explain. That is believed when the point
+  resolves both sides and the gap is `CLEAR` times beyond the rounding bound, or else when a
+  second, higher precision measures the same difference, so no rounding effect can fake it;
+  one believed disagreement makes the candidate incorrect.
+- *agrees* when |F' - f| is within the rounding error **and** the point resolves every term
+  of both sides (no summand lost in its sum's rounding, every integer exact, both sides known
+  to 6 digits). Agreement at a point that cannot resolve a term says nothing: it is never
+  counted.
+Points that doubles cannot resolve are settled in mpmath, the most nearly resolved first,
+with as many digits as the evaluation says it lacks (up to `max_digits`). `min_agreeing`
+resolved agreeing points and no believed disagreement make the candidate correct; otherwise
+the test is inconclusive and the verifier asks SymPy.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,119 +35,173 @@ import numpy as np
 
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.numeric import (
+    DOUBLE_DIGITS,
+    Evaluation,
     MagnitudeError,
     Program,
-    compile_expr,
+    compile_check,
     evaluate_doubles,
     evaluate_precise,
 )
 
-AGREE_DOUBLE = 1e-9
-DISAGREE = 1e-6
-# the precision ladder: (significant digits, relative gap below which the point agrees)
-PRECISIONS = ((30, 1e-20), (80, 1e-60), (160, 1e-120))
+# |F' - f| up to this multiple of the rounding-error bound is "equal"
+TOLERANCE = 8.0
+# a gap this many tolerances wide, at a point that resolves both sides, needs no confirmation
+CLEAR = 1e3
+# digits of the first arbitrary-precision evaluation, and the margin added when climbing
+START_DIGITS = 30
+MARGIN_DIGITS = 10
 
 
 @dataclass(frozen=True)
 class IdentitySettings:
-    # random points drawn per check; the check needs `min_agreeing` of them to say "correct"
-    n_points: int = 8
+    # points with |x| uniform in [0.3, 3], and log-uniform in [0.01, 1e4]
+    n_moderate: int = 8
+    n_wide: int = 16
+    # resolved agreeing points needed to say "correct"
     min_agreeing: int = 4
-    # real parts are +-uniform(low, high); imaginary parts uniform(imag_low, imag_high)
-    real_range: tuple[float, float] = (0.3, 3.0)
-    imag_range: tuple[float, float] = (0.05, 0.5)
-    # most points settled with mpmath in one check (each costs about a millisecond)
-    max_precise_points: int = 4
+    # arbitrary-precision evaluations per check, and the most digits any may use
+    max_precise: int = 10
+    max_digits: int = 1500
     seed: int = 0
 
 
 @dataclass(frozen=True)
 class IdentityResult:
     decision: bool | None  # True: F' = f, False: F' != f, None: inconclusive
-    agreeing: int
+    agreeing: int  # resolved points where F' and f agree
     detail: str = ""
 
 
-def _points(settings: IdentitySettings, real_only: bool) -> np.ndarray:
+@functools.lru_cache(maxsize=8)
+def sample_points(settings: IdentitySettings, real_only: bool) -> np.ndarray:
     rng = np.random.default_rng(settings.seed)
-    n = settings.n_points
-    real = rng.uniform(*settings.real_range, n) * rng.choice([-1.0, 1.0], n)
-    imag = np.zeros(n) if real_only else rng.uniform(*settings.imag_range, n)
-    return real + 1j * imag
+    moderate = rng.uniform(0.3, 3.0, settings.n_moderate)
+    # log-uniform, stratified so that every decade gets its share
+    strata = (np.arange(settings.n_wide) + rng.uniform(0, 1, settings.n_wide)) / settings.n_wide
+    wide = 10.0 ** (-2 + 6 * strata)
+    size = np.concatenate([moderate, wide])
+    real = size * rng.choice([-1.0, 1.0], len(size))
+    if real_only:
+        points = real.astype(complex)
+    else:
+        # just above the real axis: never on a branch cut, and so close to the real line that
+        # no intermediate winds around a cut on the way (log(4**(x**2)) at x = 100)
+        points = real + 1j * np.minimum(size, 1.0) * rng.uniform(1e-7, 1e-6, len(size))
+    points.flags.writeable = False  # shared by every check (cached)
+    return points
 
 
-def _relative_gap(a: Any, b: Any) -> Any:
-    scale = max(abs(a), abs(b))
-    return abs(a - b) / scale if scale else 0
+def _gap(evaluation: Evaluation) -> Any:
+    return abs(evaluation.derivative - evaluation.integrand)
 
 
-def _precise_verdict(
-    f: Program, big_f: Program, point: complex, double_gap: float | None, start: int
-) -> tuple[bool | None, int]:
-    """(True/False/None, the ladder step that settled it) for one point in arbitrary
-    precision, climbing `PRECISIONS` from step `start`; None at singularities.
+class _Checker:
+    """The arbitrary-precision side of one check, with its budget of evaluations."""
 
-    A disagreement is believed when two precisions measure the same gap: doubles (if they
-    were trusted at this point) and the first step, or two consecutive steps.
-    """
-    previous = double_gap
-    for step in range(start, len(PRECISIONS)):
-        digits, agree = PRECISIONS[step]
+    def __init__(self, program: Program, settings: IdentitySettings) -> None:
+        self.program = program
+        self.settings = settings
+        self.budget = settings.max_precise
+
+    def evaluate(self, point: complex, digits: int) -> Evaluation | None:
+        self.budget -= 1
         try:
-            with mpmath.workdps(digits):
-                _, derivative = evaluate_precise(big_f, point, digits)
-                value, _ = evaluate_precise(f, point, digits, differentiate=False)
-                gap = _relative_gap(derivative, value)
-        except (ZeroDivisionError, ValueError, OverflowError, MagnitudeError):
-            return None, step
-        if not (mpmath.isfinite(derivative) and mpmath.isfinite(value)):
-            return None, step
-        if gap < agree:
-            return True, step
-        if previous is not None and _same_gap(previous, gap, 1e-6):
-            return False, step
-        previous = gap
-    return None, len(PRECISIONS) - 1
+            result = evaluate_precise(self.program, point, digits)
+        except (ZeroDivisionError, ValueError, OverflowError, MagnitudeError, MemoryError):
+            return None  # a singularity, or numbers too large to be worth computing
+        finite = all(
+            mpmath.isfinite(v) for v in (result.derivative, result.integrand, result.error)
+        )
+        return result if finite else None
 
+    def settle(
+        self, point: complex, digits: int, previous: Evaluation | None = None
+    ) -> bool | None:
+        """True (agrees, resolved), False (a disagreement two precisions confirm) or None.
 
-def _same_gap(low: Any, high: Any, tolerance: float) -> bool:
-    return high > DISAGREE and abs(low - high) <= tolerance * high
+        `previous`: an evaluation at lower precision that saw a disagreement here.
+        """
+        while self.budget > 0 and digits <= self.settings.max_digits:
+            result = self.evaluate(point, digits)
+            if result is None:
+                return None
+            gap = _gap(result)
+            if gap > TOLERANCE * result.error:
+                if (
+                    previous is not None
+                    and abs(
+                        (result.derivative - result.integrand)
+                        - (previous.derivative - previous.integrand)
+                    )
+                    <= TOLERANCE * previous.error
+                ):
+                    return False
+                previous = result
+                digits += 2 * MARGIN_DIGITS
+            elif result.deficit <= 0:
+                return True
+            else:
+                previous = None
+                digits += math.ceil(float(result.deficit)) + MARGIN_DIGITS
+        return None
 
 
 def check_identity(
     integrand: Expr, candidate: Expr, settings: IdentitySettings = IdentitySettings()
 ) -> IdentityResult:
     """Decide numerically whether d/dx `candidate` equals `integrand`."""
-    f = compile_expr(integrand)
-    big_f = compile_expr(candidate)
-    points = _points(settings, real_only=f.uses_abs or big_f.uses_abs)
-    value, _, f_suspect = evaluate_doubles(f, points, differentiate=False)
-    _, derivative, big_f_suspect = evaluate_doubles(big_f, points)
+    program = compile_check(integrand, candidate)
+    points = sample_points(settings, real_only=program.uses_abs)
+    doubles = evaluate_doubles(program, points)
     with np.errstate(all="ignore"):
-        scale = np.maximum(np.abs(value), np.abs(derivative))
-        gap = np.abs(derivative - value) / scale
-    trusted = (
-        np.isfinite(value)
-        & np.isfinite(derivative)
-        & (scale > 1e-250)
-        & ~f_suspect
-        & ~big_f_suspect
-    )
-    agree = trusted & (gap <= AGREE_DOUBLE)
-    if agree.all():
-        return IdentityResult(True, int(agree.sum()), "doubles")
-    agreeing = int(agree.sum())
-    # settle the rest in arbitrary precision, clear disagreements first
-    unsettled = np.flatnonzero(~agree)
-    order = sorted(unsettled, key=lambda i: -(gap[i] if trusted[i] else 0.0))
-    step = 0  # once a point needed more digits, the next ones start there
-    for index in order[: settings.max_precise_points]:
-        double_gap = float(gap[index]) if trusted[index] else None
-        verdict, step = _precise_verdict(f, big_f, complex(points[index]), double_gap, step)
+        gap = _gap(doubles)
+        finite = (
+            np.isfinite(doubles.derivative)
+            & np.isfinite(doubles.integrand)
+            & np.isfinite(doubles.error)
+        )
+        differs = finite & (gap > TOLERANCE * doubles.error)
+        resolved = finite & ~differs & (doubles.deficit <= 0)
+        clear = differs & (doubles.deficit <= 0) & (gap > CLEAR * TOLERANCE * doubles.error)
+        relative = np.where(differs, gap / np.maximum(np.abs(doubles.integrand), 1e-300), 0)
+    agreeing = int(resolved.sum())
+    if clear.any():
+        return IdentityResult(False, agreeing, _at(points[np.argmax(clear)]))
+    checker = _Checker(program, settings)
+    # 1. disagreements seen in doubles, the clearest first, confirmed in arbitrary precision
+    for index in np.argsort(-relative, kind="stable")[: int(differs.sum())]:
+        if checker.budget <= 0:
+            break
+        previous = Evaluation(
+            doubles.derivative[index], doubles.integrand[index], doubles.error[index], 0
+        )
+        verdict = checker.settle(complex(points[index]), START_DIGITS, previous)
         if verdict is False:
-            return IdentityResult(False, agreeing, f"differs at x = {complex(points[index]):.4g}")
+            return IdentityResult(False, agreeing, _at(points[index]))
+        agreeing += bool(verdict)
+    if agreeing >= settings.min_agreeing:
+        return IdentityResult(True, agreeing, "doubles")
+    # 2. points doubles could not resolve, the most nearly resolved first
+    deficit = np.where(finite, doubles.deficit, np.inf)
+    for index in np.argsort(deficit, kind="stable"):
+        if resolved[index] or differs[index]:
+            continue
+        if checker.budget <= 0:
+            break
+        lacking = deficit[index]
+        digits = START_DIGITS
+        if np.isfinite(lacking):
+            digits = max(START_DIGITS, math.ceil(DOUBLE_DIGITS + lacking) + MARGIN_DIGITS)
+        verdict = checker.settle(complex(points[index]), digits)
+        if verdict is False:
+            return IdentityResult(False, agreeing, _at(points[index]))
         if verdict:
             agreeing += 1
-    if agreeing >= settings.min_agreeing:
-        return IdentityResult(True, agreeing, "doubles and mpmath")
-    return IdentityResult(None, agreeing, f"only {agreeing} points could be evaluated")
+            if agreeing >= settings.min_agreeing:
+                return IdentityResult(True, agreeing, "doubles and mpmath")
+    return IdentityResult(None, agreeing, f"only {agreeing} points resolved every term")
+
+
+def _at(point: complex) -> str:
+    return f"differs at x = {complex(point):.4g}"
