@@ -26,6 +26,7 @@ class Row:
     input: str  # `sub Y' f` prefix
     output: str  # F prefix
     count: int  # times it was generated
+    n_ops: int | None = None  # operators drawn for its random expression (first time generated)
 
 
 @dataclass
@@ -67,7 +68,7 @@ def generate(
     deadline = deadline or DEFAULT_DEADLINES[config.method]
     max_attempts = max_attempts or 1000 * n + 1000
     counters: Counter = Counter()
-    first_seen: dict[str, tuple[str, int]] = {}  # input -> (output, count)
+    first_seen: dict[str, tuple[str, int, int | None]] = {}  # input -> (output, count, n_ops)
     cache: dict[str, str] = {}
     attempts = 0
     with DeadlinePool(workers, start_method=start_method) as pool:
@@ -95,14 +96,14 @@ def generate(
                 if outcome.status != "ok":
                     continue
                 if outcome.input in first_seen:
-                    output, count = first_seen[outcome.input]
-                    first_seen[outcome.input] = (output, count + 1)
+                    output, count, n_ops = first_seen[outcome.input]
+                    first_seen[outcome.input] = (output, count + 1, n_ops)
                     counters["duplicate"] += 1
                 elif len(first_seen) < n:
-                    first_seen[outcome.input] = (outcome.output, 1)
+                    first_seen[outcome.input] = (outcome.output, 1, outcome.n_ops)
                     counters["ok"] += 1
                 else:
                     counters["surplus"] += 1
             attempts += len(jobs)
-    rows = [Row(problem, output, count) for problem, (output, count) in first_seen.items()]
+    rows = [Row(problem, *seen) for problem, seen in first_seen.items()]
     return GenerationReport(rows, counters, attempts)

@@ -41,8 +41,10 @@ _OPERATORS = frozenset(OPERATOR_TOKENS)
 class GeneratorConfig:
     method: str = "fwd"
     tree: TreeSettings = field(default_factory=TreeSettings)
-    # operators per random expression: 3..max_ops (fwd) or 4..max_ops (bwd, ibp's F) ...
+    # operators per random expression: min_ops..max_ops; min_ops None is Lample & Charton's 3
+    # (fwd) or 4 (bwd, ibp's F); min_ops = max_ops with small_probability 0: an exact count ...
     max_ops: int = 15
+    min_ops: int | None = None
     # ... except with this probability, when it is 0..2 (fwd) or 0..3 (bwd)
     small_probability: float = 1 / 40
     # operators of IBP's second factor G: 1..max_ops_g
@@ -61,6 +63,8 @@ class GeneratorConfig:
             raise ConfigError("method", f"one of {METHODS}", self.method)
         if self.max_ops < 1 or self.max_ops_g < 1:
             raise ConfigError("max_ops", "at least 1", min(self.max_ops, self.max_ops_g))
+        if self.min_ops is not None and not 0 <= self.min_ops <= self.max_ops:
+            raise ConfigError("min_ops", f"in 0..max_ops ({self.max_ops})", self.min_ops)
         if self.max_len < 4:
             raise ConfigError("max_len", "at least 4", self.max_len)
         self.tree.validated()
@@ -76,6 +80,7 @@ class Attempt:
     output: str = ""  # F prefix
     # primitives learned on the way, for the IBP cache: (key of integrand, primitive prefix)
     learned: tuple[tuple[str, str], ...] = ()
+    n_ops: int | None = None  # operators drawn for the random expression (f, or F)
 
 
 class Rejected(Exception):
@@ -120,7 +125,7 @@ def _simplify(expr: sp.Expr, seconds: float | None) -> sp.Expr:
 def _n_ops(rng: np.random.Generator, config: GeneratorConfig, low: int) -> int:
     if rng.random() < config.small_probability:
         return int(rng.integers(0, low))
-    return int(rng.integers(low, config.max_ops + 1))
+    return int(rng.integers(low if config.min_ops is None else config.min_ops, config.max_ops + 1))
 
 
 def _random_sympy(rng: np.random.Generator, config: GeneratorConfig, n_ops: int) -> sp.Expr:
@@ -158,7 +163,9 @@ def _pair(
         raise Rejected("too_long")
     if _count_ops(f_tokens if count_on == "f" else big_f_tokens) < n_ops / 2:
         raise Rejected("too_few_ops")
-    return Attempt("ok", " ".join([*PROBLEM_PREFIX, *f_tokens]), " ".join(big_f_tokens))
+    return Attempt(
+        "ok", " ".join([*PROBLEM_PREFIX, *f_tokens]), " ".join(big_f_tokens), n_ops=n_ops
+    )
 
 
 def _forward(rng: np.random.Generator, config: GeneratorConfig) -> Attempt:
@@ -248,7 +255,7 @@ def _parts(rng: np.random.Generator, config: GeneratorConfig, cache: dict[str, s
     except Rejected as rejected:
         raise Rejected(rejected.reason, tuple(learned)) from None
     learned.append(_cache_entry(h, big_h))
-    return Attempt("ok", result.input, result.output, tuple(learned))
+    return Attempt("ok", result.input, result.output, tuple(learned), result.n_ops)
 
 
 def attempt(shared: tuple[GeneratorConfig, dict[str, str]], job: tuple[int, int]) -> Attempt:
