@@ -1,0 +1,138 @@
+"""Primitives: integrands with known antiderivatives, read from data or results files, from which
+the derived suites (`robustness-validation`, `compositionality`) are built.
+
+A results file is what running a suite produced: JSONL or Parquet with at least the columns
+`problem` (prefix tokens, as in suites), `set`, `reference` and `first_correct_rank` (an integer,
+or null when no candidate was correct). "Solved" means solved at top-1: first_correct_rank == 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from genprobe.errors import ConfigError, DataFormatError, UnsupportedExpressionError
+from genprobe.tasks.integration.datasets import read_text_dataset
+from genprobe.tasks.integration.expression import Expr
+from genprobe.tasks.integration.prefix import strip_problem_prefix
+from genprobe.tasks.integration.suites.table import (
+    is_missing,
+    parse_cell,
+    read_table,
+    require_columns,
+)
+
+RESULT_COLUMNS = ("problem", "set", "reference", "first_correct_rank")
+
+
+@dataclass(frozen=True)
+class Primitive:
+    """An integrand f, its antiderivative F (None if unknown), and its id: the 1-based line or
+    row of the file it came from."""
+
+    problem: Expr
+    reference: Expr | None
+    row: int
+
+
+def parse_primitive(
+    path: str | Path, row: int, problem: Any, reference: Any, skip_unsupported: bool = False
+) -> Primitive:
+    """A primitive from two prefix cells (the reference may be None); a leading `sub Y'` on
+    the problem is dropped.
+
+    Raises:
+        DataFormatError: a cell is not an expression of the task (file, row, column named).
+        UnsupportedExpressionError: with `skip_unsupported`, for a token the task does not use
+            (`I`, `y`, ...): the caller skips the row.
+    """
+    if isinstance(problem, str):
+        problem = " ".join(strip_problem_prefix(problem.split()))
+    trees = [
+        None if value is None else parse_cell(path, row, column, value, skip_unsupported)
+        for column, value in (("problem", problem), ("reference", reference))
+    ]
+    return Primitive(trees[0], trees[1], row)
+
+
+def solved_primitives(
+    results_path: str | Path, sets: Collection[str] | None = None
+) -> list[Primitive]:
+    """The primitives a model solved at top-1, in file order, optionally only those of `sets`;
+    each with the row of the results file as its id.
+
+    Raises:
+        DataFormatError: a missing column, a rank that is not an integer, a solved row without
+            a reference, or a cell that does not parse (file, row and column named).
+    """
+    frame = read_table(results_path)
+    require_columns(frame, results_path, RESULT_COLUMNS)
+    primitives = []
+    for row, record in zip(frame.index, frame.to_dict("records"), strict=True):
+        if sets is not None and record["set"] not in sets:
+            continue
+        if _rank(results_path, row, record["first_correct_rank"]) != 1:
+            continue
+        if not isinstance(record["reference"], str):
+            raise DataFormatError(results_path, row, "column 'reference': a solved row needs one")
+        primitives.append(
+            parse_primitive(results_path, int(row), record["problem"], record["reference"])
+        )
+    return primitives
+
+
+def _rank(path: str | Path, row: int, value: Any) -> int | None:
+    if is_missing(value):
+        return None
+    whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not whole:
+        raise DataFormatError(path, row, f"column 'first_correct_rank': {value!r} is no integer")
+    return int(value)
+
+
+def dataset_rows(path: str | Path, split: str | None = None) -> list[tuple[int, str, Any]]:
+    """(row, input, output) of a dataset: Lample & Charton's `count|sub Y' f<TAB>F` text, or
+    JSONL/Parquet with `input` (and `output`, `split`) columns as `generate` writes them. The row
+    is 1-based: the line of a JSONL file, the row of a Parquet file, the non-blank line of text.
+
+    Raises:
+        DataFormatError: a malformed line, a missing column, `split` without a split column.
+        ConfigError: `split` for a text file (L&C keep each split in its own file).
+    """
+    if Path(path).suffix not in (".jsonl", ".parquet"):
+        if split is not None:
+            raise ConfigError("--split", "used only with JSONL or Parquet datasets", split)
+        return [(row, r.input, r.output) for row, r in enumerate(read_text_dataset(path), 1)]
+    frame = read_table(path)
+    require_columns(frame, path, ("input",) if split is None else ("input", "split"))
+    if split is not None:
+        frame = frame[frame["split"] == split]
+    outputs = frame["output"] if "output" in frame else [None] * len(frame)
+    return [
+        (int(row), problem, None if is_missing(output) else output)
+        for row, problem, output in zip(frame.index, frame["input"], outputs, strict=True)
+    ]
+
+
+def dataset_primitives(
+    path: str | Path, split: str | None = None, exclude: Collection[str] = ()
+) -> tuple[list[Primitive], list[tuple[int, str]]]:
+    """The primitives of a dataset, and (row, reason) for the rows left out: those whose input
+    or output text contains any string of `exclude`, and those outside the task's vocabulary.
+
+    Raises:
+        DataFormatError: a malformed file or expression (file and row named).
+    """
+    primitives, skipped = [], []
+    for row, problem, reference in dataset_rows(path, split):
+        excluded = [text for text in exclude if text in f"{problem}\t{reference or ''}"]
+        if excluded:
+            skipped.append((row, f"contains {excluded[0]!r}"))
+            continue
+        try:
+            primitives.append(parse_primitive(path, row, problem, reference, skip_unsupported=True))
+        except UnsupportedExpressionError as error:
+            skipped.append((row, str(error)))
+    return primitives, skipped

@@ -1,0 +1,148 @@
+"""The suites by name: each entry turns one request (sizes, seed, input files) into a table.
+
+The builders themselves are pure functions of their inputs; the entries here read the files a
+command line names (a dataset, a results file) and pass what they hold.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from genprobe.errors import ConfigError
+from genprobe.tasks.integration.suites.compositionality import compositionality, solved_families
+from genprobe.tasks.integration.suites.in_distribution import in_distribution
+from genprobe.tasks.integration.suites.operators import operator_extrapolation
+from genprobe.tasks.integration.suites.primitives import dataset_primitives, solved_primitives
+from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
+from genprobe.tasks.integration.suites.simple import integer_extrapolation, robustness_simple
+from genprobe.tasks.integration.suites.validation import (
+    robustness_validation,
+    validation_candidates,
+    validation_primitives,
+)
+
+
+@dataclass(frozen=True)
+class SuiteRequest:
+    """What to build: the options of `genprobe integration suite`."""
+
+    n: int | None = None  # size (per set or per cell, see each suite); None: the suite's default
+    seed: int = DEFAULT_SEED
+    validation: Path | None = None  # a dataset: in-distribution, validation-primitives
+    solved: Path | None = None  # a results file: robustness-validation, compositionality
+    method: str = "bwd"  # operator-extrapolation: fwd, bwd or ibp
+    workers: int = 1  # operator-extrapolation: generator processes
+    split: str | None = None  # the split of a JSONL/Parquet dataset
+
+
+@dataclass(frozen=True)
+class Built:
+    frame: pd.DataFrame
+    notes: tuple[str, ...] = ()  # what was left out of the inputs, for the summary
+
+
+@dataclass(frozen=True)
+class Suite:
+    build: Callable[[SuiteRequest], Built]
+    about: str  # one line: what it holds, which paper table, which options it needs
+
+
+def _sized(request: SuiteRequest) -> dict[str, int]:
+    """The size argument of a builder: none if not asked, so the builder's default holds."""
+    return {} if request.n is None else {"n": request.n}
+
+
+def _file(request: SuiteRequest, option: str, name: str) -> Path:
+    path = getattr(request, option)
+    if path is None:
+        expected = "a results file" if option == "solved" else "a dataset file"
+        raise ConfigError(f"--{option}", f"{expected} for the suite {name!r}", None)
+    return path
+
+
+def _skipped_note(skipped: list[tuple[int, str]]) -> tuple[str, ...]:
+    if not skipped:
+        return ()
+    row, reason = skipped[0]
+    return (f"{len(skipped)} rows left out (first: row {row}, {reason})",)
+
+
+def _in_distribution(request: SuiteRequest) -> Built:
+    path = _file(request, "validation", "in-distribution")
+    primitives, skipped = dataset_primitives(path, request.split)
+    frame = in_distribution(primitives, request.n, request.seed, set_name=Path(path).name)
+    return Built(frame, _skipped_note(skipped))
+
+
+def _validation_primitives(request: SuiteRequest) -> Built:
+    path = _file(request, "validation", "validation-primitives")
+    candidates, skipped = validation_candidates(path, request.split)
+    frame = validation_primitives(candidates, seed=request.seed, **_sized(request))
+    return Built(frame, _skipped_note(skipped))
+
+
+def _robustness_validation(request: SuiteRequest) -> Built:
+    path = _file(request, "solved", "robustness-validation")
+    primitives = solved_primitives(path, {"valid_primitive"})
+    return Built(robustness_validation(primitives, seed=request.seed, **_sized(request)))
+
+
+def _compositionality(request: SuiteRequest) -> Built:
+    families = solved_families(_file(request, "solved", "compositionality"))
+    return Built(compositionality(families, seed=request.seed, **_sized(request)))
+
+
+SUITES: dict[str, Suite] = {
+    "robustness-simple": Suite(
+        lambda r: Built(robustness_simple(seed=r.seed, **_sized(r))),
+        "simple primitives with sampled coefficients (Table 2, top); --n: pairs per cell",
+    ),
+    "integer-extrapolation": Suite(
+        lambda r: Built(integer_extrapolation(seed=r.seed, **_sized(r))),
+        "simple primitives, coefficients up to 11,000 (Figure 2); --n: pairs per range",
+    ),
+    "validation-primitives": Suite(
+        _validation_primitives,
+        "validation problems to solve first (--validation; --n default 1000)",
+    ),
+    "robustness-validation": Suite(
+        _robustness_validation,
+        "k*f, f/k, f+exp(x), f+ln(x) of solved validation primitives (Table 2, bottom; --solved)",
+    ),
+    "compositionality": Suite(
+        _compositionality, "sums of 2, 3, 4 solved primitives (Table 8; --solved)"
+    ),
+    "operator-extrapolation": Suite(
+        lambda r: Built(
+            operator_extrapolation(seed=r.seed, method=r.method, workers=r.workers, **_sized(r))
+        ),
+        "generated problems with 1-15, 20, 25, 30, 35 operators (Table 9; --method, --workers)",
+    ),
+    "in-distribution": Suite(
+        _in_distribution, "rows of a test or validation file (--validation, --split; --n: all)"
+    ),
+}
+
+
+def get_suite(name: str) -> Suite:
+    """The suite called `name`.
+
+    Raises:
+        ConfigError: no such suite; the message suggests the nearest names.
+    """
+    suite = SUITES.get(name)
+    if suite is None:
+        near = difflib.get_close_matches(name, SUITES, n=2)
+        hint = f" (did you mean {' or '.join(near)}?)" if near else ""
+        raise ConfigError("suite", f"one of {', '.join(SUITES)}{hint}", name)
+    return suite
+
+
+def build_suite(name: str, request: SuiteRequest) -> Built:
+    """Build the suite called `name` for `request`."""
+    return get_suite(name).build(request)
