@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from genprobe.cli import integration, models, report, rewriting
+from genprobe.cli import integration, models, report, rewriting, suites
 from genprobe.errors import GenprobeError
 
 app = typer.Typer(
@@ -18,6 +18,7 @@ app = typer.Typer(
 )
 app.add_typer(rewriting.app, name="rewriting")
 app.add_typer(integration.app, name="integration")
+integration.app.command(name="suite")(suites.suite)
 app.command(name="report")(report.report)
 app.command(name="models")(models.models)
 

@@ -1,0 +1,71 @@
+"""`genprobe integration suite NAME --out FILE`: build one test suite of the brittleness study.
+
+Examples:
+    genprobe integration suite robustness-simple --out suites/robustness.parquet
+    genprobe integration suite validation-primitives --validation prim_fwd.valid --out v.jsonl
+    genprobe integration suite compositionality --solved results.jsonl --out comp.jsonl
+    genprobe integration suite operator-extrapolation --method bwd --workers 8 --n 100 \
+        --out ops.parquet
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def suite(
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="robustness-simple, integer-extrapolation, validation-primitives, "
+            "robustness-validation, compositionality, operator-extrapolation, in-distribution."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Output file: .jsonl or .parquet.")],
+    n: int = typer.Option(
+        None, "--n", help="Size per set or cell (see docs); default: the suite's."
+    ),
+    seed: int = typer.Option(43, help="The rows depend only on the seed, --n and the inputs."),
+    validation: Path = typer.Option(
+        None, help="Dataset (L&C text, or JSONL/Parquet with input/output) to draw from."
+    ),
+    solved: Path = typer.Option(
+        None, help="Results file (problem, set, reference, first_correct_rank) of earlier runs."
+    ),
+    method: str = typer.Option("bwd", help="operator-extrapolation: fwd, bwd or ibp."),
+    workers: int = typer.Option(1, help="operator-extrapolation: generator processes."),
+    split: str = typer.Option(None, help="Only rows of this split (JSONL/Parquet datasets)."),
+) -> None:
+    """Build a test suite: one row per problem, with its known antiderivative and metadata."""
+    from rich.table import Table
+
+    from genprobe.cli.console import console
+    from genprobe.tasks.integration.suites import (
+        SuiteRequest,
+        build_suite,
+        get_suite,
+        suite_path,
+        write_suite,
+    )
+
+    about = get_suite(name).about  # an unknown name or a bad file name fails before any work
+    suite_path(out)
+    request = SuiteRequest(
+        n=n, seed=seed, validation=validation, solved=solved, method=method,
+        workers=workers, split=split,
+    )  # fmt: skip
+    with console.status(f"building {name}"):
+        built = build_suite(name, request)
+    write_suite(built.frame, out)
+    table = Table(title=f"{name}: {len(built.frame)} problems", caption=about)
+    table.add_column("set")
+    table.add_column("problems", justify="right")
+    for set_name, count in built.frame.groupby("set", sort=False).size().items():
+        table.add_row(str(set_name), str(count))
+    console.print(table)
+    for note in built.notes:
+        console.print(note)
+    console.print(f"wrote {out}")
