@@ -60,12 +60,13 @@ def suite(
     with console.status(f"building {name}"):
         built = build_suite(name, request)
     write_suite(built.frame, out)
-    table = Table(title=f"{name}: {len(built.frame)} problems", caption=about)
+    table = Table(title=f"{name}: {len(built.frame)} problems")
     table.add_column("set")
     table.add_column("problems", justify="right")
     for set_name, count in built.frame.groupby("set", sort=False).size().items():
         table.add_row(str(set_name), str(count))
     console.print(table)
+    console.print(f"[dim]{about}[/dim]", highlight=False)
     for note in built.notes:
         console.print(note)
     console.print(f"wrote {out}")
