@@ -66,6 +66,8 @@ class Model(abc.ABC):
     """A model under test. Subclasses implement `candidates`, and `score` if they can."""
 
     name: str = "model"
+    # whether `score` gives log-probabilities (the search-vs-model analysis needs them)
+    can_score: bool = False
 
     @abc.abstractmethod
     def candidates(self, problems: Sequence[Expr], k: int) -> list[list[Candidate]]:

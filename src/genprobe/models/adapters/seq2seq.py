@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from genprobe.decoding.beam import beam_search
+from genprobe.decoding.config import DecodingConfig
 from genprobe.decoding.sampling import sample
 from genprobe.decoding.scoring import sequence_logprobs
 from genprobe.errors import CheckpointError, ConfigError, GenprobeError
@@ -28,27 +29,9 @@ from genprobe.tasks.integration.prefix import from_prefix, problem_prefix, to_pr
 from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, VOCAB, encode_tokens
 
 
-@dataclass(frozen=True)
-class DecodingConfig:
-    method: Literal["beam", "greedy", "sample"] = "beam"
-    beam_size: int = 10  # raised to k when fewer than the k candidates asked for
-    length_penalty: float = 1.0  # L&C's value: rank by mean log-probability per token
-    early_stopping: bool = True
-    max_len: int = 200  # generated tokens, EOS included (L&C's notebook and SAGGA: 200)
-    temperature: float = 1.0  # sampling only
-    samples: int | None = None  # sampling: draws per problem [default: k]; duplicates merge
-    seed: int = 0  # sampling only
-    batch_size: int = 64  # problems per model call
-
-    def validated(self) -> DecodingConfig:
-        if self.method not in ("beam", "greedy", "sample"):
-            raise ConfigError("decoding method", "beam, greedy or sample", self.method)
-        if self.batch_size < 1:
-            raise ConfigError("batch size", "at least 1", self.batch_size)
-        return self
-
-
 class Seq2SeqModel(Model):
+    can_score = True
+
     def __init__(
         self,
         network: Seq2SeqTransformer,
@@ -73,6 +56,10 @@ class Seq2SeqModel(Model):
             )  # fmt: skip
         self.device = torch.device(device)
         self.name = name
+
+    def with_decoding(self, decoding: DecodingConfig) -> Seq2SeqModel:
+        """The same network (shared, not copied) decoding another way."""
+        return Seq2SeqModel(self.network, decoding, str(self.device), self.name)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "model": self.network.config.to_dict(), **asdict(self.decoding)}

@@ -50,8 +50,9 @@ FAMILIES: dict[str, Family] = {
 }
 
 
-def solved_families(results_path: str | Path) -> dict[str, list[Primitive]]:
-    """Each family's solved primitives in a results file; families without any are left out.
+def solved_families(results_path: str | Path | pd.DataFrame) -> dict[str, list[Primitive]]:
+    """Each family's solved primitives in a results file (or frame); families without any are
+    left out.
 
     Raises:
         ConfigError: no family has a solved primitive in the file.
@@ -63,7 +64,8 @@ def solved_families(results_path: str | Path) -> dict[str, list[Primitive]]:
     }
     if not found:
         sets = sorted(s for family in FAMILIES.values() for s in family.sets)
-        raise ConfigError(str(results_path), f"results with solved rows of {sets}", "none")
+        where = "results" if isinstance(results_path, pd.DataFrame) else str(results_path)
+        raise ConfigError(where, f"results with solved rows of {sets}", "none")
     return found
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from genprobe.errors import ConfigError, DataFormatError, UnsupportedExpressionError
 from genprobe.tasks.integration.datasets import read_text_dataset
 from genprobe.tasks.integration.expression import Expr
@@ -58,16 +60,19 @@ def parse_primitive(
 
 
 def solved_primitives(
-    results_path: str | Path, sets: Collection[str] | None = None
+    results: str | Path | pd.DataFrame, sets: Collection[str] | None = None
 ) -> list[Primitive]:
-    """The primitives a model solved at top-1, in file order, optionally only those of `sets`;
-    each with the row of the results file as its id.
+    """The primitives a model solved at top-1, in row order, optionally only those of `sets`;
+    each with its row as id: the row of a results file, or the index of a results frame.
 
     Raises:
         DataFormatError: a missing column, a rank that is not an integer, a solved row without
             a reference, or a cell that does not parse (file, row and column named).
     """
-    frame = read_table(results_path)
+    if isinstance(results, pd.DataFrame):
+        frame, results_path = results, "results"
+    else:
+        frame, results_path = read_table(results), results
     require_columns(frame, results_path, RESULT_COLUMNS)
     primitives = []
     for row, record in zip(frame.index, frame.to_dict("records"), strict=True):

@@ -1,0 +1,75 @@
+"""A model under test as a run records it: the spec, how it decodes, and what only says where
+it ran.
+
+A run's identity holds what changes the model's answers (the spec, a fingerprint of the
+checkpoint's bytes, the decoding settings, the CAS deadline, the sampling temperature); the
+device, the answer cache and the request concurrency are runtime facts, recorded but not
+hashed, so a run started on a GPU can be finished on a CPU.
+
+Example:
+    settings = ModelSettings("ckpt:runs/bwd", DecodingConfig(beam_size=10))
+    model = settings.load(min_beam=50)
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from genprobe.decoding.config import DecodingConfig
+from genprobe.models.base import Model
+from genprobe.runs.provenance import file_digest
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    spec: str  # ckpt:PATH, lc:PATH, sympy, openai:MODEL@URL, py:module:function
+    decoding: DecodingConfig = field(default_factory=DecodingConfig)
+    deadline: float = 5.0  # sympy: seconds per problem
+    temperature: float | None = None  # openai: sampling temperature (None: the endpoint's)
+    # runtime only
+    device: str = "cpu"
+    cache_dir: str | None = None  # openai: answers cached on disk
+    concurrency: int = 8  # openai: requests in flight
+
+    def identity(self) -> dict[str, Any]:
+        """What determines the model's answers: part of a run's hashed config."""
+        return {
+            "spec": self.spec,
+            "fingerprint": fingerprint(self.spec),
+            "decoding": asdict(self.decoding),
+            "deadline": self.deadline,
+            "temperature": self.temperature,
+        }
+
+    def runtime(self) -> dict[str, Any]:
+        return {"device": self.device, "concurrency": self.concurrency}
+
+    def with_beam(self, beam: int) -> ModelSettings:
+        """These settings with a beam of at least `beam` (k candidates need a beam of k)."""
+        if self.decoding.beam_size >= beam:
+            return self
+        return replace(self, decoding=replace(self.decoding, beam_size=beam))
+
+    def load(self, min_beam: int = 1) -> Model:
+        from genprobe.models.registry import load_model
+
+        decoding = self.with_beam(min_beam).decoding.validated()
+        return load_model(
+            self.spec, decoding=decoding, device=self.device, deadline=self.deadline,
+            temperature=self.temperature, cache_dir=self.cache_dir,
+            concurrency=self.concurrency,
+        )  # fmt: skip
+
+
+def fingerprint(spec: str) -> str | None:
+    """sha256 of a checkpoint named by a `ckpt:` or `lc:` spec (None for other kinds, or a
+    file that is not there: loading it will say so)."""
+    kind, _, argument = spec.partition(":")
+    if kind not in ("ckpt", "lc"):
+        return None
+    path = Path(argument)
+    if kind == "ckpt" and path.is_dir():
+        path = path / "model.pt"
+    return file_digest(path) if path.is_file() else None
