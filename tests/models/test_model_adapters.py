@@ -6,11 +6,17 @@ import pytest
 from genprobe.errors import ConfigError, ModelCapabilityError, UnknownModelError
 from genprobe.models.adapters.seq2seq import DecodingConfig
 from genprobe.models.base import Candidate
-from genprobe.models.inputs import read_input
 from genprobe.models.registry import MODELS, load_model
 from genprobe.tasks.integration import Expr, parse_infix, verify
+from genprobe.tasks.integration.reading import read_expression
 
-PROBLEMS = [read_input("2*x"), read_input("cos(x)"), read_input("sub Y' mul INT+ 3 pow x INT+ 2")]
+
+def read(value):
+    """As the CLI reads problems: infix in L&C's canonical shape."""
+    return read_expression(value, canonical=True)
+
+
+PROBLEMS = [read("2*x"), read("cos(x)"), read("sub Y' mul INT+ 3 pow x INT+ 2")]
 
 
 def answer(problem: str, k: int):
@@ -21,8 +27,8 @@ def answer(problem: str, k: int):
 
 
 def test_infix_problems_take_lample_and_chartons_canonical_shape():
-    assert read_input("x*2 + 1") == read_input("add INT+ 1 mul INT+ 2 x")
-    assert read_input(["sub", "Y'", "cos", "x"]) == Expr.apply("cos", Expr.var())
+    assert read("x*2 + 1") == read("add INT+ 1 mul INT+ 2 x")
+    assert read(["sub", "Y'", "cos", "x"]) == Expr.apply("cos", Expr.var())
 
 
 @pytest.mark.parametrize("method", ["beam", "greedy", "sample"])
@@ -69,7 +75,7 @@ def test_batch_size_does_not_change_candidates(checkpoint, method):
 
 def test_sympy_model_integrates_under_a_deadline():
     model = load_model("sympy", deadline=20.0, workers=1)
-    found = model.candidates([read_input("2*x"), read_input("cos(x)*exp(x)")], k=5)
+    found = model.candidates([read("2*x"), read("cos(x)*exp(x)")], k=5)
     assert [len(c) for c in found] == [1, 1]
     assert verify("2*x", found[0][0].answer).passed
     assert verify("cos(x)*exp(x)", found[1][0].answer).passed
@@ -79,17 +85,17 @@ def test_sympy_model_integrates_under_a_deadline():
 
 def test_sympy_model_gives_nothing_when_out_of_time():
     model = load_model("sympy", deadline=0.05, workers=1)
-    hard = read_input("sqrt(tan(x)) * exp(sin(x)^2) / (1 + ln(x)^3)")
+    hard = read("sqrt(tan(x)) * exp(sin(x)^2) / (1 + ln(x)^3)")
     assert model.candidates([hard], k=1) == [[]]
 
 
 def test_python_callable_answers_are_parsed_safely():
     model = load_model("py:test_model_adapters:answer")
-    found = model.candidates([read_input("2*x"), read_input("cos(x)")], k=2)
-    assert found[0][0].answer == read_input("x^2")
+    found = model.candidates([read("2*x"), read("cos(x)")], k=2)
+    assert found[0][0].answer == read("x^2")
     assert found[0][0].score == 0.0
     assert [c.score for c in found[1]] == [-0.5, -1.0]
-    assert found[1][0].answer == read_input("sin(x)")
+    assert found[1][0].answer == read("sin(x)")
     assert found[1][1] == Candidate("x^^", -1.0)  # unparseable: kept raw for the verifier
 
 

@@ -13,9 +13,14 @@ import pytest
 pytest.importorskip("httpx")
 
 from genprobe.errors import EndpointError
-from genprobe.models.inputs import read_input
 from genprobe.models.registry import load_model
 from genprobe.tasks.integration import parse_infix
+from genprobe.tasks.integration.reading import read_expression
+
+
+def read(value):
+    """As the CLI reads problems: infix in L&C's canonical shape."""
+    return read_expression(value, canonical=True)
 
 
 class Endpoint:
@@ -80,7 +85,7 @@ def endpoint():
         server.close()
 
 
-PROBLEMS = [read_input("2*x"), read_input("cos(x)")]
+PROBLEMS = [read("2*x"), read("cos(x)")]
 
 
 def test_answers_are_parsed_and_the_key_comes_from_the_environment(endpoint, monkeypatch):
@@ -134,7 +139,7 @@ def test_timeouts_end_in_an_endpoint_error(endpoint):
 def test_concurrency_is_limited(endpoint):
     server = endpoint(delay=0.05)
     model = load_model(f"openai:m@{server.url}", concurrency=2)
-    problems = [read_input(f"x^{n}") for n in range(2, 10)]
+    problems = [read(f"x^{n}") for n in range(2, 10)]
     assert len(model.candidates(problems, k=1)) == 8
     assert server.max_in_flight == 2
 

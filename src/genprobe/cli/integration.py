@@ -159,7 +159,7 @@ def _read_pairs(path: Path) -> list[tuple[Any, Any]]:
     """(problem, candidate) per line; problems are parsed here so errors can name the line."""
     from genprobe.errors import UnsupportedExpressionError
     from genprobe.studies.integration_files import json_lines
-    from genprobe.tasks.integration.verifier import read_expression
+    from genprobe.tasks.integration.reading import read_expression
 
     pairs = []
     for number, record in json_lines(path, objects=True):

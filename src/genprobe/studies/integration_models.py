@@ -18,10 +18,10 @@ from typing import Any
 
 from genprobe.errors import DataFormatError, GenprobeError, UnsupportedExpressionError
 from genprobe.models.base import Candidate, Model
-from genprobe.models.inputs import read_input
 from genprobe.studies.integration_files import json_lines, text_lines
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import to_prefix
+from genprobe.tasks.integration.reading import read_expression
 from genprobe.tasks.integration.verifier import Verifier
 
 
@@ -92,7 +92,9 @@ def read_problems(
         if text is None:
             raise DataFormatError(path, line, "expected a problem as a string or token list")
         try:
-            problems.append(Problem(line, text, read_input(text), _field_text(reference)))
+            problems.append(
+                Problem(line, text, read_expression(text, canonical=True), _field_text(reference))
+            )
         except UnsupportedExpressionError as error:
             skipped.append((line, str(error)))
         except GenprobeError as error:
@@ -114,7 +116,7 @@ def read_pairs(path: str | Path) -> list[tuple[Expr, Expr]]:
             if text is None:
                 raise DataFormatError(path, number, f"field {name!r}: a string or token list")
             try:
-                pair.append(read_input(text))
+                pair.append(read_expression(text, canonical=True))
             except GenprobeError as error:
                 raise DataFormatError(path, number, f"field {name!r}: {error}") from None
         pairs.append((pair[0], pair[1]))

@@ -28,10 +28,10 @@ from genprobe.decoding.scoring import decoder_io
 from genprobe.errors import ConfigError, DataFormatError, GenprobeError
 from genprobe.models.adapters.seq2seq import DecodingConfig, Seq2SeqModel
 from genprobe.models.checkpoints import load_transformer, save_transformer
-from genprobe.models.inputs import read_input
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig, pad_sequences
 from genprobe.runs.atomic import atomic_path, write_text
 from genprobe.tasks.integration.datasets import read_text_dataset
+from genprobe.tasks.integration.reading import read_expression
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, encode_tokens
 from genprobe.training.loss import token_cross_entropy
@@ -203,7 +203,7 @@ def fail_at_1(network: Seq2SeqTransformer, valid: Pairs, max_len: int, verifier:
         DecodingConfig(method="greedy", max_len=max_len, batch_size=64),
         str(next(network.parameters()).device),
     )
-    problems = [read_input(p) for p in valid.problems]
+    problems = [read_expression(p, canonical=True) for p in valid.problems]
     found = model.candidates(problems, 1)
     pairs = [(p, c[0].answer) for p, c in zip(problems, found, strict=True) if c]
     passed = sum(v.passed for v in verifier.verify_many(pairs))

@@ -14,8 +14,8 @@ from typing import Any
 
 from genprobe.errors import ConfigError, GenprobeError
 from genprobe.models.base import Candidate, Model, problem_text
-from genprobe.models.inputs import read_input
 from genprobe.tasks.integration.expression import Expr
+from genprobe.tasks.integration.reading import read_expression
 
 Answer = str | tuple[str, float]
 
@@ -44,7 +44,7 @@ def _candidate(answer: Any, rank: int) -> Candidate:
     if not isinstance(text, str):
         raise ConfigError("a callable model's answer", "a string or (string, score)", answer)
     try:
-        return Candidate(read_input(text), float(score))
+        return Candidate(read_expression(text, canonical=True), float(score))
     except GenprobeError:
         return Candidate(text, float(score))
 

@@ -16,13 +16,8 @@ from genprobe.tasks.integration.prefix import (
     to_prefix,
 )
 from genprobe.tasks.integration.random_trees import TreeSettings, random_expression
-from genprobe.tasks.integration.verifier import (
-    Verifier,
-    VerifierConfig,
-    read_expression,
-    verify,
-    verify_many,
-)
+from genprobe.tasks.integration.reading import read_expression
+from genprobe.tasks.integration.verifier import Verifier, VerifierConfig, verify, verify_many
 from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, VOCAB, decode_ids, encode_tokens
 
 __all__ = [

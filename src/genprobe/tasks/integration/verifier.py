@@ -1,10 +1,8 @@
 """Is a candidate F an antiderivative of the problem f? Verdicts that never hang.
 
 `problem` is the integrand f (the model input is `sub Y' f`); `candidate` is a proposed F, judged
-up to an additive constant: F and F + 7 are both correct. Either may be given as an `Expr`, a
-SymPy expression in `X`, a list of prefix tokens, or a string. A string is read as prefix tokens
-when all its space-separated words are vocabulary tokens and it parses as prefix, else as infix
-text (see `infix.py`). A prefix problem may carry the model-input head `sub Y'`; it is dropped.
+up to an additive constant: F and F + 7 are both correct. Either may be given in any form
+`reading.read_expression` accepts: an `Expr`, SymPy, prefix tokens, prefix or infix text.
 
 How it decides, inside a worker process with a hard deadline (default 2 s):
   1. numeric identity test of F' against f at random points (`identity.py`);
@@ -26,23 +24,20 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import sympy as sp
 
 from genprobe.errors import ConfigError, GenprobeError, ParseError, UnsupportedExpressionError
-from genprobe.tasks.integration.expression import Expr, X, from_sympy, to_sympy
+from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.identity import IdentitySettings, check_identity
-from genprobe.tasks.integration.infix import parse_infix
 from genprobe.tasks.integration.limits import DEFAULT_LIMITS, ParseLimits
-from genprobe.tasks.integration.prefix import from_prefix, strip_problem_prefix, to_prefix
-from genprobe.tasks.integration.vocab import TOKEN_TO_ID
+from genprobe.tasks.integration.prefix import from_prefix, to_prefix
+from genprobe.tasks.integration.reading import ExpressionInput, read_expression
 from genprobe.verification.pool import DeadlinePool, TaskResult
 from genprobe.verification.verdict import Outcome, TimeoutPolicy, Verdict
-
-ExpressionInput = Expr | sp.Basic | Sequence[str] | str
 
 
 @dataclass(frozen=True)
@@ -66,34 +61,6 @@ class VerifierConfig:
         if self.symbolic not in ("fallback", "confirm"):
             raise ConfigError("symbolic", "'fallback' or 'confirm'", self.symbolic)
         return self
-
-
-def read_expression(value: ExpressionInput, limits: ParseLimits = DEFAULT_LIMITS) -> Expr:
-    """An `Expr` from any accepted input form (see the module docstring).
-
-    Raises:
-        ParseError, UnsupportedExpressionError: the input is not an expression we encode.
-    """
-    if isinstance(value, Expr):
-        return value
-    if isinstance(value, sp.Basic):
-        return from_sympy(value)
-    if isinstance(value, str):
-        words = value.split()
-        if len(words) > 1 and all(word in TOKEN_TO_ID for word in words):
-            try:
-                return from_prefix(strip_problem_prefix(words), limits)
-            except ParseError as prefix_error:
-                try:
-                    return parse_infix(value, limits)
-                except ParseError:
-                    raise prefix_error from None
-        return parse_infix(value, limits)
-    if isinstance(value, Sequence) and all(isinstance(token, str) for token in value):
-        return from_prefix(strip_problem_prefix(value), limits)
-    raise ParseError(
-        f"expected an expression as text, prefix tokens or SymPy. Got {type(value).__name__}."
-    )
 
 
 # limits for re-reading our own prefix in a worker: the input limits were applied when parsing
