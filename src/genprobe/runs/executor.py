@@ -41,7 +41,12 @@ class StageTask(abc.ABC):
         return None
 
     def runtime(self) -> dict[str, Any]:
-        """Facts about how shards ran (device, threads), recorded in each shard's manifest."""
+        """Facts about how shards run (device, threads), recorded in each shard's manifest.
+
+        The driver calls it once per stage, only when shards are pending and before any runs:
+        the place to refuse a stage that cannot run here (a device that is not visible), so a
+        finished stage never needs it.
+        """
         return {}
 
 
@@ -72,19 +77,23 @@ class LocalExecutor(Executor):
         if self.workers == 1 or len(shards) <= 1:
             yield from _in_process(task, shards, scratch)
             return
-        context = multiprocessing.get_context("spawn")  # no forked torch or thread state
-        with ProcessPoolExecutor(
+        pool = ProcessPoolExecutor(
             min(self.workers, len(shards)),
-            mp_context=context,
+            mp_context=multiprocessing.get_context("spawn"),  # no forked torch or thread state
             initializer=_start_worker,
             initargs=(task,),
-        ) as pool:
+        )
+        try:
             futures = {
                 pool.submit(_run_in_worker, shard, scratch(shard)): shard for shard in shards
             }
             for future in as_completed(futures):
                 outputs, seconds = future.result()
                 yield futures[future], outputs, seconds
+        finally:
+            # On an error or an interrupt, shards not started yet are dropped rather than run
+            # for results nobody would record.
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _in_process(
@@ -102,19 +111,23 @@ def _in_process(
         task.close(context)
 
 
-_WORKER: tuple[StageTask, Any] | None = None
+_TASK: StageTask | None = None
+_CONTEXT: list[Any] = []  # the worker's `setup` result, once made
 
 
 def _start_worker(task: StageTask) -> None:
-    global _WORKER
-    _WORKER = (task, task.setup())
+    global _TASK
+    _TASK = task
 
 
 def _run_in_worker(shard: Shard, scratch: Path) -> tuple[Outputs, float]:
-    assert _WORKER is not None, "worker used before its initializer ran"
-    task, context = _WORKER
+    # `setup` runs with the worker's first shard, not in the pool's initializer: an error in it
+    # then reaches the driver as itself instead of as a broken pool.
+    assert _TASK is not None, "worker used before its initializer ran"
+    if not _CONTEXT:
+        _CONTEXT.append(_TASK.setup())
     start = time.perf_counter()
-    outputs = task.run(context, shard, scratch)
+    outputs = _TASK.run(_CONTEXT[0], shard, scratch)
     return outputs, time.perf_counter() - start
 
 
@@ -128,10 +141,13 @@ def run_stage(
     """Run the shards of one stage that are not done yet; returns how many ran.
 
     Each result is written (files, then manifest) as soon as it arrives, so an interrupted
-    stage loses at most the shards in flight.
+    stage loses at most the shards in flight. A stage with nothing pending calls nothing of
+    `task`, not even `runtime`.
     """
     store = ShardStore(run)
     pending = store.pending(shards)
+    if not pending:
+        return 0
     facts = task.runtime()
     for shard, outputs, seconds in (executor or LocalExecutor()).map(task, pending, store.scratch):
         store.record(shard, outputs, {**facts, "seconds": round(seconds, 3)})

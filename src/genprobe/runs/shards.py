@@ -5,7 +5,8 @@ Every study is shaped the same way:
     run   = a hashed config (rundir.py) + ordered lists of shards, one list per stage
     shard = (stage, key, spec): a pure function of its spec and the run's config gives files
     store = the driver writes a shard's files atomically, then its manifest; a shard whose
-            manifest exists is done, so rerunning a killed run skips it
+            manifest exists, names the same spec and lists files that all exist is done, so
+            rerunning a killed run skips it (and a shard whose spec changed runs again)
 
 A shard's function never writes into the run directory itself: it returns its files
 (run-relative path -> bytes), so the same function can run in this process, in a worker
@@ -19,6 +20,7 @@ not part of its identity, so a run started on a GPU can be finished on a CPU.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -32,10 +34,13 @@ from typing import Any
 
 from genprobe.errors import RunDirError
 from genprobe.runs.atomic import atomic_path, write_json
+from genprobe.runs.rundir import CONFIG_FILE
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9=_.,+-]{0,127}$")
 MANIFESTS = "shards"
 SCRATCH = "scratch"
+# What the driver owns: a shard may not write these (the run's config, manifests, scratch).
+RESERVED = (CONFIG_FILE, MANIFESTS, SCRATCH)
 
 Outputs = dict[str, bytes]  # run-relative path -> file contents
 
@@ -61,6 +66,12 @@ class Shard:
     def name(self) -> str:
         return f"{self.stage}/{self.key}"
 
+    @property
+    def digest(self) -> str:
+        """sha256 of the spec's canonical JSON: a manifest names the spec it was made from."""
+        text = json.dumps(self.spec, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(text.encode()).hexdigest()
+
 
 class ShardStore:
     """The shard results of one run directory: which shards are done, and writing new ones."""
@@ -72,11 +83,14 @@ class ShardStore:
         return self.run / MANIFESTS / shard.stage / f"{shard.key}.json"
 
     def done(self, shard: Shard) -> bool:
+        """The shard's manifest exists, was made from this spec, and all its files exist."""
         manifest = self._manifest(shard)
         if not manifest.exists():
             return False
-        files = json.loads(manifest.read_text(encoding="utf-8"))["files"]
-        return all((self.run / path).exists() for path in files)
+        recorded = json.loads(manifest.read_text(encoding="utf-8"))
+        return recorded.get("spec") == shard.digest and all(
+            (self.run / path).exists() for path in recorded["files"]
+        )
 
     def pending(self, shards: Iterable[Shard]) -> list[Shard]:
         return [shard for shard in shards if not self.done(shard)]
@@ -84,24 +98,34 @@ class ShardStore:
     def record(self, shard: Shard, outputs: Outputs, facts: Mapping[str, Any]) -> None:
         """Write the shard's files (each atomically), then its manifest: only then is it done.
 
+        Every path is checked before anything is written, so a refused shard leaves no file.
+
         Raises:
-            RunDirError: an output path leaves the run directory.
+            RunDirError: an output path leaves the run directory or names what the driver owns
+                (config.json, the manifests, the scratch directories).
         """
-        root = self.run.resolve()
+        targets = {path: self._target(shard, path) for path in outputs}
         for path, data in outputs.items():
-            target = (self.run / path).resolve()
-            if root not in target.parents:
-                raise RunDirError(f"shard {shard.name} writes outside its run: {path}")
-            _write_bytes(target, data)
+            _write_bytes(targets[path], data)
         write_json(
             self._manifest(shard),
             {
-                "shard": shard.name,
-                "files": {path: hashlib.sha256(data).hexdigest() for path, data in outputs.items()},
                 "host": platform.node(),
                 **facts,
+                "shard": shard.name,
+                "spec": shard.digest,
+                "files": {path: hashlib.sha256(data).hexdigest() for path, data in outputs.items()},
             },
         )
+
+    def _target(self, shard: Shard, path: str) -> Path:
+        root = self.run.resolve()
+        target = (root / path).resolve()
+        if root not in target.parents:
+            raise RunDirError(f"shard {shard.name} writes outside its run: {path}")
+        if target.relative_to(root).parts[0] in RESERVED:
+            raise RunDirError(f"shard {shard.name} writes a file the driver owns: {path}")
+        return target
 
     def manifests(self, stage: str) -> list[dict[str, Any]]:
         """Manifests of the finished shards of `stage`, in key order."""
@@ -110,12 +134,22 @@ class ShardStore:
             json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.json"))
         ]
 
+    def outputs(self, stage: str) -> list[Path]:
+        """Every file recorded by the finished shards of `stage`, in key order: what a reader of
+        results uses, so a file no manifest lists is never counted."""
+        return [self.run / path for manifest in self.manifests(stage) for path in manifest["files"]]
+
     def scratch(self, shard: Shard) -> Path:
         """A directory the shard may use to resume itself; removed once the shard is done."""
         return self.run / SCRATCH / shard.stage / shard.key
 
     def clear_scratch(self, shard: Shard) -> None:
-        shutil.rmtree(self.scratch(shard), ignore_errors=True)
+        """Remove the shard's scratch directory, and its parents once they are empty."""
+        folder = self.scratch(shard)
+        shutil.rmtree(folder, ignore_errors=True)
+        for parent in (folder.parent, folder.parent.parent):
+            with contextlib.suppress(OSError):  # not empty, or already gone
+                parent.rmdir()
 
 
 def _write_bytes(path: Path, data: bytes) -> None:

@@ -1,0 +1,71 @@
+"""Tiny stage tasks for the spine's tests, importable by spawned worker processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from genprobe.runs.executor import StageTask
+from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
+
+
+class Interrupted(Exception):
+    pass
+
+
+class Squares(StageTask):
+    """Each shard writes its number squared, as JSON and as Parquet; shards named in `fail_on`
+    raise `Interrupted` instead (a crash in the middle of a stage)."""
+
+    def __init__(self, fail_on: tuple[str, ...] = ()) -> None:
+        self.fail_on = fail_on
+
+    def run(self, context: Any, shard: Shard, scratch: Path) -> Outputs:
+        if shard.key in self.fail_on:
+            raise Interrupted(shard.key)
+        n = shard.spec["n"]
+        return {
+            f"squares/{shard.key}.json": json_bytes({"n": n, "square": n * n}),
+            f"squares/{shard.key}.parquet": parquet_bytes(pd.DataFrame({"n": [n], "sq": [n * n]})),
+        }
+
+    def runtime(self) -> dict[str, Any]:
+        return {"device": "abacus"}
+
+
+class HalfThenWhole(StageTask):
+    """Does half its work into scratch and crashes; run again, it finishes from that half."""
+
+    def run(self, context: Any, shard: Shard, scratch: Path) -> Outputs:
+        half = scratch / "half.txt"
+        if not half.exists():
+            scratch.mkdir(parents=True, exist_ok=True)
+            half.write_text("first half")
+            raise Interrupted(shard.key)
+        return {f"whole/{shard.key}.txt": f"{half.read_text()} + second half".encode()}
+
+
+class Writes(StageTask):
+    """Returns the files it was given, whatever their paths."""
+
+    def __init__(self, outputs: Outputs) -> None:
+        self.outputs = outputs
+
+    def run(self, context: Any, shard: Shard, scratch: Path) -> Outputs:
+        return dict(self.outputs)
+
+
+class Unavailable(Squares):
+    """A task whose device is missing on this machine: `runtime` refuses."""
+
+    def runtime(self) -> dict[str, Any]:
+        raise RuntimeError("no such device here")
+
+
+class BrokenSetup(Squares):
+    """A task whose per-worker setup fails (a model that cannot be loaded)."""
+
+    def setup(self) -> Any:
+        raise Interrupted("setup")

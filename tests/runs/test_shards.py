@@ -1,0 +1,157 @@
+"""The spine: shards recorded atomically with manifests, skipped when done, resumed after a
+crash, refused outside the run; worker processes give the files one process gives."""
+
+import hashlib
+import json
+
+import pytest
+from shard_tasks import BrokenSetup, HalfThenWhole, Interrupted, Squares, Unavailable, Writes
+
+from genprobe.errors import ConfigError, RunDirError
+from genprobe.runs import atomic
+from genprobe.runs.executor import LocalExecutor, run_stage
+from genprobe.runs.shards import Shard, ShardStore
+
+
+def squares(n: int = 5) -> list[Shard]:
+    return [Shard("square", f"{i:02d}", {"n": i}) for i in range(n)]
+
+
+def files(run) -> dict[str, bytes]:
+    """Every file of a run but the manifests (which record hosts and seconds)."""
+    return {
+        p.relative_to(run).as_posix(): p.read_bytes()
+        for p in sorted(run.rglob("*"))
+        if p.is_file() and "shards" not in p.relative_to(run).parts
+    }
+
+
+def test_a_stage_records_files_and_manifests_then_skips_what_is_done(tmp_path):
+    ran = []
+    assert run_stage(tmp_path, Squares(), squares(), on_done=ran.append) == 5
+    assert [s.key for s in ran] == ["00", "01", "02", "03", "04"]
+    assert json.loads((tmp_path / "squares" / "03.json").read_text()) == {"n": 3, "square": 9}
+
+    manifest = json.loads((tmp_path / "shards" / "square" / "03.json").read_text())
+    assert manifest["shard"] == "square/03" and manifest["device"] == "abacus"
+    assert manifest["spec"] == squares()[3].digest and manifest["seconds"] >= 0
+    for path, digest in manifest["files"].items():
+        assert hashlib.sha256((tmp_path / path).read_bytes()).hexdigest() == digest
+    assert [m["shard"] for m in ShardStore(tmp_path).manifests("square")][:2] == [
+        "square/00",
+        "square/01",
+    ]
+    assert not list(tmp_path.rglob("*.tmp")) and not (tmp_path / "scratch").exists()
+
+    assert run_stage(tmp_path, Squares(fail_on=("00",)), squares()) == 0  # nothing reruns
+    # nothing pending: the task is not even asked where it would run
+    assert run_stage(tmp_path, Unavailable(), squares()) == 0
+    with pytest.raises(RuntimeError, match="no such device"):
+        run_stage(tmp_path, Unavailable(), squares(6))
+
+
+def test_a_crash_mid_stage_then_a_rerun_runs_only_the_missing_shards(tmp_path):
+    crashed, whole = tmp_path / "crashed", tmp_path / "whole"
+    with pytest.raises(Interrupted):
+        run_stage(crashed, Squares(fail_on=("02",)), squares())
+    store = ShardStore(crashed)
+    assert [store.done(s) for s in squares()] == [True, True, False, False, False]
+
+    ran = []
+    assert run_stage(crashed, Squares(), squares(), on_done=ran.append) == 3
+    assert [s.key for s in ran] == ["02", "03", "04"]
+    run_stage(whole, Squares(), squares())
+    assert files(crashed) == files(whole)
+
+
+def test_a_shard_resumes_from_its_scratch_which_goes_once_it_is_done(tmp_path):
+    shard = Shard("work", "only")
+    with pytest.raises(Interrupted):
+        run_stage(tmp_path, HalfThenWhole(), [shard])
+    assert (tmp_path / "scratch" / "work" / "only" / "half.txt").exists()
+    assert run_stage(tmp_path, HalfThenWhole(), [shard]) == 1
+    assert (tmp_path / "whole" / "only.txt").read_text() == "first half + second half"
+    assert not (tmp_path / "scratch").exists()
+
+
+def test_a_shard_whose_spec_changed_runs_again(tmp_path):
+    run_stage(tmp_path, Squares(), [Shard("square", "x", {"n": 2})])
+    assert json.loads((tmp_path / "squares" / "x.json").read_text())["square"] == 4
+    assert run_stage(tmp_path, Squares(), [Shard("square", "x", {"n": 3})]) == 1
+    assert json.loads((tmp_path / "squares" / "x.json").read_text())["square"] == 9
+
+
+def test_a_missing_output_file_makes_its_shard_run_again(tmp_path):
+    run_stage(tmp_path, Squares(), squares(2))
+    (tmp_path / "squares" / "01.parquet").unlink()
+    assert ShardStore(tmp_path).pending(squares(2)) == [squares(2)[1]]
+
+
+@pytest.mark.parametrize(
+    "path, message",
+    [
+        ("../escaped.txt", "outside its run"),
+        ("/tmp/absolute.txt", "outside its run"),
+        ("config.json", "the driver owns"),
+        ("shards/square/00.json", "the driver owns"),
+        ("scratch/x", "the driver owns"),
+    ],
+)
+def test_a_shard_writing_outside_the_run_or_over_the_drivers_files_is_refused(
+    tmp_path, path, message
+):
+    run = tmp_path / "run"
+    task = Writes({"fine.txt": b"ok", path: b"bad"})
+    with pytest.raises(RunDirError, match=message):
+        run_stage(run, task, [Shard("bad", "one")])
+    assert not (tmp_path / "escaped.txt").exists()
+    assert not (run / "fine.txt").exists()  # checked before anything is written
+    assert not (run / "shards" / "bad").exists()
+
+
+def test_a_write_that_fails_leaves_no_partial_file_and_no_manifest(tmp_path, monkeypatch):
+    real = atomic.os.replace
+    calls = []
+
+    def replace_once(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        real(src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", replace_once)
+    with pytest.raises(OSError, match="disk full"):
+        run_stage(tmp_path, Squares(), squares(1))
+    assert (tmp_path / "squares" / "00.json").exists()
+    assert not (tmp_path / "squares" / "00.parquet").exists()
+    assert not list(tmp_path.rglob("*.tmp")) and not (tmp_path / "shards").exists()
+    monkeypatch.setattr(atomic.os, "replace", real)
+    assert run_stage(tmp_path, Squares(), squares(1)) == 1
+
+
+def test_two_worker_processes_write_the_files_one_process_writes(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert run_stage(one, Squares(), squares(), LocalExecutor(workers=1)) == 5
+    assert run_stage(two, Squares(), squares(), LocalExecutor(workers=2)) == 5
+    assert files(one) == files(two) and len(files(one)) == 10
+    for a, b in zip(
+        ShardStore(one).manifests("square"), ShardStore(two).manifests("square"), strict=True
+    ):
+        assert (a["files"], a["spec"], a["device"]) == (b["files"], b["spec"], b["device"])
+
+
+def test_an_error_in_a_worker_reaches_the_driver_as_itself(tmp_path):
+    with pytest.raises(Interrupted):
+        run_stage(tmp_path, Squares(fail_on=("01",)), squares(4), LocalExecutor(workers=2))
+    assert not ShardStore(tmp_path).done(squares()[1])
+    assert run_stage(tmp_path, Squares(), squares(4), LocalExecutor(workers=2)) >= 1
+    assert all(ShardStore(tmp_path).done(s) for s in squares(4))
+    with pytest.raises(Interrupted, match="setup"):
+        run_stage(tmp_path / "b", BrokenSetup(), squares(4), LocalExecutor(workers=2))
+
+
+def test_shard_names_are_short_file_names_and_workers_at_least_one():
+    with pytest.raises(ValueError):
+        Shard("train", "../up")
+    with pytest.raises(ConfigError):
+        LocalExecutor(workers=0)
