@@ -28,6 +28,7 @@ def run_steps(t: SweepTrainer, steps: int) -> None:
         t._train_step(order[:, step * 32 : (step + 1) * 32])
 
 
+@pytest.mark.slow
 def test_member_k_of_a_sweep_equals_seed_k_trained_alone():
     seeds = [11, 22, 33]
     sweep = trainer(seeds)
@@ -54,6 +55,7 @@ def test_gradient_clipping_is_per_member():
         assert moved.item() == pytest.approx(10.0 * 0.01, rel=1e-3)
 
 
+@pytest.mark.slow
 def test_early_stopping_keeps_each_members_best_epoch():
     scripted = {1: [0.5, 0.7, 0.7], 2: [0.5, 0.4, 0.9], 3: [0.0, 0.0, 0.3]}
     epochs_seen = []
@@ -73,6 +75,7 @@ def test_early_stopping_keeps_each_members_best_epoch():
     assert all(r.state is not None for r in results.values())
 
 
+@pytest.mark.slow
 def test_resume_from_a_checkpoint_gives_the_same_weights(tmp_path):
     def fresh(checkpoint):
         t = trainer([5, 6], max_epochs=2)

@@ -1,4 +1,5 @@
-"""`genprobe report RUN_DIR`: statistics, figures, report.md and report.html of a run."""
+"""`genprobe report RUN_DIR`: statistics, figures, report.md and report.html of any study's run
+(the run's kind picks the study, see `genprobe.studies.REPORTS`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from genprobe.cli.console import console
 
 def report(run_dir: Path = typer.Argument(..., help="A run directory with predictions.")) -> None:
     """Write report.md and a self-contained report.html with tables and figures."""
-    from genprobe.analysis.report import write_report
+    from genprobe.studies import report_run
 
-    md, page = write_report(run_dir)
+    md, page = report_run(run_dir)
     console.print(f"wrote {md} and {page}")

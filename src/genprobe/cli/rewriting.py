@@ -55,6 +55,11 @@ IDENTITY = typer.Option(
     "--identity-weight",
     help="Probability of the in-order permutation; the rest share 1 - it.",
 )
+DEVICE = typer.Option(
+    "cpu",
+    help="cpu, cuda or cuda:N: where this command trains or decodes; not part of the run's "
+    "config, so a run trained on a GPU can be evaluated or resumed on a CPU.",
+)
 B_QUIRK = typer.Option(
     False,
     "--authors-b-quirk/--no-authors-b-quirk",
@@ -159,7 +164,14 @@ def sweep(
     hidden: int = typer.Option(32, help="LSTM hidden size."),
     dropout: float = typer.Option(0.1, help="Dropout on the input and output layers."),
     init_range: float = typer.Option(0.1, help="Uniform init range."),
-    device: str = typer.Option("cpu", help="cpu, cuda or cuda:N."),
+    seeds_per_shard: int = typer.Option(
+        None,
+        help="Seeds trained as one stacked model (default: all). Part of the run's config.",
+    ),
+    device: str = DEVICE,
+    workers: int = typer.Option(
+        1, help="Processes running shards at once (chunks of seeds, then suites)."
+    ),
     symbols: int = SYMBOLS,
     letters: str = LETTERS,
     variants: int = VARIANTS,
@@ -171,6 +183,7 @@ def sweep(
     as_json: bool = typer.Option(False, "--json", help="Print the per-suite summary as JSON."),
 ) -> None:
     """Train N seeds at once, evaluate every suite, write results and the report. Resumable."""
+    from genprobe.runs.executor import LocalExecutor
     from genprobe.studies.seed_sensitivity import SweepConfig, run_sweep
     from genprobe.training.trainer import TrainConfig
 
@@ -188,22 +201,24 @@ def sweep(
         dropout=dropout,
         init_range=init_range,
         train=TrainConfig(batch_size, lr, max_grad_norm, max_epochs, loss_normalization.value),
-        device=device,
+        seeds_per_shard=seeds_per_shard,
     )
+    executor = LocalExecutor(workers)
     with progress_bar(quiet=as_json) as bar:
         task = bar.add_task("training", total=None)
 
-        def on_progress(p) -> None:
+        def on_progress(shard, p) -> None:
+            chunk = shard.spec["seeds"]
             bar.update(
                 task,
                 completed=p.step,
                 total=p.steps,
-                description=f"epoch {p.epoch}, {p.active} of {seeds} seeds training",
+                description=f"seeds {chunk[0]}-{chunk[-1]}: epoch {p.epoch}, "
+                f"{p.active} of {len(chunk)} training",
             )
 
-        run = run_sweep(
-            config, out, on_progress, log=bar.console.log if not as_json else lambda m: None
-        )
+        log = bar.console.log if not as_json else lambda m: None
+        run = run_sweep(config, out, device, executor, on_progress, log)
     _finish(run, report, as_json)
 
 
@@ -214,20 +229,23 @@ def evaluate(
     run_dir: Path = typer.Argument(..., help="A finished sweep's run directory."),
     src: Path = typer.Option(..., help="Inputs to evaluate (.src, or a TSV's first column)."),
     name: str = typer.Option(None, help="Suite name in the results (default: the file name)."),
+    device: str = DEVICE,
     report: bool = typer.Option(True, "--report/--no-report", help="Rewrite the report."),
     as_json: bool = typer.Option(False, "--json", help="Print the per-suite summary as JSON."),
 ) -> None:
-    """Evaluate every member of a run on external inputs and add them to its results."""
+    """Evaluate every member of a run on external inputs and add them to its results.
+
+    Evaluating other inputs under a name already used replaces that suite's predictions.
+    """
     from genprobe.studies.seed_sensitivity import evaluate_external
 
-    evaluate_external(run_dir, src, name)
+    evaluate_external(run_dir, src, name, device)
     _finish(run_dir, report, as_json)
 
 
 def _finish(run: Path, report: bool, as_json: bool) -> None:
-    from genprobe.analysis.report import accuracy_table, write_report
-    from genprobe.analysis.stats import summarize
-    from genprobe.studies.seed_sensitivity import read_predictions
+    from genprobe.studies.seed_sensitivity.report import suite_summaries, write_report
+    from genprobe.studies.seed_sensitivity.results import accuracy_table, read_predictions
 
     if report:
         write_report(run)  # also writes the summaries to stats.json
@@ -236,7 +254,7 @@ def _finish(run: Path, report: bool, as_json: bool) -> None:
         summary = {suite: stored[suite] for suite in order}
     else:
         accuracy = accuracy_table(read_predictions(run))
-        summary = {s: summarize(accuracy[s].to_numpy()).to_dict() for s in accuracy.columns}
+        summary = {s: v.to_dict() for s, v in suite_summaries(accuracy).items()}
     if as_json:
         print(json.dumps({"run": str(run), "summary": summary}))
         return

@@ -1,0 +1,36 @@
+"""Studies: each turns a config into a run directory of result files and reports it.
+
+`REPORTS` is the one table from a run's kind (`config.json`) to the function that writes its
+report, as "module:function", imported only when a run of that kind is reported (so reporting
+one study never loads another's dependencies). A report function takes the run directory,
+reads only its result files, and returns the paths of `report.md` and `report.html`
+(`genprobe.analysis.render.write_report` writes both from a list of blocks).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from genprobe.errors import RunDirError
+from genprobe.runs.rundir import read_config
+
+REPORTS: dict[str, str] = {
+    "rewriting-sweep": "genprobe.studies.seed_sensitivity.report:write_report",
+}
+
+
+def report_run(run: str | Path) -> tuple[Path, Path]:
+    """Write the report of the run in `run`, whatever its study; returns (report.md, report.html).
+
+    Raises:
+        RunDirError: `run` has no readable config.json, or its kind has no report.
+    """
+    kind = read_config(run).get("kind")
+    target = REPORTS.get(kind) if isinstance(kind, str) else None
+    if target is None:
+        raise RunDirError(
+            f"{run}: no report for runs of kind {kind!r} (known: {', '.join(sorted(REPORTS))})"
+        )
+    module, _, function = target.partition(":")
+    return getattr(importlib.import_module(module), function)(Path(run))

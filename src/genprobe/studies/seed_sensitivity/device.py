@@ -1,0 +1,46 @@
+"""The device a sweep's stages run on: a runtime setting, checked only where it is used.
+
+The name is checked when a command starts (so `--device tpu` fails before anything is
+written); whether the device exists here is checked only when a stage has shards to run, so a
+run trained on a GPU can be reported, evaluated or resumed on a machine without one.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import torch
+
+from genprobe.errors import ConfigError
+
+_NAME = re.compile(r"^(cpu|cuda(:\d+)?)$")
+
+
+def check_device(name: str) -> str:
+    """`name` if it is cpu, cuda or cuda:N.
+
+    Raises:
+        ConfigError: any other name.
+    """
+    if not _NAME.match(name):
+        raise ConfigError("device", "cpu, cuda or cuda:N", name)
+    return name
+
+
+def device_facts(name: str) -> dict[str, Any]:
+    """What a shard's manifest records about where it ran; refuses a device not visible here.
+
+    Raises:
+        ConfigError: a CUDA device that this machine does not have.
+    """
+    device = torch.device(check_device(name))
+    facts: dict[str, Any] = {"device": name, "torch_threads": torch.get_num_threads()}
+    if device.type == "cuda":
+        visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if (device.index or 0) >= visible:
+            raise ConfigError(
+                "device", f"a device that exists here ({visible} CUDA GPUs visible)", name
+            )
+        facts["gpu"] = torch.cuda.get_device_name(device)
+    return facts

@@ -1,0 +1,63 @@
+"""Member checkpoints: one file per seed, written by the `train` stage, stacked for decoding.
+
+A member is saved with CPU tensors and loaded with `weights_only=True` onto any device, so
+where it was trained does not matter to whoever reads it.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import torch
+
+from genprobe.errors import RunDirError
+from genprobe.models.lstm import StackedSeq2Seq
+from genprobe.runs.rundir import read_config
+from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.training.trainer import MemberResult
+
+MEMBER_FORMAT = "genprobe.lstm-seq2seq/1"
+
+
+def member_path(seed: int) -> str:
+    """Where a seed's checkpoint lives, relative to the run directory."""
+    return f"members/seed={seed}.pt"
+
+
+def member_bytes(config: SweepConfig, result: MemberResult) -> bytes:
+    """A trained member as checkpoint file contents: {format, config, seed, training, state}."""
+    assert result.state is not None, "a member is saved after its first validation"
+    buffer = io.BytesIO()
+    torch.save(
+        {
+            "format": MEMBER_FORMAT,
+            "config": config.model_config().to_dict(),
+            "seed": result.seed,
+            "training": result.summary(),
+            "state": {name: tensor.cpu() for name, tensor in result.state.items()},
+        },
+        buffer,
+    )
+    return buffer.getvalue()
+
+
+def load_members(run: str | Path, device: str = "cpu") -> StackedSeq2Seq:
+    """Stack every member checkpoint of a run, in the order of the run's seeds, on `device`.
+
+    Raises:
+        RunDirError: a member is missing (training did not finish) or is not a member file.
+    """
+    run = Path(run)
+    config = SweepConfig.from_dict(read_config(run)["config"])
+    states = []
+    for seed in config.seeds:
+        path = run / member_path(seed)
+        try:
+            checkpoint = torch.load(path, map_location=device, weights_only=True)
+        except FileNotFoundError:
+            raise RunDirError(f"{path} is missing: run the sweep to finish training") from None
+        if checkpoint.get("format") != MEMBER_FORMAT:
+            raise RunDirError(f"{path}: not a {MEMBER_FORMAT} checkpoint")
+        states.append(checkpoint["state"])
+    return StackedSeq2Seq.from_members(config.model_config(), states).to(device)

@@ -1,0 +1,96 @@
+"""The `predict` stage: every member greedily decodes one suite; the validity rule judges it.
+
+One shard per suite, keyed by its name; the spec carries the suite's inputs as symbol ids, so
+the study's own suites and external inputs (`genprobe rewriting evaluate`) are the same kind
+of shard, and evaluating other inputs under a name already used replaces its predictions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from genprobe.data.seq2seq import decoded_outputs
+from genprobe.decoding.greedy import greedy
+from genprobe.models.lstm import StackedSeq2Seq
+from genprobe.runs.executor import StageTask
+from genprobe.runs.shards import Outputs, Shard, parquet_bytes
+from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.studies.seed_sensitivity.device import device_facts
+from genprobe.studies.seed_sensitivity.members import load_members
+from genprobe.tasks.rewriting.formats import input_lines, output_lines
+from genprobe.tasks.rewriting.validity import valid_outputs
+
+STAGE = "predict"
+
+
+def predict_shard(suite: str, src: np.ndarray) -> Shard:
+    """The shard that decodes `src` ((n, L) symbol ids) as the suite `suite`."""
+    return Shard(STAGE, suite, {"suite": suite, "src": np.asarray(src).tolist()})
+
+
+def prediction_path(suite: str) -> str:
+    return f"predictions/{suite}.parquet"
+
+
+class PredictTask(StageTask):
+    """Decodes with the run's members, loaded once per worker onto `device`."""
+
+    def __init__(self, run: str | Path, config: SweepConfig, device: str = "cpu") -> None:
+        self.run_dir, self.config, self.device = Path(run), config, device
+
+    def setup(self) -> StackedSeq2Seq:
+        return load_members(self.run_dir, self.device)
+
+    def run(self, context: StackedSeq2Seq, shard: Shard, scratch: Path) -> Outputs:
+        suite = shard.spec["suite"]
+        src = np.asarray(shard.spec["src"], dtype=np.int64)
+        table = predictions(context, self.config, suite, src)
+        return {prediction_path(suite): parquet_bytes(table)}
+
+    def runtime(self) -> dict[str, Any]:
+        return device_facts(self.device)
+
+
+def predictions(
+    model: StackedSeq2Seq, config: SweepConfig, suite: str, src: np.ndarray
+) -> pd.DataFrame:
+    """One row per (seed, example): seed, suite, index, input, output, valid."""
+    out, _, valid = decode_and_check(model, config, src)
+    members, n, _ = out.shape
+    return pd.DataFrame(
+        {
+            "seed": np.repeat(np.array(config.seeds), n),
+            "suite": suite,
+            "index": np.tile(np.arange(n), members),
+            "input": input_lines(config.grammar, src) * members,
+            "output": output_lines(config.grammar, out.reshape(members * n, -1)),
+            "valid": valid.reshape(-1),
+        }
+    )
+
+
+def decode_and_check(
+    model: StackedSeq2Seq, config: SweepConfig, src: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Greedy outputs of every member: ((S, N, M) token indices, (S, N) lengths, (S, N) valid)."""
+    k = config.grammar.group_size
+    device = next(model.parameters()).device
+    chunks = []
+    for start in range(0, len(src), config.eval_batch_size):
+        part = src[start : start + config.eval_batch_size]
+        tokens = greedy(model, torch.as_tensor(part, device=device), max_len=k * src.shape[1] + 1)
+        chunks.append(tokens.cpu().numpy())
+    out, length = decoded_outputs(np.concatenate(chunks, axis=1))
+    members, n, width = out.shape
+    valid = valid_outputs(
+        config.grammar,
+        np.tile(src, (members, 1)),
+        out.reshape(members * n, width),
+        length.reshape(-1),
+    )
+    return out, length, valid.reshape(members, n)

@@ -1,0 +1,63 @@
+"""The sweep on the spine: chunks of seeds trained as separate stacked models, in worker
+processes, give the members one stacked model gives; the study's report kind is registered."""
+
+import importlib
+import json
+
+import pytest
+import torch
+
+from genprobe.runs.executor import LocalExecutor
+from genprobe.studies import REPORTS
+from genprobe.studies.seed_sensitivity import KIND, SweepConfig, load_members, run_sweep
+from genprobe.training.trainer import TrainConfig
+
+
+def tiny(**kwargs) -> SweepConfig:
+    return SweepConfig(
+        seeds=(3, 4, 5),
+        train_size=200,
+        validation_size=20,
+        suite_size=10,
+        train=TrainConfig(max_epochs=1),
+        **kwargs,
+    )
+
+
+@pytest.mark.slow
+def test_chunks_of_seeds_in_two_workers_train_the_members_of_one_stacked_model(tmp_path):
+    whole = run_sweep(tiny(), tmp_path / "whole")
+    progress = []
+    chunked = run_sweep(
+        tiny(seeds_per_shard=2),
+        tmp_path / "chunked",
+        executor=LocalExecutor(workers=2),
+        on_progress=lambda shard, p: progress.append(p),  # not sent to the workers
+    )
+    assert progress == []
+    keys = sorted(p.stem for p in (chunked / "shards" / "train").iterdir())
+    assert keys == ["seeds=3-4", "seeds=5-5"]
+    for a, b in zip(
+        load_members(whole).parameters(), load_members(chunked).parameters(), strict=True
+    ):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)  # member k == seed k alone
+    training = {
+        seed: summary
+        for path in (chunked / "training").iterdir()
+        for seed, summary in json.loads(path.read_text()).items()
+    }
+    assert training == json.loads((whole / "training" / "seeds=3-5.json").read_text())
+
+
+def test_seeds_per_shard_groups_seeds_in_order_and_is_checked():
+    assert tiny(seeds_per_shard=2).seed_chunks() == [(3, 4), (5,)]
+    assert tiny().seed_chunks() == [(3, 4, 5)]
+    with pytest.raises(ValueError, match="seeds_per_shard"):
+        tiny(seeds_per_shard=0)
+    with pytest.raises(ValueError, match="seeds must be"):
+        SweepConfig(seeds=(-1, 2))
+
+
+def test_the_sweep_kind_has_a_report_function():
+    module, _, function = REPORTS[KIND].partition(":")
+    assert callable(getattr(importlib.import_module(module), function))

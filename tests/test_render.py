@@ -1,0 +1,38 @@
+"""The generic report renderer: blocks in, report.md and a self-contained report.html out."""
+
+import base64
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from genprobe.analysis.render import Figure, Heading, Table, Text, write_report
+
+
+def test_blocks_render_as_markdown_and_self_contained_html(tmp_path):
+    (tmp_path / "figures").mkdir()
+    fig, ax = plt.subplots()
+    ax.plot([0, 1])
+    fig.savefig(tmp_path / "figures" / "line.png", format="png")
+    plt.close(fig)
+    frame = pd.DataFrame({"suite": ["long", "a<b"], "accuracy": ["15.49", "99.00"]})
+    blocks = [
+        Heading("Results"),
+        Text("Config hash `abc`; x < y."),
+        Table(frame, {(0, "accuracy")}),
+        Figure("figures/line.png", "A line."),
+    ]
+    md, page = write_report(tmp_path, "A study & its title", blocks)
+    assert (md, page) == (tmp_path / "report.md", tmp_path / "report.html")
+
+    text = md.read_text()
+    assert text.startswith("# A study & its title\n\n## Results\n\nConfig hash `abc`; x < y.")
+    assert "| suite | accuracy |\n|---|---|\n| long | **15.49** |\n| a<b | 99.00 |" in text
+    assert "![A line.](figures/line.png)" in text
+
+    html = page.read_text()
+    assert "<title>A study &amp; its title</title>" in html and "<h2>Results</h2>" in html
+    assert "<p>Config hash <code>abc</code>; x &lt; y.</p>" in html
+    assert "<td><b>15.49</b></td>" in html and "<td>a&lt;b</td>" in html
+    png = base64.b64encode((tmp_path / "figures" / "line.png").read_bytes()).decode()
+    assert f"data:image/png;base64,{png}" in html and "figures/line.png" not in html
+    assert not list(tmp_path.glob("*.tmp"))
