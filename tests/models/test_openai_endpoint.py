@@ -2,11 +2,6 @@
 parsing, retries with backoff, the concurrency limit, timeouts, and the on-disk cache."""
 
 import asyncio
-import contextlib
-import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -21,68 +16,6 @@ from genprobe.tasks.integration.reading import read_expression
 def read(value):
     """As the CLI reads problems: infix in L&C's canonical shape."""
     return read_expression(value, canonical=True)
-
-
-class Endpoint:
-    """Answers `x^2` for 2*x and `sin(x)` otherwise; can fail or stall the first calls."""
-
-    def __init__(self, fail_first=0, status=500, delay=0.0):
-        self.fail_first, self.status, self.delay = fail_first, status, delay
-        self.requests, self.in_flight, self.max_in_flight = [], 0, 0
-        self.lock = threading.Lock()
-        endpoint = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with endpoint.lock:
-                    endpoint.requests.append((self.path, dict(self.headers), body))
-                    failing = len(endpoint.requests) <= endpoint.fail_first
-                    endpoint.in_flight += 1
-                    endpoint.max_in_flight = max(endpoint.max_in_flight, endpoint.in_flight)
-                time.sleep(endpoint.delay)
-                with endpoint.lock:
-                    endpoint.in_flight -= 1
-                if failing:
-                    self.send_response(endpoint.status)
-                    self.send_header("Retry-After", "0")
-                    self.end_headers()
-                    return
-                question = body["messages"][-1]["content"]
-                text = "So the answer is $x^2 + C$." if question.endswith("2*x") else "sin(x)"
-                reply = {"choices": [{"message": {"content": text}}] * body["n"]}
-                data = json.dumps(reply).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                # the client may have given up (the timeout test)
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture
-def endpoint():
-    servers = []
-
-    def start(**kwargs):
-        servers.append(Endpoint(**kwargs))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
 
 
 PROBLEMS = [read("2*x"), read("cos(x)")]

@@ -30,11 +30,12 @@ from genprobe.models.adapters.seq2seq import DecodingConfig, Seq2SeqModel
 from genprobe.models.checkpoints import load_transformer, save_transformer
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig, pad_sequences
 from genprobe.runs.atomic import atomic_path, write_text
-from genprobe.tasks.integration.datasets import read_text_dataset
+from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.reading import read_expression
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, encode_tokens
 from genprobe.training.loss import token_cross_entropy
+from genprobe.verification.ranked import verify_ranked
 
 SMALL = TransformerConfig(dim=128, n_enc_layers=2, n_dec_layers=2, n_heads=4, max_positions=1024)
 PAPER = TransformerConfig(dim=1024, n_enc_layers=6, n_dec_layers=6, n_heads=8)
@@ -120,32 +121,15 @@ def read_pairs(path: str | Path, split: str | None, max_len: int) -> Pairs:
 
 
 def _rows(path: Path, split: str | None) -> list[tuple[int, str, str]]:
-    if path.suffix in (".jsonl", ".parquet"):
-        import pandas as pd
-
-        try:
-            frame = (
-                pd.read_parquet(path)
-                if path.suffix == ".parquet"
-                else pd.read_json(path, lines=True)
-            )
-        except (OSError, ValueError) as error:
-            raise DataFormatError(path, None, f"cannot read: {error}") from None
-        if not {"input", "output"} <= set(frame.columns):
-            raise DataFormatError(path, None, "expected 'input' and 'output' columns")
-        if split is not None and "split" in frame:
-            frame = frame[frame["split"] == split]
-        return [
-            (int(i) + 1, a, b)
-            for i, a, b in zip(frame.index, frame["input"], frame["output"], strict=True)
-        ]
-    if split not in (None, "train"):
-        return []  # L&C's text files hold one split each
-    try:
-        rows = read_text_dataset(path)
-    except (OSError, UnicodeDecodeError) as error:
-        raise DataFormatError(path, None, f"cannot read: {error}") from None
-    return [(number, row.input, row.output) for number, row in enumerate(rows, start=1)]
+    """(line, problem, answer) of a dataset's split; L&C's text files hold the train split."""
+    tabular = path.suffix in (".jsonl", ".parquet")
+    if not tabular and split not in (None, "train"):
+        return []
+    rows = read_dataset(path, split if tabular else None)
+    for row in rows:
+        if row.output is None:
+            raise DataFormatError(path, row.row, "a training pair needs an antiderivative")
+    return [(row.row, row.input, row.output) for row in rows]
 
 
 def split_valid(
@@ -205,9 +189,10 @@ def fail_at_1(network: Seq2SeqTransformer, valid: Pairs, max_len: int, verifier:
     )
     problems = [read_expression(p, canonical=True) for p in valid.problems]
     found = model.candidates(problems, 1)
-    pairs = [(p, c[0].answer) for p, c in zip(problems, found, strict=True) if c]
-    passed = sum(v.passed for v in verifier.verify_many(pairs))
-    return 1.0 - passed / len(problems)
+    answers = [[c.answer for c in candidates] for candidates in found]
+    ranked = verify_ranked(problems, answers, verifier.verify_many, k_max=1)
+    policy = verifier.config.policy
+    return sum(r.first_pass(policy) != 1 for r in ranked) / len(problems)
 
 
 def _train_step(

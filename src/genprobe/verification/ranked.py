@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from genprobe.verification.verdict import Outcome, Verdict
+from genprobe.verification.verdict import Outcome, TimeoutPolicy, Verdict
 
 VerifyMany = Callable[[list[tuple[Any, Any]]], list[Verdict]]
 
@@ -37,6 +37,10 @@ class RankedResult:
     def first_generous(self) -> int | None:
         """1-based rank of the first candidate that passes when timeouts pass."""
         return _first(self.verdicts, {Outcome.CORRECT, Outcome.TIMEOUT})
+
+    def first_pass(self, policy: TimeoutPolicy) -> int | None:
+        """1-based rank of the first candidate that passes under `policy`."""
+        return self.first_generous if policy is TimeoutPolicy.GENEROUS else self.first_correct
 
 
 def _first(verdicts: list[Verdict], passing: set[Outcome]) -> int | None:

@@ -13,11 +13,17 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from genprobe.data.lines import text_lines
 from genprobe.errors import ConfigError, DataFormatError
 from genprobe.runs.atomic import atomic_path, write_text
 from genprobe.tasks.integration.generation import Row
+from genprobe.tasks.integration.tabular import FORMATS as TABLE_FORMATS
+from genprobe.tasks.integration.tabular import is_missing, read_table, require_columns
 
 SPLITS = ("train", "valid", "test")
 FORMATS = ("text", "jsonl", "parquet")
@@ -91,25 +97,65 @@ def _text_line(record: dict) -> str:
     return f"{record['count']}|{record['input']}\t{record['output']}\n"
 
 
-def read_text_dataset(path: str | Path) -> list[Row]:
-    """Rows of a file in L&C's `count|input<TAB>output` format (the count is optional).
+@dataclass(frozen=True)
+class DatasetRow:
+    row: int  # 1-based line of a text or JSONL file, row of a Parquet file
+    input: str  # the integrand as given (prefix tokens, perhaps with `sub Y'`, or infix text)
+    output: str | None  # its antiderivative, if the file gives one
+
+
+def read_dataset(
+    path: str | Path, split: str | None = None, *, bare_problems: bool = False
+) -> list[DatasetRow]:
+    """The rows of a dataset: Lample & Charton's text (`count|input<TAB>output` per line, the
+    count optional), or JSONL/Parquet with an `input` (or `problem`) column and optional
+    `output` (or `reference`) and `split` columns, as `generate` and `integration suite`
+    write them. With `bare_problems`, a text line without a tab is a problem alone.
 
     Raises:
-        DataFormatError: a line without a tab, or with a count that is not a number.
+        DataFormatError: a malformed line or row, a missing column (file and line named).
+        ConfigError: `split` for a text file (L&C keep each split in its own file).
     """
+    if Path(path).suffix in TABLE_FORMATS:
+        return _table_rows(path, split)
+    if split is not None:
+        raise ConfigError("split", "used only with JSONL or Parquet datasets", split)
     rows = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            line = line.rstrip("\n")
-            if not line:
-                continue
-            head, tab, output = line.partition("\t")
-            if not tab:
-                raise DataFormatError(path, number, "expected 'count|input<TAB>output'")
-            count_text, bar, problem = head.partition("|")
-            if not bar:
-                count_text, problem = "1", head
-            if not count_text.isdigit():
-                raise DataFormatError(path, number, f"count {count_text!r} is not a number")
-            rows.append(Row(problem, output, int(count_text)))
+    for number, line in text_lines(path):
+        head, tab, output = line.partition("\t")
+        if not tab and not bare_problems:
+            raise DataFormatError(path, number, "expected 'count|input<TAB>output'")
+        count, bar, problem = head.partition("|")
+        if bar and not count.strip().isdigit():
+            raise DataFormatError(path, number, f"count {count!r} is not a number")
+        rows.append(DatasetRow(number, problem if bar else head, output if tab else None))
     return rows
+
+
+def _table_rows(path: str | Path, split: str | None) -> list[DatasetRow]:
+    frame = read_table(path)
+    source = "input" if "input" in frame else "problem"
+    target = "output" if "output" in frame else "reference"
+    require_columns(frame, path, [source] if split is None else [source, "split"])
+    if split is not None:
+        frame = frame[frame["split"] == split]
+    rows = []
+    for row, record in zip(frame.index, frame.to_dict("records"), strict=True):
+        output = record.get(target)
+        rows.append(
+            DatasetRow(
+                int(row),
+                _text(path, int(row), source, record[source]),
+                None if is_missing(output) else _text(path, int(row), target, output),
+            )
+        )
+    return rows
+
+
+def _text(path: str | Path, row: int, column: str, value: object) -> str:
+    """A cell as text: a string as it is, a list of tokens joined by spaces."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple | np.ndarray) and all(isinstance(t, str) for t in value):
+        return " ".join(value)
+    raise DataFormatError(path, row, f"column {column!r}: expected text or a list of tokens")

@@ -15,8 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from genprobe.errors import ConfigError, DataFormatError, UnsupportedExpressionError
-from genprobe.tasks.integration.datasets import read_text_dataset
+from genprobe.errors import DataFormatError, UnsupportedExpressionError
+from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import strip_problem_prefix
 from genprobe.tasks.integration.suites.table import (
@@ -42,8 +42,8 @@ class Primitive:
 def parse_primitive(
     path: str | Path, row: int, problem: Any, reference: Any, skip_unsupported: bool = False
 ) -> Primitive:
-    """A primitive from two prefix cells (the reference may be None); a leading `sub Y'` on
-    the problem is dropped.
+    """A primitive from two cells (prefix tokens or infix text; the reference may be None); a
+    leading `sub Y'` on a prefix problem is dropped.
 
     Raises:
         DataFormatError: a cell is not an expression of the task (file, row, column named).
@@ -97,30 +97,6 @@ def _rank(path: str | Path, row: int, value: Any) -> int | None:
     return int(value)
 
 
-def dataset_rows(path: str | Path, split: str | None = None) -> list[tuple[int, str, Any]]:
-    """(row, input, output) of a dataset: Lample & Charton's `count|sub Y' f<TAB>F` text, or
-    JSONL/Parquet with `input` (and `output`, `split`) columns as `generate` writes them. The row
-    is 1-based: the line of a JSONL file, the row of a Parquet file, the non-blank line of text.
-
-    Raises:
-        DataFormatError: a malformed line, a missing column, `split` without a split column.
-        ConfigError: `split` for a text file (L&C keep each split in its own file).
-    """
-    if Path(path).suffix not in (".jsonl", ".parquet"):
-        if split is not None:
-            raise ConfigError("--split", "used only with JSONL or Parquet datasets", split)
-        return [(row, r.input, r.output) for row, r in enumerate(read_text_dataset(path), 1)]
-    frame = read_table(path)
-    require_columns(frame, path, ("input",) if split is None else ("input", "split"))
-    if split is not None:
-        frame = frame[frame["split"] == split]
-    outputs = frame["output"] if "output" in frame else [None] * len(frame)
-    return [
-        (int(row), problem, None if is_missing(output) else output)
-        for row, problem, output in zip(frame.index, frame["input"], outputs, strict=True)
-    ]
-
-
 def dataset_primitives(
     path: str | Path, split: str | None = None, exclude: Collection[str] = ()
 ) -> tuple[list[Primitive], list[tuple[int, str]]]:
@@ -131,13 +107,15 @@ def dataset_primitives(
         DataFormatError: a malformed file or expression (file and row named).
     """
     primitives, skipped = [], []
-    for row, problem, reference in dataset_rows(path, split):
-        excluded = [text for text in exclude if text in f"{problem}\t{reference or ''}"]
+    for row in read_dataset(path, split, bare_problems=True):
+        excluded = [text for text in exclude if text in f"{row.input}\t{row.output or ''}"]
         if excluded:
-            skipped.append((row, f"contains {excluded[0]!r}"))
+            skipped.append((row.row, f"contains {excluded[0]!r}"))
             continue
         try:
-            primitives.append(parse_primitive(path, row, problem, reference, skip_unsupported=True))
+            primitive = parse_primitive(path, row.row, row.input, row.output, skip_unsupported=True)
         except UnsupportedExpressionError as error:
-            skipped.append((row, str(error)))
+            skipped.append((row.row, str(error)))
+        else:
+            primitives.append(primitive)
     return primitives, skipped

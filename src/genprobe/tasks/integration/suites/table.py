@@ -7,7 +7,6 @@ them all. Problems and references are prefix tokens joined by spaces, without th
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,9 @@ import sympy as sp
 from genprobe.errors import ConfigError, DataFormatError, ParseError, UnsupportedExpressionError
 from genprobe.runs.atomic import atomic_path, write_text
 from genprobe.tasks.integration.expression import Expr, from_sympy, to_sympy
-from genprobe.tasks.integration.prefix import from_prefix, to_prefix
+from genprobe.tasks.integration.prefix import to_prefix
+from genprobe.tasks.integration.reading import read_expression
+from genprobe.tasks.integration.tabular import FORMATS, is_missing, read_table, require_columns
 
 COLUMNS = (
     "suite", "set", "template", "problem", "problem_infix", "reference", "reference_infix",
@@ -27,7 +28,6 @@ COLUMNS = (
 INT_COLUMNS = ("k1", "k2", "k", "n_ops")
 TEXT_COLUMNS = tuple(c for c in COLUMNS if c not in (*INT_COLUMNS, "source_rows"))
 REQUIRED_COLUMNS = ("suite", "set", "problem")
-FORMATS = (".jsonl", ".parquet")
 
 
 def sympy_columns(problem: sp.Expr, reference: sp.Expr | None) -> dict[str, str | None]:
@@ -65,11 +65,6 @@ def suite_frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
         frame[column] = frame[column].astype("Int64")
     frame["source_rows"] = [_int_list(value) for value in frame["source_rows"]]
     return frame.reset_index(drop=True)
-
-
-def is_missing(value: Any) -> bool:
-    """A null cell: None, NaN (JSONL nulls in a numeric column) or pandas' NA."""
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
 def _int_list(value: Any) -> list[int]:
@@ -110,52 +105,11 @@ def write_suite(frame: pd.DataFrame, path: str | Path) -> None:
     write_text(path, "".join(lines))
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
-    """The rows of a JSONL or Parquet file; the index is the 1-based line (JSONL) or row
-    (Parquet), so errors can name it.
-
-    Raises:
-        DataFormatError: unreadable, another extension, a line that is not a JSON object.
-    """
-    path = Path(path)
-    if path.suffix not in FORMATS:
-        raise DataFormatError(path, None, "expected a .jsonl or .parquet file")
-    if path.suffix == ".parquet":
-        try:
-            frame = pd.read_parquet(path)
-        except (OSError, ValueError) as error:
-            raise DataFormatError(path, None, f"cannot read Parquet: {error}") from None
-        frame.index = range(1, len(frame) + 1)
-        return frame
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise DataFormatError(path, None, f"cannot read: {error}") from None
-    records, numbers = [], []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise DataFormatError(path, number, f"not JSON: {error.msg}") from None
-        if not isinstance(record, dict):
-            raise DataFormatError(path, number, "expected a JSON object")
-        records.append(record)
-        numbers.append(number)
-    return pd.DataFrame(records, index=numbers)
-
-
-def require_columns(frame: pd.DataFrame, path: str | Path, columns: Iterable[str]) -> None:
-    missing = [column for column in columns if column not in frame]
-    if missing:
-        raise DataFormatError(path, None, f"missing column(s) {', '.join(map(repr, missing))}")
-
-
 def parse_cell(
     path: str | Path, line: int, column: str, value: Any, skip_unsupported: bool = False
 ) -> Expr:
-    """The tree in one cell of prefix tokens.
+    """The tree in one cell: prefix tokens as given, or infix text put in Lample & Charton's
+    canonical shape (`reading.read_expression`).
 
     Raises:
         DataFormatError: not a string, or not an expression of the task (names the file, line
@@ -164,9 +118,9 @@ def parse_cell(
             token the task does not use (`I`, `y`, ...): the caller skips the row.
     """
     if not isinstance(value, str):
-        raise DataFormatError(path, line, f"column {column!r}: expected prefix tokens")
+        raise DataFormatError(path, line, f"column {column!r}: expected an expression as text")
     try:
-        tree = from_prefix(value.split())
+        tree = read_expression(value, canonical=True)
         to_sympy(tree)  # refuses powers too large to build
     except (ParseError, UnsupportedExpressionError) as error:
         if skip_unsupported and isinstance(error, UnsupportedExpressionError):
