@@ -4,19 +4,12 @@ problems come together or one at a time."""
 
 import pytest
 from test_model_adapters import PROBLEMS
-from test_openai_endpoint import Endpoint
 
+from genprobe.errors import ModelCapabilityError
 from genprobe.models.adapters.seq2seq import DecodingConfig
 from genprobe.models.base import Candidate
 from genprobe.models.registry import MODELS, load_model
 from genprobe.tasks.integration import Expr
-
-
-@pytest.fixture(scope="module")
-def endpoint():
-    server = Endpoint()
-    yield server
-    server.close()
 
 
 @pytest.fixture
@@ -26,7 +19,7 @@ def spec_and_settings(request, checkpoint, endpoint):
         "ckpt": (f"ckpt:{checkpoint}", {"decoding": decoding}),
         "lc": (f"lc:{checkpoint}", {"decoding": decoding}),
         "sympy": ("sympy", {"deadline": 20.0, "workers": 1}),
-        "openai": (f"openai:m@{endpoint.url}", {"retries": 0}),
+        "openai": (f"openai:m@{endpoint().url}", {"retries": 0}),
         "py": ("py:test_model_adapters:answer", {}),
     }[request.param]
 
@@ -38,6 +31,13 @@ def test_model_contract(spec_and_settings):
     try:
         together = model.candidates(PROBLEMS, k=2)
         alone = [model.candidates([problem], k=2)[0] for problem in PROBLEMS]
+        # the registry says which kinds score; the model agrees, and scoring works or refuses
+        assert model.can_score == MODELS[spec.partition(":")[0]].seq2seq
+        if model.can_score:
+            assert all(lp < 0 for lp in model.score([(p, p) for p in PROBLEMS]))
+        else:
+            with pytest.raises(ModelCapabilityError):
+                model.score([(PROBLEMS[0], PROBLEMS[0])])
     finally:
         model.close()
     assert len(together) == len(PROBLEMS)

@@ -1,8 +1,8 @@
-"""`genprobe models` and `genprobe integration predict | score | evaluate` end to end."""
+"""`genprobe models` and `genprobe integration predict | score` end to end (`evaluate`: see
+tests/integration/test_brittleness.py)."""
 
 import json
 
-import pandas as pd
 import pytest
 
 
@@ -71,21 +71,6 @@ def test_score_needs_a_model_with_probabilities(cli, tmp_path):
     code, _, err = cli("integration", "score", "--model", "sympy", "--input", str(pairs))
     assert code == 2
     assert err.count("\n") == 1 and "log-probabilities" in err
-
-
-def test_evaluate_reports_fail_at_k(cli, problems, tmp_path):
-    out = tmp_path / "eval.parquet"
-    code, _, err = cli(
-        "integration", "evaluate", "--model", "py:test_models_cli:cli_answer",
-        "--data", str(problems), "--k", "1", "2", "--out", str(out), "--workers", "1",
-    )  # fmt: skip
-    assert code == 0, err
-    rows = pd.read_parquet(out)
-    assert list(rows["first_pass_rank"].fillna(0)) == [1, 0, 0]
-    assert list(rows["fail@1"]) == [False, True, True]
-    summary = json.loads((tmp_path / "eval.summary.json").read_text())
-    assert summary["fail_at"] == {"1": pytest.approx(2 / 3), "2": pytest.approx(2 / 3)}
-    assert summary["policy"] == "strict"
 
 
 def test_bad_input_is_one_line_and_exit_2(cli, tmp_path, problems):

@@ -30,7 +30,7 @@ def suite_distributions(accuracy: pd.DataFrame, path: Path) -> Path:
     ax.set_ylim(-3, 103)
     ax.set_title(f"Accuracy per suite across {len(accuracy)} seeds")
     ax.grid(axis="y", alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def suite_scatter(accuracy: pd.DataFrame, x: str, y: str, path: Path) -> Path:
@@ -43,10 +43,11 @@ def suite_scatter(accuracy: pd.DataFrame, x: str, y: str, path: Path) -> Path:
     ax.set_ylim(-3, 103)
     ax.set_title(f"{y} vs {x}, one dot per seed")
     ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
-def _save(fig: plt.Figure, path: Path) -> Path:
+def save_figure(fig: plt.Figure, path: Path) -> Path:
+    """Write `fig` as a PNG (atomically) and close it; returns `path`."""
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=110)

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from genprobe.cli import integration, models, report, rewriting, suites
+from genprobe.cli import brittleness, integration, models, report, rewriting, suites
 from genprobe.errors import GenprobeError
 
 app = typer.Typer(
@@ -19,14 +19,17 @@ app = typer.Typer(
 app.add_typer(rewriting.app, name="rewriting")
 app.add_typer(integration.app, name="integration")
 integration.app.command(name="suite")(suites.suite)
+integration.app.command(name="evaluate")(brittleness.evaluate)
+integration.app.command(name="brittleness")(brittleness.brittleness)
 app.command(name="report")(report.report)
 app.command(name="models")(models.models)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit code 2, never a traceback."""
+    argv = sys.argv[1:] if argv is None else argv
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=_spread_values(argv), standalone_mode=False)
     except GenprobeError as error:
         _fail(str(error))
     except typer.Exit as done:
@@ -38,6 +41,23 @@ def main(argv: list[str] | None = None) -> None:
         if hasattr(error, "format_message") and hasattr(error, "exit_code"):
             _fail(error.format_message())
         raise
+
+
+# options that take several values after one flag: `--k 1 10 50`, `--suites a b`
+MULTI_VALUE = ("--k", "--suites")
+
+
+def _spread_values(argv: list[str]) -> list[str]:
+    """`--k 1 10 50` as click reads repeated options: `--k 1 --k 10 --k 50`."""
+    out: list[str] = []
+    option = None
+    for arg in argv:
+        if arg.startswith("-"):
+            option = arg if arg in MULTI_VALUE else None
+        elif option is not None and out[-1] != option:
+            out.append(option)
+        out.append(arg)
+    return out
 
 
 def _fail(message: str) -> None:

@@ -13,18 +13,21 @@ Examples:
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
 import sys
-from collections.abc import Callable
-from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
-from typing import Annotated, Any, get_type_hints
+from typing import Annotated, Any
 
 import typer
 
-from genprobe.errors import ConfigError, DataFormatError, ParseError
+from genprobe.cli.model_options import (
+    BatchSize,
+    Device,
+    ModelOptions,
+    ModelSpec,
+    with_model_options,
+)
+from genprobe.errors import ConfigError
 
 app = typer.Typer(
     help="Symbolic integration: generate data, verify candidates, run and train models.",
@@ -155,33 +158,24 @@ def _print_counters(console: Any, counters: Any, attempts: int) -> None:
     console.print(table)
 
 
-def _read_pairs(path: Path) -> list[tuple[Any, Any]]:
-    """(problem, candidate) per line; problems are parsed here so errors can name the line."""
-    from genprobe.errors import UnsupportedExpressionError
-    from genprobe.studies.integration_files import json_lines
+def _verification_pairs(path: Path) -> list[tuple[Any, Any]]:
+    """(problem, candidate) per line. Problems are parsed here so that errors name the line;
+    a problem outside the task stays as given and is judged `unsupported`, and candidates are
+    left to the verifier, which judges those it cannot read `unparseable`."""
+    from genprobe.errors import DataFormatError, ParseError, UnsupportedExpressionError
+    from genprobe.studies.integration_models import read_pair_records
     from genprobe.tasks.integration.reading import read_expression
 
     pairs = []
-    for number, record in json_lines(path, objects=True):
-        for name in ("problem", "candidate"):
-            value = record.get(name)
-            if not (isinstance(value, str) or _is_token_list(value)):
-                raise DataFormatError(
-                    path, number, f"field {name!r} must be a string or a list of tokens"
-                )
-        problem = record["problem"]
+    for number, problem, candidate in read_pair_records(path):
         try:
             problem = read_expression(problem)
         except UnsupportedExpressionError:
-            pass  # judged `unsupported` by the verifier
+            pass
         except ParseError as error:
             raise DataFormatError(path, number, f"field 'problem': {error}") from None
-        pairs.append((problem, record["candidate"]))
+        pairs.append((problem, candidate))
     return pairs
-
-
-def _is_token_list(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(token, str) for token in value)
 
 
 @app.command()
@@ -215,7 +209,7 @@ def verify(
         deadline=deadline, policy=TimeoutPolicy(policy), workers=workers,
         symbolic="confirm" if confirm else "fallback", start_method=start_method,
     )  # fmt: skip
-    pairs = _read_pairs(input_path)
+    pairs = _verification_pairs(input_path)
     console = Console(stderr=True)
     with Verifier(config) as verifier, Progress(console=console, disable=as_json) as progress:
         task = progress.add_task("verifying", total=len(pairs))
@@ -237,83 +231,6 @@ def verify(
     passed = sum(v.passed for v in verdicts)
     table.caption = f"passed: {passed}/{len(verdicts)}"
     Console().print(table)
-
-
-# -- models under test: options shared by predict, score and evaluate ---------------------
-
-ModelSpec = Annotated[
-    str, typer.Option("--model", help="ckpt:PATH, lc:PATH, sympy, openai:MODEL@URL, py:mod:fn.")
-]
-Decoding = Annotated[str, typer.Option("--decoding", help="beam, greedy or sample.")]
-Beam = Annotated[int, typer.Option("--beam", help="Beam size (raised to k if smaller).")]
-LengthPenalty = Annotated[float, typer.Option(help="Beam score = log-prob / length^this.")]
-MaxLen = Annotated[int, typer.Option(help="Most generated tokens per candidate.")]
-Temperature = Annotated[float, typer.Option(help="Sampling temperature (also for openai:).")]
-BatchSize = Annotated[int, typer.Option(help="Problems per model call.")]
-Device = Annotated[str, typer.Option(help="cpu, cuda, cuda:1, ...")]
-Deadline = Annotated[float, typer.Option("--model-deadline", help="sympy: seconds per problem.")]
-CacheDir = Annotated[
-    Path, typer.Option(help="openai: answer cache directory (a rerun sends nothing).")
-]
-Concurrency = Annotated[int, typer.Option(help="openai: requests in flight at once.")]
-
-
-@dataclass(frozen=True)
-class ModelOptions:
-    """The options naming a model under test and how it decodes (`--model`, `--beam`, …)."""
-
-    model_spec: ModelSpec
-    beam: Beam = 10
-    decoding: Decoding = "beam"
-    length_penalty: LengthPenalty = 1.0
-    max_len: MaxLen = 200
-    temperature: Temperature = None
-    batch_size: BatchSize = 64
-    device: Device = "cpu"
-    model_deadline: Deadline = 5.0
-    cache_dir: CacheDir = None
-    concurrency: Concurrency = 8
-
-    def load(self, min_beam: int = 1) -> Any:
-        from genprobe.models.adapters.seq2seq import DecodingConfig
-        from genprobe.models.registry import load_model
-
-        t = self.temperature
-        config = DecodingConfig(
-            method=self.decoding, beam_size=max(self.beam, min_beam), max_len=self.max_len,
-            length_penalty=self.length_penalty, temperature=1.0 if t is None else t,
-            batch_size=self.batch_size,
-        )  # fmt: skip
-        cache_dir = None if self.cache_dir is None else str(self.cache_dir)
-        return load_model(
-            self.model_spec, decoding=config, device=self.device, deadline=self.model_deadline,
-            temperature=t, cache_dir=cache_dir, concurrency=self.concurrency,
-        )  # fmt: skip
-
-
-def with_model_options(command: Callable[..., None]) -> Callable[..., None]:
-    """Give a command every `ModelOptions` option; it receives them as `model: ModelOptions`."""
-    hints = get_type_hints(ModelOptions, include_extras=True)
-    keyword, required = inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.empty
-    extra = [
-        inspect.Parameter(f.name, keyword, annotation=hints[f.name],
-                          default=required if f.default is MISSING else f.default)
-        for f in fields(ModelOptions)
-    ]  # fmt: skip
-    own = [
-        parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)
-        for parameter in inspect.signature(command, eval_str=True).parameters.values()
-        if parameter.name != "model"
-    ]
-
-    @functools.wraps(command)
-    def wrapper(**options: Any) -> None:
-        model = ModelOptions(**{f.name: options.pop(f.name) for f in fields(ModelOptions)})
-        command(model=model, **options)
-
-    wrapper.__signature__ = inspect.Signature(extra[:1] + own + extra[1:])  # --model first
-    wrapper.__annotations__ = {p.name: p.annotation for p in extra + own}
-    return wrapper
 
 
 @app.command()
@@ -369,62 +286,6 @@ def score(
             print(json.dumps({**record, "logprob": logprob}))
         else:
             print(f"{logprob:.6f}\t{infix_text(problem)}\t{infix_text(candidate)}")
-
-
-@app.command()
-@with_model_options
-def evaluate(
-    model: ModelOptions,
-    data: Annotated[Path, typer.Option("--data", help="Problems file (see docs).")],
-    ks: list[int] = typer.Option([1, 10], "--k", help="Fail@k for each k: --k 1 10 50."),
-    # click options take one value each; this collects the 10 and 50 of `--k 1 10 50`
-    more_ks: list[int] = typer.Argument(None, hidden=True, metavar="K"),
-    out: Path = typer.Option(
-        None, "--out", help="Per-example Parquet (default: DATA.eval.parquet)."
-    ),
-    split: str = typer.Option(None, help="Only rows of this split (JSONL/Parquet datasets)."),
-    limit: int = typer.Option(None, help="Only the first N problems."),
-    policy: str = typer.Option("strict", help="strict (timeout fails) or generous (passes)."),
-    deadline: float = typer.Option(2.0, help="Verifier seconds per candidate."),
-    workers: int = typer.Option(None, help="Verifier processes (default: one per CPU)."),
-) -> None:
-    """Fail@k of a model on a dataset, checked by the verifier; per-example rows in Parquet."""
-    import pandas as pd
-    from rich.table import Table
-
-    from genprobe.cli.console import console
-    from genprobe.runs.atomic import atomic_path, write_json
-    from genprobe.studies.integration_models import evaluate as run_evaluation
-    from genprobe.studies.integration_models import read_problems
-    from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
-    from genprobe.verification.verdict import TimeoutPolicy
-
-    if policy not in ("strict", "generous"):
-        raise ConfigError("--policy", "strict or generous", policy)
-    ks = sorted(set(ks) | set(more_ks or ()))
-    if not ks or min(ks) < 1:
-        raise ConfigError("--k", "one or more positive integers", ks)
-    problems, skipped = read_problems(data, split)
-    problems = problems[:limit] if limit is not None else problems
-    loaded = model.load(min_beam=ks[-1])
-    config = VerifierConfig(deadline=deadline, policy=TimeoutPolicy(policy), workers=workers)
-    with console.status(f"{loaded.name}: {len(problems)} problems"), Verifier(config) as verifier:
-        try:
-            result = run_evaluation(loaded, problems, ks, verifier)
-        finally:
-            loaded.close()
-    out = out or data.with_name(data.name + ".eval.parquet")
-    with atomic_path(out) as tmp:
-        pd.DataFrame(result.rows).to_parquet(tmp, index=False)
-    summary = {**result.summary, "data": str(data), "skipped_unsupported": len(skipped)}
-    write_json(out.with_suffix(".summary.json"), summary)
-    table = Table(title=f"{loaded.name} on {data.name}: {len(problems)} problems, policy {policy}")
-    table.add_column("k", justify="right")
-    table.add_column("Fail@k", justify="right")
-    for k, rate in summary["fail_at"].items():
-        table.add_row(k, "-" if rate is None else f"{rate:.1%}")
-    table.caption = f"{len(skipped)} outside the task skipped; rows in {out}"
-    console.print(table)
 
 
 @app.command()

@@ -28,6 +28,8 @@ class ModelKind:
     help: str
     settings: tuple[str, ...]  # the keyword settings the factory accepts
     takes_argument: bool = True
+    # a seq2seq network: beam and sampling settings apply, and `score` gives log-probabilities
+    seq2seq: bool = False
 
 
 MODELS: dict[str, ModelKind] = {
@@ -36,12 +38,14 @@ MODELS: dict[str, ModelKind] = {
         "ckpt:PATH",
         "a transformer trained by `genprobe integration train` (file or run directory)",
         ("decoding", "device"),
+        seq2seq=True,
     ),
     "lc": ModelKind(
         "genprobe.models.adapters.seq2seq:from_lc_checkpoint",
         "lc:PATH",
         "Lample & Charton's released checkpoint (fwd_bwd_ibp.pth, ...), read weights-only",
         ("decoding", "device"),
+        seq2seq=True,
     ),
     "sympy": ModelKind(
         "genprobe.models.adapters.sympy_cas:from_spec",
@@ -65,6 +69,22 @@ MODELS: dict[str, ModelKind] = {
 }
 
 
+def model_kind(spec: str) -> ModelKind:
+    """The kind a spec names.
+
+    Raises:
+        UnknownModelError: the prefix names no kind (with near matches and the full list).
+    """
+    prefix = spec.partition(":")[0]
+    kind = MODELS.get(prefix)
+    if kind is None:
+        near = difflib.get_close_matches(prefix, MODELS, n=3)
+        hint = f" Did you mean: {', '.join(near)}?" if near else ""
+        known = ", ".join(k.usage for k in MODELS.values())
+        raise UnknownModelError(f"unknown model {spec!r}.{hint} Known: {known}")
+    return kind
+
+
 def load_model(spec: str, **settings: Any) -> Model:
     """The model a spec string names. Settings a kind does not take are ignored, so one set of
     CLI options serves every kind.
@@ -73,13 +93,8 @@ def load_model(spec: str, **settings: Any) -> Model:
         UnknownModelError: the prefix names no kind (with near matches and the full list).
         ConfigError: the argument is missing or malformed.
     """
-    prefix, colon, argument = spec.partition(":")
-    kind = MODELS.get(prefix)
-    if kind is None:
-        near = difflib.get_close_matches(prefix, MODELS, n=3)
-        hint = f" Did you mean: {', '.join(near)}?" if near else ""
-        known = ", ".join(k.usage for k in MODELS.values())
-        raise UnknownModelError(f"unknown model {spec!r}.{hint} Known: {known}")
+    kind = model_kind(spec)
+    _, colon, argument = spec.partition(":")
     if kind.takes_argument and not argument:
         raise ConfigError("model spec", f"'{kind.usage}'", spec)
     if not kind.takes_argument and colon:

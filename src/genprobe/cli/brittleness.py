@@ -1,0 +1,121 @@
+"""`genprobe integration brittleness` and `evaluate`: a model on the brittleness study's suites,
+or on one dataset; both write a run directory (resumable) and its report.
+
+Examples:
+    genprobe integration brittleness --model ckpt:runs/bwd8-small --out runs/brittle \
+        --validation data/bwd8.txt.test --preset quick
+    genprobe integration brittleness --model lc:fwd_bwd_ibp.pth --out runs/lc \
+        --validation prim_fwd.valid --suites robustness-simple compositionality --k 1 10 50
+    genprobe integration evaluate --model sympy --data prim_bwd.test --k 1 10 --out runs/sympy
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from genprobe.cli.model_options import ModelOptions, with_model_options
+
+SUITE_HELP = (
+    "Suites to run [all but integer-extrapolation; those needing --validation only with it]: "
+    "in-distribution, robustness-simple, integer-extrapolation, robustness-validation, "
+    "compositionality, operator-extrapolation."
+)
+
+
+@with_model_options
+def brittleness(
+    model: ModelOptions,
+    out: Annotated[Path, typer.Option("--out", help="Run directory (resumed if it exists).")],
+    suites: list[str] = typer.Option(None, "--suites", help=SUITE_HELP),
+    n: int = typer.Option(None, "--n", help="Every suite's N (as in `integration suite`)."),
+    ks: list[int] = typer.Option(None, "--k", help="Fail@k for each k [preset's: 1 10 50]."),
+    preset: str = typer.Option("paper", help="Suite sizes: paper or quick."),
+    search_budget: int = typer.Option(
+        None, help="Section 6: beam and samples of this size on k1*{exp,sin,cos,tan}(k2*x)."
+    ),
+    policy: str = typer.Option("strict", help="The report's main timeout policy."),
+    validation: Path = typer.Option(None, help="Test or validation file (L&C text, JSONL, …)."),
+    split: str = typer.Option(None, help="Its split, for JSONL/Parquet datasets."),
+    method: str = typer.Option("bwd", help="operator-extrapolation: fwd, bwd or ibp."),
+    deadline: float = typer.Option(2.0, help="Verifier seconds per candidate."),
+    workers: int = typer.Option(None, help="Verifier and generator processes [one per CPU]."),
+    seed: int = typer.Option(43, help="Seed of every suite."),
+) -> None:
+    """Robustness, compositionality, extrapolation and search-vs-model probes (Welleck et al.
+    2022) on any model; writes RUN_DIR/report.html."""
+    from genprobe.studies.brittleness.config import (
+        PRESETS,
+        BrittlenessConfig,
+        default_suites,
+        resolve_sizes,
+    )
+
+    sizes = resolve_sizes(preset, n)
+    validation_text = None if validation is None else str(validation)
+    config = BrittlenessConfig(
+        model=model.settings(),
+        suites=tuple(suites) if suites else default_suites(validation_text),
+        sizes=sizes,
+        ks=tuple(sorted(set(ks))) if ks else PRESETS[preset].ks,
+        seed=seed, policy=policy, deadline=deadline, validation=validation_text, split=split,
+        method=method, search_budget=search_budget, workers=workers,
+    )  # fmt: skip
+    _run(config, out)
+
+
+@with_model_options
+def evaluate(
+    model: ModelOptions,
+    data: Annotated[Path, typer.Option("--data", help="Problems file (see docs).")],
+    ks: list[int] = typer.Option([1, 10], "--k", help="Fail@k for each k: --k 1 10 50."),
+    out: Path = typer.Option(None, "--out", help="Run directory [default: DATA.eval]."),
+    split: str = typer.Option(None, help="Only rows of this split (JSONL/Parquet datasets)."),
+    n: int = typer.Option(None, "--n", help="A sample of N problems [default: all]."),
+    policy: str = typer.Option("strict", help="strict (timeout fails) or generous (passes)."),
+    deadline: float = typer.Option(2.0, help="Verifier seconds per candidate."),
+    workers: int = typer.Option(None, help="Verifier processes [default: one per CPU]."),
+    seed: int = typer.Option(43, help="Seed of the sample."),
+) -> None:
+    """Fail@k of a model on one dataset, checked by the verifier: the brittleness study's
+    in-distribution suite alone (per-example rows in RUN_DIR/examples.parquet)."""
+    from genprobe.studies.brittleness.config import BrittlenessConfig
+
+    config = BrittlenessConfig(
+        model=model.settings(),
+        suites=("in-distribution",),
+        sizes={} if n is None else {"in-distribution": n},
+        ks=tuple(sorted(set(ks))),
+        seed=seed, policy=policy, deadline=deadline, validation=str(data), split=split,
+        workers=workers,
+    )  # fmt: skip
+    _run(config, out or data.with_name(data.name + ".eval"))
+
+
+def _run(config: Any, out: Path) -> None:
+    from genprobe.cli.console import console
+    from genprobe.studies.brittleness.run import run_brittleness
+
+    with console.status("starting") as status:
+        run = run_brittleness(config.validated(), out, log=status.update)
+    _print_summary(run, config.policy)
+    console.print(f"report: {run / 'report.html'}")
+
+
+def _print_summary(run: Path, policy: str) -> None:
+    from rich.table import Table
+
+    from genprobe.cli.console import console
+
+    summary = json.loads((run / "summary.json").read_text())
+    rows = summary["fail"][policy]
+    columns = [c for c in rows[0] if c.startswith("Fail@")] if rows else []
+    table = Table(title=f"Fail@k (%) per suite, {policy} policy")
+    for column in ("suite", "n", *columns):
+        table.add_column(column, justify="left" if column == "suite" else "right")
+    for row in rows:
+        table.add_row(row["suite"], str(row["n"]), *(f"{row[c]:.1f}" for c in columns))
+    console.print(table)

@@ -1,0 +1,90 @@
+"""The options that name a model under test and how it decodes, shared by every command that
+runs one (`predict`, `score`, `evaluate`, `brittleness`): `--model`, `--beam`, `--decoding`, …"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import MISSING, dataclass, fields
+from pathlib import Path
+from typing import Annotated, Any, get_type_hints
+
+import typer
+
+from genprobe.decoding.config import DecodingConfig
+from genprobe.models.settings import ModelSettings
+
+ModelSpec = Annotated[
+    str, typer.Option("--model", help="ckpt:PATH, lc:PATH, sympy, openai:MODEL@URL, py:mod:fn.")
+]
+Decoding = Annotated[str, typer.Option("--decoding", help="beam, greedy or sample.")]
+Beam = Annotated[int, typer.Option("--beam", help="Beam size (raised to k if smaller).")]
+LengthPenalty = Annotated[float, typer.Option(help="Beam score = log-prob / length^this.")]
+MaxLen = Annotated[int, typer.Option(help="Most generated tokens per candidate.")]
+Temperature = Annotated[float, typer.Option(help="Sampling temperature (also for openai:).")]
+BatchSize = Annotated[int, typer.Option(help="Problems per model call.")]
+Device = Annotated[str, typer.Option(help="cpu, cuda, cuda:1, ...")]
+Deadline = Annotated[float, typer.Option("--model-deadline", help="sympy: seconds per problem.")]
+CacheDir = Annotated[
+    Path, typer.Option(help="openai: answer cache directory (a rerun sends nothing).")
+]
+Concurrency = Annotated[int, typer.Option(help="openai: requests in flight at once.")]
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """The options naming a model under test and how it decodes (`--model`, `--beam`, …)."""
+
+    model_spec: ModelSpec
+    beam: Beam = 10
+    decoding: Decoding = "beam"
+    length_penalty: LengthPenalty = 1.0
+    max_len: MaxLen = 200
+    temperature: Temperature = None
+    batch_size: BatchSize = 64
+    device: Device = "cpu"
+    model_deadline: Deadline = 5.0
+    cache_dir: CacheDir = None
+    concurrency: Concurrency = 8
+
+    def settings(self) -> ModelSettings:
+        t = self.temperature
+        decoding = DecodingConfig(
+            method=self.decoding, beam_size=self.beam, max_len=self.max_len,
+            length_penalty=self.length_penalty, temperature=1.0 if t is None else t,
+            batch_size=self.batch_size,
+        )  # fmt: skip
+        return ModelSettings(
+            self.model_spec, decoding, deadline=self.model_deadline, temperature=t,
+            device=self.device, cache_dir=None if self.cache_dir is None else str(self.cache_dir),
+            concurrency=self.concurrency,
+        )  # fmt: skip
+
+    def load(self, min_beam: int = 1) -> Any:
+        return self.settings().load(min_beam)
+
+
+def with_model_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Give a command every `ModelOptions` option; it receives them as `model: ModelOptions`."""
+    hints = get_type_hints(ModelOptions, include_extras=True)
+    keyword, required = inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.empty
+    extra = [
+        inspect.Parameter(f.name, keyword, annotation=hints[f.name],
+                          default=required if f.default is MISSING else f.default)
+        for f in fields(ModelOptions)
+    ]  # fmt: skip
+    own = [
+        parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+        for parameter in inspect.signature(command, eval_str=True).parameters.values()
+        if parameter.name != "model"
+    ]
+
+    @functools.wraps(command)
+    def wrapper(**options: Any) -> None:
+        model = ModelOptions(**{f.name: options.pop(f.name) for f in fields(ModelOptions)})
+        command(model=model, **options)
+
+    wrapper.__signature__ = inspect.Signature(extra[:1] + own + extra[1:])  # --model first
+    wrapper.__annotations__ = {p.name: p.annotation for p in extra + own}
+    return wrapper

@@ -1,0 +1,155 @@
+"""What a brittleness run is: the model, the suites and their sizes, k, the verifier, the
+search budget. Its identity (hashed into the run directory) leaves out where it ran.
+
+Presets size every suite at once: `paper` (the paper's sizes: N = 500 for the simple
+primitives, 1,000 validation problems, perturbations and sums, 500 generated problems per
+operator count; k = 1, 10, 50) and `quick` (a few hundred problems over all suites, k = 1, 10).
+`--n N` gives every suite the same N, read by each suite as `genprobe integration suite` reads
+it (pairs per cell, problems per set, sums per k).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from genprobe.errors import ConfigError
+from genprobe.models.registry import model_kind
+from genprobe.models.settings import ModelSettings
+from genprobe.runs.provenance import file_digest
+from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
+
+# what the run can hold, in report order; `validation-primitives` is solved only to build the
+# suites made of solved validation problems
+SUITES = (
+    "in-distribution",
+    "robustness-simple",
+    "integer-extrapolation",
+    "robustness-validation",
+    "compositionality",
+    "operator-extrapolation",
+)
+# every suite but integer-extrapolation, whose problems robustness-simple holds already
+DEFAULT_SUITES = tuple(s for s in SUITES if s != "integer-extrapolation")
+# suites made from a validation (or test) file
+NEEDS_VALIDATION = ("in-distribution", "robustness-validation")
+TEMPERATURES = (0.6, 0.8, 1.0)
+
+
+@dataclass(frozen=True)
+class Preset:
+    sizes: Mapping[str, int]  # suite -> its N
+    ks: tuple[int, ...]
+
+
+PRESETS: dict[str, Preset] = {
+    "paper": Preset(
+        {
+            "in-distribution": 1000,
+            "robustness-simple": 500,
+            "integer-extrapolation": 500,
+            "validation-primitives": 1000,
+            "robustness-validation": 1000,
+            "compositionality": 1000,
+            "operator-extrapolation": 500,
+        },
+        (1, 10, 50),
+    ),
+    "quick": Preset(
+        {
+            "in-distribution": 64,
+            "robustness-simple": 3,
+            "integer-extrapolation": 3,
+            "validation-primitives": 48,
+            "robustness-validation": 40,
+            "compositionality": 16,
+            "operator-extrapolation": 8,
+        },
+        (1, 10),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class BrittlenessConfig:
+    model: ModelSettings
+    suites: tuple[str, ...] = DEFAULT_SUITES
+    sizes: Mapping[str, int] = field(default_factory=lambda: dict(PRESETS["paper"].sizes))
+    ks: tuple[int, ...] = (1, 10, 50)
+    seed: int = DEFAULT_SEED
+    policy: str = "strict"  # the report's main policy; Fail@k is given under both
+    deadline: float = 2.0  # verifier seconds per candidate
+    validation: str | None = None  # a test or validation file (in-distribution and derived)
+    split: str | None = None  # its split, for JSONL/Parquet datasets
+    method: str = "bwd"  # generation method of operator-extrapolation
+    search_budget: int | None = None  # beam and samples for section 6's large search
+    temperatures: tuple[float, ...] = TEMPERATURES
+    shard_size: int = 256  # problems per shard
+    # runtime only
+    workers: int | None = None  # verifier and generator processes (None: one per CPU)
+
+    @property
+    def k_max(self) -> int:
+        return max(self.ks)
+
+    def validated(self) -> BrittlenessConfig:
+        for name in self.suites:
+            if name not in SUITES:
+                near = difflib.get_close_matches(name, SUITES, n=2)
+                hint = f" (did you mean {' or '.join(near)}?)" if near else ""
+                raise ConfigError("--suites", f"names among {', '.join(SUITES)}{hint}", name)
+        if not self.ks or min(self.ks) < 1:
+            raise ConfigError("--k", "one or more positive integers", self.ks)
+        if self.policy not in ("strict", "generous"):
+            raise ConfigError("--policy", "strict or generous", self.policy)
+        if self.method not in ("fwd", "bwd", "ibp"):
+            raise ConfigError("--method", "fwd, bwd or ibp", self.method)
+        if self.search_budget is not None:
+            if self.search_budget < 1:
+                raise ConfigError("--search-budget", "a positive count", self.search_budget)
+            if not model_kind(self.model.spec).seq2seq:
+                raise ConfigError(
+                    "--search-budget", "a seq2seq model (ckpt: or lc:) that beams, samples and "
+                    "scores", self.model.spec,
+                )  # fmt: skip
+        if self.shard_size < 1:
+            raise ConfigError("shard size", "at least 1", self.shard_size)
+        asked = [s for s in self.suites if s in NEEDS_VALIDATION]
+        if asked and self.validation is None:
+            raise ConfigError("--validation", f"a test or validation file for {asked[0]}", None)
+        if self.validation is not None and not Path(self.validation).is_file():
+            raise ConfigError("--validation", "an existing file", self.validation)
+        return self
+
+    def identity(self) -> dict[str, Any]:
+        """The hashed config: everything that decides the results."""
+        identity = asdict(self)
+        identity["model"] = self.model.identity()
+        identity["validation"] = self.validation and {
+            "path": self.validation,
+            "sha256": file_digest(self.validation),
+        }
+        del identity["workers"]
+        return identity
+
+
+def resolve_sizes(preset: str, n: int | None) -> dict[str, int]:
+    """Every suite's N: the preset's, or `n` for all."""
+    if preset not in PRESETS:
+        raise ConfigError("--preset", f"one of {', '.join(PRESETS)}", preset)
+    sizes = dict(PRESETS[preset].sizes)
+    if n is not None:
+        if n < 1:
+            raise ConfigError("--n", "a positive integer", n)
+        sizes = dict.fromkeys(sizes, n)
+    return sizes
+
+
+def default_suites(validation: str | None) -> tuple[str, ...]:
+    """All default suites, less those that need a validation file when there is none."""
+    if validation is not None:
+        return DEFAULT_SUITES
+    return tuple(s for s in DEFAULT_SUITES if s not in NEEDS_VALIDATION)

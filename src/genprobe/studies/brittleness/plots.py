@@ -1,0 +1,52 @@
+"""The brittleness report's figures (matplotlib, PNG, no display needed)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from genprobe.analysis.plots import save_figure
+
+
+def failure_by_range(frame: pd.DataFrame, ks: Sequence[int], path: Path) -> Path:
+    """Fail@k against the coefficient range, one line per template, one panel per k
+    (Welleck et al. 2022, Figure 2). `frame`: rows of `tables.fail_table` by template and
+    coefficient range."""
+    ranges = sorted(frame["coeff_range"].unique(), key=lambda r: int(r.split("-")[0]))
+    fig, axes = plt.subplots(1, len(ks), figsize=(5.2 * len(ks), 4), squeeze=False)
+    for ax, k in zip(axes[0], ks, strict=True):
+        for template, group in frame.groupby("template", sort=True):
+            values = group.set_index("coeff_range")[f"Fail@{k}"].reindex(ranges)
+            ax.plot(range(len(ranges)), values.to_numpy(dtype=float), marker="o", label=template)
+        ax.set_xticks(range(len(ranges)), ranges, rotation=35, ha="right")
+        ax.set_xlabel("coefficient range")
+        ax.set_ylabel(f"Fail@{k} (%)")
+        ax.set_ylim(-3, 103)
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize=8, loc="best")
+    fig.suptitle("Failure rate on simple primitives by coefficient range")
+    return save_figure(fig, path)
+
+
+def top_vs_correct(rows: pd.DataFrame, path: Path) -> Path:
+    """Log10 probability of the top beam candidate of each problem against those of every
+    correct candidate (Welleck et al. 2022, Figure 3). `rows`: the large search's rows."""
+    beam = rows[rows["decoding"] == "beam"]
+    top = beam[beam["rank"] == 1]["logprob"].to_numpy(dtype=float) / np.log(10)
+    correct = beam[beam["outcome"] == "correct"]["logprob"].to_numpy(dtype=float) / np.log(10)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    bins = np.linspace(min(top.min(initial=0), correct.min(initial=0)) - 0.5, 0.5, 40)
+    ax.hist(top, bins=bins, alpha=0.6, label=f"max (top candidate, {len(top)})")
+    ax.hist(correct, bins=bins, alpha=0.6, label=f"correct ({len(correct)})")
+    ax.set_xlabel("log10 probability")
+    ax.set_ylabel("candidates")
+    ax.legend()
+    ax.set_title("Top candidate vs correct candidates, large beam")
+    return save_figure(fig, path)

@@ -1,0 +1,391 @@
+"""The brittleness report: the paper's tables and figures for our model, Lample & Charton's
+numbers beside them (labelled as the paper's), computed from the run's result files only.
+
+Writes `summary.json` (every number the report shows), `figures/*.png`, `report.md` and a
+self-contained `report.html`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from genprobe.analysis.render import Figure, Heading, Table, Text
+from genprobe.analysis.render import write_report as render
+from genprobe.errors import GenprobeError
+from genprobe.runs.atomic import atomic_path, write_json
+from genprobe.runs.rundir import read_config
+from genprobe.studies.brittleness import paper, plots, tables
+from genprobe.studies.brittleness.results import read_examples
+from genprobe.tasks.integration.expression import to_sympy
+from genprobe.tasks.integration.prefix import from_prefix
+
+POLICIES = ("strict", "generous")
+EXAMPLES_SHOWN = 4
+
+
+def write_report(run: str | Path) -> tuple[Path, Path]:
+    """summary.json, figures, report.md and report.html of a brittleness run."""
+    run = Path(run)
+    stored = read_config(run)
+    config = stored["config"]
+    examples = read_examples(run)
+    with atomic_path(run / "examples.parquet") as tmp:
+        examples.to_parquet(tmp, index=False)
+    ks = config["ks"]
+    policy = config["policy"]
+    budget_rows = _read_budget(run)
+    summary = _summary(examples, ks, budget_rows)
+    write_json(run / "summary.json", summary)
+    blocks = _blocks(run, stored, examples, summary, budget_rows, policy)
+    return render(run, "Symbolic brittleness", blocks)
+
+
+def _read_budget(run: Path) -> pd.DataFrame | None:
+    files = sorted((run / "budget").glob("*.parquet"))
+    if not files:
+        return None
+    return pd.concat([pd.read_parquet(file) for file in files], ignore_index=True)
+
+
+# -- numbers ---------------------------------------------------------------------------------
+
+
+def _summary(
+    examples: pd.DataFrame, ks: Sequence[int], budget_rows: pd.DataFrame | None
+) -> dict[str, Any]:
+    summary: dict[str, Any] = {
+        "fail": {
+            policy: _records(tables.fail_table(examples, ["suite"], ks, policy))
+            for policy in POLICIES
+        },
+        "fail_by_set": {
+            policy: _records(tables.fail_table(examples, ["suite", "set", "template"], ks, policy))
+            for policy in POLICIES
+        },
+        "outcomes": _records(tables.outcome_counts(examples)),
+        "unresolved": _records(tables.unresolved(examples, ks)),
+    }
+    if budget_rows is not None:
+        per_problem = tables.budget_problems(budget_rows)
+        summary["budget"] = _records(tables.budget_summary(per_problem, examples, max(ks)))
+    return summary
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """JSON-ready rows: NaN and NA as null, NumPy scalars as Python ones."""
+    return [{key: _plain(value) for key, value in row.items()} for row in frame.to_dict("records")]
+
+
+def _plain(value: Any) -> Any:
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+# -- blocks ------------------------------------------------------------------------------------
+
+
+def _pct(value: Any) -> str:
+    return "–" if value is None or pd.isna(value) else f"{value:.1f}"
+
+
+def _blocks(
+    run: Path,
+    stored: dict,
+    examples: pd.DataFrame,
+    summary: dict,
+    budget_rows: pd.DataFrame | None,
+    policy: str,
+) -> list:
+    config = stored["config"]
+    ks = sorted(config["ks"], reverse=True)
+    model = config["model"]
+    decoding = model["decoding"]
+    search = (
+        f"beam search, width {max(decoding['beam_size'], max(ks))}"
+        if decoding["method"] == "beam"
+        else f"{decoding['method']} decoding"
+    )
+    blocks: list = [
+        Text(
+            f"Model `{model['spec']}` ({search}; candidates verified by differentiation, "
+            f"deadline {config['deadline']:g} s per candidate). Fail@k: the share of problems "
+            f"with no correct candidate among the first k. Policy `{policy}` in the tables "
+            "(a verifier timeout fails; the paper counted timeouts as correct, the `generous` "
+            "policy: both are in summary.json and in the last table). Paper numbers are "
+            "Welleck et al. (2022) for Lample & Charton's FWD+BWD+IBP model, beam 10 (Fail@1, "
+            f"Fail@10) and beam 50 (Fail@50). Config hash `{stored['hash']}`."
+        ),
+        *_overview(summary, policy, ks),
+    ]
+    suites = set(examples["suite"])
+    if "robustness-simple" in suites:
+        blocks += _robustness_simple(examples, ks, policy)
+    if suites & {"robustness-simple", "integer-extrapolation"}:
+        blocks += _integer_extrapolation(run, examples, ks, policy)
+    if "robustness-validation" in suites:
+        blocks += _robustness_validation(examples, ks, policy)
+    if "compositionality" in suites:
+        blocks += _compositionality(examples, ks, policy)
+    if "operator-extrapolation" in suites:
+        blocks += _operator_extrapolation(examples, ks, policy, config)
+    if "in-distribution" in suites:
+        blocks += [
+            Heading("In distribution"),
+            Text(
+                "Problems from the test or validation file "
+                f"`{(config['validation'] or {}).get('path')}`. Lample & Charton report Fail@10 "
+                "of 4.4 / 0.5 / 0.4 % on their FWD / BWD / IBP test sets (beam 10)."
+            ),
+            _fail_frame(examples[examples["suite"] == "in-distribution"], ["set"], ks, policy),
+        ]
+    blocks += _search_or_model(run, summary, examples, budget_rows, config)
+    blocks += _failures(examples)
+    blocks += _outcomes(summary)
+    return blocks
+
+
+def _fail_frame(
+    examples: pd.DataFrame,
+    by: list[str],
+    ks: Sequence[int],
+    policy: str,
+    paper_numbers: dict | None = None,
+    paper_ks: Sequence[int] = (50, 10, 1),
+    key: str | None = None,
+) -> Table:
+    """Fail@k per group, formatted; with `paper_numbers`, the paper's beside ours."""
+    frame = tables.fail_table(examples, by, ks, policy)
+    out = frame[by].astype(str).copy()
+    out["n"] = frame["n"].astype(str)
+    for k in sorted(ks, reverse=True):
+        out[f"Fail@{k}"] = frame[f"Fail@{k}"].map(_pct)
+    if paper_numbers is not None:
+        keys = frame[key or by[-1]].astype(str)
+        for i, k in enumerate(paper_ks):
+            out[f"paper Fail@{k}"] = [
+                _pct(paper_numbers[name][i]) if name in paper_numbers else "–" for name in keys
+            ]
+    return Table(out.reset_index(drop=True))
+
+
+def _overview(summary: dict, policy: str, ks: Sequence[int]) -> list:
+    frame = pd.DataFrame(summary["fail"][policy])
+    out = frame[["suite", "n"]].astype(str)
+    for k in ks:
+        out[f"Fail@{k}"] = frame[f"Fail@{k}"].map(_pct)
+    return [Heading("Overview"), Table(out)]
+
+
+def _robustness_simple(examples: pd.DataFrame, ks: Sequence[int], policy: str) -> list:
+    simple = examples[examples["suite"] == "robustness-simple"]
+    coeff1 = simple[simple["set"] == "simple_coeff1"]
+    others = simple[simple["set"] != "simple_coeff1"]
+    return [
+        Heading("Robustness: simple primitives (Table 2, top)"),
+        Text(
+            "`simple_coeff1`: coefficients k1, k2 drawn from [1, 100). The paper's sample was "
+            "1,000 pairs per primitive; SAGGA's code, which we follow, draws 500."
+        ),
+        _fail_frame(coeff1, ["template"], ks, policy, paper.TABLE2_SIMPLE),
+        Text(
+            "The other sets of the suite (not in the paper's table): coefficients from "
+            "[100, 11,000) (`simple_coeff1_range`, Figure 2), 32·cos(k·x) with k in "
+            "[512, 1024), and x^n, x^(1/n) with n in [1, 1000] and [10,000, 11,000)."
+        ),
+        _fail_frame(others, ["set", "template"], ks, policy),
+    ]
+
+
+def _integer_extrapolation(
+    run: Path, examples: pd.DataFrame, ks: Sequence[int], policy: str
+) -> list:
+    rows = examples[examples["set"] == "simple_coeff1_range"]
+    if rows.empty:
+        return []
+    frame = tables.fail_table(rows, ["template", "coeff_range"], ks, policy)
+    shown_k = [k for k in (1, 10) if k in ks] or [min(ks)]
+    path = plots.failure_by_range(frame, shown_k, run / "figures" / "integer_extrapolation.png")
+    table = frame.pivot(index="template", columns="coeff_range", values=f"Fail@{shown_k[-1]}")
+    table = table[sorted(table.columns, key=lambda r: int(r.split("-")[0]))]
+    formatted = table.map(_pct).reset_index()
+    return [
+        Heading("Integer extrapolation (Figure 2)"),
+        Text(
+            f"Fail@{shown_k[-1]} (%) per primitive and coefficient range. The paper shows this "
+            "as a figure only: x and ln stay robust, exp, sin, cos and tan approach 100 % "
+            "failure on large coefficients."
+        ),
+        Table(formatted),
+        Figure(
+            path.relative_to(run),
+            "Failure rate against the coefficient range, one line "
+            "per primitive (cf. Welleck et al. 2022, Figure 2).",
+        ),
+    ]
+
+
+def _robustness_validation(examples: pd.DataFrame, ks: Sequence[int], policy: str) -> list:
+    rows = examples[examples["suite"] == "robustness-validation"]
+    return [
+        Heading("Robustness: perturbed validation problems (Table 2, bottom)"),
+        Text(
+            "Validation problems the model solves at rank 1, multiplied or divided by k from "
+            "[2, 100), or with exp(x) or ln(x) added."
+        ),
+        _fail_frame(rows, ["set"], ks, policy, paper.TABLE2_VALIDATION),
+    ]
+
+
+def _compositionality(examples: pd.DataFrame, ks: Sequence[int], policy: str) -> list:
+    rows = examples[examples["suite"] == "compositionality"].copy()
+    rows["k"] = rows["k"].astype(int)
+    frame = _fail_frame(rows, ["set", "k"], ks, policy)
+    table = frame.frame
+    for i, k in enumerate((50, 10, 1)):
+        table[f"paper Fail@{k}"] = [
+            _pct(paper.TABLE8.get(family, {}).get(int(n), (None,) * 3)[i])
+            for family, n in zip(table["set"], table["k"], strict=True)
+        ]
+    return [
+        Heading("Compositionality (Table 8)"),
+        Text(
+            "Sums of k primitives the model solves at rank 1: `comp_coeff` from `simple_coeff1`, "
+            "`comp_exp` from x^n and x^(1/n), `comp_valid` from validation problems of at most "
+            "20 tokens. k = 1 is 0 % by construction."
+        ),
+        Table(table),
+    ]
+
+
+def _operator_extrapolation(
+    examples: pd.DataFrame, ks: Sequence[int], policy: str, config: dict
+) -> list:
+    rows = examples[examples["suite"] == "operator-extrapolation"]
+    return [
+        Heading("Operator extrapolation (Table 9)"),
+        Text(
+            f"Problems generated by Lample & Charton's process ({config['method'].upper()}) "
+            "with 1-15 operators (their training range) and exactly 20, 25, 30, 35 operators in "
+            "the random tree drawn (the final expression can differ by a few)."
+        ),
+        _fail_frame(rows, ["set"], ks, policy, paper.TABLE9, paper_ks=(10, 1)),
+    ]
+
+
+def _search_or_model(
+    run: Path,
+    summary: dict,
+    examples: pd.DataFrame,
+    budget_rows: pd.DataFrame | None,
+    config: dict,
+) -> list:
+    blocks: list = [Heading("Is it a search problem? (section 6)")]
+    unresolved = pd.DataFrame(summary["unresolved"])
+    if unresolved.empty:
+        return [
+            *blocks,
+            Text(
+                f"`{config['model']['spec']}` gives no log-probabilities (or no failure had a "
+                "known reference), so the search-vs-model analysis is absent."
+            ),
+        ]
+    table = unresolved.copy()
+    table["Unresolved@k"] = table["Unresolved@k"].map(_pct)
+    table["paper (FWD validation)"] = [
+        _pct(paper.TABLE12.get(int(k))) if suite == "in-distribution" else "–"
+        for suite, k in zip(table["suite"], table["k"], strict=True)
+    ]
+    blocks += [
+        Text(
+            "Failures at k whose reference antiderivative (in the prefix form the model reads, "
+            "L&C's canonical shape) the model scores below its k-th beam candidate (the top one "
+            "for k = 1): a perfect search over the model's own probabilities would not fix "
+            "them (Table 12)."
+        ),
+        Table(table.astype(str)),
+    ]
+    if budget_rows is None:
+        return [*blocks, Text("No large search was run (`--search-budget B` runs one).")]
+    budget = pd.DataFrame(summary["budget"])
+    path = plots.top_vs_correct(budget_rows, run / "figures" / "search_probabilities.png")
+    shown = budget.copy()
+    for column in shown.columns:
+        if column.startswith(("fixed %", "median")):
+            shown[column] = shown[column].map(_pct)
+        elif column.startswith("mean"):
+            shown[column] = shown[column].map(lambda v: "–" if v is None else f"{v:.3g}")
+    return [
+        *blocks,
+        Text(
+            f"A search of {config['search_budget']} candidates (beam, and samples at each "
+            "temperature) on k1·{exp, sin, cos, tan}(k2·x), every distinct candidate verified. "
+            f"The paper: the top beam candidate has probability ≈ {paper.FIGURE3['top']} on "
+            f"average (≈ {paper.FIGURE3['top_when_none_correct']} when none of 500 is correct), "
+            f"the 500th ≈ {paper.FIGURE3['bottom']:g}, and correct candidates sit near the "
+            "bottom: model errors, not search errors."
+        ),
+        Table(shown.astype(str)),
+        Figure(
+            path.relative_to(run),
+            "Probability of the top candidate (max) and of every correct candidate (correct) "
+            "in the large beam (cf. Welleck et al. 2022, Figure 3).",
+        ),
+    ]
+
+
+def _failures(examples: pd.DataFrame) -> list:
+    blocks: list = [
+        Heading("Failures, as the paper shows them (Tables 3 and 7)"),
+        Text(f"Up to {EXAMPLES_SHOWN} failures at rank 1 per suite: the model's top answer."),
+    ]
+    rows = []
+    for suite, group in examples.groupby("suite", sort=False):
+        failed = group[group["first_correct"].isna() | (group["first_correct"] > 1)]
+        for _, example in failed.head(EXAMPLES_SHOWN).iterrows():
+            top = example["candidates"][0] if len(example["candidates"]) else None
+            rows.append(
+                {
+                    "suite": suite,
+                    "input": _infix(example["problem"]),
+                    "reference": _infix(example["reference"]),
+                    "top answer": "–" if top is None else _infix(top["answer"], top["parsed"]),
+                    "verdict": "no answer" if top is None else str(top["outcome"]),
+                }
+            )
+    if not rows:
+        return [*blocks, Text("No failure at rank 1.")]
+    return [*blocks, Table(pd.DataFrame(rows))]
+
+
+def _infix(prefix: Any, parsed: bool = True) -> str:
+    if prefix is None or (isinstance(prefix, float) and np.isnan(prefix)):
+        return "–"
+    if not parsed:
+        return f"(unparseable) {prefix[:80]}"
+    try:
+        return str(to_sympy(from_prefix(prefix.split())))[:120]
+    except GenprobeError:  # a power too large for SymPy to build: show the tokens
+        return prefix[:120]
+
+
+def _outcomes(summary: dict) -> list:
+    counts = pd.DataFrame(summary["outcomes"]).astype(str)
+    generous = pd.DataFrame(summary["fail"]["generous"])
+    return [
+        Heading("Verification"),
+        Text(
+            "Candidates verified per suite (in rank order, stopping after the window with the "
+            "first correct one) and their outcomes; `unparseable`: the output is not an "
+            "expression; `no candidate`: the model returned none."
+        ),
+        Table(counts),
+        Text("Fail@k under the `generous` policy (timeouts pass, as in the paper's code):"),
+        Table(generous.map(lambda v: _pct(v) if isinstance(v, float) else str(v))),
+    ]

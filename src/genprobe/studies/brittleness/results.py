@@ -1,0 +1,45 @@
+"""Reading a brittleness run's result files: the suite tables, the solve results, and the
+two joined into one table of examples (one row per problem, with its metadata)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from genprobe.errors import RunDirError
+from genprobe.studies.brittleness.solve import RESULT_SCHEMA
+from genprobe.tasks.integration.suites.table import suite_frame
+
+
+def read_suites(run: str | Path) -> pd.DataFrame:
+    """Every suite table of the run, with `row`: the problem's position in its suite."""
+    files = sorted((Path(run) / "suites").glob("*.parquet"))
+    frames = []
+    for file in files:
+        frame = suite_frame(pd.read_parquet(file).to_dict("records"))
+        frame.insert(0, "row", range(len(frame)))
+        frames.append(frame)
+    if not frames:
+        raise RunDirError(f"{run} has no suites yet: run the study")
+    return pd.concat(frames, ignore_index=True)
+
+
+def read_results(run: str | Path) -> pd.DataFrame:
+    """Every solved shard's rows; ranks as nullable integers."""
+    files = sorted((Path(run) / "results").glob("*/*.parquet"))
+    if not files:
+        raise RunDirError(f"{run} has no results yet: run the study")
+    table = pa.concat_tables([pq.read_table(file, schema=RESULT_SCHEMA) for file in files])
+    frame = table.to_pandas()
+    for column in ("first_correct", "first_generous", "n_candidates"):
+        frame[column] = frame[column].astype("Int64")
+    return frame
+
+
+def read_examples(run: str | Path) -> pd.DataFrame:
+    """Results joined with their suites' metadata: one row per problem solved."""
+    suites = read_suites(run).drop(columns=["problem", "reference"])
+    return read_results(run).merge(suites, on=["suite", "row"], how="left", validate="1:1")

@@ -1,0 +1,205 @@
+"""A brittleness run, end to end (Welleck et al. 2022, sections 4.1, 4.3, 5 and 6).
+
+    suites   build the suite tables that need no model (suites/<name>.parquet)
+    solve    decode top-k and verify, shard by shard (results/<suite>/<chunk>.parquet)
+    suites   build the suites made of the problems the model solved (validation primitives
+             perturbed, sums of solved primitives), then solve them
+    budget   with a search budget B: beam B and B samples per temperature on the
+             k1*{exp,sin,cos,tan}(k2*x) problems, every distinct candidate verified
+    report   examples.parquet, summary.json, report.md and report.html, from result files only
+
+Every stage is a list of shards run by `run_stage`: a killed run, rerun with the same command,
+skips what is done and ends with the results of an uninterrupted one (verification and
+generation timeouts aside, which depend on the machine's load).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from genprobe.errors import ConfigError
+from genprobe.runs.executor import Executor, StageTask, run_stage
+from genprobe.runs.rundir import open_run
+from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
+from genprobe.studies.brittleness import budget, solve
+from genprobe.studies.brittleness.config import BrittlenessConfig
+from genprobe.studies.brittleness.results import read_results, read_suites
+from genprobe.tasks.integration.prefix import from_prefix, to_prefix
+from genprobe.tasks.integration.suites import (
+    Primitive,
+    SuiteRequest,
+    build_suite,
+    compositionality,
+    robustness_validation,
+    solved_families,
+    solved_primitives,
+)
+from genprobe.tasks.integration.verifier import VerifierConfig
+from genprobe.verification.verdict import TimeoutPolicy
+
+KIND = "integration-brittleness"
+BUILD = "suite"
+DERIVED = ("robustness-validation", "compositionality")
+
+Log = Callable[[str], None]
+
+
+def run_brittleness(
+    config: BrittlenessConfig,
+    out: str | Path,
+    log: Log = lambda message: None,
+    executor: Executor | None = None,
+) -> Path:
+    """Run (or resume) the whole study in `out`; returns the run directory."""
+    config = config.validated()
+    run = open_run(out, KIND, config.identity())
+    base = base_suites(config)
+    log(f"building {', '.join(base)}")
+    run_stage(run, SuiteTask(config), [_build_shard(config, name) for name in base], executor)
+    _solve(run, config, base, log, executor)
+    derived = [
+        shard for name in DERIVED if name in config.suites
+        if (shard := _derived_shard(run, config, name, log)) is not None
+    ]  # fmt: skip
+    if derived:
+        log(f"building {', '.join(s.key for s in derived)} from the solved problems")
+        run_stage(run, SuiteTask(config), derived, executor)
+        _solve(run, config, [s.key for s in derived], log, executor)
+    if config.search_budget is not None:
+        shards = budget.shards(read_suites(run))
+        log(f"search budget {config.search_budget}: {len(shards)} shards")
+        run_stage(run, budget.BudgetTask(config.model, _verifier(config), config), shards, executor)
+    from genprobe.studies.brittleness.report import write_report
+
+    write_report(run)
+    return run
+
+
+def base_suites(config: BrittlenessConfig) -> list[str]:
+    """The suites built before any model call: those asked for, and what the derived suites
+    and the search budget are made from."""
+    names = [s for s in config.suites if s not in DERIVED]
+    if "compositionality" in config.suites or config.search_budget is not None:
+        names.append("robustness-simple")
+    if config.validation is not None and set(DERIVED) & set(config.suites):
+        names.append("validation-primitives")
+    return list(dict.fromkeys(names))
+
+
+def _verifier(config: BrittlenessConfig) -> VerifierConfig:
+    return VerifierConfig(
+        deadline=config.deadline, policy=TimeoutPolicy(config.policy), workers=config.workers
+    )
+
+
+def _solve(
+    run: Path, config: BrittlenessConfig, names: Iterable[str], log: Log, executor: Executor | None
+) -> None:
+    suites = read_suites(run)
+    shards = []
+    for name in names:
+        table = suites[suites["suite"] == name]
+        records = table[["row", "problem", "reference"]].to_dict("records")
+        for chunk, start in enumerate(range(0, len(records), config.shard_size)):
+            rows = records[start : start + config.shard_size]
+            spec = solve.shard_spec(name, chunk, rows)
+            shards.append(Shard(solve.STAGE, f"{name}.{chunk:05d}", spec))
+    log(f"solving {sum(len(s.spec['rows']) for s in shards)} problems in {len(shards)} shards")
+    task = solve.SolveTask(config.model, _verifier(config), config.k_max, score_references=True)
+    run_stage(run, task, shards, executor)
+
+
+# -- building suites -------------------------------------------------------------------
+
+
+def _build_shard(config: BrittlenessConfig, name: str) -> Shard:
+    return Shard(BUILD, name, {"suite": name, "n": config.sizes.get(name)})
+
+
+def _derived_shard(run: Path, config: BrittlenessConfig, name: str, log: Log) -> Shard | None:
+    """A derived suite's build shard, its solved primitives carried as data; None (with a
+    log line) when there are none to build from."""
+    solved = _solved_frame(run)
+    if name == "robustness-validation":
+        families = {"valid": solved_primitives(solved, {"valid_primitive"})}
+        if not families["valid"]:
+            log("robustness-validation: no validation primitive was solved at rank 1; skipped")
+            return None
+    else:
+        try:
+            families = solved_families(solved)
+        except ConfigError as error:  # no family has a solved primitive
+            log(f"compositionality: skipped ({error})")
+            return None
+    spec = {
+        "suite": name,
+        "n": config.sizes.get(name),
+        "primitives": {
+            family: [_primitive_record(p) for p in ps] for family, ps in families.items()
+        },
+    }
+    return Shard(BUILD, name, spec)
+
+
+def _solved_frame(run: Path) -> pd.DataFrame:
+    """Results with the columns `solved_primitives` reads, indexed by suite row."""
+    results = read_results(run)
+    suites = read_suites(run)
+    frame = suites.merge(results[["suite", "row", "first_correct"]], on=["suite", "row"])
+    frame = frame.rename(columns={"first_correct": "first_correct_rank"})
+    frame.index = frame["row"]
+    return frame
+
+
+def _primitive_record(primitive: Primitive) -> list[Any]:
+    reference = None if primitive.reference is None else " ".join(to_prefix(primitive.reference))
+    return [" ".join(to_prefix(primitive.problem)), reference, primitive.row]
+
+
+def _primitive(record: list[Any]) -> Primitive:
+    problem, reference, row = record
+    return Primitive(
+        from_prefix(problem.split()),
+        None if reference is None else from_prefix(reference.split()),
+        int(row),
+    )
+
+
+@dataclass(frozen=True)
+class SuiteTask(StageTask):
+    """Builds one suite table per shard (no model needed)."""
+
+    config: BrittlenessConfig
+
+    def run(self, context: None, shard: Shard, scratch: Path) -> Outputs:
+        spec, config = shard.spec, self.config
+        name, n = spec["suite"], spec["n"]
+        notes: tuple[str, ...] = ()
+        if "primitives" in spec:
+            families = {f: [_primitive(r) for r in rs] for f, rs in spec["primitives"].items()}
+            size = {} if n is None else {"n": n}
+            if name == "robustness-validation":
+                frame = robustness_validation(families["valid"], seed=config.seed, **size)
+            else:
+                frame = compositionality(families, seed=config.seed, **size)
+        else:
+            request = SuiteRequest(
+                n=n,
+                seed=config.seed,
+                validation=None if config.validation is None else Path(config.validation),
+                method=config.method,
+                workers=config.workers or os.cpu_count() or 1,
+                split=config.split,
+            )
+            built = build_suite(name, request)
+            frame, notes = built.frame, built.notes
+        return {
+            f"suites/{name}.parquet": parquet_bytes(frame),
+            f"suites/{name}.notes.json": json_bytes(list(notes)),
+        }

@@ -1,0 +1,203 @@
+"""Decode and verify one shard of problems: the unit of work of a brittleness run and of
+`integration evaluate`.
+
+A shard's spec holds its problems (prefix tokens, and the known antiderivative where there is
+one), so it is a pure function of its spec and the run's settings. Within a shard, problems go
+to the model in batches, and the verifier pool checks batch b while the model decodes batch
+b + 1. Candidates are verified in rank order, stopping after the window that holds the first
+correct one (`verification.ranked`). For a model that gives log-probabilities, the reference
+of every problem not solved at rank 1 is scored teacher-forced, for the search-vs-model
+analysis (Welleck et al. 2022, section 6).
+
+Result rows (one per problem): suite, row, problem, reference, n_candidates, first_correct and
+first_generous (1-based ranks, or null), reference_logprob (or null), and `candidates`: a list
+of {rank, answer, parsed, score, logprob, outcome, method, seconds}, where `answer` is the
+prefix of a parsed candidate, else the raw output, and `outcome` is null for candidates after
+the first correct one's window (not verified).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from genprobe.models.base import Candidate, Model
+from genprobe.models.settings import ModelSettings
+from genprobe.runs.executor import StageTask
+from genprobe.runs.shards import Outputs, Shard
+from genprobe.tasks.integration.expression import Expr
+from genprobe.tasks.integration.prefix import from_prefix, to_prefix
+from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
+from genprobe.verification.ranked import RankedResult, verify_ranked
+
+STAGE = "solve"
+
+CANDIDATE = pa.struct(
+    [
+        ("rank", pa.int32()),
+        ("answer", pa.string()),
+        ("parsed", pa.bool_()),
+        ("score", pa.float64()),
+        ("logprob", pa.float64()),
+        ("outcome", pa.string()),
+        ("method", pa.string()),
+        ("seconds", pa.float64()),
+    ]
+)
+RESULT_SCHEMA = pa.schema(
+    [
+        ("suite", pa.string()),
+        ("row", pa.int64()),
+        ("problem", pa.string()),
+        ("reference", pa.string()),
+        ("n_candidates", pa.int32()),
+        ("first_correct", pa.int32()),
+        ("first_generous", pa.int32()),
+        ("reference_logprob", pa.float64()),
+        ("candidates", pa.list_(CANDIDATE)),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    row: int  # the problem's row in its suite
+    problem: Expr
+    reference: Expr | None
+
+
+def shard_spec(suite: str, chunk: int, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """A solve shard's spec: `rows` are {row, problem, reference} with prefix-token strings."""
+    return {"suite": suite, "chunk": chunk, "rows": list(rows)}
+
+
+def result_path(suite: str, chunk: int) -> str:
+    return f"results/{suite}/{chunk:05d}.parquet"
+
+
+def read_problems(rows: Sequence[dict[str, Any]]) -> list[Problem]:
+    def read(text: str | None) -> Expr | None:
+        return None if text is None else from_prefix(text.split())
+
+    return [Problem(int(r["row"]), read(r["problem"]), read(r.get("reference"))) for r in rows]
+
+
+@dataclass(frozen=True)
+class SolveTask(StageTask):
+    model: ModelSettings
+    verifier: VerifierConfig
+    k_max: int
+    score_references: bool  # score each unsolved problem's reference (needs `can_score`)
+
+    def setup(self) -> tuple[Model, Verifier]:
+        return self.model.load(min_beam=self.k_max), Verifier(self.verifier)
+
+    def close(self, context: tuple[Model, Verifier]) -> None:
+        model, verifier = context
+        model.close()
+        verifier.close()
+
+    def runtime(self) -> dict[str, Any]:
+        return self.model.runtime()
+
+    def run(self, context: tuple[Model, Verifier], shard: Shard, scratch: Path) -> Outputs:
+        model, verifier = context
+        spec = shard.spec
+        table = solve(
+            model,
+            verifier,
+            spec["suite"],
+            read_problems(spec["rows"]),
+            self.k_max,
+            self.model.decoding.batch_size,
+            self.score_references and model.can_score,
+        )
+        buffer = pa.BufferOutputStream()
+        pq.write_table(table, buffer)
+        return {result_path(spec["suite"], spec["chunk"]): buffer.getvalue().to_pybytes()}
+
+
+def solve(
+    model: Model,
+    verifier: Verifier,
+    suite: str,
+    problems: Sequence[Problem],
+    k_max: int,
+    batch_size: int,
+    score_references: bool,
+) -> pa.Table:
+    """Top-`k_max` candidates of every problem, verified in rank order (see module docs)."""
+    found: list[list[Candidate]] = []
+    ranked: list[RankedResult] = []
+    with ThreadPoolExecutor(1, thread_name_prefix="verify") as background:
+        pending = None
+        for start in range(0, len(problems), batch_size):
+            batch = [p.problem for p in problems[start : start + batch_size]]
+            candidates = model.candidates(batch, k_max)  # the pool verifies the last batch
+            if pending is not None:
+                ranked += pending.result()
+            found += candidates
+            answers = [[c.answer for c in cs] for cs in candidates]
+            pending = background.submit(verify_ranked, batch, answers, verifier.verify_many, k_max)
+        if pending is not None:
+            ranked += pending.result()
+    logprobs: dict[int, float] = {}
+    if score_references:
+        todo = [
+            i
+            for i, (p, r) in enumerate(zip(problems, ranked, strict=True))
+            if p.reference is not None and r.first_correct != 1
+        ]
+        pairs = [(problems[i].problem, problems[i].reference) for i in todo]
+        logprobs = dict(zip(todo, model.score(pairs), strict=True))
+    rows = [
+        {"suite": suite, **_row(problem, candidates, result, logprobs.get(i))}
+        for i, (problem, candidates, result) in enumerate(zip(problems, found, ranked, strict=True))
+    ]
+    return pa.Table.from_pylist(rows, schema=RESULT_SCHEMA)
+
+
+def _row(
+    problem: Problem,
+    candidates: list[Candidate],
+    result: RankedResult,
+    reference_logprob: float | None,
+) -> dict[str, Any]:
+    records = []
+    for rank, candidate in enumerate(candidates, start=1):
+        verdict = result.verdicts[rank - 1] if rank <= len(result.verdicts) else None
+        records.append(
+            {
+                "rank": rank,
+                "answer": answer_text(candidate),
+                "parsed": candidate.parsed,
+                "score": float(candidate.score),
+                "logprob": candidate.logprob,
+                "outcome": None if verdict is None else verdict.outcome.value,
+                "method": None if verdict is None else verdict.method,
+                "seconds": None if verdict is None else round(verdict.seconds, 6),
+            }
+        )
+    return {
+        "row": problem.row,
+        "problem": " ".join(to_prefix(problem.problem)),
+        "reference": None if problem.reference is None else " ".join(to_prefix(problem.reference)),
+        "n_candidates": len(candidates),
+        "first_correct": result.first_correct,
+        "first_generous": result.first_generous,
+        "reference_logprob": reference_logprob,
+        "candidates": records,
+    }
+
+
+def answer_text(candidate: Candidate) -> str:
+    answer = candidate.answer
+    if isinstance(answer, Expr):
+        return " ".join(to_prefix(answer))
+    return answer if isinstance(answer, str) else " ".join(answer)

@@ -1,0 +1,157 @@
+"""The numbers of the brittleness report, computed from the examples table (one row per problem,
+see `results.read_examples`) and the large-search rows: plain DataFrames, no formatting.
+
+Fail@k of a group is the share of its problems with no passing candidate among the first k:
+under the strict policy the first *correct* rank counts, under the generous one (SAGGA's) the
+first correct-or-timed-out rank.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+RANK_COLUMN = {"strict": "first_correct", "generous": "first_generous"}
+
+
+def fail_at(ranks: pd.Series, k: int) -> float:
+    """Percentage of problems whose first passing rank is missing or beyond k."""
+    if len(ranks) == 0:
+        return float("nan")
+    return 100.0 * float((ranks.isna() | (ranks > k)).mean())
+
+
+def fail_table(
+    examples: pd.DataFrame, by: Sequence[str], ks: Sequence[int], policy: str = "strict"
+) -> pd.DataFrame:
+    """One row per group of `by`: its size and Fail@k for every k (largest k first, as the
+    paper's tables)."""
+    column = RANK_COLUMN[policy]
+    rows = []
+    for key, group in examples.groupby(list(by), sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(by, key, strict=True))
+        row["n"] = len(group)
+        row.update({f"Fail@{k}": fail_at(group[column], k) for k in sorted(ks, reverse=True)})
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[*by, "n", *(f"Fail@{k}" for k in sorted(ks, reverse=True))])
+
+
+def outcome_counts(examples: pd.DataFrame) -> pd.DataFrame:
+    """Per suite: problems, candidates returned and verified, and each verifier outcome."""
+    rows = []
+    for suite, group in examples.groupby("suite", sort=False):
+        outcomes = Counter(
+            c["outcome"] for cands in group["candidates"] for c in cands if c["outcome"] is not None
+        )
+        rows.append(
+            {
+                "suite": suite,
+                "problems": len(group),
+                "candidates": int(group["n_candidates"].sum()),
+                "verified": sum(outcomes.values()),
+                **{name: outcomes.get(name, 0) for name in OUTCOMES},
+                "no candidate": int((group["n_candidates"] == 0).sum()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+OUTCOMES = ("correct", "incorrect", "timeout", "unparseable", "unsupported")
+
+
+def unresolved(examples: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
+    """Welleck et al.'s Table 12, per suite: among the failures at k whose reference was
+    scored, the percentage where the reference's log-probability is below the k-th candidate's
+    (the top one for k = 1, the bottom of the k for larger k): failures that a perfect search
+    over the model's own probabilities would leave unresolved."""
+    rows = []
+    scored = examples[examples["reference_logprob"].notna()]
+    for suite, group in scored.groupby("suite", sort=False):
+        for k in sorted(ks):
+            failed = group[group["first_correct"].isna() | (group["first_correct"] > k)]
+            below = [
+                _kth_logprob(cands, k) > ref
+                for cands, ref in zip(
+                    failed["candidates"], failed["reference_logprob"], strict=True
+                )
+                if _kth_logprob(cands, k) is not None
+            ]
+            rows.append(
+                {
+                    "suite": suite,
+                    "k": k,
+                    "failures scored": len(below),
+                    "Unresolved@k": 100.0 * np.mean(below) if below else float("nan"),
+                }
+            )
+    return pd.DataFrame(rows, columns=["suite", "k", "failures scored", "Unresolved@k"])
+
+
+def _kth_logprob(candidates: Sequence[dict], k: int) -> float | None:
+    """Log-probability of the k-th candidate (the last one if there are fewer)."""
+    logprobs = [c["logprob"] for c in list(candidates)[:k] if c["logprob"] is not None]
+    return logprobs[-1] if logprobs else None
+
+
+# -- the large search -----------------------------------------------------------------------
+
+
+def budget_problems(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per problem and decoding of the large search: the probability of the top candidate, of
+    the last one, the mass all candidates cover, the first correct rank, how many are correct."""
+    out = []
+    for (suite, row, decoding), group in rows.groupby(["suite", "row", "decoding"], sort=False):
+        group = group.sort_values("rank")
+        p = np.exp(group["logprob"].to_numpy(dtype=float))
+        correct = (group["outcome"] == "correct").to_numpy()
+        out.append(
+            {
+                "suite": suite,
+                "row": row,
+                "decoding": decoding,
+                "candidates": len(group),
+                "p_top": p[0] if len(p) else float("nan"),
+                "p_bottom": p[-1] if len(p) else float("nan"),
+                "mass": float(p.sum()),
+                "n_correct": int(correct.sum()),
+                "first_correct": int(np.argmax(correct)) + 1 if correct.any() else None,
+            }
+        )
+    frame = pd.DataFrame(out)
+    frame["first_correct"] = frame["first_correct"].astype("Int64")
+    return frame
+
+
+def budget_summary(per_problem: pd.DataFrame, examples: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Per decoding of the large search: how many of the ordinary search's failures at `k`
+    (same problems) it fixes, at which rank, and how confident the model is at the top."""
+    ordinary = examples.set_index(["suite", "row"])["first_correct"]
+    rows = []
+    for decoding, group in per_problem.groupby("decoding", sort=False):
+        before = ordinary.reindex(pd.MultiIndex.from_frame(group[["suite", "row"]])).to_numpy()
+        failed = np.array([pd.isna(r) or r > k for r in before])
+        fixed = failed & group["first_correct"].notna().to_numpy()
+        none = group["n_correct"].to_numpy() == 0
+        rows.append(
+            {
+                "decoding": decoding,
+                "problems": len(group),
+                f"failures@{k}": int(failed.sum()),
+                "fixed": int(fixed.sum()),
+                "fixed %": 100.0 * fixed.sum() / failed.sum() if failed.any() else float("nan"),
+                "median rank fixed": float(np.median(group["first_correct"][fixed]))
+                if fixed.any()
+                else float("nan"),
+                "mean p(top)": float(group["p_top"].mean()),
+                "mean p(top), none correct": float(group["p_top"][none].mean())
+                if none.any()
+                else float("nan"),
+                "mean p(last)": float(group["p_bottom"].mean()),
+                "mean mass": float(group["mass"].mean()),
+            }
+        )
+    return pd.DataFrame(rows)

@@ -1,0 +1,217 @@
+"""`genprobe integration brittleness` and `evaluate` end to end: SymPy as the model under test
+(it solves problems, so every derived suite gets built), and a tiny transformer trained here
+(it scores, so the search-vs-model analysis runs); resume after kill -9; bad input."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+import sympy as sp
+
+from genprobe.tasks.integration import X, from_sympy, problem_prefix, to_prefix
+
+pytestmark = pytest.mark.slow
+
+
+def cli_answer(problem: str, k: int):
+    """py: model: right on x**2 (as SymPy prints it), wrong elsewhere."""
+    del k
+    return ["x^3/3", "x"] if problem == "x**2" else ["x"]
+
+
+def _line(big_f):
+    f = sp.diff(big_f, X)
+    return f"1|{' '.join(problem_prefix(from_sympy(f)))}\t{' '.join(to_prefix(from_sympy(big_f)))}"
+
+
+@pytest.fixture(scope="module")
+def validation(tmp_path_factory):
+    """A tiny validation file in L&C's format: short problems SymPy integrates."""
+    antiderivatives = [X**2, sp.sin(X), sp.exp(X), X**4 / 4, X + X**2 / 2, sp.cos(3 * X)]
+    path = tmp_path_factory.mktemp("data") / "tiny.valid"
+    path.write_text("".join(_line(big_f) + "\n" for big_f in antiderivatives))
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory, validation):
+    """A transformer trained for a few steps by `integration train`: it scores candidates."""
+    from genprobe.cli import main
+
+    out = tmp_path_factory.mktemp("model") / "run"
+    args = [
+        "integration", "train", "--data", str(validation), "--out", str(out), "--epochs", "2",
+        "--epoch-size", "16", "--batch-size", "4", "--valid-size", "2", "--warmup", "2",
+        "--max-len", "40", "--device", "cpu",
+    ]  # fmt: skip
+    try:
+        main(args)
+    except SystemExit as done:
+        assert done.code == 0
+    return out
+
+
+def test_sympy_runs_every_suite_and_writes_the_report(cli, validation, tmp_path):
+    run = tmp_path / "run"
+    code, _, err = cli(
+        "integration", "brittleness", "--model", "sympy", "--out", str(run),
+        "--validation", str(validation), "--preset", "quick", "--n", "2", "--workers", "2",
+        "--model-deadline", "3",
+    )  # fmt: skip
+    assert code == 0, err
+    summary = json.loads((run / "summary.json").read_text())
+    suites = {row["suite"] for row in summary["fail"]["strict"]}
+    assert suites == {
+        "in-distribution", "robustness-simple", "validation-primitives",
+        "robustness-validation", "compositionality", "operator-extrapolation",
+    }  # fmt: skip
+    examples = pd.read_parquet(run / "examples.parquet")
+    for suite in suites:
+        table = pd.read_parquet(run / "suites" / f"{suite}.parquet")
+        assert (examples["suite"] == suite).sum() == len(table)
+    for row in summary["fail"]["strict"]:
+        assert row["Fail@10"] <= row["Fail@1"]  # more candidates never fail more
+    generous = {r["suite"]: r["Fail@1"] for r in summary["fail"]["generous"]}
+    assert all(generous[r["suite"]] <= r["Fail@1"] for r in summary["fail"]["strict"])
+    # SymPy solves the simple primitives it was given, so the derived suites were built
+    simple = examples[examples["suite"] == "compositionality"]
+    assert set(simple["set"]) == {"comp_coeff", "comp_exp", "comp_valid"}
+    assert summary["unresolved"] == []  # SymPy gives no log-probabilities
+    page = (run / "report.html").read_text()
+    for heading in ("Robustness: simple primitives", "Compositionality", "Operator extrapolation",
+                    "Is it a search problem?", "no log-probabilities"):  # fmt: skip
+        assert heading in page
+    assert "Fail@k (%) per suite" in err
+
+
+@pytest.fixture
+def lc_checkpoint(tmp_path):
+    """A random tiny network saved in Lample & Charton's checkpoint layout (for `lc:`)."""
+    import torch
+
+    from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
+
+    torch.manual_seed(0)
+    config = TransformerConfig(dim=16, n_enc_layers=1, n_dec_layers=1, n_heads=2, max_positions=64)
+    network = Seq2SeqTransformer(config)
+    path = tmp_path / "lc.pth"
+    torch.save(
+        {"encoder": network.encoder.state_dict(), "decoder": network.decoder.state_dict()}, path
+    )
+    return path
+
+
+@pytest.mark.parametrize("kind", ["ckpt", "lc", "sympy", "py", "openai"])
+def test_every_model_kind_runs_the_study(cli, kind, checkpoint, lc_checkpoint, endpoint, tmp_path):
+    specs = {
+        "ckpt": f"ckpt:{checkpoint}",
+        "lc": f"lc:{lc_checkpoint}",
+        "sympy": "sympy",
+        "py": "py:test_brittleness:cli_answer",
+        "openai": f"openai:test@{endpoint().url}",
+    }
+    run = tmp_path / "run"
+    code, _, err = cli(
+        "integration", "brittleness", "--model", specs[kind], "--out", str(run),
+        "--suites", "robustness-simple", "--n", "1", "--k", "1", "2", "--beam", "2",
+        "--max-len", "12", "--workers", "2", "--cache-dir", str(tmp_path / "cache"),
+    )  # fmt: skip
+    assert code == 0, err
+    summary = json.loads((run / "summary.json").read_text())
+    [row] = summary["fail"]["strict"]
+    assert row["suite"] == "robustness-simple" and row["n"] == 58
+    scored = bool(summary["unresolved"])
+    assert scored == (kind in ("ckpt", "lc"))  # only seq2seq models give log-probabilities
+    assert (run / "report.html").exists()
+
+
+def _examples(run):
+    """What must not depend on interruptions: every candidate and verdict, timing aside."""
+    frame = pd.read_parquet(run / "examples.parquet").sort_values(["suite", "row"])
+    frame["candidates"] = [
+        [(c["rank"], c["answer"], c["outcome"], c["logprob"]) for c in cands]
+        for cands in frame["candidates"]
+    ]
+    return frame[["suite", "row", "first_correct", "reference_logprob", "candidates"]]
+
+
+def _command(model, run, validation, budget):
+    return [
+        sys.executable, "-m", "genprobe", "integration", "brittleness", "--model", f"ckpt:{model}",
+        "--out", str(run), "--validation", str(validation), "--preset", "quick", "--n", "1",
+        "--suites", "in-distribution", "robustness-simple", "--beam", "4", "--k", "1", "4",
+        "--max-len", "24", "--search-budget", str(budget), "--workers", "1",
+    ]  # fmt: skip
+
+
+def test_a_scoring_model_gets_section_6_and_resumes_after_kill_9(tiny_model, validation, tmp_path):
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        _command(tiny_model, whole, validation, 6), env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((whole / "summary.json").read_text())
+    assert {row["k"] for row in summary["unresolved"]} == {1, 4}
+    assert [row["decoding"] for row in summary["budget"]] == ["beam", "T=0.6", "T=0.8", "T=1"]
+    assert "search_probabilities.png" in (whole / "report.md").read_text()
+
+    process = subprocess.Popen(_command(tiny_model, killed, validation, 6), env=env)
+    while process.poll() is None and not list((killed / "shards" / "solve").glob("*.json")):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    resumed = subprocess.run(
+        _command(tiny_model, killed, validation, 6), env=env, capture_output=True, text=True
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    pd.testing.assert_frame_equal(_examples(whole), _examples(killed))
+
+
+def test_evaluate_is_the_in_distribution_suite(cli, validation, tmp_path):
+    problems = tmp_path / "problems.txt"
+    problems.write_text("x^2\n1|sub Y' cos x\tsin x\n\n3*x^2 + 2\n")
+    run = tmp_path / "eval"
+    code, _, err = cli(
+        "integration", "evaluate", "--model", "py:test_brittleness:cli_answer",
+        "--data", str(problems), "--k", "1", "2", "--out", str(run), "--workers", "1",
+    )  # fmt: skip
+    assert code == 0, err
+    examples = pd.read_parquet(run / "examples.parquet").sort_values("row")
+    assert list(examples["first_correct"].fillna(0)) == [1, 0, 0]
+    summary = json.loads((run / "summary.json").read_text())
+    [row] = summary["fail"]["strict"]
+    assert row["suite"] == "in-distribution" and row["n"] == 3
+    assert row["Fail@1"] == pytest.approx(200 / 3)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--suites", "robustnes-simple"], "did you mean robustness-simple"),
+        (["--suites", "in-distribution"], "--validation"),
+        (["--search-budget", "5"], "seq2seq model"),
+        (["--preset", "huge"], "--preset"),
+        (["--k", "0"], "--k"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(cli, tmp_path, args, message):
+    code, _, err = cli(
+        "integration", "brittleness", "--model", "sympy", "--out", str(tmp_path / "r"),
+        "--n", "1", "--suites", "robustness-simple", *args,
+    )  # fmt: skip
+    assert code == 2 and err.count("\n") == 1 and message in err, err
+
+
+def test_a_run_directory_of_another_config_is_refused(cli, tmp_path):
+    run = tmp_path / "r"
+    base = ["integration", "brittleness", "--model", "sympy", "--out", str(run),
+            "--suites", "robustness-simple", "--workers", "1"]  # fmt: skip
+    assert cli(*base, "--n", "1")[0] == 0
+    code, _, err = cli(*base, "--n", "2")
+    assert code == 2 and "different run" in err
