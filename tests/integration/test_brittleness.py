@@ -215,3 +215,15 @@ def test_a_run_directory_of_another_config_is_refused(cli, tmp_path):
     assert cli(*base, "--n", "1")[0] == 0
     code, _, err = cli(*base, "--n", "2")
     assert code == 2 and "different run" in err
+
+
+def test_a_malformed_validation_file_names_its_line_and_leaves_nothing_half_done(cli, tmp_path):
+    bad = tmp_path / "bad.valid"
+    bad.write_text("1|sub Y' cos x\tsin x\n1|sub Y' add x\tx\n")
+    run = tmp_path / "r"
+    code, _, err = cli(
+        "integration", "brittleness", "--model", "sympy", "--out", str(run),
+        "--suites", "in-distribution", "--validation", str(bad), "--workers", "1",
+    )  # fmt: skip
+    assert code == 2 and f"{bad}:2" in err and err.count("\n") == 1, err
+    assert not (run / "suites").exists()  # no table was recorded

@@ -74,6 +74,11 @@ class Model(abc.ABC):
         """Up to k candidates per problem (integrand f), best first; one list per problem, in
         input order. A model that has nothing to offer for a problem returns an empty list."""
 
+    def readable(self, problems: Sequence[Expr]) -> list[bool]:
+        """Whether the model can take each problem at all (a seq2seq model cannot read one
+        longer than its position table); an unreadable problem gets no candidates."""
+        return [True] * len(problems)
+
     def score(self, pairs: Sequence[tuple[Expr, Expr]]) -> list[float]:
         """Total log-probability of each (problem, candidate) pair, teacher-forced.
 

@@ -41,7 +41,7 @@ def read_problems(
     problems, skipped = [], []
     for row in read_dataset(path, split, bare_problems=True):
         try:
-            expr = read_expression(row.input, canonical=True)
+            expr = read_expression(row.input, canonical=True, prose=False)
         except UnsupportedExpressionError as error:
             skipped.append((row.row, str(error)))
         except GenprobeError as error:
@@ -80,7 +80,7 @@ def read_pairs(path: str | Path) -> list[tuple[Expr, Expr]]:
         pair = []
         for name, value in zip(("problem", "candidate"), values, strict=True):
             try:
-                pair.append(read_expression(value, canonical=True))
+                pair.append(read_expression(value, canonical=True, prose=False))
             except GenprobeError as error:
                 raise DataFormatError(path, number, f"field {name!r}: {error}") from None
         pairs.append((pair[0], pair[1]))

@@ -74,24 +74,23 @@ class Seq2SeqModel(Model):
 
     def _sources(self, problems: Sequence[Expr]) -> list[list[int]]:
         wrap = VOCAB[EOS_INDEX]
-        return self._within_positions(
-            "problem", [encode_tokens([wrap, *problem_prefix(p), wrap]) for p in problems]
-        )
+        return [encode_tokens([wrap, *problem_prefix(p), wrap]) for p in problems]
 
-    def _within_positions(self, what: str, sequences: list[list[int]]) -> list[list[int]]:
-        """`sequences`, each at most the position table's length (a decoder input adds BOS)."""
-        limit = self.network.config.max_positions - (what == "candidate")
-        for index, sequence in enumerate(sequences):
-            if len(sequence) > limit:
-                raise ConfigError(f"{what} {index}", f"at most {limit} tokens", len(sequence))
-        return sequences
+    def _fits(self, sequence: Sequence[int], decoder_input: bool = False) -> bool:
+        """Whether the position table holds `sequence` (a decoder input adds BOS)."""
+        return len(sequence) <= self.network.config.max_positions - decoder_input
+
+    def readable(self, problems: Sequence[Expr]) -> list[bool]:
+        return [self._fits(source) for source in self._sources(problems)]
 
     def candidates(self, problems: Sequence[Expr], k: int) -> list[list[Candidate]]:
         if k < 1:
             raise ConfigError("k", "at least 1", k)
         results: list[list[Candidate]] = [[] for _ in problems]
         sources = self._sources(problems)
-        for chosen, src in self._batches(sources):
+        fitting = [i for i, source in enumerate(sources) if self._fits(source)]
+        for chosen, src in self._batches([sources[i] for i in fitting]):
+            chosen = [fitting[i] for i in chosen]
             seeds = [_problem_seed(self.decoding.seed, sources[i]) for i in chosen]
             tokens, lengths, scores, logprobs = self._decode(src, k, seeds)
             for row, index in enumerate(chosen):
@@ -121,12 +120,18 @@ class Seq2SeqModel(Model):
         )  # fmt: skip
 
     def score(self, pairs: Sequence[tuple[Expr, Expr]]) -> list[float]:
+        """Total log-probabilities; -inf where the problem or the candidate is longer than the
+        position table (the model cannot read or write it)."""
         sources = self._sources([problem for problem, _ in pairs])
-        targets = self._within_positions(
-            "candidate", [encode_tokens(to_prefix(candidate)) for _, candidate in pairs]
-        )
-        out = [0.0] * len(pairs)
-        for chosen, src in self._batches(sources):
+        targets = [encode_tokens(to_prefix(candidate)) for _, candidate in pairs]
+        out = [float("-inf")] * len(pairs)
+        fitting = [
+            i
+            for i, (source, target) in enumerate(zip(sources, targets, strict=True))
+            if self._fits(source) and self._fits(target, decoder_input=True)
+        ]
+        for chosen, src in self._batches([sources[i] for i in fitting]):
+            chosen = [fitting[i] for i in chosen]
             chosen_targets = [targets[i] for i in chosen]
             lengths = torch.tensor([len(t) for t in chosen_targets], device=self.device)
             tgt = pad_sequences(chosen_targets, PAD_INDEX).to(self.device)

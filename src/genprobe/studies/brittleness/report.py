@@ -347,7 +347,9 @@ def _failures(examples: pd.DataFrame) -> list:
     ]
     rows = []
     for suite, group in examples.groupby("suite", sort=False):
-        failed = group[group["first_correct"].isna() | (group["first_correct"] > 1)]
+        failed = group[
+            group["readable"] & (group["first_correct"].isna() | (group["first_correct"] > 1))
+        ]
         for _, example in failed.head(EXAMPLES_SHOWN).iterrows():
             top = example["candidates"][0] if len(example["candidates"]) else None
             rows.append(

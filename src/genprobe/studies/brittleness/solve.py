@@ -9,7 +9,8 @@ correct one (`verification.ranked`). For a model that gives log-probabilities, t
 of every problem not solved at rank 1 is scored teacher-forced, for the search-vs-model
 analysis (Welleck et al. 2022, section 6).
 
-Result rows (one per problem): suite, row, problem, reference, n_candidates, first_correct and
+Result rows (one per problem): suite, row, problem, reference, readable (false: the model
+cannot take the problem, e.g. longer than its position table), n_candidates, first_correct and
 first_generous (1-based ranks, or null), reference_logprob (or null), and `candidates`: a list
 of {rank, answer, parsed, score, logprob, outcome, method, seconds}, where `answer` is the
 prefix of a parsed candidate, else the raw output, and `outcome` is null for candidates after
@@ -56,6 +57,7 @@ RESULT_SCHEMA = pa.schema(
         ("row", pa.int64()),
         ("problem", pa.string()),
         ("reference", pa.string()),
+        ("readable", pa.bool_()),
         ("n_candidates", pa.int32()),
         ("first_correct", pa.int32()),
         ("first_generous", pa.int32()),
@@ -134,11 +136,13 @@ def solve(
 ) -> pa.Table:
     """Top-`k_max` candidates of every problem, verified in rank order (see module docs)."""
     found: list[list[Candidate]] = []
+    readable: list[bool] = []
     ranked: list[RankedResult] = []
     with ThreadPoolExecutor(1, thread_name_prefix="verify") as background:
         pending = None
         for start in range(0, len(problems), batch_size):
             batch = [p.problem for p in problems[start : start + batch_size]]
+            readable += model.readable(batch)
             candidates = model.candidates(batch, k_max)  # the pool verifies the last batch
             if pending is not None:
                 ranked += pending.result()
@@ -151,20 +155,23 @@ def solve(
     if score_references:
         todo = [
             i
-            for i, (p, r) in enumerate(zip(problems, ranked, strict=True))
-            if p.reference is not None and r.first_correct != 1
+            for i, (p, ok, r) in enumerate(zip(problems, readable, ranked, strict=True))
+            if ok and p.reference is not None and r.first_correct != 1
         ]
         pairs = [(problems[i].problem, problems[i].reference) for i in todo]
         logprobs = dict(zip(todo, model.score(pairs), strict=True))
     rows = [
-        {"suite": suite, **_row(problem, candidates, result, logprobs.get(i))}
-        for i, (problem, candidates, result) in enumerate(zip(problems, found, ranked, strict=True))
+        {"suite": suite, **_row(problem, ok, candidates, result, logprobs.get(i))}
+        for i, (problem, ok, candidates, result) in enumerate(
+            zip(problems, readable, found, ranked, strict=True)
+        )
     ]
     return pa.Table.from_pylist(rows, schema=RESULT_SCHEMA)
 
 
 def _row(
     problem: Problem,
+    readable: bool,
     candidates: list[Candidate],
     result: RankedResult,
     reference_logprob: float | None,
@@ -188,6 +195,7 @@ def _row(
         "row": problem.row,
         "problem": " ".join(to_prefix(problem.problem)),
         "reference": None if problem.reference is None else " ".join(to_prefix(problem.reference)),
+        "readable": readable,
         "n_candidates": len(candidates),
         "first_correct": result.first_correct,
         "first_generous": result.first_generous,

@@ -3,7 +3,8 @@ see `results.read_examples`) and the large-search rows: plain DataFrames, no for
 
 Fail@k of a group is the share of its problems with no passing candidate among the first k:
 under the strict policy the first *correct* rank counts, under the generous one (SAGGA's) the
-first correct-or-timed-out rank.
+first correct-or-timed-out rank. Problems the model cannot read at all (longer than its position
+table) are neither failures nor successes: they are left out of Fail@k and counted apart.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def fail_table(
     paper's tables)."""
     column = RANK_COLUMN[policy]
     rows = []
-    for key, group in examples.groupby(list(by), sort=False, dropna=False):
+    readable = examples[examples["readable"]]
+    for key, group in readable.groupby(list(by), sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         row = dict(zip(by, key, strict=True))
         row["n"] = len(group)
@@ -55,6 +57,7 @@ def outcome_counts(examples: pd.DataFrame) -> pd.DataFrame:
                 "verified": sum(outcomes.values()),
                 **{name: outcomes.get(name, 0) for name in OUTCOMES},
                 "no candidate": int((group["n_candidates"] == 0).sum()),
+                "unreadable": int((~group["readable"]).sum()),
             }
         )
     return pd.DataFrame(rows)

@@ -353,8 +353,10 @@ def _number(text: str) -> Expr:
     return Expr("div", (numerator, Expr.integer(10 ** len(fraction))))
 
 
-def parse_infix(text: str, limits: ParseLimits = DEFAULT_LIMITS) -> Expr:
-    """Parse infix text (prose around it is stripped, see `extract_math`) into a tree.
+def parse_infix(text: str, limits: ParseLimits = DEFAULT_LIMITS, *, prose: bool = True) -> Expr:
+    """Parse infix text into a tree; with `prose` (answers of models and people), the prose
+    around it is stripped first (`extract_math`), without it (cells of a data file) the whole
+    text must be the expression.
 
     Raises:
         ParseError: text that is not an expression, with the position of the problem; its
@@ -362,7 +364,7 @@ def parse_infix(text: str, limits: ParseLimits = DEFAULT_LIMITS) -> Expr:
         UnsupportedExpressionError: another variable (`y`), or a function without a token (`erf`).
     """
     limits.check_length(len(text), "characters")
-    math = extract_math(text)
+    math = extract_math(text) if prose else text.strip()
     if not math:
         raise ParseError("no expression found in the text")
     tokens = _tokenize(math, limits)

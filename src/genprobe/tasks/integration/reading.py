@@ -5,6 +5,8 @@ string. A string is read as prefix tokens when all its space-separated words are
 tokens and it parses as prefix, else as infix text (`infix.py`); a prefix problem may carry
 the model-input head `sub Y'`, which is dropped.
 
+`prose=False` reads the text of data files strictly: the whole string must be the expression
+(model answers default to `prose=True`: "The integral is x^2 + C." reads as x^2).
 `canonical=True` puts infix text and SymPy input in Lample & Charton's canonical shape
 (`from_sympy(to_sympy(·))`), as their models were trained: `x*2 + 1` becomes
 `add INT+ 1 mul INT+ 2 x`. Prefix tokens are always kept exactly as given.
@@ -31,7 +33,11 @@ ExpressionInput = Expr | sp.Basic | Sequence[str] | str
 
 
 def read_expression(
-    value: ExpressionInput, limits: ParseLimits = DEFAULT_LIMITS, *, canonical: bool = False
+    value: ExpressionInput,
+    limits: ParseLimits = DEFAULT_LIMITS,
+    *,
+    canonical: bool = False,
+    prose: bool = True,
 ) -> Expr:
     """An `Expr` from any accepted input form (see the module docstring).
 
@@ -50,10 +56,10 @@ def read_expression(
                 return from_prefix(strip_problem_prefix(words), limits)
             except ParseError as prefix_error:
                 try:
-                    return _infix(value, limits, canonical)
+                    return _infix(value, limits, canonical, prose)
                 except ParseError:
                     raise prefix_error from None
-        return _infix(value, limits, canonical)
+        return _infix(value, limits, canonical, prose)
     if isinstance(value, Sequence) and all(isinstance(token, str) for token in value):
         return from_prefix(strip_problem_prefix(value), limits)
     raise ParseError(
@@ -61,6 +67,6 @@ def read_expression(
     )
 
 
-def _infix(text: str, limits: ParseLimits, canonical: bool) -> Expr:
-    tree = parse_infix(text, limits)
+def _infix(text: str, limits: ParseLimits, canonical: bool, prose: bool) -> Expr:
+    tree = parse_infix(text, limits, prose=prose)
     return from_sympy(to_sympy(tree)) if canonical else tree

@@ -120,7 +120,7 @@ def parse_cell(
     if not isinstance(value, str):
         raise DataFormatError(path, line, f"column {column!r}: expected an expression as text")
     try:
-        tree = read_expression(value, canonical=True)
+        tree = read_expression(value, canonical=True, prose=False)
         to_sympy(tree)  # refuses powers too large to build
     except (ParseError, UnsupportedExpressionError) as error:
         if skip_unsupported and isinstance(error, UnsupportedExpressionError):

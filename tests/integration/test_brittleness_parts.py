@@ -1,0 +1,118 @@
+"""The parts of a brittleness run, without the command: ranked verification, Fail@k and
+Unresolved@k, the shard of problems a model cannot read, the spreading of `--k 1 10 50`."""
+
+import pandas as pd
+import pytest
+import sympy as sp
+import torch
+
+from genprobe.cli import _spread_values
+from genprobe.models.adapters.seq2seq import DecodingConfig, Seq2SeqModel
+from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
+from genprobe.studies.brittleness import tables
+from genprobe.studies.brittleness.solve import Problem, solve
+from genprobe.tasks.integration import Verifier, VerifierConfig, X, from_sympy
+from genprobe.verification.ranked import verify_ranked, windows
+from genprobe.verification.verdict import Outcome, TimeoutPolicy, Verdict
+
+
+def test_rank_windows_double_and_cover_every_rank():
+    assert windows(1) == [(0, 1)]
+    assert windows(10) == [(0, 1), (1, 3), (3, 7), (7, 10)]
+    assert windows(50)[-1] == (31, 50)
+
+
+def test_verification_stops_after_the_window_of_the_first_correct_candidate():
+    asked = []
+
+    def verify_many(pairs):
+        asked.extend(pairs)
+        outcome = {"right": Outcome.CORRECT, "slow": Outcome.TIMEOUT}
+        return [Verdict(outcome.get(answer, Outcome.INCORRECT), "fake") for _, answer in pairs]
+
+    candidates = [
+        ["wrong", "right", "wrong", "wrong", "wrong"],  # rank 2: its window (2-3) and no more
+        ["slow", "wrong", "wrong", "right", "wrong"],
+        ["wrong"] * 5,
+    ]
+    results = verify_ranked(["p0", "p1", "p2"], candidates, verify_many, k_max=5)
+    assert [len(r.verdicts) for r in results] == [3, 5, 5]
+    assert [r.first_correct for r in results] == [2, 4, None]
+    assert [r.first_generous for r in results] == [2, 1, None]
+    assert results[1].first_pass(TimeoutPolicy.GENEROUS) == 1
+    assert len(asked) == 13
+
+
+WRONG = "incorrect"
+
+
+def _examples():
+    return pd.DataFrame(
+        {
+            "suite": ["a", "a", "a", "a", "b"],
+            "set": ["s", "s", "t", "t", "u"],
+            "readable": [True, True, True, False, True],
+            "first_correct": pd.array([1, 5, None, None, 2], dtype="Int64"),
+            "first_generous": pd.array([1, 2, 1, None, 1], dtype="Int64"),
+            "n_candidates": [5, 5, 5, 0, 5],
+            "reference_logprob": [None, -1.0, -9.0, None, -0.5],
+            "candidates": [
+                [{"logprob": -0.1, "outcome": "correct"}],
+                [{"logprob": -2.0, "outcome": WRONG}, {"logprob": -3.0, "outcome": None}],
+                [
+                    {"logprob": -0.2, "outcome": "timeout"},
+                    {"logprob": -4.0, "outcome": WRONG},
+                ],
+                [],
+                [
+                    {"logprob": -1.0, "outcome": WRONG},
+                    {"logprob": -0.7, "outcome": "correct"},
+                ],
+            ],
+        }
+    )
+
+
+def test_fail_at_k_leaves_unreadable_problems_out_and_follows_the_policy():
+    strict = tables.fail_table(_examples(), ["suite"], [1, 5])
+    assert strict.to_dict("records") == [
+        {"suite": "a", "n": 3, "Fail@5": pytest.approx(100 / 3), "Fail@1": pytest.approx(200 / 3)},
+        {"suite": "b", "n": 1, "Fail@5": 0.0, "Fail@1": 100.0},
+    ]
+    generous = tables.fail_table(_examples(), ["suite"], [1], policy="generous")
+    assert list(generous["Fail@1"]) == [pytest.approx(100 / 3), 0.0]
+    counts = tables.outcome_counts(_examples()).set_index("suite")
+    assert counts.loc["a", "unreadable"] == 1 and counts.loc["a", "timeout"] == 1
+    assert counts.loc["a", "verified"] == 4  # the candidate never verified is not counted
+
+
+def test_unresolved_compares_the_reference_with_the_kth_candidate():
+    frame = tables.unresolved(_examples(), [1, 2]).set_index(["suite", "k"])
+    # k = 1: a's failures scored are rows 1 (ref -1.0 vs top -2.0) and 2 (-9.0 vs -0.2)
+    assert frame.loc[("a", 1), "failures scored"] == 2
+    assert frame.loc[("a", 1), "Unresolved@k"] == 50.0
+    # k = 2: row 1's 2nd candidate -3.0 < -1.0 (resolvable), row 2's -4.0 > -9.0 (unresolved)
+    assert frame.loc[("a", 2), "Unresolved@k"] == 50.0
+    assert frame.loc[("b", 1), "Unresolved@k"] == 0.0  # reference -0.5 above the top -1.0
+
+
+def test_a_problem_longer_than_the_position_table_is_unreadable_not_failed():
+    torch.manual_seed(0)
+    config = TransformerConfig(dim=16, n_enc_layers=1, n_dec_layers=1, n_heads=2, max_positions=12)
+    model = Seq2SeqModel(Seq2SeqTransformer(config), DecodingConfig(beam_size=2, max_len=8))
+    short, long = from_sympy(2 * X), from_sympy(sum(sp.sin(k * X) for k in range(1, 6)))
+    problems = [Problem(0, short, from_sympy(X**2)), Problem(1, long, None)]
+    assert model.readable([short, long]) == [True, False]
+    with Verifier(VerifierConfig(workers=1)) as verifier:
+        table = solve(model, verifier, "s", problems, 2, 64, score_references=True).to_pylist()
+    assert [row["readable"] for row in table] == [True, False]
+    assert table[1]["n_candidates"] == 0 and table[1]["reference_logprob"] is None
+    assert table[0]["reference_logprob"] < 0  # scored: not solved at rank 1
+    assert model.score([(long, short)]) == [float("-inf")]
+
+
+def test_several_values_after_one_option_become_repeated_options():
+    assert _spread_values(["x", "--k", "1", "10", "50", "--out", "r", "--suites", "a", "b"]) == [
+        "x", "--k", "1", "--k", "10", "--k", "50", "--out", "r", "--suites", "a", "--suites", "b",
+    ]  # fmt: skip
+    assert _spread_values(["--beam", "3", "--k", "4"]) == ["--beam", "3", "--k", "4"]
