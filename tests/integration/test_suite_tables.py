@@ -238,6 +238,8 @@ def test_robustness_validation_sets_and_references():
     assert _differentiates(frame)
     with pytest.raises(ConfigError):
         robustness_validation(primitives[:1], n=99)  # 99 coefficients: 2..99 holds 98
+    every = robustness_validation(primitives[:1], n=99, exact=False)
+    assert (every["set"] == "coeff_k*f").sum() == 98  # every coefficient once
     with pytest.raises(ConfigError):
         robustness_validation([], n=10)
 
@@ -259,6 +261,9 @@ def test_compositionality_sums_distinct_tuples_of_primitives():
     assert _differentiates(frame)
     with pytest.raises(ConfigError, match="at most 9"):
         compositionality({"comp_coeff": coeff}, n=10, ks=(2,))
+    # a run with few solved primitives takes every distinct sum instead
+    fewer = compositionality({"comp_coeff": coeff}, n=10, ks=(2, 3), exact=False)
+    assert fewer.groupby("k").size().to_dict() == {2: 9, 3: 10}
 
 
 def test_comp_valid_keeps_primitives_of_at_most_20_tokens():

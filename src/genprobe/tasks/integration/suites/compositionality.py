@@ -74,12 +74,14 @@ def compositionality(
     n: int = PAPER_N,
     seed: int = DEFAULT_SEED,
     ks: Sequence[int] = KS,
+    exact: bool = True,
 ) -> pd.DataFrame:
-    """`compositionality`: `n` sums of k primitives per family (keys of `FAMILIES`) and k.
+    """`compositionality`: `n` sums of k primitives per family (keys of `FAMILIES`) and k;
+    with `exact=False`, all distinct sums where fewer than `n` exist.
 
     Raises:
         ConfigError: an unknown family, one without primitives (after its length filter), or
-            more sums asked for than distinct tuples exist.
+            (with `exact`) more sums asked for than distinct tuples exist.
     """
     check_n(n)
     rows = []
@@ -93,7 +95,8 @@ def compositionality(
         problems = [to_sympy(p.problem) for p in pool]
         references = [None if p.reference is None else to_sympy(p.reference) for p in pool]
         for k in ks:
-            for chosen in random_tuples(set_rng(seed, name, str(k)), len(pool), k, n):
+            count = n if exact else min(n, len(pool) ** k)
+            for chosen in random_tuples(set_rng(seed, name, str(k)), len(pool), k, count):
                 parts = [references[i] for i in chosen]
                 reference = None if None in parts else sp.Add(*parts)
                 rows.append(

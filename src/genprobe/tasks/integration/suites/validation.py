@@ -64,19 +64,24 @@ def validation_primitives(
 
 
 def robustness_validation(
-    primitives: Sequence[Primitive], n: int = PAPER_N, seed: int = DEFAULT_SEED
+    primitives: Sequence[Primitive],
+    n: int = PAPER_N,
+    seed: int = DEFAULT_SEED,
+    exact: bool = True,
 ) -> pd.DataFrame:
-    """`robustness-validation`: the four perturbation sets of solved validation primitives.
+    """`robustness-validation`: the four perturbation sets of solved validation primitives;
+    with `exact=False`, at most all 98 coefficients per primitive when few are solved.
 
     Raises:
-        ConfigError: no primitives, or more coefficients per primitive than 2..99 holds.
+        ConfigError: no primitives, or (with `exact`) more coefficients per primitive than
+            2..99 holds.
     """
     check_n(n)
     if not primitives:
         raise ConfigError("primitives", "at least one solved validation primitive", 0)
     parsed = [(p, to_sympy(p.problem), _reference(p)) for p in primitives]
     used = parsed[: min(COEFFICIENT_PRIMITIVES, n)]
-    per_primitive = n // len(used)
+    per_primitive = n // len(used) if exact else min(n // len(used), len(COEFFICIENTS))
     if per_primitive > len(COEFFICIENTS):
         raise ConfigError("n", f"at most {len(used) * len(COEFFICIENTS)} for these primitives", n)
     rows = []
