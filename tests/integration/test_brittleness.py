@@ -137,7 +137,7 @@ def _examples(run):
         [(c["rank"], c["answer"], c["outcome"], c["logprob"]) for c in cands]
         for cands in frame["candidates"]
     ]
-    return frame[["suite", "row", "first_correct", "reference_logprob", "candidates"]]
+    return frame[["suite", "row", "first_correct_rank", "reference_logprob", "candidates"]]
 
 
 def _command(model, run, validation, budget):
@@ -183,7 +183,7 @@ def test_evaluate_is_the_in_distribution_suite(cli, validation, tmp_path):
     )  # fmt: skip
     assert code == 0, err
     examples = pd.read_parquet(run / "examples.parquet").sort_values("row")
-    assert list(examples["first_correct"].fillna(0)) == [1, 0, 0]
+    assert list(examples["first_correct_rank"].fillna(0)) == [1, 0, 0]
     summary = json.loads((run / "summary.json").read_text())
     [row] = summary["fail"]["strict"]
     assert row["suite"] == "in-distribution" and row["n"] == 3

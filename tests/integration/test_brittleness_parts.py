@@ -52,8 +52,8 @@ def _examples():
             "suite": ["a", "a", "a", "a", "b"],
             "set": ["s", "s", "t", "t", "u"],
             "readable": [True, True, True, False, True],
-            "first_correct": pd.array([1, 5, None, None, 2], dtype="Int64"),
-            "first_generous": pd.array([1, 2, 1, None, 1], dtype="Int64"),
+            "first_correct_rank": pd.array([1, 5, None, None, 2], dtype="Int64"),
+            "first_generous_rank": pd.array([1, 2, 1, None, 1], dtype="Int64"),
             "n_candidates": [5, 5, 5, 0, 5],
             "reference_logprob": [None, -1.0, -9.0, None, -0.5],
             "candidates": [

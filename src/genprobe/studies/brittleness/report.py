@@ -18,6 +18,7 @@ import pandas as pd
 from genprobe.analysis.render import Figure, Heading, Table, Text
 from genprobe.analysis.render import write_report as render
 from genprobe.errors import GenprobeError
+from genprobe.models.registry import model_kind
 from genprobe.runs.atomic import atomic_path, write_json
 from genprobe.runs.rundir import read_config
 from genprobe.studies.brittleness import paper, plots, tables
@@ -107,11 +108,12 @@ def _blocks(
     ks = sorted(config["ks"], reverse=True)
     model = config["model"]
     decoding = model["decoding"]
-    search = (
-        f"beam search, width {max(decoding['beam_size'], max(ks))}"
-        if decoding["method"] == "beam"
-        else f"{decoding['method']} decoding"
-    )
+    if not model_kind(model["spec"]).seq2seq:
+        search = "its own answers, up to k per problem"
+    elif decoding["method"] == "beam":
+        search = f"beam search, width {max(decoding['beam_size'], max(ks))}"
+    else:
+        search = f"{decoding['method']} decoding"
     blocks: list = [
         Text(
             f"Model `{model['spec']}` ({search}; candidates verified by differentiation, "
@@ -347,10 +349,8 @@ def _failures(examples: pd.DataFrame) -> list:
     ]
     rows = []
     for suite, group in examples.groupby("suite", sort=False):
-        failed = group[
-            group["readable"] & (group["first_correct"].isna() | (group["first_correct"] > 1))
-        ]
-        for _, example in failed.head(EXAMPLES_SHOWN).iterrows():
+        failures = group[group["readable"] & tables.failed(group["first_correct_rank"], 1)]
+        for _, example in failures.head(EXAMPLES_SHOWN).iterrows():
             top = example["candidates"][0] if len(example["candidates"]) else None
             rows.append(
                 {

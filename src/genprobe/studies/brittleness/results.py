@@ -34,7 +34,7 @@ def read_results(run: str | Path) -> pd.DataFrame:
         raise RunDirError(f"{run} has no results yet: run the study")
     table = pa.concat_tables([pq.read_table(file, schema=RESULT_SCHEMA) for file in files])
     frame = table.to_pandas()
-    for column in ("first_correct", "first_generous", "n_candidates"):
+    for column in ("first_correct_rank", "first_generous_rank", "n_candidates"):
         frame[column] = frame[column].astype("Int64")
     return frame
 

@@ -155,8 +155,7 @@ def _solved_frame(run: Path) -> pd.DataFrame:
     """Results with the columns `solved_primitives` reads, indexed by suite row."""
     results = read_results(run)
     suites = read_suites(run)
-    frame = suites.merge(results[["suite", "row", "first_correct"]], on=["suite", "row"])
-    frame = frame.rename(columns={"first_correct": "first_correct_rank"})
+    frame = suites.merge(results[["suite", "row", "first_correct_rank"]], on=["suite", "row"])
     frame.index = frame["row"]
     return frame
 

@@ -10,11 +10,11 @@ of every problem not solved at rank 1 is scored teacher-forced, for the search-v
 analysis (Welleck et al. 2022, section 6).
 
 Result rows (one per problem): suite, row, problem, reference, readable (false: the model
-cannot take the problem, e.g. longer than its position table), n_candidates, first_correct and
-first_generous (1-based ranks, or null), reference_logprob (or null), and `candidates`: a list
-of {rank, answer, parsed, score, logprob, outcome, method, seconds}, where `answer` is the
-prefix of a parsed candidate, else the raw output, and `outcome` is null for candidates after
-the first correct one's window (not verified).
+cannot take the problem, e.g. longer than its position table), n_candidates,
+first_correct_rank and first_generous_rank (1-based ranks, or null), reference_logprob (or
+null), and `candidates`: a list of {rank, answer, parsed, score, logprob, outcome, method,
+seconds}, where `answer` is the prefix of a parsed candidate, else the raw output, and
+`outcome` is null for candidates after the first correct one's window (not verified).
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ RESULT_SCHEMA = pa.schema(
         ("reference", pa.string()),
         ("readable", pa.bool_()),
         ("n_candidates", pa.int32()),
-        ("first_correct", pa.int32()),
-        ("first_generous", pa.int32()),
+        ("first_correct_rank", pa.int32()),
+        ("first_generous_rank", pa.int32()),
         ("reference_logprob", pa.float64()),
         ("candidates", pa.list_(CANDIDATE)),
     ]
@@ -197,8 +197,8 @@ def _row(
         "reference": None if problem.reference is None else " ".join(to_prefix(problem.reference)),
         "readable": readable,
         "n_candidates": len(candidates),
-        "first_correct": result.first_correct,
-        "first_generous": result.first_generous,
+        "first_correct_rank": result.first_correct,
+        "first_generous_rank": result.first_generous,
         "reference_logprob": reference_logprob,
         "candidates": records,
     }

@@ -15,14 +15,19 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-RANK_COLUMN = {"strict": "first_correct", "generous": "first_generous"}
+RANK_COLUMN = {"strict": "first_correct_rank", "generous": "first_generous_rank"}
+
+
+def failed(ranks: pd.Series, k: int) -> pd.Series:
+    """Which problems have no passing candidate among the first k (rank missing or beyond)."""
+    return ranks.isna() | (ranks > k)
 
 
 def fail_at(ranks: pd.Series, k: int) -> float:
     """Percentage of problems whose first passing rank is missing or beyond k."""
     if len(ranks) == 0:
         return float("nan")
-    return 100.0 * float((ranks.isna() | (ranks > k)).mean())
+    return 100.0 * float(failed(ranks, k).mean())
 
 
 def fail_table(
@@ -75,11 +80,11 @@ def unresolved(examples: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
     scored = examples[examples["reference_logprob"].notna()]
     for suite, group in scored.groupby("suite", sort=False):
         for k in sorted(ks):
-            failed = group[group["first_correct"].isna() | (group["first_correct"] > k)]
+            failures = group[failed(group["first_correct_rank"], k)]
             below = [
                 _kth_logprob(cands, k) > ref
                 for cands, ref in zip(
-                    failed["candidates"], failed["reference_logprob"], strict=True
+                    failures["candidates"], failures["reference_logprob"], strict=True
                 )
                 if _kth_logprob(cands, k) is not None
             ]
@@ -121,32 +126,32 @@ def budget_problems(rows: pd.DataFrame) -> pd.DataFrame:
                 "p_bottom": p[-1] if len(p) else float("nan"),
                 "mass": float(p.sum()),
                 "n_correct": int(correct.sum()),
-                "first_correct": int(np.argmax(correct)) + 1 if correct.any() else None,
+                "first_correct_rank": int(np.argmax(correct)) + 1 if correct.any() else None,
             }
         )
     frame = pd.DataFrame(out)
-    frame["first_correct"] = frame["first_correct"].astype("Int64")
+    frame["first_correct_rank"] = frame["first_correct_rank"].astype("Int64")
     return frame
 
 
 def budget_summary(per_problem: pd.DataFrame, examples: pd.DataFrame, k: int) -> pd.DataFrame:
     """Per decoding of the large search: how many of the ordinary search's failures at `k`
     (same problems) it fixes, at which rank, and how confident the model is at the top."""
-    ordinary = examples.set_index(["suite", "row"])["first_correct"]
+    ordinary = examples.set_index(["suite", "row"])["first_correct_rank"]
     rows = []
     for decoding, group in per_problem.groupby("decoding", sort=False):
         before = ordinary.reindex(pd.MultiIndex.from_frame(group[["suite", "row"]])).to_numpy()
-        failed = np.array([pd.isna(r) or r > k for r in before])
-        fixed = failed & group["first_correct"].notna().to_numpy()
+        failures = failed(pd.Series(before, dtype="Int64"), k).to_numpy()
+        fixed = failures & group["first_correct_rank"].notna().to_numpy()
         none = group["n_correct"].to_numpy() == 0
         rows.append(
             {
                 "decoding": decoding,
                 "problems": len(group),
-                f"failures@{k}": int(failed.sum()),
+                f"failures@{k}": int(failures.sum()),
                 "fixed": int(fixed.sum()),
-                "fixed %": 100.0 * fixed.sum() / failed.sum() if failed.any() else float("nan"),
-                "median rank fixed": float(np.median(group["first_correct"][fixed]))
+                "fixed %": 100.0 * fixed.sum() / failures.sum() if failures.any() else float("nan"),
+                "median rank fixed": float(np.median(group["first_correct_rank"][fixed]))
                 if fixed.any()
                 else float("nan"),
                 "mean p(top)": float(group["p_top"].mean()),
