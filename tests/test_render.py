@@ -32,7 +32,9 @@ def test_blocks_render_as_markdown_and_self_contained_html(tmp_path):
     html = page.read_text()
     assert "<title>A study &amp; its title</title>" in html and "<h2>Results</h2>" in html
     assert "<p>Config hash <code>abc</code>; x &lt; y.</p>" in html
-    assert "<td><b>15.49</b></td>" in html and "<td>a&lt;b</td>" in html
+    # numbers right-aligned (the default), text cells marked to align left; tables scroll
+    assert "<td><b>15.49</b></td>" in html and '<td class="text">a&lt;b</td>' in html
+    assert '<div class="table"><table>' in html
     png = base64.b64encode((tmp_path / "figures" / "line.png").read_bytes()).decode()
     assert f"data:image/png;base64,{png}" in html and "figures/line.png" not in html
     assert not list(tmp_path.glob("*.tmp"))

@@ -128,20 +128,34 @@ def _html_table(table: Table) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.frame.columns)
     rows = []
     for row in _cells(table):
-        cells = "".join(
-            f"<td><b>{html.escape(v)}</b></td>" if bold else f"<td>{html.escape(v)}</td>"
-            for v, bold in row
-        )
+        cells = "".join(_html_cell(v, bold) for v, bold in row)
         rows.append(f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    body = f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
+    # wide tables scroll inside their box instead of running off the page
+    return f'<div class="table"><table>{body}</table></div>'
+
+
+def _html_cell(value: str, bold: bool) -> str:
+    text = f"<b>{html.escape(value)}</b>" if bold else html.escape(value)
+    # numbers align right, text (expressions, names) left
+    return f"<td>{text}</td>" if _is_number(value) else f'<td class="text">{text}</td>'
+
+
+def _is_number(value: str) -> bool:
+    try:
+        float(value.replace(",", "").rstrip("%"))
+    except ValueError:
+        return value in ("–", "-", "")
+    return True
 
 
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>
-body {{ font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; }}
+body {{ font-family: system-ui, sans-serif; max-width: 80rem; margin: 2rem auto; padding: 0 1rem; }}
 table {{ border-collapse: collapse; margin: 1rem 0; font-variant-numeric: tabular-nums; }}
 th, td {{ border: 1px solid #ccc; padding: .25rem .6rem; text-align: right; }}
+td.text {{ text-align: left; }} div.table {{ overflow-x: auto; }}
 th {{ background: #f3f3f3; }}
 figure {{ margin: 1.5rem 0; }} img {{ max-width: 100%; }}
 </style></head><body>
