@@ -6,6 +6,8 @@ message and exit code 2) can catch user errors without catching bugs.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -74,3 +76,13 @@ class ModelCapabilityError(GenprobeError):
 
 class EndpointError(GenprobeError):
     """A model endpoint kept failing after its retries, or answered in an unexpected shape."""
+
+
+def check_choice(option: str, value: str, allowed: Iterable[str]) -> None:
+    """Raise a `ConfigError` naming the nearest allowed values unless `value` is allowed."""
+    allowed = list(allowed)
+    if value in allowed:
+        return
+    near = difflib.get_close_matches(value, allowed, n=2)
+    hint = f" (did you mean {' or '.join(near)}?)" if near else ""
+    raise ConfigError(option, f"one of {', '.join(allowed)}{hint}", value)

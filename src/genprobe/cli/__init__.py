@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from genprobe.cli import brittleness, integration, models, report, rewriting, suites
+from genprobe.cli import brittleness, integration, models, report, rewriting, sagga, suites
 from genprobe.errors import GenprobeError
 
 app = typer.Typer(
@@ -21,6 +21,8 @@ app.add_typer(integration.app, name="integration")
 integration.app.command(name="suite")(suites.suite)
 integration.app.command(name="evaluate")(brittleness.evaluate)
 integration.app.command(name="brittleness")(brittleness.brittleness)
+integration.app.command(name="sagga")(sagga.sagga)
+integration.app.command(name="sagga-report")(sagga.sagga_report)
 app.command(name="report")(report.report)
 app.command(name="models")(models.models)
 

@@ -54,6 +54,12 @@ Result = tuple[Shard, Outputs, float]  # the shard, its files, seconds it took
 
 
 class Executor(abc.ABC):
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
     @abc.abstractmethod
     def map(
         self, task: StageTask, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
@@ -64,19 +70,49 @@ class Executor(abc.ABC):
 class LocalExecutor(Executor):
     """Shards on this machine: in this process (`workers=1`, the default: one model, loaded
     once, using every core through its own threads), or spread over `workers` processes, each
-    with its own `setup` (e.g. single-threaded members of a seed sweep)."""
+    with its own `setup` (e.g. single-threaded members of a seed sweep).
+
+    Used as a context manager, an in-process executor keeps each task's `setup` until the
+    block ends, so a study that runs one shard per call (a search, generation by generation)
+    loads its model once.
+    """
 
     def __init__(self, workers: int = 1) -> None:
         if workers < 1:
             raise ConfigError("workers", "at least 1", workers)
         self.workers = workers
+        self._kept: dict[int, tuple[StageTask, Any]] | None = None  # id(task) -> task, context
+
+    def __enter__(self) -> LocalExecutor:
+        self._kept = {}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        kept, self._kept = self._kept or {}, None
+        for task, context in kept.values():
+            task.close(context)
 
     def map(
         self, task: StageTask, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
     ) -> Iterator[Result]:
-        if self.workers == 1 or len(shards) <= 1:
-            yield from _in_process(task, shards, scratch)
+        if not shards:
             return
+        if self.workers > 1 and len(shards) > 1:
+            yield from self._in_processes(task, shards, scratch)
+        elif self._kept is not None:
+            if id(task) not in self._kept:
+                self._kept[id(task)] = (task, task.setup())
+            yield from _in_process(task, self._kept[id(task)][1], shards, scratch)
+        else:
+            context = task.setup()
+            try:
+                yield from _in_process(task, context, shards, scratch)
+            finally:
+                task.close(context)
+
+    def _in_processes(
+        self, task: StageTask, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
+    ) -> Iterator[Result]:
         pool = ProcessPoolExecutor(
             min(self.workers, len(shards)),
             mp_context=multiprocessing.get_context("spawn"),  # no forked torch or thread state
@@ -97,18 +133,12 @@ class LocalExecutor(Executor):
 
 
 def _in_process(
-    task: StageTask, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
+    task: StageTask, context: Any, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
 ) -> Iterator[Result]:
-    if not shards:
-        return
-    context = task.setup()
-    try:
-        for shard in shards:
-            start = time.perf_counter()
-            outputs = task.run(context, shard, scratch(shard))
-            yield shard, outputs, time.perf_counter() - start
-    finally:
-        task.close(context)
+    for shard in shards:
+        start = time.perf_counter()
+        outputs = task.run(context, shard, scratch(shard))
+        yield shard, outputs, time.perf_counter() - start
 
 
 _TASK: StageTask | None = None

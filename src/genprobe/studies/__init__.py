@@ -18,6 +18,7 @@ from genprobe.runs.rundir import read_config
 REPORTS: dict[str, str] = {
     "rewriting-sweep": "genprobe.studies.seed_sensitivity.report:write_report",
     "integration-brittleness": "genprobe.studies.brittleness.report:write_report",
+    "integration-sagga": "genprobe.studies.sagga.report:write_sagga_report",
 }
 
 

@@ -10,13 +10,12 @@ it (pairs per cell, problems per set, sums per k).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from genprobe.errors import ConfigError
+from genprobe.errors import ConfigError, check_choice
 from genprobe.models.registry import model_kind
 from genprobe.models.settings import ModelSettings
 from genprobe.runs.provenance import file_digest
@@ -97,10 +96,7 @@ class BrittlenessConfig:
 
     def validated(self) -> BrittlenessConfig:
         for name in self.suites:
-            if name not in SUITES:
-                near = difflib.get_close_matches(name, SUITES, n=2)
-                hint = f" (did you mean {' or '.join(near)}?)" if near else ""
-                raise ConfigError("--suites", f"names among {', '.join(SUITES)}{hint}", name)
+            check_choice("--suites", name, SUITES)
         if not self.ks or min(self.ks) < 1:
             raise ConfigError("--k", "one or more positive integers", self.ks)
         if self.policy not in ("strict", "generous"):

@@ -6,14 +6,13 @@ command line names (a dataset, a results file) and pass what they hold.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from genprobe.errors import ConfigError
+from genprobe.errors import ConfigError, check_choice
 from genprobe.tasks.integration.suites.compositionality import compositionality, solved_families
 from genprobe.tasks.integration.suites.in_distribution import in_distribution
 from genprobe.tasks.integration.suites.operators import operator_extrapolation
@@ -135,12 +134,8 @@ def get_suite(name: str) -> Suite:
     Raises:
         ConfigError: no such suite; the message suggests the nearest names.
     """
-    suite = SUITES.get(name)
-    if suite is None:
-        near = difflib.get_close_matches(name, SUITES, n=2)
-        hint = f" (did you mean {' or '.join(near)}?)" if near else ""
-        raise ConfigError("suite", f"one of {', '.join(SUITES)}{hint}", name)
-    return suite
+    check_choice("suite", name, SUITES)
+    return SUITES[name]
 
 
 def build_suite(name: str, request: SuiteRequest) -> Built:

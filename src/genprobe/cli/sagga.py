@@ -1,0 +1,96 @@
+"""`genprobe integration sagga` and `sagga-report`: a genetic search for a model's failures
+(Welleck et al. 2022, section 4.2), against any model spec, and its cluster report.
+
+Examples:
+    genprobe integration sagga --model ckpt:runs/bwd8-small --out runs/sagga \
+        --basis polynomial_robustness --preset robustness --minutes 30
+    genprobe integration sagga --model sympy --out runs/sagga-cas --generations 5
+    genprobe integration sagga-report runs/sagga
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from genprobe.cli.model_options import ModelOptions, with_model_options
+
+
+@with_model_options
+def sagga(
+    model: ModelOptions,
+    out: Annotated[Path, typer.Option("--out", help="Run directory (resumed if it exists).")],
+    preset: str = typer.Option("uniform", help="Mutations: uniform, robustness or distance."),
+    basis: str = typer.Option(
+        "polynomial",
+        help="Seeds: polynomial, x, polynomial_robustness, trig_robustness, trig or target.",
+    ),
+    basis_file: Path = typer.Option(None, help="Seeds from a file, one problem per line."),
+    fitness: str = typer.Option(
+        "length_penalty",
+        help="length_penalty, trig_length_penalty, target_length, target_problems or any_failure.",
+    ),
+    target_length: int = typer.Option(None, help="L of target_length."),
+    targets: Path = typer.Option(None, help="target_problems: problems of this file [the ten]."),
+    tau: float = typer.Option(0.01, help="Fitness a failure needs to be archived."),
+    seed_selection: str = typer.Option("kmeans", help="kmeans or fitness."),
+    embedding: str = typer.Option("char", help="char (no download) or st:MODEL."),
+    generation_size: int = typer.Option(1000, help="Mutants per generation."),
+    seed_size: int = typer.Option(100, help="Seeds selected per generation."),
+    archive_size: int = typer.Option(1000, help="Stop at this many archived failures."),
+    generations: int = typer.Option(100, help="Stop after this many generations."),
+    minutes: float = typer.Option(None, help="Stop after this long (rerun to go on)."),
+    k: int = typer.Option(1, "--k", help="Candidates checked per problem."),
+    policy: str = typer.Option("generous", help="generous (a timeout passes) or strict."),
+    deadline: float = typer.Option(2.0, help="Verifier seconds per candidate."),
+    workers: int = typer.Option(None, help="Mutation and verifier processes [one per CPU]."),
+    seed: int = typer.Option(43, help="Seed of mutations and selection."),
+) -> None:
+    """Mutate equation trees, archive the problems the model fails, cluster them; writes
+    RUN_DIR/report.html."""
+    from genprobe.cli.console import console
+    from genprobe.studies.sagga.config import SaggaConfig
+    from genprobe.studies.sagga.search import run_sagga
+
+    config = SaggaConfig(
+        model=model.settings(), preset=preset, basis="file" if basis_file else basis,
+        basis_file=None if basis_file is None else str(basis_file), fitness=fitness,
+        target_length=target_length, targets_file=None if targets is None else str(targets),
+        tau=tau, selection=seed_selection, embedding=embedding,
+        generation_size=generation_size, seed_size=seed_size, archive_size=archive_size,
+        generations=generations, seed=seed, k=k, policy=policy, deadline=deadline,
+        minutes=minutes, workers=workers,
+    )  # fmt: skip
+    with console.status("starting") as status:
+        run = run_sagga(config.validated(), out, log=status.update)
+    _print(run)
+
+
+def sagga_report(
+    run: Annotated[Path, typer.Argument(help="A SAGGA run directory.")],
+    workers: int = typer.Option(None, help="Tagging and verifier processes [one per CPU]."),
+) -> None:
+    """(Re)write a SAGGA run's cluster report from its archive."""
+    from genprobe.cli.console import console
+    from genprobe.studies.sagga.report import write_sagga_report
+
+    with console.status("reporting") as status:
+        write_sagga_report(run, log=status.update, workers=workers)
+    _print(run)
+
+
+def _print(run: Path) -> None:
+    import json
+
+    from genprobe.cli.console import console
+
+    summary = json.loads((run / "summary.json").read_text())
+    effort = summary["effort"]
+    console.print(
+        f"{summary['archive_size']} failures archived in {summary['generations']} generations "
+        f"(stopped by the {summary['stop']}; {effort['mutants']:,} mutants, "
+        f"{effort['queries']:,} model queries), {len(summary['clusters'])} clusters"
+    )
+    console.print(f"report: {run / 'report.html'}")

@@ -1,0 +1,197 @@
+"""What a search found, in families: k-means over the archive, a readable slice per cluster,
+exploit tags, and a nearby success per cluster (Welleck et al. 2022, Tables 4, 6, 10, 11).
+
+    clusters   k-means (min(n, 10) clusters, seeded) over the archived failures' embeddings;
+               members ordered by distance to their centroid
+    slices     per cluster, a short predicate over tree features that covers most members and
+               few of the model's successes (`slices.py`); a cluster whose slice is nested in
+               another's (all the other's conditions, and more) is merged into it
+    tags       per failure, `exploit` (SymPy's integrate needs a non-elementary function, or
+               finds nothing) or `robustness` (an elementary antiderivative exists), or
+               `unknown` (SymPy ran out of time); shards of `analysis/tags/`
+    nearby     per cluster, the closest mutant of its central members (constants changed, as
+               the robustness preset does) that the model solves: the paper's 30^x beside
+               119^x; one shard per cluster, `analysis/nearby/`
+
+Tags and nearby successes are shards of the run, so a killed report resumes like the search.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from genprobe.runs.executor import Executor, StageTask, run_stage
+from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
+from genprobe.studies.sagga.config import SaggaConfig
+from genprobe.studies.sagga.embedding import Embedder
+from genprobe.studies.sagga.exploits import tag_failures
+from genprobe.studies.sagga.generation import Context, GenerationTask, evaluate
+from genprobe.studies.sagga.mutants import mutate_generation
+from genprobe.studies.sagga.mutations import PRESETS
+from genprobe.studies.sagga.selection import cluster_labels
+from genprobe.studies.sagga.slices import Slice, find_slice, tree_features
+from genprobe.tasks.integration.prefix import from_prefix
+
+TAG_CHUNK = 200
+TAG_SECONDS = 3.0
+CENTRAL = 3  # members whose mutants are searched for a nearby success
+NEARBY_ATTEMPTS = 20  # mutants per central member
+MAX_SUCCESSES = 5000  # model successes the slices are contrasted with (a seeded sample)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    members: tuple[int, ...]  # archive rows, nearest the centroid first
+    slice: Slice
+
+
+def _problems(keys: Sequence[str]) -> list:
+    return [from_prefix(key.split()) for key in keys]
+
+
+def cluster(
+    archive: pd.DataFrame,
+    successes: pd.DataFrame,
+    embedder: Embedder,
+    *,
+    clusters: int = 10,
+    seed: int = 43,
+) -> list[Cluster]:
+    """Clusters of the archive, nested ones merged, largest first."""
+    if archive.empty:
+        return []
+    vectors = embedder.embed(archive["text"].tolist())
+    labels = cluster_labels(vectors, clusters, seed)
+    sample = successes.sample(min(len(successes), MAX_SUCCESSES), random_state=seed)
+    features = tree_features(_problems([*archive["problem"], *sample["problem"]]))
+    n = len(archive)
+    is_success = np.arange(len(features)) >= n
+    groups = {int(label): np.flatnonzero(labels == label) for label in np.unique(labels)}
+
+    def slice_of(rows: np.ndarray) -> Slice:
+        members = np.zeros(len(features), dtype=bool)
+        members[rows] = True
+        return find_slice(features, members, is_success)
+
+    slices = {label: slice_of(rows) for label, rows in groups.items()}
+    merged = True
+    while merged:
+        merged = False
+        for a in list(groups):
+            host = next(
+                (
+                    b
+                    for b in groups
+                    if b != a and slices[b].literals and slices[a].implies(slices[b])
+                ),
+                None,
+            )
+            if host is not None:
+                groups[host] = np.concatenate([groups[host], groups.pop(a)])
+                slices[host] = slice_of(groups[host])
+                del slices[a]
+                merged = True
+                break
+    out = []
+    for label, rows in groups.items():
+        centroid = vectors[rows].mean(axis=0)
+        order = rows[np.argsort(np.linalg.norm(vectors[rows] - centroid, axis=1), kind="stable")]
+        out.append(Cluster(tuple(int(r) for r in order), slices[label]))
+    return sorted(out, key=lambda c: (-len(c.members), c.members[0]))
+
+
+# -- exploit tags ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TagTask(StageTask):
+    workers: int | None
+
+    def run(self, context: None, shard: Shard, scratch: Path) -> Outputs:
+        keys = shard.spec["problems"]
+        tags = tag_failures(_problems(keys), deadline=TAG_SECONDS, workers=self.workers)
+        frame = pd.DataFrame(
+            {"problem": keys, "tag": [t.kind for t in tags], "why": [t.detail for t in tags]}
+        )
+        return {f"analysis/tags/{shard.key}.parquet": parquet_bytes(frame)}
+
+
+def tag_archive(
+    run: Path, archive: pd.DataFrame, workers: int | None, executor: Executor | None
+) -> pd.DataFrame:
+    """problem -> tag, why, for every archived failure."""
+    keys = archive["problem"].tolist()
+    shards = [
+        Shard("tag", f"{i // TAG_CHUNK:05d}", {"problems": keys[i : i + TAG_CHUNK]})
+        for i in range(0, len(keys), TAG_CHUNK)
+    ]
+    run_stage(run, TagTask(workers), shards, executor)
+    frames = [pd.read_parquet(run / f"analysis/tags/{s.key}.parquet") for s in shards]
+    if not frames:
+        return pd.DataFrame(columns=["problem", "tag", "why"])
+    return pd.concat(frames, ignore_index=True)
+
+
+# -- nearby successes --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NearbyTask(GenerationTask):
+    """Mutates a cluster's central members and keeps the solved mutant nearest to one."""
+
+    def run(self, context: Context, shard: Shard, scratch: Path) -> Outputs:
+        from genprobe.studies.sagga.embedding import make_embedder
+
+        config = self.config
+        members = shard.spec["members"]
+        report = mutate_generation(
+            context.pool, _problems(members), NEARBY_ATTEMPTS, PRESETS["robustness"],
+            run_seed=config.seed, generation=10**6 + int(shard.spec["cluster"]),
+            deadline=config.mutation_deadline,
+        )  # fmt: skip
+        frame, _, _ = evaluate(context, report.mutants, config)
+        # a mutant without x (a constant) is not a nearby problem
+        holds_x = frame["problem"].str.split().map(lambda tokens: "x" in tokens)
+        solved = frame[(frame["status"] == "solved") & holds_x]
+        found = None
+        if len(solved):
+            embedder = make_embedder(config.embedding)
+            texts = [str(p) for p in _problems(members)]
+            member_vectors = embedder.embed(texts)
+            vectors = embedder.embed(solved["text"].tolist())
+            similarity = vectors @ member_vectors.T
+            best = int(np.argmax(similarity.max(axis=1)))
+            row = solved.iloc[best]
+            found = {
+                "member": texts[int(np.argmax(similarity[best]))],
+                "success": row["text"],
+                "answer": row["answers"][0] if len(row["answers"]) else None,
+                "similarity": round(float(similarity[best].max()), 3),
+            }
+        result = {"cluster": shard.spec["cluster"], "tried": len(report.mutants), "found": found}
+        return {f"analysis/nearby/{shard.key}.json": json_bytes(result)}
+
+
+def nearby_successes(
+    run: Path,
+    config: SaggaConfig,
+    archive: pd.DataFrame,
+    clusters: Sequence[Cluster],
+    executor: Executor | None,
+) -> list[dict]:
+    shards = [
+        Shard(
+            "nearby",
+            f"{i:03d}",
+            {"cluster": i, "members": archive["problem"].iloc[list(c.members[:CENTRAL])].tolist()},
+        )
+        for i, c in enumerate(clusters)
+    ]
+    run_stage(run, NearbyTask(config), shards, executor)
+    return [json.loads((run / f"analysis/nearby/{s.key}.json").read_text()) for s in shards]

@@ -1,0 +1,89 @@
+"""What a SAGGA run is: the model, the recipe (basis, mutation preset, fitness, selection) and
+the search's sizes. Defaults are the original CLI's (research notes A.2); its identity, hashed
+into the run directory, leaves out the time budget and the worker count.
+
+Example:
+    SaggaConfig(ModelSettings("ckpt:runs/bwd"), basis="polynomial_robustness",
+                preset="robustness").validated()
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from genprobe.errors import ConfigError, check_choice
+from genprobe.models.settings import ModelSettings
+from genprobe.runs.provenance import file_digest
+from genprobe.studies.sagga.fitness import NAMES as FITNESSES
+from genprobe.studies.sagga.mutations import PRESETS
+from genprobe.studies.sagga.seeds import BASES
+
+SELECTIONS = ("kmeans", "fitness")
+
+
+@dataclass(frozen=True)
+class SaggaConfig:
+    model: ModelSettings
+    preset: str = "uniform"  # mutation preset: uniform, robustness, distance
+    basis: str = "polynomial"  # a named basis, or "file" with basis_file
+    basis_file: str | None = None
+    fitness: str = "length_penalty"
+    target_length: int | None = None  # L of target_length
+    targets_file: str | None = None  # target_problems: problems of this file (else the ten)
+    tau: float = 0.01
+    selection: str = "kmeans"
+    clusters: int = 10  # k-means clusters of seed selection
+    embedding: str = "char"
+    generation_size: int = 1000
+    seed_size: int = 100
+    archive_size: int = 1000
+    generations: int = 100
+    seed: int = 43
+    k: int = 1  # candidates checked per problem (the original: the top one of beam 10)
+    policy: str = "generous"  # a timeout passes, as in the original; or strict
+    deadline: float = 2.0  # verifier seconds per candidate
+    mutation_deadline: float = 1.0  # SymPy simplify seconds per mutant (the original's alarm)
+    # runtime only
+    minutes: float | None = None  # time budget of this invocation
+    workers: int | None = None  # mutation and verifier processes (None: one per CPU)
+
+    def validated(self) -> SaggaConfig:
+        check_choice("--preset", self.preset, PRESETS)
+        check_choice("--fitness", self.fitness, FITNESSES)
+        check_choice("--seed-selection", self.selection, SELECTIONS)
+        check_choice("--policy", self.policy, ("generous", "strict"))
+        if self.basis_file is not None:
+            if not Path(self.basis_file).is_file():
+                raise ConfigError("--basis-file", "an existing file", self.basis_file)
+        else:
+            check_choice("--basis", self.basis, BASES)
+        if self.targets_file is not None and not Path(self.targets_file).is_file():
+            raise ConfigError("--targets", "an existing file", self.targets_file)
+        if self.fitness == "target_length" and (self.target_length or 0) < 1:
+            raise ConfigError("--target-length", "a positive length", self.target_length)
+        for name, value in (
+            ("--generation-size", self.generation_size), ("--seed-size", self.seed_size),
+            ("--archive-size", self.archive_size), ("--generations", self.generations),
+            ("--k", self.k), ("clusters", self.clusters),
+        ):  # fmt: skip
+            if value < 1:
+                raise ConfigError(name, "at least 1", value)
+        if not self.tau >= 0:
+            raise ConfigError("--tau", "a number ≥ 0", self.tau)
+        if not (self.deadline > 0 and self.mutation_deadline > 0):
+            raise ConfigError("--deadline", "positive seconds", self.deadline)
+        if self.minutes is not None and not self.minutes > 0:
+            raise ConfigError("--minutes", "positive minutes", self.minutes)
+        return self
+
+    def identity(self) -> dict[str, Any]:
+        """Everything that decides the archive."""
+        identity = asdict(self)
+        identity["model"] = self.model.identity()
+        for name in ("basis_file", "targets_file"):
+            path = identity[name]
+            identity[name] = path and {"path": path, "sha256": file_digest(path)}
+        del identity["minutes"], identity["workers"]
+        return identity

@@ -1,0 +1,37 @@
+"""The SAGGA report's figures (matplotlib, PNG, no display needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from genprobe.analysis.plots import save_figure
+
+
+def progress(stats: pd.DataFrame, path: Path) -> Path:
+    """Archive size and novel failures per generation."""
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    ax.plot(stats["generation"], stats["archive_size"], marker=".", label="archive size")
+    ax.bar(stats["generation"], stats["novel_found"], alpha=0.5, label="novel failures")
+    ax.set_xlabel("generation")
+    ax.set_ylabel("problems")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    ax.set_title("What each generation added")
+    return save_figure(fig, path)
+
+
+def failure_lengths(archive: pd.DataFrame, path: Path) -> Path:
+    """Printed length of the archived failures."""
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    ax.hist(archive["length"], bins=range(0, 101, 4), color="tab:red", alpha=0.7)
+    ax.set_xlabel("printed length of the problem (characters)")
+    ax.set_ylabel("archived failures")
+    ax.grid(alpha=0.3)
+    ax.set_title(f"Failure lengths ({len(archive)} failures)")
+    return save_figure(fig, path)

@@ -1,0 +1,166 @@
+"""A SAGGA search, end to end (Welleck et al. 2022, section 4.2): generations of mutants, an
+archive of novel failures, then the cluster report.
+
+    seeds_0  the basis; re-added to the seeds of every generation, as in the original
+    loop     run generation g (one shard, `generation.py`); archive its failures with fitness
+             >= tau that are novel (by canonical form); select the next seeds among them
+             (`selection.py`); stop at the archive size, the generation limit or the time
+             budget of this invocation
+    report   `clusters.py` and `report.py`, from the run's files
+
+The archive and the next seeds are functions of the generation files alone, so a killed
+search, rerun with the same command, replays the finished generations from disk (skipping
+their shards), continues after the last one, and ends with the archive an uninterrupted run
+gives (verifier and simplify deadlines aside, which depend on the machine's load).
+`archive.jsonl` (one row per novel failure, never changed once written) and `search.json`
+(stats per generation, why it stopped) are rewritten atomically after every generation.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from genprobe.runs.atomic import write_json, write_text
+from genprobe.runs.executor import Executor, LocalExecutor, run_stage
+from genprobe.runs.rundir import open_run
+from genprobe.studies.sagga.config import SaggaConfig
+from genprobe.studies.sagga.embedding import Embedder, make_embedder
+from genprobe.studies.sagga.generation import (
+    GenerationTask,
+    generation_path,
+    generation_shard,
+)
+from genprobe.studies.sagga.mutants import canonical_key
+from genprobe.studies.sagga.seeds import named_basis, read_problem_file
+from genprobe.studies.sagga.selection import select_fitness, select_kmeans
+from genprobe.tasks.integration.expression import Expr
+
+KIND = "integration-sagga"
+ARCHIVE = "archive.jsonl"
+SEARCH = "search.json"
+ARCHIVE_COLUMNS = (
+    "generation", "problem", "text", "length", "fitness", "answers", "outcome", "detail",
+    "difference",
+)  # fmt: skip
+
+Log = Callable[[str], None]
+
+
+def basis(config: SaggaConfig) -> list[Expr]:
+    if config.basis_file is not None:
+        return read_problem_file(config.basis_file)
+    return named_basis(config.basis)
+
+
+@dataclass
+class Search:
+    """What the search knows between generations: rebuilt from the generation files."""
+
+    config: SaggaConfig
+    embedder: Embedder
+    seeds0: list[str]
+    archive: list[dict[str, Any]] = field(default_factory=list)
+    keys: set[str] = field(default_factory=set)
+    stats: list[dict[str, Any]] = field(default_factory=list)
+
+    def absorb(self, frame: pd.DataFrame, effort: dict[str, Any]) -> list[str]:
+        """Archive the generation's novel failures; returns the next generation's seeds."""
+        config = self.config
+        fit = frame[(frame["status"] == "failed") & (frame["fitness"] >= config.tau)]
+        novel = fit[~fit["problem"].isin(self.keys)]
+        for row in novel[list(ARCHIVE_COLUMNS)].to_dict("records"):
+            row["answers"] = list(row["answers"])
+            self.archive.append(row)
+            self.keys.add(row["problem"])
+        seeds = self._select(novel.reset_index(drop=True), int(frame["generation"].iat[0]))
+        self.stats.append(
+            {
+                **effort,
+                "problems_found": int((frame["fitness"] > 0).sum()),
+                "fitness_found": len(fit),
+                "novel_found": len(novel),
+                "novel_found_length": float(novel["length"].mean()) if len(novel) else None,
+                "archive_size": len(self.archive),
+                "archive_mean_length": float(np.mean([r["length"] for r in self.archive]))
+                if self.archive
+                else None,
+                "next_seeds": len(seeds),
+            }
+        )
+        return seeds
+
+    def _select(self, novel: pd.DataFrame, generation: int) -> list[str]:
+        config = self.config
+        fitness = novel["fitness"].to_numpy()
+        if config.selection == "fitness":
+            rows = select_fitness(fitness, config.seed_size)
+        else:
+            rows = select_kmeans(
+                novel["text"].tolist(), fitness, self.embedder, size=config.seed_size,
+                clusters=config.clusters, seed=config.seed + generation,
+            )  # fmt: skip
+        chosen = novel["problem"].iloc[rows].tolist()
+        return chosen + [s for s in self.seeds0 if s not in chosen]
+
+
+def run_sagga(
+    config: SaggaConfig,
+    out: str | Path,
+    log: Log = lambda message: None,
+    executor: Executor | None = None,
+    report: bool = True,
+) -> Path:
+    """Run (or resume) a search in `out`, then write its report (unless `report` is false);
+    returns the run directory."""
+    config = config.validated()
+    seeds0 = list(dict.fromkeys(canonical_key(p) for p in basis(config)))  # before any file
+    run = open_run(out, KIND, config.identity())
+    search = Search(config, make_embedder(config.embedding), seeds0)
+    task = GenerationTask(config)
+    started = time.monotonic()
+    seeds, stop = seeds0, "generations"
+    with executor or LocalExecutor() as runner:
+        for generation in range(1, config.generations + 1):
+            per_seed = max(1, config.generation_size // len(seeds))
+            shard = generation_shard(generation, seeds, per_seed)
+            ran = run_stage(run, task, [shard], runner)
+            frame = pd.read_parquet(run / generation_path(generation, "parquet"))
+            effort = json.loads((run / generation_path(generation, "json")).read_text())
+            seeds = search.absorb(frame, effort)
+            _write_state(run, search, stop="running", generation=generation)
+            log(
+                f"generation {generation}{'' if ran else ' (done before)'}: "
+                f"{search.stats[-1]['novel_found']} novel failures, archive {len(search.archive)}"
+            )
+            if len(search.archive) >= config.archive_size:
+                stop = "archive size"
+                break
+            if config.minutes is not None and time.monotonic() - started > 60 * config.minutes:
+                stop = "time budget"
+                break
+    _write_state(run, search, stop=stop, generation=len(search.stats))
+    if report:
+        from genprobe.studies.sagga.report import write_sagga_report
+
+        write_sagga_report(run, log=log, executor=executor, workers=config.workers)
+    return run
+
+
+def _write_state(run: Path, search: Search, *, stop: str, generation: int) -> None:
+    lines = "".join(json.dumps(row, sort_keys=True) + "\n" for row in search.archive)
+    write_text(run / ARCHIVE, lines)
+    write_json(run / SEARCH, {"stop": stop, "generations": generation, "stats": search.stats})
+
+
+def read_archive(run: str | Path) -> pd.DataFrame:
+    path = Path(run) / ARCHIVE
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return pd.DataFrame(rows, columns=list(ARCHIVE_COLUMNS))
