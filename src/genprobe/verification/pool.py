@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import signal
 import time
 from collections import deque
@@ -45,7 +46,14 @@ def _worker_main(conn: Connection) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     function: Callable[[Any, Any], Any] | None = None
     shared: Any = None
+    parent = os.getppid()
     while True:
+        # A parent killed with SIGKILL sends no "stop", and forked siblings may keep its end of
+        # the pipe open, so no EOF comes either: a worker whose parent is gone leaves.
+        if not conn.poll(1.0):
+            if os.getppid() != parent:
+                return
+            continue
         message = conn.recv()
         kind = message[0]
         if kind == "stop":
