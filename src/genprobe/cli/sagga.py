@@ -46,6 +46,7 @@ def sagga(
     policy: str = typer.Option("generous", help="generous (a timeout passes) or strict."),
     deadline: float = typer.Option(2.0, help="Verifier seconds per candidate."),
     workers: int = typer.Option(None, help="Mutation and verifier processes [one per CPU]."),
+    tag_limit: int = typer.Option(None, help="Tag at most this many failures [all]."),
     seed: int = typer.Option(43, help="Seed of mutations and selection."),
 ) -> None:
     """Mutate equation trees, archive the problems the model fails, cluster them; writes
@@ -61,7 +62,7 @@ def sagga(
         tau=tau, selection=seed_selection, embedding=embedding,
         generation_size=generation_size, seed_size=seed_size, archive_size=archive_size,
         generations=generations, seed=seed, k=k, policy=policy, deadline=deadline,
-        minutes=minutes, workers=workers,
+        minutes=minutes, workers=workers, tag_limit=tag_limit,
     )  # fmt: skip
     with console.status("starting") as status:
         run = run_sagga(config.validated(), out, log=status.update)
@@ -71,13 +72,14 @@ def sagga(
 def sagga_report(
     run: Annotated[Path, typer.Argument(help="A SAGGA run directory.")],
     workers: int = typer.Option(None, help="Tagging and verifier processes [one per CPU]."),
+    tag_limit: int = typer.Option(None, help="Tag at most this many failures [all]."),
 ) -> None:
     """(Re)write a SAGGA run's cluster report from its archive."""
     from genprobe.cli.console import console
     from genprobe.studies.sagga.report import write_sagga_report
 
     with console.status("reporting") as status:
-        write_sagga_report(run, log=status.update, workers=workers)
+        write_sagga_report(run, log=status.update, workers=workers, tag_limit=tag_limit)
     _print(run)
 
 

@@ -18,6 +18,7 @@ Tags and nearby successes are shards of the run, so a killed report resumes like
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -122,11 +123,23 @@ class TagTask(StageTask):
         return {f"analysis/tags/{shard.key}.parquet": parquet_bytes(frame)}
 
 
+def tagged_rows(clusters: Sequence[Cluster], limit: int | None) -> list[int]:
+    """Archive rows to tag: all, or at most `limit` taken round-robin over the clusters in
+    centroid order (so every member a report shows is among them)."""
+    columns = [list(c.members) for c in clusters]
+    rows = [r for layer in itertools.zip_longest(*columns) for r in layer if r is not None]
+    return rows if limit is None else rows[:limit]
+
+
 def tag_archive(
-    run: Path, archive: pd.DataFrame, workers: int | None, executor: Executor | None
+    run: Path,
+    archive: pd.DataFrame,
+    rows: Sequence[int],
+    workers: int | None,
+    executor: Executor | None,
 ) -> pd.DataFrame:
-    """problem -> tag, why, for every archived failure."""
-    keys = archive["problem"].tolist()
+    """problem -> tag, why, for the archive's `rows`."""
+    keys = archive["problem"].iloc[list(rows)].tolist()
     shards = [
         Shard("tag", f"{i // TAG_CHUNK:05d}", {"problems": keys[i : i + TAG_CHUNK]})
         for i in range(0, len(keys), TAG_CHUNK)

@@ -48,6 +48,7 @@ class SaggaConfig:
     # runtime only
     minutes: float | None = None  # time budget of this invocation
     workers: int | None = None  # mutation and verifier processes (None: one per CPU)
+    tag_limit: int | None = None  # the report tags at most this many failures (None: all)
 
     def validated(self) -> SaggaConfig:
         check_choice("--preset", self.preset, PRESETS)
@@ -74,6 +75,8 @@ class SaggaConfig:
             raise ConfigError("--tau", "a number ≥ 0", self.tau)
         if not (self.deadline > 0 and self.mutation_deadline > 0):
             raise ConfigError("--deadline", "positive seconds", self.deadline)
+        if self.tag_limit is not None and self.tag_limit < 0:
+            raise ConfigError("--tag-limit", "a count ≥ 0", self.tag_limit)
         if self.minutes is not None and not self.minutes > 0:
             raise ConfigError("--minutes", "positive minutes", self.minutes)
         return self
@@ -85,5 +88,5 @@ class SaggaConfig:
         for name in ("basis_file", "targets_file"):
             path = identity[name]
             identity[name] = path and {"path": path, "sha256": file_digest(path)}
-        del identity["minutes"], identity["workers"]
+        del identity["minutes"], identity["workers"], identity["tag_limit"]
         return identity

@@ -22,7 +22,13 @@ from genprobe.runs.atomic import write_json
 from genprobe.runs.executor import Executor
 from genprobe.runs.rundir import read_config
 from genprobe.studies.sagga import plots
-from genprobe.studies.sagga.clusters import Cluster, cluster, nearby_successes, tag_archive
+from genprobe.studies.sagga.clusters import (
+    Cluster,
+    cluster,
+    nearby_successes,
+    tag_archive,
+    tagged_rows,
+)
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.embedding import make_embedder
 from genprobe.studies.sagga.search import SEARCH, read_archive
@@ -71,8 +77,10 @@ def write_sagga_report(
     log: Any = lambda message: None,
     executor: Executor | None = None,
     workers: int | None = None,
+    tag_limit: int | None = None,
 ) -> tuple[Path, Path]:
-    """summary.json, figures, report.md and report.html of a SAGGA run."""
+    """summary.json, figures, report.md and report.html of a SAGGA run; at most `tag_limit`
+    failures are tagged (None: all)."""
     run = Path(run)
     config = stored_config(run, workers)
     state = json.loads((run / SEARCH).read_text(encoding="utf-8"))
@@ -81,7 +89,7 @@ def write_sagga_report(
     log(f"clustering {len(archive)} failures")
     found = cluster(archive, successes(run), make_embedder(config.embedding), seed=config.seed)
     log("tagging failures (exploit or robustness)")
-    tags = tag_archive(run, archive, config.workers, executor)
+    tags = tag_archive(run, archive, tagged_rows(found, tag_limit), config.workers, executor)
     archive = archive.merge(tags, on="problem", how="left")
     log(f"searching a nearby success for {len(found)} clusters")
     nearby = nearby_successes(run, config, archive, found, executor)
@@ -199,8 +207,9 @@ def _blocks(
             "few of the model's successes (coverage: share of the cluster it holds; precision: "
             "share of what it holds that the model failed). An `exploit` has no elementary "
             "antiderivative (SymPy's integrate needs a special function or finds none); a "
-            "`robustness` failure has one. Tags over the archive: "
-            + ", ".join(f"{k} {v}" for k, v in tags.items())
+            f"`robustness` failure has one. Tags of {sum(tags.values()):,} of "
+            f"{len(archive):,} failures (central members first): "
+            + ", ".join(f"{k} {v:,}" for k, v in tags.items())
             + "."
         ),
     ]

@@ -150,7 +150,9 @@ def run_sagga(
     if report:
         from genprobe.studies.sagga.report import write_sagga_report
 
-        write_sagga_report(run, log=log, executor=executor, workers=config.workers)
+        write_sagga_report(
+            run, log=log, executor=executor, workers=config.workers, tag_limit=config.tag_limit
+        )
     return run
 
 
