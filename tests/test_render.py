@@ -38,3 +38,12 @@ def test_blocks_render_as_markdown_and_self_contained_html(tmp_path):
     png = base64.b64encode((tmp_path / "figures" / "line.png").read_bytes()).decode()
     assert f"data:image/png;base64,{png}" in html and "figures/line.png" not in html
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_a_column_aligns_as_a_whole_text_left_numbers_right(tmp_path):
+    frame = pd.DataFrame({"problem": ["2*x", "sin(x)", "1"], "n": ["3", "1,024", "–"]})
+    _, page = write_report(tmp_path, "t", [Table(frame)])
+    html = page.read_text()
+    # "2*x" and "1" are in a column of expressions: all its cells, and its header, align left
+    assert '<th class="text">problem</th><th>n</th>' in html
+    assert '<td class="text">1</td><td>–</td>' in html

@@ -125,20 +125,26 @@ def _markdown_table(table: Table) -> str:
 
 
 def _html_table(table: Table) -> str:
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.frame.columns)
+    # a column of numbers aligns right, any other (expressions, names) left, header included
+    text = [not all(_is_number(str(v)) for v in table.frame[c]) for c in table.frame.columns]
+    head = "".join(
+        _tag("th", html.escape(str(c)), left)
+        for c, left in zip(table.frame.columns, text, strict=True)
+    )
     rows = []
     for row in _cells(table):
-        cells = "".join(_html_cell(v, bold) for v, bold in row)
+        cells = "".join(
+            _tag("td", f"<b>{html.escape(v)}</b>" if bold else html.escape(v), left)
+            for (v, bold), left in zip(row, text, strict=True)
+        )
         rows.append(f"<tr>{cells}</tr>")
     body = f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
     # wide tables scroll inside their box instead of running off the page
     return f'<div class="table"><table>{body}</table></div>'
 
 
-def _html_cell(value: str, bold: bool) -> str:
-    text = f"<b>{html.escape(value)}</b>" if bold else html.escape(value)
-    # numbers align right, text (expressions, names) left
-    return f"<td>{text}</td>" if _is_number(value) else f'<td class="text">{text}</td>'
+def _tag(name: str, content: str, left: bool) -> str:
+    return f'<{name} class="text">{content}</{name}>' if left else f"<{name}>{content}</{name}>"
 
 
 def _is_number(value: str) -> bool:
@@ -155,7 +161,7 @@ _PAGE = """<!doctype html>
 body {{ font-family: system-ui, sans-serif; max-width: 80rem; margin: 2rem auto; padding: 0 1rem; }}
 table {{ border-collapse: collapse; margin: 1rem 0; font-variant-numeric: tabular-nums; }}
 th, td {{ border: 1px solid #ccc; padding: .25rem .6rem; text-align: right; }}
-td.text {{ text-align: left; }} div.table {{ overflow-x: auto; }}
+td.text, th.text {{ text-align: left; }} div.table {{ overflow-x: auto; }}
 th {{ background: #f3f3f3; }}
 figure {{ margin: 1.5rem 0; }} img {{ max-width: 100%; }}
 </style></head><body>

@@ -9,6 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 from genprobe.analysis.plots import save_figure
 
@@ -19,6 +20,7 @@ def progress(stats: pd.DataFrame, path: Path) -> Path:
     ax.plot(stats["generation"], stats["archive_size"], marker=".", label="archive size")
     ax.bar(stats["generation"], stats["novel_found"], alpha=0.5, label="novel failures")
     ax.set_xlabel("generation")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("problems")
     ax.grid(alpha=0.3)
     ax.legend()

@@ -1,11 +1,10 @@
 """Readable slices: a short predicate over tree features that describes a cluster of failures.
 
-Embedding clusters are hard to read. A slice says what a cluster's members share in words
+Embedding clusters are hard to read. A slice says in words what a cluster's members share
 ("has exp and largest |int| ≥ 100") and how well: coverage (the share of the cluster it holds)
 and precision (the share of what it holds that the model failed, against the model's
 successes). Like slice finders such as SliceLine, it searches conjunctions of literals over a
-feature table; with a few dozen literals and up to two per slice, every conjunction is scored at
-once with 0/1 matrix products.
+feature table; every conjunction of a given length is scored at once with 0/1 matrix products.
 
 Example:
     features = tree_features(problems)
@@ -16,17 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import combinations
 
 import numpy as np
 import pandas as pd
 
 from genprobe.tasks.integration.expression import Expr, fold
 
+# Operator families, one boolean column each. A div of two integers is a rational constant,
+# not a division: it is the `rational` column, and counts for no family here.
 FAMILIES: dict[str, tuple[str, ...]] = {
     "add": ("add", "sub"),
-    "mul": ("mul", "div", "inv"),
-    "pow": ("pow", "pow2", "pow3", "pow4", "pow5", "inv"),
+    "mul": ("mul", "div"),
+    "pow": ("pow", "pow2", "pow3", "pow4", "pow5", "inv", "rac"),
     "sqrt": ("sqrt",),
     "exp": ("exp",),
     "ln": ("ln",),
@@ -42,95 +42,161 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "pi": ("pi",),
     "E": ("E",),
 }  # fmt: skip
-NUMERIC = ("depth", "size", "terms", "largest |int|")
+BOOLEAN = (*FAMILIES, "x in exponent", "division", "rational")
+NUMERIC = ("depth", "size", "terms", "largest |int|", "x degree")
+
+QUANTILES = (0.0, 0.25, 0.5, 0.75, 1.0)  # of the members' values: the numeric thresholds tried
+
+# Generated constants can exceed int64; the frame stores them clipped.
+_INT64 = np.iinfo(np.int64)
+_POWERS = {"pow2": 2, "pow3": 3, "pow4": 4, "pow5": 5, "inv": -1}
 
 
-@dataclass(frozen=True)
+def _clip(value: int) -> int:
+    return max(int(_INT64.min), min(int(_INT64.max), value))
+
+
+def _is_rational(node: Expr) -> bool:
+    return node.op == "div" and node.args[0].op == "int" and node.args[1].op == "int"
+
+
+def _negative_constant(node: Expr) -> bool:
+    if node.op == "int":
+        return node.value < 0
+    if _is_rational(node):
+        p, q = node.args[0].value, node.args[1].value
+        return p != 0 and q != 0 and (p < 0) != (q < 0)
+    return False
+
+
+def _negative_exponent(node: Expr) -> bool:
+    # SymPy puts a product's coefficient first: x**(-y) is pow x (mul -1 y)
+    return _negative_constant(node) or (node.op == "mul" and _negative_constant(node.args[0]))
+
+
+@dataclass(frozen=True, slots=True)
 class _Facts:
-    ops: frozenset[str]
+    ops: frozenset[str]  # operator names, with "rational" for a div of two integers
     depth: int
     size: int
-    largest: int
-    x: bool  # holds x
+    largest: int  # largest |int|
+    has_x: bool
     x_in_exponent: bool
-    negative_power: bool
+    division: bool
+    degree: int | None  # largest integer exponent of an x; None without x
+
+
+def _degree(node: Expr, kids: list[_Facts]) -> int | None:
+    if node.op == "x":
+        return 1
+    base = node.args[0] if node.args else None
+    if base is not None and base.op == "x":
+        if node.op == "pow" and node.args[1].op == "int":
+            return node.args[1].value
+        if node.op in _POWERS:
+            return _POWERS[node.op]
+    degrees = [k.degree for k in kids if k.degree is not None]
+    return max(degrees) if degrees else None
 
 
 def _facts(node: Expr, kids: list[_Facts]) -> _Facts:
-    ops = frozenset([node.op]).union(*(k.ops for k in kids))
-    x = node.op == "x" or any(k.x for k in kids)
+    rational = _is_rational(node)
     return _Facts(
-        ops=ops,
+        ops=frozenset(["rational" if rational else node.op]).union(*(k.ops for k in kids)),
         depth=1 + max((k.depth for k in kids), default=0),
         size=1 + sum(k.size for k in kids),
         largest=max([abs(node.value), *(k.largest for k in kids)]),
-        x=x,
-        x_in_exponent=any(k.x_in_exponent for k in kids) or (node.op == "pow" and kids[1].x),
-        negative_power=any(k.negative_power for k in kids)
-        or node.op in ("div", "inv")
-        or (node.op == "pow" and node.args[1].op == "int" and node.args[1].value < 0),
+        has_x=node.op == "x" or any(k.has_x for k in kids),
+        x_in_exponent=any(k.x_in_exponent for k in kids) or (node.op == "pow" and kids[1].has_x),
+        division=any(k.division for k in kids)
+        or node.op == "inv"
+        or (node.op == "div" and not rational)
+        or (node.op == "pow" and _negative_exponent(node.args[1])),
+        degree=_degree(node, kids),
     )
 
 
 def _terms(expr: Expr) -> int:
-    count = 1
-    while expr.op in ("add", "sub"):
-        count += 1
-        expr = expr.args[1]
+    """Top-level summands: the leaves of the add/sub tree at the root, however it nests."""
+    count, stack = 0, [expr]
+    while stack:
+        node = stack.pop()
+        if node.op in ("add", "sub"):
+            stack.extend(node.args)
+        else:
+            count += 1
     return count
 
 
 def tree_features(problems: Sequence[Expr]) -> pd.DataFrame:
-    """One row per problem: operator families present, x in an exponent, division, and the
-    numbers depth, size, terms (top-level summands), largest |int|."""
-    rows = []
+    """One row per problem, in order: a boolean column per name in `BOOLEAN`, an int64 column
+    per name in `NUMERIC`.
+
+    Booleans: an operator family is present (see `FAMILIES`); `x in exponent` (x occurs in the
+    exponent of a pow); `division` (inv, a div other than of two integers, or a pow with a
+    negative exponent); `rational` (a div of two integers). Numbers: `depth`, `size` (nodes),
+    `terms` (top-level summands), `largest |int|`, `x degree` (the largest integer n with x**n
+    in the tree, counting a bare x as 1 and an x under a non-integer power as 1; 0 without x).
+    """
+    columns: dict[str, list] = {name: [] for name in (*BOOLEAN, *NUMERIC)}
     for problem in problems:
         facts = fold(problem, _facts)
-        row: dict[str, bool | int] = {
-            name: bool(facts.ops.intersection(ops)) for name, ops in FAMILIES.items()
+        for name, ops in FAMILIES.items():
+            columns[name].append(not facts.ops.isdisjoint(ops))
+        columns["x in exponent"].append(facts.x_in_exponent)
+        columns["division"].append(facts.division)
+        columns["rational"].append("rational" in facts.ops)
+        columns["depth"].append(facts.depth)
+        columns["size"].append(facts.size)
+        columns["terms"].append(_terms(problem))
+        columns["largest |int|"].append(_clip(facts.largest))
+        columns["x degree"].append(_clip(facts.degree or 0))
+    return pd.DataFrame(
+        {
+            name: np.array(values, dtype=bool if name in BOOLEAN else np.int64)
+            for name, values in columns.items()
         }
-        row["x in exponent"] = facts.x_in_exponent
-        row["division"] = facts.negative_power
-        row["depth"] = facts.depth
-        row["size"] = facts.size
-        row["terms"] = _terms(problem)
-        row["largest |int|"] = facts.largest
-        rows.append(row)
-    return pd.DataFrame(rows, columns=[*FAMILIES, "x in exponent", "division", *NUMERIC])
+    )
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 @dataclass(frozen=True)
 class Literal:
+    """One condition on one feature: `==` a boolean, or `>=` / `<=` a number."""
+
     feature: str
-    op: str  # "is", "not", ">=", "<="
-    value: float | bool = True
+    op: str  # "==", ">=", "<="
+    value: float | bool
 
     @property
     def text(self) -> str:
-        if self.op in (">=", "<="):
-            sign = "≥" if self.op == ">=" else "≤"
-            return f"{self.feature} {sign} {self.value:g}"
-        verb = "" if self.feature == "x in exponent" else "has "
-        if self.op == "not":
-            return f"no {self.feature}" if verb else f"not {self.feature}"
-        return f"{verb}{self.feature}"
+        if self.op == "==":
+            if self.feature == "x in exponent":  # reads as a statement, not a thing one has
+                return self.feature if self.value else f"no {self.feature}"
+            return f"has {self.feature}" if self.value else f"no {self.feature}"
+        sign = {">=": "≥", "<=": "≤"}[self.op]
+        return f"{self.feature} {sign} {_number(self.value)}"
 
     def holds(self, features: pd.DataFrame) -> np.ndarray:
+        """The rows of `features` where this literal holds, as a boolean array."""
         column = features[self.feature].to_numpy()
-        if self.op == "is":
-            return column.astype(bool)
-        if self.op == "not":
-            return ~column.astype(bool)
+        if self.op == "==":
+            return column.astype(bool) == bool(self.value)
         if self.op == ">=":
             return column >= self.value
-        return column <= self.value
+        if self.op == "<=":
+            return column <= self.value
+        raise ValueError(f"unknown literal operator {self.op!r}")
 
 
 @dataclass(frozen=True)
 class Slice:
     literals: tuple[Literal, ...]
     coverage: float  # members matched / members
-    precision: float  # members matched / everything matched (members and successes)
+    precision: float  # members matched / (members + successes matched); 0.0 if none matched
     members: int  # members matched
     successes: int  # successes matched
 
@@ -143,16 +209,19 @@ class Slice:
         return set(other.literals) <= set(self.literals)
 
 
-def _literals(features: pd.DataFrame, members: np.ndarray) -> list[Literal]:
+def candidate_literals(features: pd.DataFrame, members: np.ndarray) -> list[Literal]:
+    """Each boolean column true and false; each numeric column `≥ t` and `≤ t` for t at the
+    `QUANTILES` of the members' values. Columns of other types are skipped."""
     out: list[Literal] = []
     for name in features.columns:
-        if name in NUMERIC:
-            values = features[name].to_numpy()[members]
-            cuts = np.unique(np.quantile(values, [0, 0.25, 0.5, 0.75, 1], method="nearest"))
+        column = features[name]
+        if pd.api.types.is_bool_dtype(column):
+            out += [Literal(name, "==", True), Literal(name, "==", False)]
+        elif pd.api.types.is_numeric_dtype(column) and members.any():
+            values = column.to_numpy()[members]
+            cuts = np.unique(np.quantile(values, QUANTILES, method="nearest"))
             out += [Literal(name, ">=", float(c)) for c in cuts]
             out += [Literal(name, "<=", float(c)) for c in cuts]
-        else:
-            out += [Literal(name, "is"), Literal(name, "not")]
     return out
 
 
@@ -163,40 +232,84 @@ def find_slice(
     max_literals: int = 2,
     min_coverage: float = 0.6,
 ) -> Slice:
-    """The most precise conjunction of up to `max_literals` literals among those covering at
-    least `min_coverage` of the members (ties: more coverage, fewer literals); if none covers
-    that much, the best by F1."""
-    members, successes = np.asarray(members, bool), np.asarray(successes, bool)
-    if not members.any():
+    """The conjunction of at most `max_literals` candidate literals that best separates the
+    `members` rows from the `successes` rows (two disjoint boolean masks over `features`).
+
+    Among conjunctions covering at least `min_coverage` of the members: the most precise, then
+    the one covering more, then the shorter, then the earlier in candidate order. If none covers
+    that much, the best by F1 of coverage and precision (same tie-breaks).
+    """
+    members = np.asarray(members, dtype=bool)
+    successes = np.asarray(successes, dtype=bool)
+    if members.shape != (len(features),) or successes.shape != (len(features),):
+        raise ValueError("members and successes must be boolean masks over the feature rows")
+    n_members = int(members.sum())
+    if n_members == 0:
         return Slice((), 0.0, 0.0, 0, int(successes.sum()))
-    literals = _literals(features, members)
-    holds = np.stack([lit.holds(features) for lit in literals], axis=1).astype(np.int32)
-    candidates: list[tuple[int, ...]] = [()]
-    for size in range(1, max_literals + 1):
-        candidates += list(combinations(range(len(literals)), size))
-    # rows matching a conjunction: every one of its literals holds, i.e. a 0/1 product
-    member_rows, success_rows = holds[members], holds[successes]
-    conjunction = np.zeros((len(literals), len(candidates)), dtype=np.int32)
-    for j, combo in enumerate(candidates):
-        conjunction[list(combo), j] = 1
-    need = conjunction.sum(axis=0)
-    matched_members = (member_rows @ conjunction == need).sum(axis=0)
-    matched_successes = (success_rows @ conjunction == need).sum(axis=0)
-    coverage = matched_members / members.sum()
-    total = matched_members + matched_successes
-    precision = np.divide(matched_members, total, out=np.zeros(len(total)), where=total > 0)
+
+    literals = candidate_literals(features, members)
+    holds = np.zeros((len(features), len(literals)), dtype=bool)
+    for j, lit in enumerate(literals):
+        holds[:, j] = lit.holds(features)
+    # A literal no member satisfies only makes empty conjunctions; dropping it changes no answer.
+    keep = holds[members].any(axis=0)
+    literals = [lit for lit, k in zip(literals, keep, strict=True) if k]
+    m_holds, s_holds = holds[members][:, keep], holds[successes][:, keep]
+    m_float, s_float = m_holds.astype(np.float64), s_holds.astype(np.float64)
+    n_lits = len(literals)
+
+    # Conjunctions are built level by level with increasing literal indices. Level k keeps,
+    # per conjunction, its parent (a level k-1 index) and its last literal; the counts of all
+    # extensions of all prefixes are one matrix product of the prefixes' row masks with `holds`.
+    parents: list[np.ndarray] = [np.array([-1])]
+    lasts: list[np.ndarray] = [np.array([-1])]
+    m_counts: list[np.ndarray] = [np.array([n_members])]
+    s_counts: list[np.ndarray] = [np.array([int(successes.sum())])]
+    m_prefix = np.ones((1, len(m_holds)), dtype=bool)
+    s_prefix = np.ones((1, len(s_holds)), dtype=bool)
+    for level in range(1, max_literals + 1):
+        m_ext = m_prefix.astype(np.float64) @ m_float  # prefixes × literals, exact integer counts
+        s_ext = s_prefix.astype(np.float64) @ s_float
+        # extend a prefix only with later literals, and only if it still covers some member
+        allowed = (np.arange(n_lits)[None, :] > lasts[-1][:, None]) & (m_counts[-1] > 0)[:, None]
+        prefix, literal = np.nonzero(allowed)
+        if len(prefix) == 0:
+            break
+        parents.append(prefix)
+        lasts.append(literal)
+        m_counts.append(m_ext[prefix, literal].round().astype(np.int64))
+        s_counts.append(s_ext[prefix, literal].round().astype(np.int64))
+        if level < max_literals:
+            m_prefix = m_prefix[prefix] & m_holds.T[literal]
+            s_prefix = s_prefix[prefix] & s_holds.T[literal]
+
+    matched_m = np.concatenate(m_counts)
+    matched_s = np.concatenate(s_counts)
+    length = np.concatenate([np.full(len(c), k) for k, c in enumerate(m_counts)])
+    coverage = matched_m / n_members
+    total = matched_m + matched_s
+    precision = np.divide(matched_m, total, out=np.zeros(len(total)), where=total > 0)
     f1 = np.divide(
-        2 * precision * coverage, precision + coverage,
-        out=np.zeros(len(total)), where=precision + coverage > 0,
-    )  # fmt: skip
+        2 * precision * coverage,
+        precision + coverage,
+        out=np.zeros(len(total)),
+        where=precision + coverage > 0,
+    )
     eligible = coverage >= min_coverage
     primary = np.where(eligible, precision, -1.0) if eligible.any() else f1
-    order = np.lexsort((np.arange(len(candidates)), need, -coverage, -primary))
-    best = int(order[0])
+    best = int(np.lexsort((np.arange(len(total)), length, -coverage, -primary))[0])
+
+    chosen: list[Literal] = []
+    level = int(length[best])
+    index = best - sum(len(c) for c in m_counts[:level])
+    while level > 0:
+        chosen.append(literals[int(lasts[level][index])])
+        index = int(parents[level][index])
+        level -= 1
     return Slice(
-        tuple(literals[i] for i in candidates[best]),
+        tuple(reversed(chosen)),
         float(coverage[best]),
         float(precision[best]),
-        int(matched_members[best]),
-        int(matched_successes[best]),
+        int(matched_m[best]),
+        int(matched_s[best]),
     )
