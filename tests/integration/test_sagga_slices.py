@@ -19,7 +19,7 @@ from genprobe.studies.sagga.slices import (
     find_slice,
     tree_features,
 )
-from genprobe.tasks.integration.expression import X, Expr, from_sympy
+from genprobe.tasks.integration.expression import Expr, X, from_sympy
 from genprobe.tasks.integration.infix import parse_infix
 
 

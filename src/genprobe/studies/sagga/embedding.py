@@ -8,7 +8,7 @@ original used SciBERT's pooled output; a sentence-transformers model can stand i
 package is installed (`--embedding st:MODEL`).
 
 Example:
-    vectors = make_embedder("char").embed(["2*x + 1", "sin(x)"])   # shape (2, 4096)
+    vectors = make_embedder("char").embed(["2*x + 1", "sin(x)"])   # shape (2, 1024)
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class CharNgrams:
 
     name = "char"
 
-    def __init__(self, n_features: int = 4096) -> None:
+    def __init__(self, n_features: int = 1024) -> None:
         from sklearn.feature_extraction.text import HashingVectorizer
 
         self._vectorizer = HashingVectorizer(
