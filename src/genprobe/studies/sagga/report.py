@@ -17,6 +17,7 @@ import pandas as pd
 from genprobe.analysis.render import Figure, Heading, Table, Text
 from genprobe.analysis.render import write_report as render
 from genprobe.decoding.config import DecodingConfig
+from genprobe.errors import RunDirError
 from genprobe.models.settings import ModelSettings
 from genprobe.runs.atomic import write_json
 from genprobe.runs.executor import Executor
@@ -31,7 +32,7 @@ from genprobe.studies.sagga.clusters import (
 )
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.embedding import make_embedder
-from genprobe.studies.sagga.search import SEARCH, read_archive
+from genprobe.studies.sagga.search import KIND, SEARCH, read_archive
 
 SHOWN = 5  # members shown per cluster
 EFFORT = (
@@ -49,7 +50,10 @@ EFFORT = (
 
 def stored_config(run: Path, workers: int | None = None) -> SaggaConfig:
     """The run's config, rebuilt from its `config.json`."""
-    stored = dict(read_config(run)["config"])
+    recorded = read_config(run)
+    if recorded.get("kind") != KIND:
+        raise RunDirError(f"{run} holds a {recorded.get('kind')} run, not a SAGGA search")
+    stored = dict(recorded["config"])
     model = stored.pop("model")
     settings = ModelSettings(
         model["spec"], DecodingConfig(**model["decoding"]), deadline=model["deadline"],
