@@ -224,6 +224,7 @@ def _blocks(
             {
                 "cluster": str(i),
                 "size": str(c["size"]),
+                "mean fitness": f"{c['mean_fitness']:.3f}",
                 "slice": c["slice"],
                 "coverage": f"{c['coverage']:.2f}",
                 "precision": f"{c['precision']:.2f}",
