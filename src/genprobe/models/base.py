@@ -50,10 +50,11 @@ class Candidate:
 
 
 def infix_text(expr: Expr) -> str | None:
-    """SymPy's printing of `expr`, or None where SymPy refuses to build it (huge powers)."""
+    """SymPy's printing of `expr`, or None where SymPy refuses to build it (huge powers) or
+    Python to print it (an integer of more than 4,300 digits)."""
     try:
         return str(expr)
-    except GenprobeError:
+    except (GenprobeError, ValueError):
         return None
 
 
