@@ -170,11 +170,11 @@ def _blocks(
     recipe = (
         f"Model `{config.model.spec}`; basis `{config.basis_file or config.basis}`, mutation "
         f"preset `{config.preset}`, fitness `{config.fitness}` (tau {config.tau}), seed "
-        f"selection `{config.selection}`; {config.generation_size} mutants per generation, "
-        f"{config.seed_size} seeds; the top {config.k} candidate(s) checked, timeouts "
+        f"selection `{config.selection}`; {config.generation_size:,} mutants per generation, "
+        f"{config.seed_size:,} seeds; the top {config.k} candidate(s) checked, timeouts "
         f"{'pass' if config.policy == 'generous' else 'fail'} ({config.policy}); seed "
-        f"{config.seed}. Stopped by the {summary['stop']} after {summary['generations']} "
-        f"generations, with {summary['archive_size']} failures archived."
+        f"{config.seed}. Stopped by the {summary['stop']} after {summary['generations']:,} "
+        f"generations, with {summary['archive_size']:,} failures archived."
     )
     blocks: list = [Text(recipe), Heading("Search effort")]
     rows = [(label, f"{effort[key]:,}") for key, label in EFFORT]
@@ -223,7 +223,7 @@ def _blocks(
         table.append(
             {
                 "cluster": str(i),
-                "size": str(c["size"]),
+                "size": f"{c['size']:,}",
                 "mean fitness": f"{c['mean_fitness']:.3f}",
                 "slice": c["slice"],
                 "coverage": f"{c['coverage']:.2f}",
