@@ -9,7 +9,10 @@ timeouts passing) for `--seconds` of CPU time each, in their own process:
   a 1 s alarm; per problem, call the model on it alone, then check it with SymPy (`simplify`
   of the answer, of its derivative and of the difference, `nsimplify` at tolerance 0.001) under
   a 2 s alarm, a timeout counting as solved; archive by printed string.
-CPU time counts the process and its worker processes (`RUSAGE_CHILDREN` after each side's
+Ours goes through more generations in the same time, and later generations hold fewer novel
+failures (their mutants resemble what is archived), so the benchmark also prints the problems
+evaluated per CPU-minute, the cost side alone. CPU time counts the process and its worker
+processes (`RUSAGE_CHILDREN` after each side's
 process exits). Each side runs `--repeats` times; the medians of novel failures per CPU-minute
 are compared and the last line is `speedup = X.X`.
 
@@ -40,7 +43,7 @@ from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.embedding import make_embedder
 from genprobe.studies.sagga.mutants import judge
 from genprobe.studies.sagga.mutations import PRESETS, mutate
-from genprobe.studies.sagga.search import basis, read_archive, run_sagga
+from genprobe.studies.sagga.search import SEARCH, basis, read_archive, run_sagga
 from genprobe.studies.sagga.selection import select_kmeans
 from genprobe.tasks.integration.expression import X, to_sympy
 
@@ -74,7 +77,7 @@ def _check(model, problem):
     return difference == 0 or sp.nsimplify(difference, tolerance=0.001) == 0
 
 
-def original_loop(config: SaggaConfig, seconds: float) -> int:
+def original_loop(config: SaggaConfig, seconds: float) -> tuple[int, int]:
     model = config.model.load(min_beam=1)
     embedder = make_embedder(config.embedding)
     seeds0 = basis(config)
@@ -82,6 +85,7 @@ def original_loop(config: SaggaConfig, seconds: float) -> int:
     rng = np.random.default_rng(config.seed)
     preset = PRESETS[config.preset]
     start = time.process_time()
+    evaluated = 0
     for generation in range(1, config.generations + 1):
         generation_rows = []
         per_seed = config.generation_size // len(seeds)
@@ -104,26 +108,28 @@ def original_loop(config: SaggaConfig, seconds: float) -> int:
                     solved = True  # the original's generous timeout
                 except Exception:
                     solved = False
+                evaluated += 1
                 fitness = 0.0 if solved else 1 / len(text)
                 novel = fitness >= config.tau and text not in archive
                 if novel:
                     archive[text] = fitness
                 generation_rows.append((tree, text, fitness, novel))
                 if time.process_time() - start > seconds:
-                    return len(archive)
+                    return len(archive), evaluated
         novel = [(t, x, f) for t, x, f, n in generation_rows if n]
         rows = select_kmeans(
             [x for _, x, _ in novel], np.array([f for _, _, f in novel]), embedder,
             size=config.seed_size, clusters=config.clusters, seed=config.seed + generation,
         )  # fmt: skip
         seeds = [novel[i][0] for i in rows] + list(seeds0)
-    return len(archive)
+    return len(archive), evaluated
 
 
-def ours(config: SaggaConfig, seconds: float) -> int:
+def ours(config: SaggaConfig, seconds: float) -> tuple[int, int]:
     with tempfile.TemporaryDirectory() as folder:
         run = run_sagga(replace(config, minutes=seconds / 60), Path(folder) / "run", report=False)
-        return len(read_archive(run))
+        stats = json.loads((run / SEARCH).read_text())["stats"]
+        return len(read_archive(run)), sum(s["mutants"] for s in stats)
 
 
 def side(name: str, args: argparse.Namespace) -> dict:
@@ -135,8 +141,11 @@ def side(name: str, args: argparse.Namespace) -> dict:
     wall = time.perf_counter() - wall
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    found = json.loads(done.stdout.strip().splitlines()[-1])["novel"]
-    return {"novel": found, "cpu": cpu, "wall": wall, "per_cpu_minute": found / (cpu / 60)}
+    found, evaluated = json.loads(done.stdout.strip().splitlines()[-1])
+    return {
+        "novel": found, "evaluated": evaluated, "cpu": cpu, "wall": wall,
+        "per_cpu_minute": found / (cpu / 60), "evaluated_per_cpu_minute": evaluated / (cpu / 60),
+    }  # fmt: skip
 
 
 def main() -> None:
@@ -154,7 +163,7 @@ def main() -> None:
     ).validated()  # fmt: skip
     if args.side:
         search = ours if args.side == "ours" else original_loop
-        print(json.dumps({"novel": search(config, args.seconds)}))
+        print(json.dumps(search(config, args.seconds)))
         return
     results = {"ours": [], "original": []}
     for repeat in range(args.repeats):
@@ -162,10 +171,17 @@ def main() -> None:
             results[name].append(side(name, args))
             r = results[name][-1]
             print(
-                f"{name:9s} run {repeat + 1}: {r['novel']} novel failures, {r['cpu']:.0f} CPU s, "
-                f"{r['wall']:.0f} wall s: {r['per_cpu_minute']:.1f} per CPU-minute", flush=True
+                f"{name:9s} run {repeat + 1}: {r['novel']} novel failures of {r['evaluated']} "
+                f"problems evaluated, {r['cpu']:.0f} CPU s, {r['wall']:.0f} wall s: "
+                f"{r['per_cpu_minute']:.1f} novel per CPU-minute", flush=True
             )  # fmt: skip
     medians = {n: statistics.median(r["per_cpu_minute"] for r in rs) for n, rs in results.items()}
+    evaluated = {
+        n: statistics.median(r["evaluated_per_cpu_minute"] for r in rs) for n, rs in results.items()
+    }
+    ratio = evaluated["ours"] / evaluated["original"]
+    print(f"median problems evaluated per CPU-minute: ours {evaluated['ours']:.0f}, original "
+          f"loop {evaluated['original']:.0f} ({ratio:.1f}x)")  # fmt: skip
     print(f"median novel failures per CPU-minute: ours {medians['ours']:.1f}, "
           f"original loop {medians['original']:.2f}")  # fmt: skip
     print(f"speedup = {medians['ours'] / max(medians['original'], 1e-9):.1f}")
