@@ -35,7 +35,7 @@ def test_the_robustness_preset_only_changes_constants():
         # x stays, cos stays; only integers change, leaves within [-100, 100), subtrees [0, 1000)
         assert all(-100 <= v < 1000 for v in _ints(mutant))
         shapes.add(str(to_sympy(mutant)))
-    assert "17*cos(83*x)" not in shapes or len(shapes) > 10
+    assert len(shapes) > 10
     assert any("cos" in s and "x" in s for s in shapes)
 
 

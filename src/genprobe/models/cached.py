@@ -32,8 +32,7 @@ class CachedModel(Model):
 
     def candidates(self, problems: Sequence[Expr], k: int) -> list[list[Candidate]]:
         keys = [(" ".join(to_prefix(p)), k) for p in problems]
-        new = {key: problem for key, problem in zip(keys, problems, strict=True)}
-        new = {key: p for key, p in new.items() if key not in self._answers}
+        new = {key: p for key, p in zip(keys, problems, strict=True) if key not in self._answers}
         if new:
             answers = self.inner.candidates(list(new.values()), k)
             self._answers.update(zip(new, answers, strict=True))

@@ -30,13 +30,14 @@ import pandas as pd
 from genprobe.runs.executor import Executor, StageTask, run_stage
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.sagga.config import SaggaConfig
-from genprobe.studies.sagga.embedding import Embedder
+from genprobe.studies.sagga.embedding import Embedder, make_embedder
 from genprobe.studies.sagga.exploits import tag_failures
 from genprobe.studies.sagga.generation import Context, GenerationTask, evaluate
 from genprobe.studies.sagga.mutants import mutate_generation
 from genprobe.studies.sagga.mutations import PRESETS
 from genprobe.studies.sagga.selection import cluster_labels
 from genprobe.studies.sagga.slices import Slice, find_slice, tree_features
+from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import from_prefix
 
 TAG_CHUNK = 200
@@ -52,7 +53,7 @@ class Cluster:
     slice: Slice
 
 
-def _problems(keys: Sequence[str]) -> list:
+def _problems(keys: Sequence[str]) -> list[Expr]:
     return [from_prefix(key.split()) for key in keys]
 
 
@@ -159,8 +160,6 @@ class NearbyTask(GenerationTask):
     """Mutates a cluster's central members and keeps the solved mutant nearest to one."""
 
     def run(self, context: Context, shard: Shard, scratch: Path) -> Outputs:
-        from genprobe.studies.sagga.embedding import make_embedder
-
         config = self.config
         members = shard.spec["members"]
         report = mutate_generation(

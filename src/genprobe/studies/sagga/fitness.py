@@ -26,8 +26,6 @@ from genprobe.studies.sagga.embedding import Embedder
 
 Fitness = Callable[[Sequence[str], np.ndarray], np.ndarray]
 
-NAMES = ("length_penalty", "trig_length_penalty", "target_length", "target_problems", "any_failure")
-
 
 def _lengths(texts: Sequence[str]) -> np.ndarray:
     return np.array([len(t) for t in texts], dtype=float)
@@ -65,6 +63,14 @@ def target_problems(embedder: Embedder, targets: Sequence[str]) -> Fitness:
     return fitness
 
 
+SIMPLE: dict[str, Fitness] = {
+    "length_penalty": length_penalty,
+    "trig_length_penalty": trig_length_penalty,
+    "any_failure": any_failure,
+}
+NAMES = (*SIMPLE, "target_length", "target_problems")
+
+
 def make_fitness(
     name: str,
     *,
@@ -77,19 +83,13 @@ def make_fitness(
     Raises:
         ConfigError: an unknown name, or a setting it needs is missing.
     """
-    if name == "length_penalty":
-        return length_penalty
-    if name == "trig_length_penalty":
-        return trig_length_penalty
-    if name == "any_failure":
-        return any_failure
+    check_choice("--fitness", name, NAMES)
+    if name in SIMPLE:
+        return SIMPLE[name]
     if name == "target_length":
         if length is None or length < 1:
             raise ConfigError("--target-length", "a positive length for target_length", length)
         return near_length(length)
-    if name == "target_problems":
-        if embedder is None or not targets:
-            raise ConfigError("--targets", "target problems for target_problems", None)
-        return target_problems(embedder, targets)
-    check_choice("--fitness", name, NAMES)
-    raise AssertionError(f"{name} is in NAMES but has no branch")
+    if embedder is None or not targets:
+        raise ConfigError("--targets", "target problems for target_problems", None)
+    return target_problems(embedder, targets)

@@ -39,10 +39,7 @@ class Mutant:
     seed_index: int  # which seed it came from
     problem: Expr  # simplified, canonical
     text: str  # SymPy's printing, what the length fitnesses measure
-
-    @property
-    def key(self) -> str:
-        return canonical_key(self.problem)
+    key: str  # canonical prefix: what de-duplicates, caches and decides novelty
 
 
 @dataclass
@@ -133,5 +130,5 @@ def mutate_generation(
             report.duplicates += 1
             continue
         seen.add(key)
-        report.mutants.append(Mutant(index // per_seed, from_prefix(value), text))
+        report.mutants.append(Mutant(index // per_seed, from_prefix(value), text, key))
     return report
