@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from genprobe.data.seq2seq import PAD, encode
-from genprobe.models.lstm import LSTMConfig
+from genprobe.models.recurrent import RecurrentConfig
 from genprobe.tasks.rewriting.suites import generate
 from genprobe.training.trainer import SweepTrainer, TrainConfig
 
@@ -28,7 +28,7 @@ BATCH = 64
 
 
 class Baseline(nn.Module):
-    def __init__(self, c: LSTMConfig) -> None:
+    def __init__(self, c: RecurrentConfig) -> None:
         super().__init__()
         self.src_emb = nn.Embedding(c.src_vocab, c.emb, padding_idx=PAD)
         self.tgt_emb = nn.Embedding(c.tgt_vocab, c.emb, padding_idx=PAD)
@@ -55,7 +55,7 @@ class Baseline(nn.Module):
         return self.gen(self.drop(torch.tanh(self.out(torch.cat([context, dec], -1)))))
 
 
-def baseline_rate(data, config: LSTMConfig, steps: int) -> float:
+def baseline_rate(data, config: RecurrentConfig, steps: int) -> float:
     model = Baseline(config)
     opt = torch.optim.SGD(model.parameters(), lr=0.125)
     order = torch.randperm(len(data), generator=torch.Generator().manual_seed(0))
@@ -73,7 +73,7 @@ def baseline_rate(data, config: LSTMConfig, steps: int) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def stacked_rate(data, config: LSTMConfig, members: int, steps: int) -> float:
+def stacked_rate(data, config: RecurrentConfig, members: int, steps: int) -> float:
     trainer = SweepTrainer(
         config, TrainConfig(batch_size=BATCH), list(range(members)), data, lambda m: None
     )
@@ -94,7 +94,7 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     train = generate("train", BATCH * args.steps * 2, seed=0)
     data = encode(train.src, train.tgt)
-    config = LSTMConfig(src_vocab=41, tgt_vocab=243)
+    config = RecurrentConfig(src_vocab=41, tgt_vocab=243)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {args.steps} steps")
 
     def median(measure) -> float:

@@ -54,7 +54,7 @@ def test_sweep_writes_a_complete_run_and_resumes_without_redoing_work(tmp_path, 
 
     config = json.loads((run / "config.json").read_text())
     assert config["config"]["seeds"] == [1, 2] and len(config["hash"]) == 16
-    assert "device" not in config["config"] and config["config"]["seeds_per_shard"] is None
+    assert "device" not in config["config"] and config["config"]["seeds_per_shard"] == 10
     assert config["provenance"]["versions"]["torch"] == torch.__version__
     manifest = json.loads((run / "shards" / "train" / "seeds=1-2.json").read_text())
     assert manifest["device"] == "cpu" and set(manifest["files"]) == {

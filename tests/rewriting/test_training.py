@@ -6,20 +6,26 @@ import torch
 
 from genprobe.data.seq2seq import BOS, EOS, PAD, decoded_outputs, encode
 from genprobe.decoding.greedy import greedy
-from genprobe.models.lstm import LSTMConfig, StackedSeq2Seq
-from genprobe.models.lstm_cell import lstm_cell
+from genprobe.models.cells import lstm_cell
+from genprobe.models.recurrent import RecurrentConfig, StackedSeq2Seq
 from genprobe.tasks.rewriting.suites import generate
 from genprobe.training.loss import token_cross_entropy
 from genprobe.training.trainer import SweepTrainer, TrainConfig
 
-CONFIG = LSTMConfig(src_vocab=41, tgt_vocab=243)
+CONFIG = RecurrentConfig(src_vocab=41, tgt_vocab=243)
 TRAIN = generate("train", 256, seed=0)
+VARIANTS = {
+    "paper": {},
+    "gru-dot-feeding": {"cell": "gru", "attention": "dot", "input_feeding": True},
+    "mlp-no-layer": {"attention": "mlp", "attention_layer": False, "emb": 16, "hidden": 24},
+    "no-attention": {"attention": "none", "attention_layer": False},
+}
 
 
-def trainer(seeds, steps_validation=None, **kwargs):
+def trainer(seeds, steps_validation=None, model=CONFIG, **kwargs):
     validate = steps_validation or (lambda model: np.zeros(model.members))
     config = TrainConfig(batch_size=32, max_epochs=kwargs.pop("max_epochs", 2), **kwargs)
-    return SweepTrainer(CONFIG, config, seeds, encode(TRAIN.src, TRAIN.tgt), validate)
+    return SweepTrainer(model, config, seeds, encode(TRAIN.src, TRAIN.tgt), validate)
 
 
 def run_steps(t: SweepTrainer, steps: int) -> None:
@@ -29,17 +35,46 @@ def run_steps(t: SweepTrainer, steps: int) -> None:
 
 
 @pytest.mark.slow
-def test_member_k_of_a_sweep_equals_seed_k_trained_alone():
-    seeds = [11, 22, 33]
-    sweep = trainer(seeds)
-    run_steps(sweep, 6)
-    for k, seed in enumerate(seeds):
-        alone = trainer([seed])
-        run_steps(alone, 6)
-        for name, param in alone.model.named_parameters():
-            torch.testing.assert_close(
-                getattr(sweep.model, name)[k], param[0], rtol=1e-5, atol=1e-6
-            )
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_member_k_of_a_whole_run_is_seed_k_trained_alone_bit_for_bit(variant):
+    # 8 epochs of 8 steps; the seeds stop after 3, 5 and 8 epochs, so the stack shrinks twice.
+    model = RecurrentConfig(src_vocab=41, tgt_vocab=243, **VARIANTS[variant])
+    curves = {11: [0.1, 0.2, 0.2, 0.2], 22: [0.1, 0.2, 0.3, 0.3, 0.2, 0.3], 33: [0.0] * 8}
+
+    def run(seeds):
+        def validate(stacked):
+            assert stacked.members == len(t.active)
+            return np.array([curves[seed][t.epoch - 1] for seed in t.active])
+
+        t = trainer(seeds, validate, model=model, max_epochs=8, patience=2)
+        return t.run()
+
+    stacked = run([11, 22, 33])
+    assert [stacked[seed].epochs for seed in (11, 22, 33)] == [4, 5, 8]
+    for seed in (11, 22, 33):
+        alone = run([seed])[seed]
+        assert alone.epochs == stacked[seed].epochs
+        for name, tensor in alone.state.items():
+            assert torch.equal(stacked[seed].state[name], tensor), (seed, name)
+
+
+def test_input_feeding_needs_attention():
+    with pytest.raises(ValueError, match="input_feeding"):
+        RecurrentConfig(src_vocab=41, tgt_vocab=243, attention="none", input_feeding=True)
+    with pytest.raises(ValueError, match="did you mean gru"):
+        RecurrentConfig(src_vocab=41, tgt_vocab=243, cell="gur")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_member_k_decodes_as_seed_k_alone_bit_for_bit(variant):
+    model = RecurrentConfig(src_vocab=41, tgt_vocab=243, **VARIANTS[variant])
+    stacked = StackedSeq2Seq.initialized(model, [1, 2, 3])
+    src = torch.as_tensor(TRAIN.src[:20])
+    state, token = stacked.start(src)
+    logits, _ = stacked.step(state, token)
+    alone = StackedSeq2Seq.initialized(model, [2])
+    state, token = alone.start(src)
+    assert torch.equal(logits[1], alone.step(state, token)[0][0])
 
 
 def test_gradient_clipping_is_per_member():
@@ -65,7 +100,7 @@ def test_early_stopping_keeps_each_members_best_epoch():
         epochs_seen.append(model.members)
         return np.array([scripted[s][epoch] for s in t.active])
 
-    t = trainer([1, 2, 3], validate, max_epochs=3)
+    t = trainer([1, 2, 3], validate, max_epochs=3, patience=1)
     results = t.run()
     assert epochs_seen == [3, 3, 2]  # seed 2 stopped after epoch 2 and left the stacked model
     assert (results[1].best_epoch, results[1].epochs) == (2, 3)  # unchanged accuracy stops too
@@ -73,6 +108,22 @@ def test_early_stopping_keeps_each_members_best_epoch():
     assert (results[3].best_epoch, results[3].epochs) == (3, 3)  # 0 % is not "unchanged"
     assert results[2].validation == [0.5, 0.4]
     assert all(r.state is not None for r in results.values())
+
+
+@pytest.mark.slow
+def test_patience_and_min_delta_let_a_seed_pass_a_dip():
+    scripted = {1: [0.5, 0.4, 0.6, 0.6, 0.6, 0.6], 2: [0.5, 0.51, 0.52, 0.9, 0.9, 0.9]}
+
+    def validate(model):
+        return np.array([scripted[s][t.epoch - 1] for s in t.active])
+
+    t = trainer([1, 2], validate, max_epochs=6, patience=2, min_delta=0.05)
+    results = t.run()
+    # seed 1: the dip at epoch 2 is passed; no gain after epoch 3, stopped after epoch 5
+    assert (results[1].best_epoch, results[1].epochs) == (3, 5)
+    # seed 2: +0.01 twice is below min_delta, so it would have stopped after epoch 3 ...
+    # ... but 0.52 > 0.51 > 0.5 still updates the best weights; epoch 4 (+0.38) came too late
+    assert (results[2].best_epoch, results[2].epochs) == (3, 3)
 
 
 @pytest.mark.slow
@@ -109,8 +160,10 @@ def test_resume_from_a_checkpoint_gives_the_same_weights(tmp_path):
             torch.testing.assert_close(again[seed].state[name], tensor, rtol=0, atol=0)
 
 
-def test_incremental_decoding_matches_teacher_forced_logits():
-    model = StackedSeq2Seq.initialized(CONFIG, [3, 4])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_incremental_decoding_matches_teacher_forced_logits(variant):
+    config = RecurrentConfig(src_vocab=41, tgt_vocab=243, **VARIANTS[variant])
+    model = StackedSeq2Seq.initialized(config, [3, 4])
     src = torch.as_tensor(TRAIN.src[:5])
     tokens = greedy(model, src, max_len=8)  # (S, B, 8)
     assert tokens.shape == (2, 5, 8)

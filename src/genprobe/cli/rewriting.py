@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from enum import Enum
 from pathlib import Path
 
@@ -35,6 +36,18 @@ class FileFormat(str, Enum):
 class LossNormalization(str, Enum):
     sequences = "sequences"
     tokens = "tokens"
+
+
+class Cell(str, Enum):
+    lstm = "lstm"
+    gru = "gru"
+
+
+class Attention(str, Enum):
+    bilinear = "bilinear"
+    dot = "dot"
+    mlp = "mlp"
+    none = "none"
 
 
 def _grammar(
@@ -157,6 +170,14 @@ def sweep(
     batch_size: int = typer.Option(64, help="Examples per member and step."),
     lr: float = typer.Option(0.125, help="SGD learning rate."),
     max_grad_norm: float = typer.Option(5.0, help="Gradient norm clip, per member."),
+    patience: int = typer.Option(
+        2,
+        help="Stop a seed after this many epochs without a validation improvement "
+        "(1: the paper's rule taken literally).",
+    ),
+    min_delta: float = typer.Option(
+        0.0, help="Validation accuracy (0-1) an epoch must gain to count as an improvement."
+    ),
     loss_normalization: LossNormalization = typer.Option(
         LossNormalization.sequences, help="Divide summed token losses by sequences or by tokens."
     ),
@@ -164,13 +185,28 @@ def sweep(
     hidden: int = typer.Option(32, help="LSTM hidden size."),
     dropout: float = typer.Option(0.1, help="Dropout on the input and output layers."),
     init_range: float = typer.Option(0.1, help="Uniform init range."),
+    cell: Cell = typer.Option(Cell.lstm, help="Recurrent cell of encoder and decoder."),
+    attention: Attention = typer.Option(
+        Attention.bilinear, help="Attention score: bilinear (Luong general), dot, mlp, none."
+    ),
+    input_feeding: bool = typer.Option(
+        False, "--input-feeding/--no-input-feeding", help="Luong input feeding in the decoder."
+    ),
+    attention_layer: bool = typer.Option(
+        True,
+        "--attention-layer/--no-attention-layer",
+        help="tanh(W_c [ctx; h]) before the output layer (off: the output layer reads [ctx; h]).",
+    ),
     seeds_per_shard: int = typer.Option(
-        None,
-        help="Seeds trained as one stacked model (default: all). Part of the run's config.",
+        10,
+        help="Seeds trained as one stacked model, one process each; the numbers do not "
+        "depend on it.",
     ),
     device: str = DEVICE,
     workers: int = typer.Option(
-        1, help="Processes running shards at once (chunks of seeds, then suites)."
+        None,
+        help="Processes running shards at once (chunks of seeds, then suites); "
+        "default: one per CPU core.",
     ),
     symbols: int = SYMBOLS,
     letters: str = LETTERS,
@@ -200,10 +236,22 @@ def sweep(
         hidden=hidden,
         dropout=dropout,
         init_range=init_range,
-        train=TrainConfig(batch_size, lr, max_grad_norm, max_epochs, loss_normalization.value),
+        cell=cell.value,
+        attention=attention.value,
+        input_feeding=input_feeding,
+        attention_layer=attention_layer,
+        train=TrainConfig(
+            batch_size=batch_size,
+            lr=lr,
+            max_grad_norm=max_grad_norm,
+            max_epochs=max_epochs,
+            patience=patience,
+            min_delta=min_delta,
+            loss_normalization=loss_normalization.value,
+        ),
         seeds_per_shard=seeds_per_shard,
     )
-    executor = LocalExecutor(workers)
+    executor = LocalExecutor(workers or os.cpu_count() or 1)
     with progress_bar(quiet=as_json) as bar:
         task = bar.add_task("training", total=None)
 

@@ -34,3 +34,52 @@ class _SoftmaxCrossEntropy(torch.autograd.Function):
 def token_cross_entropy(logits: Tensor, target: Tensor, ignore_index: int) -> Tensor:
     """Per-row negative log-likelihood of (N, V) logits and (N,) targets; 0 where ignored."""
     return _SoftmaxCrossEntropy.apply(logits, target, ignore_index)
+
+
+ROWS_PER_CHUNK = 256  # logits of one chunk (256 × V floats) stay in a core's cache
+
+
+class _MemberOutputLoss(torch.autograd.Function):
+    @staticmethod
+    def forward(
+        ctx, hidden: Tensor, weight: Tensor, bias: Tensor, target: Tensor, ignore_index: int
+    ) -> Tensor:
+        grad_hidden = torch.zeros_like(hidden)
+        grad_weight, grad_bias = torch.empty_like(weight), torch.empty_like(bias)
+        losses = []
+        for k in range(hidden.shape[0]):
+            rows = torch.nonzero(target[k] != ignore_index).squeeze(1)
+            loss = hidden.new_zeros(())
+            grad_weight[k].zero_()
+            grad_bias[k].zero_()
+            for chunk in rows.split(ROWS_PER_CHUNK):
+                h = hidden[k, chunk]  # (n, H)
+                log_probs = torch.addmm(bias[k], h, weight[k]).log_softmax(1)
+                t = target[k, chunk].unsqueeze(1)
+                loss -= log_probs.gather(1, t).sum()
+                grad = log_probs.exp_().scatter_add_(1, t, torch.full_like(t, -1, dtype=h.dtype))
+                grad_hidden[k, chunk] = grad @ weight[k].T
+                grad_weight[k].addmm_(h.T, grad)
+                grad_bias[k].add_(grad.sum(0))
+            losses.append(loss)
+        ctx.save_for_backward(grad_hidden, grad_weight, grad_bias)
+        return torch.stack(losses)
+
+    @staticmethod
+    def backward(ctx, grad_loss: Tensor) -> tuple[Tensor, Tensor, Tensor, None, None]:
+        scale = [grad_loss.view(-1, *[1] * (g.dim() - 1)) for g in ctx.saved_tensors]
+        # In place: the graph of a training step is walked once.
+        return *(g.mul_(s) for g, s in zip(ctx.saved_tensors, scale, strict=True)), None, None
+
+
+def member_output_loss(
+    hidden: Tensor, weight: Tensor, bias: Tensor, target: Tensor, ignore_index: int
+) -> Tensor:
+    """Each member's summed token NLL of its output layer: (S,) from hidden (S, R, H), weight
+    (S, H, V), bias (S, 1, V) and target (S, R).
+
+    A member's logits are computed in chunks of its own real rows only, so its arithmetic does
+    not depend on how many members are stacked or how long their batches are, and the
+    (S, R, V) logits are never held in memory at once.
+    """
+    return _MemberOutputLoss.apply(hidden, weight, bias, target, ignore_index)

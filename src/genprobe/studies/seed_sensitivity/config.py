@@ -13,7 +13,7 @@ from typing import Any
 
 from genprobe.data.seq2seq import N_SPECIAL
 from genprobe.errors import ConfigError
-from genprobe.models.lstm import LSTMConfig
+from genprobe.models.recurrent import RecurrentConfig
 from genprobe.tasks.rewriting.grammar import Grammar
 from genprobe.tasks.rewriting.suites import TEST_SUITES, Examples, generate
 from genprobe.training.trainer import TrainConfig
@@ -34,11 +34,16 @@ class SweepConfig:
     hidden: int = 32
     dropout: float = 0.1
     init_range: float = 0.1
+    cell: str = "lstm"
+    attention: str = "bilinear"
+    input_feeding: bool = False
+    attention_layer: bool = True
     train: TrainConfig = field(default_factory=TrainConfig)
     eval_batch_size: int = 500  # examples decoded at once by all members
-    # Seeds trained as one stacked model (one `train` shard); None: all seeds at once. Part of
-    # the identity: stacking changes float rounding, hence possibly an early-stopping decision.
-    seeds_per_shard: int | None = None
+    # Seeds trained as one stacked model (one `train` shard); None: all seeds at once. It sets
+    # how the work is split, not what a seed computes: member k of any stack is bit for bit
+    # seed k trained alone (tests/rewriting/test_training.py).
+    seeds_per_shard: int | None = 10
 
     def __post_init__(self) -> None:
         seeds = self.seeds
@@ -67,15 +72,20 @@ class SweepConfig:
             raise ConfigError("dropout", "in [0, 1)", self.dropout)
         if not self.init_range > 0:
             raise ConfigError("init_range", "> 0", self.init_range)
+        self.model_config()  # checks the architecture
 
-    def model_config(self) -> LSTMConfig:
-        return LSTMConfig(
+    def model_config(self) -> RecurrentConfig:
+        return RecurrentConfig(
             src_vocab=self.grammar.n_symbols + 1,
             tgt_vocab=len(self.grammar.output_tokens) + N_SPECIAL,
             emb=self.emb,
             hidden=self.hidden,
             dropout=self.dropout,
             init_range=self.init_range,
+            cell=self.cell,
+            attention=self.attention,
+            input_feeding=self.input_feeding,
+            attention_layer=self.attention_layer,
         )
 
     def seed_chunks(self) -> list[tuple[int, ...]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 
 from genprobe.errors import RunDirError
-from genprobe.models.lstm import StackedSeq2Seq
+from genprobe.models.recurrent import StackedSeq2Seq
 from genprobe.runs.rundir import read_config
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.training.trainer import MemberResult

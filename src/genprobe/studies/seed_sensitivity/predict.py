@@ -16,11 +16,11 @@ import torch
 
 from genprobe.data.seq2seq import decoded_outputs
 from genprobe.decoding.greedy import greedy
-from genprobe.models.lstm import StackedSeq2Seq
+from genprobe.models.recurrent import StackedSeq2Seq
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.seed_sensitivity.config import SweepConfig
-from genprobe.studies.seed_sensitivity.device import device_facts
+from genprobe.studies.seed_sensitivity.device import cpu_threads, device_facts
 from genprobe.studies.seed_sensitivity.members import load_members
 from genprobe.tasks.rewriting.formats import input_lines, output_lines
 from genprobe.tasks.rewriting.validity import valid_outputs
@@ -49,7 +49,8 @@ class PredictTask(StageTask):
     def run(self, context: StackedSeq2Seq, shard: Shard, scratch: Path) -> Outputs:
         suite = shard.spec["suite"]
         src = np.asarray(shard.spec["src"], dtype=np.int64)
-        table = predictions(context, self.config, suite, src)
+        with cpu_threads():
+            table = predictions(context, self.config, suite, src)
         return {prediction_path(suite): parquet_bytes(table)}
 
     def runtime(self) -> dict[str, Any]:

@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 
 from genprobe.data.seq2seq import Seq2SeqTensors, encode
-from genprobe.models.lstm import StackedSeq2Seq
+from genprobe.models.recurrent import StackedSeq2Seq
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, json_bytes
 from genprobe.studies.seed_sensitivity.config import SweepConfig
-from genprobe.studies.seed_sensitivity.device import device_facts
+from genprobe.studies.seed_sensitivity.device import cpu_threads, device_facts
 from genprobe.studies.seed_sensitivity.members import member_bytes, member_path
 from genprobe.studies.seed_sensitivity.predict import decode_and_check
 from genprobe.training.trainer import Progress, SweepTrainer
@@ -83,7 +83,8 @@ class TrainTask(StageTask):
             device=self.device,
             checkpoint=scratch / STATE_FILE,
         )
-        results = trainer.run(progress)
+        with cpu_threads():
+            results = trainer.run(progress)
         outputs = {member_path(seed): member_bytes(self.config, r) for seed, r in results.items()}
         summaries = {str(seed): r.summary() for seed, r in results.items()}
         return {**outputs, training_path(shard): json_bytes(summaries)}

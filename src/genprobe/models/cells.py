@@ -1,4 +1,4 @@
-"""The LSTM cell update with a hand-written backward.
+"""Recurrent cell updates: the LSTM cell with a hand-written backward, and the GRU cell.
 
 Autograd's version of `i, f, o, g = split(gates)` assembles the gate gradient with two
 concatenations per time step, and keeps one graph node per elementwise op; over ~40 steps of
@@ -42,3 +42,14 @@ class _LSTMCell(torch.autograd.Function):
 def lstm_cell(gates: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
     """(h, c) after one step, from gate pre-activations (…, 4H) ordered i, f, o, g and c (…, H)."""
     return _LSTMCell.apply(gates, c)
+
+
+def gru_cell(x_gates: Tensor, h_gates: Tensor, h: Tensor) -> Tensor:
+    """h after one GRU step (PyTorch's `nn.GRU` equations), from the input's and the state's
+    gate pre-activations (…, 3H), each ordered r, z, n and with its own bias, and h (…, H)."""
+    h_size = h.shape[-1]
+    reset, update = torch.sigmoid(x_gates[..., : 2 * h_size] + h_gates[..., : 2 * h_size]).chunk(
+        2, dim=-1
+    )
+    new = torch.tanh(x_gates[..., 2 * h_size :] + reset * h_gates[..., 2 * h_size :])
+    return torch.lerp(new, h, update)  # (1 - z) n + z h

@@ -1,0 +1,302 @@
+"""Recurrent seq2seq with attention, S independent members in one set of tensors.
+
+The default is Table 1 of Weber et al. (2018): one-layer unidirectional LSTM encoder and
+decoder, embeddings and hidden size 32, Luong "general" (bilinear) attention, attentional
+hidden state tanh(W_c [ctx; h]) → output layer, dropout on the input and output layers. The
+paper leaves details open (see docs/rewriting.md, "Architecture variants"), so each is a
+setting: the cell (LSTM or GRU), the attention score (bilinear, dot, mlp, or none), Luong
+input feeding, and the tanh attentional layer.
+
+Every weight has a leading member axis S; member k is initialized from its own seed and never
+mixes with another member, so S seeds train as one model (see `training.trainer`). Shapes in
+comments: S members, B examples, Ls source and T target positions, E embedding, H hidden, V
+target vocabulary, O the size of what the output layer reads (`RecurrentConfig.out_size`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from genprobe.data.seq2seq import BOS, PAD
+from genprobe.errors import ConfigError, check_choice
+from genprobe.models.cells import gru_cell, lstm_cell
+
+CELLS = ("lstm", "gru")
+ATTENTIONS = ("bilinear", "dot", "mlp", "none")
+
+
+@dataclass(frozen=True)
+class RecurrentConfig:
+    src_vocab: int  # source symbols + padding (id 0)
+    tgt_vocab: int  # target tokens + PAD, BOS, EOS
+    emb: int = 32
+    hidden: int = 32
+    dropout: float = 0.1  # on the embeddings and on what the output layer reads
+    init_range: float = 0.1  # weights start uniform in (-init_range, init_range)
+    cell: str = "lstm"
+    # Luong et al. (2015): bilinear = h_dec' W h_enc ("general"), dot = h_dec' h_enc,
+    # mlp = v' tanh(W_q h_dec + W_k h_enc) (Bahdanau-style), none = no attention.
+    attention: str = "bilinear"
+    input_feeding: bool = False  # the decoder also reads the previous attentional state
+    attention_layer: bool = True  # tanh(W_c [ctx; h]) before the output layer; else [ctx; h]
+
+    def __post_init__(self) -> None:
+        check_choice("cell", self.cell, CELLS)
+        check_choice("attention", self.attention, ATTENTIONS)
+        if self.input_feeding and self.attention == "none":
+            raise ConfigError("input_feeding", "off when attention is none", True)
+
+    @property
+    def gates(self) -> int:
+        return (4 if self.cell == "lstm" else 3) * self.hidden
+
+    @property
+    def out_size(self) -> int:
+        """The size of the attentional state that the output layer reads."""
+        if self.attention_layer or self.attention == "none":
+            return self.hidden
+        return 2 * self.hidden
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+# name → shape without the member axis; the order fixes how a member's seed fills them.
+def _shapes(c: RecurrentConfig) -> dict[str, tuple[int, ...]]:
+    e, h, g = c.emb, c.hidden, c.gates
+    gru = c.cell == "gru"
+    shapes: dict[str, tuple[int, ...]] = {
+        "src_emb": (c.src_vocab, e),
+        "enc_w_ih": (e, g),
+        "enc_w_hh": (h, g),
+        "enc_b": (1, g),
+        **({"enc_b_hh": (1, g)} if gru else {}),
+        "tgt_emb": (c.tgt_vocab, e),
+        "dec_w_ih": (e, g),
+        **({"dec_w_feed": (c.out_size, g)} if c.input_feeding else {}),
+        "dec_w_hh": (h, g),
+        "dec_b": (1, g),
+        **({"dec_b_hh": (1, g)} if gru else {}),
+    }
+    if c.attention == "bilinear":
+        shapes["attn_w"] = (h, h)
+    elif c.attention == "mlp":
+        shapes.update(attn_w_q=(h, h), attn_w_k=(h, h), attn_v=(h, 1))
+    if c.attention_layer:
+        if c.attention != "none":
+            shapes["out_w_ctx"] = (h, h)  # W_c = [out_w_ctx; out_w_h]: two products, no concat
+        shapes["out_w_h"] = (h, h)
+    shapes.update(gen_w=(c.out_size, c.tgt_vocab), gen_b=(1, c.tgt_vocab))
+    return shapes
+
+
+@dataclass(frozen=True)
+class DecoderState:
+    enc: Tensor  # (S, B, Ls, H)
+    src_pad: Tensor  # (S, B, Ls)
+    h: Tensor  # (S, B, H)
+    c: Tensor | None  # (S, B, H); None for a GRU
+    feed: Tensor | None  # (S, B, O): the last attentional state, with input feeding
+
+
+class StackedSeq2Seq(nn.Module):
+    """S seq2seq members; parameter `name` has shape (S, *shape) for each entry of `_shapes`."""
+
+    def __init__(self, config: RecurrentConfig, members: int) -> None:
+        super().__init__()
+        self.config = config
+        for name, shape in _shapes(config).items():
+            self.register_parameter(name, nn.Parameter(torch.empty(members, *shape)))
+
+    @classmethod
+    def initialized(cls, config: RecurrentConfig, seeds: Sequence[int]) -> StackedSeq2Seq:
+        """A model whose member k is drawn from `torch.Generator().manual_seed(seeds[k])`."""
+        model = cls(config, len(seeds))
+        with torch.no_grad():
+            for k, seed in enumerate(seeds):
+                generator = torch.Generator().manual_seed(seed)
+                for param in model.parameters():
+                    param[k].uniform_(-config.init_range, config.init_range, generator=generator)
+        return model
+
+    @classmethod
+    def from_members(
+        cls, config: RecurrentConfig, states: Sequence[dict[str, Tensor]]
+    ) -> StackedSeq2Seq:
+        """Stack single-member state dicts (as `member_state` returns) into one model."""
+        model = cls(config, len(states))
+        with torch.no_grad():
+            for name, param in model.named_parameters():
+                param.copy_(torch.stack([state[name] for state in states]))
+        return model
+
+    @property
+    def members(self) -> int:
+        return self.src_emb.shape[0]
+
+    def member_state(self, k: int) -> dict[str, Tensor]:
+        return {name: param[k].detach().clone() for name, param in self.named_parameters()}
+
+    def subset(self, keep: Sequence[int]) -> StackedSeq2Seq:
+        """A new model holding only the members at positions `keep` (fresh leaf tensors)."""
+        return self.from_members(self.config, [self.member_state(k) for k in keep])
+
+    # -- building blocks ------------------------------------------------------------------
+
+    def _embed(self, table: Tensor, ids: Tensor) -> Tensor:
+        """Per-member lookup: table (S, V, E), ids (S, ...) → (S, ..., E)."""
+        members, vocab, _ = table.shape
+        offset = torch.arange(members, device=ids.device).view(-1, *[1] * (ids.dim() - 1)) * vocab
+        return F.embedding(ids + offset, table.reshape(members * vocab, -1))
+
+    def _project(self, x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+        """(S, B, T, in) @ (S, in, out) [+ bias (S, 1, out)] → (S, B, T, out), one matmul."""
+        s, b, t, _ = x.shape
+        flat = x.reshape(s, b * t, -1)
+        out = torch.bmm(flat, weight) if bias is None else torch.baddbmm(bias, flat, weight)
+        return out.view(s, b, t, -1)
+
+    def _cell(
+        self, side: str, x_gates: Tensor, h: Tensor, c: Tensor | None
+    ) -> tuple[Tensor, Tensor | None]:
+        """One step of the encoder's or decoder's cell (`side` "enc" or "dec")."""
+        w_hh = getattr(self, f"{side}_w_hh")
+        if c is not None:
+            return lstm_cell(x_gates + torch.bmm(h, w_hh), c)
+        return gru_cell(x_gates, torch.baddbmm(getattr(self, f"{side}_b_hh"), h, w_hh), h), None
+
+    def _initial_c(self, h: Tensor) -> Tensor | None:
+        return torch.zeros_like(h) if self.config.cell == "lstm" else None
+
+    def encode(
+        self, src: Tensor, dropout: Tensor | None = None
+    ) -> tuple[Tensor, Tensor, Tensor | None]:
+        """src (S, B, Ls) → encoder states (S, B, Ls, H) and the final (h, c), each (S, B, H)."""
+        x = self._embed(self.src_emb, src)  # (S, B, Ls, E)
+        if dropout is not None:
+            x = x * dropout
+        x_gates = self._project(x, self.enc_w_ih, self.enc_b)  # (S, B, Ls, G)
+        s, b, _ = src.shape
+        h = x.new_zeros(s, b, self.config.hidden)
+        c = self._initial_c(h)
+        real = (src != PAD).unsqueeze(-1).unbind(2)  # Ls × (S, B, 1)
+        states = []
+        # unbind, not x_gates[:, :, t]: the backward of T selects would write T full-size zeros.
+        for x_t, real_t in zip(x_gates.unbind(2), real, strict=True):
+            h_new, c_new = self._cell("enc", x_t, h, c)
+            # Padding comes after the end, so holding the state there keeps the last real one.
+            h = torch.where(real_t, h_new, h)
+            if c is not None:
+                c = torch.where(real_t, c_new, c)
+            states.append(h_new)
+        return torch.stack(states, dim=2), h, c
+
+    def _context(self, dec: Tensor, enc: Tensor, src_pad: Tensor) -> Tensor:
+        """Attention: dec (S, B, T, H), enc (S, B, Ls, H), src_pad (S, B, Ls) → (S, B, T, H)."""
+        s, b, t, h = dec.shape
+        keys = enc.reshape(s * b, -1, h)
+        if self.config.attention == "mlp":
+            query = self._project(dec, self.attn_w_q).unsqueeze(3)  # (S, B, T, 1, H)
+            key = self._project(enc, self.attn_w_k).unsqueeze(2)  # (S, B, 1, Ls, H)
+            energy = torch.tanh(query + key).reshape(s, -1, h)  # (S, B*T*Ls, H)
+            # One product per member: a batched matmul with one output column rounds
+            # differently for one member than for several.
+            scores = torch.stack([e @ v for e, v in zip(energy, self.attn_v, strict=True)])
+            scores = scores.view(s * b, t, -1)
+        else:
+            query = self._project(dec, self.attn_w) if self.config.attention == "bilinear" else dec
+            scores = torch.bmm(query.reshape(s * b, t, h), keys.transpose(1, 2))  # (S*B, T, Ls)
+        scores = scores.masked_fill(src_pad.reshape(s * b, 1, -1), float("-inf"))
+        return torch.bmm(torch.softmax(scores, dim=-1), keys).view(s, b, t, h)
+
+    def _attend(self, dec: Tensor, enc: Tensor, src_pad: Tensor) -> Tensor:
+        """The attentional state (S, B, T, O) of decoder states dec (S, B, T, H)."""
+        c = self.config
+        context = None if c.attention == "none" else self._context(dec, enc, src_pad)
+        if not c.attention_layer:
+            return dec if context is None else torch.cat([context, dec], dim=-1)
+        s, b, t, h = dec.shape
+        mixed = self._project(dec, self.out_w_h).view(s, b * t, h)
+        if context is not None:
+            mixed = torch.baddbmm(mixed, context.view(s, b * t, h), self.out_w_ctx)
+        return torch.tanh(mixed).view(s, b, t, h)
+
+    def logits(self, hidden: Tensor) -> Tensor:
+        """Output layer: attentional states (S, …, O) → logits (S, …, V)."""
+        flat = hidden.reshape(hidden.shape[0], -1, hidden.shape[-1])
+        return torch.baddbmm(self.gen_b, flat, self.gen_w).view(*hidden.shape[:-1], -1)
+
+    # -- training -------------------------------------------------------------------------
+
+    def forward(self, src: Tensor, tgt_in: Tensor, masks: Sequence[Tensor] | None = None) -> Tensor:
+        """Teacher-forced attentional states (S, B, T, O) for src (S, B, Ls) and tgt_in
+        (S, B, T); `logits` turns them (or a selection of them) into scores.
+
+        `masks` are the scaled dropout masks for (source embeddings, target embeddings,
+        attentional state), each broadcastable to its tensor; None = no dropout.
+        """
+        src_mask, tgt_mask, out_mask = masks if masks is not None else (None, None, None)
+        enc, h, c = self.encode(src, src_mask)
+        y = self._embed(self.tgt_emb, tgt_in)  # (S, B, T, E)
+        if tgt_mask is not None:
+            y = y * tgt_mask
+        y_gates = self._project(y, self.dec_w_ih, self.dec_b)  # (S, B, T, G)
+        src_pad = src == PAD
+        if self.config.input_feeding:
+            return self._fed_decoder(y_gates, enc, src_pad, h, c, out_mask)
+        states = []
+        for y_t in y_gates.unbind(2):
+            h, c = self._cell("dec", y_t, h, c)
+            states.append(h)
+        hidden = self._attend(torch.stack(states, dim=2), enc, src_pad)
+        return hidden if out_mask is None else hidden * out_mask
+
+    def _fed_decoder(
+        self,
+        y_gates: Tensor,
+        enc: Tensor,
+        src_pad: Tensor,
+        h: Tensor,
+        c: Tensor | None,
+        out_mask: Tensor | None,
+    ) -> Tensor:
+        """Input feeding: attention runs inside the loop, since step t reads state t-1."""
+        s, b, t, _ = y_gates.shape
+        feed = y_gates.new_zeros(s, b, self.config.out_size)
+        masks = [None] * t if out_mask is None else out_mask.expand(s, b, t, -1).unbind(2)
+        states = []
+        for y_t, mask_t in zip(y_gates.unbind(2), masks, strict=True):
+            h, c = self._cell("dec", torch.baddbmm(y_t, feed, self.dec_w_feed), h, c)
+            feed = self._attend(h.unsqueeze(2), enc, src_pad).squeeze(2)
+            if mask_t is not None:
+                feed = feed * mask_t  # the state fed back is the one the output layer reads
+            states.append(feed)
+        return torch.stack(states, dim=2)
+
+    # -- incremental decoding (see `genprobe.decoding.greedy`) -----------------------------
+
+    def start(self, src: Tensor) -> tuple[DecoderState, Tensor]:
+        """Encode src (B, Ls), the same inputs for every member: the state and BOS (S, B)."""
+        src = src.unsqueeze(0).expand(self.members, -1, -1)
+        enc, h, c = self.encode(src)
+        feed = None
+        if self.config.input_feeding:
+            feed = h.new_zeros(*h.shape[:2], self.config.out_size)
+        state = DecoderState(enc, src == PAD, h, c, feed)
+        return state, torch.full(src.shape[:2], BOS, device=src.device)
+
+    def step(self, state: DecoderState, token: Tensor) -> tuple[Tensor, DecoderState]:
+        """Feed token (S, B); return next-token logits (S, B, V) and the new state."""
+        y = self._embed(self.tgt_emb, token)  # (S, B, E)
+        gates = torch.baddbmm(self.dec_b, y, self.dec_w_ih)
+        if state.feed is not None:
+            gates = torch.baddbmm(gates, state.feed, self.dec_w_feed)
+        h, c = self._cell("dec", gates, state.h, state.c)
+        hidden = self._attend(h.unsqueeze(2), state.enc, state.src_pad)  # (S, B, 1, O)
+        feed = hidden.squeeze(2) if state.feed is not None else None
+        return self.logits(hidden).squeeze(2), DecoderState(state.enc, state.src_pad, h, c, feed)
