@@ -1,23 +1,35 @@
-"""Training throughput: one nn.LSTM model at a time vs the seed-stacked trainer.
+"""Training throughput: one nn.LSTM model at a time vs the seed-stacked trainer, and how
+close the stacked trainer comes to the machine's matmul peak.
 
 Member-steps/s = SGD steps per second × models trained by each step. The baseline is what a
 typical re-implementation does: an `nn.Module` with `nn.Embedding`, `nn.LSTM` encoder and
-decoder, Luong general attention and a linear output layer, trained one seed after another.
-Both sides use the same data, batch 64, dropout 0.1, summed-token loss / sequences, SGD 0.125,
-gradient-norm clip 5. Prints medians over repeats; the last line is `speedup_S50 = X.X`.
+decoder, Luong general attention and a linear output layer, trained one seed after another on
+all cores. Both sides use the same data, batch 64, dropout 0.1, summed-token loss / sequences,
+SGD 0.125, gradient-norm clip 5.
 
-    python benchmarks/rewriting_throughput.py [--steps 20] [--repeats 3] [--threads N]
+Measured in the same run: the baseline; 50 members as one stack on all cores (the first
+version's layout); 50 members as one single-threaded stack per core, run at once (what a sweep
+does now: `--seeds-per-shard`, `--workers`); the FLOPs of one member-step, counted by
+`torch.utils.flop_counter` from the real shapes (the matmuls of forward and backward); the
+machine's matmul peak (a 2048³ float32 matmul on all cores). Prints medians over repeats; the
+last lines are `speedup_S50 = X.X` and `peak_fraction = Y.YY`.
+
+    python benchmarks/rewriting_throughput.py [--steps 20] [--repeats 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
 import statistics
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
 
 from genprobe.data.seq2seq import PAD, encode
 from genprobe.models.recurrent import RecurrentConfig
@@ -73,10 +85,17 @@ def baseline_rate(data, config: RecurrentConfig, steps: int) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def stacked_rate(data, config: RecurrentConfig, members: int, steps: int) -> float:
-    trainer = SweepTrainer(
+MEMBERS = 50
+
+
+def stacked_trainer(data, config: RecurrentConfig, members: int) -> SweepTrainer:
+    return SweepTrainer(
         config, TrainConfig(batch_size=BATCH), list(range(members)), data, lambda m: None
     )
+
+
+def stacked_rate(data, config: RecurrentConfig, members: int, steps: int) -> float:
+    trainer = stacked_trainer(data, config, members)
     order = trainer._epoch_order()
     start = time.perf_counter()
     for step in range(steps):
@@ -84,33 +103,80 @@ def stacked_rate(data, config: RecurrentConfig, members: int, steps: int) -> flo
     return members * steps / (time.perf_counter() - start)
 
 
+def flops_per_member_step(data, config: RecurrentConfig) -> int:
+    trainer = stacked_trainer(data, config, 1)
+    with FlopCounterMode(display=False) as counter:
+        trainer._train_step(trainer._epoch_order()[:, :BATCH])
+    return counter.get_total_flops()
+
+
+def matmul_peak() -> float:
+    """GFLOP/s of a 2048³ float32 matmul on all cores (median of 5)."""
+    a = torch.randn(2048, 2048)
+    a @ a
+
+    def once() -> float:
+        start = time.perf_counter()
+        a @ a
+        return 2 * 2048**3 / (time.perf_counter() - start) / 1e9
+
+    return statistics.median(once() for _ in range(5))
+
+
+def _worker_rates(members: int, steps: int, repeats: int) -> list[float]:
+    torch.set_num_threads(1)
+    data, config = problem(steps)
+    stacked_rate(data, config, members, steps)  # warm-up
+    return [stacked_rate(data, config, members, steps) for _ in range(repeats)]
+
+
+def per_core_rates(cores: int, steps: int, repeats: int) -> list[float]:
+    """Aggregate member-steps/s of `cores` single-threaded stacks of MEMBERS/cores run at once."""
+    with ProcessPoolExecutor(cores, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [
+            pool.submit(_worker_rates, MEMBERS // cores, steps, repeats) for _ in range(cores)
+        ]
+        per_worker = [f.result() for f in futures]
+    return [sum(rates) for rates in zip(*per_worker, strict=True)]
+
+
+def problem(steps: int):
+    train = generate("train", BATCH * steps * 2, seed=0)
+    return encode(train.src, train.tgt), RecurrentConfig(src_vocab=41, tgt_vocab=243)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all)")
     args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    train = generate("train", BATCH * args.steps * 2, seed=0)
-    data = encode(train.src, train.tgt)
-    config = RecurrentConfig(src_vocab=41, tgt_vocab=243)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {args.steps} steps")
+    cores = os.cpu_count() or 1
+    data, config = problem(args.steps)
+    print(f"torch {torch.__version__}, {cores} cores, {args.steps} steps, {args.repeats} repeats")
 
     def median(measure) -> float:
         measure()  # warm-up
         return statistics.median(measure() for _ in range(args.repeats))
 
     base = median(lambda: baseline_rate(data, config, args.steps))
-    print(f"baseline nn.LSTM, one model at a time: {base:8.1f} member-steps/s")
-    rates = {}
-    for members in (1, 10, 50):
-        rates[members] = median(lambda m=members: stacked_rate(data, config, m, args.steps))
-        print(
-            f"stacked trainer, S = {members:2d}:            {rates[members]:8.1f} member-steps/s "
-            f"({rates[members] / base:.1f}x)"
-        )
-    print(f"speedup_S50 = {rates[50] / base:.1f}")
+    print(f"baseline nn.LSTM, one model at a time:      {base:8.1f} member-steps/s")
+    one_stack = median(lambda: stacked_rate(data, config, MEMBERS, args.steps))
+    print(
+        f"one stack of {MEMBERS}, {torch.get_num_threads()} threads:             "
+        f"{one_stack:8.1f} member-steps/s ({one_stack / base:.1f}x)"
+    )
+    split = statistics.median(per_core_rates(cores, args.steps, args.repeats))
+    print(
+        f"{cores} stacks of {MEMBERS // cores}, one thread each, at once: "
+        f"{split:8.1f} member-steps/s ({split / base:.1f}x)"
+    )
+    flops = flops_per_member_step(data, config)
+    peak = matmul_peak()
+    achieved = max(one_stack, split) * flops / 1e9
+    print(f"FLOPs per member-step (matmuls, fwd + bwd): {flops / 1e6:8.1f} MFLOP")
+    print(f"achieved: {achieved:.1f} GFLOP/s; matmul peak (2048^3, {cores} cores): {peak:.1f}")
+    print(f"speedup_S50 = {max(one_stack, split) / base:.1f}")
+    print(f"peak_fraction = {achieved / peak:.2f}")
 
 
 if __name__ == "__main__":

@@ -50,11 +50,11 @@ def test_sweep_writes_a_complete_run_and_resumes_without_redoing_work(tmp_path, 
     code, out, _ = run_cli(["rewriting", "sweep", *TINY, "--out", str(run), "--json"], capsys)
     assert code == 0
     summary = json.loads(out)["summary"]
-    assert set(summary) == {"standard", "repeat", "short", "long"}
+    assert set(summary) == {"standard", "repeat", "short", "long", "uncharacteristic"}
 
     config = json.loads((run / "config.json").read_text())
     assert config["config"]["seeds"] == [1, 2] and len(config["hash"]) == 16
-    assert "device" not in config["config"] and config["config"]["seeds_per_shard"] == 10
+    assert "device" not in config["config"] and config["config"]["seeds_per_shard"] == 25
     assert config["provenance"]["versions"]["torch"] == torch.__version__
     manifest = json.loads((run / "shards" / "train" / "seeds=1-2.json").read_text())
     assert manifest["device"] == "cpu" and set(manifest["files"]) == {
@@ -67,6 +67,7 @@ def test_sweep_writes_a_complete_run_and_resumes_without_redoing_work(tmp_path, 
         "repeat.json",
         "short.json",
         "standard.json",
+        "uncharacteristic.json",
     ]
     member = torch.load(run / "members" / "seed=2.pt", weights_only=True)
     assert member["seed"] == 2 and member["state"]["gen_w"].shape == (32, 243)
@@ -86,11 +87,17 @@ def test_sweep_writes_a_complete_run_and_resumes_without_redoing_work(tmp_path, 
         "stats.json",
         "figures/suites.png",
         "figures/scatter_repeat_long.png",
+        "figures/correlations.png",
+        "figures/learning_curves.png",
     ):
         assert (run / name).stat().st_size > 0
     html = (run / "report.html").read_text()
     assert "data:image/png;base64," in html and "<table>" in html
     assert "<title>Seed sensitivity of generalization</title>" in html
+    report = (run / "report.md").read_text()
+    assert "Beside the paper (Table 3)" in report and "| Weber et al. 2018, mean ± std |" in report
+    assert "a seed stops after 2 epochs without improvement" in report
+    assert "Differs from the paper's Table 1 in: train_size 400 (paper: 100000)" in report
     assert not (run / "scratch").exists()  # the trainer's resume point goes once it is done
 
     stamps = {p: p.stat().st_mtime_ns for p in (run / "members").iterdir()}
@@ -150,6 +157,10 @@ def saved_on_cuda(path):
         (["--device", "tpu"], "device must be"),
         (["--letters", "AAB"], "letters must be"),
         (["--loss-normalization", "mean"], "Invalid value"),
+        (["--cell", "gur"], "Invalid value"),
+        (["--attention", "none", "--input-feeding"], "input_feeding must be off when"),
+        (["--patience", "0"], "patience must be an integer >= 1"),
+        (["--min-delta", "1.5"], "min_delta must be in [0, 1)"),
     ],
 )
 def test_bad_sweep_arguments_exit_2_and_write_nothing(tmp_path, capsys, args, message):

@@ -46,6 +46,73 @@ def suite_scatter(accuracy: pd.DataFrame, x: str, y: str, path: Path) -> Path:
     return save_figure(fig, path)
 
 
+def correlation_heatmap(matrix: pd.DataFrame, path: Path, title: str) -> Path:
+    """A square matrix of correlations in [-1, 1], each cell labelled with its value."""
+    n = len(matrix)
+    fig, ax = plt.subplots(figsize=(1.0 * n + 2.2, 0.9 * n + 1.4))
+    image = ax.imshow(matrix.to_numpy(dtype=float), cmap="RdBu_r", vmin=-1, vmax=1)
+    for i in range(n):
+        for j in range(n):
+            value = matrix.iat[i, j]
+            label = "" if np.isnan(value) else f"{value:+.2f}"
+            ax.text(j, i, label, ha="center", va="center", fontsize=9)
+    ax.set_xticks(range(n), list(matrix.columns), rotation=30, ha="right")
+    ax.set_yticks(range(n), list(matrix.index))
+    ax.set_title(title)
+    fig.colorbar(image, ax=ax, shrink=0.8)
+    return save_figure(fig, path)
+
+
+def learning_curves(
+    curves: dict[str, list[float]], best: dict[str, int], flagged: set[str], path: Path
+) -> Path:
+    """Validation accuracy per epoch, one line per seed; a dot where each seed's kept (best)
+    epoch is, a cross where it stopped; `flagged` seeds drawn in red and labelled."""
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for seed, curve in curves.items():
+        epochs = np.arange(1, len(curve) + 1)
+        values = 100 * np.asarray(curve)
+        color = "tab:red" if seed in flagged else "tab:gray"
+        ax.plot(epochs, values, color=color, alpha=0.9 if seed in flagged else 0.35, lw=1)
+        ax.scatter(best[seed], values[best[seed] - 1], color=color, s=12, zorder=3)
+        ax.scatter(epochs[-1], values[-1], color=color, marker="x", s=18, zorder=3)
+        if seed in flagged:
+            ax.annotate(f"seed {seed}", (epochs[-1], values[-1]), fontsize=8, color=color,
+                        xytext=(4, -2), textcoords="offset points")  # fmt: skip
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("validation accuracy (%)")
+    ax.set_ylim(-3, 103)
+    ax.set_title("Validation accuracy per epoch (dot: kept epoch, x: stopped)")
+    ax.grid(alpha=0.3)
+    return save_figure(fig, path)
+
+
+def runs_side_by_side(accuracy: pd.DataFrame, path: Path) -> Path:
+    """Per suite, one box and strip per run; `accuracy` has columns run, suite, accuracy."""
+    suites = list(dict.fromkeys(accuracy["suite"]))
+    runs = list(dict.fromkeys(accuracy["run"]))
+    fig, axes = plt.subplots(
+        1, len(suites), figsize=(1.1 * len(runs) * len(suites) + 2, 4.2), sharey=True
+    )
+    axes = np.atleast_1d(axes)
+    jitter = np.random.default_rng(0)
+    for ax, suite in zip(axes, suites, strict=True):
+        data = [
+            100 * accuracy.loc[(accuracy["suite"] == suite) & (accuracy["run"] == run), "accuracy"]
+            for run in runs
+        ]
+        ax.boxplot(data, widths=0.5, showfliers=False)
+        for i, values in enumerate(data, start=1):
+            ax.scatter(i + jitter.uniform(-0.15, 0.15, len(values)), values, s=10, alpha=0.7,
+                       zorder=3)  # fmt: skip
+        ax.set_xticks(range(1, len(runs) + 1), runs, rotation=30, ha="right")
+        ax.set_title(suite)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel("accuracy (%)")
+    axes[0].set_ylim(-3, 103)
+    return save_figure(fig, path)
+
+
 def save_figure(fig: plt.Figure, path: Path) -> Path:
     """Write `fig` as a PNG (atomically) and close it; returns `path`."""
     fig.tight_layout()

@@ -50,6 +50,21 @@ class Correlation:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Difference:
+    """Mean of `b` minus mean of `a`, two independent groups of seeds."""
+
+    n_a: int
+    n_b: int
+    difference: float
+    ci_low: float  # bootstrap CI of the difference, resampling seeds within each group
+    ci_high: float
+    mann_whitney_p: float  # two-sided rank test of "same distribution"
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
 def summarize(values: np.ndarray, seed: int = 0) -> Summary:
     """Summary of one suite's accuracies over seeds."""
     x = np.asarray(values, dtype=float)
@@ -94,6 +109,31 @@ def correlate(a: str, x: np.ndarray, b: str, y: np.ndarray, seed: int = 0) -> Co
     )
 
 
+def compare_groups(a: np.ndarray, b: np.ndarray, seed: int = 0) -> Difference:
+    """Difference of means of two runs' per-seed accuracies, its bootstrap interval (seeds
+    resampled within each run) and a Mann-Whitney U test."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if min(len(a), len(b)) < 3 or (np.ptp(a) == 0 and np.ptp(b) == 0):
+        low = high = float("nan")
+    else:
+        low, high = _bootstrap((a, b), _difference_of_means, seed, paired=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # identical constant groups: p is NaN
+        p = stats.mannwhitneyu(b, a, alternative="two-sided").pvalue if len(a) and len(b) else None
+    return Difference(
+        n_a=len(a),
+        n_b=len(b),
+        difference=float(b.mean() - a.mean()),
+        ci_low=low,
+        ci_high=high,
+        mann_whitney_p=float("nan") if p is None else float(p),
+    )
+
+
+def _difference_of_means(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(b, axis=axis) - np.mean(a, axis=axis)
+
+
 def _value(result: object, name: str) -> float:
     return float("nan") if result is None else float(getattr(result, name))
 
@@ -107,16 +147,19 @@ def _spearman(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def _bootstrap(
-    data: tuple[np.ndarray, ...], statistic: Callable[..., np.ndarray], seed: int
+    data: tuple[np.ndarray, ...],
+    statistic: Callable[..., np.ndarray],
+    seed: int,
+    paired: bool = True,
 ) -> tuple[float, float]:
-    if len(data[0]) < 3 or any(np.ptp(d) == 0 for d in data):
+    if paired and (len(data[0]) < 3 or any(np.ptp(d) == 0 for d in data)):
         return float("nan"), float("nan")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # degenerate resamples give NaN statistics, dropped below
         result = stats.bootstrap(
             data,
             statistic,
-            paired=len(data) > 1,
+            paired=paired and len(data) > 1,
             vectorized=True,
             n_resamples=N_RESAMPLES,
             confidence_level=CONFIDENCE,

@@ -198,9 +198,9 @@ def sweep(
         help="tanh(W_c [ctx; h]) before the output layer (off: the output layer reads [ctx; h]).",
     ),
     seeds_per_shard: int = typer.Option(
-        10,
-        help="Seeds trained as one stacked model, one process each; the numbers do not "
-        "depend on it.",
+        25,
+        help="Seeds trained as one stacked model, one process each (50 seeds: two, one per "
+        "core of a laptop); the numbers do not depend on it.",
     ),
     device: str = DEVICE,
     workers: int = typer.Option(
@@ -289,6 +289,24 @@ def evaluate(
 
     evaluate_external(run_dir, src, name, device)
     _finish(run_dir, report, as_json)
+
+
+@app.command(
+    epilog="Example: genprobe rewriting compare runs/paper runs/feeding runs/gru --out runs/compare"
+)
+def compare(
+    runs: list[Path] = typer.Argument(..., help="Two or more sweep run directories."),
+    out: Path = typer.Option(..., help="Directory for report.md, report.html, compare.json."),
+    names: str = typer.Option(
+        None, help="Comma-separated run names (default: the directory names)."
+    ),
+) -> None:
+    """Seed distributions of several sweeps side by side; the first run is the reference."""
+    from genprobe.studies.seed_sensitivity.compare import load_runs, write_comparison
+
+    loaded = load_runs(runs, names.split(",") if names else None)
+    _, html = write_comparison(loaded, out)
+    console.print(f"compared {len(loaded)} runs: {html}")
 
 
 def _finish(run: Path, report: bool, as_json: bool) -> None:

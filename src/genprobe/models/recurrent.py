@@ -167,7 +167,7 @@ class StackedSeq2Seq(nn.Module):
         """One step of the encoder's or decoder's cell (`side` "enc" or "dec")."""
         w_hh = getattr(self, f"{side}_w_hh")
         if c is not None:
-            return lstm_cell(x_gates + torch.bmm(h, w_hh), c)
+            return lstm_cell(torch.baddbmm(x_gates, h, w_hh), c)
         return gru_cell(x_gates, torch.baddbmm(getattr(self, f"{side}_b_hh"), h, w_hh), h), None
 
     def _initial_c(self, h: Tensor) -> Tensor | None:

@@ -36,9 +36,6 @@ def token_cross_entropy(logits: Tensor, target: Tensor, ignore_index: int) -> Te
     return _SoftmaxCrossEntropy.apply(logits, target, ignore_index)
 
 
-ROWS_PER_CHUNK = 256  # logits of one chunk (256 × V floats) stay in a core's cache
-
-
 class _MemberOutputLoss(torch.autograd.Function):
     @staticmethod
     def forward(
@@ -49,19 +46,14 @@ class _MemberOutputLoss(torch.autograd.Function):
         losses = []
         for k in range(hidden.shape[0]):
             rows = torch.nonzero(target[k] != ignore_index).squeeze(1)
-            loss = hidden.new_zeros(())
-            grad_weight[k].zero_()
-            grad_bias[k].zero_()
-            for chunk in rows.split(ROWS_PER_CHUNK):
-                h = hidden[k, chunk]  # (n, H)
-                log_probs = torch.addmm(bias[k], h, weight[k]).log_softmax(1)
-                t = target[k, chunk].unsqueeze(1)
-                loss -= log_probs.gather(1, t).sum()
-                grad = log_probs.exp_().scatter_add_(1, t, torch.full_like(t, -1, dtype=h.dtype))
-                grad_hidden[k, chunk] = grad @ weight[k].T
-                grad_weight[k].addmm_(h.T, grad)
-                grad_bias[k].add_(grad.sum(0))
-            losses.append(loss)
+            h = hidden[k, rows]  # (n, H)
+            log_probs = torch.addmm(bias[k], h, weight[k]).log_softmax(1)
+            t = target[k, rows].unsqueeze(1)
+            losses.append(-log_probs.gather(1, t).sum())
+            grad = log_probs.exp_().scatter_add_(1, t, torch.full_like(t, -1, dtype=h.dtype))
+            grad_hidden[k, rows] = grad @ weight[k].T
+            torch.mm(h.T, grad, out=grad_weight[k])
+            torch.sum(grad, dim=0, keepdim=True, out=grad_bias[k])
         ctx.save_for_backward(grad_hidden, grad_weight, grad_bias)
         return torch.stack(losses)
 
@@ -78,8 +70,8 @@ def member_output_loss(
     """Each member's summed token NLL of its output layer: (S,) from hidden (S, R, H), weight
     (S, H, V), bias (S, 1, V) and target (S, R).
 
-    A member's logits are computed in chunks of its own real rows only, so its arithmetic does
-    not depend on how many members are stacked or how long their batches are, and the
-    (S, R, V) logits are never held in memory at once.
+    A member's logits are computed on its own real rows only, so its arithmetic does not depend
+    on how many members are stacked or how long their batches are, and the (S, R, V) logits are
+    never held in memory at once.
     """
     return _MemberOutputLoss.apply(hidden, weight, bias, target, ignore_index)

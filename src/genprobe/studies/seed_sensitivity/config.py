@@ -19,7 +19,10 @@ from genprobe.tasks.rewriting.suites import TEST_SUITES, Examples, generate
 from genprobe.training.trainer import TrainConfig
 
 KIND = "rewriting-sweep"
-SPLITS = ("train", "validation", *TEST_SUITES)
+# The paper's four test suites, then its appendix's second validation set (inputs 3-12 long
+# with repeated symbols), evaluated like a test suite.
+SUITES = (*TEST_SUITES, "uncharacteristic")
+SPLITS = ("train", "validation", *SUITES)
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,7 @@ class SweepConfig:
     # Seeds trained as one stacked model (one `train` shard); None: all seeds at once. It sets
     # how the work is split, not what a seed computes: member k of any stack is bit for bit
     # seed k trained alone (tests/rewriting/test_training.py).
-    seeds_per_shard: int | None = 10
+    seeds_per_shard: int | None = 25
 
     def __post_init__(self) -> None:
         seeds = self.seeds

@@ -16,7 +16,7 @@ from genprobe.errors import RunDirError
 from genprobe.runs.atomic import write_json
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.seed_sensitivity import predict, train
-from genprobe.tasks.rewriting.suites import TEST_SUITES
+from genprobe.studies.seed_sensitivity.config import SUITES
 
 
 def read_predictions(run: str | Path) -> pd.DataFrame:
@@ -43,7 +43,7 @@ def read_training(run: str | Path) -> dict[str, Any]:
 def accuracy_table(predictions: pd.DataFrame) -> pd.DataFrame:
     """One row per seed, one column per suite (the study's suites first), accuracy in [0, 1]."""
     table = predictions.groupby(["seed", "suite"])["valid"].mean().unstack("suite")
-    own = [suite for suite in TEST_SUITES if suite in table.columns]
+    own = [suite for suite in SUITES if suite in table.columns]
     return table[own + sorted(set(table.columns) - set(own))]
 
 

@@ -21,13 +21,12 @@ from genprobe.errors import ConfigError, RunDirError
 from genprobe.runs.executor import Executor, run_stage
 from genprobe.runs.rundir import open_run, read_config
 from genprobe.runs.shards import ShardStore
-from genprobe.studies.seed_sensitivity.config import KIND, SPLITS, SweepConfig
+from genprobe.studies.seed_sensitivity.config import KIND, SPLITS, SUITES, SweepConfig
 from genprobe.studies.seed_sensitivity.device import check_device
 from genprobe.studies.seed_sensitivity.predict import PredictTask, predict_shard, prediction_path
 from genprobe.studies.seed_sensitivity.results import write_metrics
 from genprobe.studies.seed_sensitivity.train import OnProgress, TrainTask, train_shards
 from genprobe.tasks.rewriting.formats import read_inputs, write_srctgt
-from genprobe.tasks.rewriting.suites import TEST_SUITES
 
 SUITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -61,7 +60,7 @@ def run_sweep(
         log(f"training {seeds} seeds on {config.train_size:,} examples "
             f"({len(pending)} stacked model{'s' * (len(pending) > 1)})")  # fmt: skip
     run_stage(run, TrainTask(config, device, on_progress), shards, executor)
-    suites = [predict_shard(suite, data[suite].src) for suite in TEST_SUITES]
+    suites = [predict_shard(suite, data[suite].src) for suite in SUITES]
     if pending := ShardStore(run).pending(suites):
         log(f"evaluating {', '.join(shard.key for shard in pending)}")
     run_stage(run, PredictTask(run, config, device), suites, executor)
@@ -93,8 +92,8 @@ def evaluate_external(
     name = name or Path(src_path).stem
     if not SUITE_NAME.match(name):
         raise ConfigError("name", "letters, digits, '_', '-' or '.' (at most 64)", name)
-    if name in TEST_SUITES:
-        raise ConfigError("name", f"a name other than the study's suites {TEST_SUITES}", name)
+    if name in SUITES:
+        raise ConfigError("name", f"a name other than the study's suites {SUITES}", name)
     shard = predict_shard(name, read_inputs(src_path, config.grammar))
     run_stage(run, PredictTask(run, config, device), [shard], executor)
     write_metrics(run)

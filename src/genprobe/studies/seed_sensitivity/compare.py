@@ -1,0 +1,225 @@
+"""Several sweeps side by side: which settings move the seed distributions, and how far.
+
+The first run is the reference. Per suite: each run's distribution over seeds (table and
+box/strip figure), the difference of its mean from the reference's with a bootstrap interval
+over seeds and a Mann-Whitney U test, and per run the correlation between suites across seeds.
+When every run is on the paper's task, Table 3 is printed beside them. Everything is read from
+the runs' result files; the comparison goes to its own directory (`report.md`, `report.html`,
+`compare.json`, `figures/`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from genprobe.analysis import plots
+from genprobe.analysis.render import Block, Figure, Heading, Table, Text
+from genprobe.analysis.render import write_report as render
+from genprobe.analysis.stats import compare_groups, correlate, summarize
+from genprobe.errors import ConfigError, RunDirError
+from genprobe.runs.atomic import write_json
+from genprobe.runs.rundir import read_config
+from genprobe.studies.seed_sensitivity import paper
+from genprobe.studies.seed_sensitivity.config import KIND, SweepConfig
+from genprobe.studies.seed_sensitivity.report import CALLED_OUT
+from genprobe.studies.seed_sensitivity.results import accuracy_table, read_predictions
+
+TITLE = "Seed distributions side by side"
+
+
+@dataclass(frozen=True)
+class Run:
+    name: str
+    config: SweepConfig
+    accuracy: pd.DataFrame  # one row per seed, one column per suite, in [0, 1]
+
+
+def load_runs(paths: Sequence[str | Path], names: Sequence[str] | None = None) -> list[Run]:
+    """Read each sweep's accuracy per seed and suite; names default to the directory names.
+
+    Raises:
+        ConfigError: fewer than two runs, or names that do not match the runs one to one.
+        RunDirError: a path that is not a sweep's run directory, or one without predictions.
+    """
+    if len(paths) < 2:
+        raise ConfigError("runs", "at least two run directories", [str(p) for p in paths])
+    names = list(names) if names else [Path(p).name for p in paths]
+    if len(names) != len(paths) or len(set(names)) != len(names):
+        raise ConfigError("names", f"{len(paths)} distinct names, one per run", names)
+    runs = []
+    for name, path in zip(names, paths, strict=True):
+        stored = read_config(path)
+        if stored.get("kind") != KIND:
+            raise RunDirError(f"{path} holds a {stored.get('kind')} run, not a {KIND}")
+        config = SweepConfig.from_dict(stored["config"])
+        runs.append(Run(name, config, accuracy_table(read_predictions(path))))
+    return runs
+
+
+def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
+    """Write the comparison of `runs` (the first is the reference) into `out`."""
+    out = Path(out)
+    suites = [s for s in runs[0].accuracy.columns if all(s in r.accuracy for r in runs)]
+    if not suites:
+        raise ConfigError("runs", "runs that share at least one evaluated suite", "none shared")
+    reference = runs[0]
+    differences = {
+        (run.name, suite): compare_groups(
+            reference.accuracy[suite].to_numpy(), run.accuracy[suite].to_numpy()
+        )
+        for run in runs[1:]
+        for suite in suites
+    }
+    correlations = {
+        (run.name, a, b): correlate(a, run.accuracy[a].to_numpy(), b, run.accuracy[b].to_numpy())
+        for run in runs
+        for a, b in CALLED_OUT
+        if a in run.accuracy and b in run.accuracy
+    }
+    long = pd.concat(
+        [
+            run.accuracy[suites]
+            .reset_index()
+            .melt(id_vars="seed", var_name="suite", value_name="accuracy")
+            .assign(run=run.name)
+            for run in runs
+        ]
+    )
+    figure = plots.runs_side_by_side(long, out / "figures" / "runs.png")
+    write_json(
+        out / "compare.json",
+        {
+            "runs": {run.name: run.config.to_dict() for run in runs},
+            "summary": {
+                run.name: {s: summarize(run.accuracy[s].to_numpy()).to_dict() for s in suites}
+                for run in runs
+            },
+            "differences": [
+                {"run": name, "reference": reference.name, "suite": suite, **d.to_dict()}
+                for (name, suite), d in differences.items()
+            ],
+            "correlations": [
+                {"run": name, **c.to_dict()} for (name, _, _), c in correlations.items()
+            ],
+        },
+    )
+    blocks: list[Block] = [
+        Text(
+            f"{len(runs)} runs; the reference is `{reference.name}`. Accuracy = share of outputs "
+            "that satisfy the validity rule, in %."
+        ),
+        Heading("The runs"),
+        _settings_table(runs),
+        Heading("Accuracy across seeds (%)"),
+        Text(
+            "Mean, sample standard deviation, median and range over each run's seeds"
+            + (
+                "; after each suite, the paper's Table 3 (its 50 seeds on the authors' test "
+                "files; it gives no median)."
+                if all(paper.is_paper_task(run.config) for run in runs)
+                else "."
+            )
+        ),
+        _summary_table(runs, suites),
+        Figure(figure.relative_to(out), "Accuracy per suite, one box and one dot per seed."),
+        Heading(f"Difference from `{reference.name}`"),
+        Text(
+            "Mean of the run minus mean of the reference, in points, with a 95 % percentile "
+            "bootstrap interval (seeds resampled within each run) and the p-value of a "
+            "two-sided Mann-Whitney U test (SciPy) over seeds."
+        ),
+        _difference_table(differences),
+        Heading("Correlation between suites, per run"),
+        Text(
+            "Pearson r across each run's seeds with a 95 % bootstrap interval "
+            f"(Weber et al.: Repeat-Long {paper.REPEAT_LONG_PEARSON:+.2f})."
+        ),
+        _correlation_table(runs, correlations),
+    ]
+    return render(out, TITLE, blocks)
+
+
+def _settings_table(runs: Sequence[Run]) -> Table:
+    rows = []
+    for run in runs:
+        c, model = run.config, run.config.model_config()
+        rows.append(
+            {
+                "run": run.name,
+                "seeds": str(len(run.accuracy)),
+                "cell": model.cell,
+                "attention": model.attention,
+                "input feeding": "yes" if model.input_feeding else "no",
+                "tanh layer": "yes" if model.attention_layer else "no",
+                "emb/hidden": f"{model.emb}/{model.hidden}",
+                "dropout": str(model.dropout),
+                "lr": str(c.train.lr),
+                "patience": str(c.train.patience),
+                "train": f"{c.train_size:,}",
+            }
+        )
+    return Table(pd.DataFrame(rows))
+
+
+def _summary_table(runs: Sequence[Run], suites: Sequence[str]) -> Table:
+    with_paper = all(paper.is_paper_task(run.config) for run in runs)
+    rows = []
+    for suite in suites:
+        for run in runs:
+            s = summarize(run.accuracy[suite].to_numpy())
+            values = [100 * v for v in (s.mean, s.std, s.median, s.min, s.max)]
+            rows.append(_summary_row(suite, run.name, str(s.n), values))
+        if with_paper and suite in paper.TABLE_3:
+            mean, std, low, high = paper.TABLE_3[suite]
+            rows.append(
+                _summary_row(
+                    suite, "Weber et al. 2018", str(paper.SEEDS), [mean, std, np.nan, low, high]
+                )
+            )
+    return Table(pd.DataFrame(rows))
+
+
+def _summary_row(suite: str, run: str, seeds: str, values: Sequence[float]) -> dict[str, str]:
+    names = ("mean", "std", "median", "min", "max")
+    cells = {n: "" if np.isnan(v) else f"{v:.2f}" for n, v in zip(names, values, strict=True)}
+    return {"suite": suite, "run": run, "seeds": seeds, **cells}
+
+
+def _signed(x: float) -> str:
+    return "nan" if np.isnan(x) else f"{x:+.2f}"
+
+
+def _difference_table(differences: dict) -> Table:
+    rows = [
+        {
+            "run": name,
+            "suite": suite,
+            "difference": _signed(100 * d.difference),
+            "95% CI": f"[{_signed(100 * d.ci_low)}, {_signed(100 * d.ci_high)}]",
+            "Mann-Whitney p": f"{d.mann_whitney_p:.3g}",
+            "seeds": f"{d.n_b} vs {d.n_a}",
+        }
+        for (name, suite), d in differences.items()
+    ]
+    return Table(pd.DataFrame(rows))
+
+
+def _correlation_table(runs: Sequence[Run], correlations: dict) -> Table:
+    rows = []
+    for run in runs:
+        row = {"run": run.name}
+        for a, b in CALLED_OUT:
+            c = correlations.get((run.name, a, b))
+            row[f"{a}-{b}"] = (
+                ""
+                if c is None
+                else f"{_signed(c.pearson)} [{_signed(c.pearson_ci[0])}, "
+                f"{_signed(c.pearson_ci[1])}]"
+            )
+        rows.append(row)
+    return Table(pd.DataFrame(rows))

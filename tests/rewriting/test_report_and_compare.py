@@ -1,0 +1,109 @@
+"""The sweep report's stalled seeds and the comparison of runs (`rewriting compare`)."""
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from genprobe.analysis.stats import compare_groups
+from genprobe.cli import main
+from genprobe.studies.seed_sensitivity import SweepConfig, report, run_sweep
+from genprobe.studies.seed_sensitivity.compare import load_runs, write_comparison
+from genprobe.tasks.rewriting.grammar import Grammar
+from genprobe.training.trainer import TrainConfig
+
+
+def tiny(**kwargs) -> SweepConfig:
+    return SweepConfig(
+        seeds=(1, 2, 3),
+        train_size=200,
+        validation_size=20,
+        suite_size=12,
+        train=TrainConfig(max_epochs=1),
+        **kwargs,
+    )
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    return (
+        run_sweep(tiny(), root / "paper"),
+        run_sweep(tiny(attention="dot", input_feeding=True), root / "dot-feeding"),
+        run_sweep(tiny(grammar=Grammar(n_symbols=20)), root / "twenty"),
+    )
+
+
+def run_cli(args, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+        raise SystemExit(0)
+    out = capsys.readouterr()
+    return exit_info.value.code, out.out, out.err
+
+
+def test_compare_groups_is_the_difference_of_means_with_a_rank_test():
+    a, b = np.array([0.1, 0.2, 0.3, 0.4, 0.5]), np.array([0.5, 0.6, 0.7, 0.8, 0.95])
+    d = compare_groups(a, b)
+    assert d.difference == pytest.approx(b.mean() - a.mean())
+    assert d.ci_low < d.difference < d.ci_high and d.ci_low > 0
+    assert d.mann_whitney_p == pytest.approx(stats.mannwhitneyu(b, a).pvalue)
+    assert (d.n_a, d.n_b) == (5, 5)
+
+
+@pytest.mark.slow
+def test_compare_puts_runs_side_by_side_against_the_reference(runs, tmp_path, capsys):
+    paper, variant, _ = runs
+    out = tmp_path / "cmp"
+    code, _, _ = run_cli(
+        ["rewriting", "compare", str(paper), str(variant), "--out", str(out)], capsys
+    )
+    assert code == 0
+    result = json.loads((out / "compare.json").read_text())
+    assert set(result["runs"]) == {"paper", "dot-feeding"}
+    long = [d for d in result["differences"] if d["suite"] == "long"]
+    assert len(long) == 1 and long[0]["run"] == "dot-feeding"
+    summary = result["summary"]
+    expected = summary["dot-feeding"]["long"]["mean"] - summary["paper"]["long"]["mean"]
+    assert long[0]["difference"] == pytest.approx(expected)
+    text = (out / "report.md").read_text()
+    assert "| repeat | Weber et al. 2018 | 50 | 86.67 | 13.39 |" in text  # the paper's task
+    assert "| dot-feeding | 3 | lstm | dot | yes |" in text
+    assert (out / "figures" / "runs.png").stat().st_size > 0 and (out / "report.html").exists()
+
+
+@pytest.mark.slow
+def test_compare_leaves_table_3_out_for_another_task_and_refuses_bad_input(runs, tmp_path, capsys):
+    paper, _, twenty = runs
+    write_comparison(load_runs([paper, twenty]), tmp_path / "cmp")
+    assert "Weber et al. 2018" not in (tmp_path / "cmp" / "report.md").read_text()
+    for args, message in [
+        ([str(paper)], "at least two run directories"),
+        ([str(paper), str(tmp_path)], "is not a run directory"),
+        ([str(paper), str(twenty), "--names", "a"], "names must be 2 distinct names"),
+    ]:
+        code, _, err = run_cli(
+            ["rewriting", "compare", *args, "--out", str(tmp_path / "x")], capsys
+        )
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.slow
+def test_report_flags_stalled_seeds_and_summarizes_without_them(runs, monkeypatch):
+    run = runs[0]
+    recorded = report.read_training(run)
+    recorded["1"]["best_accuracy"] = 0.99
+    recorded["3"]["best_accuracy"] = 0.99
+    recorded["2"].update(best_accuracy=0.62, validation=[0.62])
+    monkeypatch.setattr(report, "read_training", lambda _: recorded)
+    report.write_report(run)
+    saved = json.loads((run / "stats.json").read_text())
+    assert saved["stalled_seeds"] == ["2"]
+    assert saved["summary_without_stalled"]["long"]["n"] == 2
+    assert saved["summary"]["long"]["n"] == 3
+    text = (run / "report.md").read_text()
+    assert "Seeds that stopped below 95 % validation accuracy" in text
+    assert "1 seed: 2 (62.00 % after 1 epoch)" in text
+    assert "| 2 |" in text and "| yes |" in text
