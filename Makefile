@@ -16,7 +16,7 @@ $(BIN)/genprobe: pyproject.toml
 
 demo: $(BIN)/genprobe
 	$(BIN)/genprobe rewriting sweep --seeds 6 --train-size 30000 --validation-size 1000 \
-		--suite-size 1000 --max-epochs 30 --out runs/demo
+		--suite-size 1000 --max-epochs 30 --seeds-per-shard 3 --out runs/demo
 
 test: $(BIN)/genprobe
 	$(BIN)/pytest

@@ -7,40 +7,21 @@ import pytest
 from scipy import stats
 
 from genprobe.analysis.stats import compare_groups
-from genprobe.cli import main
-from genprobe.studies.seed_sensitivity import SweepConfig, report, run_sweep
+from genprobe.studies.seed_sensitivity import report, run_sweep
 from genprobe.studies.seed_sensitivity.compare import load_runs, write_comparison
 from genprobe.tasks.rewriting.grammar import Grammar
-from genprobe.training.trainer import TrainConfig
-
-
-def tiny(**kwargs) -> SweepConfig:
-    return SweepConfig(
-        seeds=(1, 2, 3),
-        train_size=200,
-        validation_size=20,
-        suite_size=12,
-        train=TrainConfig(max_epochs=1),
-        **kwargs,
-    )
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, tiny_sweep):
     root = tmp_path_factory.mktemp("runs")
     return (
-        run_sweep(tiny(), root / "paper"),
-        run_sweep(tiny(attention="dot", input_feeding=True), root / "dot-feeding"),
-        run_sweep(tiny(grammar=Grammar(n_symbols=20)), root / "twenty"),
+        run_sweep(tiny_sweep(seeds=(1, 2, 3)), root / "paper"),
+        run_sweep(
+            tiny_sweep(seeds=(1, 2, 3), attention="dot", input_feeding=True), root / "dot-feeding"
+        ),
+        run_sweep(tiny_sweep(seeds=(1, 2, 3), grammar=Grammar(n_symbols=20)), root / "twenty"),
     )
-
-
-def run_cli(args, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exit_info.value.code, out.out, out.err
 
 
 def test_compare_groups_is_the_difference_of_means_with_a_rank_test():
@@ -53,12 +34,10 @@ def test_compare_groups_is_the_difference_of_means_with_a_rank_test():
 
 
 @pytest.mark.slow
-def test_compare_puts_runs_side_by_side_against_the_reference(runs, tmp_path, capsys):
+def test_compare_puts_runs_side_by_side_against_the_reference(runs, tmp_path, cli):
     paper, variant, _ = runs
     out = tmp_path / "cmp"
-    code, _, _ = run_cli(
-        ["rewriting", "compare", str(paper), str(variant), "--out", str(out)], capsys
-    )
+    code, _, _ = cli("rewriting", "compare", str(paper), str(variant), "--out", str(out))
     assert code == 0
     result = json.loads((out / "compare.json").read_text())
     assert set(result["runs"]) == {"paper", "dot-feeding"}
@@ -74,7 +53,7 @@ def test_compare_puts_runs_side_by_side_against_the_reference(runs, tmp_path, ca
 
 
 @pytest.mark.slow
-def test_compare_leaves_table_3_out_for_another_task_and_refuses_bad_input(runs, tmp_path, capsys):
+def test_compare_leaves_table_3_out_for_another_task_and_refuses_bad_input(runs, tmp_path, cli):
     paper, _, twenty = runs
     write_comparison(load_runs([paper, twenty]), tmp_path / "cmp")
     assert "Weber et al. 2018" not in (tmp_path / "cmp" / "report.md").read_text()
@@ -83,9 +62,7 @@ def test_compare_leaves_table_3_out_for_another_task_and_refuses_bad_input(runs,
         ([str(paper), str(tmp_path)], "is not a run directory"),
         ([str(paper), str(twenty), "--names", "a"], "names must be 2 distinct names"),
     ]:
-        code, _, err = run_cli(
-            ["rewriting", "compare", *args, "--out", str(tmp_path / "x")], capsys
-        )
+        code, _, err = cli("rewriting", "compare", *args, "--out", str(tmp_path / "x"))
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "x").exists()
 
@@ -107,3 +84,21 @@ def test_report_flags_stalled_seeds_and_summarizes_without_them(runs, monkeypatc
     assert "Seeds that stopped below 95 % validation accuracy" in text
     assert "1 seed: 2 (62.00 % after 1 epoch)" in text
     assert "| 2 |" in text and "| yes |" in text
+
+
+@pytest.mark.slow
+def test_the_report_writes_validation_curves_as_a_tensorboard_log(runs):
+    event_accumulator = pytest.importorskip(
+        "tensorboard.backend.event_processing.event_accumulator"
+    )
+    run = runs[1]
+    report.write_report(run)
+    log = event_accumulator.EventAccumulator(str(run / "tensorboard"))
+    log.Reload()
+    training = report.read_training(run)
+    assert sorted(log.Tags()["scalars"]) == [f"validation/seed={s}" for s in sorted(training)]
+    events = log.Scalars("validation/seed=2")
+    assert [e.step for e in events] == [1]
+    assert events[0].value == pytest.approx(training["2"]["validation"][0])
+    report.write_report(run)  # rewritten, not appended to
+    assert len(list((run / "tensorboard").iterdir())) == 1

@@ -10,22 +10,15 @@ import torch
 from genprobe.runs.executor import LocalExecutor
 from genprobe.studies import REPORTS
 from genprobe.studies.seed_sensitivity import KIND, SweepConfig, load_members, run_sweep
-from genprobe.training.trainer import TrainConfig
 
 
-def tiny(**kwargs) -> SweepConfig:
-    return SweepConfig(
-        seeds=(3, 4, 5),
-        train_size=200,
-        validation_size=20,
-        suite_size=10,
-        train=TrainConfig(max_epochs=1),
-        **kwargs,
-    )
+@pytest.fixture
+def tiny(tiny_sweep):
+    return lambda **kwargs: tiny_sweep(seeds=(3, 4, 5), **kwargs)
 
 
 @pytest.mark.slow
-def test_chunks_of_seeds_in_two_workers_train_the_members_of_one_stacked_model(tmp_path):
+def test_chunks_of_seeds_in_two_workers_train_the_members_of_one_stacked_model(tmp_path, tiny):
     whole = run_sweep(tiny(), tmp_path / "whole")
     progress = []
     chunked = run_sweep(
@@ -49,7 +42,7 @@ def test_chunks_of_seeds_in_two_workers_train_the_members_of_one_stacked_model(t
     assert training == json.loads((whole / "training" / "seeds=3-5.json").read_text())
 
 
-def test_seeds_per_shard_groups_seeds_in_order_and_is_checked():
+def test_seeds_per_shard_groups_seeds_in_order_and_is_checked(tiny):
     assert tiny(seeds_per_shard=2).seed_chunks() == [(3, 4), (5,)]
     assert tiny().seed_chunks() == [(3, 4, 5)]
     with pytest.raises(ValueError, match="seeds_per_shard"):
