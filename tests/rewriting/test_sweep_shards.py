@@ -1,5 +1,6 @@
 """The sweep on the spine: chunks of seeds trained as separate stacked models, in worker
-processes, give the members one stacked model gives; the study's report kind is registered."""
+processes, give the members one stacked model gives and report their progress; the study's
+report kind is registered."""
 
 import importlib
 import json
@@ -25,9 +26,10 @@ def test_chunks_of_seeds_in_two_workers_train_the_members_of_one_stacked_model(t
         tiny(seeds_per_shard=2),
         tmp_path / "chunked",
         executor=LocalExecutor(workers=2),
-        on_progress=lambda shard, p: progress.append(p),  # not sent to the workers
+        on_progress=lambda shard, p: progress.append((shard.key, p.epoch, p.step, p.steps)),
     )
-    assert progress == []
+    # relayed from both worker processes: each shard's epoch end (200 examples = 4 steps)
+    assert sorted(progress) == [("seeds=3-4", 1, 4, 4), ("seeds=5-5", 1, 4, 4)]
     keys = sorted(p.stem for p in (chunked / "shards" / "train").iterdir())
     assert keys == ["seeds=3-4", "seeds=5-5"]
     for a, b in zip(

@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 from genprobe.runs.atomic import atomic_path
 
@@ -55,7 +56,8 @@ def correlation_heatmap(matrix: pd.DataFrame, path: Path, title: str) -> Path:
         for j in range(n):
             value = matrix.iat[i, j]
             label = "" if np.isnan(value) else f"{value:+.2f}"
-            ax.text(j, i, label, ha="center", va="center", fontsize=9)
+            color = "white" if abs(value) > 0.6 else "black"  # readable on the dark ends
+            ax.text(j, i, label, ha="center", va="center", fontsize=9, color=color)
     ax.set_xticks(range(n), list(matrix.columns), rotation=30, ha="right")
     ax.set_yticks(range(n), list(matrix.index))
     ax.set_title(title)
@@ -80,6 +82,7 @@ def learning_curves(
             ax.annotate(f"seed {seed}", (epochs[-1], values[-1]), fontsize=8, color=color,
                         xytext=(4, -2), textcoords="offset points")  # fmt: skip
     ax.set_xlabel("epoch")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("validation accuracy (%)")
     ax.set_ylim(-3, 103)
     ax.set_title("Validation accuracy per epoch (dot: kept epoch, x: stopped)")

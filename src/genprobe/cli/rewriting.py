@@ -6,6 +6,7 @@ import json
 import os
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -253,12 +254,14 @@ def sweep(
     )
     executor = LocalExecutor(workers or os.cpu_count() or 1)
     with progress_bar(quiet=as_json) as bar:
-        task = bar.add_task("training", total=None)
+        tasks: dict[str, Any] = {}  # one bar per stacked model (shard)
 
         def on_progress(shard, p) -> None:
             chunk = shard.spec["seeds"]
+            if shard.key not in tasks:
+                tasks[shard.key] = bar.add_task(shard.key, total=p.steps)
             bar.update(
-                task,
+                tasks[shard.key],
                 completed=p.step,
                 total=p.steps,
                 description=f"seeds {chunk[0]}-{chunk[-1]}: epoch {p.epoch}, "

@@ -13,9 +13,13 @@ uninterrupted run. `device` and the executor say where shards run, not what they
 
 from __future__ import annotations
 
+import multiprocessing
 import re
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from genprobe.errors import ConfigError, RunDirError
 from genprobe.runs.executor import Executor, run_stage
@@ -59,13 +63,37 @@ def run_sweep(
         seeds = sum(len(shard.spec["seeds"]) for shard in pending)
         log(f"training {seeds} seeds on {config.train_size:,} examples "
             f"({len(pending)} stacked model{'s' * (len(pending) > 1)})")  # fmt: skip
-    run_stage(run, TrainTask(config, device, on_progress), shards, executor)
+    with _relayed(on_progress) as progress:
+        run_stage(run, TrainTask(config, device, progress), shards, executor)
     suites = [predict_shard(suite, data[suite].src) for suite in SUITES]
     if pending := ShardStore(run).pending(suites):
         log(f"evaluating {', '.join(shard.key for shard in pending)}")
     run_stage(run, PredictTask(run, config, device), suites, executor)
     write_metrics(run)
     return run
+
+
+@contextmanager
+def _relayed(on_progress: OnProgress | None) -> Iterator[Any]:
+    """A queue that any process may put `(shard, Progress)` on; a thread here hands each item
+    to `on_progress`. None when there is nobody to tell."""
+    if on_progress is None:
+        yield None
+        return
+    with multiprocessing.get_context("spawn").Manager() as manager:
+        queue = manager.Queue()
+
+        def relay() -> None:
+            while (item := queue.get()) is not None:
+                on_progress(*item)
+
+        thread = threading.Thread(target=relay, daemon=True)
+        thread.start()
+        try:
+            yield queue
+        finally:
+            queue.put(None)
+            thread.join()
 
 
 def evaluate_external(

@@ -27,6 +27,7 @@ from genprobe.training.trainer import Progress, SweepTrainer
 
 STAGE = "train"
 STATE_FILE = "state.pt"
+PROGRESS_STEPS = 20
 
 OnProgress = Callable[[Shard, Progress], None]
 
@@ -46,17 +47,13 @@ def training_path(shard: Shard) -> str:
 class TrainTask(StageTask):
     """Trains with the run's data, generated once per worker from the config.
 
-    `on_progress` (steps within an epoch) reaches the caller only when shards run in its own
-    process; it is not sent to worker processes.
+    `progress`, if given, is a queue (a `multiprocessing` manager's, so that worker processes can
+    reach it) that receives `(shard, Progress)` every `PROGRESS_STEPS` steps and at each epoch's
+    end.
     """
 
-    def __init__(
-        self, config: SweepConfig, device: str = "cpu", on_progress: OnProgress | None = None
-    ) -> None:
-        self.config, self.device, self.on_progress = config, device, on_progress
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "on_progress": None}
+    def __init__(self, config: SweepConfig, device: str = "cpu", progress: Any = None) -> None:
+        self.config, self.device, self.progress = config, device, progress
 
     def setup(self) -> tuple[Seq2SeqTensors, np.ndarray]:
         train = self.config.split("train")
@@ -71,8 +68,8 @@ class TrainTask(StageTask):
             return decode_and_check(model, self.config, validation)[2].mean(axis=1)
 
         def progress(p: Progress) -> None:
-            if self.on_progress is not None:
-                self.on_progress(shard, p)
+            if self.progress is not None and (p.step % PROGRESS_STEPS == 0 or p.step == p.steps):
+                self.progress.put((shard, p))
 
         trainer = SweepTrainer(
             self.config.model_config(),
