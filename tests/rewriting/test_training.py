@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 import torch
 
-from genprobe.data.seq2seq import BOS, EOS, PAD, decoded_outputs, encode
+from genprobe.data.seq2seq import BOS, EOS, N_SPECIAL, PAD, decoded_outputs, encode
 from genprobe.decoding.greedy import greedy
-from genprobe.models.cells import lstm_cell
+from genprobe.models.cells import gru_cell, lstm_cell
 from genprobe.models.recurrent import RecurrentConfig, StackedSeq2Seq
 from genprobe.tasks.rewriting.suites import generate
-from genprobe.training.loss import token_cross_entropy
+from genprobe.training.loss import member_output_loss, token_cross_entropy
 from genprobe.training.trainer import SweepTrainer, TrainConfig
 
 CONFIG = RecurrentConfig(src_vocab=41, tgt_vocab=243)
@@ -202,6 +202,46 @@ def test_token_cross_entropy_matches_torch():
     (reference * weights).sum().backward()
     torch.testing.assert_close(ours, reference)
     torch.testing.assert_close(grad, logits.grad)
+
+
+def test_member_output_loss_matches_autograd_of_the_stacked_output_layer():
+    s, r, h, v = 3, 12, 5, 7
+    hidden = torch.randn(s, r, h, dtype=torch.float64, requires_grad=True)
+    weight = torch.randn(s, h, v, dtype=torch.float64, requires_grad=True)
+    bias = torch.randn(s, 1, v, dtype=torch.float64, requires_grad=True)
+    target = torch.randint(N_SPECIAL, v, (s, r))
+    target[0, 4:] = PAD
+    target[2, ::3] = PAD
+    scale = torch.tensor([0.5, 2.0, -1.0], dtype=torch.float64)
+
+    def gradients(loss):
+        (loss * scale).sum().backward()
+        grads = [t.grad.clone() for t in (hidden, weight, bias)]
+        for t in (hidden, weight, bias):
+            t.grad = None
+        return loss.detach(), grads
+
+    ours = gradients(member_output_loss(hidden, weight, bias, target, PAD))
+    logits = torch.baddbmm(bias, hidden, weight)
+    nll = torch.nn.functional.cross_entropy(
+        logits.flatten(0, 1), target.flatten(), ignore_index=PAD, reduction="none"
+    )
+    reference = gradients(nll.view(s, r).sum(1))
+    torch.testing.assert_close(ours[0], reference[0])
+    for a, b in zip(ours[1], reference[1], strict=True):
+        torch.testing.assert_close(a, b)
+
+
+def test_gru_cell_is_torch_gru_cell():
+    torch.manual_seed(0)
+    reference = torch.nn.GRUCell(4, 5).double()
+    x, h = torch.randn(3, 4, dtype=torch.float64), torch.randn(3, 5, dtype=torch.float64)
+    ours = gru_cell(
+        x @ reference.weight_ih.T + reference.bias_ih,
+        h @ reference.weight_hh.T + reference.bias_hh,
+        h,
+    )
+    torch.testing.assert_close(ours, reference(x, h))
 
 
 def test_lstm_cell_gradients_match_autograd():
