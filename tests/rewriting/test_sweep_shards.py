@@ -8,6 +8,7 @@ import json
 import pytest
 import torch
 
+from genprobe.errors import RunDirError
 from genprobe.runs.executor import LocalExecutor
 from genprobe.studies import REPORTS
 from genprobe.studies.seed_sensitivity import KIND, SweepConfig, load_members, run_sweep
@@ -51,6 +52,33 @@ def test_seeds_per_shard_groups_seeds_in_order_and_is_checked(tiny):
         tiny(seeds_per_shard=0)
     with pytest.raises(ValueError, match="seeds must be"):
         SweepConfig(seeds=(-1, 2))
+
+
+@pytest.mark.slow
+def test_a_run_grows_by_more_seeds_and_keeps_what_it_trained(tmp_path, tiny_sweep):
+    run = run_sweep(tiny_sweep(seeds=(3, 4), seeds_per_shard=2), tmp_path / "run")
+    first = (run / "members" / "seed=3.pt").stat().st_mtime_ns
+    log = []
+    run_sweep(tiny_sweep(seeds=(3, 4, 5), seeds_per_shard=2), run, log=log.append)
+    assert log[0].startswith("training 1 seeds")  # seeds 3 and 4 are not trained again
+    assert (run / "members" / "seed=3.pt").stat().st_mtime_ns == first
+    stored = json.loads((run / "config.json").read_text())
+    assert stored["config"]["seeds"] == [3, 4, 5] and len(stored["extended_from"]) == 1
+    with pytest.raises(RunDirError, match="holds a different run"):
+        run_sweep(tiny_sweep(seeds=(3, 4, 5, 6), seeds_per_shard=3), run)
+    alone = run_sweep(tiny_sweep(seeds=(3, 4, 5)), tmp_path / "alone")
+    assert (
+        json.loads((run / "metrics.json").read_text())["seeds"]
+        == json.loads((alone / "metrics.json").read_text())["seeds"]
+    )
+
+
+def test_only_more_seeds_in_whole_stacked_models_extend_a_config(tiny_sweep):
+    earlier = tiny_sweep(seeds=(3, 4), seeds_per_shard=2)
+    assert tiny_sweep(seeds=(3, 4, 5, 6), seeds_per_shard=2).extends(earlier)
+    assert not tiny_sweep(seeds=(3, 4, 5), seeds_per_shard=3).extends(earlier)  # chunk 3-4 redone
+    assert not tiny_sweep(seeds=(4, 3, 5), seeds_per_shard=2).extends(earlier)
+    assert not tiny_sweep(seeds=(3, 4, 5), seeds_per_shard=2, dropout=0.2).extends(earlier)
 
 
 def test_the_sweep_kind_has_a_report_function():

@@ -1,12 +1,14 @@
 """A run directory: `config.json` (resolved config, hash, provenance) plus whatever stages write.
 
 Opening an existing directory with a different config is refused, so a resumed run can never
-mix results of two configurations.
+mix results of two configurations; a study may allow one exception, a config that extends the
+stored one (a sweep with more seeds), and the directory then grows into the new config.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,18 +19,40 @@ from genprobe.runs.provenance import config_hash, provenance
 CONFIG_FILE = "config.json"
 
 
-def open_run(path: str | Path, kind: str, config: dict[str, Any]) -> Path:
-    """Create the run directory for `config`, or check that an existing one was made by it."""
+def open_run(
+    path: str | Path,
+    kind: str,
+    config: dict[str, Any],
+    extends: Callable[[dict[str, Any]], bool] | None = None,
+) -> Path:
+    """Create the run directory for `config`, or check that an existing one was made by it.
+
+    `extends(stored_config)` says whether `config` may take over a directory made by another
+    config of the same kind; `config.json` then records the new config and the hashes it grew
+    from (`extended_from`), and the stages decide what to redo from their shard specs.
+    """
     path = Path(path)
     digest = config_hash(config)
     if (path / CONFIG_FILE).exists():
         stored = read_config(path)
-        if stored.get("kind") != kind or stored.get("hash") != digest:
-            raise RunDirError(
-                f"{path} holds a different run ({stored.get('kind')}, config hash "
-                f"{stored.get('hash')}; this one is {digest}): choose another --out"
+        if stored.get("kind") == kind and stored.get("hash") == digest:
+            return path
+        if stored.get("kind") == kind and extends is not None and extends(stored["config"]):
+            write_json(
+                path / CONFIG_FILE,
+                {
+                    "kind": kind,
+                    "hash": digest,
+                    "config": config,
+                    "provenance": provenance(),
+                    "extended_from": [*stored.get("extended_from", []), stored["hash"]],
+                },
             )
-        return path
+            return path
+        raise RunDirError(
+            f"{path} holds a different run ({stored.get('kind')}, config hash "
+            f"{stored.get('hash')}; this one is {digest}): choose another --out"
+        )
     if path.exists() and any(path.iterdir()):
         raise RunDirError(
             f"{path} exists, is not empty and has no {CONFIG_FILE}: choose another --out"

@@ -8,7 +8,7 @@ on a GPU can be resumed, evaluated and reported on a CPU.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from genprobe.data.seq2seq import N_SPECIAL
@@ -95,6 +95,16 @@ class SweepConfig:
         """The seeds of each stacked model, in the order of `seeds`."""
         size = self.seeds_per_shard or len(self.seeds)
         return [self.seeds[start : start + size] for start in range(0, len(self.seeds), size)]
+
+    def extends(self, earlier: SweepConfig) -> bool:
+        """Whether this config is `earlier` with more seeds appended, its stacked models kept
+        whole, so that a run of `earlier` can grow into this one (a seed's numbers do not
+        depend on the seeds beside it)."""
+        chunks = earlier.seed_chunks()
+        return (
+            replace(self, seeds=earlier.seeds) == earlier
+            and self.seed_chunks()[: len(chunks)] == chunks
+        )
 
     def split(self, name: str) -> Examples:
         """One split of the run's data (`SPLITS`), generated from the data seed."""

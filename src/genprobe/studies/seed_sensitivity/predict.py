@@ -7,6 +7,7 @@ of shard, and evaluating other inputs under a name already used replaces its pre
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,11 @@ from genprobe.tasks.rewriting.validity import valid_outputs
 STAGE = "predict"
 
 
-def predict_shard(suite: str, src: np.ndarray) -> Shard:
-    """The shard that decodes `src` ((n, L) symbol ids) as the suite `suite`."""
-    return Shard(STAGE, suite, {"suite": suite, "src": np.asarray(src).tolist()})
+def predict_shard(suite: str, src: np.ndarray, seeds: Sequence[int]) -> Shard:
+    """The shard that decodes `src` ((n, L) symbol ids) as the suite `suite` with the members
+    `seeds` (a run grown by more seeds decodes its suites again)."""
+    spec = {"suite": suite, "src": np.asarray(src).tolist(), "seeds": list(seeds)}
+    return Shard(STAGE, suite, spec)
 
 
 def prediction_path(suite: str) -> str:

@@ -55,7 +55,7 @@ def write_metrics(run: str | Path) -> dict[str, Any]:
     training = read_training(run)
     per_seed = {
         str(seed): {
-            "accuracy": {suite: float(value) for suite, value in row.items()},
+            "accuracy": {suite: float(value) for suite, value in row.dropna().items()},
             "training": training.get(str(seed)),
         }
         for seed, row in accuracy.iterrows()
@@ -68,3 +68,10 @@ def write_metrics(run: str | Path) -> dict[str, Any]:
     }
     write_json(run / "metrics.json", metrics)
     return metrics
+
+
+def incomplete_suites(metrics: dict[str, Any]) -> list[str]:
+    """The suites some seed has no accuracy on (added with `evaluate --src` before the run grew
+    by more seeds)."""
+    seeds = metrics["seeds"].values()
+    return [suite for suite in metrics["suites"] if any(suite not in s["accuracy"] for s in seeds)]

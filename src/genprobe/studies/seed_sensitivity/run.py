@@ -1,6 +1,7 @@
 """The seed-sensitivity study (Weber, Shekhar & Balasubramanian 2018), end to end.
 
-    open     config.json: the hashed config (a different config in the same directory is refused)
+    open     config.json: the hashed config (a different config in the same directory is refused,
+             except the same config with more seeds: the run grows, its trained seeds kept)
     data     data/<split>.src/.tgt, the authors' files, for reading (the stages regenerate them)
     train    one shard per chunk of seeds, each one stacked model → members/, training/
     predict  one shard per suite → predictions/<suite>.parquet
@@ -28,7 +29,7 @@ from genprobe.runs.shards import ShardStore
 from genprobe.studies.seed_sensitivity.config import KIND, SPLITS, SUITES, SweepConfig
 from genprobe.studies.seed_sensitivity.device import check_device
 from genprobe.studies.seed_sensitivity.predict import PredictTask, predict_shard, prediction_path
-from genprobe.studies.seed_sensitivity.results import write_metrics
+from genprobe.studies.seed_sensitivity.results import incomplete_suites, write_metrics
 from genprobe.studies.seed_sensitivity.train import OnProgress, TrainTask, train_shards
 from genprobe.tasks.rewriting.formats import read_inputs, write_srctgt
 
@@ -50,10 +51,13 @@ def run_sweep(
     Raises:
         ConfigError: a device name that is not cpu/cuda/cuda:N, or a device this machine does
             not have when a stage has work for it.
-        RunDirError: `out` holds another run.
+        RunDirError: `out` holds another run (one with fewer seeds and otherwise the same
+            config is grown instead).
     """
     check_device(device)
-    run = open_run(out, KIND, config.to_dict())
+    run = open_run(
+        out, KIND, config.to_dict(), lambda stored: config.extends(SweepConfig.from_dict(stored))
+    )
     data = {split: config.split(split) for split in SPLITS}
     for split, examples in data.items():
         if not (run / "data" / f"{split}.src").exists():
@@ -65,11 +69,12 @@ def run_sweep(
             f"({len(pending)} stacked model{'s' * (len(pending) > 1)})")  # fmt: skip
     with _relayed(on_progress) as progress:
         run_stage(run, TrainTask(config, device, progress), shards, executor)
-    suites = [predict_shard(suite, data[suite].src) for suite in SUITES]
+    suites = [predict_shard(suite, data[suite].src, config.seeds) for suite in SUITES]
     if pending := ShardStore(run).pending(suites):
         log(f"evaluating {', '.join(shard.key for shard in pending)}")
     run_stage(run, PredictTask(run, config, device), suites, executor)
-    write_metrics(run)
+    if stale := incomplete_suites(write_metrics(run)):
+        log(f"{', '.join(stale)}: evaluated before the run grew; run `evaluate --src` again")
     return run
 
 
@@ -122,7 +127,7 @@ def evaluate_external(
         raise ConfigError("name", "letters, digits, '_', '-' or '.' (at most 64)", name)
     if name in SUITES:
         raise ConfigError("name", f"a name other than the study's suites {SUITES}", name)
-    shard = predict_shard(name, read_inputs(src_path, config.grammar))
+    shard = predict_shard(name, read_inputs(src_path, config.grammar), config.seeds)
     run_stage(run, PredictTask(run, config, device), [shard], executor)
     write_metrics(run)
     return run / prediction_path(name)
