@@ -1,5 +1,6 @@
 import contextlib
 import json
+import os
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -98,3 +99,38 @@ def endpoint():
     yield start
     for server in servers:
         server.close()
+
+
+@pytest.fixture(scope="session")
+def tiny_sweep():
+    """A factory of sweep configs that train for seconds: one epoch on 200 examples."""
+    from genprobe.studies.seed_sensitivity import SweepConfig
+    from genprobe.training.trainer import TrainConfig
+
+    def make(seeds, train=None, **kwargs) -> SweepConfig:
+        return SweepConfig(
+            seeds=seeds,
+            train_size=200,
+            validation_size=20,
+            suite_size=12,
+            train=train or TrainConfig(max_epochs=1),
+            **kwargs,
+        )
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """A real two-node Ray cluster on this machine (one CPU each), this process its driver."""
+    ray = pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a local test cluster
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    cluster.add_node(num_cpus=1)
+    ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
+    cluster.wait_for_nodes()
+    yield cluster
+    ray.shutdown()
+    cluster.shutdown()

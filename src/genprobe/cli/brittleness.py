@@ -17,7 +17,15 @@ from typing import Annotated, Any
 
 import typer
 
+from genprobe.cli.backend import (
+    BACKEND,
+    RAY_ADDRESS,
+    Backend,
+    model_study_executor,
+    verifier_workers,
+)
 from genprobe.cli.model_options import ModelOptions, with_model_options
+from genprobe.runs.executor import Executor, LocalExecutor
 
 SUITE_HELP = (
     "Suites to run [all but integer-extrapolation; those needing --validation only with it]: "
@@ -42,8 +50,12 @@ def brittleness(
     split: str = typer.Option(None, help="Its split, for JSONL/Parquet datasets."),
     method: str = typer.Option("bwd", help="operator-extrapolation: fwd, bwd or ibp."),
     deadline: float = typer.Option(2.0, help="Verifier seconds per candidate."),
-    workers: int = typer.Option(None, help="Verifier and generator processes [one per CPU]."),
+    workers: int = typer.Option(
+        None, help="Verifier and generator processes [one per CPU; per Ray worker: 1]."
+    ),
     seed: int = typer.Option(43, help="Seed of every suite."),
+    backend: Backend = BACKEND,
+    ray_address: str = RAY_ADDRESS,
 ) -> None:
     """Robustness, compositionality, extrapolation and search-vs-model probes (Welleck et al.
     2022) on any model; writes RUN_DIR/report.html."""
@@ -62,9 +74,9 @@ def brittleness(
         sizes=sizes,
         ks=tuple(sorted(set(ks))) if ks else PRESETS[preset].ks,
         seed=seed, policy=policy, deadline=deadline, validation=validation_text, split=split,
-        method=method, search_budget=search_budget, workers=workers,
+        method=method, search_budget=search_budget, workers=verifier_workers(workers, backend),
     )  # fmt: skip
-    _run(config, out)
+    _run(config, out, model_study_executor(backend, ray_address, workers, model.device))
 
 
 @with_model_options
@@ -95,12 +107,12 @@ def evaluate(
     _run(config, out or data.with_name(data.name + ".eval"))
 
 
-def _run(config: Any, out: Path) -> None:
+def _run(config: Any, out: Path, executor: Executor | None = None) -> None:
     from genprobe.cli.console import console
     from genprobe.studies.brittleness.run import run_brittleness
 
-    with console.status("starting") as status:
-        run = run_brittleness(config.validated(), out, log=status.update)
+    with executor or LocalExecutor() as runner, console.status("starting") as status:
+        run = run_brittleness(config.validated(), out, log=status.update, executor=runner)
     _print_summary(run, config.policy)
     console.print(f"report: {run / 'report.html'}")
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 
+from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, make_executor
 from genprobe.cli.console import console, progress_bar
 from genprobe.errors import GenprobeError
 
@@ -207,8 +208,10 @@ def sweep(
     workers: int = typer.Option(
         None,
         help="Processes running shards at once (chunks of seeds, then suites); "
-        "default: one per CPU core.",
+        "default: one per CPU core (with --backend ray: as many as the cluster holds).",
     ),
+    backend: Backend = BACKEND,
+    ray_address: str = RAY_ADDRESS,
     symbols: int = SYMBOLS,
     letters: str = LETTERS,
     variants: int = VARIANTS,
@@ -220,7 +223,6 @@ def sweep(
     as_json: bool = typer.Option(False, "--json", help="Print the per-suite summary as JSON."),
 ) -> None:
     """Train N seeds at once, evaluate every suite, write results and the report. Resumable."""
-    from genprobe.runs.executor import LocalExecutor
     from genprobe.studies.seed_sensitivity import SweepConfig, run_sweep
     from genprobe.training.trainer import TrainConfig
 
@@ -252,8 +254,14 @@ def sweep(
         ),
         seeds_per_shard=seeds_per_shard,
     )
-    executor = LocalExecutor(workers or os.cpu_count() or 1)
-    with progress_bar(quiet=as_json) as bar:
+    executor = make_executor(
+        backend,
+        ray_address,
+        local_workers=workers or os.cpu_count() or 1,
+        ray_workers=workers,
+        gpus=1 if device.startswith("cuda") else 0,
+    )
+    with executor, progress_bar(quiet=as_json) as bar:
         tasks: dict[str, Any] = {}  # one bar per stacked model (shard)
 
         def on_progress(shard, p) -> None:

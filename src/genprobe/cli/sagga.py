@@ -15,6 +15,13 @@ from typing import Annotated
 
 import typer
 
+from genprobe.cli.backend import (
+    BACKEND,
+    RAY_ADDRESS,
+    Backend,
+    model_study_executor,
+    verifier_workers,
+)
 from genprobe.cli.model_options import ModelOptions, with_model_options
 
 
@@ -45,9 +52,13 @@ def sagga(
     k: int = typer.Option(1, "--k", help="Candidates checked per problem."),
     policy: str = typer.Option("generous", help="generous (a timeout passes) or strict."),
     deadline: float = typer.Option(2.0, help="Verifier seconds per candidate."),
-    workers: int = typer.Option(None, help="Mutation and verifier processes [one per CPU]."),
+    workers: int = typer.Option(
+        None, help="Mutation and verifier processes [one per CPU; per Ray worker: 1]."
+    ),
     tag_limit: int = typer.Option(None, help="Tag at most this many failures [all]."),
     seed: int = typer.Option(43, help="Seed of mutations and selection."),
+    backend: Backend = BACKEND,
+    ray_address: str = RAY_ADDRESS,
 ) -> None:
     """Mutate equation trees, archive the problems the model fails, cluster them; writes
     RUN_DIR/report.html."""
@@ -62,10 +73,12 @@ def sagga(
         tau=tau, selection=seed_selection, embedding=embedding,
         generation_size=generation_size, seed_size=seed_size, archive_size=archive_size,
         generations=generations, seed=seed, k=k, policy=policy, deadline=deadline,
-        minutes=minutes, workers=workers, tag_limit=tag_limit,
+        minutes=minutes, workers=verifier_workers(workers, backend),
+        tag_limit=tag_limit,
     )  # fmt: skip
-    with console.status("starting") as status:
-        run = run_sagga(config.validated(), out, log=status.update)
+    executor = model_study_executor(backend, ray_address, workers, model.device)
+    with executor as runner, console.status("starting") as status:
+        run = run_sagga(config.validated(), out, log=status.update, executor=runner)
     _print(run)
 
 

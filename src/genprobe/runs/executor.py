@@ -17,6 +17,7 @@ import multiprocessing
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,17 @@ class Executor(abc.ABC):
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+    def runtime(self, task: StageTask) -> dict[str, Any]:
+        """`task.runtime()` where the shards will run."""
+        return task.runtime()
+
+    @contextmanager
+    def channel(self) -> Iterator[Any]:
+        """A queue that shards may `put` on from wherever they run and the driver may `get`
+        from (progress reports)."""
+        with multiprocessing.get_context("spawn").Manager() as manager:
+            yield manager.Queue()
 
     @abc.abstractmethod
     def map(
@@ -178,8 +190,9 @@ def run_stage(
     pending = store.pending(shards)
     if not pending:
         return 0
-    facts = task.runtime()
-    for shard, outputs, seconds in (executor or LocalExecutor()).map(task, pending, store.scratch):
+    executor = executor or LocalExecutor()
+    facts = executor.runtime(task)
+    for shard, outputs, seconds in executor.map(task, pending, store.scratch):
         store.record(shard, outputs, {**facts, "seconds": round(seconds, 3)})
         store.clear_scratch(shard)
         if on_done is not None:

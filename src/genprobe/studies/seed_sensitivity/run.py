@@ -14,7 +14,6 @@ uninterrupted run. `device` and the executor say where shards run, not what they
 
 from __future__ import annotations
 
-import multiprocessing
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from genprobe.errors import ConfigError, RunDirError
-from genprobe.runs.executor import Executor, run_stage
+from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run, read_config
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.seed_sensitivity.config import KIND, SPLITS, SUITES, SweepConfig
@@ -67,7 +66,8 @@ def run_sweep(
         seeds = sum(len(shard.spec["seeds"]) for shard in pending)
         log(f"training {seeds} seeds on {config.train_size:,} examples "
             f"({len(pending)} stacked model{'s' * (len(pending) > 1)})")  # fmt: skip
-    with _relayed(on_progress) as progress:
+    executor = executor or LocalExecutor()
+    with _relayed(on_progress, executor) as progress:
         run_stage(run, TrainTask(config, device, progress), shards, executor)
     suites = [predict_shard(suite, data[suite].src, config.seeds) for suite in SUITES]
     if pending := ShardStore(run).pending(suites):
@@ -79,14 +79,13 @@ def run_sweep(
 
 
 @contextmanager
-def _relayed(on_progress: OnProgress | None) -> Iterator[Any]:
-    """A queue that any process may put `(shard, Progress)` on; a thread here hands each item
-    to `on_progress`. None when there is nobody to tell."""
+def _relayed(on_progress: OnProgress | None, executor: Executor) -> Iterator[Any]:
+    """A queue (the executor's channel) that shards put `(shard, Progress)` on wherever they
+    run; a thread here hands each item to `on_progress`. None when there is nobody to tell."""
     if on_progress is None:
         yield None
         return
-    with multiprocessing.get_context("spawn").Manager() as manager:
-        queue = manager.Queue()
+    with executor.channel() as queue:
 
         def relay() -> None:
             while (item := queue.get()) is not None:

@@ -1,0 +1,63 @@
+"""A seed sweep on a real two-node Ray cluster: the local backend's numbers, with a worker
+killed in the middle of a shard; without Ray, `--backend ray` is one line."""
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from genprobe.runs.ray_executor import RayExecutor
+from genprobe.studies.seed_sensitivity import run_sweep
+from genprobe.training.trainer import TrainConfig
+
+SHARD_TITLE = b"ray::_Worker.run"  # Ray's process title while an actor runs a shard
+
+
+def _kill_a_worker_running_a_shard() -> bool:
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and (proc / "cmdline").read_bytes().startswith(SHARD_TITLE):
+                os.kill(int(proc.name), signal.SIGKILL)
+                return True
+        except (OSError, ProcessLookupError):
+            continue
+    return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux", reason="finds the worker through /proc")
+def test_a_sweep_on_two_nodes_survives_a_killed_worker_with_the_local_numbers(
+    ray_cluster, tiny_sweep, tmp_path
+):
+    # 3 epochs: the kill at the end of the first leaves a shard in the middle of its work
+    config = tiny_sweep(seeds=(1, 2, 3), seeds_per_shard=2, train=TrainConfig(max_epochs=3))
+    local = run_sweep(config, tmp_path / "local")
+    killed = []
+
+    def on_progress(shard, progress):
+        if not killed and progress.epoch == 1 and progress.step == progress.steps:
+            killed.append(_kill_a_worker_running_a_shard())
+
+    with RayExecutor(ray_cluster.address) as executor:
+        on_ray = run_sweep(config, tmp_path / "ray", executor=executor, on_progress=on_progress)
+    assert killed == [True]
+    assert (on_ray / "metrics.json").read_text() == (local / "metrics.json").read_text()
+    for seed in config.seeds:
+        member = f"members/seed={seed}.pt"
+        assert (on_ray / member).read_bytes() == (local / member).read_bytes()
+    manifests = sorted((on_ray / "shards" / "train").glob("*.json"))
+    assert [m.stem for m in manifests] == ["seeds=1-2", "seeds=3-3"]
+    assert '"backend": "ray"' in manifests[0].read_text()
+
+
+def test_the_ray_backend_without_ray_is_one_line(cli, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails
+    code, _, err = cli("rewriting", "sweep", "--seeds", "1", "--backend", "ray",
+                       "--out", str(tmp_path / "run"))  # fmt: skip
+    assert code == 2
+    assert err.strip().splitlines() == [
+        "genprobe: error: --backend ray needs Ray: pip install 'genprobe[ray]'"
+    ]
+    assert not (tmp_path / "run").exists()
