@@ -1,6 +1,7 @@
 """A seed sweep on a real two-node Ray cluster: the local backend's numbers, with a worker
 killed in the middle of a shard; without Ray, `--backend ray` is one line."""
 
+import contextlib
 import os
 import signal
 import sys
@@ -16,13 +17,10 @@ SHARD_TITLE = b"ray::_Worker.run"  # Ray's process title while an actor runs a s
 
 
 def _kill_a_worker_running_a_shard() -> bool:
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and (proc / "cmdline").read_bytes().startswith(SHARD_TITLE):
-                os.kill(int(proc.name), signal.SIGKILL)
-                return True
-        except (OSError, ProcessLookupError):
-            continue
+    for pid in _shard_workers():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+            return True
     return False
 
 
@@ -50,6 +48,49 @@ def test_a_sweep_on_two_nodes_survives_a_killed_worker_with_the_local_numbers(
     manifests = sorted((on_ray / "shards" / "train").glob("*.json"))
     assert [m.stem for m in manifests] == ["seeds=1-2", "seeds=3-3"]
     assert '"backend": "ray"' in manifests[0].read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux", reason="finds the worker through /proc")
+def test_the_shard_of_a_lost_node_reruns_on_another_with_the_local_numbers(
+    ray_cluster, tiny_sweep, tmp_path
+):
+    config = tiny_sweep(seeds=(1, 2, 3), seeds_per_shard=1, train=TrainConfig(max_epochs=3))
+    local = run_sweep(config, tmp_path / "local")
+    ray_cluster.add_node(num_cpus=1)  # three nodes of one CPU, a shard on each
+    ray_cluster.wait_for_nodes()
+    lost = []
+
+    def on_progress(shard, progress):
+        if not lost and progress.epoch == 1 and progress.step == progress.steps:
+            raylets = {_raylet_pid(node): node for node in ray_cluster.worker_nodes}
+            for pid in _shard_workers():
+                if (parent := _parent(pid)) in raylets:
+                    ray_cluster.remove_node(raylets[parent])
+                    lost.append(parent)
+                    break
+
+    with RayExecutor(ray_cluster.address, workers=3) as executor:
+        on_ray = run_sweep(config, tmp_path / "ray", executor=executor, on_progress=on_progress)
+    assert len(lost) == 1  # its shard waited for a CPU another worker gave back
+    assert (on_ray / "metrics.json").read_text() == (local / "metrics.json").read_text()
+
+
+def _shard_workers() -> list[int]:
+    pids = []
+    for proc in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if proc.name.isdigit() and (proc / "cmdline").read_bytes().startswith(SHARD_TITLE):
+                pids.append(int(proc.name))
+    return pids
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _raylet_pid(node) -> int:
+    return node.all_processes["raylet"][0].process.pid
 
 
 def test_the_ray_backend_without_ray_is_one_line(cli, monkeypatch, tmp_path):

@@ -72,7 +72,8 @@ class RayExecutor(Executor):
         self._depth -= 1
         if self._depth:
             return
-        self._release()
+        self._drop(list(self._actors))
+        self._task = None
         if self._started:
             import_ray().shutdown()
             self._started = False
@@ -83,19 +84,46 @@ class RayExecutor(Executor):
         if not shards:
             return
         ray = self._connect()
-        yield from self._dispatch(ray, self._actors_for(task), shards, scratch)
+        actors = self._actors_for(task, len(shards))
+        todo = list(reversed(shards))
+        running: dict[Any, tuple[Any, Shard]] = {}  # object ref -> (actor, shard)
+
+        def submit(actor: Any) -> None:
+            shard = todo.pop()
+            running[actor.run.remote(shard, scratch(shard))] = (actor, shard)
+
+        try:
+            for actor in actors:
+                submit(actor)
+            while running:
+                [ready], _ = ray.wait(list(running), num_returns=1)
+                actor, shard = running.pop(ready)
+                outputs, seconds = _unwrap(ray, lambda ref=ready: ray.get(ref))
+                if todo:
+                    submit(actor)
+                elif running:
+                    # Its CPUs go back to the cluster: a worker restarting after a lost node
+                    # may be waiting for them.
+                    self._drop([actor])
+                yield shard, outputs, seconds
+        finally:
+            for ref in running:  # an error or an interrupt: nobody would record these
+                ray.cancel(ref)
 
     def runtime(self, task: StageTask) -> dict[str, Any]:
         ray = self._connect()
-        actor = self._actors_for(task)[0]
+        actor = self._actors_for(task, 1)[0]
         return {"backend": "ray", **_unwrap(ray, lambda: ray.get(actor.runtime.remote()))}
 
     @contextmanager
     def channel(self) -> Iterator[Any]:
-        self._connect()
+        ray = self._connect()
         from ray.util.queue import Queue
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        queue = Queue()
+        # on the driver's node, so that losing a worker node does not lose the channel
+        here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+        queue = Queue(actor_options={"scheduling_strategy": here})
         try:
             yield queue
         finally:
@@ -108,52 +136,33 @@ class RayExecutor(Executor):
             self._started = True
         return ray
 
-    def _actors_for(self, task: StageTask) -> list[Any]:
+    def _actors_for(self, task: StageTask, pending: int) -> list[Any]:
+        """The task's actors, at most `pending` of them: kept ones first (their `setup` is
+        made), then new ones up to `workers` or what the cluster holds."""
         if task is not self._task:
-            self._release()
-            ray = import_ray()
-            count = self.workers or _fitting(ray.cluster_resources(), self.cpus, self.gpus)
-            actor = ray.remote(
-                num_cpus=self.cpus,
-                num_gpus=self.gpus,
-                max_restarts=self.retries,
-                max_task_retries=self.retries,
-            )(_Worker)
-            self._task, self._actors = task, [actor.remote(task) for _ in range(count)]
-        return self._actors
+            self._drop(list(self._actors))
+            self._task, self._actors = task, []
+        ray = import_ray()
+        count = self.workers or _fitting(ray.cluster_resources(), self.cpus, self.gpus)
+        actor = ray.remote(
+            num_cpus=self.cpus,
+            num_gpus=self.gpus,
+            max_restarts=self.retries,
+            max_task_retries=self.retries,
+        )(_Worker)
+        while len(self._actors) < min(count, pending):
+            self._actors.append(actor.remote(task))
+        return self._actors[:pending]
 
-    def _dispatch(
-        self, ray: Any, actors: list[Any], shards: Sequence[Shard], scratch: Callable[[Shard], Path]
-    ) -> Iterator[Result]:
-        todo = list(reversed(shards))
-        running: dict[Any, tuple[Any, Shard]] = {}  # object ref -> (actor, shard)
-
-        def submit(actor: Any) -> None:
-            shard = todo.pop()
-            running[actor.run.remote(shard, scratch(shard))] = (actor, shard)
-
-        try:
-            for actor in actors[: len(todo)]:
-                submit(actor)
-            while running:
-                [ready], _ = ray.wait(list(running), num_returns=1)
-                actor, shard = running.pop(ready)
-                outputs, seconds = _unwrap(ray, lambda ref=ready: ray.get(ref))
-                if todo:
-                    submit(actor)
-                yield shard, outputs, seconds
-        finally:
-            for ref in running:  # an error or an interrupt: nobody would record these
-                ray.cancel(ref)
-
-    def _release(self) -> None:
-        actors, self._task, self._actors = self._actors, None, []
+    def _drop(self, actors: list[Any]) -> None:
+        """Close and end `actors`."""
         if not actors:
             return
         ray = import_ray()
         ray.wait([actor.close.remote() for actor in actors], num_returns=len(actors), timeout=30)
         for actor in actors:
             ray.kill(actor)
+            self._actors.remove(actor)
 
 
 class _Worker:
