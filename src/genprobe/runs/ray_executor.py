@@ -90,7 +90,7 @@ class RayExecutor(Executor):
 
         def submit(actor: Any) -> None:
             shard = todo.pop()
-            running[actor.run.remote(shard, scratch(shard))] = (actor, shard)
+            running[actor.run.remote(shard, scratch(shard).absolute())] = (actor, shard)
 
         try:
             for actor in actors:

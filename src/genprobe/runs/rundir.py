@@ -25,13 +25,14 @@ def open_run(
     config: dict[str, Any],
     extends: Callable[[dict[str, Any]], bool] | None = None,
 ) -> Path:
-    """Create the run directory for `config`, or check that an existing one was made by it.
+    """Create the run directory for `config`, or check that an existing one was made by it;
+    returns its absolute path (tasks may run in processes with another working directory).
 
     `extends(stored_config)` says whether `config` may take over a directory made by another
     config of the same kind; `config.json` then records the new config and the hashes it grew
     from (`extended_from`), and the stages decide what to redo from their shard specs.
     """
-    path = Path(path)
+    path = Path(path).absolute()
     digest = config_hash(config)
     if (path / CONFIG_FILE).exists():
         stored = read_config(path)

@@ -116,7 +116,7 @@ def evaluate_external(
         RunDirError: not a sweep's run directory, or its training has not finished.
     """
     check_device(device)
-    run = Path(run)
+    run = Path(run).absolute()
     stored = read_config(run)
     if stored.get("kind") != KIND:
         raise RunDirError(f"{run} holds a {stored.get('kind')} run, not a {KIND}")
