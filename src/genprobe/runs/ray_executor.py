@@ -13,9 +13,12 @@ over, with the same result.
 
 from __future__ import annotations
 
+import asyncio
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -118,16 +121,17 @@ class RayExecutor(Executor):
     @contextmanager
     def channel(self) -> Iterator[Any]:
         ray = self._connect()
-        from ray.util.queue import Queue
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         # on the driver's node, so that losing a worker node does not lose the channel
         here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
-        queue = Queue(actor_options={"scheduling_strategy": here})
+        name = f"genprobe-channel-{uuid.uuid4().hex}"
+        actor = ray.remote(num_cpus=0)(_Channel).options(name=name, scheduling_strategy=here)
+        inbox = actor.remote()
         try:
-            yield queue
+            yield ChannelByName(name)
         finally:
-            queue.shutdown()
+            ray.kill(inbox)
 
     def _connect(self) -> Any:
         ray = import_ray()
@@ -188,6 +192,35 @@ class _Worker:
         if self.ready:
             self.task.close(self.context)
             self.ready = False
+
+
+class _Channel:
+    """An actor holding a queue; async, so a waiting `get` does not block `put`."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+
+    async def put(self, item: Any) -> None:
+        await self.queue.put(item)
+
+    async def get(self) -> Any:
+        return await self.queue.get()
+
+
+@dataclass
+class ChannelByName:
+    """`put`/`get` on a channel actor found by name. It travels as its name: an actor handle
+    among a worker's constructor arguments would keep Ray from restarting the worker safely."""
+
+    name: str
+
+    def put(self, item: Any) -> None:
+        ray = import_ray()
+        ray.get(ray.get_actor(self.name).put.remote(item))
+
+    def get(self) -> Any:
+        ray = import_ray()
+        return ray.get(ray.get_actor(self.name).get.remote())
 
 
 def _fitting(resources: dict[str, float], cpus: float, gpus: float) -> int:
