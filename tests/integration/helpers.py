@@ -1,10 +1,12 @@
-"""Module-level functions for pool tests: spawned workers import them by name."""
+"""Module-level functions for pool tests (spawned workers import them by name), and what the
+study tests compare between runs."""
 
 from __future__ import annotations
 
 import os
 import time
 
+import pandas as pd
 import sympy as sp
 
 from genprobe.tasks.integration.expression import X
@@ -36,3 +38,14 @@ HANG_CORPUS = {
 
 def run_hang_item(shared: None, name: str) -> str:
     return str(HANG_CORPUS[name]())
+
+
+def examples(run) -> pd.DataFrame:
+    """What must not depend on interruptions or backends: every candidate and verdict, timing
+    aside."""
+    frame = pd.read_parquet(run / "examples.parquet").sort_values(["suite", "row"])
+    frame["candidates"] = [
+        [(c["rank"], c["answer"], c["outcome"], c["logprob"]) for c in cands]
+        for cands in frame["candidates"]
+    ]
+    return frame[["suite", "row", "first_correct_rank", "reference_logprob", "candidates"]]

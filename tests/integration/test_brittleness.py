@@ -11,6 +11,7 @@ import time
 
 import pandas as pd
 import pytest
+from helpers import examples
 
 pytestmark = pytest.mark.slow
 
@@ -78,16 +79,6 @@ def test_every_model_kind_runs_the_study(cli, kind, checkpoint, lc_checkpoint, e
     assert (run / "report.html").exists()
 
 
-def _examples(run):
-    """What must not depend on interruptions: every candidate and verdict, timing aside."""
-    frame = pd.read_parquet(run / "examples.parquet").sort_values(["suite", "row"])
-    frame["candidates"] = [
-        [(c["rank"], c["answer"], c["outcome"], c["logprob"]) for c in cands]
-        for cands in frame["candidates"]
-    ]
-    return frame[["suite", "row", "first_correct_rank", "reference_logprob", "candidates"]]
-
-
 def _command(model, run, validation, budget):
     return [
         sys.executable, "-m", "genprobe", "integration", "brittleness", "--model", f"ckpt:{model}",
@@ -118,7 +109,7 @@ def test_a_scoring_model_gets_section_6_and_resumes_after_kill_9(tiny_model, val
         _command(tiny_model, killed, validation, 6), env=env, capture_output=True, text=True
     )
     assert resumed.returncode == 0, resumed.stderr
-    pd.testing.assert_frame_equal(_examples(whole), _examples(killed))
+    pd.testing.assert_frame_equal(examples(whole), examples(killed))
 
 
 def test_evaluate_is_the_in_distribution_suite(cli, validation, tmp_path):

@@ -3,17 +3,9 @@ backend gives: every candidate and verdict, the same archive."""
 
 import pandas as pd
 import pytest
+from helpers import examples
 
 pytestmark = pytest.mark.slow
-
-
-def _examples(run):
-    frame = pd.read_parquet(run / "examples.parquet").sort_values(["suite", "row"])
-    frame["candidates"] = [
-        [(c["rank"], c["answer"], c["outcome"], c["logprob"]) for c in cands]
-        for cands in frame["candidates"]
-    ]
-    return frame[["suite", "row", "first_correct_rank", "reference_logprob", "candidates"]]
 
 
 def test_a_brittleness_run_on_two_nodes_is_the_local_run(
@@ -31,7 +23,7 @@ def test_a_brittleness_run_on_two_nodes_is_the_local_run(
 
     local = run("local", "--workers", "1")
     on_ray = run("ray", "--backend", "ray", "--ray-address", ray_cluster.address)
-    pd.testing.assert_frame_equal(_examples(on_ray), _examples(local))
+    pd.testing.assert_frame_equal(examples(on_ray), examples(local))
     assert (on_ray / "summary.json").read_text() == (local / "summary.json").read_text()
 
 

@@ -24,6 +24,23 @@ def _kill_a_worker_running_a_shard() -> bool:
     return False
 
 
+def _local_and_ray(config, root, executor, fault):
+    """Run `config` locally and on Ray, calling `fault()` once during the Ray run, when a shard
+    ends its first epoch; check that both wrote the same metrics. Returns (local run, Ray run,
+    what `fault` returned)."""
+    local = run_sweep(config, root / "local")
+    happened = []
+
+    def on_progress(shard, progress):
+        if not happened and progress.epoch == 1 and progress.step == progress.steps:
+            happened.append(fault())
+
+    with executor:
+        on_ray = run_sweep(config, root / "ray", executor=executor, on_progress=on_progress)
+    assert (on_ray / "metrics.json").read_text() == (local / "metrics.json").read_text()
+    return local, on_ray, happened
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="finds the worker through /proc")
 def test_a_sweep_on_two_nodes_survives_a_killed_worker_with_the_local_numbers(
@@ -31,17 +48,10 @@ def test_a_sweep_on_two_nodes_survives_a_killed_worker_with_the_local_numbers(
 ):
     # 3 epochs: the kill at the end of the first leaves a shard in the middle of its work
     config = tiny_sweep(seeds=(1, 2, 3), seeds_per_shard=2, train=TrainConfig(max_epochs=3))
-    local = run_sweep(config, tmp_path / "local")
-    killed = []
-
-    def on_progress(shard, progress):
-        if not killed and progress.epoch == 1 and progress.step == progress.steps:
-            killed.append(_kill_a_worker_running_a_shard())
-
-    with RayExecutor(ray_cluster.address) as executor:
-        on_ray = run_sweep(config, tmp_path / "ray", executor=executor, on_progress=on_progress)
+    local, on_ray, killed = _local_and_ray(
+        config, tmp_path, RayExecutor(ray_cluster.address), _kill_a_worker_running_a_shard
+    )
     assert killed == [True]
-    assert (on_ray / "metrics.json").read_text() == (local / "metrics.json").read_text()
     for seed in config.seeds:
         member = f"members/seed={seed}.pt"
         assert (on_ray / member).read_bytes() == (local / member).read_bytes()
@@ -56,24 +66,20 @@ def test_the_shard_of_a_lost_node_reruns_on_another_with_the_local_numbers(
     ray_cluster, tiny_sweep, tmp_path
 ):
     config = tiny_sweep(seeds=(1, 2, 3), seeds_per_shard=1, train=TrainConfig(max_epochs=3))
-    local = run_sweep(config, tmp_path / "local")
     ray_cluster.add_node(num_cpus=1)  # three nodes of one CPU, a shard on each
     ray_cluster.wait_for_nodes()
-    lost = []
 
-    def on_progress(shard, progress):
-        if not lost and progress.epoch == 1 and progress.step == progress.steps:
-            raylets = {_raylet_pid(node): node for node in ray_cluster.worker_nodes}
-            for pid in _shard_workers():
-                if (parent := _parent(pid)) in raylets:
-                    ray_cluster.remove_node(raylets[parent])
-                    lost.append(parent)
-                    break
+    def remove_a_node_running_a_shard():
+        raylets = {_raylet_pid(node): node for node in ray_cluster.worker_nodes}
+        for pid in _shard_workers():
+            if (parent := _parent(pid)) in raylets:
+                ray_cluster.remove_node(raylets[parent])
+                return True
+        return False
 
-    with RayExecutor(ray_cluster.address, workers=3) as executor:
-        on_ray = run_sweep(config, tmp_path / "ray", executor=executor, on_progress=on_progress)
-    assert len(lost) == 1  # its shard waited for a CPU another worker gave back
-    assert (on_ray / "metrics.json").read_text() == (local / "metrics.json").read_text()
+    executor = RayExecutor(ray_cluster.address, workers=3)
+    _, _, lost = _local_and_ray(config, tmp_path, executor, remove_a_node_running_a_shard)
+    assert lost == [True]  # its shard waited for a CPU another worker gave back
 
 
 def _shard_workers() -> list[int]:
