@@ -108,3 +108,11 @@ def test_the_ray_backend_without_ray_is_one_line(cli, monkeypatch, tmp_path):
         "genprobe: error: --backend ray needs Ray: pip install 'genprobe[ray]'"
     ]
     assert not (tmp_path / "run").exists()
+
+
+def test_a_ray_address_without_the_ray_backend_is_one_line(cli, tmp_path):
+    code, _, err = cli("rewriting", "sweep", "--seeds", "1", "--ray-address", "auto",
+                       "--out", str(tmp_path / "run"))  # fmt: skip
+    assert code == 2
+    assert err.strip().splitlines() == ["genprobe: error: --ray-address needs --backend ray"]
+    assert not (tmp_path / "run").exists()
