@@ -116,3 +116,13 @@ def test_a_ray_address_without_the_ray_backend_is_one_line(cli, tmp_path):
     assert code == 2
     assert err.strip().splitlines() == ["genprobe: error: --ray-address needs --backend ray"]
     assert not (tmp_path / "run").exists()
+
+
+def test_a_ray_address_where_nothing_listens_is_one_line(cli, tmp_path):
+    pytest.importorskip("ray")
+    code, _, err = cli("rewriting", "sweep", "--seeds", "1", "--backend", "ray",
+                       "--ray-address", "127.0.0.1:1", "--out", str(tmp_path / "run"))  # fmt: skip
+    assert code == 2
+    [line] = err.strip().splitlines()
+    assert line.startswith("genprobe: error: --ray-address 127.0.0.1:1: no Ray cluster answers")
+    assert not (tmp_path / "run").exists()

@@ -14,6 +14,7 @@ over, with the same result.
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -136,7 +137,11 @@ class RayExecutor(Executor):
     def _connect(self) -> Any:
         ray = import_ray()
         if not ray.is_initialized():
-            ray.init(address=self.address, log_to_driver=False, configure_logging=False)
+            _check_reachable(self.address)
+            try:
+                ray.init(address=self.address, log_to_driver=False, configure_logging=False)
+            except ConnectionError as error:
+                raise GenprobeError(f"--ray-address {self.address}: {error}") from None
             self._started = True
         return ray
 
@@ -221,6 +226,20 @@ class ChannelByName:
     def get(self) -> Any:
         ray = import_ray()
         return ray.get(ray.get_actor(self.name).get.remote())
+
+
+def _check_reachable(address: str | None) -> None:
+    """Refuse an address where nothing listens at once: Ray itself would retry for minutes."""
+    if address is None or address in ("auto", "local"):
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=10).close()
+    except (OSError, ValueError) as error:
+        raise GenprobeError(
+            f"--ray-address {address}: no Ray cluster answers there ({error}); "
+            "start one with `ray start --head`"
+        ) from None
 
 
 def _fitting(resources: dict[str, float], cpus: float, gpus: float) -> int:
