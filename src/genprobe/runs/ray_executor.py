@@ -64,6 +64,7 @@ class RayExecutor(Executor):
         self.retries = retries
         self._started = False  # whether this executor started Ray here (and so stops it)
         self._depth = 0  # nested `with` blocks: the outermost one releases
+        self._checked = False  # whether `address` answered
         self._task: StageTask | None = None
         self._actors: list[Any] = []  # the task's
 
@@ -136,8 +137,10 @@ class RayExecutor(Executor):
 
     def _connect(self) -> Any:
         ray = import_ray()
-        if not ray.is_initialized():
+        if not self._checked:
             _check_reachable(self.address)
+            self._checked = True
+        if not ray.is_initialized():
             try:
                 ray.init(address=self.address, log_to_driver=False, configure_logging=False)
             except ConnectionError as error:
