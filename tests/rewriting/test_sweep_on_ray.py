@@ -5,6 +5,7 @@ import contextlib
 import os
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,12 @@ def _kill_a_worker_running_a_shard() -> bool:
             os.kill(pid, signal.SIGKILL)
             return True
     return False
+
+
+def _long_enough(config):
+    """Shards that are still running when the first epoch's end has been relayed to the driver
+    (3 epochs of 32 steps), so the fault lands in the middle of one."""
+    return replace(config, train_size=2000, train=TrainConfig(max_epochs=3))
 
 
 def _local_and_ray(config, root, executor, fault):
@@ -46,8 +53,7 @@ def _local_and_ray(config, root, executor, fault):
 def test_a_sweep_on_two_nodes_survives_a_killed_worker_with_the_local_numbers(
     ray_cluster, tiny_sweep, tmp_path
 ):
-    # 3 epochs: the kill at the end of the first leaves a shard in the middle of its work
-    config = tiny_sweep(seeds=(1, 2, 3), seeds_per_shard=2, train=TrainConfig(max_epochs=3))
+    config = _long_enough(tiny_sweep(seeds=(1, 2, 3), seeds_per_shard=2))
     local, on_ray, killed = _local_and_ray(
         config, tmp_path, RayExecutor(ray_cluster.address), _kill_a_worker_running_a_shard
     )
@@ -65,7 +71,7 @@ def test_a_sweep_on_two_nodes_survives_a_killed_worker_with_the_local_numbers(
 def test_the_shard_of_a_lost_node_reruns_on_another_with_the_local_numbers(
     ray_cluster, tiny_sweep, tmp_path
 ):
-    config = tiny_sweep(seeds=(1, 2, 3), seeds_per_shard=1, train=TrainConfig(max_epochs=3))
+    config = _long_enough(tiny_sweep(seeds=(1, 2, 3), seeds_per_shard=1))
     ray_cluster.add_node(num_cpus=1)  # three nodes of one CPU, a shard on each
     ray_cluster.wait_for_nodes()
 
