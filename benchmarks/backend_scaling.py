@@ -20,15 +20,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from genprobe.runs.executor import LocalExecutor
+from genprobe.runs.executor import Executor, LocalExecutor
 from genprobe.runs.ray_executor import RayExecutor, import_ray
 from genprobe.studies.seed_sensitivity import SweepConfig, run_sweep
 from genprobe.training.trainer import TrainConfig
 
 
-def timed(config: SweepConfig, executor: object, out: Path) -> float:
+def timed(config: SweepConfig, executor: Executor, out: Path) -> float:
     start = time.perf_counter()
-    run_sweep(config, out, executor=executor)  # type: ignore[arg-type]
+    run_sweep(config, out, executor=executor)
     return time.perf_counter() - start
 
 

@@ -39,13 +39,17 @@ def make_executor(
     """The local executor with `local_workers` processes, or `ray_workers` Ray actors (None:
     as many as the cluster holds) of `cpus` CPUs and `gpus` GPUs each."""
     if backend is Backend.local:
-        if address is not None:
-            raise GenprobeError("--ray-address needs --backend ray")
+        _local_needs_no_address(address)
         return LocalExecutor(local_workers)
     from genprobe.runs.ray_executor import RayExecutor, import_ray
 
     import_ray()  # the one-line install hint before any work
     return RayExecutor(address, ray_workers, cpus, gpus)
+
+
+def _local_needs_no_address(address: str | None) -> None:
+    if address is not None:
+        raise GenprobeError("--ray-address needs --backend ray")
 
 
 def verifier_workers(workers: int | None, backend: Backend) -> int | None:
@@ -55,8 +59,12 @@ def verifier_workers(workers: int | None, backend: Backend) -> int | None:
 
 def model_study_executor(
     backend: Backend, address: str | None, workers: int | None, device: str
-) -> Executor:
-    """For studies whose workers each load a model and run `workers` verifier processes: this
-    process locally; on Ray, as many workers of `workers` CPUs (and a GPU on cuda) as fit."""
+) -> Executor | None:
+    """For studies whose workers each load a model and run `workers` verifier processes: None
+    locally (the study runs each stage in this process, setting up and closing per stage); on
+    Ray, as many workers of `workers` CPUs (and a GPU on cuda) as fit."""
+    if backend is Backend.local:
+        _local_needs_no_address(address)
+        return None
     gpus = 1 if device.startswith("cuda") else 0
     return make_executor(backend, address, cpus=workers or 1, gpus=gpus)

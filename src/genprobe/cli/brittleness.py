@@ -11,6 +11,7 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,7 +26,7 @@ from genprobe.cli.backend import (
     verifier_workers,
 )
 from genprobe.cli.model_options import ModelOptions, with_model_options
-from genprobe.runs.executor import Executor, LocalExecutor
+from genprobe.runs.executor import Executor
 
 SUITE_HELP = (
     "Suites to run [all but integer-extrapolation; those needing --validation only with it]: "
@@ -111,8 +112,8 @@ def _run(config: Any, out: Path, executor: Executor | None = None) -> None:
     from genprobe.cli.console import console
     from genprobe.studies.brittleness.run import run_brittleness
 
-    with executor or LocalExecutor() as runner, console.status("starting") as status:
-        run = run_brittleness(config.validated(), out, log=status.update, executor=runner)
+    with executor or contextlib.nullcontext(), console.status("starting") as status:
+        run = run_brittleness(config.validated(), out, log=status.update, executor=executor)
     _print_summary(run, config.policy)
     console.print(f"report: {run / 'report.html'}")
 

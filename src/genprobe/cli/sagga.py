@@ -10,6 +10,7 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated
 
@@ -77,8 +78,8 @@ def sagga(
         tag_limit=tag_limit,
     )  # fmt: skip
     executor = model_study_executor(backend, ray_address, workers, model.device)
-    with executor as runner, console.status("starting") as status:
-        run = run_sagga(config.validated(), out, log=status.update, executor=runner)
+    with executor or contextlib.nullcontext(), console.status("starting") as status:
+        run = run_sagga(config.validated(), out, log=status.update, executor=executor)
     _print(run)
 
 
