@@ -36,13 +36,15 @@ def test_a_sagga_search_on_two_nodes_archives_what_the_local_one_does(
             "integration", "sagga", "--model", f"ckpt:{checkpoint}", "--out", str(tmp_path / name),
             "--basis", "polynomial_robustness", "--preset", "robustness", "--generations", "2",
             "--beam", "2", "--max-len", "24", "--generation-size", "24", "--seed-size", "6",
-            "--deadline", "60", *backend,
+            "--deadline", "60", "--verify-chunk", "5", *backend,
         )  # fmt: skip
         assert code == 0, err
         return tmp_path / name
 
     local = run("local", "--workers", "1")
     on_ray = run("ray", "--backend", "ray", "--ray-address", ray_cluster.address)
+    verify_shards = list((on_ray / "shards" / "verify").glob("00001-*.json"))
+    assert len(verify_shards) > 1  # a generation is verified in shards, the unit Ray spreads
     archive = (local / "archive.jsonl").read_text()
     assert archive  # a random network fails plenty
     assert (on_ray / "archive.jsonl").read_text() == archive

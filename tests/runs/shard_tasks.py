@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -69,3 +71,19 @@ class BrokenSetup(Squares):
 
     def setup(self) -> Any:
         raise Interrupted("setup")
+
+
+class WhoRuns(StageTask):
+    """Each shard tells which worker ran it (process id) and how many shards that worker's
+    `setup` has served, after `seconds` of work."""
+
+    def __init__(self, seconds: float = 0.0) -> None:
+        self.seconds = seconds
+
+    def setup(self) -> dict[str, int]:
+        return {"pid": os.getpid(), "served": 0}
+
+    def run(self, context: dict[str, int], shard: Shard, scratch: Path) -> Outputs:
+        time.sleep(self.seconds)
+        context["served"] += 1
+        return {f"who/{shard.key}.json": json_bytes(context)}

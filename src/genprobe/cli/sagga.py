@@ -56,6 +56,9 @@ def sagga(
     workers: int = typer.Option(
         None, help="Mutation and verifier processes [one per CPU; per Ray worker: 1]."
     ),
+    verify_chunk: int = typer.Option(
+        100, help="Problems per verification shard (what a cluster spreads over workers)."
+    ),
     tag_limit: int = typer.Option(None, help="Tag at most this many failures [all]."),
     seed: int = typer.Option(43, help="Seed of mutations and selection."),
     backend: Backend = BACKEND,
@@ -74,7 +77,7 @@ def sagga(
         tau=tau, selection=seed_selection, embedding=embedding,
         generation_size=generation_size, seed_size=seed_size, archive_size=archive_size,
         generations=generations, seed=seed, k=k, policy=policy, deadline=deadline,
-        minutes=minutes, workers=verifier_workers(workers, backend),
+        minutes=minutes, workers=verifier_workers(workers, backend), verify_chunk=verify_chunk,
         tag_limit=tag_limit,
     )  # fmt: skip
     executor = model_study_executor(backend, ray_address, workers, model.device)

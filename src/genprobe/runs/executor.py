@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError
 from genprobe.runs.shards import Outputs, Shard, ShardStore
@@ -27,6 +27,9 @@ from genprobe.runs.shards import Outputs, Shard, ShardStore
 
 class StageTask(abc.ABC):
     """What one stage does to each of its shards. Subclasses store settings only."""
+
+    # whether shards run the model on its device: an executor gives GPUs only to such tasks
+    needs_device: ClassVar[bool] = False
 
     def setup(self) -> Any:
         """Per-worker state made once and passed to every `run` (a loaded model, a pool)."""

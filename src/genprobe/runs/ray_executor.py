@@ -17,9 +17,9 @@ import asyncio
 import socket
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from genprobe.runs.executor import Executor, Result, StageTask
 from genprobe.runs.shards import Outputs, Shard
 
 INSTALL = "pip install 'genprobe[ray]'"
+WAIT_SECONDS = 10  # how often a waiting driver checks that the kept actors still fit
 
 
 def import_ray() -> Any:
@@ -39,13 +40,18 @@ def import_ray() -> Any:
 
 
 class RayExecutor(Executor):
-    """Run shards on `workers` Ray actors, each holding `cpus` CPUs and `gpus` GPUs.
+    """Run shards on `workers` Ray actors, each holding `cpus` CPUs and, for tasks that use the
+    device (`StageTask.needs_device`), `gpus` GPUs.
 
     `address`: None starts a Ray instance on this machine (or joins the one `RAY_ADDRESS`
     names), "auto" joins a running cluster, "ray://host:port" a remote one. `workers` None: as
-    many actors as the cluster's CPUs (and GPUs) hold. The actors of the latest task live until
-    another task comes or the executor's block ends, so a study that runs one shard per call
-    (a search, generation by generation) loads its model once; use it as a context manager.
+    many actors as the cluster's CPUs (and GPUs) hold beside the actors kept for other tasks.
+
+    Used as a context manager, the executor keeps each task's actors (and so their `setup`)
+    until the block ends, so a study that alternates stages (a search: propose on the model's
+    worker, verify on many) loads its model once. Kept actors hold their CPUs and GPUs; when a
+    task finds no room for one actor, or the cluster shrinks under the kept ones (a lost node),
+    the least recently used task's actors are released.
     """
 
     def __init__(
@@ -65,8 +71,7 @@ class RayExecutor(Executor):
         self._started = False  # whether this executor started Ray here (and so stops it)
         self._depth = 0  # nested `with` blocks: the outermost one releases
         self._checked = False  # whether `address` answered
-        self._task: StageTask | None = None
-        self._actors: list[Any] = []  # the task's
+        self._crews: dict[int, _Crew] = {}  # id(task) -> its actors, least recently used first
 
     def __enter__(self) -> RayExecutor:
         self._connect()
@@ -77,8 +82,8 @@ class RayExecutor(Executor):
         self._depth -= 1
         if self._depth:
             return
-        self._drop(list(self._actors))
-        self._task = None
+        for crew in list(self._crews.values()):
+            self._release(crew)
         if self._started:
             import_ray().shutdown()
             self._started = False
@@ -89,7 +94,7 @@ class RayExecutor(Executor):
         if not shards:
             return
         ray = self._connect()
-        actors = self._actors_for(task, len(shards))
+        crew = self._crew_for(task, len(shards))
         todo = list(reversed(shards))
         running: dict[Any, tuple[Any, Shard]] = {}  # object ref -> (actor, shard)
 
@@ -98,18 +103,21 @@ class RayExecutor(Executor):
             running[actor.run.remote(shard, scratch(shard).absolute())] = (actor, shard)
 
         try:
-            for actor in actors:
+            for actor in crew.actors[: len(shards)]:
                 submit(actor)
             while running:
-                [ready], _ = ray.wait(list(running), num_returns=1)
-                actor, shard = running.pop(ready)
-                outputs, seconds = _unwrap(ray, lambda ref=ready: ray.get(ref))
+                ready, _ = ray.wait(list(running), num_returns=1, timeout=WAIT_SECONDS)
+                if not ready:
+                    self._fit_cluster(crew)  # a restarting actor may need kept ones' CPUs
+                    continue
+                actor, shard = running.pop(ready[0])
+                outputs, seconds = _unwrap(ray, lambda ref=ready[0]: ray.get(ref))
                 if todo:
                     submit(actor)
                 elif running:
                     # Its CPUs go back to the cluster: a worker restarting after a lost node
                     # may be waiting for them.
-                    self._drop([actor])
+                    crew.drop([actor])
                 yield shard, outputs, seconds
         finally:
             for ref in running:  # an error or an interrupt: nobody would record these
@@ -117,7 +125,7 @@ class RayExecutor(Executor):
 
     def runtime(self, task: StageTask) -> dict[str, Any]:
         ray = self._connect()
-        actor = self._actors_for(task, 1)[0]
+        actor = self._crew_for(task, 1).actors[0]
         return {"backend": "ray", **_unwrap(ray, lambda: ray.get(actor.runtime.remote()))}
 
     @contextmanager
@@ -148,25 +156,60 @@ class RayExecutor(Executor):
             self._started = True
         return ray
 
-    def _actors_for(self, task: StageTask, pending: int) -> list[Any]:
-        """The task's actors, at most `pending` of them: kept ones first (their `setup` is
-        made), then new ones up to `workers` or what the cluster holds."""
-        if task is not self._task:
-            self._drop(list(self._actors))
-            self._task, self._actors = task, []
-        ray = import_ray()
-        count = self.workers or _fitting(ray.cluster_resources(), self.cpus, self.gpus)
-        actor = ray.remote(
-            num_cpus=self.cpus,
-            num_gpus=self.gpus,
-            max_restarts=self.retries,
-            max_task_retries=self.retries,
-        )(_Worker)
-        while len(self._actors) < min(count, pending):
-            self._actors.append(actor.remote(task))
-        return self._actors[:pending]
+    def _crew_for(self, task: StageTask, pending: int) -> _Crew:
+        """The task's crew with at least one actor and at most `pending`: kept actors first
+        (their `setup` is made), then new ones up to `workers` or what fits beside the other
+        kept crews, releasing those (least recently used first) when not even one fits."""
+        gpus = self.gpus if task.needs_device else 0
+        crew = self._crews.pop(id(task), None) or _Crew(task, self.cpus, gpus)
+        others = list(self._crews.values())
+        self._crews[id(task)] = crew
+        totals = import_ray().cluster_resources()
 
-    def _drop(self, actors: list[Any]) -> None:
+        def room() -> int:
+            return _fitting(_left(totals, self._crews.values()), crew.cpus, crew.gpus)
+
+        for other in others:
+            if len(crew.actors) + room() >= min(self.workers or 1, pending):
+                break
+            self._release(other)
+        count = min(self.workers or max(1, len(crew.actors) + room()), pending)
+        while len(crew.actors) < count:
+            crew.actors.append(crew.actor(self.retries))
+        return crew
+
+    def _fit_cluster(self, running: _Crew) -> None:
+        """Release the least recently used other crews while the kept actors hold more than the
+        cluster has (it lost a node)."""
+        totals = import_ray().cluster_resources()
+        for crew in [c for c in self._crews.values() if c is not running]:
+            left = _left(totals, self._crews.values())
+            if min(left.values()) >= 0:
+                return
+            self._release(crew)
+
+    def _release(self, crew: _Crew) -> None:
+        crew.drop(list(crew.actors))
+        self._crews.pop(id(crew.task), None)
+
+
+@dataclass
+class _Crew:
+    """A task's actors and what each holds."""
+
+    task: StageTask
+    cpus: float
+    gpus: float
+    actors: list[Any] = field(default_factory=list)
+
+    def actor(self, retries: int) -> Any:
+        remote = import_ray().remote(
+            num_cpus=self.cpus, num_gpus=self.gpus, max_restarts=retries,
+            max_task_retries=retries,
+        )(_Worker)  # fmt: skip
+        return remote.remote(self.task)
+
+    def drop(self, actors: list[Any]) -> None:
         """Close and end `actors`."""
         if not actors:
             return
@@ -174,7 +217,16 @@ class RayExecutor(Executor):
         ray.wait([actor.close.remote() for actor in actors], num_returns=len(actors), timeout=30)
         for actor in actors:
             ray.kill(actor)
-            self._actors.remove(actor)
+            self.actors.remove(actor)
+
+
+def _left(totals: dict[str, float], crews: Iterable[_Crew]) -> dict[str, float]:
+    """The cluster's CPUs and GPUs that `crews` do not hold (negative: more than it has)."""
+    held = list(crews)
+    return {
+        "CPU": totals.get("CPU", 0) - sum(c.cpus * len(c.actors) for c in held),
+        "GPU": totals.get("GPU", 0) - sum(c.gpus * len(c.actors) for c in held),
+    }
 
 
 class _Worker:
@@ -246,10 +298,11 @@ def _check_reachable(address: str | None) -> None:
 
 
 def _fitting(resources: dict[str, float], cpus: float, gpus: float) -> int:
-    count = int(resources.get("CPU", 1) // cpus)
+    """How many actors of `cpus` CPUs and `gpus` GPUs fit in `resources`."""
+    count = int(max(0.0, resources["CPU"]) // cpus)
     if gpus:
-        count = min(count, int(resources.get("GPU", 0) // gpus))
-    return max(1, count)
+        count = min(count, int(max(0.0, resources["GPU"]) // gpus))
+    return count
 
 
 def _unwrap(ray: Any, get: Callable[[], Any]) -> Any:

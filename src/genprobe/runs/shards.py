@@ -82,15 +82,22 @@ class ShardStore:
     def _manifest(self, shard: Shard) -> Path:
         return self.run / MANIFESTS / shard.stage / f"{shard.key}.json"
 
+    def _recorded(self, manifest: Path) -> dict[str, Any] | None:
+        """The manifest, if it exists and all the files it lists exist."""
+        if not manifest.exists():
+            return None
+        recorded = json.loads(manifest.read_text(encoding="utf-8"))
+        return recorded if all((self.run / p).exists() for p in recorded["files"]) else None
+
     def done(self, shard: Shard) -> bool:
         """The shard's manifest exists, was made from this spec, and all its files exist."""
-        manifest = self._manifest(shard)
-        if not manifest.exists():
-            return False
-        recorded = json.loads(manifest.read_text(encoding="utf-8"))
-        return recorded.get("spec") == shard.digest and all(
-            (self.run / path).exists() for path in recorded["files"]
-        )
+        recorded = self._recorded(self._manifest(shard))
+        return recorded is not None and recorded.get("spec") == shard.digest
+
+    def finished(self, stage: str, key: str) -> bool:
+        """A shard `stage/key` was recorded, from whatever spec, and all its files exist: for a
+        shard whose spec holds results of earlier shards (which a rerun could change)."""
+        return self._recorded(self.run / MANIFESTS / stage / f"{key}.json") is not None
 
     def pending(self, shards: Iterable[Shard]) -> list[Shard]:
         return [shard for shard in shards if not self.done(shard)]

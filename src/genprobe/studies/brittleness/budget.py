@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pandas as pd
 
@@ -70,6 +70,7 @@ def decodings(config: BrittlenessConfig) -> dict[str, dict[str, Any]]:
 
 @dataclass(frozen=True)
 class BudgetTask(StageTask):
+    needs_device: ClassVar[bool] = True
     model: ModelSettings
     verifier: VerifierConfig
     config: BrittlenessConfig

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -92,6 +92,7 @@ def read_problems(rows: Sequence[dict[str, Any]]) -> list[Problem]:
 
 @dataclass(frozen=True)
 class SolveTask(StageTask):
+    needs_device: ClassVar[bool] = True
     model: ModelSettings
     verifier: VerifierConfig
     k_max: int

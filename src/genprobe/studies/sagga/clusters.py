@@ -23,22 +23,26 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from genprobe.models.cached import CachedModel
 from genprobe.runs.executor import Executor, StageTask, run_stage
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.embedding import Embedder, make_embedder
 from genprobe.studies.sagga.exploits import tag_failures
-from genprobe.studies.sagga.generation import Context, GenerationTask, evaluate
+from genprobe.studies.sagga.generation import ProposeTask, propose, verifier_config, verify
 from genprobe.studies.sagga.mutants import mutate_generation
 from genprobe.studies.sagga.mutations import PRESETS
 from genprobe.studies.sagga.selection import cluster_labels
 from genprobe.studies.sagga.slices import Slice, find_slice, tree_features
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import from_prefix
+from genprobe.tasks.integration.verifier import Verifier
+from genprobe.verification.pool import DeadlinePool
 
 TAG_CHUNK = 200
 TAG_SECONDS = 3.0
@@ -156,34 +160,53 @@ def tag_archive(
 
 
 @dataclass(frozen=True)
-class NearbyTask(GenerationTask):
+class NearbyTask(StageTask):
     """Mutates a cluster's central members and keeps the solved mutant nearest to one."""
 
-    def run(self, context: Context, shard: Shard, scratch: Path) -> Outputs:
-        config = self.config
+    config: SaggaConfig
+    needs_device: ClassVar[bool] = True
+
+    def setup(self) -> tuple[CachedModel, Verifier, DeadlinePool]:
+        model, pool = ProposeTask(self.config).setup()
+        return model, Verifier(verifier_config(self.config)), pool
+
+    def close(self, context: tuple[CachedModel, Verifier, DeadlinePool]) -> None:
+        for part in context:
+            part.close()
+
+    def runtime(self) -> dict[str, Any]:
+        return self.config.model.runtime()
+
+    def run(
+        self, context: tuple[CachedModel, Verifier, DeadlinePool], shard: Shard, scratch: Path
+    ) -> Outputs:
+        (model, verifier, pool), config = context, self.config
         members = shard.spec["members"]
         report = mutate_generation(
-            context.pool, _problems(members), NEARBY_ATTEMPTS, PRESETS["robustness"],
+            pool, _problems(members), NEARBY_ATTEMPTS, PRESETS["robustness"],
             run_seed=config.seed, generation=10**6 + int(shard.spec["cluster"]),
             deadline=config.mutation_deadline,
         )  # fmt: skip
-        frame, _, _ = evaluate(context, report.mutants, config)
+        rows = propose(model, report.mutants, config.k)
+        checked = verify(verifier, pool, [row for row in rows if row["readable"]], config)
+        solved_at = {row["position"] for row in checked if row["status"] == "solved"}
         # a mutant without x (a constant) is not a nearby problem
-        holds_x = frame["problem"].str.split().map(lambda tokens: "x" in tokens)
-        solved = frame[(frame["status"] == "solved") & holds_x]
+        solved = [
+            row for row in rows if row["position"] in solved_at and "x" in row["problem"].split()
+        ]
         found = None
-        if len(solved):
+        if solved:
             embedder = make_embedder(config.embedding)
             texts = [str(p) for p in _problems(members)]
             member_vectors = embedder.embed(texts)
-            vectors = embedder.embed(solved["text"].tolist())
+            vectors = embedder.embed([row["text"] for row in solved])
             similarity = vectors @ member_vectors.T
             best = int(np.argmax(similarity.max(axis=1)))
-            row = solved.iloc[best]
+            row = solved[best]
             found = {
                 "member": texts[int(np.argmax(similarity[best]))],
                 "success": row["text"],
-                "answer": row["answers"][0] if len(row["answers"]) else None,
+                "answer": row["answers"][0] if row["answers"] else None,
                 "similarity": round(float(similarity[best].max()), 3),
             }
         result = {"cluster": shard.spec["cluster"], "tried": len(report.mutants), "found": found}

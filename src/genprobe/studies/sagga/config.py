@@ -1,6 +1,7 @@
 """What a SAGGA run is: the model, the recipe (basis, mutation preset, fitness, selection) and
 the search's sizes. Defaults are the original CLI's (research notes A.2); its identity, hashed
-into the run directory, leaves out the time budget and the worker count.
+into the run directory, leaves out the time budget, the worker count and how verification
+is chunked.
 
 Example:
     SaggaConfig(ModelSettings("ckpt:runs/bwd"), basis="polynomial_robustness",
@@ -48,6 +49,7 @@ class SaggaConfig:
     # runtime only
     minutes: float | None = None  # time budget of this invocation
     workers: int | None = None  # mutation and verifier processes (None: one per CPU)
+    verify_chunk: int = 100  # problems per verify shard (the unit a cluster spreads)
     tag_limit: int | None = None  # the report tags at most this many failures (None: all)
 
     def validated(self) -> SaggaConfig:
@@ -67,7 +69,7 @@ class SaggaConfig:
         for name, value in (
             ("--generation-size", self.generation_size), ("--seed-size", self.seed_size),
             ("--archive-size", self.archive_size), ("--generations", self.generations),
-            ("--k", self.k), ("clusters", self.clusters),
+            ("--k", self.k), ("clusters", self.clusters), ("--verify-chunk", self.verify_chunk),
         ):  # fmt: skip
             if value < 1:
                 raise ConfigError(name, "at least 1", value)
@@ -88,5 +90,6 @@ class SaggaConfig:
         for name in ("basis_file", "targets_file"):
             path = identity[name]
             identity[name] = path and {"path": path, "sha256": file_digest(path)}
-        del identity["minutes"], identity["workers"], identity["tag_limit"]
+        for name in ("minutes", "workers", "verify_chunk", "tag_limit"):
+            del identity[name]
         return identity

@@ -1,18 +1,25 @@
-"""One SAGGA generation, the unit of work of a search: mutate, ask the model, verify, score.
+"""One SAGGA generation: mutate, ask the model, verify, score. Three kinds of shard, so that a
+cluster spreads the verification, the slow part with a fast model:
 
-    mutate   every seed `per_seed` times in the deadline pool; distinct valid mutants
-    model    one call on the whole generation (batched beam), through a query cache, so a
-             problem met in an earlier generation is not asked again
-    verify   the top-k candidates of every problem in the verifier's pool, in rank order
-    score    the fitness of every mutant (zero unless the model failed it)
+    propose   one shard, where the model is: mutate every seed `per_seed` times in the
+              deadline pool, keep the distinct valid mutants, ask the model about all of them
+              in one call (batched beam) through a query cache, so a problem met in an
+              earlier generation is not asked again
+    verify    shards of `verify_chunk` problems, on any worker: check each problem's top-k
+              candidates in rank order in the verifier's pool, and print F' - f of every
+              failure's top answer (SymPy's automatic simplification only, 1 s at most)
+    score     one shard: the fitness of every mutant over the whole generation (zero unless the
+              model failed it), and the generation's files
 
 A mutant the model cannot read (longer than its position table), or whose check lies outside
 the environment, is `unsupported`: neither failure nor success (the original counted it as
 solved). A model with no answer for a problem (SymPy timing out, say) failed it.
 
-The shard's spec is the generation number, its seeds (prefix) and attempts per seed; its files
-are `generations/NNNNN.parquet` (one row per distinct mutant) and `generations/NNNNN.json`
-(the generation's effort: attempts, rejections by reason, duplicates, model queries, seconds).
+Files: the parts `generations/NNNNN/proposed.json` and `generations/NNNNN/verified-CCCC.json`,
+then the generation: `generations/NNNNN.parquet` (one row per distinct mutant) and
+`generations/NNNNN.json` (its effort: attempts, rejections by reason, duplicates, model
+queries, seconds). Each shard's spec holds what it needs (seeds, or problems and candidates),
+so any worker can run it; the verdicts do not depend on how the problems were chunked.
 """
 
 from __future__ import annotations
@@ -22,13 +29,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 import sympy as sp
 
-from genprobe.models.base import Candidate, infix_text
+from genprobe.models.base import Candidate, Model, infix_text
 from genprobe.models.cached import CachedModel
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
@@ -38,25 +45,25 @@ from genprobe.studies.sagga.fitness import Fitness, make_fitness
 from genprobe.studies.sagga.mutants import Mutant, mutate_generation
 from genprobe.studies.sagga.mutations import PRESETS
 from genprobe.studies.sagga.seeds import TARGETS, read_problem_file
-from genprobe.tasks.integration.expression import X, to_sympy
+from genprobe.tasks.integration.expression import Expr, X, to_sympy
+from genprobe.tasks.integration.limits import TRUSTED_LIMITS
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.verification.pool import DeadlinePool
 from genprobe.verification.ranked import RankedResult, verify_ranked
 from genprobe.verification.verdict import Outcome, TimeoutPolicy
 
-STAGE = "generation"
+STAGE = "generation"  # the score shard's: its manifest marks the generation done
 DIFFERENCE_SECONDS = 1.0
+Row = dict[str, Any]
 
 
 def generation_path(generation: int, suffix: str) -> str:
     return f"generations/{generation:05d}.{suffix}"
 
 
-def generation_shard(generation: int, seeds: Sequence[str], per_seed: int) -> Shard:
-    """`seeds` as prefix strings."""
-    spec = {"generation": generation, "seeds": list(seeds), "per_seed": per_seed}
-    return Shard(STAGE, f"{generation:05d}", spec)
+def part_path(generation: int, name: str) -> str:
+    return f"generations/{generation:05d}/{name}"
 
 
 def verifier_config(config: SaggaConfig) -> VerifierConfig:
@@ -75,41 +82,71 @@ def build_fitness(config: SaggaConfig) -> Fitness:
     )
 
 
-@dataclass
-class Context:
-    model: CachedModel
-    verifier: Verifier
-    pool: DeadlinePool
-    fitness: Fitness
+def deadline_pool(config: SaggaConfig) -> DeadlinePool:
+    return DeadlinePool(config.workers or os.cpu_count() or 1)
 
-    def close(self) -> None:
-        self.model.close()
-        self.verifier.close()
-        self.pool.close()
+
+# -- the three shards ----------------------------------------------------------------------
+
+
+def propose_shard(generation: int, seeds: Sequence[str], per_seed: int) -> Shard:
+    """`seeds` as prefix strings."""
+    spec = {"generation": generation, "seeds": list(seeds), "per_seed": per_seed}
+    return Shard("propose", f"{generation:05d}", spec)
+
+
+def verify_shards(generation: int, proposal: Sequence[Row], chunk: int) -> list[Shard]:
+    """The readable problems of a proposal, with their candidates, `chunk` per shard."""
+    rows = [
+        {key: row[key] for key in ("position", "problem", "candidates")}
+        for row in proposal
+        if row["readable"]
+    ]
+    return [
+        Shard(
+            "verify",
+            f"{generation:05d}-{start // chunk:04d}",
+            {
+                "generation": generation,
+                "chunk": start // chunk,
+                "rows": rows[start : start + chunk],
+            },
+        )
+        for start in range(0, len(rows), chunk)
+    ]
+
+
+def score_shard(generation: int, proposed: Row, verified: Sequence[Row]) -> Shard:
+    """`proposed`: the proposal's file; `verified`: its verify shards' files."""
+    spec = {"generation": generation, "proposed": proposed, "verified": list(verified)}
+    return Shard(STAGE, f"{generation:05d}", spec)
 
 
 @dataclass(frozen=True)
-class GenerationTask(StageTask):
+class ProposeTask(StageTask):
     config: SaggaConfig
+    needs_device: ClassVar[bool] = True
 
-    def setup(self) -> Context:
-        config = self.config
-        model = CachedModel(config.model.load(min_beam=config.k))
-        pool = DeadlinePool(config.workers or os.cpu_count() or 1)
-        return Context(model, Verifier(verifier_config(config)), pool, build_fitness(config))
+    def setup(self) -> tuple[CachedModel, DeadlinePool]:
+        return CachedModel(self.config.model.load(min_beam=self.config.k)), deadline_pool(
+            self.config
+        )
 
-    def close(self, context: Context) -> None:
-        context.close()
+    def close(self, context: tuple[CachedModel, DeadlinePool]) -> None:
+        for part in context:
+            part.close()
 
     def runtime(self) -> dict[str, Any]:
         return self.config.model.runtime()
 
-    def run(self, context: Context, shard: Shard, scratch: Path) -> Outputs:
-        spec, config = shard.spec, self.config
+    def run(
+        self, context: tuple[CachedModel, DeadlinePool], shard: Shard, scratch: Path
+    ) -> Outputs:
+        (model, pool), spec, config = context, shard.spec, self.config
         generation = int(spec["generation"])
         start = time.perf_counter()
         report = mutate_generation(
-            context.pool,
+            pool,
             [from_prefix(seed.split()) for seed in spec["seeds"]],
             int(spec["per_seed"]),
             PRESETS[config.preset],
@@ -118,26 +155,73 @@ class GenerationTask(StageTask):
             deadline=config.mutation_deadline,
         )
         mutated = time.perf_counter()
-        queries, hits = context.model.queries, context.model.hits
-        frame, verifier_seconds, answered = evaluate(context, report.mutants, config)
-        frame.insert(0, "generation", generation)
-        statuses = frame["status"].value_counts()
-        stats = {
+        queries, hits = model.queries, model.hits
+        rows = propose(model, report.mutants, config.k)
+        effort = {
             "generation": generation,
             "seeds": len(spec["seeds"]),
             "attempts": report.attempts,
             "rejected": dict(sorted(report.rejected.items())),
             "duplicates": report.duplicates,
             "mutants": len(report.mutants),
-            **{s: int(statuses.get(s, 0)) for s in ("solved", "failed", "unsupported")},
-            "queries": context.model.queries - queries,
-            "cache_hits": context.model.hits - hits,
+            "queries": model.queries - queries,
+            "cache_hits": model.hits - hits,
             "mutation_worker_seconds": round(report.seconds, 3),
-            "verifier_seconds": round(verifier_seconds, 3),
             "seconds": {
                 "mutate": round(mutated - start, 3),
-                "model": round(answered, 3),
-                "verify_and_score": round(time.perf_counter() - mutated - answered, 3),
+                "model": round(time.perf_counter() - mutated, 3),
+            },
+        }
+        return {
+            part_path(generation, "proposed.json"): json_bytes({"effort": effort, "rows": rows})
+        }
+
+
+@dataclass(frozen=True)
+class VerifyTask(StageTask):
+    config: SaggaConfig
+
+    def setup(self) -> tuple[Verifier, DeadlinePool]:
+        return Verifier(verifier_config(self.config)), deadline_pool(self.config)
+
+    def close(self, context: tuple[Verifier, DeadlinePool]) -> None:
+        for part in context:
+            part.close()
+
+    def run(self, context: tuple[Verifier, DeadlinePool], shard: Shard, scratch: Path) -> Outputs:
+        verifier, pool = context
+        start = time.perf_counter()
+        rows = verify(verifier, pool, shard.spec["rows"], self.config)
+        name = f"verified-{int(shard.spec['chunk']):04d}.json"
+        result = {"seconds": round(time.perf_counter() - start, 3), "rows": rows}
+        return {part_path(int(shard.spec["generation"]), name): json_bytes(result)}
+
+
+@dataclass(frozen=True)
+class ScoreTask(StageTask):
+    config: SaggaConfig
+
+    def setup(self) -> Fitness:
+        return build_fitness(self.config)
+
+    def run(self, context: Fitness, shard: Shard, scratch: Path) -> Outputs:
+        spec = shard.spec
+        generation, proposed, verified = int(spec["generation"]), spec["proposed"], spec["verified"]
+        start = time.perf_counter()
+        frame = scored_frame(
+            proposed["rows"], [r for part in verified for r in part["rows"]], context
+        )
+        frame.insert(0, "generation", generation)
+        statuses = frame["status"].value_counts()
+        effort = proposed["effort"]
+        stats = {
+            **effort,
+            **{s: int(statuses.get(s, 0)) for s in ("solved", "failed", "unsupported")},
+            "verifier_seconds": round(float(frame.pop("verifier_seconds").sum()), 3),
+            "seconds": {
+                **effort["seconds"],
+                "verify": round(sum(part["seconds"] for part in verified), 3),
+                "score": round(time.perf_counter() - start, 3),
             },
         }
         return {
@@ -146,55 +230,122 @@ class GenerationTask(StageTask):
         }
 
 
-def evaluate(
-    context: Context, mutants: Sequence[Mutant], config: SaggaConfig
-) -> tuple[pd.DataFrame, float, float]:
-    """(one row per mutant, verifier seconds, model seconds)."""
+# -- the steps, also used whole by the report's nearby search --------------------------------
+
+
+def propose(model: Model, mutants: Sequence[Mutant], k: int) -> list[Row]:
+    """One row per mutant: its problem, whether the model can read it, its top-k candidates
+    (`candidates`, typed for the verifier; `answers`, printed)."""
     problems = [m.problem for m in mutants]
-    start = time.perf_counter()
-    readable = context.model.readable(problems)
-    asked = [p for p, ok in zip(problems, readable, strict=True) if ok]
-    answers = iter(context.model.candidates(asked, config.k))
-    candidates = [next(answers)[: config.k] if ok else [] for ok in readable]
-    answered = time.perf_counter() - start
-    ranked = verify_ranked(
-        problems, [[c.answer for c in cs] for cs in candidates], context.verifier.verify_many,
-        config.k,
-    )  # fmt: skip
+    readable = model.readable(problems)
+    answers = iter(model.candidates([p for p, ok in zip(problems, readable, strict=True) if ok], k))
+    rows = []
+    for position, (mutant, ok) in enumerate(zip(mutants, readable, strict=True)):
+        candidates = next(answers)[:k] if ok else []
+        rows.append(
+            {
+                "position": position,
+                "seed_index": mutant.seed_index,
+                "problem": mutant.key,
+                "text": mutant.text,
+                "readable": ok,
+                "candidates": [encode_answer(c.answer) for c in candidates],
+                "answers": [_answer_text(c) for c in candidates],
+            }
+        )
+    return rows
+
+
+def verify(
+    verifier: Verifier, pool: DeadlinePool, rows: Sequence[Row], config: SaggaConfig
+) -> list[Row]:
+    """Verdicts of readable problems' candidates (rows of `propose`)."""
     policy = TimeoutPolicy(config.policy)
-    status = [_status(ok, r, policy) for ok, r in zip(readable, ranked, strict=True)]
-    failed = np.array([s == "failed" for s in status], dtype=bool)
-    texts = [m.text for m in mutants]
-    fitness = context.fitness(texts, failed) if mutants else np.zeros(0)
-    differences = _differences(context.pool, mutants, candidates, failed & (fitness >= config.tau))
-    frame = pd.DataFrame(
+    problems = [from_prefix(row["problem"].split(), TRUSTED_LIMITS) for row in rows]
+    answers = [[decode_answer(c) for c in row["candidates"]] for row in rows]
+    ranked = verify_ranked(problems, answers, verifier.verify_many, config.k)
+    status = [_status(result, policy) for result in ranked]
+    failed = [
+        i
+        for i, s in enumerate(status)
+        if s == "failed" and answers[i] and isinstance(answers[i][0], Expr)
+    ]
+    found = _differences(pool, [(problems[i], answers[i][0]) for i in failed])
+    differences = {failed[j]: text for j, text in found.items()}
+    out = []
+    for i, (row, result) in enumerate(zip(rows, ranked, strict=True)):
+        first = result.verdicts[0] if result.verdicts else None
+        out.append(
+            {
+                "position": row["position"],
+                "status": status[i],
+                "first_pass_rank": result.first_pass(policy),
+                "outcome": None if first is None else first.outcome.value,
+                "detail": "" if first is None else first.detail[:300],
+                "difference": differences.get(i),
+                "verifier_seconds": sum(v.seconds for v in result.verdicts),
+            }
+        )
+    return out
+
+
+UNREAD = {
+    "status": "unsupported", "first_pass_rank": None, "outcome": None, "detail": "",
+    "difference": None, "verifier_seconds": 0.0,
+}  # fmt: skip
+
+
+def scored_frame(
+    proposal: Sequence[Row], verified: Sequence[Row], fitness: Fitness
+) -> pd.DataFrame:
+    """One row per mutant: the proposal joined with its verdicts (problems the model cannot
+    read have none), scored over the whole generation."""
+    by_position = {row["position"]: row for row in verified}
+    rows = [{**row, **by_position.get(row["position"], UNREAD)} for row in proposal]
+    texts = [row["text"] for row in rows]
+    failed = np.array([row["status"] == "failed" for row in rows], dtype=bool)
+    return pd.DataFrame(
         {
-            "position": np.arange(len(mutants), dtype=np.int64),
-            "seed_index": [m.seed_index for m in mutants],
-            "problem": [m.key for m in mutants],
+            "position": np.arange(len(rows), dtype=np.int64),
+            "seed_index": [row["seed_index"] for row in rows],
+            "problem": [row["problem"] for row in rows],
             "text": texts,
             "length": [len(t) for t in texts],
-            "status": status,
-            "fitness": np.asarray(fitness, dtype=float),
-            "first_pass_rank": pd.array([r.first_pass(policy) for r in ranked], dtype="Int32"),
-            "outcome": [r.verdicts[0].outcome.value if r.verdicts else None for r in ranked],
-            "detail": [r.verdicts[0].detail[:300] if r.verdicts else "" for r in ranked],
-            "answers": [[_answer_text(c) for c in cs] for cs in candidates],
-            "difference": differences,
+            "status": [row["status"] for row in rows],
+            "fitness": np.asarray(fitness(texts, failed) if rows else np.zeros(0), dtype=float),
+            "first_pass_rank": pd.array([row["first_pass_rank"] for row in rows], dtype="Int32"),
+            "outcome": [row["outcome"] for row in rows],
+            "detail": [row["detail"] for row in rows],
+            "answers": [row["answers"] for row in rows],
+            "difference": [row["difference"] for row in rows],
+            "verifier_seconds": np.array([row["verifier_seconds"] for row in rows], dtype=float),
         }
     )
-    verifier_seconds = sum(v.seconds for r in ranked for v in r.verdicts)
-    return frame, verifier_seconds, answered
 
 
-def _status(readable: bool, result: RankedResult, policy: TimeoutPolicy) -> str:
-    if not readable:
-        return "unsupported"
+def _status(result: RankedResult, policy: TimeoutPolicy) -> str:
     if result.first_pass(policy) is not None:
         return "solved"
     if result.verdicts and all(v.outcome is Outcome.UNSUPPORTED for v in result.verdicts):
         return "unsupported"
     return "failed"
+
+
+# A candidate travels as "kind text": a parsed answer as prefix, raw output as the model gave it
+# (text, or prefix tokens that did not parse), so the verifier judges what it would have judged.
+def encode_answer(answer: Expr | str | tuple[str, ...]) -> str:
+    if isinstance(answer, Expr):
+        return "expr " + " ".join(to_prefix(answer))
+    if isinstance(answer, str):
+        return "text " + answer
+    return "tokens " + " ".join(answer)
+
+
+def decode_answer(encoded: str) -> Expr | str | tuple[str, ...]:
+    kind, _, text = encoded.partition(" ")
+    if kind == "expr":
+        return from_prefix(text.split(), TRUSTED_LIMITS)
+    return text if kind == "text" else tuple(text.split())
 
 
 def _answer_text(candidate: Candidate) -> str:
@@ -208,21 +359,12 @@ def _answer_text(candidate: Candidate) -> str:
 
 def difference_in_worker(shared: None, pair: tuple[list[str], list[str]]) -> str:
     """F' - f, as SymPy writes it after its automatic simplification only."""
-    problem, answer = (to_sympy(from_prefix(tokens)) for tokens in pair)
+    problem, answer = (to_sympy(from_prefix(tokens, TRUSTED_LIMITS)) for tokens in pair)
     return sp.sstr(sp.diff(answer, X) - problem)[:300]
 
 
-def _differences(
-    pool: DeadlinePool,
-    mutants: Sequence[Mutant],
-    candidates: Sequence[list[Candidate]],
-    wanted: np.ndarray,
-) -> list[str | None]:
-    """F' - f of the top answer of each wanted failure (None where it did not parse)."""
-    rows = [i for i in np.flatnonzero(wanted) if candidates[i] and candidates[i][0].parsed]
-    items = [(to_prefix(mutants[i].problem), to_prefix(candidates[i][0].answer)) for i in rows]
-    out: list[str | None] = [None] * len(mutants)
-    for done in pool.run(difference_in_worker, items, deadline=DIFFERENCE_SECONDS):
-        if done.status == "done":
-            out[rows[done.index]] = done.value
-    return out
+def _differences(pool: DeadlinePool, pairs: Sequence[tuple[Expr, Expr]]) -> dict[int, str]:
+    """F' - f of each (problem, answer) pair that finished within its second, by index."""
+    items = [(to_prefix(problem), to_prefix(answer)) for problem, answer in pairs]
+    done = pool.run(difference_in_worker, items, deadline=DIFFERENCE_SECONDS)
+    return {result.index: result.value for result in done if result.status == "done"}

@@ -2,15 +2,17 @@
 archive of novel failures, then the cluster report.
 
     seeds_0  the basis; re-added to the seeds of every generation, as in the original
-    loop     run generation g (one shard, `generation.py`); archive its failures with fitness
-             >= tau that are novel (by canonical form); select the next seeds among them
-             (`selection.py`); stop at the archive size, the generation limit or the time
+    loop     run generation g (shards of three stages, `generation.py`: propose on the
+             model's worker, verify spread over workers, score); archive its failures with
+             fitness >= tau that are novel (by canonical form); select the next seeds among
+             them (`selection.py`); stop at the archive size, the generation limit or the time
              budget of this invocation
     report   `clusters.py` and `report.py`, from the run's files
 
 The archive and the next seeds are functions of the generation files alone, so a killed
 search, rerun with the same command, replays the finished generations from disk (skipping
-their shards), continues after the last one, and ends with the archive an uninterrupted run
+their shards), continues after the last one (a generation stopped halfway keeps its model
+answers and the verdicts of finished verify shards), and ends with the archive an uninterrupted run
 gives (verifier and simplify deadlines aside, which depend on the machine's load).
 `archive.jsonl` (one row per novel failure, never changed once written) and `search.json`
 (stats per generation, why it stopped) are rewritten atomically after every generation.
@@ -31,12 +33,19 @@ import pandas as pd
 from genprobe.runs.atomic import write_json, write_text
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
+from genprobe.runs.shards import ShardStore
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.embedding import Embedder, make_embedder
 from genprobe.studies.sagga.generation import (
-    GenerationTask,
+    STAGE,
+    ProposeTask,
+    ScoreTask,
+    VerifyTask,
     generation_path,
-    generation_shard,
+    part_path,
+    propose_shard,
+    score_shard,
+    verify_shards,
 )
 from genprobe.studies.sagga.mutants import canonical_key
 from genprobe.studies.sagga.seeds import named_basis, read_problem_file
@@ -124,14 +133,12 @@ def run_sagga(
     seeds0 = list(dict.fromkeys(canonical_key(p) for p in basis(config)))  # before any file
     run = open_run(out, KIND, config.identity())
     search = Search(config, make_embedder(config.embedding), seeds0)
-    task = GenerationTask(config)
     started = time.monotonic()
     seeds, stop = seeds0, "generations"
-    with executor or LocalExecutor() as runner:
+    with executor or LocalExecutor() as runner, LocalExecutor() as here:
+        steps = _Steps(config, run, runner, here)
         for generation in range(1, config.generations + 1):
-            per_seed = max(1, config.generation_size // len(seeds))
-            shard = generation_shard(generation, seeds, per_seed)
-            ran = run_stage(run, task, [shard], runner)
+            ran = steps.generation(generation, seeds, max(1, config.generation_size // len(seeds)))
             frame = pd.read_parquet(run / generation_path(generation, "parquet"))
             effort = json.loads((run / generation_path(generation, "json")).read_text())
             seeds = search.absorb(frame, effort)
@@ -154,6 +161,39 @@ def run_sagga(
             run, log=log, executor=executor, workers=config.workers, tag_limit=config.tag_limit
         )
     return run
+
+
+@dataclass
+class _Steps:
+    """A generation's three stages: propose and verify on the study's executor, score here
+    (where the search's embedder already is)."""
+
+    config: SaggaConfig
+    run: Path
+    runner: Executor
+    here: Executor
+
+    def __post_init__(self) -> None:
+        self.tasks = ProposeTask(self.config), VerifyTask(self.config), ScoreTask(self.config)
+
+    def generation(self, generation: int, seeds: list[str], per_seed: int) -> bool:
+        """Run generation `generation` unless it is done; returns whether it ran."""
+        if ShardStore(self.run).finished(STAGE, f"{generation:05d}"):
+            return False  # however its verification was chunked
+        propose, verify, score = self.tasks
+        run_stage(self.run, propose, [propose_shard(generation, seeds, per_seed)], self.runner)
+        proposed = self._read(part_path(generation, "proposed.json"))
+        shards = verify_shards(generation, proposed["rows"], self.config.verify_chunk)
+        run_stage(self.run, verify, shards, self.runner)
+        verified = [
+            self._read(part_path(generation, f"verified-{s.spec['chunk']:04d}.json"))
+            for s in shards
+        ]
+        run_stage(self.run, score, [score_shard(generation, proposed, verified)], self.here)
+        return True
+
+    def _read(self, path: str) -> Any:
+        return json.loads((self.run / path).read_text(encoding="utf-8"))
 
 
 def _write_state(run: Path, search: Search, *, stop: str, generation: int) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -42,6 +42,8 @@ def prediction_path(suite: str) -> str:
 
 class PredictTask(StageTask):
     """Decodes with the run's members, loaded once per worker onto `device`."""
+
+    needs_device: ClassVar[bool] = True
 
     def __init__(self, run: str | Path, config: SweepConfig, device: str = "cpu") -> None:
         self.run_dir, self.config, self.device = Path(run), config, device

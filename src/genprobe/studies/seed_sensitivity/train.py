@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -51,6 +51,8 @@ class TrainTask(StageTask):
     reach it) that receives `(shard, Progress)` every `PROGRESS_STEPS` steps and at each epoch's
     end.
     """
+
+    needs_device: ClassVar[bool] = True
 
     def __init__(self, config: SweepConfig, device: str = "cpu", progress: Any = None) -> None:
         self.config, self.device, self.progress = config, device, progress

@@ -35,3 +35,5 @@ class ParseLimits:
 
 
 DEFAULT_LIMITS = ParseLimits()
+# for re-reading prefix we wrote ourselves: the input limits applied when it was first read
+TRUSTED_LIMITS = ParseLimits(max_tokens=10**7, max_depth=10**7, max_int_digits=10**7)

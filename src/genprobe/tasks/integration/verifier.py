@@ -33,7 +33,7 @@ import sympy as sp
 from genprobe.errors import ConfigError, GenprobeError, ParseError, UnsupportedExpressionError
 from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.identity import IdentitySettings, check_identity
-from genprobe.tasks.integration.limits import DEFAULT_LIMITS, ParseLimits
+from genprobe.tasks.integration.limits import DEFAULT_LIMITS, TRUSTED_LIMITS, ParseLimits
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.reading import ExpressionInput, read_expression
 from genprobe.verification.pool import DeadlinePool, TaskResult
@@ -63,10 +63,6 @@ class VerifierConfig:
         return self
 
 
-# limits for re-reading our own prefix in a worker: the input limits were applied when parsing
-_TRUSTED = ParseLimits(max_tokens=10**7, max_depth=10**7, max_int_digits=10**7)
-
-
 def _sympy_decides(problem: Expr, candidate: Expr) -> tuple[bool, str]:
     difference = sp.simplify(sp.diff(to_sympy(candidate), X) - to_sympy(problem))
     if difference == 0:
@@ -77,7 +73,7 @@ def _sympy_decides(problem: Expr, candidate: Expr) -> tuple[bool, str]:
 def decide(config: VerifierConfig, pair: tuple[list[str], list[str]]) -> tuple[str, str, str]:
     """(outcome, method, detail) for a parsed pair, sent as prefix tokens (flat lists pickle
     at any depth); runs inside a pool worker."""
-    problem, candidate = (from_prefix(tokens, _TRUSTED) for tokens in pair)
+    problem, candidate = (from_prefix(tokens, TRUSTED_LIMITS) for tokens in pair)
     numeric = check_identity(problem, candidate, config.identity)
     if numeric.decision is False:
         return Outcome.INCORRECT.value, "numeric", numeric.detail
