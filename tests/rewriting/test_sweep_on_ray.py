@@ -4,7 +4,9 @@ killed in the middle of a shard; without Ray, `--backend ray` is one line."""
 import contextlib
 import os
 import signal
+import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -86,6 +88,35 @@ def test_the_shard_of_a_lost_node_reruns_on_another_with_the_local_numbers(
     executor = RayExecutor(ray_cluster.address, workers=3)
     _, _, lost = _local_and_ray(config, tmp_path, executor, remove_a_node_running_a_shard)
     assert lost == [True]  # its shard waited for a CPU another worker gave back
+
+
+@pytest.mark.slow
+def test_a_killed_driver_resumes_from_the_shards_it_wrote_with_the_local_numbers(
+    ray_cluster, tmp_path
+):
+    args = [
+        sys.executable, "-m", "genprobe", "rewriting", "sweep", "--seeds", "3",
+        "--seeds-per-shard", "1", "--train-size", "1000", "--validation-size", "20",
+        "--suite-size", "12", "--max-epochs", "2",
+    ]  # fmt: skip
+    on_ray = [*args, "--backend", "ray", "--ray-address", ray_cluster.address]
+    killed = tmp_path / "killed"
+    driver = subprocess.Popen([*on_ray, "--out", str(killed)], stderr=subprocess.DEVNULL)
+    # no deadline: the first chunk's manifest appears, or the sweep ends, however slow the machine
+    while not any((killed / "shards" / "train").glob("*.json")) and driver.poll() is None:
+        time.sleep(0.05)
+    assert driver.poll() is None, "the sweep ended before its driver could be killed"
+    driver.kill()
+    driver.wait()
+    written = {p.name: p.read_bytes() for p in (killed / "shards" / "train").glob("*.json")}
+
+    subprocess.run([*on_ray, "--out", str(killed)], check=True, capture_output=True)
+    subprocess.run([*args, "--out", str(tmp_path / "local")], check=True, capture_output=True)
+    assert (killed / "metrics.json").read_text() == (
+        tmp_path / "local" / "metrics.json"
+    ).read_text()
+    for name, manifest in written.items():  # not trained again
+        assert (killed / "shards" / "train" / name).read_bytes() == manifest
 
 
 def _shard_workers() -> list[int]:
