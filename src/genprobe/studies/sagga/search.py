@@ -89,7 +89,7 @@ class Search:
             row["answers"] = list(row["answers"])
             self.archive.append(row)
             self.keys.add(row["problem"])
-        seeds = self._select(novel.reset_index(drop=True), int(frame["generation"].iat[0]))
+        seeds = self._select(novel.reset_index(drop=True), int(effort["generation"]))
         self.stats.append(
             {
                 **effort,
