@@ -16,7 +16,7 @@ from genprobe.runs.ray_executor import RayExecutor
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.training.trainer import TrainConfig
 
-SHARD_TITLE = b"ray::_Worker.run"  # Ray's process title while an actor runs a shard
+SHARD_TITLE = b"ray::Worker.run"  # Ray's process title while an actor runs a shard
 
 
 def _kill_a_worker_running_a_shard() -> bool:

@@ -82,6 +82,33 @@ class Executor(abc.ABC):
         """Run `task` on every shard; yield each result as it completes (any order)."""
 
 
+class Worker:
+    """Runs one task's shards wherever it lives (this process, a pool process, a Ray actor):
+    the task's `setup` once, at the first shard, then each shard, timed.
+
+    `setup` waits for the first shard rather than running at start: an error in it then reaches
+    the driver as itself, not as a broken pool or a dead actor.
+    """
+
+    def __init__(self, task: StageTask) -> None:
+        self.task = task
+        self._context: list[Any] = []  # `setup`'s result, once made
+
+    def run(self, shard: Shard, scratch: Path) -> tuple[Outputs, float]:
+        if not self._context:
+            self._context.append(self.task.setup())
+        start = time.perf_counter()
+        outputs = self.task.run(self._context[0], shard, scratch)
+        return outputs, time.perf_counter() - start
+
+    def runtime(self) -> dict[str, Any]:
+        return self.task.runtime()
+
+    def close(self) -> None:
+        if self._context:
+            self.task.close(self._context.pop())
+
+
 class LocalExecutor(Executor):
     """Shards on this machine: in this process (`workers=1`, the default: one model, loaded
     once, using every core through its own threads), or spread over `workers` processes, each
@@ -96,7 +123,7 @@ class LocalExecutor(Executor):
         if workers < 1:
             raise ConfigError("workers", "at least 1", workers)
         self.workers = workers
-        self._kept: dict[int, tuple[StageTask, Any]] | None = None  # id(task) -> task, context
+        self._kept: dict[int, Worker] | None = None  # id(task) -> its worker, in a `with` block
 
     def __enter__(self) -> LocalExecutor:
         self._kept = {}
@@ -104,8 +131,8 @@ class LocalExecutor(Executor):
 
     def __exit__(self, *exc: object) -> None:
         kept, self._kept = self._kept or {}, None
-        for task, context in kept.values():
-            task.close(context)
+        for worker in kept.values():
+            worker.close()
 
     def map(
         self, task: StageTask, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
@@ -114,16 +141,15 @@ class LocalExecutor(Executor):
             return
         if self.workers > 1 and len(shards) > 1:
             yield from self._in_processes(task, shards, scratch)
-        elif self._kept is not None:
-            if id(task) not in self._kept:
-                self._kept[id(task)] = (task, task.setup())
-            yield from _in_process(task, self._kept[id(task)][1], shards, scratch)
-        else:
-            context = task.setup()
-            try:
-                yield from _in_process(task, context, shards, scratch)
-            finally:
-                task.close(context)
+            return
+        kept = self._kept is not None
+        worker = self._kept.setdefault(id(task), Worker(task)) if kept else Worker(task)
+        try:
+            for shard in shards:
+                yield shard, *worker.run(shard, scratch(shard))
+        finally:
+            if not kept:
+                worker.close()
 
     def _in_processes(
         self, task: StageTask, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
@@ -147,33 +173,17 @@ class LocalExecutor(Executor):
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _in_process(
-    task: StageTask, context: Any, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
-) -> Iterator[Result]:
-    for shard in shards:
-        start = time.perf_counter()
-        outputs = task.run(context, shard, scratch(shard))
-        yield shard, outputs, time.perf_counter() - start
-
-
-_TASK: StageTask | None = None
-_CONTEXT: list[Any] = []  # the worker's `setup` result, once made
+_WORKER: Worker | None = None  # a pool process's
 
 
 def _start_worker(task: StageTask) -> None:
-    global _TASK
-    _TASK = task
+    global _WORKER
+    _WORKER = Worker(task)
 
 
 def _run_in_worker(shard: Shard, scratch: Path) -> tuple[Outputs, float]:
-    # `setup` runs with the worker's first shard, not in the pool's initializer: an error in it
-    # then reaches the driver as itself instead of as a broken pool.
-    assert _TASK is not None, "worker used before its initializer ran"
-    if not _CONTEXT:
-        _CONTEXT.append(_TASK.setup())
-    start = time.perf_counter()
-    outputs = _TASK.run(_CONTEXT[0], shard, scratch)
-    return outputs, time.perf_counter() - start
+    assert _WORKER is not None, "worker used before its initializer ran"
+    return _WORKER.run(shard, scratch)
 
 
 def run_stage(

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -24,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from genprobe.errors import ConfigError, GenprobeError
-from genprobe.runs.executor import Executor, Result, StageTask
-from genprobe.runs.shards import Outputs, Shard
+from genprobe.runs.executor import Executor, Result, StageTask, Worker
+from genprobe.runs.shards import Shard
 
 INSTALL = "pip install 'genprobe[ray]'"
 WAIT_SECONDS = 10  # how often a waiting driver checks that the kept actors still fit
@@ -206,7 +205,7 @@ class _Crew:
         remote = import_ray().remote(
             num_cpus=self.cpus, num_gpus=self.gpus, max_restarts=retries,
             max_task_retries=retries,
-        )(_Worker)  # fmt: skip
+        )(Worker)  # fmt: skip
         return remote.remote(self.task)
 
     def drop(self, actors: list[Any]) -> None:
@@ -227,31 +226,6 @@ def _left(totals: dict[str, float], crews: Iterable[_Crew]) -> dict[str, float]:
         "CPU": totals.get("CPU", 0) - sum(c.cpus * len(c.actors) for c in held),
         "GPU": totals.get("GPU", 0) - sum(c.gpus * len(c.actors) for c in held),
     }
-
-
-class _Worker:
-    """One actor: the task's `setup` once, then its shards one at a time."""
-
-    def __init__(self, task: StageTask) -> None:
-        self.task, self.context = task, None
-        self.ready = False
-
-    def run(self, shard: Shard, scratch: Path) -> tuple[Outputs, float]:
-        # `setup` runs with the first shard, not in __init__: an error in it then reaches the
-        # driver as itself instead of as a dead actor.
-        if not self.ready:
-            self.context, self.ready = self.task.setup(), True
-        start = time.perf_counter()
-        outputs = self.task.run(self.context, shard, scratch)
-        return outputs, time.perf_counter() - start
-
-    def runtime(self) -> dict[str, Any]:
-        return self.task.runtime()
-
-    def close(self) -> None:
-        if self.ready:
-            self.task.close(self.context)
-            self.ready = False
 
 
 class _Channel:

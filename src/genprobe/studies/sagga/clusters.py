@@ -23,7 +23,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -160,22 +159,12 @@ def tag_archive(
 
 
 @dataclass(frozen=True)
-class NearbyTask(StageTask):
+class NearbyTask(ProposeTask):
     """Mutates a cluster's central members and keeps the solved mutant nearest to one."""
 
-    config: SaggaConfig
-    needs_device: ClassVar[bool] = True
-
     def setup(self) -> tuple[CachedModel, Verifier, DeadlinePool]:
-        model, pool = ProposeTask(self.config).setup()
+        model, pool = super().setup()
         return model, Verifier(verifier_config(self.config)), pool
-
-    def close(self, context: tuple[CachedModel, Verifier, DeadlinePool]) -> None:
-        for part in context:
-            part.close()
-
-    def runtime(self) -> dict[str, Any]:
-        return self.config.model.runtime()
 
     def run(
         self, context: tuple[CachedModel, Verifier, DeadlinePool], shard: Shard, scratch: Path

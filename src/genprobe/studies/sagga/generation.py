@@ -62,8 +62,12 @@ def generation_path(generation: int, suffix: str) -> str:
     return f"generations/{generation:05d}.{suffix}"
 
 
-def part_path(generation: int, name: str) -> str:
-    return f"generations/{generation:05d}/{name}"
+def proposed_path(generation: int) -> str:
+    return f"generations/{generation:05d}/proposed.json"
+
+
+def verified_path(generation: int, chunk: int) -> str:
+    return f"generations/{generation:05d}/verified-{chunk:04d}.json"
 
 
 def verifier_config(config: SaggaConfig) -> VerifierConfig:
@@ -122,19 +126,22 @@ def score_shard(generation: int, proposed: Row, verified: Sequence[Row]) -> Shar
     return Shard(STAGE, f"{generation:05d}", spec)
 
 
+class _ToolsTask(StageTask):
+    """A task whose context is a tuple of things to close (a model, pools)."""
+
+    def close(self, context: tuple[Any, ...]) -> None:
+        for part in context:
+            part.close()
+
+
 @dataclass(frozen=True)
-class ProposeTask(StageTask):
+class ProposeTask(_ToolsTask):
     config: SaggaConfig
     needs_device: ClassVar[bool] = True
 
     def setup(self) -> tuple[CachedModel, DeadlinePool]:
-        return CachedModel(self.config.model.load(min_beam=self.config.k)), deadline_pool(
-            self.config
-        )
-
-    def close(self, context: tuple[CachedModel, DeadlinePool]) -> None:
-        for part in context:
-            part.close()
+        model = CachedModel(self.config.model.load(min_beam=self.config.k))
+        return model, deadline_pool(self.config)
 
     def runtime(self) -> dict[str, Any]:
         return self.config.model.runtime()
@@ -172,29 +179,23 @@ class ProposeTask(StageTask):
                 "model": round(time.perf_counter() - mutated, 3),
             },
         }
-        return {
-            part_path(generation, "proposed.json"): json_bytes({"effort": effort, "rows": rows})
-        }
+        return {proposed_path(generation): json_bytes({"effort": effort, "rows": rows})}
 
 
 @dataclass(frozen=True)
-class VerifyTask(StageTask):
+class VerifyTask(_ToolsTask):
     config: SaggaConfig
 
     def setup(self) -> tuple[Verifier, DeadlinePool]:
         return Verifier(verifier_config(self.config)), deadline_pool(self.config)
 
-    def close(self, context: tuple[Verifier, DeadlinePool]) -> None:
-        for part in context:
-            part.close()
-
     def run(self, context: tuple[Verifier, DeadlinePool], shard: Shard, scratch: Path) -> Outputs:
         verifier, pool = context
         start = time.perf_counter()
         rows = verify(verifier, pool, shard.spec["rows"], self.config)
-        name = f"verified-{int(shard.spec['chunk']):04d}.json"
         result = {"seconds": round(time.perf_counter() - start, 3), "rows": rows}
-        return {part_path(int(shard.spec["generation"]), name): json_bytes(result)}
+        path = verified_path(int(shard.spec["generation"]), int(shard.spec["chunk"]))
+        return {path: json_bytes(result)}
 
 
 @dataclass(frozen=True)

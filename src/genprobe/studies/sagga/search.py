@@ -12,8 +12,9 @@ archive of novel failures, then the cluster report.
 The archive and the next seeds are functions of the generation files alone, so a killed
 search, rerun with the same command, replays the finished generations from disk (skipping
 their shards), continues after the last one (a generation stopped halfway keeps its model
-answers and the verdicts of finished verify shards), and ends with the archive an uninterrupted run
-gives (verifier and simplify deadlines aside, which depend on the machine's load).
+answers and the verdicts of finished verify shards), and ends with the archive an
+uninterrupted run gives (verifier and simplify deadlines aside, which depend on the machine's
+load).
 `archive.jsonl` (one row per novel failure, never changed once written) and `search.json`
 (stats per generation, why it stopped) are rewritten atomically after every generation.
 """
@@ -42,9 +43,10 @@ from genprobe.studies.sagga.generation import (
     ScoreTask,
     VerifyTask,
     generation_path,
-    part_path,
     propose_shard,
+    proposed_path,
     score_shard,
+    verified_path,
     verify_shards,
 )
 from genprobe.studies.sagga.mutants import canonical_key
@@ -182,13 +184,10 @@ class _Steps:
             return False  # however its verification was chunked
         propose, verify, score = self.tasks
         run_stage(self.run, propose, [propose_shard(generation, seeds, per_seed)], self.runner)
-        proposed = self._read(part_path(generation, "proposed.json"))
+        proposed = self._read(proposed_path(generation))
         shards = verify_shards(generation, proposed["rows"], self.config.verify_chunk)
         run_stage(self.run, verify, shards, self.runner)
-        verified = [
-            self._read(part_path(generation, f"verified-{s.spec['chunk']:04d}.json"))
-            for s in shards
-        ]
+        verified = [self._read(verified_path(generation, s.spec["chunk"])) for s in shards]
         run_stage(self.run, score, [score_shard(generation, proposed, verified)], self.here)
         return True
 
