@@ -19,7 +19,11 @@ VARIANTS = {
     "gru-dot-feeding": {"cell": "gru", "attention": "dot", "input_feeding": True},
     "mlp-no-layer": {"attention": "mlp", "attention_layer": False, "emb": 16, "hidden": 24},
     "no-attention": {"attention": "none", "attention_layer": False},
+    "two-layers": {"layers": 2, "attention": "none", "attention_layer": False, "dropout": 0.5},
+    "gru-three-layers-feeding": {"cell": "gru", "layers": 3, "input_feeding": True},
 }
+# Training settings of a variant other than the paper's SGD.
+TRAIN_VARIANTS = {"two-layers": {"optimizer": "adam", "lr": 0.001}}
 
 
 def trainer(seeds, steps_validation=None, model=CONFIG, **kwargs):
@@ -48,7 +52,8 @@ def test_member_k_of_a_whole_run_is_seed_k_trained_alone_bit_for_bit(variant):
             assert stacked.members == len(t.active)
             return np.array([curves[seed][t.epoch - 1] for seed in t.active])
 
-        t = trainer(seeds, validate, model=model, max_epochs=epochs, patience=2)
+        settings = TRAIN_VARIANTS.get(variant, {})
+        t = trainer(seeds, validate, model=model, max_epochs=epochs, patience=2, **settings)
         return t.run()
 
     stacked = run([11, 22, 33])
@@ -129,9 +134,10 @@ def test_patience_and_min_delta_let_a_seed_pass_a_dip():
 
 
 @pytest.mark.slow
-def test_resume_from_a_checkpoint_gives_the_same_weights(tmp_path):
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_resume_from_a_checkpoint_gives_the_same_weights(tmp_path, optimizer):
     def fresh(checkpoint):
-        t = trainer([5, 6], max_epochs=2)
+        t = trainer([5, 6], max_epochs=2, optimizer=optimizer)
         t.checkpoint, t.checkpoint_seconds = checkpoint, 0.0  # save after every step
         return t
 

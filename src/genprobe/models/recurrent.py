@@ -4,8 +4,11 @@ The default is Table 1 of Weber et al. (2018): one-layer unidirectional LSTM enc
 decoder, embeddings and hidden size 32, Luong "general" (bilinear) attention, attentional
 hidden state tanh(W_c [ctx; h]) → output layer, dropout on the input and output layers. The
 paper leaves details open (see docs/rewriting.md, "Architecture variants"), so each is a
-setting: the cell (LSTM or GRU), the attention score (bilinear, dot, mlp, or none), Luong
-input feeding, and the tanh attentional layer.
+setting: the cell (LSTM or GRU), the number of stacked layers, the attention score (bilinear,
+dot, mlp, or none), Luong input feeding, and the tanh attentional layer. With several layers,
+layer l of the decoder starts from the final state of layer l of the encoder, dropout also
+acts between layers (as `nn.LSTM(dropout=p)`), input feeding enters the first layer, and
+attention reads the top one.
 
 Every weight has a leading member axis S; member k is initialized from its own seed and never
 mixes with another member, so S seeds train as one model (see `training.trainer`). Shapes in
@@ -36,7 +39,8 @@ class RecurrentConfig:
     tgt_vocab: int  # target tokens + PAD, BOS, EOS
     emb: int = 32
     hidden: int = 32
-    dropout: float = 0.1  # on the embeddings and on what the output layer reads
+    layers: int = 1  # stacked recurrent layers, in the encoder and in the decoder
+    dropout: float = 0.1  # on the embeddings, between layers and on what the output layer reads
     init_range: float = 0.1  # weights start uniform in (-init_range, init_range)
     cell: str = "lstm"
     # Luong et al. (2015): bilinear = h_dec' W h_enc ("general"), dot = h_dec' h_enc,
@@ -50,6 +54,8 @@ class RecurrentConfig:
         check_choice("attention", self.attention, ATTENTIONS)
         if self.input_feeding and self.attention == "none":
             raise ConfigError("input_feeding", "off when attention is none", True)
+        if not isinstance(self.layers, int) or self.layers < 1:
+            raise ConfigError("layers", "an integer >= 1", self.layers)
 
     @property
     def gates(self) -> int:
@@ -66,7 +72,13 @@ class RecurrentConfig:
         return asdict(self)
 
 
-# name → shape without the member axis; the order fixes how a member's seed fills them.
+def layer_name(side: str, layer: int) -> str:
+    """The prefix of a layer's weights: `enc`/`dec` for the first, `enc1`, `dec1`, … above."""
+    return side if layer == 0 else f"{side}{layer}"
+
+
+# name → shape without the member axis; the order fixes how a member's seed fills them (the
+# weights of layers above the first come after all others, so one layer draws as before).
 def _shapes(c: RecurrentConfig) -> dict[str, tuple[int, ...]]:
     e, h, g = c.emb, c.hidden, c.gates
     gru = c.cell == "gru"
@@ -92,15 +104,32 @@ def _shapes(c: RecurrentConfig) -> dict[str, tuple[int, ...]]:
             shapes["out_w_ctx"] = (h, h)  # W_c = [out_w_ctx; out_w_h]: two products, no concat
         shapes["out_w_h"] = (h, h)
     shapes.update(gen_w=(c.out_size, c.tgt_vocab), gen_b=(1, c.tgt_vocab))
+    for side in ("enc", "dec"):
+        for layer in range(1, c.layers):
+            name = layer_name(side, layer)
+            shapes.update({f"{name}_w_ih": (h, g), f"{name}_w_hh": (h, g), f"{name}_b": (1, g)})
+            if gru:
+                shapes[f"{name}_b_hh"] = (1, g)
     return shapes
 
 
 @dataclass(frozen=True)
+class DropoutMasks:
+    """Scaled dropout masks of one training step, each broadcastable to what it multiplies."""
+
+    src: Tensor  # (S, B, Ls, E): source embeddings
+    tgt: Tensor  # (S, B, T, E): target embeddings
+    out: Tensor  # (S, B, T, O): what the output layer reads
+    enc: tuple[Tensor, ...] = ()  # (S, B, Ls, H): the input of each encoder layer above the first
+    dec: tuple[Tensor, ...] = ()  # (S, B, T, H): the same in the decoder
+
+
+@dataclass(frozen=True)
 class DecoderState:
-    enc: Tensor  # (S, B, Ls, H)
+    enc: Tensor  # (S, B, Ls, H): the top encoder layer's states
     src_pad: Tensor  # (S, B, Ls)
-    h: Tensor  # (S, B, H)
-    c: Tensor | None  # (S, B, H); None for a GRU
+    h: tuple[Tensor, ...]  # per layer (S, B, H)
+    c: tuple[Tensor | None, ...]  # per layer (S, B, H); None for a GRU
     feed: Tensor | None  # (S, B, O): the last attentional state, with input feeding
 
 
@@ -162,39 +191,54 @@ class StackedSeq2Seq(nn.Module):
         return out.view(s, b, t, -1)
 
     def _cell(
-        self, side: str, x_gates: Tensor, h: Tensor, c: Tensor | None
+        self, name: str, x_gates: Tensor, h: Tensor, c: Tensor | None
     ) -> tuple[Tensor, Tensor | None]:
-        """One step of the encoder's or decoder's cell (`side` "enc" or "dec")."""
-        w_hh = getattr(self, f"{side}_w_hh")
+        """One step of a layer's cell (`name` from `layer_name`)."""
+        w_hh = getattr(self, f"{name}_w_hh")
         if c is not None:
             return lstm_cell(torch.baddbmm(x_gates, h, w_hh), c)
-        return gru_cell(x_gates, torch.baddbmm(getattr(self, f"{side}_b_hh"), h, w_hh), h), None
+        return gru_cell(x_gates, torch.baddbmm(getattr(self, f"{name}_b_hh"), h, w_hh), h), None
 
     def _initial_c(self, h: Tensor) -> Tensor | None:
         return torch.zeros_like(h) if self.config.cell == "lstm" else None
 
+    def _layer_input(
+        self, side: str, layer: int, x: Tensor, masks: DropoutMasks | None
+    ) -> tuple[Tensor, str]:
+        """The gates (S, B, T, G) of layer `layer` for its input x (S, B, T, in)."""
+        name = layer_name(side, layer)
+        if masks is not None and layer > 0:
+            x = x * getattr(masks, side)[layer - 1]
+        return self._project(x, getattr(self, f"{name}_w_ih"), getattr(self, f"{name}_b")), name
+
     def encode(
-        self, src: Tensor, dropout: Tensor | None = None
-    ) -> tuple[Tensor, Tensor, Tensor | None]:
-        """src (S, B, Ls) → encoder states (S, B, Ls, H) and the final (h, c), each (S, B, H)."""
+        self, src: Tensor, masks: DropoutMasks | None = None
+    ) -> tuple[Tensor, list[tuple[Tensor, Tensor | None]]]:
+        """src (S, B, Ls) → the top layer's states (S, B, Ls, H) and each layer's final (h, c),
+        each (S, B, H)."""
         x = self._embed(self.src_emb, src)  # (S, B, Ls, E)
-        if dropout is not None:
-            x = x * dropout
-        x_gates = self._project(x, self.enc_w_ih, self.enc_b)  # (S, B, Ls, G)
+        if masks is not None:
+            x = x * masks.src
         s, b, _ = src.shape
-        h = x.new_zeros(s, b, self.config.hidden)
-        c = self._initial_c(h)
         real = (src != PAD).unsqueeze(-1).unbind(2)  # Ls × (S, B, 1)
-        states = []
-        # unbind, not x_gates[:, :, t]: the backward of T selects would write T full-size zeros.
-        for x_t, real_t in zip(x_gates.unbind(2), real, strict=True):
-            h_new, c_new = self._cell("enc", x_t, h, c)
-            # Padding comes after the end, so holding the state there keeps the last real one.
-            h = torch.where(real_t, h_new, h)
-            if c is not None:
-                c = torch.where(real_t, c_new, c)
-            states.append(h_new)
-        return torch.stack(states, dim=2), h, c
+        finals = []
+        for layer in range(self.config.layers):
+            x_gates, name = self._layer_input("enc", layer, x, masks)  # (S, B, Ls, G)
+            h = x_gates.new_zeros(s, b, self.config.hidden)
+            c = self._initial_c(h)
+            states = []
+            # unbind, not x_gates[:, :, t]: the backward of T selects would write T full-size
+            # zeros.
+            for x_t, real_t in zip(x_gates.unbind(2), real, strict=True):
+                h_new, c_new = self._cell(name, x_t, h, c)
+                # Padding comes after the end, so holding the state there keeps the last real one.
+                h = torch.where(real_t, h_new, h)
+                if c is not None:
+                    c = torch.where(real_t, c_new, c)
+                states.append(h_new)
+            x = torch.stack(states, dim=2)
+            finals.append((h, c))
+        return x, finals
 
     def _context(self, dec: Tensor, enc: Tensor, src_pad: Tensor) -> Tensor:
         """Attention: dec (S, B, T, H), enc (S, B, Ls, H), src_pad (S, B, Ls) → (S, B, T, H)."""
@@ -233,60 +277,85 @@ class StackedSeq2Seq(nn.Module):
 
     # -- training -------------------------------------------------------------------------
 
-    def forward(self, src: Tensor, tgt_in: Tensor, masks: Sequence[Tensor] | None = None) -> Tensor:
+    def forward(self, src: Tensor, tgt_in: Tensor, masks: DropoutMasks | None = None) -> Tensor:
         """Teacher-forced attentional states (S, B, T, O) for src (S, B, Ls) and tgt_in
-        (S, B, T); `logits` turns them (or a selection of them) into scores.
-
-        `masks` are the scaled dropout masks for (source embeddings, target embeddings,
-        attentional state), each broadcastable to its tensor; None = no dropout.
+        (S, B, T); `logits` turns them (or a selection of them) into scores. `masks`: None =
+        no dropout.
         """
-        src_mask, tgt_mask, out_mask = masks if masks is not None else (None, None, None)
-        enc, h, c = self.encode(src, src_mask)
+        enc, finals = self.encode(src, masks)
         y = self._embed(self.tgt_emb, tgt_in)  # (S, B, T, E)
-        if tgt_mask is not None:
-            y = y * tgt_mask
-        y_gates = self._project(y, self.dec_w_ih, self.dec_b)  # (S, B, T, G)
+        if masks is not None:
+            y = y * masks.tgt
         src_pad = src == PAD
         if self.config.input_feeding:
-            return self._fed_decoder(y_gates, enc, src_pad, h, c, out_mask)
-        states = []
-        for y_t in y_gates.unbind(2):
-            h, c = self._cell("dec", y_t, h, c)
-            states.append(h)
-        hidden = self._attend(torch.stack(states, dim=2), enc, src_pad)
-        return hidden if out_mask is None else hidden * out_mask
+            return self._fed_decoder(y, enc, src_pad, finals, masks)
+        for layer, (h, c) in enumerate(finals):
+            y_gates, name = self._layer_input("dec", layer, y, masks)  # (S, B, T, G)
+            states = []
+            for y_t in y_gates.unbind(2):
+                h, c = self._cell(name, y_t, h, c)
+                states.append(h)
+            y = torch.stack(states, dim=2)
+        hidden = self._attend(y, enc, src_pad)
+        return hidden if masks is None else hidden * masks.out
 
     def _fed_decoder(
         self,
-        y_gates: Tensor,
+        y: Tensor,
         enc: Tensor,
         src_pad: Tensor,
-        h: Tensor,
-        c: Tensor | None,
-        out_mask: Tensor | None,
+        finals: list[tuple[Tensor, Tensor | None]],
+        masks: DropoutMasks | None,
     ) -> Tensor:
         """Input feeding: attention runs inside the loop, since step t reads state t-1."""
+        y_gates, _ = self._layer_input("dec", 0, y, masks)  # (S, B, T, G)
         s, b, t, _ = y_gates.shape
         feed = y_gates.new_zeros(s, b, self.config.out_size)
-        masks = [None] * t if out_mask is None else out_mask.expand(s, b, t, -1).unbind(2)
+        if masks is None:
+            out, between = [None] * t, [[None] * t] * (self.config.layers - 1)
+        else:
+            out = masks.out.expand(s, b, t, -1).unbind(2)
+            between = [m.expand(s, b, t, -1).unbind(2) for m in masks.dec]
+        h, c = map(list, zip(*finals, strict=True))
         states = []
-        for y_t, mask_t in zip(y_gates.unbind(2), masks, strict=True):
-            h, c = self._cell("dec", torch.baddbmm(y_t, feed, self.dec_w_feed), h, c)
-            feed = self._attend(h.unsqueeze(2), enc, src_pad).squeeze(2)
-            if mask_t is not None:
-                feed = feed * mask_t  # the state fed back is the one the output layer reads
+        for step, (y_t, out_t) in enumerate(zip(y_gates.unbind(2), out, strict=True)):
+            top = self._decoder_step(torch.baddbmm(y_t, feed, self.dec_w_feed), h, c, between, step)
+            feed = self._attend(top.unsqueeze(2), enc, src_pad).squeeze(2)
+            if out_t is not None:
+                feed = feed * out_t  # the state fed back is the one the output layer reads
             states.append(feed)
         return torch.stack(states, dim=2)
+
+    def _decoder_step(
+        self,
+        gates: Tensor,
+        h: list[Tensor],
+        c: list[Tensor | None],
+        between: Sequence[Sequence[Tensor | None]],
+        step: int,
+    ) -> Tensor:
+        """One time step through every decoder layer, updating `h` and `c` in place; the first
+        layer's gates (S, B, G) are given. Returns the top layer's h (S, B, H)."""
+        h[0], c[0] = self._cell("dec", gates, h[0], c[0])
+        for layer in range(1, self.config.layers):
+            name = layer_name("dec", layer)
+            x = h[layer - 1]
+            if (mask := between[layer - 1][step]) is not None:
+                x = x * mask
+            gates = torch.baddbmm(getattr(self, f"{name}_b"), x, getattr(self, f"{name}_w_ih"))
+            h[layer], c[layer] = self._cell(name, gates, h[layer], c[layer])
+        return h[-1]
 
     # -- incremental decoding (see `genprobe.decoding.greedy`) -----------------------------
 
     def start(self, src: Tensor) -> tuple[DecoderState, Tensor]:
         """Encode src (B, Ls), the same inputs for every member: the state and BOS (S, B)."""
         src = src.unsqueeze(0).expand(self.members, -1, -1)
-        enc, h, c = self.encode(src)
+        enc, finals = self.encode(src)
+        h, c = zip(*finals, strict=True)
         feed = None
         if self.config.input_feeding:
-            feed = h.new_zeros(*h.shape[:2], self.config.out_size)
+            feed = h[0].new_zeros(*h[0].shape[:2], self.config.out_size)
         state = DecoderState(enc, src == PAD, h, c, feed)
         return state, torch.full(src.shape[:2], BOS, device=src.device)
 
@@ -296,7 +365,10 @@ class StackedSeq2Seq(nn.Module):
         gates = torch.baddbmm(self.dec_b, y, self.dec_w_ih)
         if state.feed is not None:
             gates = torch.baddbmm(gates, state.feed, self.dec_w_feed)
-        h, c = self._cell("dec", gates, state.h, state.c)
-        hidden = self._attend(h.unsqueeze(2), state.enc, state.src_pad)  # (S, B, 1, O)
+        h, c = list(state.h), list(state.c)
+        no_dropout = [[None]] * (self.config.layers - 1)
+        top = self._decoder_step(gates, h, c, no_dropout, 0)
+        hidden = self._attend(top.unsqueeze(2), state.enc, state.src_pad)  # (S, B, 1, O)
         feed = hidden.squeeze(2) if state.feed is not None else None
-        return self.logits(hidden).squeeze(2), DecoderState(state.enc, state.src_pad, h, c, feed)
+        state = DecoderState(state.enc, state.src_pad, tuple(h), tuple(c), feed)
+        return self.logits(hidden).squeeze(2), state

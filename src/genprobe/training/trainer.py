@@ -3,7 +3,8 @@
 Member k has its own initialization, data order, dropout masks, gradient clipping and early
 stopping, all derived from its seed; the members share only the tensors they are stored in. The
 per-member losses are summed before `backward`, which gives each member exactly its own
-gradient, and plain SGD updates are elementwise, so no member can influence another.
+gradient, and the updates (plain SGD, or Adam with its moments kept per member) are
+elementwise, so no member can influence another.
 
 Early stopping: after each epoch, a member whose validation accuracy has not improved by more
 than `min_delta` for `patience` epochs stops; it keeps the weights of its best epoch and leaves
@@ -15,6 +16,7 @@ which takes one to two epochs here), up to `max_epochs`.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -25,12 +27,14 @@ import torch
 from torch import Tensor
 
 from genprobe.data.seq2seq import PAD, Seq2SeqTensors
-from genprobe.errors import ConfigError
-from genprobe.models.recurrent import RecurrentConfig, StackedSeq2Seq
+from genprobe.errors import ConfigError, check_choice
+from genprobe.models.recurrent import DropoutMasks, RecurrentConfig, StackedSeq2Seq
 from genprobe.runs.atomic import atomic_path
 from genprobe.training.loss import member_output_loss
 
 LOSS_NORMALIZATIONS = ("sequences", "tokens")
+OPTIMIZERS = ("sgd", "adam")
+ADAM_BETAS, ADAM_EPS = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults (Lake & Baroni's)
 # Stream ids: a member's data order and dropout come from (seed, stream id), init from the seed.
 ORDER_STREAM, DROPOUT_STREAM = 1, 2
 
@@ -38,7 +42,8 @@ ORDER_STREAM, DROPOUT_STREAM = 1, 2
 @dataclass(frozen=True)
 class TrainConfig:
     batch_size: int = 64  # examples per member and step
-    lr: float = 0.125  # plain SGD
+    lr: float = 0.125  # the paper's SGD rate; Adam wants ~0.001
+    optimizer: str = "sgd"  # "sgd" (plain) or "adam"
     max_grad_norm: float = 5.0  # clipped per member
     max_epochs: int = 20  # a cap; early stopping usually ends training after 5-10 epochs
     # A noisy dip of validation accuracy stops a seed mid-learning under the literal rule
@@ -63,6 +68,7 @@ class TrainConfig:
             raise ConfigError("patience", "an integer >= 1", self.patience)
         if not 0 <= self.min_delta < 1:
             raise ConfigError("min_delta", "in [0, 1)", self.min_delta)
+        check_choice("optimizer", self.optimizer, OPTIMIZERS)
         if self.loss_normalization not in LOSS_NORMALIZATIONS:
             raise ConfigError(
                 "loss_normalization", f"one of {LOSS_NORMALIZATIONS}", self.loss_normalization
@@ -130,6 +136,8 @@ class SweepTrainer:
         self.model = StackedSeq2Seq.initialized(model_config, seeds).to(self.device)
         self.dropout_rngs = [self._dropout_rng(seed) for seed in seeds]
         self.epoch, self.step = 1, 0  # the next step to run
+        self.updates = 0  # optimizer steps taken (Adam's bias correction counts them)
+        self.moments: dict[str, tuple[Tensor, Tensor]] = {}  # Adam's, per parameter
         if checkpoint is not None and checkpoint.exists():
             self._restore(torch.load(checkpoint, map_location=self.device, weights_only=True))
 
@@ -175,16 +183,19 @@ class SweepTrainer:
         ]
         return torch.as_tensor(np.stack(orders), device=self.device)
 
-    def _dropout_masks(self, batch: Tensor, tgt_len: int) -> list[Tensor]:
-        p = self.model_config.dropout
-        b = batch.shape[1]
-        shapes = [
-            (b, self.train.src.shape[1], self.model_config.emb),
-            (b, tgt_len, self.model_config.emb),
-            (b, tgt_len, self.model_config.out_size),
-        ]
+    def _dropout_masks(self, batch: Tensor, tgt_len: int) -> DropoutMasks | None:
+        c, b, src_len = self.model_config, batch.shape[1], self.train.src.shape[1]
+        p = c.dropout
         if p == 0:
-            return [torch.ones(1, *shape, device=self.device) for shape in shapes]
+            return None
+        between = c.layers - 1
+        shapes = [
+            (b, src_len, c.emb),
+            (b, tgt_len, c.emb),
+            (b, tgt_len, c.out_size),
+            *[(b, src_len, c.hidden)] * between,
+            *[(b, tgt_len, c.hidden)] * between,
+        ]
         masks = []
         for shape in shapes:
             uniform = np.empty((len(self.dropout_rngs), *shape), dtype=np.float32)
@@ -192,10 +203,10 @@ class SweepTrainer:
                 rng.random(out=out, dtype=np.float32)
             mask = torch.from_numpy(uniform).ge_(p).float().mul_(1 / (1 - p))
             masks.append(mask.to(self.device))
-        return masks
+        return DropoutMasks(*masks[:3], tuple(masks[3 : 3 + between]), tuple(masks[3 + between :]))
 
     def _train_step(self, batch: Tensor) -> None:
-        """One SGD step of every active member on its own batch of example indices (S, B)."""
+        """One update of every active member on its own batch of example indices (S, B)."""
         src = self.train.src[batch]
         tgt_in, tgt_out = self.train.tgt_in[batch], self.train.tgt_out[batch]
         masks = self._dropout_masks(batch, tgt_in.shape[2])
@@ -213,14 +224,31 @@ class SweepTrainer:
 
     @torch.no_grad()
     def _clip_and_update(self) -> None:
-        params = list(self.model.parameters())
-        squares = torch.stack([p.grad.pow(2).flatten(1).sum(1) for p in params]).sum(0)  # (S,)
+        params = dict(self.model.named_parameters())
+        squares = torch.stack([p.grad.pow(2).flatten(1).sum(1) for p in params.values()]).sum(0)
         # The same rule as torch.nn.utils.clip_grad_norm_, applied to each member's own norm.
-        scale = (self.config.max_grad_norm / (squares.sqrt() + 1e-6)).clamp(
-            max=1.0
-        ) * self.config.lr
-        for p in params:
+        clip = (self.config.max_grad_norm / (squares.sqrt() + 1e-6)).clamp(max=1.0)  # (S,)
+        self.updates += 1
+        if self.config.optimizer == "adam":
+            self._adam(params, clip)
+            return
+        scale = clip * self.config.lr
+        for p in params.values():
             p.sub_(p.grad * scale.view(-1, *[1] * (p.dim() - 1)))
+
+    def _adam(self, params: dict[str, Tensor], clip: Tensor) -> None:
+        """torch.optim.Adam's update (no weight decay) on clipped gradients, elementwise."""
+        beta1, beta2 = ADAM_BETAS
+        step = self.config.lr / (1 - beta1**self.updates)
+        root = math.sqrt(1 - beta2**self.updates)
+        for name, p in params.items():
+            grad = p.grad * clip.view(-1, *[1] * (p.dim() - 1))
+            if name not in self.moments:
+                self.moments[name] = (torch.zeros_like(p), torch.zeros_like(p))
+            mean, square = self.moments[name]
+            mean.mul_(beta1).add_(grad, alpha=1 - beta1)
+            square.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+            p.addcdiv_(mean, square.sqrt().div_(root).add_(ADAM_EPS), value=-step)
 
     def _end_epoch(self) -> None:
         accuracy = self.validate(self.model)
@@ -243,6 +271,7 @@ class SweepTrainer:
             self.dropout_rngs = [self.dropout_rngs[k] for k in keep]
             if keep:
                 self.model = self.model.subset(keep)
+                self.moments = {n: (m[keep], v[keep]) for n, (m, v) in self.moments.items()}
         self.epoch, self.step = self.epoch + 1, 0
 
     # -- resume ---------------------------------------------------------------------------
@@ -253,6 +282,8 @@ class SweepTrainer:
             "step": self.step,
             "active": self.active,
             "params": self.model.state_dict(),
+            "updates": self.updates,
+            "moments": {name: list(pair) for name, pair in self.moments.items()},
             "dropout_rngs": [g.bit_generator.state for g in self.dropout_rngs],
             "results": {seed: asdict(result) for seed, result in self.results.items()},
         }
@@ -271,6 +302,8 @@ class SweepTrainer:
         self.results = {seed: MemberResult(**r) for seed, r in state["results"].items()}
         self.model = StackedSeq2Seq(self.model_config, len(self.active)).to(self.device)
         self.model.load_state_dict(state["params"])
+        self.updates = state.get("updates", 0)  # absent from resume points of older versions
+        self.moments = {n: tuple(pair) for n, pair in state.get("moments", {}).items()}
         self.dropout_rngs = []
         for seed, rng_state in zip(self.active, state["dropout_rngs"], strict=True):
             rng = self._dropout_rng(seed)
