@@ -70,6 +70,18 @@ class UnknownModelError(GenprobeError, KeyError):
         return str(self.args[0])
 
 
+class UnknownTaskError(GenprobeError, KeyError):
+    """A task name is not registered; the message lists near matches and every task."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class TaskContractError(GenprobeError):
+    """A task breaks the contract of `genprobe.tasks.Task`; the message names the method and
+    what it returned."""
+
+
 class ModelCapabilityError(GenprobeError):
     """The model cannot do what was asked (e.g. give a log-probability)."""
 

@@ -11,7 +11,7 @@ from genprobe.tasks.rewriting.formats import (
 )
 from genprobe.tasks.rewriting.grammar import Grammar
 from genprobe.tasks.rewriting.suites import generate
-from genprobe.tasks.rewriting.validity import encode_outputs
+from genprobe.tasks.tokens import encode_outputs
 
 G = Grammar()
 
@@ -21,7 +21,7 @@ def test_srctgt_round_trip(tmp_path):
     src_path, tgt_path = write_srctgt(tmp_path / "short", G, ex)
     src, outputs = read_pairs(src_path, tgt_path, G)
     assert np.array_equal(src, ex.src[:, : src.shape[1]])
-    out, _ = encode_outputs(G, outputs)
+    out, _ = encode_outputs(G.output_tokens, outputs)
     assert np.array_equal(out, ex.tgt[:, : out.shape[1]])
     assert np.array_equal(read_inputs(src_path, G), src)
 
@@ -56,7 +56,7 @@ def test_malformed_files_name_file_and_line(tmp_path):
         read_pairs(src, tgt, G)
     src.write_text("A B\nC S\n")
     tgt.write_text("a\nb\n")
-    with pytest.raises(DataFormatError, match=r"x.src:2: unknown input symbol 'S'"):
+    with pytest.raises(DataFormatError, match=r"x.src:2: unknown input token 'S'"):
         read_pairs(src, tgt, G)
     src.write_text("A\n\nB\n")
     with pytest.raises(DataFormatError, match=r"x.src:2: empty input"):

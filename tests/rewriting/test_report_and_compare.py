@@ -9,7 +9,7 @@ from scipy import stats
 from genprobe.analysis.stats import compare_groups
 from genprobe.studies.seed_sensitivity import report, run_sweep
 from genprobe.studies.seed_sensitivity.compare import load_runs, write_comparison
-from genprobe.tasks.rewriting.grammar import Grammar
+from genprobe.tasks.rewriting.task import RewritingTask
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def runs(tmp_path_factory, tiny_sweep):
         run_sweep(
             tiny_sweep(seeds=(1, 2, 3), attention="dot", input_feeding=True), root / "dot-feeding"
         ),
-        run_sweep(tiny_sweep(seeds=(1, 2, 3), grammar=Grammar(n_symbols=20)), root / "twenty"),
+        run_sweep(tiny_sweep(seeds=(1, 2, 3), task=RewritingTask(n_symbols=20)), root / "twenty"),
     )
 
 
@@ -47,8 +47,10 @@ def test_compare_puts_runs_side_by_side_against_the_reference(runs, tmp_path, cl
     expected = summary["dot-feeding"]["long"]["mean"] - summary["paper"]["long"]["mean"]
     assert long[0]["difference"] == pytest.approx(expected)
     text = (out / "report.md").read_text()
-    assert "| repeat | Weber et al. 2018 | 50 | 86.67 | 13.39 |" in text  # the paper's task
-    assert "| dot-feeding | 3 | lstm | dot | yes |" in text
+    assert (
+        "| repeat | Weber et al. 2018, Table 3 | 50 | 86.67 | 13.39 |" in text
+    )  # the paper's task
+    assert "| dot-feeding | 3 | rewriting | lstm | 1 | dot | yes |" in text
     assert (out / "figures" / "runs.png").stat().st_size > 0 and (out / "report.html").exists()
 
 

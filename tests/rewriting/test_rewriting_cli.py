@@ -72,10 +72,19 @@ def test_sweep_writes_a_complete_run_and_resumes_without_redoing_work(tmp_path, 
     member = torch.load(run / "members" / "seed=2.pt", weights_only=True)
     assert member["seed"] == 2 and member["state"]["gen_w"].shape == (32, 243)
     predictions = pd.read_parquet(run / "predictions" / "long.parquet")
-    assert list(predictions.columns) == ["seed", "suite", "index", "input", "output", "valid"]
+    assert list(predictions.columns) == [
+        "seed",
+        "suite",
+        "index",
+        "input",
+        "output",
+        "valid",
+        "length",
+    ]
     assert (
         len(predictions) == 2 * 30
         and predictions["input"].str.split().str.len().between(11, 15).all()
+        and (predictions["input"].str.split().str.len() == predictions["length"]).all()
     )
     metrics = json.loads((run / "metrics.json").read_text())
     assert set(metrics["seeds"]) == {"1", "2"}
@@ -89,15 +98,21 @@ def test_sweep_writes_a_complete_run_and_resumes_without_redoing_work(tmp_path, 
         "figures/scatter_repeat_long.png",
         "figures/correlations.png",
         "figures/learning_curves.png",
+        "figures/per_length.png",
+        "data/train.jsonl",
+        "data/long.jsonl",
     ):
         assert (run / name).stat().st_size > 0
     html = (run / "report.html").read_text()
     assert "data:image/png;base64," in html and "<table>" in html
     assert "<title>Seed sensitivity of generalization</title>" in html
     report = (run / "report.md").read_text()
-    assert "Beside the paper (Table 3)" in report and "| Weber et al. 2018, mean ± std |" in report
+    assert "Beside the paper (Weber et al. 2018, Table 3)" in report
+    assert "| repeat |" in report and "| 86.67 ± 13.39 | 45.70 – 99.85 |" in report
     assert "a seed stops after 2 epochs without improvement" in report
-    assert "Differs from the paper's Table 1 in: train_size 400 (paper: 100000)" in report
+    assert "Differs from Weber et al. 2018, Table 3 in: train_size 400 (paper: 100000)" in report
+    roles = json.loads((run / "data" / "roles.json").read_text())
+    assert roles["train"] == {"split": "train", "examples": 400, "lengths": [5, 10]}
     assert not (run / "scratch").exists()  # the trainer's resume point goes once it is done
 
     stamps = {p: p.stat().st_mtime_ns for p in (run / "members").iterdir()}

@@ -1,7 +1,8 @@
 import numpy as np
 
 from genprobe.tasks.rewriting.grammar import Grammar
-from genprobe.tasks.rewriting.validity import encode_outputs, valid_outputs
+from genprobe.tasks.rewriting.validity import valid_outputs
+from genprobe.tasks.tokens import encode_outputs
 
 G = Grammar()
 
@@ -12,7 +13,7 @@ def judge(inputs: list[str], outputs: list[str]) -> list[bool]:
     src = np.zeros((len(rows), max(map(len, rows))), dtype=np.int64)
     for r, tokens in enumerate(rows):
         src[r, : len(tokens)] = [ids[t] for t in tokens]
-    out, length = encode_outputs(G, [line.split() for line in outputs])
+    out, length = encode_outputs(G.output_tokens, [line.split() for line in outputs])
     return valid_outputs(G, src, out, length).tolist()
 
 

@@ -90,6 +90,35 @@ def learning_curves(
     return save_figure(fig, path)
 
 
+def length_curves(
+    table: pd.DataFrame, path: Path, trained: tuple[int, int] | None = None, label: str = "length"
+) -> Path:
+    """Accuracy per example length: one thin line per seed, the median over seeds, and a band
+    from the 25th to the 75th percentile. `table` has one row per seed and one column per
+    length, values in [0, 1]; `trained` shades the lengths seen in training."""
+    lengths = np.asarray(table.columns, dtype=float)
+    values = 100 * table.to_numpy(dtype=float)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    if trained is not None:
+        ax.axvspan(trained[0] - 0.5, trained[1] + 0.5, color="tab:green", alpha=0.08,
+                   label="training lengths")  # fmt: skip
+    marker = "o" if len(lengths) <= 30 else None
+    for row in values:
+        ax.plot(lengths, row, color="tab:gray", alpha=0.3, lw=0.8, marker=marker, ms=2)
+    with np.errstate(all="ignore"):  # a length some seed lacks is NaN for it
+        low, median, high = np.nanpercentile(values, [25, 50, 75], axis=0)
+    ax.fill_between(lengths, low, high, color="tab:blue", alpha=0.2, label="25th-75th percentile")
+    ax.plot(lengths, median, color="tab:blue", lw=2, label="median over seeds")
+    ax.set_xlabel(label)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel("accuracy (%)")
+    ax.set_ylim(-3, 103)
+    ax.set_title(f"Accuracy per {label}, {len(values)} seeds (thin lines)")
+    ax.legend(loc="best", fontsize=8)
+    ax.grid(alpha=0.3)
+    return save_figure(fig, path)
+
+
 def runs_side_by_side(accuracy: pd.DataFrame, path: Path) -> Path:
     """Per suite, one box and strip per run; `accuracy` has columns run, suite, accuracy."""
     suites = list(dict.fromkeys(accuracy["suite"]))

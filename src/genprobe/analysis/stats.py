@@ -2,7 +2,11 @@
 
 The unit of resampling is the seed (each seed is one trained model); intervals are percentile
 bootstrap intervals from `scipy.stats.bootstrap` with a fixed random state, so a report is
-reproducible.
+reproducible. Beside mean ± std, the distribution-first summaries of Agarwal et al. (2021,
+"rliable"): the interquartile mean with a bootstrap interval, pooled over suites with a
+stratified bootstrap (seeds resampled within each suite), and the probability that one run's
+seed beats another's. `scipy.stats.bootstrap` does the resampling: with one sample per stratum
+and `paired=False` it is rliable's stratified bootstrap, without rliable's extra dependencies.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ class Summary:
     iqm: float  # interquartile mean: the mean of the middle 50 %
     ci_low: float  # bootstrap CI of the mean over seeds
     ci_high: float
+    iqm_ci_low: float = float("nan")  # bootstrap CI of the IQM over seeds
+    iqm_ci_high: float = float("nan")
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -65,12 +71,43 @@ class Difference:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Share:
+    """How many seeds reach a threshold, with a Wilson score interval of the share."""
+
+    threshold: float
+    k: int
+    n: int
+    ci_low: float
+    ci_high: float
+
+    @property
+    def share(self) -> float:
+        return self.k / self.n if self.n else float("nan")
+
+    def to_dict(self) -> dict[str, float]:
+        return {**asdict(self), "share": self.share}
+
+
+@dataclass(frozen=True)
+class Improvement:
+    """P(a seed of run b beats a seed of run a) + ½ P(tie): 0.5 = no difference (rliable's
+    probability of improvement; the Mann-Whitney U statistic over n_a · n_b)."""
+
+    probability: float
+    ci_low: float  # bootstrap CI, seeds resampled within each run
+    ci_high: float
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
 def summarize(values: np.ndarray, seed: int = 0) -> Summary:
     """Summary of one suite's accuracies over seeds."""
     x = np.asarray(values, dtype=float)
-    low, high = (
-        (float(x[0]), float(x[0])) if len(x) and np.ptp(x) == 0 else _bootstrap((x,), np.mean, seed)
-    )
+    constant = len(x) > 0 and np.ptp(x) == 0
+    low, high = (float(x[0]), float(x[0])) if constant else _bootstrap((x,), np.mean, seed)
+    iqm_low, iqm_high = (low, high) if constant else _bootstrap((x,), _iqm, seed)
     return Summary(
         n=len(x),
         mean=float(x.mean()),
@@ -81,7 +118,43 @@ def summarize(values: np.ndarray, seed: int = 0) -> Summary:
         iqm=float(stats.trim_mean(x, 0.25)),
         ci_low=low,
         ci_high=high,
+        iqm_ci_low=iqm_low,
+        iqm_ci_high=iqm_high,
     )
+
+
+def share_at_least(values: np.ndarray, threshold: float) -> Share:
+    """The seeds whose accuracy is at least `threshold`, with a 95 % Wilson interval."""
+    x = np.asarray(values, dtype=float)
+    k = int((x >= threshold).sum())
+    if len(x) == 0:
+        return Share(threshold, 0, 0, float("nan"), float("nan"))
+    interval = stats.binomtest(k, len(x)).proportion_ci(CONFIDENCE, method="wilson")
+    return Share(threshold, k, len(x), float(interval.low), float(interval.high))
+
+
+def pooled_iqm(columns: list[np.ndarray], seed: int = 0) -> tuple[float, float, float]:
+    """The IQM of every (seed, suite) score pooled, and its 95 % stratified bootstrap interval
+    (seeds resampled within each suite), as rliable aggregates runs × tasks."""
+    data = tuple(np.asarray(c, dtype=float) for c in columns)
+    iqm = float(stats.trim_mean(np.concatenate(data), 0.25))
+    if all(np.ptp(c) == 0 for c in data) or min(map(len, data)) < 2:
+        return iqm, float("nan"), float("nan")
+    low, high = _bootstrap(data, _pooled_iqm, seed, paired=False)
+    return iqm, low, high
+
+
+def probability_of_improvement(a: np.ndarray, b: np.ndarray, seed: int = 0) -> Improvement:
+    """P(X_b > X_a) + ½ P(X_b = X_a) over seeds of two runs, with a bootstrap interval."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if not len(a) or not len(b):
+        return Improvement(float("nan"), float("nan"), float("nan"))
+    p = float(_improvement(a, b))
+    if min(len(a), len(b)) < 3 or (np.ptp(a) == 0 and np.ptp(b) == 0):
+        return Improvement(p, float("nan"), float("nan"))
+    # In batches: each resample compares every pair of seeds.
+    low, high = _bootstrap((a, b), _improvement, seed, paired=False, batch=200)
+    return Improvement(p, low, high)
 
 
 def correlate(a: str, x: np.ndarray, b: str, y: np.ndarray, seed: int = 0) -> Correlation:
@@ -130,6 +203,21 @@ def compare_groups(a: np.ndarray, b: np.ndarray, seed: int = 0) -> Difference:
     )
 
 
+def _iqm(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    return stats.trim_mean(x, 0.25, axis=axis)
+
+
+def _pooled_iqm(*columns: np.ndarray, axis: int = -1) -> np.ndarray:
+    return stats.trim_mean(np.concatenate(columns, axis=axis), 0.25, axis=axis)
+
+
+def _improvement(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+    a, b = np.moveaxis(a, axis, -1), np.moveaxis(b, axis, -1)
+    wins = (b[..., :, None] > a[..., None, :]).mean(axis=(-2, -1))
+    ties = (b[..., :, None] == a[..., None, :]).mean(axis=(-2, -1))
+    return wins + 0.5 * ties
+
+
 def _difference_of_means(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.mean(b, axis=axis) - np.mean(a, axis=axis)
 
@@ -151,6 +239,7 @@ def _bootstrap(
     statistic: Callable[..., np.ndarray],
     seed: int,
     paired: bool = True,
+    batch: int | None = None,
 ) -> tuple[float, float]:
     if paired and (len(data[0]) < 3 or any(np.ptp(d) == 0 for d in data)):
         return float("nan"), float("nan")
@@ -165,6 +254,7 @@ def _bootstrap(
             confidence_level=CONFIDENCE,
             method="percentile",
             random_state=np.random.default_rng(seed),
+            batch=batch,
         )
     # With few seeds some resamples repeat one seed only (a correlation is then undefined):
     # the percentile interval is taken over the resamples where the statistic exists.

@@ -6,7 +6,17 @@ import sys
 
 import typer
 
-from genprobe.cli import brittleness, integration, models, report, rewriting, sagga, suites
+from genprobe.cli import (
+    brittleness,
+    integration,
+    models,
+    report,
+    rewriting,
+    sagga,
+    suites,
+    sweep,
+    tasks,
+)
 from genprobe.errors import GenprobeError
 
 app = typer.Typer(
@@ -16,7 +26,13 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+app.command(name="tasks")(tasks.tasks)
+app.add_typer(tasks.app, name="task")
+app.command(name="sweep")(sweep.sweep)
+app.command(name="evaluate")(sweep.evaluate)
+app.command(name="compare")(sweep.compare)
 app.add_typer(rewriting.app, name="rewriting")
+rewriting.app.command(name="compare")(sweep.compare)
 app.add_typer(integration.app, name="integration")
 integration.app.command(name="suite")(suites.suite)
 integration.app.command(name="evaluate")(brittleness.evaluate)
@@ -46,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 # options that take several values after one flag: `--k 1 10 50`, `--suites a b`
-MULTI_VALUE = ("--k", "--suites")
+MULTI_VALUE = ("--k", "--suites", "--task-option")
 
 
 def _spread_values(argv: list[str]) -> list[str]:

@@ -10,9 +10,14 @@ import typer
 from genprobe.cli.console import console
 
 
-def report(run_dir: Path = typer.Argument(..., help="A run directory with predictions.")) -> None:
+def report(
+    run_dir: Path = typer.Argument(..., help="A run directory with predictions."),
+    threshold: float = typer.Option(
+        None, help="Seed sweeps: the accuracy (0-1) at which a seed generalizes [default: 0.9]."
+    ),
+) -> None:
     """Write report.md and a self-contained report.html with tables and figures."""
     from genprobe.studies import report_run
 
-    md, page = report_run(run_dir)
+    md, page = report_run(run_dir, **({} if threshold is None else {"threshold": threshold}))
     console.print(f"wrote {md} and {page}")

@@ -24,6 +24,7 @@ def open_run(
     kind: str,
     config: dict[str, Any],
     extends: Callable[[dict[str, Any]], bool] | None = None,
+    older_kinds: tuple[str, ...] = (),
 ) -> Path:
     """Create the run directory for `config`, or check that an existing one was made by it;
     returns its absolute path (tasks may run in processes with another working directory).
@@ -31,14 +32,17 @@ def open_run(
     `extends(stored_config)` says whether `config` may take over a directory made by another
     config of the same kind; `config.json` then records the new config and the hashes it grew
     from (`extended_from`), and the stages decide what to redo from their shard specs.
+    `older_kinds` are former names of `kind`: a directory made under one of them is a run of
+    this kind.
     """
     path = Path(path).absolute()
     digest = config_hash(config)
     if (path / CONFIG_FILE).exists():
         stored = read_config(path)
-        if stored.get("kind") == kind and stored.get("hash") == digest:
+        same_kind = stored.get("kind") in (kind, *older_kinds)
+        if same_kind and stored.get("hash") == digest:
             return path
-        if stored.get("kind") == kind and extends is not None and extends(stored["config"]):
+        if same_kind and extends is not None and extends(stored["config"]):
             write_json(
                 path / CONFIG_FILE,
                 {

@@ -11,22 +11,30 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import Any
 
-from genprobe.errors import RunDirError
+from genprobe.errors import ConfigError, RunDirError
 from genprobe.runs.rundir import read_config
 
 REPORTS: dict[str, str] = {
-    "rewriting-sweep": "genprobe.studies.seed_sensitivity.report:write_report",
+    "seed-sweep": "genprobe.studies.seed_sensitivity.report:write_report",
+    "rewriting-sweep": "genprobe.studies.seed_sensitivity.report:write_report",  # before tasks
     "integration-brittleness": "genprobe.studies.brittleness.report:write_report",
     "integration-sagga": "genprobe.studies.sagga.report:write_sagga_report",
 }
 
 
-def report_run(run: str | Path) -> tuple[Path, Path]:
+# The settings a study's report takes beside the run directory.
+SETTINGS = {"seed-sweep": ("threshold",), "rewriting-sweep": ("threshold",)}
+
+
+def report_run(run: str | Path, **settings: Any) -> tuple[Path, Path]:
     """Write the report of the run in `run`, whatever its study; returns (report.md, report.html).
+    `settings` (e.g. a seed sweep's `threshold`) go to the study's report function.
 
     Raises:
         RunDirError: `run` has no readable config.json, or its kind has no report.
+        ConfigError: a setting the study's report does not take.
     """
     kind = read_config(run).get("kind")
     target = REPORTS.get(kind) if isinstance(kind, str) else None
@@ -34,5 +42,8 @@ def report_run(run: str | Path) -> tuple[Path, Path]:
         raise RunDirError(
             f"{run}: no report for runs of kind {kind!r} (known: {', '.join(sorted(REPORTS))})"
         )
+    for name in settings:
+        if name not in SETTINGS.get(kind, ()):
+            raise ConfigError(name, f"a setting of this run's report ({kind})", "given")
     module, _, function = target.partition(":")
-    return getattr(importlib.import_module(module), function)(Path(run))
+    return getattr(importlib.import_module(module), function)(Path(run), **settings)

@@ -2,10 +2,11 @@
 
 The first run is the reference. Per suite: each run's distribution over seeds (table and
 box/strip figure), the difference of its mean from the reference's with a bootstrap interval
-over seeds and a Mann-Whitney U test, and per run the correlation between suites across seeds.
-When every run is on the paper's task, Table 3 is printed beside them. Everything is read from
-the runs' result files; the comparison goes to its own directory (`report.md`, `report.html`,
-`compare.json`, `figures/`).
+over seeds and a Mann-Whitney U test, the probability that a seed of the run beats a seed of
+the reference (with its interval), and per run the correlations between suites that the
+task's paper discusses. When every run is on a task with a paper's numbers (the same ones),
+they are printed beside the runs. Everything is read from the runs' result files; the
+comparison goes to its own directory (`report.md`, `report.html`, `compare.json`, `figures/`).
 """
 
 from __future__ import annotations
@@ -20,14 +21,22 @@ import pandas as pd
 from genprobe.analysis import plots
 from genprobe.analysis.render import Block, Figure, Heading, Table, Text
 from genprobe.analysis.render import write_report as render
-from genprobe.analysis.stats import compare_groups, correlate, summarize
-from genprobe.errors import ConfigError, RunDirError
+from genprobe.analysis.stats import (
+    compare_groups,
+    correlate,
+    probability_of_improvement,
+    summarize,
+)
+from genprobe.errors import ConfigError
 from genprobe.runs.atomic import write_json
-from genprobe.runs.rundir import read_config
-from genprobe.studies.seed_sensitivity import paper
-from genprobe.studies.seed_sensitivity.config import KIND, SweepConfig
-from genprobe.studies.seed_sensitivity.report import CALLED_OUT
-from genprobe.studies.seed_sensitivity.results import accuracy_table, read_predictions
+from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.studies.seed_sensitivity.report import task_description
+from genprobe.studies.seed_sensitivity.results import (
+    accuracy_table,
+    read_predictions,
+    read_sweep,
+)
+from genprobe.tasks.published import Published
 
 TITLE = "Seed distributions side by side"
 
@@ -53,12 +62,16 @@ def load_runs(paths: Sequence[str | Path], names: Sequence[str] | None = None) -
         raise ConfigError("names", f"{len(paths)} distinct names, one per run", names)
     runs = []
     for name, path in zip(names, paths, strict=True):
-        stored = read_config(path)
-        if stored.get("kind") != KIND:
-            raise RunDirError(f"{path} holds a {stored.get('kind')} run, not a {KIND}")
-        config = SweepConfig.from_dict(stored["config"])
-        runs.append(Run(name, config, accuracy_table(read_predictions(path))))
+        config = read_sweep(path)
+        predictions = read_predictions(path, config)
+        runs.append(Run(name, config, accuracy_table(predictions, config.task.suites())))
     return runs
+
+
+def shared_published(runs: Sequence[Run]) -> Published | None:
+    """The paper's numbers, when every run's task has the same ones."""
+    published = [run.config.task.published() for run in runs]
+    return published[0] if published[0] and all(p == published[0] for p in published) else None
 
 
 def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
@@ -68,9 +81,14 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
     if not suites:
         raise ConfigError("runs", "runs that share at least one evaluated suite", "none shared")
     reference = runs[0]
+    published = shared_published(runs)
+    pairs = list(published.pairs) if published else []
     differences = {
-        (run.name, suite): compare_groups(
-            reference.accuracy[suite].to_numpy(), run.accuracy[suite].to_numpy()
+        (run.name, suite): (
+            compare_groups(reference.accuracy[suite].to_numpy(), run.accuracy[suite].to_numpy()),
+            probability_of_improvement(
+                reference.accuracy[suite].to_numpy(), run.accuracy[suite].to_numpy()
+            ),
         )
         for run in runs[1:]
         for suite in suites
@@ -78,7 +96,7 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
     correlations = {
         (run.name, a, b): correlate(a, run.accuracy[a].to_numpy(), b, run.accuracy[b].to_numpy())
         for run in runs
-        for a, b in CALLED_OUT
+        for a, b in pairs
         if a in run.accuracy and b in run.accuracy
     }
     long = pd.concat(
@@ -100,8 +118,14 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
                 for run in runs
             },
             "differences": [
-                {"run": name, "reference": reference.name, "suite": suite, **d.to_dict()}
-                for (name, suite), d in differences.items()
+                {
+                    "run": name,
+                    "reference": reference.name,
+                    "suite": suite,
+                    **d.to_dict(),
+                    "improvement": p.to_dict(),
+                }
+                for (name, suite), (d, p) in differences.items()
             ],
             "correlations": [
                 {"run": name, **c.to_dict()} for (name, _, _), c in correlations.items()
@@ -111,7 +135,7 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
     blocks: list[Block] = [
         Text(
             f"{len(runs)} runs; the reference is `{reference.name}`. Accuracy = share of outputs "
-            "that satisfy the validity rule, in %."
+            "the task's verifier accepts, in %."
         ),
         Heading("The runs"),
         _settings_table(runs),
@@ -119,28 +143,35 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
         Text(
             "Mean, sample standard deviation, median and range over each run's seeds"
             + (
-                "; after each suite, the paper's Table 3 (its 50 seeds on the authors' test "
-                "files; it gives no median)."
-                if all(paper.is_paper_task(run.config) for run in runs)
+                f"; after each suite, {published.source} ({published.seeds} seeds; "
+                f"{published.note})."
+                if published
                 else "."
             )
         ),
-        _summary_table(runs, suites),
+        _summary_table(runs, suites, published),
         Figure(figure.relative_to(out), "Accuracy per suite, one box and one dot per seed."),
         Heading(f"Difference from `{reference.name}`"),
         Text(
             "Mean of the run minus mean of the reference, in points, with a 95 % percentile "
             "bootstrap interval (seeds resampled within each run) and the p-value of a "
-            "two-sided Mann-Whitney U test (SciPy) over seeds."
+            "two-sided Mann-Whitney U test (SciPy) over seeds; and the probability of "
+            "improvement, P(a seed of the run beats a seed of the reference) + ½ P(tie) "
+            "(0.5: neither is better; rliable's statistic) with its 95 % bootstrap interval."
         ),
         _difference_table(differences),
-        Heading("Correlation between suites, per run"),
-        Text(
-            "Pearson r across each run's seeds with a 95 % bootstrap interval "
-            f"(Weber et al.: Repeat-Long {paper.REPEAT_LONG_PEARSON:+.2f})."
-        ),
-        _correlation_table(runs, correlations),
     ]
+    if correlations:
+        reported = [f"{a}-{b} {v:+.2f}" for (a, b), v in published.pairs.items() if v is not None]
+        blocks += [
+            Heading("Correlation between suites, per run"),
+            Text(
+                "Pearson r across each run's seeds with a 95 % bootstrap interval, for the "
+                "pairs the paper discusses"
+                + (f" ({published.source}: {', '.join(reported)})." if reported else ".")
+            ),
+            _correlation_table(runs, pairs, correlations),
+        ]
     return render(out, TITLE, blocks)
 
 
@@ -152,12 +183,15 @@ def _settings_table(runs: Sequence[Run]) -> Table:
             {
                 "run": run.name,
                 "seeds": str(len(run.accuracy)),
+                "task": task_description(c),
                 "cell": model.cell,
+                "layers": str(model.layers),
                 "attention": model.attention,
                 "input feeding": "yes" if model.input_feeding else "no",
                 "tanh layer": "yes" if model.attention_layer else "no",
                 "emb/hidden": f"{model.emb}/{model.hidden}",
                 "dropout": str(model.dropout),
+                "optimizer": c.train.optimizer,
                 "lr": str(c.train.lr),
                 "patience": str(c.train.patience),
                 "train": f"{c.train_size:,}",
@@ -166,21 +200,19 @@ def _settings_table(runs: Sequence[Run]) -> Table:
     return Table(pd.DataFrame(rows))
 
 
-def _summary_table(runs: Sequence[Run], suites: Sequence[str]) -> Table:
-    with_paper = all(paper.is_paper_task(run.config) for run in runs)
+def _summary_table(
+    runs: Sequence[Run], suites: Sequence[str], published: Published | None
+) -> Table:
     rows = []
     for suite in suites:
         for run in runs:
             s = summarize(run.accuracy[suite].to_numpy())
             values = [100 * v for v in (s.mean, s.std, s.median, s.min, s.max)]
             rows.append(_summary_row(suite, run.name, str(s.n), values))
-        if with_paper and suite in paper.TABLE_3:
-            mean, std, low, high = paper.TABLE_3[suite]
-            rows.append(
-                _summary_row(
-                    suite, "Weber et al. 2018", str(paper.SEEDS), [mean, std, np.nan, low, high]
-                )
-            )
+        if published and suite in published.suites:
+            theirs = published.suites[suite]
+            values = [theirs.get(k, np.nan) for k in ("mean", "std", "median", "min", "max")]
+            rows.append(_summary_row(suite, published.source, str(published.seeds), values))
     return Table(pd.DataFrame(rows))
 
 
@@ -202,18 +234,26 @@ def _difference_table(differences: dict) -> Table:
             "difference": _signed(100 * d.difference),
             "95% CI": f"[{_signed(100 * d.ci_low)}, {_signed(100 * d.ci_high)}]",
             "Mann-Whitney p": f"{d.mann_whitney_p:.3g}",
+            "P(improvement)": _probability(p.probability),
+            "95% CI of P": f"[{_probability(p.ci_low)}, {_probability(p.ci_high)}]",
             "seeds": f"{d.n_b} vs {d.n_a}",
         }
-        for (name, suite), d in differences.items()
+        for (name, suite), (d, p) in differences.items()
     ]
     return Table(pd.DataFrame(rows))
 
 
-def _correlation_table(runs: Sequence[Run], correlations: dict) -> Table:
+def _probability(x: float) -> str:
+    return "nan" if np.isnan(x) else f"{x:.2f}"
+
+
+def _correlation_table(
+    runs: Sequence[Run], pairs: Sequence[tuple[str, str]], correlations: dict
+) -> Table:
     rows = []
     for run in runs:
         row = {"run": run.name}
-        for a, b in CALLED_OUT:
+        for a, b in pairs:
             c = correlations.get((run.name, a, b))
             row[f"{a}-{b}"] = (
                 ""

@@ -1,9 +1,13 @@
 """What a seed sweep is: the config a run directory hashes, and the data it implies.
 
-Everything that can change a number is here (data, model, training, evaluation, how seeds are
-grouped into stacked models). Where the sweep runs — the device, worker processes — is not:
+Everything that can change a number is here (task, data, model, training, evaluation, how seeds
+are grouped into stacked models). Where the sweep runs — the device, worker processes — is not:
 those are runtime settings of the stages, recorded in each shard's manifest, so a run trained
 on a GPU can be resumed, evaluated and reported on a CPU.
+
+The study names its data by role: `train`, `validation` (early stopping) and the task's test
+suites. For most tasks the roles are splits of the same names; SCAN has no validation split,
+so its validation role is the first examples of its training split.
 """
 
 from __future__ import annotations
@@ -14,27 +18,32 @@ from typing import Any
 from genprobe.data.seq2seq import N_SPECIAL
 from genprobe.errors import ConfigError
 from genprobe.models.recurrent import RecurrentConfig
-from genprobe.tasks.rewriting.grammar import Grammar
-from genprobe.tasks.rewriting.suites import TEST_SUITES, Examples, generate
+from genprobe.tasks.registry import load_task, task_name
+from genprobe.tasks.rewriting.task import RewritingTask
+from genprobe.tasks.task import Examples, Task
 from genprobe.training.trainer import TrainConfig
 
-KIND = "rewriting-sweep"
-# The paper's four test suites, then its appendix's second validation set (inputs 3-12 long
-# with repeated symbols), evaluated like a test suite.
-SUITES = (*TEST_SUITES, "uncharacteristic")
-SPLITS = ("train", "validation", *SUITES)
+KIND = "seed-sweep"
+# Runs made before tasks were plug-ins: only the rewriting task, under this kind.
+LEGACY_KIND = "rewriting-sweep"
+KINDS = (KIND, LEGACY_KIND)
+# Settings added after runs existed: left out of the identity at their default, so that the
+# config hash (and thus the run directory) of an older run stays what it was.
+ADDED_DEFAULTS = {"layers": 1, "train.optimizer": "sgd"}
+ROLES = ("train", "validation")
 
 
 @dataclass(frozen=True)
 class SweepConfig:
     seeds: tuple[int, ...]
-    grammar: Grammar = field(default_factory=Grammar)
+    task: Task = field(default_factory=RewritingTask)
     data_seed: int = 0  # every split is drawn from this seed and its own name
     train_size: int = 100_000
     validation_size: int = 2_000
-    suite_size: int = 2_000
+    suite_size: int | None = 2_000  # None: each suite's own size (a finite one whole)
     emb: int = 32
     hidden: int = 32
+    layers: int = 1  # stacked recurrent layers in the encoder and in the decoder
     dropout: float = 0.1
     init_range: float = 0.1
     cell: str = "lstm"
@@ -56,21 +65,16 @@ class SweepConfig:
             or not all(isinstance(s, int) and s >= 0 for s in seeds)
         ):
             raise ConfigError("seeds", "a non-empty list of distinct integers >= 0", seeds)
-        for name in (
-            "train_size",
-            "validation_size",
-            "suite_size",
-            "emb",
-            "hidden",
-            "eval_batch_size",
-        ):
+        if not isinstance(self.task, Task):
+            raise ConfigError("task", "a genprobe.tasks.Task", self.task)
+        for name in ("train_size", "validation_size", "emb", "hidden", "layers", "eval_batch_size"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ConfigError(name, "an integer >= 1", value)
-        if self.seeds_per_shard is not None and (
-            not isinstance(self.seeds_per_shard, int) or self.seeds_per_shard < 1
-        ):
-            raise ConfigError("seeds_per_shard", "an integer >= 1", self.seeds_per_shard)
+        for name in ("suite_size", "seeds_per_shard"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ConfigError(name, "an integer >= 1 or None", value)
         if not 0 <= self.dropout < 1:
             raise ConfigError("dropout", "in [0, 1)", self.dropout)
         if not self.init_range > 0:
@@ -79,10 +83,11 @@ class SweepConfig:
 
     def model_config(self) -> RecurrentConfig:
         return RecurrentConfig(
-            src_vocab=self.grammar.n_symbols + 1,
-            tgt_vocab=len(self.grammar.output_tokens) + N_SPECIAL,
+            src_vocab=len(self.task.source_vocab) + 1,
+            tgt_vocab=len(self.task.target_vocab) + N_SPECIAL,
             emb=self.emb,
             hidden=self.hidden,
+            layers=self.layers,
             dropout=self.dropout,
             init_range=self.init_range,
             cell=self.cell,
@@ -106,20 +111,42 @@ class SweepConfig:
             and self.seed_chunks()[: len(chunks)] == chunks
         )
 
-    def split(self, name: str) -> Examples:
-        """One split of the run's data (`SPLITS`), generated from the data seed."""
+    def roles(self) -> tuple[str, ...]:
+        """The study's data: training, validation, then the task's test suites."""
+        return (*ROLES, *self.task.suites())
+
+    def split(self, role: str) -> Examples:
+        """The examples of one role of the study (`roles()`), generated from the data seed; a
+        finite split gives at most all it holds."""
+        split = {"train": self.task.train_split, "validation": self.task.validation_split}
+        name = split.get(role, role)
         sizes = {"train": self.train_size, "validation": self.validation_size}
-        return generate(name, sizes.get(name, self.suite_size), self.data_seed, self.grammar)
+        spec = self.task.split_spec(name)
+        n = sizes.get(role, self.suite_size or spec.size)
+        return self.task.generate(name, min(n, spec.size) if spec.finite else n, self.data_seed)
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        """The identity that the run's config hash is taken of."""
+        d = {k: v for k, v in asdict(self).items() if k != "task"}
         d["seeds"] = list(self.seeds)
+        for key, default in ADDED_DEFAULTS.items():
+            parent, _, name = key.rpartition(".")
+            holder = d[parent] if parent else d
+            if holder[name] == default:
+                del holder[name]
+        if isinstance(self.task, RewritingTask):
+            d["grammar"] = self.task.options()  # as runs made before tasks were plug-ins
+        else:
+            d["task"] = {"name": task_name(self.task), "options": self.task.options()}
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SweepConfig:
         d = dict(d)
         d["seeds"] = tuple(d["seeds"])
-        d["grammar"] = Grammar(**d["grammar"])
+        if "grammar" in d:
+            d["task"] = RewritingTask(**d.pop("grammar"))
+        else:
+            d["task"] = load_task(d["task"]["name"], d["task"]["options"])
         d["train"] = TrainConfig(**d["train"])
         return cls(**d)

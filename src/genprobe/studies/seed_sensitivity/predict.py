@@ -1,8 +1,8 @@
-"""The `predict` stage: every member greedily decodes one suite; the validity rule judges it.
+"""The `predict` stage: every member greedily decodes one suite; the task's verifier judges it.
 
-One shard per suite, keyed by its name; the spec carries the suite's inputs as symbol ids, so
-the study's own suites and external inputs (`genprobe rewriting evaluate`) are the same kind
-of shard, and evaluating other inputs under a name already used replaces its predictions.
+One shard per suite, keyed by its name; the spec carries the suite's inputs as ids, so the
+study's own suites and external inputs (`genprobe evaluate`) are the same kind of shard, and
+evaluating other inputs under a name already used replaces its predictions.
 """
 
 from __future__ import annotations
@@ -23,10 +23,13 @@ from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.device import cpu_threads, device_facts
 from genprobe.studies.seed_sensitivity.members import load_members
-from genprobe.tasks.rewriting.formats import input_lines, output_lines
-from genprobe.tasks.rewriting.validity import valid_outputs
+from genprobe.tasks.tokens import input_lines, output_lines
 
 STAGE = "predict"
+# Examples × input positions × hidden units held per member while decoding (float32: 4 bytes
+# each): long inputs (a Chomsky task's length 500) are decoded in fewer rows at a time. Per
+# member, so that how a seed's inputs are batched does not depend on the seeds beside it.
+DECODE_BUDGET = 5_000_000
 
 
 def predict_shard(suite: str, src: np.ndarray, seeds: Sequence[int]) -> Shard:
@@ -65,7 +68,9 @@ class PredictTask(StageTask):
 def predictions(
     model: StackedSeq2Seq, config: SweepConfig, suite: str, src: np.ndarray
 ) -> pd.DataFrame:
-    """One row per (seed, example): seed, suite, index, input, output, valid."""
+    """One row per (seed, example): seed, suite, index, input, output, valid, length (the
+    task's length of the example, which per-length reports group by)."""
+    task = config.task
     out, _, valid = decode_and_check(model, config, src)
     members, n, _ = out.shape
     return pd.DataFrame(
@@ -73,9 +78,10 @@ def predictions(
             "seed": np.repeat(np.array(config.seeds), n),
             "suite": suite,
             "index": np.tile(np.arange(n), members),
-            "input": input_lines(config.grammar, src) * members,
-            "output": output_lines(config.grammar, out.reshape(members * n, -1)),
+            "input": input_lines(task.source_vocab, src) * members,
+            "output": output_lines(task.target_vocab, out.reshape(members * n, -1)),
             "valid": valid.reshape(-1),
+            "length": np.tile(task.length(src), members),
         }
     )
 
@@ -83,20 +89,22 @@ def predictions(
 def decode_and_check(
     model: StackedSeq2Seq, config: SweepConfig, src: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Greedy outputs of every member: ((S, N, M) token indices, (S, N) lengths, (S, N) valid)."""
-    k = config.grammar.group_size
+    """Greedy outputs of every member: ((S, N, M) token indices, (S, N) lengths, (S, N) valid).
+
+    A member may decode one token more than the longest right output, so a right output must
+    end with the end-of-sequence token to count.
+    """
     device = next(model.parameters()).device
+    max_len = config.task.max_output_length(src.shape[1]) + 1
+    rows = max(1, min(config.eval_batch_size, DECODE_BUDGET // (src.shape[1] * config.hidden)))
     chunks = []
-    for start in range(0, len(src), config.eval_batch_size):
-        part = src[start : start + config.eval_batch_size]
-        tokens = greedy(model, torch.as_tensor(part, device=device), max_len=k * src.shape[1] + 1)
+    for start in range(0, len(src), rows):
+        part = src[start : start + rows]
+        tokens = greedy(model, torch.as_tensor(part, device=device), max_len=max_len)
         chunks.append(tokens.cpu().numpy())
     out, length = decoded_outputs(np.concatenate(chunks, axis=1))
     members, n, width = out.shape
-    valid = valid_outputs(
-        config.grammar,
-        np.tile(src, (members, 1)),
-        out.reshape(members * n, width),
-        length.reshape(-1),
+    valid = config.task.verify(
+        np.tile(src, (members, 1)), out.reshape(members * n, width), length.reshape(-1)
     )
     return out, length, valid.reshape(members, n)

@@ -1,11 +1,14 @@
-"""The report of a seed sweep: what it says (tables, figures, text), from result files only.
+"""The report of a seed sweep on any task: what it says (tables, figures, text), from result
+files only.
 
 Statistics go to `stats.json`, figures to `figures/`, and the blocks to `analysis.render`,
-which writes `report.md` and `report.html`.
+which writes `report.md` and `report.html`. What a paper reports for the task (its
+`published()`) is printed beside the run, labelled as the paper's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import shutil
@@ -20,42 +23,75 @@ import pandas as pd
 from genprobe.analysis import plots
 from genprobe.analysis.render import Block, Figure, Heading, Table, Text
 from genprobe.analysis.render import write_report as render
-from genprobe.analysis.stats import Correlation, Summary, correlate, summarize
+from genprobe.analysis.stats import (
+    Correlation,
+    Summary,
+    correlate,
+    pooled_iqm,
+    share_at_least,
+    summarize,
+)
+from genprobe.errors import ConfigError
 from genprobe.runs.atomic import write_json
 from genprobe.runs.rundir import read_config
-from genprobe.studies.seed_sensitivity import paper
 from genprobe.studies.seed_sensitivity.config import SweepConfig
-from genprobe.studies.seed_sensitivity.paper import differences, is_paper_task
 from genprobe.studies.seed_sensitivity.results import (
     accuracy_table,
+    length_table,
     read_predictions,
+    read_sweep,
     read_training,
+    trained_lengths,
 )
+from genprobe.tasks.published import Published
+from genprobe.tasks.registry import task_name
 
 TITLE = "Seed sensitivity of generalization"
-SCATTER_PAIRS = (("repeat", "long"), ("short", "long"))
-CALLED_OUT = (("repeat", "long"), ("short", "long"))  # the pairs the paper discusses
 STALL_THRESHOLD = 0.95  # a seed whose best validation accuracy is below this stopped learning
+THRESHOLD = 0.9  # by default, a seed "generalizes" to a suite at this accuracy or above
+MAX_SUITES = 12  # suites shown one by one (per-seed table, correlations, box plot)
 
 
-def write_report(run: str | Path) -> tuple[Path, Path]:
-    """Compute statistics, draw figures, write `stats.json`, `report.md` and `report.html`."""
+def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, Path]:
+    """Compute statistics, draw figures, write `stats.json`, `report.md` and `report.html`.
+
+    Args:
+        run: the sweep's run directory.
+        threshold: the accuracy (in [0, 1]) at which a seed counts as generalizing to a suite.
+
+    Raises:
+        ConfigError: a threshold outside [0, 1].
+        RunDirError: not a sweep, or nothing evaluated yet.
+    """
+    if not 0 <= threshold <= 1:
+        raise ConfigError("threshold", "in [0, 1]", threshold)
     run = Path(run)
-    stored = read_config(run)
-    config = SweepConfig.from_dict(stored["config"])
-    accuracy = accuracy_table(read_predictions(run))
+    config = read_sweep(run)
+    published = config.task.published()
+    predictions = read_predictions(run, config)
+    accuracy = accuracy_table(predictions, config.task.suites())
     training = read_training(run)
     stalled = stalled_seeds(training)
     summaries = suite_summaries(accuracy)
+    shares = {suite: share_at_least(accuracy[suite].dropna(), threshold) for suite in accuracy}
+    pooled = pooled_iqm([accuracy[suite].dropna().to_numpy() for suite in accuracy])
     healthy = accuracy.drop(index=[int(seed) for seed in stalled], errors="ignore")
+    shown = list(accuracy.columns[:MAX_SUITES])
+    pairs = list(itertools.combinations(shown, 2))
+    pairs += [p for p in (published.pairs if published else {}) if p not in pairs]
     correlations = [
         correlate(a, accuracy[a].to_numpy(), b, accuracy[b].to_numpy())
-        for a, b in itertools.combinations(accuracy.columns, 2)
+        for a, b in pairs
+        if a in accuracy and b in accuracy
     ]
+    by_length = length_table(predictions)
     write_json(
         run / "stats.json",
         {
             "summary": {suite: s.to_dict() for suite, s in summaries.items()},
+            "generalize": {suite: s.to_dict() for suite, s in shares.items()},
+            "pooled_iqm": dict(zip(("iqm", "ci_low", "ci_high"), pooled, strict=True)),
+            "per_length": _per_length(by_length, predictions),
             "stalled_seeds": stalled,
             "summary_without_stalled": {
                 suite: s.to_dict() for suite, s in suite_summaries(healthy).items()
@@ -66,27 +102,34 @@ def write_report(run: str | Path) -> tuple[Path, Path]:
         },
     )
     blocks = [
-        _introduction(stored, config, len(accuracy)),
+        _introduction(read_config(run)["hash"], config, len(accuracy), published),
         Heading("Accuracy across seeds (%)"),
         Text(
-            "Mean, sample standard deviation, extremes, median, interquartile mean, and a 95 % "
-            "percentile-bootstrap interval of the mean over seeds (cf. Table 3)."
+            "Per suite: mean, sample standard deviation, extremes and median over seeds; the "
+            "interquartile mean (IQM: the mean of the middle half of the seeds) with a 95 % "
+            "percentile-bootstrap interval over seeds; a 95 % bootstrap interval of the mean; "
+            f"and how many seeds generalize, i.e. reach {_pct(threshold)} % (95 % Wilson "
+            "interval of the share). Pooled over all suites, with a bootstrap stratified by "
+            f"suite (seeds resampled within each): IQM {_pct(pooled[0])} % "
+            f"[{_pct(pooled[1])}, {_pct(pooled[2])}]."
         ),
-        _summary_table(summaries),
-        *(_paper_blocks(config, summaries, correlations) if is_paper_task(config) else []),
+        _summary_table(summaries, shares),
+        *(_published_blocks(published, summaries, correlations) if published else []),
         *_stalled_blocks(stalled, training, healthy),
+        *_length_blocks(run, by_length),
         Heading("Accuracy per seed (%)"),
         Text(
-            "The highest and lowest value of each suite in bold (cf. Table 4); `validation`: the "
-            "best validation accuracy, kept by early stopping after `epochs` epochs; `stalled`: "
-            f"stopped below {100 * STALL_THRESHOLD:.0f} % validation accuracy."
+            "The highest and lowest value of each suite in bold; `validation`: the best "
+            "validation accuracy, kept by early stopping after `epochs` epochs; `stalled`: "
+            f"stopped below {_pct(STALL_THRESHOLD, 0)} % validation accuracy."
+            + _cut_note(accuracy.columns)
         ),
-        _per_seed_table(accuracy, training, stalled),
-        *_correlation_blocks(run, accuracy.columns, correlations),
+        _per_seed_table(accuracy[shown], training, stalled),
+        *_correlation_blocks(run, shown, correlations, published),
         Heading("Learning curves"),
         *_learning_curves(run, training, stalled),
         Heading("Figures"),
-        *_figures(run, accuracy),
+        *_figures(run, accuracy[shown], published),
     ]
     write_tensorboard(run, training)
     return render(run, TITLE, blocks)
@@ -118,18 +161,43 @@ def write_tensorboard(run: Path, training: dict[str, Any]) -> Path | None:
 
 def suite_summaries(accuracy: pd.DataFrame) -> dict[str, Summary]:
     """Per suite, the summary across seeds of `accuracy_table`'s column."""
-    return {suite: summarize(accuracy[suite].to_numpy()) for suite in accuracy.columns}
+    return {suite: summarize(accuracy[suite].dropna().to_numpy()) for suite in accuracy.columns}
 
 
-def _introduction(stored: dict[str, Any], config: SweepConfig, seeds: int) -> Text:
-    train = config.train
-    model = config.model_config()
+def task_description(config: SweepConfig) -> str:
+    """`name` and the options that differ from the task's defaults, e.g. `scan (split=length)`."""
+    task = config.task
+    changed = [
+        f"{f.name}={getattr(task, f.name)}"
+        for f in (dataclasses.fields(task) if dataclasses.is_dataclass(task) else ())
+        if f.default is not dataclasses.MISSING and getattr(task, f.name) != f.default
+    ]
+    return task_name(task) + (f" ({', '.join(changed)})" if changed else "")
+
+
+def differences(config: SweepConfig, published: Published) -> list[str]:
+    """`name ours (paper: theirs)` for every setting the paper states that the run does not
+    share."""
+    flat: dict[str, Any] = {k: v for k, v in dataclasses.asdict(config).items() if k != "task"}
+    flat.update({f"train.{k}": v for k, v in flat.pop("train").items()})
+    return [
+        f"{name} {flat[name]} (paper: {value})"
+        for name, value in published.settings.items()
+        if flat.get(name) != value
+    ]
+
+
+def _introduction(
+    digest: str, config: SweepConfig, seeds: int, published: Published | None
+) -> Text:
+    train, model = config.train, config.model_config()
     attention = "no attention" if model.attention == "none" else f"{model.attention} attention"
     extras = [
         "input feeding" if model.input_feeding else "",
         "" if model.attention_layer else "no tanh attentional layer",
     ]
     architecture = ", ".join(e for e in [attention, *extras] if e)
+    layers = f"{model.layers}-layer " if model.layers > 1 else ""
     rule = (
         "the paper's rule taken literally: a seed stops at its first epoch without improvement"
         if train.patience == 1
@@ -137,44 +205,52 @@ def _introduction(stored: dict[str, Any], config: SweepConfig, seeds: int) -> Te
     )
     if train.min_delta:
         rule += f" of more than {100 * train.min_delta:g} points"
-    differs = differences(config)
+    differs = differences(config, published) if published else []
     return Text(
-        f"{seeds} seeds of one {model.cell.upper()} seq2seq with {architecture} "
+        f"{seeds} seeds of one {layers}{model.cell.upper()} seq2seq with {architecture} "
         f"(embedding {model.emb}, hidden {model.hidden}, dropout {model.dropout}, "
-        f"SGD lr {train.lr}, batch {train.batch_size}, gradient norm {train.max_grad_norm}), "
-        f"trained on {config.train_size:,} symbol-rewriting examples with early stopping on "
-        f"{config.validation_size:,} validation examples ({rule}; at most {train.max_epochs} "
-        f"epochs; it keeps its best epoch). Accuracy = share of outputs that satisfy the "
-        f"validity rule. "
-        + (f"Differs from the paper's Table 1 in: {'; '.join(differs)}. " if differs else "")
-        + f"Config hash `{stored['hash']}`, data seed {config.data_seed}."
+        f"{train.optimizer.upper()} lr {train.lr}, batch {train.batch_size}, gradient norm "
+        f"{train.max_grad_norm}), trained on {config.train_size:,} examples of the task "
+        f"`{task_description(config)}` with early stopping on {config.validation_size:,} "
+        f"validation examples ({rule}; at most {train.max_epochs} epochs; it keeps its best "
+        f"epoch). Accuracy = share of outputs the task's verifier accepts. "
+        + (f"Differs from {published.source} in: {'; '.join(differs)}. " if differs else "")
+        + f"Config hash `{digest}`, data seed {config.data_seed}."
     )
 
 
-def _paper_blocks(
-    config: SweepConfig, summaries: dict[str, Summary], correlations: list[Correlation]
+def _published_blocks(
+    published: Published, summaries: dict[str, Summary], correlations: list[Correlation]
 ) -> list[Block]:
     rows = []
-    for label, source in (("ours", None), ("Weber et al. 2018", paper.TABLE_3)):
-        means, ranges = {"": f"{label}, mean ± std"}, {"": f"{label}, min – max"}
-        for suite in paper.TABLE_3:
-            if source is None:
-                s = summaries.get(suite)
-                values = None if s is None else [100 * v for v in (s.mean, s.std, s.min, s.max)]
-            else:
-                values = list(source[suite])
-            means[suite] = "" if values is None else f"{values[0]:.2f} ± {values[1]:.2f}"
-            ranges[suite] = "" if values is None else f"{values[2]:.2f} – {values[3]:.2f}"
-        rows += [means, ranges]
-    ours = next((c for c in correlations if (c.a, c.b) == ("repeat", "long")), None)
-    pearson = "" if ours is None else f" Repeat–Long Pearson r: ours {_signed(ours.pearson)}, "
+    for suite, theirs in published.suites.items():
+        s = summaries.get(suite)
+        ours = [np.nan] * 4 if s is None else [100 * v for v in (s.mean, s.std, s.min, s.max)]
+        paper = [theirs.get(k, np.nan) for k in ("mean", "std", "min", "max")]
+        rows.append(
+            {
+                "suite": suite,
+                "ours, mean ± std": _mean_std(ours),
+                "ours, min – max": _range(ours),
+                "paper, mean ± std": _mean_std(paper),
+                "paper, min – max": _range(paper),
+            }
+        )
+    found = {(c.a, c.b): c for c in correlations}
+    reported = [
+        f"{a}–{b} Pearson r ours {_signed(found[a, b].pearson)}, the paper's {value:+.2f}"
+        for (a, b), value in published.pairs.items()
+        if value is not None and (a, b) in found
+    ]
+    n = next(iter(summaries.values())).n if summaries else 0
     return [
-        Heading("Beside the paper (Table 3)"),
+        Heading(f"Beside the paper ({published.source})"),
         Text(
-            f"Our {summaries['standard'].n if 'standard' in summaries else ''} seeds beside the "
-            f"paper's {paper.SEEDS} (their numbers, from their Table 3; the authors' test files "
-            f"differ from our generated suites).{pearson}"
-            + (f"the paper's {paper.REPEAT_LONG_PEARSON:+.2f}." if pearson else "")
+            f"Our {n} seeds beside the paper's {published.seeds} (their numbers, from "
+            f"{published.source}"
+            + (f"; {published.note}" if published.note else "")
+            + ")."
+            + (f" {'; '.join(reported)}." if reported else "")
         ),
         Table(pd.DataFrame(rows)),
     ]
@@ -191,11 +267,12 @@ def _stalled_blocks(
         for seed in stalled
     )
     blocks: list[Block] = [
-        Heading(f"Seeds that stopped below {100 * STALL_THRESHOLD:.0f} % validation accuracy"),
+        Heading(f"Seeds that stopped below {_pct(STALL_THRESHOLD, 0)} % validation accuracy"),
         Text(
             f"{len(stalled)} seed{'s' * (len(stalled) > 1)}: {listed}. Early stopping ended "
             "them before they learned the training distribution, so their test accuracies say "
-            "little about generalization. The statistics without them:"
+            "little about generalization."
+            + (" The statistics without them:" if len(healthy) else " No seed is left.")
         ),
     ]
     if len(healthy) > 0:
@@ -203,19 +280,48 @@ def _stalled_blocks(
     return blocks
 
 
+def _length_blocks(run: Path, by_length: pd.DataFrame) -> list[Block]:
+    trained = trained_lengths(run)
+    path = plots.length_curves(by_length, run / "figures" / "per_length.png", trained)
+    lengths = by_length.columns
+    return [
+        Heading("Accuracy per length"),
+        Text(
+            f"Every evaluated example by its length ({lengths.min()} to {lengths.max()}, all "
+            "suites pooled): one thin line per seed, the median over seeds, and a band from "
+            "the 25th to the 75th percentile of the seeds"
+            + (f"; shaded: the training lengths ({trained[0]}–{trained[1]})." if trained else ".")
+            + " `stats.json` has the numbers (`per_length`)."
+        ),
+        Figure(path.relative_to(run), "Accuracy per length, one line per seed."),
+    ]
+
+
+def _per_length(by_length: pd.DataFrame, predictions: pd.DataFrame) -> dict[str, Any]:
+    examples = predictions.groupby("length")["index"].size() // predictions["seed"].nunique()
+    with np.errstate(all="ignore"):
+        low, median, high = np.nanpercentile(by_length.to_numpy(float), [25, 50, 75], axis=0)
+    return {
+        str(length): {"examples": int(examples[length]), "q25": q25, "median": m, "q75": q75}
+        for length, q25, m, q75 in zip(by_length.columns, low, median, high, strict=True)
+    }
+
+
 def _correlation_blocks(
-    run: Path, suites: Sequence[str], correlations: list[Correlation]
+    run: Path, suites: Sequence[str], correlations: list[Correlation], published: Published | None
 ) -> list[Block]:
+    if len(suites) < 2:
+        return []
     pearson = pd.DataFrame(np.eye(len(suites)), index=list(suites), columns=list(suites))
     for c in correlations:
-        pearson.loc[c.a, c.b] = pearson.loc[c.b, c.a] = c.pearson
+        if c.a in pearson and c.b in pearson:
+            pearson.loc[c.a, c.b] = pearson.loc[c.b, c.a] = c.pearson
     figure = plots.correlation_heatmap(
         pearson, run / "figures" / "correlations.png", "Pearson r of per-seed accuracies"
     )
     compact = pearson.map(lambda x: "nan" if np.isnan(x) else f"{x:+.2f}")
     compact.index.name = ""
-    called_out = [c for c in correlations if (c.a, c.b) in CALLED_OUT]
-    return [
+    blocks: list[Block] = [
         Heading("Correlation between suites across seeds"),
         Text(
             "Pearson r of per-seed accuracies for every pair of suites (`stats.json` has every "
@@ -224,12 +330,14 @@ def _correlation_blocks(
         ),
         Figure(figure.relative_to(run), "Pearson r between suites, across seeds."),
         Table(compact.reset_index()),
-        Text(
-            "The pairs the paper discusses, with n and 95 % bootstrap intervals over seeds "
-            f"(Weber et al. report Pearson {paper.REPEAT_LONG_PEARSON:+.2f} for Repeat vs Long):"
-        ),
-        _correlation_table(called_out),
     ]
+    called_out = [c for c in correlations if published and (c.a, c.b) in published.pairs]
+    if called_out:
+        blocks += [
+            Text("The pairs the paper discusses, with n and 95 % bootstrap intervals over seeds:"),
+            _correlation_table(called_out),
+        ]
+    return blocks
 
 
 def _learning_curves(run: Path, training: dict[str, Any], stalled: list[str]) -> list[Block]:
@@ -245,49 +353,67 @@ def _learning_curves(run: Path, training: dict[str, Any], stalled: list[str]) ->
         Figure(
             path.relative_to(run),
             "Validation accuracy per epoch, one line per seed; dot: the epoch kept, x: the "
-            f"epoch it stopped; red: stopped below {100 * STALL_THRESHOLD:.0f} %.",
+            f"epoch it stopped; red: stopped below {_pct(STALL_THRESHOLD, 0)} %.",
         )
     ]
 
 
-def _figures(run: Path, accuracy: pd.DataFrame) -> list[Block]:
+def _figures(run: Path, accuracy: pd.DataFrame, published: Published | None) -> list[Block]:
     suites = plots.suite_distributions(accuracy, run / "figures" / "suites.png")
     figures: list[Block] = [
-        Figure(
-            suites.relative_to(run),
-            "Accuracy per suite; one dot per seed (cf. Weber et al. 2018, Figure 1).",
-        )
+        Figure(suites.relative_to(run), "Accuracy per suite; one dot per seed.")
     ]
-    for x, y in SCATTER_PAIRS:
+    for x, y in published.pairs if published else ():
         if x in accuracy and y in accuracy:
             path = plots.suite_scatter(accuracy, x, y, run / "figures" / f"scatter_{x}_{y}.png")
             figures.append(Figure(path.relative_to(run), f"{y} against {x}, one dot per seed."))
     return figures
 
 
-def _pct(x: float) -> str:
-    return "nan" if np.isnan(x) else f"{100 * x:.2f}"
+def _cut_note(suites: Sequence[str]) -> str:
+    if len(suites) <= MAX_SUITES:
+        return ""
+    return f" The first {MAX_SUITES} of {len(suites)} suites (`metrics.json` has them all)."
 
 
-def _summary_table(summaries: dict[str, Summary]) -> Table:
-    rows = {
-        "mean": "mean",
-        "std": "std",
-        "min": "min",
-        "max": "max",
-        "median": "median",
-        "IQM": "iqm",
-    }
-    frame = pd.DataFrame(
-        {
-            suite: [_pct(getattr(s, key)) for key in rows.values()]
-            + [f"[{_pct(s.ci_low)}, {_pct(s.ci_high)}]"]
-            for suite, s in summaries.items()
-        },
-        index=[*rows, "95% CI of mean"],
-    )
-    frame.index.name = ""
-    return Table(frame.reset_index())
+def _pct(x: float, digits: int = 2) -> str:
+    return "nan" if np.isnan(x) else f"{100 * x:.{digits}f}"
+
+
+def _signed(x: float) -> str:
+    return "nan" if np.isnan(x) else f"{x:+.2f}"
+
+
+def _mean_std(values: Sequence[float]) -> str:
+    return "" if np.isnan(values[0]) else f"{values[0]:.2f} ± {values[1]:.2f}"
+
+
+def _range(values: Sequence[float]) -> str:
+    return "" if np.isnan(values[2]) else f"{values[2]:.2f} – {values[3]:.2f}"
+
+
+def _summary_table(summaries: dict[str, Summary], shares: dict | None = None) -> Table:
+    rows = []
+    for suite, s in summaries.items():
+        row = {
+            "suite": suite,
+            "seeds": str(s.n),
+            "mean": _pct(s.mean),
+            "std": _pct(s.std),
+            "min": _pct(s.min),
+            "median": _pct(s.median),
+            "max": _pct(s.max),
+            "IQM": _pct(s.iqm),
+            "95% CI of IQM": f"[{_pct(s.iqm_ci_low)}, {_pct(s.iqm_ci_high)}]",
+            "95% CI of mean": f"[{_pct(s.ci_low)}, {_pct(s.ci_high)}]",
+        }
+        if shares is not None:
+            share = shares[suite]
+            row[f"≥ {_pct(share.threshold, 0)} %"] = (
+                f"{share.k} of {share.n} [{_pct(share.ci_low, 0)}, {_pct(share.ci_high, 0)}]"
+            )
+        rows.append(row)
+    return Table(pd.DataFrame(rows))
 
 
 def _per_seed_table(accuracy: pd.DataFrame, training: dict[str, Any], stalled: list[str]) -> Table:
@@ -300,13 +426,9 @@ def _per_seed_table(accuracy: pd.DataFrame, training: dict[str, Any], stalled: l
     bold = set()
     for suite in accuracy.columns:
         values = accuracy[suite].to_numpy()
-        for target in (values.max(), values.min()):
+        for target in (np.nanmax(values), np.nanmin(values)):
             bold.update((int(i), suite) for i in np.flatnonzero(values == target))
     return Table(frame, bold)
-
-
-def _signed(x: float) -> str:
-    return "nan" if np.isnan(x) else f"{x:+.2f}"
 
 
 def _correlation_table(correlations: list[Correlation]) -> Table:

@@ -14,13 +14,29 @@ import pandas as pd
 
 from genprobe.errors import RunDirError
 from genprobe.runs.atomic import write_json
+from genprobe.runs.rundir import read_config
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.seed_sensitivity import predict, train
-from genprobe.studies.seed_sensitivity.config import SUITES
+from genprobe.studies.seed_sensitivity.config import KIND, KINDS, SweepConfig
+from genprobe.tasks.tokens import encode_inputs
+
+ROLES_FILE = "data/roles.json"  # per role of the study's data: split, examples, lengths
 
 
-def read_predictions(run: str | Path) -> pd.DataFrame:
-    """Every recorded prediction: seed, suite, index, input, output, valid.
+def read_sweep(run: str | Path) -> SweepConfig:
+    """The config of a sweep's run directory.
+
+    Raises:
+        RunDirError: no config.json, or a run of another study.
+    """
+    stored = read_config(run)
+    if stored.get("kind") not in KINDS:
+        raise RunDirError(f"{run} holds a {stored.get('kind')} run, not a {KIND}")
+    return SweepConfig.from_dict(stored["config"])
+
+
+def read_predictions(run: str | Path, config: SweepConfig | None = None) -> pd.DataFrame:
+    """Every recorded prediction: seed, suite, index, input, output, valid, length.
 
     Raises:
         RunDirError: no suite has been evaluated yet.
@@ -28,7 +44,22 @@ def read_predictions(run: str | Path) -> pd.DataFrame:
     files = ShardStore(run).outputs(predict.STAGE)
     if not files:
         raise RunDirError(f"{run} has no predictions yet")
-    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+    frame = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+    if "length" not in frame:  # recorded before per-length reports
+        task = (config or read_sweep(run)).task
+        rows = [(None, line.split()) for line in frame["input"]]
+        frame["length"] = task.length(encode_inputs(task.source_vocab, rows, run))
+    return frame
+
+
+def trained_lengths(run: str | Path) -> tuple[int, int] | None:
+    """The shortest and longest training example (the task's length); None for runs made
+    before it was recorded."""
+    path = Path(run) / ROLES_FILE
+    if not path.exists():
+        return None
+    low, high = json.loads(path.read_text(encoding="utf-8"))["train"]["lengths"]
+    return low, high
 
 
 def read_training(run: str | Path) -> dict[str, Any]:
@@ -40,18 +71,24 @@ def read_training(run: str | Path) -> dict[str, Any]:
     return summaries
 
 
-def accuracy_table(predictions: pd.DataFrame) -> pd.DataFrame:
-    """One row per seed, one column per suite (the study's suites first), accuracy in [0, 1]."""
+def accuracy_table(predictions: pd.DataFrame, suites: tuple[str, ...] = ()) -> pd.DataFrame:
+    """One row per seed, one column per suite (`suites` first, in order), accuracy in [0, 1]."""
     table = predictions.groupby(["seed", "suite"])["valid"].mean().unstack("suite")
-    own = [suite for suite in SUITES if suite in table.columns]
+    own = [suite for suite in suites if suite in table.columns]
     return table[own + sorted(set(table.columns) - set(own))]
+
+
+def length_table(predictions: pd.DataFrame) -> pd.DataFrame:
+    """One row per seed, one column per example length (over all suites), accuracy in [0, 1]."""
+    return predictions.groupby(["seed", "length"])["valid"].mean().unstack("length")
 
 
 def write_metrics(run: str | Path) -> dict[str, Any]:
     """Per-seed accuracy on every evaluated suite plus the training summary → metrics.json."""
     run = Path(run)
-    predictions = read_predictions(run)
-    accuracy = accuracy_table(predictions)
+    config = read_sweep(run)
+    predictions = read_predictions(run, config)
+    accuracy = accuracy_table(predictions, config.task.suites())
     training = read_training(run)
     per_seed = {
         str(seed): {

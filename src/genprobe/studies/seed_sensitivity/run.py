@@ -1,8 +1,9 @@
-"""The seed-sensitivity study (Weber, Shekhar & Balasubramanian 2018), end to end.
+"""The seed-sensitivity study (Weber, Shekhar & Balasubramanian 2018), end to end, on any task.
 
     open     config.json: the hashed config (a different config in the same directory is refused,
              except the same config with more seeds: the run grows, its trained seeds kept)
-    data     data/<split>.src/.tgt, the authors' files, for reading (the stages regenerate them)
+    data     data/<role>.jsonl: training, validation and suite examples, for reading (the stages
+             regenerate them)
     train    one shard per chunk of seeds, each one stacked model → members/, training/
     predict  one shard per suite → predictions/<suite>.parquet
     metrics  metrics.json, from the recorded result files only
@@ -21,16 +22,25 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from genprobe.errors import ConfigError, RunDirError
+import numpy as np
+
+from genprobe.errors import ConfigError
+from genprobe.runs.atomic import write_json
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
-from genprobe.runs.rundir import open_run, read_config
+from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import ShardStore
-from genprobe.studies.seed_sensitivity.config import KIND, SPLITS, SUITES, SweepConfig
+from genprobe.studies.seed_sensitivity.config import KIND, LEGACY_KIND, SweepConfig
 from genprobe.studies.seed_sensitivity.device import check_device
 from genprobe.studies.seed_sensitivity.predict import PredictTask, predict_shard, prediction_path
-from genprobe.studies.seed_sensitivity.results import incomplete_suites, write_metrics
+from genprobe.studies.seed_sensitivity.results import (
+    ROLES_FILE,
+    incomplete_suites,
+    read_sweep,
+    write_metrics,
+)
 from genprobe.studies.seed_sensitivity.train import OnProgress, TrainTask, train_shards
-from genprobe.tasks.rewriting.formats import read_inputs, write_srctgt
+from genprobe.tasks.files import write_examples
+from genprobe.tasks.task import Examples
 
 SUITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -55,12 +65,18 @@ def run_sweep(
     """
     check_device(device)
     run = open_run(
-        out, KIND, config.to_dict(), lambda stored: config.extends(SweepConfig.from_dict(stored))
+        out,
+        KIND,
+        config.to_dict(),
+        lambda stored: config.extends(SweepConfig.from_dict(stored)),
+        older_kinds=(LEGACY_KIND,),
     )
-    data = {split: config.split(split) for split in SPLITS}
-    for split, examples in data.items():
-        if not (run / "data" / f"{split}.src").exists():
-            write_srctgt(run / "data" / split, config.grammar, examples)
+    data = {role: config.split(role) for role in config.roles()}
+    for role, examples in data.items():
+        if not (run / "data" / f"{role}.jsonl").exists():
+            write_examples(run / "data" / f"{role}.jsonl", config.task, examples)
+    if not (run / ROLES_FILE).exists():
+        write_json(run / ROLES_FILE, _describe(config, data))
     shards = train_shards(config)
     if pending := ShardStore(run).pending(shards):
         seeds = sum(len(shard.spec["seeds"]) for shard in pending)
@@ -69,13 +85,28 @@ def run_sweep(
     executor = executor or LocalExecutor()
     with _relayed(on_progress, executor) as progress:
         run_stage(run, TrainTask(config, device, progress), shards, executor)
-    suites = [predict_shard(suite, data[suite].src, config.seeds) for suite in SUITES]
+    suites = [predict_shard(suite, data[suite].src, config.seeds) for suite in config.task.suites()]
     if pending := ShardStore(run).pending(suites):
         log(f"evaluating {', '.join(shard.key for shard in pending)}")
     run_stage(run, PredictTask(run, config, device), suites, executor)
     if stale := incomplete_suites(write_metrics(run)):
         log(f"{', '.join(stale)}: evaluated before the run grew; run `evaluate --src` again")
     return run
+
+
+def _describe(config: SweepConfig, data: dict[str, Examples]) -> dict[str, Any]:
+    """Per role: its split, how many examples, and their shortest and longest length (the
+    task's length, which per-length reports use)."""
+    splits = {"train": config.task.train_split, "validation": config.task.validation_split}
+    described = {}
+    for role, examples in data.items():
+        lengths = config.task.length(examples.src)
+        described[role] = {
+            "split": splits.get(role, role),
+            "examples": len(examples),
+            "lengths": [int(lengths.min()), int(lengths.max())],
+        }
+    return described
 
 
 @contextmanager
@@ -102,31 +133,27 @@ def _relayed(on_progress: OnProgress | None, executor: Executor) -> Iterator[Any
 
 def evaluate_external(
     run: str | Path,
-    src_path: str | Path,
-    name: str | None = None,
+    src: np.ndarray,
+    name: str,
     device: str = "cpu",
     executor: Executor | None = None,
 ) -> Path:
-    """Decode the inputs of `src_path` (a .src or .tsv file) with every member of a trained run
-    and add them to its results as the suite `name` (default: the file's stem).
+    """Decode the inputs `src` ((n, L) input ids of the run's task) with every member of a
+    trained run and add them to its results as the suite `name`.
 
     Raises:
         ConfigError: a bad name (or one of the study's own suites) or device.
-        DataFormatError: a malformed input file.
         RunDirError: not a sweep's run directory, or its training has not finished.
     """
     check_device(device)
     run = Path(run).absolute()
-    stored = read_config(run)
-    if stored.get("kind") != KIND:
-        raise RunDirError(f"{run} holds a {stored.get('kind')} run, not a {KIND}")
-    config = SweepConfig.from_dict(stored["config"])
-    name = name or Path(src_path).stem
+    config = read_sweep(run)
+    own = config.roles()
     if not SUITE_NAME.match(name):
         raise ConfigError("name", "letters, digits, '_', '-' or '.' (at most 64)", name)
-    if name in SUITES:
-        raise ConfigError("name", f"a name other than the study's suites {SUITES}", name)
-    shard = predict_shard(name, read_inputs(src_path, config.grammar), config.seeds)
+    if name in own:
+        raise ConfigError("name", f"a name other than the study's own {', '.join(own)}", name)
+    shard = predict_shard(name, src, config.seeds)
     run_stage(run, PredictTask(run, config, device), [shard], executor)
     write_metrics(run)
     return run / prediction_path(name)

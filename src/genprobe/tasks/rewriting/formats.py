@@ -13,20 +13,19 @@ import numpy as np
 
 from genprobe.errors import DataFormatError
 from genprobe.runs.atomic import write_text
+from genprobe.tasks import tokens
 from genprobe.tasks.rewriting.grammar import Grammar
-from genprobe.tasks.rewriting.suites import Examples
+from genprobe.tasks.task import Examples
 
 INPUT_EOS = "."
 
 
 def input_lines(grammar: Grammar, src: np.ndarray) -> list[str]:
-    names = np.array(("", *grammar.symbols))
-    return [" ".join(names[row[row > 0]]) for row in src]
+    return tokens.input_lines(grammar.symbols, src)
 
 
 def output_lines(grammar: Grammar, out: np.ndarray) -> list[str]:
-    names = np.array(grammar.output_tokens)
-    return [" ".join(names[row[row >= 0]]) for row in out]
+    return tokens.output_lines(grammar.output_tokens, out)
 
 
 def write_srctgt(prefix: str | Path, grammar: Grammar, examples: Examples) -> list[Path]:
@@ -84,10 +83,10 @@ def _tsv_fields(path: Path, number: int, line: str) -> tuple[tuple[int, list[str
         raise DataFormatError(
             path, number, f"expected 2 or 3 tab-separated columns, got {len(columns)}"
         )
-    tokens = columns[0].split()
-    if tokens and tokens[-1] == INPUT_EOS:
-        tokens = tokens[:-1]
-    return (number, tokens), columns[1].split()
+    words = columns[0].split()
+    if words and words[-1] == INPUT_EOS:
+        words = words[:-1]
+    return (number, words), columns[1].split()
 
 
 def _read_lines(path: Path) -> list[tuple[int, str]]:
@@ -101,19 +100,9 @@ def _read_lines(path: Path) -> list[tuple[int, str]]:
 
 
 def _encode_inputs(grammar: Grammar, rows: list[tuple[int, list[str]]], path: Path) -> np.ndarray:
-    ids = {name: i for i, name in enumerate(grammar.symbols, start=1)}
-    width = max((len(tokens) for _, tokens in rows), default=0)
-    src = np.zeros((len(rows), width), dtype=np.int64)
-    for row, (number, tokens) in enumerate(rows):
-        if not tokens:
-            raise DataFormatError(path, number, "empty input")
-        for token in tokens:
-            if token not in ids:
-                raise DataFormatError(path, number, f"unknown input symbol {token!r}")
-        src[row, : len(tokens)] = [ids[token] for token in tokens]
     if not rows:
         raise DataFormatError(path, None, "no examples")
-    return src
+    return tokens.encode_inputs(grammar.symbols, rows, path)
 
 
 def _joined(lines: list[str]) -> str:

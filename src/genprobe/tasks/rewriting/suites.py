@@ -7,14 +7,15 @@ disjoint by input from the canonical training set of the same seed.
 
 from __future__ import annotations
 
+import functools
 import itertools
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
 from genprobe.errors import ConfigError
 from genprobe.tasks.rewriting.grammar import Grammar
+from genprobe.tasks.task import Examples, split_stream
 
 CHUNK = 10_000
 CANONICAL_TRAIN_SIZE = 100_000
@@ -52,17 +53,6 @@ MAX_RUN = 6  # longest run of one symbol in the repeat suites (the authors' data
 SINGLE_RUN_PROB = 0.5  # chance a run has length 1; others uniform in 2..MAX_RUN
 
 
-@dataclass(frozen=True)
-class Examples:
-    """Inputs and gold outputs of one split, as padded index arrays."""
-
-    src: np.ndarray  # (n, L) 1-based symbol ids, 0 = padding
-    tgt: np.ndarray  # (n, k*L) output token indices, -1 = padding
-
-    def __len__(self) -> int:
-        return len(self.src)
-
-
 def suite(name: str) -> Suite:
     if name not in SUITES:
         raise ConfigError("suite", f"one of {', '.join(SUITES)}", name)
@@ -89,15 +79,13 @@ def generate(split: str, n: int, seed: int, grammar: Grammar | None = None) -> E
         raise ConfigError(
             "n_symbols", f">= {spec.lengths[1]} for the {split} suite", grammar.n_symbols
         )
-    exclude = None
-    if split != "train":
-        exclude = _row_keys(generate("train", CANONICAL_TRAIN_SIZE, seed, grammar).src)
+    exclude = None if split == "train" else _training_inputs(seed, grammar)
     make = _runs if spec.repeats else _distinct
     src, tgt, have = [], [], 0
     for chunk in itertools.count():
         # A chunk's content depends only on (seed, split, chunk): the first n examples are the
         # same whatever n is asked for.
-        rng = np.random.default_rng([seed, zlib.crc32(split.encode()), chunk])
+        rng = split_stream(seed, split, chunk)
         block = make(rng, CHUNK, spec.lengths, grammar.n_symbols)
         if exclude is not None:
             block = block[[key not in exclude for key in _row_key_list(block)]]
@@ -145,5 +133,7 @@ def _row_key_list(src: np.ndarray) -> list[bytes]:
     return [row[row > 0].tobytes() for row in np.asarray(src, dtype=np.int64)]
 
 
-def _row_keys(src: np.ndarray) -> set[bytes]:
-    return set(_row_key_list(src))
+@functools.lru_cache(maxsize=4)
+def _training_inputs(seed: int, grammar: Grammar) -> frozenset[bytes]:
+    """The inputs of the canonical training set of a seed, which no other split holds."""
+    return frozenset(_row_key_list(generate("train", CANONICAL_TRAIN_SIZE, seed, grammar).src))

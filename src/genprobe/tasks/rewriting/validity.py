@@ -44,13 +44,3 @@ def valid_outputs(
     groups = np.where(in_rule, letters, np.arange(k * width) % k).reshape(n, width, k)
     letters_ok = (np.sort(groups, axis=2) == np.arange(k)).all(axis=(1, 2))
     return (out_len == expected_len) & ids_ok.all(axis=1) & letters_ok
-
-
-def encode_outputs(grammar: Grammar, outputs: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
-    """Token strings → ((n, M) indices, -1 for unknown tokens and padding; (n,) lengths)."""
-    index = {token: i for i, token in enumerate(grammar.output_tokens)}
-    lengths = np.array([len(tokens) for tokens in outputs], dtype=np.int64)
-    out = np.full((len(outputs), max(lengths, default=0)), -1, dtype=np.int64)
-    for row, tokens in enumerate(outputs):
-        out[row, : len(tokens)] = [index.get(token, -1) for token in tokens]
-    return out, lengths

@@ -1,0 +1,271 @@
+"""`genprobe sweep | evaluate | compare`: the seed-sensitivity study on any task.
+
+Examples:
+    genprobe sweep --task scan --task-option split=length --seeds 10 --out runs/scan-length
+    genprobe sweep --task reverse_string --seeds 10 --attention none --out runs/reverse
+    genprobe evaluate runs/scan-length --input more.jsonl --name more
+    genprobe compare runs/scan-lstm runs/scan-gru --out runs/scan-compare
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, make_executor
+from genprobe.cli.console import console, progress_bar
+from genprobe.errors import GenprobeError
+
+DEVICE = typer.Option(
+    "cpu",
+    help="cpu, cuda or cuda:N: where this command trains or decodes; not part of the run's "
+    "config, so a run trained on a GPU can be evaluated or resumed on a CPU.",
+)
+THRESHOLD = typer.Option(
+    0.9, help="The report counts a seed as generalizing to a suite at this accuracy (0-1)."
+)
+TASK_OPTION = typer.Option(
+    None,
+    "--task-option",
+    help="A task setting as name=value (repeatable; `genprobe tasks` lists each task's).",
+)
+
+
+class LossNormalization(str, Enum):
+    sequences = "sequences"
+    tokens = "tokens"
+
+
+class Cell(str, Enum):
+    lstm = "lstm"
+    gru = "gru"
+
+
+class Attention(str, Enum):
+    bilinear = "bilinear"
+    dot = "dot"
+    mlp = "mlp"
+    none = "none"
+
+
+class Optimizer(str, Enum):
+    sgd = "sgd"
+    adam = "adam"
+
+
+LEARNING_RATES = {Optimizer.sgd: 0.125, Optimizer.adam: 0.001}
+
+
+def sweep(
+    out: Path = typer.Option(
+        ..., help="Run directory (created, or resumed if it holds this config)."
+    ),
+    task: str = typer.Option("rewriting", help="The task (`genprobe tasks` lists them)."),
+    task_option: list[str] = TASK_OPTION,
+    seeds: int = typer.Option(
+        50, help="Number of seeds (models); seeds are first-seed .. first-seed+N-1."
+    ),
+    first_seed: int = typer.Option(1, help="The first seed."),
+    data_seed: int = typer.Option(0, help="Seed of the data (all splits)."),
+    train_size: int = typer.Option(
+        None, help="Training examples [default: the training split's size; a finite one whole]."
+    ),
+    validation_size: int = typer.Option(2_000, help="Validation examples (early stopping)."),
+    suite_size: int = typer.Option(
+        None, help="Examples per test suite [default: each suite's size; a finite one whole]."
+    ),
+    max_epochs: int = typer.Option(
+        20, help="Upper bound on epochs; early stopping usually ends sooner."
+    ),
+    batch_size: int = typer.Option(64, help="Examples per member and step."),
+    optimizer: Optimizer = typer.Option(Optimizer.sgd, help="sgd (plain) or adam."),
+    lr: float = typer.Option(None, help="Learning rate [default: sgd 0.125, adam 0.001]."),
+    max_grad_norm: float = typer.Option(5.0, help="Gradient norm clip, per member."),
+    patience: int = typer.Option(
+        2,
+        help="Stop a seed after this many epochs without a validation improvement "
+        "(1: Weber et al.'s rule taken literally).",
+    ),
+    min_delta: float = typer.Option(
+        0.0, help="Validation accuracy (0-1) an epoch must gain to count as an improvement."
+    ),
+    loss_normalization: LossNormalization = typer.Option(
+        LossNormalization.sequences, help="Divide summed token losses by sequences or by tokens."
+    ),
+    emb: int = typer.Option(32, help="Embedding size."),
+    hidden: int = typer.Option(32, help="Hidden size of the recurrent cells."),
+    layers: int = typer.Option(1, help="Stacked recurrent layers in encoder and decoder."),
+    dropout: float = typer.Option(0.1, help="Dropout on embeddings, between layers, on output."),
+    init_range: float = typer.Option(0.1, help="Uniform init range."),
+    cell: Cell = typer.Option(Cell.lstm, help="Recurrent cell of encoder and decoder."),
+    attention: Attention = typer.Option(
+        Attention.bilinear, help="Attention score: bilinear (Luong general), dot, mlp, none."
+    ),
+    input_feeding: bool = typer.Option(
+        False, "--input-feeding/--no-input-feeding", help="Luong input feeding in the decoder."
+    ),
+    attention_layer: bool = typer.Option(
+        True,
+        "--attention-layer/--no-attention-layer",
+        help="tanh(W_c [ctx; h]) before the output layer (off: the output layer reads [ctx; h]).",
+    ),
+    seeds_per_shard: int = typer.Option(
+        25,
+        help="Seeds trained as one stacked model, one process each (50 seeds: two, one per "
+        "core of a laptop); the numbers do not depend on it.",
+    ),
+    device: str = DEVICE,
+    workers: int = typer.Option(
+        None,
+        help="Processes running shards at once (chunks of seeds, then suites); "
+        "default: one per CPU core (with --backend ray: as many as the cluster holds).",
+    ),
+    backend: Backend = BACKEND,
+    ray_address: str = RAY_ADDRESS,
+    threshold: float = THRESHOLD,
+    report: bool = typer.Option(
+        True, "--report/--no-report", help="Write report.md and report.html."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the per-suite summary as JSON."),
+) -> None:
+    """Train N seeds of a model on a task at once, evaluate every suite, report. Resumable."""
+    from genprobe.studies.seed_sensitivity import SweepConfig, run_sweep
+    from genprobe.tasks.registry import load_task, parse_options
+    from genprobe.training.trainer import TrainConfig
+
+    if seeds < 1:
+        raise GenprobeError(f"--seeds must be >= 1. Got {seeds} instead.")
+    chosen = load_task(task, parse_options(task_option))
+    config = SweepConfig(
+        seeds=tuple(range(first_seed, first_seed + seeds)),
+        task=chosen,
+        data_seed=data_seed,
+        train_size=chosen.split_spec(chosen.train_split).size if train_size is None else train_size,
+        validation_size=validation_size,
+        suite_size=suite_size,
+        emb=emb,
+        hidden=hidden,
+        layers=layers,
+        dropout=dropout,
+        init_range=init_range,
+        cell=cell.value,
+        attention=attention.value,
+        input_feeding=input_feeding,
+        attention_layer=attention_layer,
+        train=TrainConfig(
+            batch_size=batch_size,
+            lr=LEARNING_RATES[optimizer] if lr is None else lr,
+            optimizer=optimizer.value,
+            max_grad_norm=max_grad_norm,
+            max_epochs=max_epochs,
+            patience=patience,
+            min_delta=min_delta,
+            loss_normalization=loss_normalization.value,
+        ),
+        seeds_per_shard=seeds_per_shard,
+    )
+    executor = make_executor(
+        backend,
+        ray_address,
+        local_workers=workers or os.cpu_count() or 1,
+        ray_workers=workers,
+        gpus=1 if device.startswith("cuda") else 0,
+    )
+    with executor, progress_bar(quiet=as_json) as bar:
+        tasks: dict[str, Any] = {}  # one bar per stacked model (shard)
+
+        def on_progress(shard, p) -> None:
+            chunk = shard.spec["seeds"]
+            if shard.key not in tasks:
+                tasks[shard.key] = bar.add_task(shard.key, total=p.steps)
+            bar.update(
+                tasks[shard.key],
+                completed=p.step,
+                total=p.steps,
+                description=f"seeds {chunk[0]}-{chunk[-1]}: epoch {p.epoch}, "
+                f"{p.active} of {len(chunk)} training",
+            )
+
+        log = bar.console.log if not as_json else lambda m: None
+        run = run_sweep(config, out, device, executor, on_progress, log)
+    finish(run, report, as_json, threshold)
+
+
+def evaluate(
+    run_dir: Path = typer.Argument(..., help="A finished sweep's run directory."),
+    input: Path = typer.Option(
+        ..., "--input", help='Inputs to evaluate: JSON lines with an "input" field.'
+    ),
+    name: str = typer.Option(None, help="Suite name in the results (default: the file name)."),
+    device: str = DEVICE,
+    threshold: float = THRESHOLD,
+    report: bool = typer.Option(True, "--report/--no-report", help="Rewrite the report."),
+    as_json: bool = typer.Option(False, "--json", help="Print the per-suite summary as JSON."),
+) -> None:
+    """Evaluate every member of a run on other inputs and add them to its results.
+
+    Evaluating other inputs under a name already used replaces that suite's predictions.
+    """
+    from genprobe.studies.seed_sensitivity import evaluate_external
+    from genprobe.studies.seed_sensitivity.results import read_sweep
+    from genprobe.tasks.files import read_examples
+
+    src, _, _ = read_examples(input, read_sweep(run_dir).task, outputs=False)
+    evaluate_external(run_dir, src, name or input.stem, device)
+    finish(run_dir, report, as_json, threshold)
+
+
+def compare(
+    runs: list[Path] = typer.Argument(..., help="Two or more sweep run directories."),
+    out: Path = typer.Option(..., help="Directory for report.md, report.html, compare.json."),
+    names: str = typer.Option(
+        None, help="Comma-separated run names (default: the directory names)."
+    ),
+) -> None:
+    """Seed distributions of several sweeps side by side; the first run is the reference."""
+    from genprobe.studies.seed_sensitivity.compare import load_runs, write_comparison
+
+    loaded = load_runs(runs, names.split(",") if names else None)
+    _, html = write_comparison(loaded, out)
+    console.print(f"compared {len(loaded)} runs: {html}")
+
+
+def finish(run: Path, report: bool, as_json: bool, threshold: float) -> None:
+    """Write the report (unless not wanted) and print the per-suite summary."""
+    from genprobe.studies.seed_sensitivity.report import suite_summaries, write_report
+    from genprobe.studies.seed_sensitivity.results import (
+        accuracy_table,
+        read_predictions,
+        read_sweep,
+    )
+
+    if report:
+        write_report(run, threshold)  # also writes the summaries to stats.json
+        stored = json.loads((run / "stats.json").read_text())["summary"]  # keys sorted
+        order = json.loads((run / "metrics.json").read_text())["suites"]
+        summary = {suite: stored[suite] for suite in order}
+    else:
+        config = read_sweep(run)
+        accuracy = accuracy_table(read_predictions(run, config), config.task.suites())
+        summary = {s: v.to_dict() for s, v in suite_summaries(accuracy).items()}
+    if as_json:
+        print(json.dumps({"run": str(run), "summary": summary}))
+        return
+    from rich.table import Table
+
+    seeds = next(iter(summary.values()))["n"]
+    table = Table(title=f"accuracy % across {seeds} seeds")
+    for column in ("suite", "mean", "std", "min", "median", "max"):
+        table.add_column(column, justify="right")
+    for suite, s in summary.items():
+        table.add_row(
+            suite, *(f"{100 * s[k]:.2f}" for k in ("mean", "std", "min", "median", "max"))
+        )
+    console.print(table)
+    if report:
+        console.print(f"report: {run / 'report.html'}")

@@ -1,0 +1,55 @@
+"""Example files of any task: JSON lines `{"input": "a b c", "output": "x y"}`, tokens separated
+by spaces. Written atomically; read with errors that name the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from genprobe.data.lines import json_lines
+from genprobe.errors import DataFormatError
+from genprobe.runs.atomic import write_text
+from genprobe.tasks.task import Examples, Task
+from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, output_lines
+
+
+def write_examples(path: str | Path, task: Task, examples: Examples) -> Path:
+    """One JSON object per example, in order."""
+    inputs = input_lines(task.source_vocab, examples.src)
+    outputs = output_lines(task.target_vocab, examples.tgt)
+    lines = (json.dumps({"input": i, "output": o}) for i, o in zip(inputs, outputs, strict=True))
+    write_text(path, "".join(f"{line}\n" for line in lines))
+    return Path(path)
+
+
+def read_examples(
+    path: str | Path, task: Task, outputs: bool = True
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Inputs (known tokens only) and outputs (any tokens) of an example file.
+
+    Returns:
+        (n, L) input ids, (n, M) output ids (-1 for tokens outside the vocabulary) and (n,)
+        output lengths; with `outputs=False` the `output` field may be absent and the last two
+        are empty.
+
+    Raises:
+        DataFormatError: unreadable, not JSON objects, no examples, a missing or non-string
+            field, an empty input or an unknown input token.
+    """
+    rows = json_lines(path, objects=True)
+    if not rows:
+        raise DataFormatError(path, None, "no examples")
+    fields = ("input", "output") if outputs else ("input",)
+    for number, row in rows:
+        for name in fields:
+            if not isinstance(row.get(name), str):
+                raise DataFormatError(path, number, f"field {name!r} must be a string of tokens")
+    src = encode_inputs(task.source_vocab, [(n, row["input"].split()) for n, row in rows], path)
+    if not outputs:
+        empty = np.zeros((len(rows), 0), dtype=np.int64)
+        return src, empty, np.zeros(len(rows), dtype=np.int64)
+    out, length = encode_outputs(task.target_vocab, [row["output"].split() for _, row in rows])
+    return src, out, length

@@ -1,0 +1,168 @@
+"""Every task by name: one explicit table of "module:Class", each imported only when used.
+
+A user's own task is `py:module:Class` (the module found on the Python path or in the current
+directory): a `genprobe.tasks.Task` subclass, checked against the contract when it is loaded.
+
+To add a task to genprobe: write it in one file under `tasks/`, add its row here; the
+conformance test (`tests/tasks/test_conformance.py`) then runs over it.
+
+Example:
+    task = load_task("reverse_string", {"test_lengths": "41,100"})
+    task = load_task("py:my_task:Copy")
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib
+import sys
+import typing
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from genprobe.errors import ConfigError, GenprobeError, TaskContractError, UnknownTaskError
+from genprobe.tasks.task import Task
+
+TASKS: dict[str, str] = {
+    "rewriting": "genprobe.tasks.rewriting.task:RewritingTask",
+    "scan": "genprobe.tasks.scan:Scan",
+    # Delétang et al. (2023), by Chomsky level, named as in their code
+    "even_pairs": "genprobe.tasks.chomsky.regular.even_pairs:EvenPairs",
+    "modular_arithmetic": "genprobe.tasks.chomsky.regular.modular_arithmetic:ModularArithmetic",
+    "parity_check": "genprobe.tasks.chomsky.regular.parity_check:ParityCheck",
+    "cycle_navigation": "genprobe.tasks.chomsky.regular.cycle_navigation:CycleNavigation",
+    "stack_manipulation": "genprobe.tasks.chomsky.dcf.stack_manipulation:StackManipulation",
+    "reverse_string": "genprobe.tasks.chomsky.dcf.reverse_string:ReverseString",
+    "modular_arithmetic_brackets": (
+        "genprobe.tasks.chomsky.dcf.modular_arithmetic_brackets:ModularArithmeticBrackets"
+    ),
+    "solve_equation": "genprobe.tasks.chomsky.dcf.solve_equation:SolveEquation",
+    "duplicate_string": "genprobe.tasks.chomsky.cs.duplicate_string:DuplicateString",
+    "missing_duplicate_string": (
+        "genprobe.tasks.chomsky.cs.missing_duplicate_string:MissingDuplicateString"
+    ),
+    "odds_first": "genprobe.tasks.chomsky.cs.odds_first:OddsFirst",
+    "binary_addition": "genprobe.tasks.chomsky.cs.binary_addition:BinaryAddition",
+    "binary_multiplication": "genprobe.tasks.chomsky.cs.binary_multiplication:BinaryMultiplication",
+    "compute_sqrt": "genprobe.tasks.chomsky.cs.compute_sqrt:ComputeSqrt",
+    "bucket_sort": "genprobe.tasks.chomsky.cs.bucket_sort:BucketSort",
+}
+USER = "py"
+
+
+def task_class(name: str) -> type[Task]:
+    """The class a task name stands for.
+
+    Raises:
+        UnknownTaskError: no such task (with the nearest names and the full list).
+        TaskContractError: a `py:` name whose object is not a `Task` subclass.
+    """
+    if name.startswith(f"{USER}:"):
+        return _user_class(name)
+    if name not in TASKS:
+        near = difflib.get_close_matches(name, TASKS, n=3)
+        hint = f" Did you mean: {', '.join(near)}?" if near else ""
+        raise UnknownTaskError(
+            f"unknown task {name!r}.{hint} Known: {', '.join(TASKS)}, or py:module:Class"
+        )
+    module, _, cls = TASKS[name].partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def task_name(task: Task) -> str:
+    """The name that `load_task` builds `task` from: its row here, else `py:module:Class`."""
+    path = f"{type(task).__module__}:{type(task).__qualname__}"
+    return next((name for name, row in TASKS.items() if row == path), f"{USER}:{path}")
+
+
+def load_task(name: str, options: Mapping[str, Any] | None = None) -> Task:
+    """The task `name` with `options` (values of the right types, or strings to convert).
+
+    Raises:
+        UnknownTaskError: no such task.
+        ConfigError: an unknown option, or a value of the wrong type or out of range.
+        TaskContractError: a `py:` task that does not keep the contract (see `check_contract`).
+    """
+    cls = task_class(name)
+    fields = {f.name: f for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else {}
+    hints = typing.get_type_hints(cls) if fields else {}
+    values = {}
+    for option, value in (options or {}).items():
+        if option not in fields:
+            near = difflib.get_close_matches(option, fields, n=2)
+            hint = f" (did you mean {' or '.join(near)}?)" if near else ""
+            known = ", ".join(fields) or "none"
+            raise ConfigError("task option", f"one of {name}'s options: {known}{hint}", option)
+        values[option] = _convert(option, value, hints[option]) if isinstance(value, str) else value
+    if not name.startswith(f"{USER}:"):
+        return cls(**values)
+    from genprobe.tasks.conformance import check_contract
+
+    if missing := sorted(getattr(cls, "__abstractmethods__", ())):
+        raise TaskContractError(f"task {name}: does not define {', '.join(missing)}")
+    try:
+        task = cls(**values)
+    except GenprobeError:
+        raise
+    except Exception as error:
+        raise TaskContractError(f"task {name}: {cls.__name__}() raised {error!r}") from None
+    check_contract(task, name)
+    return task
+
+
+def parse_options(pairs: list[str] | None) -> dict[str, str]:
+    """`["k=v", …]` (from `--task-option`) → {k: v}, values still text.
+
+    Raises:
+        ConfigError: an item without `=`.
+    """
+    options = {}
+    for pair in pairs or []:
+        key, equals, value = pair.partition("=")
+        if not equals or not key:
+            raise ConfigError("--task-option", "name=value", pair)
+        options[key.strip()] = value.strip()
+    return options
+
+
+def _convert(option: str, text: str, kind: Any) -> Any:
+    """Text → a value of the option's annotated type (int, float, bool, str, or X | None)."""
+    args = typing.get_args(kind)
+    if type(None) in args:
+        if text.lower() == "none":
+            return None
+        kind = next(a for a in args if a is not type(None))
+    if kind is bool:
+        words = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+        if text.lower() not in words:
+            raise ConfigError(f"task option {option}", "true or false", text)
+        return words[text.lower()]
+    if kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            noun = "an integer" if kind is int else "a number"
+            raise ConfigError(f"task option {option}", noun, text) from None
+    return text
+
+
+def _user_class(name: str) -> type[Task]:
+    _, _, path = name.partition(":")
+    module_name, colon, cls_name = path.partition(":")
+    if not colon or not module_name or not cls_name:
+        raise ConfigError("task", "py:module:Class", name)
+    if str(Path.cwd()) not in sys.path and "" not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # a task file beside the user, as `python -m` finds it
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise GenprobeError(f"task {name}: cannot import {module_name!r}: {error}") from None
+    cls = getattr(module, cls_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Task)):
+        raise TaskContractError(
+            f"task {name}: {module_name}.{cls_name} must be a subclass of genprobe.tasks.Task, "
+            f"got {cls!r}"
+        )
+    return cls

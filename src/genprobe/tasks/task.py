@@ -1,0 +1,165 @@
+"""The task contract: what every task gives the studies (after NNCH's `GeneralizationTask`).
+
+A task is a frozen dataclass that subclasses `Task`; its fields are its options
+(`--task-option name=value`), checked in `__post_init__`. Tokens are strings without spaces. A
+sequence is stored as ids: inputs 1-based with 0 as padding, outputs 0-based with -1 as
+padding, so a model is free to add its own special tokens.
+
+    source_vocab, target_vocab   the token names; an id is a position in them
+    splits()                     name -> Split: what each split holds; `split_spec(name)` may also
+                                 accept names it does not list (NNCH-style `length_L`)
+    generate(split, n, seed)     Examples, the same for the same (split, seed); the first n do
+                                 not depend on n
+    verify(src, out, out_len)    per example, whether the output is right: the exact rule
+    max_output_length(L)         the longest right output for an input of L tokens
+    length(src)                  what per-length reports group by (default: input length)
+    published()                  a paper's numbers for the seed study on it, if any
+    train_split, validation_split, suites()   what the seed study trains, stops and tests on
+
+`DeterministicTask` is the common case, one right output per input: write `solve`, and
+`verify` compares token for token. A new task is one file and one row of `registry.TASKS`;
+`tests/tasks/test_conformance.py` then checks it like every other.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from genprobe.errors import ConfigError, check_choice
+from genprobe.tasks.published import Published
+
+
+@dataclass(frozen=True)
+class Split:
+    description: str
+    lengths: tuple[int, int]  # the shortest and the longest input it holds, in tokens
+    size: int  # how many examples by default; for a finite split, all it holds
+    finite: bool = False  # holds exactly `size` examples, drawn in a seeded order
+    disjoint: bool = False  # none of its inputs is in the training split of the same seed
+
+
+@dataclass(frozen=True)
+class Examples:
+    """Inputs and gold outputs as padded id arrays."""
+
+    src: np.ndarray  # (n, L) input ids, 1-based, 0 = padding after the end
+    tgt: np.ndarray  # (n, M) output ids, 0-based, -1 = padding after the end
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+
+def split_stream(seed: int, split: str, chunk: int = 0) -> np.random.Generator:
+    """The random stream of one chunk of one split: a split's draws depend only on the data
+    seed, its name and the chunk, never on how many examples were asked for."""
+    return np.random.default_rng([seed, zlib.crc32(split.encode()), chunk])
+
+
+def trim(ids: np.ndarray, pad: int) -> np.ndarray:
+    """Drop the trailing columns that are `pad` in every row."""
+    width = int((ids != pad).sum(axis=1).max(initial=0))
+    return ids[:, :width]
+
+
+class Task(abc.ABC):
+    """A sequence-to-sequence task with named splits and an exact verifier."""
+
+    train_split: ClassVar[str] = "train"
+    validation_split: ClassVar[str] = "validation"  # early stopping watches it
+
+    @property
+    @abc.abstractmethod
+    def source_vocab(self) -> tuple[str, ...]:
+        """Input token names; the token with id i is `source_vocab[i - 1]`."""
+
+    @property
+    @abc.abstractmethod
+    def target_vocab(self) -> tuple[str, ...]:
+        """Output token names; the token with id i is `target_vocab[i]`."""
+
+    @abc.abstractmethod
+    def splits(self) -> Mapping[str, Split]:
+        """The splits a user can list, by name."""
+
+    @abc.abstractmethod
+    def generate(self, split: str, n: int, seed: int) -> Examples:
+        """The first `n` examples of `split` for data seed `seed`."""
+
+    @abc.abstractmethod
+    def verify(self, src: np.ndarray, out: np.ndarray, out_len: np.ndarray) -> np.ndarray:
+        """(n,) bool: whether each output is right for its input.
+
+        Args:
+            src: (n, L) input ids as in `Examples.src`.
+            out: (n, M) output ids; any negative value is a token outside the vocabulary.
+            out_len: (n,) tokens per output (positions from out_len on are ignored).
+        """
+
+    @abc.abstractmethod
+    def max_output_length(self, input_length: int) -> int:
+        """The length of the longest right output for any input of `input_length` tokens."""
+
+    def suites(self) -> tuple[str, ...]:
+        """The test suites of a seed study, in report order (default: the disjoint splits)."""
+        return tuple(
+            name
+            for name, split in self.splits().items()
+            if split.disjoint and name != self.validation_split
+        )
+
+    def split_spec(self, name: str) -> Split:
+        """The split called `name`.
+
+        Raises:
+            ConfigError: no such split (with the nearest names).
+        """
+        splits = self.splits()
+        check_choice("split", name, splits)
+        return splits[name]
+
+    def length(self, src: np.ndarray) -> np.ndarray:
+        """(n,) the length per-length reports group examples by: here, input tokens."""
+        return (np.asarray(src) > 0).sum(axis=1)
+
+    def published(self) -> Published | None:
+        """What a paper reports for the seed study on this task with these options, if any."""
+        return None
+
+    def options(self) -> dict[str, Any]:
+        """The task's settings (its dataclass fields), as a run's config records them."""
+        return dataclasses.asdict(self) if dataclasses.is_dataclass(self) else {}
+
+    def _check_size(self, split: str, n: int) -> Split:
+        """The split, once `n` is known to be a number of examples it can give."""
+        spec = self.split_spec(split)
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ConfigError("n", "an integer >= 1", n)
+        if spec.finite and n > spec.size:
+            raise ConfigError("n", f"<= {spec.size:,} (all of split {split})", n)
+        return spec
+
+
+class DeterministicTask(Task):
+    """A task with exactly one right output per input: `verify` compares it with `solve`."""
+
+    @abc.abstractmethod
+    def solve(self, src: np.ndarray) -> np.ndarray:
+        """(n, M) the right output ids of (n, L) inputs, -1 after the end."""
+
+    def verify(self, src: np.ndarray, out: np.ndarray, out_len: np.ndarray) -> np.ndarray:
+        # Each distinct input solved once: a study verifies every member's output of one input.
+        unique, inverse = np.unique(np.asarray(src), axis=0, return_inverse=True)
+        gold = self.solve(unique)[inverse.reshape(-1)]
+        gold_len = (gold >= 0).sum(axis=1)
+        width = max(gold.shape[1], out.shape[1])
+        gold = np.pad(gold, ((0, 0), (0, width - gold.shape[1])), constant_values=-1)
+        out = np.pad(out, ((0, 0), (0, width - out.shape[1])), constant_values=-1)
+        inside = np.arange(width)[None, :] < gold_len[:, None]
+        return (np.asarray(out_len) == gold_len) & ((out == gold) | ~inside).all(axis=1)
