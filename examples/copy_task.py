@@ -1,0 +1,53 @@
+"""Your own task for genprobe, in one file: copy a string of letters.
+
+From this folder, the whole seed study on it (train on 1-8 letters, test on 9-16):
+
+    genprobe sweep --task py:copy_task:Copy --seeds 4 --train-size 2000 --out runs/copy
+
+A task is a frozen dataclass (its fields are its options: `--task-option letters=8`) with two
+vocabularies, named splits, a generator and a rule. `DeterministicTask` turns `solve` into the
+rule; `genprobe.tasks.conformance.check_task(Copy(), "copy")` checks it as the tests check ours.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from genprobe.tasks import DeterministicTask, Examples, Split, split_stream
+
+
+@dataclass(frozen=True)
+class Copy(DeterministicTask):
+    """Copy the input. Examples: `a b c -> a b c`, `e e a d -> e e a d`."""
+
+    letters: int = 5
+
+    @property
+    def source_vocab(self) -> tuple[str, ...]:
+        return tuple("abcdefghijklmnopqrstuvwxyz"[: self.letters])
+
+    @property
+    def target_vocab(self) -> tuple[str, ...]:
+        return self.source_vocab
+
+    def splits(self) -> dict[str, Split]:
+        return {
+            "train": Split("1-8 letters", (1, 8), 5_000),
+            "validation": Split("like train", (1, 8), 500),
+            "longer": Split("9-16 letters: longer than training", (9, 16), 500, disjoint=True),
+        }
+
+    def generate(self, split: str, n: int, seed: int) -> Examples:
+        shortest, longest = self.split_spec(split).lengths
+        src = np.zeros((n, longest), dtype=np.int64)  # input ids from 1; 0 pads
+        for i in range(n):  # one random stream per example: the first n never depend on n
+            rng = split_stream(seed, split, i)
+            length = rng.integers(shortest, longest + 1)
+            src[i, :length] = rng.integers(1, self.letters + 1, size=length)
+        return Examples(src, self.solve(src))
+
+    def solve(self, src: np.ndarray) -> np.ndarray:
+        return src - 1  # output ids from 0, -1 pads: the same letters
+
+    def max_output_length(self, input_length: int) -> int:
+        return input_length

@@ -1,0 +1,1 @@
+"""Context-sensitive tasks: they need more memory than a stack."""

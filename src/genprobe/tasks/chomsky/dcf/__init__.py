@@ -1,0 +1,1 @@
+"""Deterministic context-free tasks: a finite automaton with a stack solves them."""

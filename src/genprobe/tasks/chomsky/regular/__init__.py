@@ -1,0 +1,1 @@
+"""Regular tasks: a finite automaton solves them."""
