@@ -149,7 +149,7 @@ def _generated(task: Task, name: str, split: str, n: int) -> Examples:
         real = ids != pad
         if (real[:, 1:] & ~real[:, :-1]).any():
             _broken(name, f"{call}.{field}", ids, f"{pad} only after the end of a sequence")
-    if (examples.src[:, :1] == 0).any():
+    if ((examples.src > 0).sum(axis=1) == 0).any():
         _broken(name, f"{call}.src", examples.src, "no empty input")
     return examples
 

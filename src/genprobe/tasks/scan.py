@@ -18,7 +18,14 @@ import numpy as np
 
 from genprobe.errors import check_choice
 from genprobe.tasks.published import Published
-from genprobe.tasks.task import DeterministicTask, Examples, Split, split_stream, trim
+from genprobe.tasks.task import (
+    NO_ANSWER,
+    DeterministicTask,
+    Examples,
+    Split,
+    split_stream,
+    trim,
+)
 
 PRIMITIVES = ("walk", "look", "run", "jump")
 DIRECTIONS = ("left", "right")
@@ -136,9 +143,9 @@ class Scan(DeterministicTask):
     """Follow a navigation command: the actions it stands for, composed by its grammar.
 
     Examples:
-        jump left                         -> I_TURN_LEFT I_JUMP
-        walk twice after run opposite left -> I_TURN_LEFT I_TURN_LEFT I_RUN I_WALK I_WALK
-        look around right                 -> (I_TURN_RIGHT I_LOOK) × 4
+        jump left                           -> I_TURN_LEFT I_JUMP
+        walk twice after run opposite left  -> I_TURN_LEFT I_TURN_LEFT I_RUN I_WALK I_WALK
+        turn around right                   -> I_TURN_RIGHT I_TURN_RIGHT I_TURN_RIGHT I_TURN_RIGHT
 
     Option `split` picks the study's training and test split: simple (a random 80/20 split),
     length (train on at most 22 actions, test on 24-48), addprim_jump or addprim_turn_left
@@ -211,11 +218,8 @@ class Scan(DeterministicTask):
         gold = np.full((len(src), tgt.shape[1]), -1, dtype=np.int64)
         known = [i for i, r in enumerate(found) if r is not None]
         gold[known] = tgt[[found[i] for i in known]]
+        gold[[i for i, r in enumerate(found) if r is None], 0] = NO_ANSWER
         return gold
-
-    def verify(self, src: np.ndarray, out: np.ndarray, out_len: np.ndarray) -> np.ndarray:
-        grammatical = np.array([c in _table()[2] for c in self._commands(src)], dtype=bool)
-        return grammatical & super().verify(src, out, out_len)
 
     def length(self, src: np.ndarray) -> np.ndarray:
         """The number of actions (Lake & Baroni's length), 0 for what is not a command."""

@@ -146,20 +146,27 @@ class Task(abc.ABC):
         return spec
 
 
+NO_ANSWER = -2  # first id of `solve`'s row for an input that no output is right for
+
+
 class DeterministicTask(Task):
     """A task with exactly one right output per input: `verify` compares it with `solve`."""
 
     @abc.abstractmethod
     def solve(self, src: np.ndarray) -> np.ndarray:
-        """(n, M) the right output ids of (n, L) inputs, -1 after the end."""
+        """(n, M) the right output ids of (n, L) inputs, -1 after the end; a row that starts
+        with `NO_ANSWER` belongs to an input that is not one of the task's (no output is
+        right)."""
 
     def verify(self, src: np.ndarray, out: np.ndarray, out_len: np.ndarray) -> np.ndarray:
         # Each distinct input solved once: a study verifies every member's output of one input.
         unique, inverse = np.unique(np.asarray(src), axis=0, return_inverse=True)
         gold = self.solve(unique)[inverse.reshape(-1)]
+        answerable = gold[:, 0] != NO_ANSWER if gold.shape[1] else True
         gold_len = (gold >= 0).sum(axis=1)
         width = max(gold.shape[1], out.shape[1])
         gold = np.pad(gold, ((0, 0), (0, width - gold.shape[1])), constant_values=-1)
         out = np.pad(out, ((0, 0), (0, width - out.shape[1])), constant_values=-1)
         inside = np.arange(width)[None, :] < gold_len[:, None]
-        return (np.asarray(out_len) == gold_len) & ((out == gold) | ~inside).all(axis=1)
+        right = (np.asarray(out_len) == gold_len) & ((out == gold) | ~inside).all(axis=1)
+        return right & answerable

@@ -24,9 +24,9 @@ class RewritingTask(Grammar, Task):
     """Each input symbol becomes a group of output tokens, one per letter, in a sampled order;
     the validity rule judges an output, since many are right for one input.
 
-    Examples (the authors' grammar):
-        D FS E -> A4_1 B4_1 C4_1 B31_2 C31_1 A31_1 A5_2 C5_2 B5_1
-        O O O  -> A15_2 C15_1 B15_2 C15_1 A15_2 B15_1 C15_2 B15_1 A15_1
+    Examples:
+        D FS E  -> A4_1 B4_1 C4_1 B31_2 C31_1 A31_1 A5_2 C5_2 B5_1
+        O O O   -> A15_2 C15_1 B15_2 C15_1 A15_2 B15_1 C15_2 B15_1 A15_1
 
     Options: the grammar's (`n_symbols`, `letters`, `n_variants`, `identity_weight`,
     `authors_b_quirk`).

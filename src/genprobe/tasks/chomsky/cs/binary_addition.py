@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genprobe.tasks.chomsky.base import LengthTask
+from genprobe.tasks.task import NO_ANSWER
 
 OPERATOR = 2  # the input token between the two numbers
 
@@ -57,8 +58,8 @@ class BinaryAddition(LengthTask):
     number).
 
     Examples:
-        0 0 1 + 0 1 1 0 1    -> 0 1 0 1 1   (4 + 22 = 26)
-        1 0 0 1 + 0 0 0 0 0 1  -> 1 0 0 1 0 1 (9 + 32 = 41)
+        0 0 1 + 0 1 1 0 1      -> 0 1 0 1 1     (4 + 22 = 26)
+        1 0 0 1 + 0 0 0 0 0 1  -> 1 0 0 1 0 1   (9 + 32 = 41)
     """
 
     input_tokens = ("0", "1", "+")
@@ -71,7 +72,6 @@ class BinaryAddition(LengthTask):
         out = np.full((len(x), x.shape[1]), -1, dtype=np.int64)
         for row, tokens in enumerate(x.tolist()):
             parts = numbers(tokens)
-            if len(parts) <= 2:
-                bits = little_endian(sum(parts))
-                out[row, : len(bits)] = bits
+            bits = little_endian(sum(parts)) if len(parts) <= 2 else [NO_ANSWER]
+            out[row, : len(bits)] = bits
         return out

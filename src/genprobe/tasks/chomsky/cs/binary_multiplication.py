@@ -8,6 +8,7 @@ import numpy as np
 
 from genprobe.tasks.chomsky.base import LengthTask
 from genprobe.tasks.chomsky.cs.binary_addition import little_endian, numbers, operands
+from genprobe.tasks.task import NO_ANSWER
 
 
 @dataclass(frozen=True)
@@ -17,8 +18,8 @@ class BinaryMultiplication(LengthTask):
     them, have a fixed answer: empty for length 1, `0` for length 2.
 
     Examples:
-        0 0 1 * 0 1 1 0 1    -> 0 0 0 1 1 0 1   (4 * 22 = 88)
-        1 0 0 1 * 0 0 0 0 0 1  -> 0 0 0 0 0 1 0 0 1 (9 * 32 = 288)
+        0 0 1 * 0 1 1 0 1      -> 0 0 0 1 1 0 1       (4 * 22 = 88)
+        1 0 0 1 * 0 0 0 0 0 1  -> 0 0 0 0 0 1 0 0 1   (9 * 32 = 288)
     """
 
     input_tokens = ("0", "1", "*")
@@ -33,9 +34,7 @@ class BinaryMultiplication(LengthTask):
             parts = numbers(tokens)
             if len(parts) == 1:
                 bits = [0] * (len(tokens) - 1)
-            elif len(parts) == 2:
-                bits = little_endian(parts[0] * parts[1])
             else:
-                continue
+                bits = little_endian(parts[0] * parts[1]) if len(parts) == 2 else [NO_ANSWER]
             out[row, : len(bits)] = bits
         return out

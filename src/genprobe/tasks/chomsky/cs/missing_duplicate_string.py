@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genprobe.tasks.chomsky.base import LengthTask
+from genprobe.tasks.task import NO_ANSWER
 
 BLANK, PAD = 2, 3  # input tokens: the hidden bit's place, and the filler of odd lengths
 
@@ -39,7 +40,9 @@ class MissingDuplicateString(LengthTask):
         twin = np.where(blank < half, blank + half, blank - half)
         hidden = x[np.arange(len(x)), twin]
         known = (x == BLANK).sum(axis=1) == 1
-        return np.where(known & (hidden < BLANK), hidden, np.where(x.shape[1] == 1, 1, -1))[:, None]
+        if x.shape[1] == 1:  # NNCH's input `1`
+            return np.ones((len(x), 1), dtype=np.int64)
+        return np.where(known & (hidden < BLANK), hidden, NO_ANSWER)[:, None]
 
     def answer_length(self, length: int) -> int:
         return 1

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genprobe.tasks.chomsky.base import LengthTask
+from genprobe.tasks.task import NO_ANSWER
 
 MODULUS = 5
 SYMBOLS = ("+", "-", "*", "(", ")")
@@ -98,12 +99,8 @@ class ModularArithmeticBrackets(LengthTask):
 
     def answer(self, x: np.ndarray) -> np.ndarray:
         texts = ("".join(self.input_tokens[i] for i in row) for row in x.tolist())
-        return np.array([[_or_none(evaluate(text))] for text in texts], dtype=np.int64)
+        values = (evaluate(text) for text in texts)
+        return np.array([[NO_ANSWER if v is None else v] for v in values], dtype=np.int64)
 
     def answer_length(self, length: int) -> int:
         return 1
-
-
-def _or_none(value: int | None) -> int:
-    """-1 (no right output) for what is not an expression."""
-    return -1 if value is None else value

@@ -8,6 +8,7 @@ import numpy as np
 
 from genprobe.tasks.chomsky.base import LengthTask
 from genprobe.tasks.chomsky.dcf.modular_arithmetic_brackets import MODULUS, evaluate, expression
+from genprobe.tasks.task import NO_ANSWER
 
 
 @dataclass(frozen=True)
@@ -46,14 +47,14 @@ class SolveEquation(LengthTask):
 
     def _solution(self, row: list[int]) -> int:
         """The value of x that makes the equation hold; 0 for NNCH's all-zero short inputs,
-        -1 (no right output) for anything else without one."""
+        NO_ANSWER for anything else without one."""
         text = "".join(self.input_tokens[i] for i in row)
         if set(text) == {"0"} and len(text) < 3:
             return 0
         left, equals, right = text.partition("=")
         if not equals or left.count("x") != 1 or not right.isdigit():
-            return -1
+            return NO_ANSWER
         for value in range(MODULUS):
             if evaluate(left.replace("x", str(value))) == int(right) % MODULUS:
                 return value
-        return -1
+        return NO_ANSWER

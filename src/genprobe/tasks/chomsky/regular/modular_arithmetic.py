@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genprobe.tasks.chomsky.base import LengthTask
+from genprobe.tasks.task import NO_ANSWER
 
 MODULUS = 5
 OPERATORS = ("+", "-", "*")
@@ -42,9 +43,13 @@ class ModularArithmetic(LengthTask):
 
 
 def _value(expression: np.ndarray) -> int:
-    """Digits at even positions, operators between them; * binds before + and -."""
-    total, term = 0, int(expression[0])
-    for op, digit in zip(expression[1::2], expression[2::2], strict=True):
+    """Digits at even positions, operators between them; * binds before + and -. NO_ANSWER
+    for anything else."""
+    digits, operators = expression[::2], expression[1::2]
+    if len(expression) % 2 == 0 or (digits >= MODULUS).any() or (operators < MODULUS).any():
+        return NO_ANSWER
+    total, term = 0, int(digits[0])
+    for op, digit in zip(operators, digits[1:], strict=True):
         symbol = OPERATORS[op - MODULUS]
         if symbol == "*":
             term *= int(digit)

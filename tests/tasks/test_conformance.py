@@ -1,0 +1,138 @@
+"""Every registered task keeps the contract, every docstring example is right, and the checks
+catch a task that breaks it."""
+
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from genprobe.errors import TaskContractError
+from genprobe.tasks import DeterministicTask, Examples, Split, load_task
+from genprobe.tasks.conformance import check_contract, check_task
+from genprobe.tasks.registry import TASKS
+from genprobe.tasks.scan import FAMILIES
+from genprobe.tasks.tokens import encode_inputs, encode_outputs
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+EXAMPLE_LINE = re.compile(r"^\s+(\S.*?)\s+->\s+(.*?)(\s{2,}\(.*\))?$")
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_every_task_keeps_the_contract(name):
+    check_task(load_task(name), name)
+
+
+@pytest.mark.parametrize("split", [f for f in FAMILIES if f != "simple"])
+def test_every_scan_split_keeps_the_contract(split):
+    check_task(load_task("scan", {"split": split}), "scan")
+
+
+def test_the_example_task_file_keeps_the_contract(monkeypatch):
+    monkeypatch.chdir(EXAMPLES)
+    task = load_task("py:copy_task:Copy", {"letters": "7"})
+    check_task(task, "py:copy_task:Copy")
+    assert task.options() == {"letters": 7} and task.suites() == ("longer",)
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_the_examples_in_each_docstring_are_right(name):
+    task = load_task(name)
+    pairs = []
+    for line in type(task).__doc__.split("Examples:")[1].splitlines():
+        if match := EXAMPLE_LINE.match(line):
+            output = "" if match.group(2).strip() == "(empty)" else match.group(2)
+            pairs.append((match.group(1).split(), output.split()))
+    assert len(pairs) >= 2, "each task shows at least two examples"
+    src = encode_inputs(task.source_vocab, [(None, i) for i, _ in pairs], "docstring")
+    out, length = encode_outputs(task.target_vocab, [o for _, o in pairs])
+    assert task.verify(src, out, length).all()
+
+
+@dataclass(frozen=True)
+class Echo(DeterministicTask):
+    """A task that keeps the contract, to break one method at a time below."""
+
+    width: int = 3
+
+    @property
+    def source_vocab(self):
+        return ("a", "b")
+
+    @property
+    def target_vocab(self):
+        return ("a", "b")
+
+    def splits(self):
+        return {
+            "train": Split("train", (1, 3), 50),
+            "validation": Split("validation", (1, 3), 10),
+            "test": Split("test", (1, 3), 10),
+        }
+
+    def suites(self):
+        return ("test",)
+
+    def generate(self, split, n, seed):
+        rng = np.random.default_rng([seed, len(split)])
+        rows = rng.integers(1, 3, size=(max(n, 64), self.width))[:n]
+        return Examples(rows, self.solve(rows))
+
+    def solve(self, src):
+        return np.where(src > 0, src - 1, -1)
+
+    def max_output_length(self, input_length):
+        return input_length
+
+
+class LiesAboutItsRule(Echo):
+    def verify(self, src, out, out_len):
+        return np.ones(len(src), dtype=bool)
+
+
+class ForgetsItsFirstExamples(Echo):
+    def generate(self, split, n, seed):
+        rows = np.random.default_rng([seed, n]).integers(1, 3, size=(n, self.width))
+        return Examples(rows, self.solve(rows))
+
+
+class SpacesInTokens(Echo):
+    @property
+    def source_vocab(self):
+        return ("a b", "c")
+
+
+class VerifiesAList(Echo):
+    def verify(self, src, out, out_len):
+        return [True] * len(src)
+
+
+class TooShortOutputs(Echo):
+    def max_output_length(self, input_length):
+        return 1
+
+
+def test_a_task_that_keeps_the_contract_passes():
+    check_task(Echo(), "echo")
+
+
+@pytest.mark.parametrize(
+    "task, message",
+    [
+        (LiesAboutItsRule(), r"verify\(lengthened outputs of 'train'\) returned 'True'"),
+        (ForgetsItsFirstExamples(), r"generate\('train', n, 0\) returned 'other first examples'"),
+        (SpacesInTokens(), r"source_vocab returned \('a b', 'c'\); expected a tuple of distinct"),
+        (VerifiesAList(), r"verify\(gold\) returned \[True, "),
+        (TooShortOutputs(), r"max_output_length\(L\) returned 1"),
+        (replace(Echo(), width=0), r"no empty input"),
+    ],
+)
+def test_the_checks_catch_a_task_that_breaks_the_contract(task, message):
+    with pytest.raises(TaskContractError, match=message):
+        check_task(task, "broken")
+
+
+def test_the_structural_check_alone_finds_what_a_py_task_breaks_at_load():
+    with pytest.raises(TaskContractError, match="verify"):
+        check_contract(VerifiesAList(), "py:m:VerifiesAList")
