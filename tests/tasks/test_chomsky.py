@@ -21,7 +21,8 @@ def test_test_lengths_accept_lists_ranges_and_all():
     assert parse_lengths("41,50, 100") == (41, 50, 100)
     assert parse_lengths("41-44,60") == (41, 42, 43, 44, 60)
     assert parse_lengths("all") == tuple(range(41, 501))
-    for bad in ("41,x", "0-3", "41-600", ""):
+    assert parse_lengths("41-500:46") == (41, 87, 133, 179, 225, 271, 317, 363, 409, 455)
+    for bad in ("41,x", "0-3", "41-600", "", "41:3", "41-50:0"):
         with pytest.raises(ConfigError, match="test_lengths"):
             parse_lengths(bad)
 

@@ -86,7 +86,7 @@ def test_check_judges_outputs_with_the_tasks_rule(cli, tmp_path):
         ),
         (
             [*BRACKETS, "--task-option", "test_lengths=x"],
-            "test_lengths must be lengths like 41,50,100 or 41-500 or all. Got 'x' instead.",
+            "test_lengths must be lengths like 41,50,100 or 41-500:46 or all. Got 'x' instead.",
         ),
         (
             ["task", "generate", "scan", "--split", "all", "--task-option", "split"],

@@ -91,7 +91,11 @@ def learning_curves(
 
 
 def length_curves(
-    table: pd.DataFrame, path: Path, trained: tuple[int, int] | None = None, label: str = "length"
+    table: pd.DataFrame,
+    path: Path,
+    trained: tuple[int, int] | None = None,
+    label: str = "length",
+    what: str = "accuracy",
 ) -> Path:
     """Accuracy per example length: one thin line per seed, the median over seeds, and a band
     from the 25th to the 75th percentile. `table` has one row per seed and one column per
@@ -111,9 +115,9 @@ def length_curves(
     ax.plot(lengths, median, color="tab:blue", lw=2, label="median over seeds")
     ax.set_xlabel(label)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_ylabel("accuracy (%)")
+    ax.set_ylabel(f"{what} (%)")
     ax.set_ylim(-3, 103)
-    ax.set_title(f"Accuracy per {label}, {len(values)} seeds (thin lines)")
+    ax.set_title(f"{what.capitalize()} per {label}, {len(values)} seeds (thin lines)")
     ax.legend(loc="best", fontsize=8)
     ax.grid(alpha=0.3)
     return save_figure(fig, path)

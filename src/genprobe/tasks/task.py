@@ -159,14 +159,28 @@ class DeterministicTask(Task):
         right)."""
 
     def verify(self, src: np.ndarray, out: np.ndarray, out_len: np.ndarray) -> np.ndarray:
+        gold, matches, inside = self._aligned(src, out)
+        whole = (np.asarray(out_len) == inside.sum(axis=1)) & (matches | ~inside).all(axis=1)
+        return whole & (gold[:, 0] != NO_ANSWER if gold.shape[1] else True)
+
+    def token_accuracy(self, src: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """(n,) the share of the right output's positions that `out` (ids as for `verify`)
+        gets right: Delétang et al.'s per-token score, where `verify` is all or nothing. An
+        input whose right output is empty scores 1; one without a right output, 0."""
+        gold, matches, inside = self._aligned(src, out)
+        length = inside.sum(axis=1)
+        score = (matches & inside).sum(axis=1) / np.maximum(length, 1)
+        score = np.where(length == 0, 1.0, score)
+        return np.where(gold[:, 0] == NO_ANSWER, 0.0, score) if gold.shape[1] else score
+
+    def _aligned(self, src: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(the right outputs, out == them position by position, the right outputs' positions),
+        padded to one width."""
         # Each distinct input solved once: a study verifies every member's output of one input.
         unique, inverse = np.unique(np.asarray(src), axis=0, return_inverse=True)
         gold = self.solve(unique)[inverse.reshape(-1)]
-        answerable = gold[:, 0] != NO_ANSWER if gold.shape[1] else True
-        gold_len = (gold >= 0).sum(axis=1)
         width = max(gold.shape[1], out.shape[1])
         gold = np.pad(gold, ((0, 0), (0, width - gold.shape[1])), constant_values=-1)
         out = np.pad(out, ((0, 0), (0, width - out.shape[1])), constant_values=-1)
-        inside = np.arange(width)[None, :] < gold_len[:, None]
-        right = (np.asarray(out_len) == gold_len) & ((out == gold) | ~inside).all(axis=1)
-        return right & answerable
+        inside = np.arange(width)[None, :] < (gold >= 0).sum(axis=1)[:, None]
+        return gold, out == gold, inside

@@ -23,6 +23,7 @@ from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.device import cpu_threads, device_facts
 from genprobe.studies.seed_sensitivity.members import load_members
+from genprobe.tasks.task import DeterministicTask
 from genprobe.tasks.tokens import input_lines, output_lines
 
 STAGE = "predict"
@@ -69,11 +70,12 @@ def predictions(
     model: StackedSeq2Seq, config: SweepConfig, suite: str, src: np.ndarray
 ) -> pd.DataFrame:
     """One row per (seed, example): seed, suite, index, input, output, valid, length (the
-    task's length of the example, which per-length reports group by)."""
+    task's length of the example, which per-length reports group by) and, for a task with one
+    right output per input, token_accuracy (the share of its positions right)."""
     task = config.task
     out, _, valid = decode_and_check(model, config, src)
     members, n, _ = out.shape
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "seed": np.repeat(np.array(config.seeds), n),
             "suite": suite,
@@ -84,6 +86,10 @@ def predictions(
             "length": np.tile(task.length(src), members),
         }
     )
+    if isinstance(task, DeterministicTask):
+        outputs = out.reshape(members * n, -1)
+        frame["token_accuracy"] = task.token_accuracy(np.tile(src, (members, 1)), outputs)
+    return frame
 
 
 def decode_and_check(

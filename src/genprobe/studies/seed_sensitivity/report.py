@@ -36,6 +36,7 @@ from genprobe.runs.atomic import write_json
 from genprobe.runs.rundir import read_config
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.results import (
+    TOKEN_ACCURACY,
     accuracy_table,
     length_table,
     read_predictions,
@@ -85,6 +86,12 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
         if a in accuracy and b in accuracy
     ]
     by_length = length_table(predictions)
+    tokens = (
+        accuracy_table(predictions, config.task.suites(), TOKEN_ACCURACY)
+        if TOKEN_ACCURACY in predictions
+        else None
+    )
+    token_summaries = suite_summaries(tokens) if tokens is not None else {}
     write_json(
         run / "stats.json",
         {
@@ -99,6 +106,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
             if stalled and len(healthy) > 0
             else None,
             "correlations": [c.to_dict() for c in correlations],
+            "token_summary": {suite: s.to_dict() for suite, s in token_summaries.items()},
         },
     )
     blocks = [
@@ -116,7 +124,8 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
         _summary_table(summaries, shares),
         *(_published_blocks(published, summaries, correlations) if published else []),
         *_stalled_blocks(stalled, training, healthy),
-        *_length_blocks(run, by_length),
+        *_length_blocks(run, by_length, "accuracy", "per_length.png"),
+        *(_token_blocks(run, predictions, tokens, threshold) if tokens is not None else []),
         Heading("Accuracy per seed (%)"),
         Text(
             "The highest and lowest value of each suite in bold; `validation`: the best "
@@ -280,20 +289,37 @@ def _stalled_blocks(
     return blocks
 
 
-def _length_blocks(run: Path, by_length: pd.DataFrame) -> list[Block]:
+def _length_blocks(run: Path, by_length: pd.DataFrame, what: str, name: str) -> list[Block]:
     trained = trained_lengths(run)
-    path = plots.length_curves(by_length, run / "figures" / "per_length.png", trained)
+    path = plots.length_curves(by_length, run / "figures" / name, trained, what=what)
     lengths = by_length.columns
     return [
-        Heading("Accuracy per length"),
+        Heading(f"{what.capitalize()} per length"),
         Text(
             f"Every evaluated example by its length ({lengths.min()} to {lengths.max()}, all "
             "suites pooled): one thin line per seed, the median over seeds, and a band from "
             "the 25th to the 75th percentile of the seeds"
             + (f"; shaded: the training lengths ({trained[0]}–{trained[1]})." if trained else ".")
-            + " `stats.json` has the numbers (`per_length`)."
         ),
-        Figure(path.relative_to(run), "Accuracy per length, one line per seed."),
+        Figure(path.relative_to(run), f"{what.capitalize()} per length, one line per seed."),
+    ]
+
+
+def _token_blocks(
+    run: Path, predictions: pd.DataFrame, tokens: pd.DataFrame, threshold: float
+) -> list[Block]:
+    summaries = suite_summaries(tokens)
+    shares = {s: share_at_least(tokens[s].dropna(), threshold) for s in tokens}
+    by_length = length_table(predictions, TOKEN_ACCURACY)
+    return [
+        Heading("Per-token accuracy across seeds (%)"),
+        Text(
+            "The share of each right output's positions that a seed's output gets right, "
+            "averaged over a suite's examples: the score of Delétang et al. (2023), where "
+            "accuracy above counts whole outputs only. Columns as above."
+        ),
+        _summary_table(summaries, shares),
+        *_length_blocks(run, by_length, "per-token accuracy", "per_length_tokens.png"),
     ]
 
 

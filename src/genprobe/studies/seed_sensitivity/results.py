@@ -71,16 +71,23 @@ def read_training(run: str | Path) -> dict[str, Any]:
     return summaries
 
 
-def accuracy_table(predictions: pd.DataFrame, suites: tuple[str, ...] = ()) -> pd.DataFrame:
-    """One row per seed, one column per suite (`suites` first, in order), accuracy in [0, 1]."""
-    table = predictions.groupby(["seed", "suite"])["valid"].mean().unstack("suite")
+TOKEN_ACCURACY = "token_accuracy"  # the predictions' column of per-token scores, if any
+
+
+def accuracy_table(
+    predictions: pd.DataFrame, suites: tuple[str, ...] = (), column: str = "valid"
+) -> pd.DataFrame:
+    """One row per seed, one column per suite (`suites` first, in order), the mean of `column`
+    (`valid`: accuracy; `token_accuracy`: the per-token score) in [0, 1]."""
+    table = predictions.groupby(["seed", "suite"])[column].mean().unstack("suite")
     own = [suite for suite in suites if suite in table.columns]
     return table[own + sorted(set(table.columns) - set(own))]
 
 
-def length_table(predictions: pd.DataFrame) -> pd.DataFrame:
-    """One row per seed, one column per example length (over all suites), accuracy in [0, 1]."""
-    return predictions.groupby(["seed", "length"])["valid"].mean().unstack("length")
+def length_table(predictions: pd.DataFrame, column: str = "valid") -> pd.DataFrame:
+    """One row per seed, one column per example length (over all suites), the mean of `column`
+    in [0, 1]."""
+    return predictions.groupby(["seed", "length"])[column].mean().unstack("length")
 
 
 def write_metrics(run: str | Path) -> dict[str, Any]:
@@ -97,6 +104,10 @@ def write_metrics(run: str | Path) -> dict[str, Any]:
         }
         for seed, row in accuracy.iterrows()
     }
+    if TOKEN_ACCURACY in predictions:
+        tokens = accuracy_table(predictions, config.task.suites(), TOKEN_ACCURACY)
+        for seed, row in tokens.iterrows():
+            per_seed[str(seed)][TOKEN_ACCURACY] = {s: float(v) for s, v in row.dropna().items()}
     n_examples = predictions.groupby("suite")["index"].nunique()
     metrics = {
         "suites": list(accuracy.columns),

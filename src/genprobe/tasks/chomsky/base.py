@@ -29,7 +29,8 @@ LENGTH_SPLIT = re.compile(r"^length_(\d+)$")
 
 
 def parse_lengths(text: str) -> tuple[int, ...]:
-    """`"41,50,100"`, ranges `"41-100"` or `"all"` (41-500) → the test lengths, sorted.
+    """`"41,50,100"`, ranges `"41-100"` (with a step: `"41-500:46"`) or `"all"` (41-500) → the
+    test lengths, sorted.
 
     Raises:
         ConfigError: not of that form, or a length outside 1..500.
@@ -38,10 +39,12 @@ def parse_lengths(text: str) -> tuple[int, ...]:
         text = f"{TRAIN_LENGTHS[1] + 1}-{MAX_LENGTH}"
     lengths: set[int] = set()
     for part in text.split(","):
-        low, dash, high = part.strip().partition("-")
-        if not (low.isdigit() and (not dash or high.isdigit())):
-            raise ConfigError("test_lengths", "lengths like 41,50,100 or 41-500 or all", text)
-        lengths.update(range(int(low), int(high if dash else low) + 1))
+        span, colon, step = part.strip().partition(":")
+        low, dash, high = span.partition("-")
+        numbers = [low, *([high] if dash else []), *([step] if colon else [])]
+        if not all(n.isdigit() for n in numbers) or (colon and (not dash or int(step) < 1)):
+            raise ConfigError("test_lengths", "lengths like 41,50,100 or 41-500:46 or all", text)
+        lengths.update(range(int(low), int(high if dash else low) + 1, int(step or 1)))
     if not lengths or min(lengths) < 1 or max(lengths) > MAX_LENGTH:
         raise ConfigError("test_lengths", f"lengths in 1..{MAX_LENGTH}", text)
     return tuple(sorted(lengths))
