@@ -38,7 +38,7 @@ class Copy(DeterministicTask):
         }
 
     def generate(self, split: str, n: int, seed: int) -> Examples:
-        shortest, longest = self.split_spec(split).lengths
+        shortest, longest = self.checked_split(split, n).lengths
         src = np.zeros((n, longest), dtype=np.int64)  # input ids from 1; 0 pads
         for i in range(n):  # one random stream per example: the first n never depend on n
             rng = split_stream(seed, split, i)

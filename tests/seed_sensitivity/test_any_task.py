@@ -135,3 +135,10 @@ def test_a_users_task_file_runs_the_whole_study(cli, tmp_path, monkeypatch):
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["suites"] == ["longer"] and set(metrics["seeds"]) == {"1", "2"}
     assert (run / "report.html").exists()
+
+
+def test_a_task_that_cannot_fill_a_suite_fails_before_anything_is_written(cli, tmp_path):
+    run = tmp_path / "run"
+    code, _, err = cli("rewriting", "sweep", "--symbols", "12", "--out", str(run))
+    assert code == 2 and "n_symbols must be >= 15 for the long suite" in err
+    assert not run.exists()

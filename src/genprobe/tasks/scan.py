@@ -199,7 +199,7 @@ class Scan(DeterministicTask):
         return (f"{self.split}_test",)
 
     def generate(self, split: str, n: int, seed: int) -> Examples:
-        self._check_size(split, n)
+        self.checked_split(split, n)
         family, _, part = split.rpartition("_")
         if split == "all":
             rows = np.arange(len(commands()))

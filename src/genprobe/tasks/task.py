@@ -13,6 +13,7 @@ padding, so a model is free to add its own special tokens.
     verify(src, out, out_len)    per example, whether the output is right: the exact rule
     max_output_length(L)         the longest right output for an input of L tokens
     length(src)                  what per-length reports group by (default: input length)
+    checked_split(split, n)      a helper for `generate`: the split, n checked against it
     published()                  a paper's numbers for the seed study on it, if any
     train_split, validation_split, suites()   what the seed study trains, stops and tests on
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import numbers
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -136,10 +138,15 @@ class Task(abc.ABC):
         """The task's settings (its dataclass fields), as a run's config records them."""
         return dataclasses.asdict(self) if dataclasses.is_dataclass(self) else {}
 
-    def _check_size(self, split: str, n: int) -> Split:
-        """The split, once `n` is known to be a number of examples it can give."""
+    def checked_split(self, split: str, n: int) -> Split:
+        """The split called `split`, once `n` is known to be a number of examples it can give
+        (for `generate` to start with).
+
+        Raises:
+            ConfigError: no such split, n < 1, or more than a finite split holds.
+        """
         spec = self.split_spec(split)
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 1:
             raise ConfigError("n", "an integer >= 1", n)
         if spec.finite and n > spec.size:
             raise ConfigError("n", f"<= {spec.size:,} (all of split {split})", n)

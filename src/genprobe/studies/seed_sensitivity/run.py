@@ -64,6 +64,7 @@ def run_sweep(
             config is grown instead).
     """
     check_device(device)
+    data = {role: config.split(role) for role in config.roles()}  # a data error writes nothing
     run = open_run(
         out,
         KIND,
@@ -71,7 +72,6 @@ def run_sweep(
         lambda stored: config.extends(SweepConfig.from_dict(stored)),
         older_kinds=(LEGACY_KIND,),
     )
-    data = {role: config.split(role) for role in config.roles()}
     for role, examples in data.items():
         if not (run / "data" / f"{role}.jsonl").exists():
             write_examples(run / "data" / f"{role}.jsonl", config.task, examples)

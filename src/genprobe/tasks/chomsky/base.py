@@ -107,7 +107,7 @@ class LengthTask(DeterministicTask):
         return ("test", *(f"length_{n}" for n in parse_lengths(self.test_lengths)))
 
     def generate(self, split: str, n: int, seed: int) -> Examples:
-        spec = self._check_size(split, n)
+        spec = self.checked_split(split, n)
         # Whole chunks, cut after: an example depends on its chunk, not on how many are asked.
         chunks = [self._chunk(spec, split_stream(seed, split, c)) for c in range(-(-n // CHUNK))]
         src = trim(np.concatenate(chunks)[:n], 0)

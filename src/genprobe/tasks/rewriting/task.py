@@ -50,7 +50,7 @@ class RewritingTask(Grammar, Task):
         return TEST_SUITES
 
     def generate(self, split: str, n: int, seed: int) -> Examples:
-        self._check_size(split, n)
+        self.checked_split(split, n)
         return generate(split, n, seed, self)
 
     def verify(self, src: np.ndarray, out: np.ndarray, out_len: np.ndarray) -> np.ndarray:
