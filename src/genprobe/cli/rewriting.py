@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from enum import Enum
 from pathlib import Path
 
 import typer
 
 from genprobe.cli.console import console
-from genprobe.cli.sweep import DEVICE, THRESHOLD, finish
+from genprobe.cli.sweep import print_judged
 from genprobe.errors import GenprobeError
 
 app = typer.Typer(
@@ -114,17 +113,7 @@ def check(
         inputs, outputs = read_pairs(src, tgt, grammar)
     out, length = encode_outputs(grammar.output_tokens, outputs)
     valid = int(valid_outputs(grammar, inputs, out, length).sum())
-    result = {
-        "n": len(outputs),
-        "valid": valid,
-        "invalid": len(outputs) - valid,
-        "accuracy": valid / len(outputs),
-    }
-    if as_json:
-        print(json.dumps(result))
-    else:
-        accuracy = 100 * result["accuracy"]
-        console.print(f"{valid:,} of {len(outputs):,} outputs valid, accuracy {accuracy:.2f} %")
+    print_judged(len(outputs), valid, as_json, ("valid", "invalid"))
 
 
 # The grammar's flags of `rewriting sweep`, as the rewriting task's options.
@@ -166,32 +155,3 @@ def sweep(ctx: typer.Context) -> None:
         else:
             args.append(word)
     main(["sweep", "--task", "rewriting", "--suite-size", "2000", *options, *args])
-
-
-@app.command(
-    epilog="Example: genprobe rewriting evaluate runs/weber --src long.tst.src --name long-orig"
-)
-def evaluate(
-    run_dir: Path = typer.Argument(..., help="A finished sweep's run directory."),
-    src: Path = typer.Option(..., help="Inputs to evaluate (.src, or a TSV's first column)."),
-    name: str = typer.Option(None, help="Suite name in the results (default: the file name)."),
-    device: str = DEVICE,
-    threshold: float = THRESHOLD,
-    report: bool = typer.Option(True, "--report/--no-report", help="Rewrite the report."),
-    as_json: bool = typer.Option(False, "--json", help="Print the per-suite summary as JSON."),
-) -> None:
-    """Evaluate every member of a rewriting run on the authors' input files and add them to its
-    results.
-
-    Evaluating other inputs under a name already used replaces that suite's predictions.
-    """
-    from genprobe.studies.seed_sensitivity import evaluate_external
-    from genprobe.studies.seed_sensitivity.results import read_sweep
-    from genprobe.tasks.rewriting.formats import read_inputs
-    from genprobe.tasks.rewriting.task import RewritingTask
-
-    task = read_sweep(run_dir).task
-    if not isinstance(task, RewritingTask):
-        raise GenprobeError(f"{run_dir} is not a run of the rewriting task: use genprobe evaluate")
-    evaluate_external(run_dir, read_inputs(src, task), name or src.stem, device)
-    finish(run_dir, report, as_json, threshold)

@@ -199,7 +199,11 @@ def sweep(
 def evaluate(
     run_dir: Path = typer.Argument(..., help="A finished sweep's run directory."),
     input: Path = typer.Option(
-        ..., "--input", help='Inputs to evaluate: JSON lines with an "input" field.'
+        ...,
+        "--input",
+        "--src",
+        help='Inputs to evaluate: JSON lines with an "input" field (a rewriting run also '
+        "reads the authors' .src and the machine-tasks .tsv).",
     ),
     name: str = typer.Option(None, help="Suite name in the results (default: the file name)."),
     device: str = DEVICE,
@@ -214,8 +218,16 @@ def evaluate(
     from genprobe.studies.seed_sensitivity import evaluate_external
     from genprobe.studies.seed_sensitivity.results import read_sweep
     from genprobe.tasks.files import read_examples
+    from genprobe.tasks.rewriting.formats import read_inputs
+    from genprobe.tasks.rewriting.task import RewritingTask
 
-    src, _, _ = read_examples(input, read_sweep(run_dir).task, outputs=False)
+    task = read_sweep(run_dir).task
+    if input.suffix in (".src", ".tsv"):
+        if not isinstance(task, RewritingTask):
+            raise GenprobeError(f"{input}: .src and .tsv inputs are for rewriting runs only")
+        src = read_inputs(input, task)
+    else:
+        src, _, _ = read_examples(input, task, outputs=False)
     evaluate_external(run_dir, src, name or input.stem, device)
     finish(run_dir, report, as_json, threshold)
 
@@ -233,6 +245,19 @@ def compare(
     loaded = load_runs(runs, names.split(",") if names else None)
     _, html = write_comparison(loaded, out)
     console.print(f"compared {len(loaded)} runs: {html}")
+
+
+def print_judged(
+    n: int, right: int, as_json: bool, words: tuple[str, str] = ("right", "wrong")
+) -> None:
+    """How many of n outputs a rule accepted: {n, right, wrong, accuracy} as JSON, or a line
+    (`words` names the two kinds)."""
+    good, bad = words
+    result = {"n": n, good: right, bad: n - right, "accuracy": right / n}
+    if as_json:
+        print(json.dumps(result))
+    else:
+        console.print(f"{right:,} of {n:,} outputs {good}, accuracy {100 * right / n:.2f} %")
 
 
 def finish(run: Path, report: bool, as_json: bool, threshold: float) -> None:

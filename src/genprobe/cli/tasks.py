@@ -15,7 +15,7 @@ from pathlib import Path
 import typer
 
 from genprobe.cli.console import console
-from genprobe.cli.sweep import TASK_OPTION
+from genprobe.cli.sweep import TASK_OPTION, print_judged
 
 app = typer.Typer(
     help="Any task's examples and exact rule (`genprobe tasks` lists the tasks).",
@@ -85,16 +85,4 @@ def check(
 
     task = load_task(name, parse_options(task_option))
     src, out, length = read_examples(input, task)
-    right = int(task.verify(src, out, length).sum())
-    result = {
-        "n": len(src),
-        "right": right,
-        "wrong": len(src) - right,
-        "accuracy": right / len(src),
-    }
-    if as_json:
-        print(json.dumps(result))
-    else:
-        console.print(
-            f"{right:,} of {len(src):,} outputs right, accuracy {100 * result['accuracy']:.2f} %"
-        )
+    print_judged(len(src), int(task.verify(src, out, length).sum()), as_json)

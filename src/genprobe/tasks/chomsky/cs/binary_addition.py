@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,8 +52,28 @@ def little_endian(value: int, width: int = 0) -> list[int]:
     return bits + [0] * (width - len(bits))
 
 
+class BinaryOperation(LengthTask):
+    """Two binary numbers, least significant bit first, around an operator; `result` says what
+    comes out (shared by binary addition and multiplication)."""
+
+    def sample(self, rng: np.random.Generator, n: int, length: int) -> np.ndarray:
+        return operands(rng, n, length)
+
+    def answer(self, x: np.ndarray) -> np.ndarray:
+        out = np.full((len(x), x.shape[1]), -1, dtype=np.int64)
+        for row, tokens in enumerate(x.tolist()):
+            parts = numbers(tokens)
+            bits = self.result(parts, len(tokens)) if len(parts) <= 2 else [NO_ANSWER]
+            out[row, : len(bits)] = bits
+        return out
+
+    @abc.abstractmethod
+    def result(self, values: list[int], length: int) -> list[int]:
+        """The answer's bits for the one or two numbers of an input of `length` tokens."""
+
+
 @dataclass(frozen=True)
-class BinaryAddition(LengthTask):
+class BinaryAddition(BinaryOperation):
     """Two binary numbers, least significant bit first, around `+`; their sum in the same
     notation, without trailing zeros (inputs shorter than 3 are one number: the answer is that
     number).
@@ -65,13 +86,5 @@ class BinaryAddition(LengthTask):
     input_tokens = ("0", "1", "+")
     output_tokens = ("0", "1")
 
-    def sample(self, rng: np.random.Generator, n: int, length: int) -> np.ndarray:
-        return operands(rng, n, length)
-
-    def answer(self, x: np.ndarray) -> np.ndarray:
-        out = np.full((len(x), x.shape[1]), -1, dtype=np.int64)
-        for row, tokens in enumerate(x.tolist()):
-            parts = numbers(tokens)
-            bits = little_endian(sum(parts)) if len(parts) <= 2 else [NO_ANSWER]
-            out[row, : len(bits)] = bits
-        return out
+    def result(self, values: list[int], length: int) -> list[int]:
+        return little_endian(sum(values))
