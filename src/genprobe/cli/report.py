@@ -13,7 +13,7 @@ from genprobe.cli.console import console
 def report(
     run_dir: Path = typer.Argument(..., help="A run directory with predictions."),
     threshold: float = typer.Option(
-        None, help="Seed sweeps: the accuracy (0-1) at which a seed generalizes [default: 0.9]."
+        None, help="Seed sweeps: the accuracy (0-1) at which a seed generalizes (default: 0.9)."
     ),
 ) -> None:
     """Write report.md and a self-contained report.html with tables and figures."""

@@ -73,18 +73,18 @@ def sweep(
     first_seed: int = typer.Option(1, help="The first seed."),
     data_seed: int = typer.Option(0, help="Seed of the data (all splits)."),
     train_size: int = typer.Option(
-        None, help="Training examples [default: the training split's size; a finite one whole]."
+        None, help="Training examples (default: the training split's size; a finite one whole)."
     ),
     validation_size: int = typer.Option(2_000, help="Validation examples (early stopping)."),
     suite_size: int = typer.Option(
-        None, help="Examples per test suite [default: each suite's size; a finite one whole]."
+        None, help="Examples per test suite (default: each suite's size; a finite one whole)."
     ),
     max_epochs: int = typer.Option(
         20, help="Upper bound on epochs; early stopping usually ends sooner."
     ),
     batch_size: int = typer.Option(64, help="Examples per member and step."),
     optimizer: Optimizer = typer.Option(Optimizer.sgd, help="sgd (plain) or adam."),
-    lr: float = typer.Option(None, help="Learning rate [default: sgd 0.125, adam 0.001]."),
+    lr: float = typer.Option(None, help="Learning rate (default: sgd 0.125, adam 0.001)."),
     max_grad_norm: float = typer.Option(5.0, help="Gradient norm clip, per member."),
     patience: int = typer.Option(
         2,

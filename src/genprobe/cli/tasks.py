@@ -55,7 +55,7 @@ def generate(
     split: str = typer.Option(..., help="Which split (`genprobe tasks` lists them)."),
     out: Path = typer.Option(..., help="Output file: one JSON object per line."),
     n: int = typer.Option(
-        None, "--n", help="Number of examples [default: the split's size; a finite one whole]."
+        None, "--n", help="Number of examples (default: the split's size; a finite one whole)."
     ),
     seed: int = typer.Option(0, help="Data seed; each split draws from it and its own name."),
     task_option: list[str] = TASK_OPTION,

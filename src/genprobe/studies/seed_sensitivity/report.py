@@ -411,7 +411,9 @@ def _signed(x: float) -> str:
 
 
 def _mean_std(values: Sequence[float]) -> str:
-    return "" if np.isnan(values[0]) else f"{values[0]:.2f} ± {values[1]:.2f}"
+    if np.isnan(values[0]):
+        return ""
+    return f"{values[0]:.2f}" if np.isnan(values[1]) else f"{values[0]:.2f} ± {values[1]:.2f}"
 
 
 def _range(values: Sequence[float]) -> str:
