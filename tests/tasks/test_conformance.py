@@ -108,6 +108,11 @@ class VerifiesAList(Echo):
         return [True] * len(src)
 
 
+class MisstatesItsLengths(Echo):
+    def splits(self):
+        return {name: replace(s, lengths=(1, 2)) for name, s in super().splits().items()}
+
+
 class TooShortOutputs(Echo):
     def max_output_length(self, input_length):
         return 1
@@ -125,6 +130,7 @@ def test_a_task_that_keeps_the_contract_passes():
         (SpacesInTokens(), r"source_vocab returned \('a b', 'c'\); expected a tuple of distinct"),
         (VerifiesAList(), r"verify\(gold\) returned \[True, "),
         (TooShortOutputs(), r"max_output_length\(L\) returned 1"),
+        (MisstatesItsLengths(), r"inputs of 3-3 tokens; expected the split's lengths 1-2"),
         (replace(Echo(), width=0), r"no empty input"),
     ],
 )

@@ -89,6 +89,11 @@ def check_task(task: Task, name: str, size: int = 200) -> None:
             _broken(name, f"generate({split!r}, {n}, 0)", "other examples", "the same each time")
         if not _same(_head(examples, len(fewer)), fewer):
             _broken(name, f"generate({split!r}, n, 0)", "other first examples", "a prefix of n+")
+        held = (examples.src > 0).sum(axis=1)
+        low, high = task.split_spec(split).lengths
+        if held.min() < low or held.max() > high:
+            got = f"inputs of {held.min()}-{held.max()} tokens"
+            _broken(name, f"generate({split!r}, {n}, 0)", got, f"the split's lengths {low}-{high}")
         if not task.verify(examples.src, examples.tgt, _lengths(examples)).all():
             _broken(name, f"verify(gold of {split!r})", "False", "True for gold outputs")
         for damage, (src, out, length) in _damaged(examples).items():

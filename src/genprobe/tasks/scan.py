@@ -178,21 +178,21 @@ class Scan(DeterministicTask):
         def train(description: str, size: int) -> Split:
             return Split(description, (1, 9), size, finite=True)
 
-        def test(description: str, size: int, shortest: int = 1) -> Split:
-            return Split(description, (shortest, 9), size, finite=True, disjoint=True)
+        def test(description: str, size: int, lengths: tuple[int, int]) -> Split:
+            return Split(description, lengths, size, finite=True, disjoint=True)
 
         return {
             "all": train("every command of the grammar", len(commands())),
             "simple_train": train("a random 80 % of the commands (drawn from the seed)", 16_728),
-            "simple_test": test("the other 20 %", 4_182),
+            "simple_test": test("the other 20 %", 4_182, (1, 9)),
             "length_train": train("commands of at most 22 actions", 16_990),
-            "length_test": test("commands of 24 to 48 actions", 3_920),
+            "length_test": test("commands of 24 to 48 actions", 3_920, (4, 9)),
             "addprim_jump_train": train("commands without jump, and jump alone (10 %)", 14_670),
-            "addprim_jump_test": test("every other command with jump", 7_706, 2),
+            "addprim_jump_test": test("every other command with jump", 7_706, (2, 9)),
             "addprim_turn_left_train": train(
                 "commands without `turn left`, and it alone (10 %)", 21_890
             ),
-            "addprim_turn_left_test": test("every other command with `turn left`", 1_208, 3),
+            "addprim_turn_left_test": test("every other command with `turn left`", 1_208, (3, 8)),
         }
 
     def suites(self) -> tuple[str, ...]:

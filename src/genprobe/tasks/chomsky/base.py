@@ -65,8 +65,7 @@ class LengthTask(DeterministicTask):
 
     @abc.abstractmethod
     def sample(self, rng: np.random.Generator, n: int, length: int) -> np.ndarray:
-        """(n, length) inputs as 0-based positions in `input_tokens` (fewer columns where a
-        task has no input of this length, as modular arithmetic has no even one)."""
+        """(n, input_length(length)) inputs as 0-based positions in `input_tokens`."""
 
     @abc.abstractmethod
     def answer(self, x: np.ndarray) -> np.ndarray:
@@ -85,12 +84,18 @@ class LengthTask(DeterministicTask):
     def target_vocab(self) -> tuple[str, ...]:
         return self.output_tokens
 
+    def input_length(self, length: int) -> int:
+        """The length of the inputs drawn for `length` (NNCH's modular arithmetic has odd
+        lengths only)."""
+        return length
+
     def splits(self) -> Mapping[str, Split]:
         trained = f"lengths {TRAIN_LENGTHS[0]}-{TRAIN_LENGTHS[1]}, each equally likely"
+        held = self._held(TRAIN_LENGTHS)
         splits = {
-            "train": Split(f"training data: {trained}", TRAIN_LENGTHS, 20_000),
-            "validation": Split(f"like train; early stopping: {trained}", TRAIN_LENGTHS, 2_000),
-            "test": Split(f"in distribution: {trained}", TRAIN_LENGTHS, 1_000),
+            "train": Split(f"training data: {trained}", held, 20_000),
+            "validation": Split(f"like train; early stopping: {trained}", held, 2_000),
+            "test": Split(f"in distribution: {trained}", held, 1_000),
         }
         for length in parse_lengths(self.test_lengths):
             splits[f"length_{length}"] = self._length_split(length)
@@ -107,15 +112,18 @@ class LengthTask(DeterministicTask):
         return ("test", *(f"length_{n}" for n in parse_lengths(self.test_lengths)))
 
     def generate(self, split: str, n: int, seed: int) -> Examples:
-        spec = self.checked_split(split, n)
+        self.checked_split(split, n)
+        match = LENGTH_SPLIT.match(split)
+        drawn = (int(match.group(1)),) * 2 if match else TRAIN_LENGTHS
         # Whole chunks, cut after: an example depends on its chunk, not on how many are asked.
-        chunks = [self._chunk(spec, split_stream(seed, split, c)) for c in range(-(-n // CHUNK))]
+        chunks = [self._chunk(drawn, split_stream(seed, split, c)) for c in range(-(-n // CHUNK))]
         src = trim(np.concatenate(chunks)[:n], 0)
         return Examples(src, self.solve(src))
 
-    def _chunk(self, spec: Split, rng: np.random.Generator) -> np.ndarray:
-        lengths = rng.integers(spec.lengths[0], spec.lengths[1] + 1, size=CHUNK)
-        rows = np.zeros((CHUNK, spec.lengths[1]), dtype=np.int64)
+    def _chunk(self, drawn: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
+        """CHUNK inputs, each of a length drawn uniformly from `drawn` (NNCH's curriculum)."""
+        lengths = rng.integers(drawn[0], drawn[1] + 1, size=CHUNK)
+        rows = np.zeros((CHUNK, drawn[1]), dtype=np.int64)
         for length in np.unique(lengths):
             where = np.flatnonzero(lengths == length)
             sampled = self.sample(rng, len(where), int(length))
@@ -139,4 +147,10 @@ class LengthTask(DeterministicTask):
     def _length_split(self, length: int) -> Split:
         shifted = length > TRAIN_LENGTHS[1]
         what = "longer than training" if shifted else "a training length"
-        return Split(f"inputs of length {length} ({what})", (length, length), 500, False, shifted)
+        held = self._held((length, length))
+        return Split(f"inputs of length {length} ({what})", held, 500, False, shifted)
+
+    def _held(self, drawn: tuple[int, int]) -> tuple[int, int]:
+        """The input lengths drawing from `drawn` gives."""
+        lengths = [self.input_length(n) for n in range(drawn[0], drawn[1] + 1)]
+        return min(lengths), max(lengths)

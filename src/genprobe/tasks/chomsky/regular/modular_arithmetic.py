@@ -28,8 +28,11 @@ class ModularArithmetic(LengthTask):
     input_tokens = (*(str(d) for d in range(MODULUS)), *OPERATORS)
     output_tokens = tuple(str(d) for d in range(MODULUS))
 
+    def input_length(self, length: int) -> int:
+        return length if length % 2 else length - 1
+
     def sample(self, rng: np.random.Generator, n: int, length: int) -> np.ndarray:
-        odd = length if length % 2 else length - 1
+        odd = self.input_length(length)
         x = np.zeros((n, odd), dtype=np.int64)
         x[:, ::2] = rng.integers(0, MODULUS, size=(n, (odd + 1) // 2))
         x[:, 1::2] = MODULUS + rng.integers(0, len(OPERATORS), size=(n, odd // 2))
