@@ -130,7 +130,7 @@ def test_a_task_that_keeps_the_contract_passes():
         (SpacesInTokens(), r"source_vocab returned \('a b', 'c'\); expected a tuple of distinct"),
         (VerifiesAList(), r"verify\(gold\) returned \[True, "),
         (TooShortOutputs(), r"max_output_length\(L\) returned 1"),
-        (MisstatesItsLengths(), r"inputs of 3-3 tokens; expected the split's lengths 1-2"),
+        (MisstatesItsLengths(), r"'inputs of 3-3 tokens'; expected the split's lengths 1-2"),
         (replace(Echo(), width=0), r"no empty input"),
     ],
 )
