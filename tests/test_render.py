@@ -17,6 +17,7 @@ def test_blocks_render_as_markdown_and_self_contained_html(tmp_path):
     frame = pd.DataFrame({"suite": ["long", "a<b"], "accuracy": ["15.49", "99.00"]})
     blocks = [
         Heading("Results"),
+        Heading("Beside `ref`", level=3),
         Text("Config hash `abc`; x < y."),
         Table(frame, {(0, "accuracy")}),
         Figure("figures/line.png", "A line."),
@@ -25,13 +26,16 @@ def test_blocks_render_as_markdown_and_self_contained_html(tmp_path):
     assert (md, page) == (tmp_path / "report.md", tmp_path / "report.html")
 
     text = md.read_text()
-    assert text.startswith("# A study & its title\n\n## Results\n\nConfig hash `abc`; x < y.")
+    assert text.startswith(
+        "# A study & its title\n\n## Results\n\n### Beside `ref`\n\nConfig hash `abc`; x < y."
+    )
     assert "| suite | accuracy |\n|---|---|\n| long | **15.49** |\n| a<b | 99.00 |" in text
     assert "![A line.](figures/line.png)" in text
 
     html = page.read_text()
     assert "<title>A study &amp; its title</title>" in html and "<h2>Results</h2>" in html
     assert "<p>Config hash <code>abc</code>; x &lt; y.</p>" in html
+    assert "<h3>Beside <code>ref</code></h3>" in html
     # numbers right-aligned (the default), text cells marked to align left; tables scroll
     assert "<td><b>15.49</b></td>" in html and '<td class="text">a&lt;b</td>' in html
     assert '<div class="table"><table>' in html

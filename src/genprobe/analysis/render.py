@@ -89,14 +89,19 @@ def markdown(title: str, blocks: Sequence[Block]) -> str:
     return "\n\n".join(out) + "\n"
 
 
+def _inline_html(text: str) -> str:
+    """Escaped text with `code` spans as <code>."""
+    return _CODE.sub(_CODE_HTML, html.escape(text))
+
+
 def html_page(title: str, blocks: Sequence[Block], run: Path) -> str:
     """The report as one HTML page; figures are read from `run` and embedded."""
     body = [f"<h1>{html.escape(title)}</h1>"]
     for block in blocks:
         if isinstance(block, Heading):
-            body.append(f"<h{block.level}>{html.escape(block.text)}</h{block.level}>")
+            body.append(f"<h{block.level}>{_inline_html(block.text)}</h{block.level}>")
         elif isinstance(block, Text):
-            body.append(f"<p>{_CODE.sub(_CODE_HTML, html.escape(block.text))}</p>")
+            body.append(f"<p>{_inline_html(block.text)}</p>")
         elif isinstance(block, Table):
             body.append(_html_table(block))
         else:
