@@ -187,8 +187,8 @@ class Scan(DeterministicTask):
             "simple_test": test("the other 20 %", 4_182, (1, 9)),
             "length_train": train("commands of at most 22 actions", 16_990),
             "length_test": test("commands of 24 to 48 actions", 3_920, (4, 9)),
-            "addprim_jump_train": train("commands without jump, and jump alone (10 %)", 14_670),
-            "addprim_jump_test": test("every other command with jump", 7_706, (2, 9)),
+            "addprim_jump_train": train("commands without `jump`, and `jump` alone (10 %)", 14_670),
+            "addprim_jump_test": test("every other command with `jump`", 7_706, (2, 9)),
             "addprim_turn_left_train": train(
                 "commands without `turn left`, and it alone (10 %)", 21_890
             ),
