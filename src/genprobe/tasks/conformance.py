@@ -50,9 +50,8 @@ def check_contract(task: Task, name: str) -> None:
     for split in (task.train_split, task.validation_split, *suites):
         _call(name, f"split_spec({split!r})", lambda s=split: task.split_spec(s))
     examples = _generated(task, name, task.train_split, SAMPLE)
-    verdicts = _call(
-        name, "verify(…)", lambda: task.verify(examples.src, examples.tgt, _lengths(examples))
-    )
+    out_len = _output_lengths(examples)
+    verdicts = _call(name, "verify(…)", lambda: task.verify(examples.src, examples.tgt, out_len))
     if not (isinstance(verdicts, np.ndarray) and verdicts.shape == (len(examples),)):
         _broken(name, "verify(gold)", verdicts, f"a bool array of shape ({len(examples)},)")
     if verdicts.dtype != bool or not verdicts.all():
@@ -61,7 +60,7 @@ def check_contract(task: Task, name: str) -> None:
     if not (isinstance(lengths, np.ndarray) and lengths.shape == (len(examples),)):
         _broken(name, "length(src)", lengths, f"an int array of shape ({len(examples)},)")
     longest = _call(name, "max_output_length(…)", lambda: task.max_output_length(_width(examples)))
-    if not isinstance(longest, int) or longest < _lengths(examples).max(initial=0):
+    if not isinstance(longest, int) or longest < _output_lengths(examples).max(initial=0):
         _broken(name, "max_output_length(L)", longest, "an int >= every right output's length")
 
 
@@ -89,12 +88,12 @@ def check_task(task: Task, name: str, size: int = 200) -> None:
             _broken(name, f"generate({split!r}, {n}, 0)", "other examples", "the same each time")
         if not _same(_head(examples, len(fewer)), fewer):
             _broken(name, f"generate({split!r}, n, 0)", "other first examples", "a prefix of n+")
-        held = (examples.src > 0).sum(axis=1)
+        held = _input_lengths(examples)
         low, high = task.split_spec(split).lengths
         if held.min() < low or held.max() > high:
             got = f"inputs of {held.min()}-{held.max()} tokens"
             _broken(name, f"generate({split!r}, {n}, 0)", got, f"the split's lengths {low}-{high}")
-        if not task.verify(examples.src, examples.tgt, _lengths(examples)).all():
+        if not task.verify(examples.src, examples.tgt, _output_lengths(examples)).all():
             _broken(name, f"verify(gold of {split!r})", "False", "True for gold outputs")
         for damage, (src, out, length) in _damaged(examples).items():
             if task.verify(src, out, length).any():
@@ -154,17 +153,21 @@ def _generated(task: Task, name: str, split: str, n: int) -> Examples:
         real = ids != pad
         if (real[:, 1:] & ~real[:, :-1]).any():
             _broken(name, f"{call}.{field}", ids, f"{pad} only after the end of a sequence")
-    if ((examples.src > 0).sum(axis=1) == 0).any():
+    if (_input_lengths(examples) == 0).any():
         _broken(name, f"{call}.src", examples.src, "no empty input")
     return examples
 
 
-def _lengths(examples: Examples) -> np.ndarray:
+def _input_lengths(examples: Examples) -> np.ndarray:
+    return (examples.src > 0).sum(axis=1)
+
+
+def _output_lengths(examples: Examples) -> np.ndarray:
     return (examples.tgt >= 0).sum(axis=1)
 
 
 def _width(examples: Examples) -> int:
-    return int((examples.src > 0).sum(axis=1).max())
+    return int(_input_lengths(examples).max())
 
 
 def _keys(examples: Examples) -> set[bytes]:
@@ -187,7 +190,7 @@ def _same(a: Examples, b: Examples) -> bool:
 def _damaged(examples: Examples) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """(inputs, outputs, lengths) that no exact rule accepts: one token added, an unknown
     token, one token cut (where there is one)."""
-    src, length = examples.src, _lengths(examples)
+    src, length = examples.src, _output_lengths(examples)
     grown = np.pad(examples.tgt, ((0, 0), (0, 1)), constant_values=-1)
     grown[np.arange(len(length)), length] = 0
     damaged = {"lengthened": (src, grown, length + 1)}

@@ -103,18 +103,16 @@ class LengthTask(DeterministicTask):
 
     def split_spec(self, name: str) -> Split:
         """Also `length_L` for any L in 1..500, listed or not."""
-        match = LENGTH_SPLIT.match(name)
-        if match and 1 <= int(match.group(1)) <= MAX_LENGTH:
-            return self._length_split(int(match.group(1)))
-        return super().split_spec(name)
+        length = _split_length(name)
+        return self._length_split(length) if length else super().split_spec(name)
 
     def suites(self) -> tuple[str, ...]:
         return ("test", *(f"length_{n}" for n in parse_lengths(self.test_lengths)))
 
     def generate(self, split: str, n: int, seed: int) -> Examples:
         self.checked_split(split, n)
-        match = LENGTH_SPLIT.match(split)
-        drawn = (int(match.group(1)),) * 2 if match else TRAIN_LENGTHS
+        length = _split_length(split)
+        drawn = (length, length) if length else TRAIN_LENGTHS
         # Whole chunks, cut after: an example depends on its chunk, not on how many are asked.
         chunks = [self._chunk(drawn, split_stream(seed, split, c)) for c in range(-(-n // CHUNK))]
         src = trim(np.concatenate(chunks)[:n], 0)
@@ -154,3 +152,10 @@ class LengthTask(DeterministicTask):
         """The input lengths drawing from `drawn` gives."""
         lengths = [self.input_length(n) for n in range(drawn[0], drawn[1] + 1)]
         return min(lengths), max(lengths)
+
+
+def _split_length(name: str) -> int | None:
+    """L of a split named `length_L` with L in 1..500; None for any other name."""
+    match = LENGTH_SPLIT.match(name)
+    length = int(match.group(1)) if match else 0
+    return length if 1 <= length <= MAX_LENGTH else None
