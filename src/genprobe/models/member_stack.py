@@ -17,6 +17,31 @@ from torch import Tensor, nn
 M = TypeVar("M", bound="MemberStack")
 
 
+class _RowBias(torch.autograd.Function):
+    """out (S, R, N) + bias (S, 1, N), whose backward sums the bias's gradient along the
+    fastest dimension (each column made a contiguous row first)."""
+
+    @staticmethod
+    def forward(ctx, out: Tensor, bias: Tensor) -> Tensor:
+        return out + bias
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, Tensor]:
+        return grad, grad.transpose(1, 2).contiguous().sum(-1).unsqueeze(1)
+
+
+def biased_bmm(bias: Tensor, x: Tensor, weight: Tensor) -> Tensor:
+    """`torch.baddbmm(bias, x, weight)`: bias (S, 1, N), x (S, R, K), weight (S, K, N).
+
+    On CUDA, autograd's sum of the bias's gradient down R rows splits its work by the number of
+    members (from ~200 members on at R = 1,984 rows, on an H100), so a member's gradient would
+    depend on the members beside it; summed along rows instead it does not (docs/gpu.md).
+    """
+    if not x.is_cuda:
+        return torch.baddbmm(bias, x, weight)
+    return _RowBias.apply(torch.bmm(x, weight), bias)
+
+
 class MemberStack(nn.Module):
     """The member axis: building from and taking apart into single-member state dicts."""
 
@@ -31,7 +56,7 @@ class MemberStack(nn.Module):
     @classmethod
     def from_members(cls: type[M], config: Any, states: Sequence[dict[str, Tensor]]) -> M:
         """Stack single-member state dicts (as `member_state` returns) into one model."""
-        model = cls(config, len(states))
+        model = cls(config, len(states)).to(next(iter(states[0].values())).device)
         with torch.no_grad():
             for name, param in model.named_parameters():
                 param.copy_(torch.stack([state[name] for state in states]))
@@ -57,4 +82,4 @@ class MemberStack(nn.Module):
     def logits(self, hidden: Tensor) -> Tensor:
         """Output layer `gen`: what it reads (S, …, O) → logits (S, …, V)."""
         flat = hidden.reshape(hidden.shape[0], -1, hidden.shape[-1])
-        return torch.baddbmm(self.gen_b, flat, self.gen_w).view(*hidden.shape[:-1], -1)
+        return biased_bmm(self.gen_b, flat, self.gen_w).view(*hidden.shape[:-1], -1)

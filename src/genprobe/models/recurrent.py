@@ -27,7 +27,7 @@ from torch import Tensor
 from genprobe.data.seq2seq import BOS, PAD
 from genprobe.errors import ConfigError, check_choice
 from genprobe.models.cells import gru_cell, lstm_cell
-from genprobe.models.member_stack import MemberStack
+from genprobe.models.member_stack import MemberStack, biased_bmm
 
 CELLS = ("lstm", "gru")
 ATTENTIONS = ("bilinear", "dot", "mlp", "none")
@@ -188,7 +188,7 @@ class StackedSeq2Seq(MemberStack):
         """(S, B, T, in) @ (S, in, out) [+ bias (S, 1, out)] → (S, B, T, out), one matmul."""
         s, b, t, _ = x.shape
         flat = x.reshape(s, b * t, -1)
-        out = torch.bmm(flat, weight) if bias is None else torch.baddbmm(bias, flat, weight)
+        out = torch.bmm(flat, weight) if bias is None else biased_bmm(bias, flat, weight)
         return out.view(s, b, t, -1)
 
     def _cell(

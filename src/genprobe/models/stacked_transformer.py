@@ -31,7 +31,7 @@ from torch import Tensor
 
 from genprobe.data.seq2seq import BOS, PAD
 from genprobe.errors import ConfigError, check_choice
-from genprobe.models.member_stack import MemberStack
+from genprobe.models.member_stack import MemberStack, biased_bmm
 
 POSITIONS = ("sinusoidal", "learned", "rope", "alibi", "none")
 INIT_STD = 0.02  # GPT-2's normal initialization of every weight matrix and embedding
@@ -172,7 +172,7 @@ class StackedTransformer(MemberStack):
         """(S, B, L, in) @ (S, in, out) + (S, 1, out) → (S, B, L, out), one batched matmul."""
         s, b, t, _ = x.shape
         weight, bias = getattr(self, f"{name}_w"), getattr(self, f"{name}_b")
-        return torch.baddbmm(bias, x.reshape(s, b * t, -1), weight).view(s, b, t, -1)
+        return biased_bmm(bias, x.reshape(s, b * t, -1), weight).view(s, b, t, -1)
 
     def _norm(self, name: str, x: Tensor) -> Tensor:
         weight, bias = getattr(self, f"{name}_w"), getattr(self, f"{name}_b")
