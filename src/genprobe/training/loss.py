@@ -11,6 +11,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from genprobe.models.member_stack import biased_bmm
+
 
 class _SoftmaxCrossEntropy(torch.autograd.Function):
     @staticmethod
@@ -75,3 +77,17 @@ def member_output_loss(
     never held in memory at once.
     """
     return _MemberOutputLoss.apply(hidden, weight, bias, target, ignore_index)
+
+
+def batched_output_loss(
+    hidden: Tensor, weight: Tensor, bias: Tensor, target: Tensor, ignore_index: int
+) -> Tensor:
+    """`member_output_loss` with every row of every member in one batched matmul: no loop over
+    members and no host synchronization, so that a CUDA graph can record it. On a CPU a batched
+    matmul rounds a member's rows differently for one member than for several; on CUDA it does
+    not (cuBLAS without split-K, `training.trainer`), and the padding rows' zero gradients
+    leave the sums unchanged."""
+    logits = biased_bmm(bias, hidden, weight)
+    members, rows, vocab = logits.shape
+    nll = token_cross_entropy(logits.view(members * rows, vocab), target.reshape(-1), ignore_index)
+    return nll.view(members, rows).sum(1)

@@ -15,12 +15,28 @@ the stacked model, so the remaining members train faster. `patience=1` is the ru
 al. (2018, appendix A.1) taken literally: stop at the first epoch that does not improve. One
 addition under every rule: a member at 0 % goes on (it has not left the initial plateau yet,
 which takes one to two epochs here), up to `max_epochs`.
+
+On a GPU (`device="cuda"`) the step is recorded once as a CUDA graph and replayed
+(`training.captured`), the members' uniforms are drawn by a thread pool into pinned buffers
+while the previous step runs (`training.step_inputs`), and the output layer's loss is one
+batched matmul (`batched_output_loss`). Two CUDA behaviours would make a member's arithmetic
+depend on the members beside it, and both are removed: cuBLAS splits a long inner dimension
+across blocks when a batched matmul has few matrices (hence `CUBLAS_WORKSPACE_CONFIG=:0:0`,
+set by `cuda_determinism` before cuBLAS starts), and a reduction over rows splits its work
+differently below 16 rows (hence a stack of fewer members is padded to `CUDA_MIN_LANES` lanes
+with copies of its first member, whose results are dropped); a bias's gradient is summed along
+rows (`models.member_stack.biased_bmm`). A member of the recurrent model is then bit for bit the
+same seed trained alone on the same GPU, in stacks of 1 to 1,000 (benchmarks/sweep_gpu.py
+checks it). The transformer's members are not yet: on a GPU they agree with seeds trained alone
+to rounding only (docs/gpu.md).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -33,7 +49,9 @@ from genprobe.data.seq2seq import PAD, Seq2SeqTensors
 from genprobe.errors import ConfigError, check_choice
 from genprobe.models.stacked import StackedConfig, StackedModel, stacked_class
 from genprobe.runs.atomic import atomic_path
-from genprobe.training.loss import member_output_loss
+from genprobe.training.captured import CapturedStep
+from genprobe.training.loss import batched_output_loss, member_output_loss
+from genprobe.training.step_inputs import StepInputs
 
 LOSS_NORMALIZATIONS = ("sequences", "tokens")
 OPTIMIZERS = ("sgd", "adam", "adamw")
@@ -42,6 +60,29 @@ ADAM_BETAS, ADAM_EPS = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults (Lake &
 # Stream ids: a member's data order and training-step draws (dropout, random positions) come
 # from (its order seed, stream id); its weights from its init seed.
 ORDER_STREAM, NOISE_STREAM = 1, 2
+# On CUDA a stack has at least this many lanes (see the module's docstring).
+CUDA_MIN_LANES = 16
+CUBLAS_NO_SPLIT_K = ":0:0"  # CUBLAS_WORKSPACE_CONFIG: no workspace, so no split-K kernels
+
+
+def min_lanes(device: torch.device) -> int:
+    """The fewest members a stack holds on `device` (padded with copies of its first)."""
+    return CUDA_MIN_LANES if device.type == "cuda" else 1
+
+
+def cuda_determinism() -> None:
+    """Ask cuBLAS for kernels that do not split the inner dimension, before it starts.
+
+    A process whose cuBLAS has already started keeps its workspace; a different setting the
+    user made is kept too, with a warning that members may then differ from seeds trained alone.
+    """
+    chosen = os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_NO_SPLIT_K)
+    if chosen != CUBLAS_NO_SPLIT_K:
+        warnings.warn(
+            f"CUBLAS_WORKSPACE_CONFIG={chosen}: on a GPU, a member may then differ in the last "
+            f"bits from the same seed trained alone ({CUBLAS_NO_SPLIT_K} keeps them identical)",
+            stacklevel=2,
+        )
 
 
 @dataclass(frozen=True)
@@ -150,26 +191,41 @@ class SweepTrainer:
     ) -> None:
         if len(set(seeds)) != len(seeds) or not seeds:
             raise ConfigError("seeds", "a non-empty list of distinct integers", list(seeds))
+        self.device = torch.device(device)
+        self.on_gpu = self.device.type == "cuda"
+        if self.on_gpu:
+            cuda_determinism()
         self.model_config = model_config
         self.config = config
         self.train = train.to(device)
         self.validate = validate
-        self.device = torch.device(device)
         self.checkpoint = checkpoint
         self.checkpoint_seconds = checkpoint_seconds
         self.steps_per_epoch = -(-len(train) // config.batch_size)
         self.streams = streams or {seed: MemberSeeds(seed, seed) for seed in seeds}
         self.results = {seed: MemberResult(seed) for seed in seeds}
         self.active = list(seeds)
+        self.lanes = min_lanes(self.device)
         self.model_class = stacked_class(model_config)
         inits = [self.streams[seed].init for seed in seeds]
-        self.model = self.model_class.initialized(model_config, inits).to(self.device)
+        self.model = self.model_class.initialized(model_config, self._padded(inits))
+        self.model = self.model.to(self.device)
         self.noise_rngs = [self._noise_rng(seed) for seed in seeds]
+        self.inputs = StepInputs(self.device)
         self.epoch, self.step = 1, 0  # the next step to run
         self.updates = 0  # optimizer steps taken (Adam's bias correction counts them)
         self.moments: dict[str, tuple[Tensor, Tensor]] = {}  # Adam's, per parameter
         if checkpoint is not None and checkpoint.exists():
             self._restore(torch.load(checkpoint, map_location=self.device, weights_only=True))
+        self._new_stack()
+
+    def _padded(self, items: list) -> list:
+        """`items` (one per active member) with the first repeated to fill the lanes."""
+        return items + items[:1] * (self.lanes - len(items))
+
+    def _new_stack(self) -> None:
+        """Call whenever `self.model` is replaced: a recorded step holds the old parameters."""
+        self.run_step = CapturedStep(self._step) if self.on_gpu else self._step
 
     def _noise_rng(self, seed: int) -> np.random.Generator:
         # NumPy's PCG64 fills float32 buffers ~5x faster than torch's CPU generator, and
@@ -203,32 +259,34 @@ class SweepTrainer:
         return self.results
 
     def _epoch_order(self) -> Tensor:
-        """(S, N) example indices: member k's shuffle for this epoch, from its order seed."""
+        """(lanes, N) example indices: member k's shuffle for this epoch, from its order seed."""
         orders = [
             np.random.default_rng(
                 [member_stream(self.streams[seed].order, ORDER_STREAM), self.epoch]
             ).permutation(len(self.train))
             for seed in self.active
         ]
-        return torch.as_tensor(np.stack(orders), device=self.device)
-
-    def _noise(self, batch: int, tgt_len: int) -> dict[str, Tensor]:
-        """Each member's uniform draws of one step (`noise_shapes`), from its own stream."""
-        noise = {}
-        shapes = self.model.noise_shapes(batch, self.train.src.shape[1], tgt_len)
-        for name, shape in shapes.items():
-            uniform = np.empty((len(self.noise_rngs), *shape), dtype=np.float32)
-            for rng, out in zip(self.noise_rngs, uniform, strict=True):
-                rng.random(out=out, dtype=np.float32)
-            noise[name] = torch.from_numpy(uniform).to(self.device)
-        return noise
+        return torch.as_tensor(np.stack(self._padded(orders)), device=self.device)
 
     def _train_step(self, batch: Tensor) -> None:
-        """One update of every active member on its own batch of example indices (S, B)."""
+        """One update of every active member on its own batch of example indices (lanes, B)."""
+        self.updates += 1
+        shapes = self.model.noise_shapes(batch.shape[1], *self._lengths())
+        noise, scalars = self.inputs.draw(self.noise_rngs, shapes, self.lanes, self._scalars())
+        self.run_step({"batch": batch, "scalars": scalars, **noise})
+
+    def _lengths(self) -> tuple[int, int]:
+        return self.train.src.shape[1], self.train.tgt_in.shape[1]
+
+    def _step(self, inputs: dict[str, Tensor]) -> None:
+        """The step itself, from tensors alone (`training.captured` records it on a GPU)."""
+        batch, scalars = inputs["batch"], inputs["scalars"]
+        noise = {name: value for name, value in inputs.items() if name not in ("batch", "scalars")}
         src = self.train.src[batch]
         tgt_in, tgt_out = self.train.tgt_in[batch], self.train.tgt_out[batch]
-        hidden = self.model(src, tgt_in, self._noise(batch.shape[1], tgt_in.shape[2]))
-        summed = member_output_loss(
+        hidden = self.model(src, tgt_in, noise)
+        output_loss = batched_output_loss if self.on_gpu else member_output_loss
+        summed = output_loss(
             hidden.flatten(1, 2), self.model.gen_w, self.model.gen_b, tgt_out.flatten(1), PAD
         )
         if self.config.loss_normalization == "sequences":
@@ -237,22 +295,32 @@ class SweepTrainer:
             per_member = summed / (tgt_out != PAD).flatten(1).sum(1)
         self.model.zero_grad(set_to_none=True)
         per_member.sum().backward()
-        self._clip_and_update()
+        self._clip_and_update(scalars)
+
+    def _scalars(self) -> list[float]:
+        """What the update of step `self.updates` reads besides the gradients: the learning
+        rate, AdamW's decay factor, Adam's bias-corrected step size and second-moment root."""
+        lr = self._learning_rate()
+        beta1, beta2 = ADAM_BETAS
+        return [
+            lr,
+            1 - lr * self.config.weight_decay,
+            lr / (1 - beta1**self.updates),
+            math.sqrt(1 - beta2**self.updates),
+        ]
 
     @torch.no_grad()
-    def _clip_and_update(self) -> None:
+    def _clip_and_update(self, scalars: Tensor) -> None:
         params = dict(self.model.named_parameters())
         # Summed parameter by parameter: a reduction over a stacked (P, S) tensor adds in
         # another order when S is 1 than when it is larger.
         squares = sum(p.grad.pow(2).flatten(1).sum(1) for p in params.values())
         # The same rule as torch.nn.utils.clip_grad_norm_, applied to each member's own norm.
         clip = (self.config.max_grad_norm / (squares.sqrt() + 1e-6)).clamp(max=1.0)  # (S,)
-        self.updates += 1
-        lr = self._learning_rate()
         if self.config.optimizer in ("adam", "adamw"):
-            self._adam(params, clip, lr)
+            self._adam(params, clip, scalars)
             return
-        scale = clip * lr
+        scale = clip * scalars[0]
         for p in params.values():
             p.sub_(p.grad * scale.view(-1, *[1] * (p.dim() - 1)))
 
@@ -269,22 +337,22 @@ class SweepTrainer:
             return c.lr * (1 - done)
         return c.lr * 0.5 * (1 + math.cos(math.pi * done))
 
-    def _adam(self, params: dict[str, Tensor], clip: Tensor, lr: float) -> None:
+    def _adam(self, params: dict[str, Tensor], clip: Tensor, scalars: Tensor) -> None:
         """torch.optim.Adam's update on clipped gradients, elementwise (AdamW's: with the
-        decoupled weight decay first)."""
+        decoupled weight decay first). The scalars are tensors, so that a recorded step reads
+        each step's own; the arithmetic is torch.optim.Adam's, rounded the same way."""
         beta1, beta2 = ADAM_BETAS
-        step = lr / (1 - beta1**self.updates)
-        root = math.sqrt(1 - beta2**self.updates)
+        _, decay, step, root = scalars.unbind()
         for name, p in params.items():
             grad = p.grad * clip.view(-1, *[1] * (p.dim() - 1))
             if name not in self.moments:
                 self.moments[name] = (torch.zeros_like(p), torch.zeros_like(p))
             mean, square = self.moments[name]
             if self.config.weight_decay:
-                p.mul_(1 - lr * self.config.weight_decay)
+                p.mul_(decay)
             mean.mul_(beta1).add_(grad, alpha=1 - beta1)
             square.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-            p.addcdiv_(mean, square.sqrt().div_(root).add_(ADAM_EPS), value=-step)
+            p.addcdiv_(mean * -step, square.sqrt().div_(root).add_(ADAM_EPS))
 
     def _end_epoch(self) -> None:
         accuracy = self.validate(self.model)
@@ -306,20 +374,23 @@ class SweepTrainer:
             self.active = [self.active[k] for k in keep]
             self.noise_rngs = [self.noise_rngs[k] for k in keep]
             if keep:
-                self.model = self.model.subset(keep)
-                self.moments = {n: (m[keep], v[keep]) for n, (m, v) in self.moments.items()}
+                lanes = self._padded(keep)
+                self.model = self.model.subset(lanes)
+                self.moments = {n: (m[lanes], v[lanes]) for n, (m, v) in self.moments.items()}
+                self._new_stack()
         self.epoch, self.step = self.epoch + 1, 0
 
     # -- resume ---------------------------------------------------------------------------
 
     def _save(self) -> None:
+        members = len(self.active)  # the padding lanes are not saved
         state = {
             "epoch": self.epoch,
             "step": self.step,
             "active": self.active,
-            "params": self.model.state_dict(),
+            "params": {n: p[:members].clone() for n, p in self.model.state_dict().items()},
             "updates": self.updates,
-            "moments": {name: list(pair) for name, pair in self.moments.items()},
+            "moments": {n: [m[:members].clone() for m in pair] for n, pair in self.moments.items()},
             # The key's older name, so that resume points of earlier versions still load.
             "dropout_rngs": [g.bit_generator.state for g in self.noise_rngs],
             "results": {seed: asdict(result) for seed, result in self.results.items()},
@@ -337,10 +408,13 @@ class SweepTrainer:
             )
         self.epoch, self.step, self.active = state["epoch"], state["step"], list(state["active"])
         self.results = {seed: MemberResult(**r) for seed, r in state["results"].items()}
+        lanes = self._padded(list(range(len(self.active))))
         self.model = self.model_class(self.model_config, len(self.active)).to(self.device)
         self.model.load_state_dict(state["params"])
+        if len(lanes) > len(self.active):
+            self.model = self.model.subset(lanes)
         self.updates = state.get("updates", 0)  # absent from resume points of older versions
-        self.moments = {n: tuple(pair) for n, pair in state.get("moments", {}).items()}
+        self.moments = {n: (m[lanes], v[lanes]) for n, (m, v) in state.get("moments", {}).items()}
         self.noise_rngs = []
         for seed, rng_state in zip(self.active, state["dropout_rngs"], strict=True):
             rng = self._noise_rng(seed)

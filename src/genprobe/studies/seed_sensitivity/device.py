@@ -7,6 +7,7 @@ run trained on a GPU can be reported, evaluated or resumed on a machine without 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -62,4 +63,5 @@ def device_facts(name: str) -> dict[str, Any]:
                 "device", f"a device that exists here ({visible} CUDA GPUs visible)", name
             )
         facts["gpu"] = torch.cuda.get_device_name(device)
+        facts["cublas_workspace_config"] = os.environ.get("CUBLAS_WORKSPACE_CONFIG")
     return facts

@@ -25,6 +25,7 @@ from genprobe.studies.seed_sensitivity.device import cpu_threads, device_facts
 from genprobe.studies.seed_sensitivity.members import load_members
 from genprobe.tasks.task import DeterministicTask
 from genprobe.tasks.tokens import input_lines, output_lines
+from genprobe.training.trainer import cuda_determinism, min_lanes
 
 STAGE = "predict"
 # Examples × input positions × hidden units held per member while decoding (float32: 4 bytes
@@ -99,9 +100,15 @@ def decode_and_check(
     """Greedy outputs of every member: ((S, N, M) token indices, (S, N) lengths, (S, N) valid).
 
     A member may decode one token more than the longest right output, so a right output must
-    end with the end-of-sequence token to count.
+    end with the end-of-sequence token to count. A stack decodes padded to the device's
+    `min_lanes`, as it trains.
     """
     device = next(model.parameters()).device
+    members, lanes = model.members, min_lanes(device)
+    if device.type == "cuda":
+        cuda_determinism()
+    if members < lanes:
+        model = model.subset([*range(members), *[0] * (lanes - members)])
     max_len = config.task.max_output_length(src.shape[1]) + 1
     held = src.shape[1] * config.hidden * (2 * config.layers if config.arch == "transformer" else 1)
     rows = max(1, min(config.eval_batch_size, DECODE_BUDGET // held))
@@ -109,7 +116,7 @@ def decode_and_check(
     for start in range(0, len(src), rows):
         part = src[start : start + rows]
         tokens = greedy(model, torch.as_tensor(part, device=device), max_len=max_len)
-        chunks.append(tokens.cpu().numpy())
+        chunks.append(tokens[:members].cpu().numpy())
     out, length = decoded_outputs(np.concatenate(chunks, axis=1))
     members, n, width = out.shape
     valid = config.task.verify(
