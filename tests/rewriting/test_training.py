@@ -7,9 +7,11 @@ import torch
 from genprobe.data.seq2seq import BOS, EOS, N_SPECIAL, PAD, decoded_outputs, encode
 from genprobe.decoding.greedy import greedy
 from genprobe.models.cells import gru_cell, lstm_cell
+from genprobe.models.member_stack import _RowBias
 from genprobe.models.recurrent import RecurrentConfig, StackedSeq2Seq
 from genprobe.tasks.rewriting.suites import generate
-from genprobe.training.loss import member_output_loss, token_cross_entropy
+from genprobe.training import trainer as trainer_module
+from genprobe.training.loss import batched_output_loss, member_output_loss, token_cross_entropy
 from genprobe.training.trainer import SweepTrainer, TrainConfig
 
 CONFIG = RecurrentConfig(src_vocab=41, tgt_vocab=243)
@@ -26,10 +28,10 @@ VARIANTS = {
 TRAIN_VARIANTS = {"two-layers": {"optimizer": "adam", "lr": 0.001}}
 
 
-def trainer(seeds, steps_validation=None, model=CONFIG, **kwargs):
+def trainer(seeds, steps_validation=None, model=CONFIG, device="cpu", **kwargs):
     validate = steps_validation or (lambda model: np.zeros(model.members))
     config = TrainConfig(batch_size=32, max_epochs=kwargs.pop("max_epochs", 2), **kwargs)
-    return SweepTrainer(model, config, seeds, encode(TRAIN.src, TRAIN.tgt), validate)
+    return SweepTrainer(model, config, seeds, encode(TRAIN.src, TRAIN.tgt), validate, device)
 
 
 def run_steps(t: SweepTrainer, steps: int) -> None:
@@ -210,7 +212,76 @@ def test_token_cross_entropy_matches_torch():
     torch.testing.assert_close(grad, logits.grad)
 
 
-def test_member_output_loss_matches_autograd_of_the_stacked_output_layer():
+@pytest.mark.slow
+def test_padding_lanes_change_no_member_through_early_stopping_and_resume(monkeypatch, tmp_path):
+    # A GPU pads a stack to CUDA_MIN_LANES lanes with copies of its first member. On the CPU,
+    # where members do not depend on the stack's size, the same padding must change nothing:
+    # seeds stopping after 2 and 3 epochs shrink the stack twice, and a padded run is killed
+    # and resumed from its checkpoint.
+    curves = {11: [0.1, 0.1], 22: [0.1, 0.2, 0.2, 0.2], 33: [0.0] * 4}
+
+    def fresh(checkpoint=None):
+        def validate(stacked):
+            assert stacked.members == max(len(t.active), t.lanes)
+            real = [curves[seed][t.epoch - 1] for seed in t.active]
+            return np.array(real + [0.5] * (stacked.members - len(real)))
+
+        t = trainer([11, 22, 33], validate, max_epochs=4, patience=1)
+        t.checkpoint, t.checkpoint_seconds = checkpoint, 0.0
+        return t
+
+    plain = fresh().run()
+    monkeypatch.setattr(trainer_module, "min_lanes", lambda device: 5)
+
+    class Killed(Exception):
+        pass
+
+    def kill(progress):
+        if progress.epoch == 3 and progress.step == 2:
+            raise Killed
+
+    with pytest.raises(Killed):
+        fresh(tmp_path / "state.pt").run(kill)
+    resumed = fresh(tmp_path / "state.pt")
+    assert resumed.lanes == 5 and resumed.model.members == 5  # 2 members + 3 padding lanes
+    padded = resumed.run()
+    assert [padded[s].epochs for s in (11, 22, 33)] == [plain[s].epochs for s in (11, 22, 33)]
+    for seed in (11, 22, 33):
+        for name, tensor in plain[seed].state.items():
+            assert torch.equal(padded[seed].state[name], tensor), (seed, name)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_on_a_gpu_a_replayed_member_is_its_seed_trained_alone():
+    # Steps 1-2 run op by op, step 3 records the graph, steps 4-6 replay it.
+    def members(seeds):
+        t = trainer(seeds, device="cuda")
+        run_steps(t, 6)
+        return [t.model.member_state(k) for k in range(len(seeds))]
+
+    stacked = members(list(range(1, 21)))
+    for k, seed in ((0, 1), (19, 20)):
+        alone = members([seed])[0]
+        assert all(torch.equal(stacked[k][n], alone[n]) for n in alone), seed
+
+
+def test_row_bias_gradient_is_baddbmms():
+    s, r, k, n = 3, 9, 4, 6
+    x = torch.randn(s, r, k, dtype=torch.float64)
+    weight = torch.randn(s, k, n, dtype=torch.float64)
+    bias = torch.randn(s, 1, n, dtype=torch.float64, requires_grad=True)
+    grad = torch.randn(s, r, n, dtype=torch.float64)
+    ours = _RowBias.apply(torch.bmm(x, weight), bias)
+    (ours * grad).sum().backward()
+    ours_grad, bias.grad = bias.grad, None
+    reference = torch.baddbmm(bias, x, weight)
+    (reference * grad).sum().backward()
+    torch.testing.assert_close(ours, reference)
+    torch.testing.assert_close(ours_grad, bias.grad)
+
+
+@pytest.mark.parametrize("output_loss", [member_output_loss, batched_output_loss])
+def test_output_losses_match_autograd_of_the_stacked_output_layer(output_loss):
     s, r, h, v = 3, 12, 5, 7
     hidden = torch.randn(s, r, h, dtype=torch.float64, requires_grad=True)
     weight = torch.randn(s, h, v, dtype=torch.float64, requires_grad=True)
@@ -227,7 +298,7 @@ def test_member_output_loss_matches_autograd_of_the_stacked_output_layer():
             t.grad = None
         return loss.detach(), grads
 
-    ours = gradients(member_output_loss(hidden, weight, bias, target, PAD))
+    ours = gradients(output_loss(hidden, weight, bias, target, PAD))
     logits = torch.baddbmm(bias, hidden, weight)
     nll = torch.nn.functional.cross_entropy(
         logits.flatten(0, 1), target.flatten(), ignore_index=PAD, reduction="none"
