@@ -9,9 +9,10 @@ penalty 1, early stopping, L&C's semantics, incremental key/value caches):
   hypotheses is not reproduced, so the baseline is faster than theirs).
 
 The model is a checkpoint (`--model ckpt:PATH` or `lc:PATH`) or, by default, a random-weight
-transformer of the small training size (`SMALL`: dim 128, 2 + 2 layers, 4 heads) whose EOS bias is
-raised so that hypotheses end at realistic lengths; the outputs are meaningless, the work is
-the same. Problems are random integrands of 3..15 operators (L&C's BWD tree distribution).
+transformer of `--size` (`small`: dim 128, 2 + 2 layers, 4 heads; `paper`: Lample & Charton's
+dim 1024, 6 + 6 layers, 8 heads) whose EOS bias is raised so that hypotheses end at realistic
+lengths; the outputs are meaningless, the work is the same. `--device cuda` decodes on a GPU.
+Problems are random integrands of 3..15 operators (L&C's BWD tree distribution).
 Each path is timed `--repeats` times; the medians give problems/s, and the last line is
 `speedup = X.X` (batched against our per-example loop).
 
@@ -21,7 +22,7 @@ on their `TransformerModel` holding the same weights (the state dicts share thei
 `speedup vs L&C generate_beam` is printed before the last line.
 
 Run: .venv/bin/python benchmarks/beam_throughput.py [--problems 64] [--repeats 3] [--threads 2]
-     [--lc-repo /tmp/lc]
+     [--size small|paper] [--device cpu|cuda] [--lc-repo /tmp/lc]
 """
 
 from __future__ import annotations
@@ -38,15 +39,15 @@ from genprobe.models.registry import load_model
 from genprobe.models.transformer import Seq2SeqTransformer
 from genprobe.tasks.integration.prefix import to_prefix
 from genprobe.tasks.integration.random_trees import TreeSettings, random_expression
-from genprobe.training.seq2seq_transformer import SMALL
+from genprobe.training.seq2seq_transformer import SIZES
 
 # with this bias the random model's hypotheses average about 30 tokens, as BWD answers do
 EOS_BIAS = 2.1
 
 
-def random_model(seed: int, eos_bias: float) -> Seq2SeqTransformer:
+def random_model(seed: int, eos_bias: float, size: str) -> Seq2SeqTransformer:
     torch.manual_seed(seed)
-    network = Seq2SeqTransformer(SMALL)
+    network = Seq2SeqTransformer(SIZES[size])
     with torch.no_grad():
         network.decoder.proj.bias[network.eos_index] += eos_bias
     return network.eval()
@@ -114,6 +115,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--size", choices=sorted(SIZES), default="small", help="random model")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--lc-repo", help="also time L&C's generate_beam from this checkout")
     parser.add_argument(
         "--eos-bias", type=float, default=EOS_BIAS, help="random model: raises EOS's logit"
@@ -125,16 +128,16 @@ def main() -> None:
     batched_config = DecodingConfig(**{**decoding.__dict__, "batch_size": args.batch_size})
     single_config = DecodingConfig(**{**decoding.__dict__, "batch_size": 1})
     if args.model:
-        batched = load_model(args.model, decoding=batched_config)
-        single = load_model(args.model, decoding=single_config)
+        batched = load_model(args.model, decoding=batched_config, device=args.device)
+        single = load_model(args.model, decoding=single_config, device=args.device)
     else:
-        network = random_model(args.seed, args.eos_bias)
-        batched = Seq2SeqModel(network, batched_config, name="random")
-        single = Seq2SeqModel(network, single_config, name="random")
+        network = random_model(args.seed, args.eos_bias, args.size)
+        batched = Seq2SeqModel(network, batched_config, args.device, name=f"random {args.size}")
+        single = Seq2SeqModel(network, single_config, args.device, name=f"random {args.size}")
     work = problems(args.problems, args.seed)
     print(
         f"{args.problems} problems, beam {args.beam}, max_len {args.max_len}, "
-        f"{args.threads} threads, model {batched.name}"
+        f"{args.threads} threads, model {batched.name} on {args.device}"
     )
 
     lc_run = None

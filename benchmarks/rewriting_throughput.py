@@ -67,12 +67,18 @@ class Baseline(nn.Module):
         return self.gen(self.drop(torch.tanh(self.out(torch.cat([context, dec], -1)))))
 
 
-def baseline_rate(data, config: RecurrentConfig, steps: int) -> float:
-    model = Baseline(config)
+def baseline_rate(
+    data, config: RecurrentConfig, steps: int, device: str | torch.device = "cpu", warmup: int = 0
+) -> float:
+    """Steps/s of one `Baseline` model, timed after `warmup` untimed steps."""
+    model = Baseline(config).to(device)
+    data = data.to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.125)
-    order = torch.randperm(len(data), generator=torch.Generator().manual_seed(0))
-    start = time.perf_counter()
-    for step in range(steps):
+    order = torch.randperm(len(data), generator=torch.Generator().manual_seed(0)).to(device)
+    for step in range(warmup + steps):
+        if step == warmup:
+            synchronize(device)
+            start = time.perf_counter()
         idx = order[step * BATCH : (step + 1) * BATCH]
         logits = model(data.src[idx], data.tgt_in[idx])
         loss = F.cross_entropy(
@@ -82,7 +88,13 @@ def baseline_rate(data, config: RecurrentConfig, steps: int) -> float:
         (loss / BATCH).backward()
         nn.utils.clip_grad_norm_(model.parameters(), 5.0)
         opt.step()
+    synchronize(device)
     return steps / (time.perf_counter() - start)
+
+
+def synchronize(device: str | torch.device) -> None:
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize()
 
 
 MEMBERS = 50
