@@ -25,5 +25,8 @@ lint: $(BIN)/genprobe
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 
+# DEVICE=cuda: the same study on a GPU, all 50 seeds in one stacked model (docs/gpu.md).
+DEVICE ?= cpu
 reproduce: $(BIN)/genprobe
-	$(BIN)/genprobe rewriting sweep --seeds 50 --out runs/weber
+	$(BIN)/genprobe rewriting sweep --seeds 50 --device $(DEVICE) \
+		$(if $(filter cuda%,$(DEVICE)),--seeds-per-shard 50 --out runs/weber-gpu,--out runs/weber)
