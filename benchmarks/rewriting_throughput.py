@@ -79,17 +79,21 @@ def baseline_rate(
         if step == warmup:
             synchronize(device)
             start = time.perf_counter()
-        idx = order[step * BATCH : (step + 1) * BATCH]
-        logits = model(data.src[idx], data.tgt_in[idx])
-        loss = F.cross_entropy(
-            logits.flatten(0, 1), data.tgt_out[idx].flatten(), ignore_index=PAD, reduction="sum"
-        )
-        opt.zero_grad()
-        (loss / BATCH).backward()
-        nn.utils.clip_grad_norm_(model.parameters(), 5.0)
-        opt.step()
+        nn_step(model, opt, data, order[step * BATCH : (step + 1) * BATCH], 5.0)
     synchronize(device)
     return steps / (time.perf_counter() - start)
+
+
+def nn_step(model: nn.Module, opt, data, idx: torch.Tensor, max_grad_norm: float) -> None:
+    """One torch.nn training step on examples `idx`: summed token loss / batch, clipped."""
+    logits = model(data.src[idx], data.tgt_in[idx])
+    loss = F.cross_entropy(
+        logits.flatten(0, 1), data.tgt_out[idx].flatten(), ignore_index=PAD, reduction="sum"
+    )
+    opt.zero_grad()
+    (loss / len(idx)).backward()
+    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    opt.step()
 
 
 def synchronize(device: str | torch.device) -> None:

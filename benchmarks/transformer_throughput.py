@@ -35,11 +35,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
-from torch import nn
+from rewriting_throughput import nn_step
 from torch.utils.flop_counter import FlopCounterMode
 
-from genprobe.data.seq2seq import N_SPECIAL, PAD, Seq2SeqTensors, encode
+from genprobe.data.seq2seq import N_SPECIAL, Seq2SeqTensors, encode
 from genprobe.models.stacked_transformer import TransformerSeedConfig
 from genprobe.studies.seed_sensitivity.device import CPU_THREADS
 from genprobe.tasks.registry import load_task
@@ -92,14 +91,7 @@ def baseline_rate(
         start = time.perf_counter()
         for step in range(steps):
             idx = order[step * BATCH : (step + 1) * BATCH]
-            logits = model(data.src[idx], data.tgt_in[idx])
-            loss = F.cross_entropy(
-                logits.flatten(0, 1), data.tgt_out[idx].flatten(), ignore_index=PAD, reduction="sum"
-            )
-            opt.zero_grad()
-            (loss / BATCH).backward()
-            nn.utils.clip_grad_norm_(model.parameters(), TRAIN.max_grad_norm)
-            opt.step()
+            nn_step(model, opt, data, idx, TRAIN.max_grad_norm)
         synchronize(device)
         elapsed += time.perf_counter() - start
     return members * steps / elapsed
