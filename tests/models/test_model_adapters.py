@@ -2,13 +2,17 @@
 and the registry that names them."""
 
 import pytest
+import torch
 
 from genprobe.errors import ConfigError, ModelCapabilityError, UnknownModelError
 from genprobe.models.adapters.seq2seq import DecodingConfig
 from genprobe.models.base import Candidate
+from genprobe.models.checkpoints import save_transformer
 from genprobe.models.registry import MODELS, load_model
+from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
 from genprobe.tasks.integration import Expr, parse_infix, verify
 from genprobe.tasks.integration.reading import read_expression
+from genprobe.tasks.integration.vocab import EOS_INDEX, TOKEN_TO_ID
 
 
 def read(value):
@@ -44,8 +48,25 @@ def test_checkpoint_model_ranks_k_candidates_per_problem(checkpoint, method):
         assert all(c.logprob is not None and c.logprob <= 0 for c in candidates)
 
 
-def test_checkpoint_model_scores_match_its_beam(checkpoint):
-    model = load_model(f"ckpt:{checkpoint}", decoding=DecodingConfig(beam_size=3, max_len=12))
+@pytest.fixture(scope="module")
+def parseable_checkpoint(tmp_path_factory):
+    """Random weights whose output bias favours ending, then `x` and `pi`: the beam finds
+    one-token answers that parse, beside the empty one."""
+    torch.manual_seed(0)
+    model = Seq2SeqTransformer(TransformerConfig(dim=16, n_enc_layers=1, n_dec_layers=1, n_heads=2))
+    with torch.no_grad():
+        bias = model.decoder.proj.bias
+        bias.fill_(-10.0)
+        for token, logit in ((EOS_INDEX, 8.0), (TOKEN_TO_ID["x"], 7.0), (TOKEN_TO_ID["pi"], 6.0)):
+            bias[token] = logit
+    path = tmp_path_factory.mktemp("ckpt") / "parseable.pt"
+    save_transformer(path, model, {})
+    return path
+
+
+def test_checkpoint_model_scores_match_its_beam(parseable_checkpoint):
+    decoding = DecodingConfig(beam_size=3, max_len=12)
+    model = load_model(f"ckpt:{parseable_checkpoint}", decoding=decoding)
     found = model.candidates(PROBLEMS, k=3)
     pairs = [
         (problem, c.answer)
@@ -54,8 +75,8 @@ def test_checkpoint_model_scores_match_its_beam(checkpoint):
         if isinstance(c.answer, Expr)
     ]
     expected = [c.logprob for candidates in found for c in candidates if isinstance(c.answer, Expr)]
-    if pairs:  # an untrained model seldom writes a parseable expression; scored ones must agree
-        assert model.score(pairs) == pytest.approx(expected, rel=1e-4, abs=1e-4)
+    assert len(pairs) >= len(PROBLEMS)
+    assert model.score(pairs) == pytest.approx(expected, rel=1e-4, abs=1e-4)
     # any pair can be scored, found or not
     scores = model.score([(PROBLEMS[0], parse_infix("x^2")), (PROBLEMS[1], parse_infix("sin(x)"))])
     assert all(s < 0 for s in scores)
