@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from genprobe.data.lines import json_lines
 from genprobe.errors import DataFormatError, GenprobeError, UnsupportedExpressionError
 from genprobe.models.base import Candidate
 from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.reading import read_expression
+from genprobe.tasks.lines import json_lines
 
 
 @dataclass(frozen=True)
