@@ -24,11 +24,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from genprobe.decoding.scoring import decoder_io
 from genprobe.errors import ConfigError, DataFormatError, GenprobeError
 from genprobe.models.adapters.seq2seq import DecodingConfig, Seq2SeqModel
 from genprobe.models.checkpoints import load_transformer, save_transformer
-from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig, pad_sequences
+from genprobe.models.transformer import (
+    Seq2SeqTransformer,
+    TransformerConfig,
+    decoder_io,
+    pad_sequences,
+)
 from genprobe.runs.atomic import atomic_path, write_text
 from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.reading import read_expression
