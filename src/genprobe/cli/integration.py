@@ -316,6 +316,8 @@ def train(
 
     from genprobe.cli.console import console, progress_bar
     from genprobe.runs.rundir import open_run
+    from genprobe.studies.integration_models import greedy_fail_at_1
+    from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
     from genprobe.training.seq2seq_transformer import TrainConfig, Trainer
 
     config = TrainConfig(
@@ -338,5 +340,7 @@ def train(
             )
 
         budget = None if max_minutes is None else 60 * max_minutes
-        Trainer(config, out).run(on_step, on_epoch, budget)
+        with Verifier(VerifierConfig(deadline=config.verify_deadline)) as verifier:
+            validate = greedy_fail_at_1(verifier, config.max_len)
+            Trainer(config, out, validate).run(on_step, on_epoch, budget)
     console.print(f"model in {out / 'model.pt'} (use --model ckpt:{out})")

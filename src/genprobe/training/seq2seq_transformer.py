@@ -5,8 +5,8 @@ GPU, batches of similar lengths. `model.pt` (the model, readable as `ckpt:DIR`) 
 (optimizer, step, RNG, position in the epoch) are saved after every epoch, every ten minutes and
 when the time budget runs out, so an interrupted run resumes at the batch where it stopped and
 ends with the same weights as an uninterrupted one. After every epoch (and at a time-budget
-stop), Fail@1 of greedy decoding on held-out problems is measured with the verifier and
-appended to `metrics.jsonl`.
+stop), the caller's `validate` measures the network on held-out problems (the CLI: Fail@1 of
+greedy decoding, verified) and its metrics are appended to `metrics.jsonl`.
 
 Sizes: `SMALL` trains on two CPU cores; `PAPER` is Lample & Charton's (dim 1024, 6 + 6 layers,
 8 heads), for GPUs.
@@ -25,7 +25,6 @@ import numpy as np
 import torch
 
 from genprobe.errors import ConfigError, DataFormatError, GenprobeError
-from genprobe.models.adapters.seq2seq import DecodingConfig, Seq2SeqModel
 from genprobe.models.checkpoints import load_transformer, save_transformer
 from genprobe.models.transformer import (
     Seq2SeqTransformer,
@@ -35,17 +34,17 @@ from genprobe.models.transformer import (
 )
 from genprobe.runs.atomic import atomic_path, write_text
 from genprobe.tasks.integration.datasets import read_dataset
-from genprobe.tasks.integration.reading import read_expression
-from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, encode_tokens
 from genprobe.training.loss import token_cross_entropy
-from genprobe.verification.ranked import verify_ranked
 
 SMALL = TransformerConfig(dim=128, n_enc_layers=2, n_dec_layers=2, n_heads=4, max_positions=1024)
 PAPER = TransformerConfig(dim=1024, n_enc_layers=6, n_dec_layers=6, n_heads=8)
 SIZES = {"small": SMALL, "paper": PAPER}
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 SAVE_EVERY_SECONDS = 600
+
+# metrics of the network (in eval mode) on the validation problems (input prefix text)
+Validate = Callable[[Seq2SeqTransformer, Sequence[str]], dict[str, float]]
 
 
 @dataclass(frozen=True)
@@ -184,21 +183,6 @@ def _autocast(device: torch.device, precision: str) -> tuple[torch.dtype | None,
     ]
 
 
-def fail_at_1(network: Seq2SeqTransformer, valid: Pairs, max_len: int, verifier: Verifier) -> float:
-    """Share of validation problems whose greedy output the verifier does not pass."""
-    model = Seq2SeqModel(
-        network,
-        DecodingConfig(method="greedy", max_len=max_len, batch_size=64),
-        str(next(network.parameters()).device),
-    )
-    problems = [read_expression(p, canonical=True) for p in valid.problems]
-    found = model.candidates(problems, 1)
-    answers = [[c.answer for c in candidates] for candidates in found]
-    ranked = verify_ranked(problems, answers, verifier.verify_many, k_max=1)
-    policy = verifier.config.policy
-    return sum(r.first_pass(policy) != 1 for r in ranked) / len(problems)
-
-
 def _train_step(
     network: Seq2SeqTransformer,
     optimizer: torch.optim.Optimizer,
@@ -237,11 +221,13 @@ class _Progress:
 
 
 class Trainer:
-    """Trains in `out` (a run directory opened by the caller); resumes from `state.pt`."""
+    """Trains in `out` (a run directory opened by the caller); resumes from `state.pt`;
+    `validate` gives the held-out metrics of every epoch."""
 
-    def __init__(self, config: TrainConfig, out: Path) -> None:
+    def __init__(self, config: TrainConfig, out: Path, validate: Validate) -> None:
         self.config = config.validated()
         self.out = out
+        self.validate = validate
 
     def run(
         self,
@@ -271,52 +257,51 @@ class Trainer:
         n_examples = c.epoch_size or len(train)
         started = last_save = time.perf_counter()
         elapsed_before = at.elapsed
-        with Verifier(VerifierConfig(deadline=c.verify_deadline)) as verifier:
-            for epoch in range(at.epoch, c.epochs):
-                if at.epoch_rng is None:
-                    at.epoch, at.batches_done, at.epoch_rng = epoch, 0, rng.bit_generator.state
-                else:  # resuming inside this epoch: draw its batches again, skip the done ones
-                    rng.bit_generator.state = at.epoch_rng
-                plan = batch_indices(train, c.batch_size, n_examples, rng)
-                network.train()
-                losses, tokens, epoch_start = 0.0, 0, time.perf_counter()
-                stop = False
-                for i in range(at.batches_done, len(plan)):
-                    for group in optimizer.param_groups:
-                        group["lr"] = c.lr * min(1.0, (at.step + 1) / max(c.warmup, 1))
-                    batch = [t.to(device) for t in collate(train, plan[i])]
-                    loss, n_tokens = _train_step(network, optimizer, scaler, dtype, c.clip, *batch)
-                    now = time.perf_counter()
-                    at.step, at.batches_done = at.step + 1, i + 1
-                    at.elapsed = elapsed_before + now - started
-                    losses += loss * n_tokens
-                    tokens += n_tokens
-                    if on_step is not None:
-                        on_step(i + 1, len(plan), loss)
-                    stop = time_budget is not None and now - started > time_budget
-                    if stop:
-                        break
-                    if now - last_save > SAVE_EVERY_SECONDS and i + 1 < len(plan):
-                        self._save(network, optimizer, scaler, rng, at, history)
-                        last_save = now
-                network.eval()
-                metrics = {
-                    "epoch": epoch, "step": at.step, "train_loss": losses / max(tokens, 1),
-                    "train_seconds": round(time.perf_counter() - epoch_start, 2),
-                    "valid_fail@1": fail_at_1(network, valid, c.max_len, verifier),
-                    "valid_size": len(valid), "elapsed": round(at.elapsed, 2),
-                }  # fmt: skip
-                if at.batches_done < len(plan):
-                    metrics["partial"] = at.batches_done / len(plan)
-                else:
-                    at.epoch, at.batches_done, at.epoch_rng = epoch + 1, 0, None
-                history.append(metrics)
-                self._save(network, optimizer, scaler, rng, at, history)
-                last_save = time.perf_counter()
-                if on_epoch is not None:
-                    on_epoch(metrics)
+        for epoch in range(at.epoch, c.epochs):
+            if at.epoch_rng is None:
+                at.epoch, at.batches_done, at.epoch_rng = epoch, 0, rng.bit_generator.state
+            else:  # resuming inside this epoch: draw its batches again, skip the done ones
+                rng.bit_generator.state = at.epoch_rng
+            plan = batch_indices(train, c.batch_size, n_examples, rng)
+            network.train()
+            losses, tokens, epoch_start = 0.0, 0, time.perf_counter()
+            stop = False
+            for i in range(at.batches_done, len(plan)):
+                for group in optimizer.param_groups:
+                    group["lr"] = c.lr * min(1.0, (at.step + 1) / max(c.warmup, 1))
+                batch = [t.to(device) for t in collate(train, plan[i])]
+                loss, n_tokens = _train_step(network, optimizer, scaler, dtype, c.clip, *batch)
+                now = time.perf_counter()
+                at.step, at.batches_done = at.step + 1, i + 1
+                at.elapsed = elapsed_before + now - started
+                losses += loss * n_tokens
+                tokens += n_tokens
+                if on_step is not None:
+                    on_step(i + 1, len(plan), loss)
+                stop = time_budget is not None and now - started > time_budget
                 if stop:
                     break
+                if now - last_save > SAVE_EVERY_SECONDS and i + 1 < len(plan):
+                    self._save(network, optimizer, scaler, rng, at, history)
+                    last_save = now
+            network.eval()
+            metrics = {
+                "epoch": epoch, "step": at.step, "train_loss": losses / max(tokens, 1),
+                "train_seconds": round(time.perf_counter() - epoch_start, 2),
+                **self.validate(network, valid.problems),
+                "valid_size": len(valid), "elapsed": round(at.elapsed, 2),
+            }  # fmt: skip
+            if at.batches_done < len(plan):
+                metrics["partial"] = at.batches_done / len(plan)
+            else:
+                at.epoch, at.batches_done, at.epoch_rng = epoch + 1, 0, None
+            history.append(metrics)
+            self._save(network, optimizer, scaler, rng, at, history)
+            last_save = time.perf_counter()
+            if on_epoch is not None:
+                on_epoch(metrics)
+            if stop:
+                break
         return history
 
     def _resume(
