@@ -5,10 +5,10 @@ import pytest
 
 from genprobe.errors import ConfigError, ModelCapabilityError, UnknownModelError
 from genprobe.models.adapters.seq2seq import DecodingConfig
-from genprobe.models.base import Candidate
 from genprobe.models.registry import MODELS, load_model
 from genprobe.tasks.integration import Expr, parse_infix, verify
 from genprobe.tasks.integration.reading import read_expression
+from genprobe.tasks.integration.under_test import Candidate
 
 
 def read(value):

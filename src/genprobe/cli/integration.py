@@ -271,8 +271,8 @@ def score(
     device: Device = "cpu",
 ) -> None:
     """Total log-probability the model gives each candidate, teacher-forced."""
-    from genprobe.models.base import infix_text
     from genprobe.studies.integration_models import read_pairs
+    from genprobe.tasks.integration.under_test import infix_text
 
     pairs = read_pairs(input_path)
     model = ModelOptions(model_spec, batch_size=batch_size, device=device).load()

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from genprobe.decoding.config import DecodingConfig
-from genprobe.models.base import Model
 from genprobe.runs.provenance import file_digest
+from genprobe.tasks.integration.under_test import Model
 
 
 @dataclass(frozen=True)

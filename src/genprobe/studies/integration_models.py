@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from genprobe.errors import DataFormatError, GenprobeError, UnsupportedExpressionError
-from genprobe.models.base import Candidate
 from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.reading import read_expression
+from genprobe.tasks.integration.under_test import Candidate
 from genprobe.tasks.integration.verifier import Verifier
 from genprobe.verification.ranked import verify_ranked
 
