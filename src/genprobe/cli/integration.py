@@ -318,9 +318,9 @@ def train(
     from genprobe.runs.rundir import open_run
     from genprobe.studies.integration_models import greedy_fail_at_1
     from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
-    from genprobe.training.seq2seq_transformer import TrainConfig, Trainer
+    from genprobe.training.seq2seq_transformer import IntegrationTrainConfig, Trainer
 
-    config = TrainConfig(
+    config = IntegrationTrainConfig(
         data=str(data), size=size, dropout=dropout, lr=lr, warmup=warmup,
         batch_size=batch_size, clip=clip, epochs=epochs, epoch_size=epoch_size,
         valid_size=valid_size, max_len=max_len, seed=seed, device=device, precision=precision,

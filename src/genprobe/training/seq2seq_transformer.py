@@ -48,7 +48,7 @@ Validate = Callable[[Seq2SeqTransformer, Sequence[str]], dict[str, float]]
 
 
 @dataclass(frozen=True)
-class TrainConfig:
+class IntegrationTrainConfig:
     data: str  # L&C text (`count|input<TAB>output`), or JSONL/Parquet from `generate`
     size: str = "small"  # "small" or "paper"
     dropout: float = 0.0  # L&C trained without dropout
@@ -68,7 +68,7 @@ class TrainConfig:
     precision: str = "auto"
     extra: dict[str, Any] = field(default_factory=dict)  # free-form notes, kept in config.json
 
-    def validated(self) -> TrainConfig:
+    def validated(self) -> IntegrationTrainConfig:
         if self.size not in SIZES:
             raise ConfigError("size", f"one of {sorted(SIZES)}", self.size)
         if self.precision not in PRECISIONS:
@@ -224,7 +224,7 @@ class Trainer:
     """Trains in `out` (a run directory opened by the caller); resumes from `state.pt`;
     `validate` gives the held-out metrics of every epoch."""
 
-    def __init__(self, config: TrainConfig, out: Path, validate: Validate) -> None:
+    def __init__(self, config: IntegrationTrainConfig, out: Path, validate: Validate) -> None:
         self.config = config.validated()
         self.out = out
         self.validate = validate
