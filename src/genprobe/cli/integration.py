@@ -271,10 +271,10 @@ def score(
     device: Device = "cpu",
 ) -> None:
     """Total log-probability the model gives each candidate, teacher-forced."""
-    from genprobe.studies.integration_models import read_pairs
+    from genprobe.studies.integration_models import read_candidate_pairs
     from genprobe.tasks.integration.under_test import infix_text
 
-    pairs = read_pairs(input_path)
+    pairs = read_candidate_pairs(input_path)
     model = ModelOptions(model_spec, batch_size=batch_size, device=device).load()
     try:
         logprobs = model.score(pairs)

@@ -76,7 +76,7 @@ def read_pair_records(path: str | Path) -> list[tuple[int, str | list[str], str 
     return records
 
 
-def read_pairs(path: str | Path) -> list[tuple[Expr, Expr]]:
+def read_candidate_pairs(path: str | Path) -> list[tuple[Expr, Expr]]:
     """(problem, candidate) per JSONL line, both parsed as models read them.
 
     Raises:

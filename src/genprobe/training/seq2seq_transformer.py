@@ -100,7 +100,7 @@ class Pairs:
         return Pairs(*([part[i] for i in index] for part in (self.src, self.tgt, self.problems)))
 
 
-def read_pairs(path: str | Path, split: str | None, max_len: int) -> Pairs:
+def read_training_pairs(path: str | Path, split: str | None, max_len: int) -> Pairs:
     """Encode a dataset's rows (of `split` where the file has splits); rows longer than
     `max_len` tokens are left out.
 
@@ -243,10 +243,12 @@ class Trainer:
         device = _device(c.device)
         torch.manual_seed(c.seed)
         rng = np.random.default_rng(c.seed)
-        train = read_pairs(c.data, "train", c.max_len)
+        train = read_training_pairs(c.data, "train", c.max_len)
         if not len(train):
             raise DataFormatError(c.data, None, "no training pairs (after the length limit)")
-        train, valid = split_valid(train, read_pairs(c.data, "valid", c.max_len), c.valid_size, rng)
+        train, valid = split_valid(
+            train, read_training_pairs(c.data, "valid", c.max_len), c.valid_size, rng
+        )
         network = Seq2SeqTransformer(c.model_config()).to(device)
         optimizer = torch.optim.AdamW(network.parameters(), lr=c.lr, weight_decay=c.weight_decay)
         dtype, scaled = _autocast(device, c.precision)
