@@ -23,7 +23,7 @@ from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
 
 # what the run can hold, in report order; `validation-primitives` is solved only to build the
 # suites made of solved validation problems
-SUITES = (
+STUDY_SUITES = (
     "in-distribution",
     "robustness-simple",
     "integer-extrapolation",
@@ -32,7 +32,7 @@ SUITES = (
     "operator-extrapolation",
 )
 # every suite but integer-extrapolation, whose problems robustness-simple holds already
-DEFAULT_SUITES = tuple(s for s in SUITES if s != "integer-extrapolation")
+DEFAULT_SUITES = tuple(s for s in STUDY_SUITES if s != "integer-extrapolation")
 # suites made from a validation (or test) file
 NEEDS_VALIDATION = ("in-distribution", "robustness-validation")
 TEMPERATURES = (0.6, 0.8, 1.0)
@@ -96,7 +96,7 @@ class BrittlenessConfig:
 
     def validated(self) -> BrittlenessConfig:
         for name in self.suites:
-            check_choice("--suites", name, SUITES)
+            check_choice("--suites", name, STUDY_SUITES)
         if not self.ks or min(self.ks) < 1:
             raise ConfigError("--k", "one or more positive integers", self.ks)
         if self.policy not in ("strict", "generous"):
