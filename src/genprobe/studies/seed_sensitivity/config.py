@@ -201,7 +201,7 @@ class SweepConfig:
         n = sizes.get(role, self.suite_size or spec.size)
         return self.task.generate(name, min(n, spec.size) if spec.finite else n, self.data_seed)
 
-    def to_dict(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, Any]:
         """The identity that the run's config hash is taken of."""
         d = {k: v for k, v in asdict(self).items() if k != "task"}
         d["seeds"] = list(self.seeds)
@@ -220,7 +220,7 @@ class SweepConfig:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> SweepConfig:
+    def from_identity(cls, d: dict[str, Any]) -> SweepConfig:
         d = dict(d)
         d["seeds"] = tuple(d["seeds"])
         for name in ("init_seeds", "order_seeds"):

@@ -68,8 +68,8 @@ def run_sweep(
     run = open_run(
         out,
         KIND,
-        config.to_dict(),
-        lambda stored: config.extends(SweepConfig.from_dict(stored)),
+        config.identity(),
+        lambda stored: config.extends(SweepConfig.from_identity(stored)),
         older_kinds=(LEGACY_KIND,),
     )
     for role, examples in data.items():
