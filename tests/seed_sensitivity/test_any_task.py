@@ -58,7 +58,7 @@ def test_a_rewriting_run_made_before_tasks_were_plugins_keeps_its_hash_and_resum
     (tmp_path / "config.json").write_text(
         json.dumps({"kind": LEGACY_KIND, "hash": "066da20e15503b0a", "config": BEFORE_TASKS})
     )
-    assert open_run(tmp_path, KIND, config.identity(), older_kinds=(LEGACY_KIND,)) == tmp_path
+    assert open_run(tmp_path, KIND, config, older_kinds=(LEGACY_KIND,)) == tmp_path
 
 
 def test_settings_added_later_enter_the_identity_only_when_set():

@@ -312,10 +312,7 @@ def train(
     ),
 ) -> None:
     """Train the integration transformer; validation Fail@1 (greedy, verified) every epoch."""
-    from dataclasses import asdict
-
     from genprobe.cli.console import console, progress_bar
-    from genprobe.runs.rundir import open_run
     from genprobe.studies.integration_models import greedy_fail_at_1
     from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
     from genprobe.training.seq2seq_transformer import IntegrationTrainConfig, Trainer
@@ -324,8 +321,8 @@ def train(
         data=str(data), size=size, dropout=dropout, lr=lr, warmup=warmup,
         batch_size=batch_size, clip=clip, epochs=epochs, epoch_size=epoch_size,
         valid_size=valid_size, max_len=max_len, seed=seed, device=device, precision=precision,
-    ).validated()  # fmt: skip
-    open_run(out, "integration-train", asdict(config))
+    )  # fmt: skip
+    trainer = Trainer(config, out)
     with progress_bar() as progress:
         task = progress.add_task("training", total=None)
 
@@ -341,6 +338,5 @@ def train(
 
         budget = None if max_minutes is None else 60 * max_minutes
         with Verifier(VerifierConfig(deadline=config.verify_deadline)) as verifier:
-            validate = greedy_fail_at_1(verifier, config.max_len)
-            Trainer(config, out, validate).run(on_step, on_epoch, budget)
+            trainer.run(greedy_fail_at_1(verifier, config.max_len), on_step, on_epoch, budget)
     console.print(f"model in {out / 'model.pt'} (use --model ckpt:{out})")

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -33,6 +33,8 @@ from genprobe.models.transformer import (
     pad_sequences,
 )
 from genprobe.runs.atomic import atomic_path, write_text
+from genprobe.runs.config import identity_fields
+from genprobe.runs.rundir import open_run
 from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, encode_tokens
 from genprobe.training.loss import token_cross_entropy
@@ -42,6 +44,7 @@ PAPER = TransformerConfig(dim=1024, n_enc_layers=6, n_dec_layers=6, n_heads=8)
 SIZES = {"small": SMALL, "paper": PAPER}
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 SAVE_EVERY_SECONDS = 600
+KIND = "integration-train"
 
 # metrics of the network (in eval mode) on the validation problems (input prefix text)
 Validate = Callable[[Seq2SeqTransformer, Sequence[str]], dict[str, float]]
@@ -49,6 +52,9 @@ Validate = Callable[[Seq2SeqTransformer, Sequence[str]], dict[str, float]]
 
 @dataclass(frozen=True)
 class IntegrationTrainConfig:
+    """A `genprobe.runs.config.RunConfig`; `Trainer` validates it and opens its run."""
+
+    RUNTIME: ClassVar[tuple[str, ...]] = ()  # device and precision change the weights
     data: str  # L&C text (`count|input<TAB>output`), or JSONL/Parquet from `generate`
     size: str = "small"  # "small" or "paper"
     dropout: float = 0.0  # L&C trained without dropout
@@ -79,6 +85,13 @@ class IntegrationTrainConfig:
         if not self.lr > 0:
             raise ConfigError("lr", "a positive number", self.lr)
         return self
+
+    def identity(self) -> dict[str, Any]:
+        return identity_fields(self)
+
+    @classmethod
+    def from_identity(cls, identity: dict[str, Any]) -> IntegrationTrainConfig:
+        return cls(**identity)
 
     def model_config(self) -> TransformerConfig:
         base = SIZES[self.size]
@@ -221,24 +234,30 @@ class _Progress:
 
 
 class Trainer:
-    """Trains in `out` (a run directory opened by the caller); resumes from `state.pt`;
-    `validate` gives the held-out metrics of every epoch."""
+    """Trains in the run directory `out` (opened here: a new one, or one made by the same
+    config, resumed from `state.pt`).
 
-    def __init__(self, config: IntegrationTrainConfig, out: Path, validate: Validate) -> None:
+    Raises:
+        ConfigError: a setting out of range.
+        RunDirError: `out` holds another run.
+    """
+
+    def __init__(self, config: IntegrationTrainConfig, out: Path) -> None:
         self.config = config.validated()
-        self.out = out
-        self.validate = validate
+        self.out = open_run(out, KIND, self.config)
 
     def run(
         self,
+        validate: Validate,
         on_step: Callable[[int, int, float], None] | None = None,
         on_epoch: Callable[[dict[str, Any]], None] | None = None,
         time_budget: float | None = None,
     ) -> list[dict[str, Any]]:
-        """Train; `on_step(step_in_epoch, steps_in_epoch, loss)` and `on_epoch(metrics)` report
-        progress. Stops after `time_budget` seconds of training in this call (at a step
-        boundary, then validates and saves; the same call later goes on from there). Returns
-        every epoch's metrics, earlier calls' included."""
+        """Train; `validate` gives the held-out metrics of every epoch, `on_step(step_in_epoch,
+        steps_in_epoch, loss)` and `on_epoch(metrics)` report progress. Stops after
+        `time_budget` seconds of training in this call (at a step boundary, then validates and
+        saves; the same call later goes on from there). Returns every epoch's metrics, earlier
+        calls' included."""
         c = self.config
         device = _device(c.device)
         torch.manual_seed(c.seed)
@@ -290,7 +309,7 @@ class Trainer:
             metrics = {
                 "epoch": epoch, "step": at.step, "train_loss": losses / max(tokens, 1),
                 "train_seconds": round(time.perf_counter() - epoch_start, 2),
-                **self.validate(network, valid.problems),
+                **validate(network, valid.problems),
                 "valid_size": len(valid), "elapsed": round(at.elapsed, 2),
             }  # fmt: skip
             if at.batches_done < len(plan):
@@ -325,7 +344,7 @@ class Trainer:
 
     def _save(self, network, optimizer, scaler, rng, at: _Progress, history) -> None:
         save_transformer(
-            self.out / "model.pt", network, asdict(self.config), step=at.step, epoch=at.epoch
+            self.out / "model.pt", network, self.config.identity(), step=at.step, epoch=at.epoch
         )
         state = {
             "optimizer": optimizer.state_dict(), "scaler": scaler.state_dict(),

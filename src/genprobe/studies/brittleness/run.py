@@ -58,7 +58,7 @@ def run_brittleness(
 ) -> Path:
     """Run (or resume) the whole study in `out`; returns the run directory."""
     config = config.validated()
-    run = open_run(out, KIND, config.identity())
+    run = open_run(out, KIND, config)
     base = base_suites(config)
     log(f"building {', '.join(base)}")
     run_stage(run, SuiteTask(config), [_build_shard(config, name) for name in base], executor)
