@@ -113,7 +113,7 @@ def _run(config: Any, out: Path, executor: Executor | None = None) -> None:
     from genprobe.studies.brittleness.run import run_brittleness
 
     with executor or contextlib.nullcontext(), console.status("starting") as status:
-        run = run_brittleness(config.validated(), out, log=status.update, executor=executor)
+        run = run_brittleness(config, out, log=status.update, executor=executor)
     _print_summary(run, config.policy)
     console.print(f"report: {run / 'report.html'}")
 
