@@ -103,6 +103,23 @@ def test_no_module_imports_from_a_higher_layer():
     assert upward_imports() == []
 
 
+def task_bound_imports(src: Path = SRC) -> list[str]:
+    """Imports by which the networks in models/ or decoding would know a task: its expression
+    type, or a task's token ids (decoding gets EOS and PAD from its caller)."""
+    found = []
+    for path in sorted((src / "genprobe").rglob("*.py")):
+        layer = layer_of(module_name(path, src))
+        banned = {"models": ("tasks",), "decoding": ("tasks", "data")}.get(layer, ())
+        for line, imported in imported_modules(path, src):
+            if imported.startswith(banned):
+                found.append(f"{path.relative_to(src)}:{line} ({layer}) imports {imported}")
+    return found
+
+
+def test_the_networks_and_decoding_know_no_task():
+    assert task_bound_imports() == []
+
+
 def test_every_module_has_a_known_layer():
     modules = [module_name(p) for p in (SRC / "genprobe").rglob("*.py")]
     assert sorted({layer_of(m) for m in modules} - set(LAYERS)) == []
