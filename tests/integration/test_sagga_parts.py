@@ -6,7 +6,6 @@ import pytest
 import sympy as sp
 
 from genprobe.errors import ConfigError, DataFormatError
-from genprobe.models.base import Candidate, Model
 from genprobe.models.cached import CachedModel
 from genprobe.studies.sagga.embedding import make_embedder
 from genprobe.studies.sagga.fitness import make_fitness
@@ -16,6 +15,7 @@ from genprobe.studies.sagga.seeds import BASES, TARGETS, named_basis, read_probl
 from genprobe.studies.sagga.selection import select_fitness, select_kmeans
 from genprobe.tasks.integration import X, from_sympy, parse_infix, to_sympy
 from genprobe.tasks.integration.expression import Expr, fold
+from genprobe.tasks.integration.under_test import Candidate, Model
 from genprobe.verification.pool import DeadlinePool
 
 
@@ -162,8 +162,8 @@ def test_the_query_cache_asks_each_problem_once():
 
 
 def test_an_answer_too_long_to_print_is_kept_as_prefix():
-    from genprobe.models.base import infix_text
     from genprobe.studies.sagga.generation import _answer_text
+    from genprobe.tasks.integration.under_test import infix_text
 
     # 10**5000 is built exactly, but Python refuses to print an integer of 5,001 digits
     huge = Expr.apply("pow", Expr.integer(10), Expr.integer(5000))

@@ -6,12 +6,12 @@ import torch
 
 from genprobe.errors import ConfigError, ModelCapabilityError, UnknownModelError
 from genprobe.models.adapters.seq2seq import DecodingConfig
-from genprobe.models.base import Candidate
 from genprobe.models.checkpoints import save_transformer
 from genprobe.models.registry import MODELS, load_model
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
 from genprobe.tasks.integration import Expr, parse_infix, verify
 from genprobe.tasks.integration.reading import read_expression
+from genprobe.tasks.integration.under_test import Candidate
 from genprobe.tasks.integration.vocab import EOS_INDEX, TOKEN_TO_ID
 
 

@@ -7,9 +7,9 @@ from test_model_adapters import PROBLEMS
 
 from genprobe.errors import ModelCapabilityError
 from genprobe.models.adapters.seq2seq import DecodingConfig
-from genprobe.models.base import Candidate
 from genprobe.models.registry import MODELS, load_model
 from genprobe.tasks.integration import Expr
+from genprobe.tasks.integration.under_test import Candidate
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from genprobe.data.seq2seq import BOS, PAD, encode
+from genprobe.data.seq2seq import BOS, EOS, PAD, encode
 from genprobe.decoding.greedy import greedy
 from genprobe.errors import ConfigError
 from genprobe.models.stacked_transformer import (
@@ -31,6 +31,10 @@ VARIANTS = {
     },
     "decoder-none": {"decoder_only": True, "positions": "none"},
 }
+
+
+def decode(model, src, max_len):
+    return greedy(model, src, max_len=max_len, eos=EOS, pad=PAD)
 
 
 def config(variant: str) -> TransformerSeedConfig:
@@ -89,7 +93,7 @@ def test_member_k_decodes_as_seed_k_alone_bit_for_bit(variant):
     stacked = StackedTransformer.initialized(config(variant), [1, 2, 3])
     alone = StackedTransformer.initialized(config(variant), [2])
     src = torch.as_tensor(DATA.src[:20])
-    assert torch.equal(greedy(stacked, src, max_len=12)[1], greedy(alone, src, max_len=12)[0])
+    assert torch.equal(decode(stacked, src, 12)[1], decode(alone, src, 12)[0])
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -99,7 +103,8 @@ def test_incremental_decoding_matches_teacher_forced_logits(variant):
         for param in model.parameters():
             param.mul_(20)
     src = torch.as_tensor(DATA.src[:5])
-    tokens = greedy(model, src, max_len=8, eos=-1)  # never ends: every position is decided
+    # eos -1 never comes: every position is decided
+    tokens = greedy(model, src, max_len=8, eos=-1, pad=PAD)
     tgt_in = torch.cat([torch.full((2, 5, 1), BOS), tokens[:, :, :-1]], dim=2)
     state, _ = model.start(src, max_len=8)
     stepped = []
@@ -114,7 +119,7 @@ def test_padding_does_not_change_an_output():
     model = StackedTransformer.initialized(config("decoder-alibi-random-dropout"), [5])
     src = torch.as_tensor(DATA.src[:4])
     wider = torch.nn.functional.pad(src, (0, 7), value=PAD)
-    assert torch.equal(greedy(model, src, max_len=10), greedy(model, wider, max_len=10))
+    assert torch.equal(decode(model, src, 10), decode(model, wider, 10))
 
 
 def test_evaluation_positions_depend_on_the_example_only():
@@ -147,4 +152,4 @@ def test_too_few_random_positions_for_a_sequence_is_an_error():
         TransformerSeedConfig(**VOCAB, **SMALL, random_positions=8), [1]
     )
     with pytest.raises(ConfigError, match="random_positions"):
-        greedy(model, torch.as_tensor(DATA.src[:2]), max_len=20)
+        decode(model, torch.as_tensor(DATA.src[:2]), 20)

@@ -175,7 +175,7 @@ def test_incremental_decoding_matches_teacher_forced_logits(variant):
     config = RecurrentConfig(src_vocab=41, tgt_vocab=243, **VARIANTS[variant])
     model = StackedSeq2Seq.initialized(config, [3, 4])
     src = torch.as_tensor(TRAIN.src[:5])
-    tokens = greedy(model, src, max_len=8)  # (S, B, 8)
+    tokens = greedy(model, src, max_len=8, eos=EOS, pad=PAD)  # (S, B, 8)
     assert tokens.shape == (2, 5, 8)
     tgt_in = torch.cat([torch.full((2, 5, 1), BOS), tokens[:, :, :-1]], dim=2)
     logits = model.logits(model(src.expand(2, -1, -1), tgt_in))

@@ -53,23 +53,23 @@ TINY = ["--seeds", "2", "--seeds-per-shard", "2", "--max-epochs", "2", "--valida
 
 
 def test_a_rewriting_run_made_before_tasks_were_plugins_keeps_its_hash_and_resumes(tmp_path):
-    config = SweepConfig.from_dict(BEFORE_TASKS)
-    assert config.to_dict() == BEFORE_TASKS and config_hash(BEFORE_TASKS) == "066da20e15503b0a"
+    config = SweepConfig.from_identity(BEFORE_TASKS)
+    assert config.identity() == BEFORE_TASKS and config_hash(BEFORE_TASKS) == "066da20e15503b0a"
     (tmp_path / "config.json").write_text(
         json.dumps({"kind": LEGACY_KIND, "hash": "066da20e15503b0a", "config": BEFORE_TASKS})
     )
-    assert open_run(tmp_path, KIND, config.to_dict(), older_kinds=(LEGACY_KIND,)) == tmp_path
+    assert open_run(tmp_path, KIND, config, older_kinds=(LEGACY_KIND,)) == tmp_path
 
 
 def test_settings_added_later_enter_the_identity_only_when_set():
-    config = SweepConfig.from_dict(BEFORE_TASKS)
-    two = SweepConfig.from_dict({**BEFORE_TASKS, "layers": 2})
-    assert two.to_dict()["layers"] == 2 and "layers" not in config.to_dict()
+    config = SweepConfig.from_identity(BEFORE_TASKS)
+    two = SweepConfig.from_identity({**BEFORE_TASKS, "layers": 2})
+    assert two.identity()["layers"] == 2 and "layers" not in config.identity()
     adam = SweepConfig(seeds=(1,), train=TrainConfig(optimizer="adam", lr=0.001))
-    assert adam.to_dict()["train"]["optimizer"] == "adam"
+    assert adam.identity()["train"]["optimizer"] == "adam"
     scan = SweepConfig(seeds=(1,), task=load_task("scan", {"split": "length"}))
-    assert scan.to_dict()["task"] == {"name": "scan", "options": {"split": "length"}}
-    assert SweepConfig.from_dict(scan.to_dict()) == scan
+    assert scan.identity()["task"] == {"name": "scan", "options": {"split": "length"}}
+    assert SweepConfig.from_identity(scan.identity()) == scan
 
 
 @pytest.mark.slow

@@ -65,7 +65,7 @@ def test_grid_members_get_their_init_and_order_seeds():
     config = SweepConfig(seeds=(0, 1, 2, 3, 4, 5), init_seeds=(7, 8), order_seeds=(1, 2, 3))
     streams = config.streams()
     assert streams[0] == MemberSeeds(7, 1) and streams[5] == MemberSeeds(8, 3)
-    assert SweepConfig.from_dict(config.to_dict()) == config
+    assert SweepConfig.from_identity(config.identity()) == config
     assert SweepConfig(seeds=(4, 5)).streams() == {4: MemberSeeds(4, 4), 5: MemberSeeds(5, 5)}
 
 
@@ -86,11 +86,11 @@ def test_bad_sweep_settings_name_the_field(settings, field):
 
 
 def test_transformer_settings_are_left_out_of_a_recurrent_runs_identity():
-    identity = SweepConfig(seeds=(1,)).to_dict()
+    identity = SweepConfig(seeds=(1,)).identity()
     assert not {"arch", "heads", "positions", "init_seeds"} & set(identity)
     transformer = SweepConfig(
         seeds=(1,), task=load_task("addition"), arch="transformer", emb=64, hidden=64
     )
-    assert transformer.to_dict()["arch"] == "transformer"
-    assert SweepConfig.from_dict(transformer.to_dict()) == transformer
+    assert transformer.identity()["arch"] == "transformer"
+    assert SweepConfig.from_identity(transformer.identity()) == transformer
     assert transformer.model_config().width == 64

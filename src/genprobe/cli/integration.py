@@ -271,10 +271,10 @@ def score(
     device: Device = "cpu",
 ) -> None:
     """Total log-probability the model gives each candidate, teacher-forced."""
-    from genprobe.models.base import infix_text
-    from genprobe.studies.integration_models import read_pairs
+    from genprobe.studies.integration_models import read_candidate_pairs
+    from genprobe.tasks.integration.under_test import infix_text
 
-    pairs = read_pairs(input_path)
+    pairs = read_candidate_pairs(input_path)
     model = ModelOptions(model_spec, batch_size=batch_size, device=device).load()
     try:
         logprobs = model.score(pairs)
@@ -312,18 +312,17 @@ def train(
     ),
 ) -> None:
     """Train the integration transformer; validation Fail@1 (greedy, verified) every epoch."""
-    from dataclasses import asdict
-
     from genprobe.cli.console import console, progress_bar
-    from genprobe.runs.rundir import open_run
-    from genprobe.training.seq2seq_transformer import TrainConfig, Trainer
+    from genprobe.studies.integration_models import greedy_fail_at_1
+    from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
+    from genprobe.training.seq2seq_transformer import IntegrationTrainConfig, Trainer
 
-    config = TrainConfig(
+    config = IntegrationTrainConfig(
         data=str(data), size=size, dropout=dropout, lr=lr, warmup=warmup,
         batch_size=batch_size, clip=clip, epochs=epochs, epoch_size=epoch_size,
         valid_size=valid_size, max_len=max_len, seed=seed, device=device, precision=precision,
-    ).validated()  # fmt: skip
-    open_run(out, "integration-train", asdict(config))
+    )  # fmt: skip
+    trainer = Trainer(config, out)
     with progress_bar() as progress:
         task = progress.add_task("training", total=None)
 
@@ -338,5 +337,6 @@ def train(
             )
 
         budget = None if max_minutes is None else 60 * max_minutes
-        Trainer(config, out).run(on_step, on_epoch, budget)
+        with Verifier(VerifierConfig(deadline=config.verify_deadline)) as verifier:
+            trainer.run(greedy_fail_at_1(verifier, config.max_len), on_step, on_epoch, budget)
     console.print(f"model in {out / 'model.pt'} (use --model ckpt:{out})")

@@ -82,7 +82,7 @@ def sagga(
     )  # fmt: skip
     executor = model_study_executor(backend, ray_address, workers, model.device)
     with executor or contextlib.nullcontext(), console.status("starting") as status:
-        run = run_sagga(config.validated(), out, log=status.update, executor=executor)
+        run = run_sagga(config, out, log=status.update, executor=executor)
     _print(run)
 
 

@@ -7,8 +7,6 @@ from typing import Any, Protocol
 import torch
 from torch import Tensor
 
-from genprobe.data.seq2seq import EOS, PAD
-
 
 class IncrementalDecoder(Protocol):
     def start(self, src: Tensor, max_len: int | None = None) -> tuple[Any, Tensor]:
@@ -20,15 +18,13 @@ class IncrementalDecoder(Protocol):
 
 
 @torch.no_grad()
-def greedy(
-    model: IncrementalDecoder, src: Tensor, max_len: int, eos: int = EOS, pad: int = PAD
-) -> Tensor:
+def greedy(model: IncrementalDecoder, src: Tensor, max_len: int, *, eos: int, pad: int) -> Tensor:
     """Decode src (B, Ls) by always taking the most likely next token.
 
     Returns token ids (*lead, B, max_len), where `lead` is whatever leading axes the model's
     logits carry (the member axis S of a stacked model); positions after EOS hold `pad`.
-    `eos` and `pad` default to `genprobe.data.seq2seq`'s ids; a model with its own vocabulary
-    (the integration transformer: EOS 0, PAD 1) passes its own.
+    `eos` and `pad` are the ids of the model's vocabulary (`genprobe.data.seq2seq`'s for the
+    stacked seed-study models; EOS 0, PAD 1 for the integration transformer).
     """
     state, token = model.start(src, max_len=max_len)
     done = torch.zeros_like(token, dtype=torch.bool)

@@ -8,6 +8,8 @@ from typing import Protocol
 import torch
 from torch import Tensor
 
+from genprobe.models.transformer import decoder_io
+
 
 class TeacherForced(Protocol):
     eos_index: int
@@ -16,17 +18,6 @@ class TeacherForced(Protocol):
     def __call__(self, src: Tensor, tgt_in: Tensor) -> Tensor:
         """Next-token logits (B, T, V) for decoder inputs tgt_in (B, T) starting with BOS."""
         ...
-
-
-def decoder_io(tgt: Tensor, lengths: Tensor, eos: int, pad: int) -> tuple[Tensor, Tensor]:
-    """Targets (B, T) of `lengths` tokens (EOS excluded, `pad` after) → decoder inputs
-    `EOS y1..ym` and outputs `y1..ym EOS`, both (B, T + 1), `pad` after the end."""
-    n, width = tgt.shape
-    tgt_in = torch.cat([tgt.new_full((n, 1), eos), tgt], dim=1)
-    tgt_out = torch.cat([tgt, tgt.new_full((n, 1), pad)], dim=1)
-    tgt_out[torch.arange(n, device=tgt.device), lengths] = eos
-    inside = torch.arange(width + 1, device=tgt.device) <= lengths[:, None]
-    return tgt_in.masked_fill(~inside, pad), tgt_out.masked_fill(~inside, pad)
 
 
 @torch.no_grad()

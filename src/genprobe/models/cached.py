@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from genprobe.models.base import Candidate, Model
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import to_prefix
+from genprobe.tasks.integration.under_test import Candidate, Model
 
 
 class CachedModel(Model):

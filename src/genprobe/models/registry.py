@@ -2,8 +2,8 @@
 its factory as "module:function", imported only when that kind is loaded, so listing models
 imports neither torch nor httpx.
 
-To add a kind: write an adapter (a `genprobe.models.base.Model`) with a factory taking the text
-after the colon plus its keyword settings, and add a row here.
+To add a kind: write an adapter (a `genprobe.tasks.integration.under_test.Model`) with a
+factory taking the text after the colon plus its keyword settings, and add a row here.
 
 Example:
     load_model("lc:fwd_bwd_ibp.pth", decoding=DecodingConfig(beam_size=10))
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from genprobe.errors import ConfigError, UnknownModelError
-from genprobe.models.base import Model
+from genprobe.tasks.integration.under_test import Model
 
 
 @dataclass(frozen=True)

@@ -13,35 +13,46 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from genprobe.decoding.config import DecodingConfig
-from genprobe.models.base import Model
+from genprobe.runs.config import identity_fields
 from genprobe.runs.provenance import file_digest
+from genprobe.tasks.integration.under_test import Model
 
 
 @dataclass(frozen=True)
 class ModelSettings:
+    """A `genprobe.runs.config.RunConfig`, inside the brittleness and SAGGA configs."""
+
+    RUNTIME: ClassVar[tuple[str, ...]] = ("device", "cache_dir", "concurrency")
     spec: str  # ckpt:PATH, lc:PATH, sympy, openai:MODEL@URL, py:module:function
     decoding: DecodingConfig = field(default_factory=DecodingConfig)
     deadline: float = 5.0  # sympy: seconds per problem
     temperature: float | None = None  # openai: sampling temperature (None: the endpoint's)
-    # runtime only
     device: str = "cpu"
     cache_dir: str | None = None  # openai: answers cached on disk
     concurrency: int = 8  # openai: requests in flight
 
+    def validated(self) -> ModelSettings:
+        self.decoding.validated()
+        return self
+
     def identity(self) -> dict[str, Any]:
-        """What determines the model's answers: part of a run's hashed config."""
-        return {
-            "spec": self.spec,
-            "fingerprint": fingerprint(self.spec),
-            "decoding": asdict(self.decoding),
-            "deadline": self.deadline,
-            "temperature": self.temperature,
-        }
+        """What determines the model's answers (the checkpoint's bytes too): part of a run's
+        hashed config."""
+        identity = identity_fields(self)
+        identity["decoding"] = self.decoding.identity()
+        identity["fingerprint"] = fingerprint(self.spec)
+        return identity
+
+    @classmethod
+    def from_identity(cls, identity: dict[str, Any]) -> ModelSettings:
+        """The settings, less the fingerprint: a rebuilt identity takes the file's again."""
+        fields = {k: v for k, v in identity.items() if k != "fingerprint"}
+        return cls(**{**fields, "decoding": DecodingConfig.from_identity(fields["decoding"])})
 
     def runtime(self) -> dict[str, Any]:
         return {"device": self.device, "concurrency": self.concurrency}

@@ -14,6 +14,7 @@ from typing import Any
 
 from genprobe.errors import RunDirError
 from genprobe.runs.atomic import write_json
+from genprobe.runs.config import RunConfig
 from genprobe.runs.provenance import config_hash, provenance
 
 CONFIG_FILE = "config.json"
@@ -22,33 +23,37 @@ CONFIG_FILE = "config.json"
 def open_run(
     path: str | Path,
     kind: str,
-    config: dict[str, Any],
-    extends: Callable[[dict[str, Any]], bool] | None = None,
+    config: RunConfig,
+    extends: Callable[[Any], bool] | None = None,
     older_kinds: tuple[str, ...] = (),
 ) -> Path:
-    """Create the run directory for `config`, or check that an existing one was made by it;
-    returns its absolute path (tasks may run in processes with another working directory).
+    """Create the run directory for `config` (validated by the caller), or check that an
+    existing one was made by it; returns its absolute path (tasks may run in processes with
+    another working directory). `config.json` holds `config.identity()` and its hash.
 
-    `extends(stored_config)` says whether `config` may take over a directory made by another
-    config of the same kind; `config.json` then records the new config and the hashes it grew
-    from (`extended_from`), and the stages decide what to redo from their shard specs.
+    `extends(stored)`, given the config rebuilt from the stored identity, says whether `config`
+    may take over a directory made by another config of the same kind; `config.json` then
+    records the new config and the hashes it grew from (`extended_from`), and the stages decide
+    what to redo from their shard specs.
     `older_kinds` are former names of `kind`: a directory made under one of them is a run of
     this kind.
     """
     path = Path(path).absolute()
-    digest = config_hash(config)
+    identity = config.identity()
+    digest = config_hash(identity)
     if (path / CONFIG_FILE).exists():
         stored = read_config(path)
         same_kind = stored.get("kind") in (kind, *older_kinds)
         if same_kind and stored.get("hash") == digest:
             return path
-        if same_kind and extends is not None and extends(stored["config"]):
+        earlier = type(config).from_identity
+        if same_kind and extends is not None and extends(earlier(stored["config"])):
             write_json(
                 path / CONFIG_FILE,
                 {
                     "kind": kind,
                     "hash": digest,
-                    "config": config,
+                    "config": identity,
                     "provenance": provenance(),
                     "extended_from": [*stored.get("extended_from", []), stored["hash"]],
                 },
@@ -64,7 +69,7 @@ def open_run(
         )
     write_json(
         path / CONFIG_FILE,
-        {"kind": kind, "hash": digest, "config": config, "provenance": provenance()},
+        {"kind": kind, "hash": digest, "config": identity, "provenance": provenance()},
     )
     return path
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from genprobe.data.lines import json_lines
 from genprobe.errors import DataFormatError
 from genprobe.runs.atomic import write_text
+from genprobe.tasks.lines import json_lines
 from genprobe.tasks.task import Examples, Task
 from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, output_lines
 

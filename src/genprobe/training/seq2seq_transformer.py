@@ -5,8 +5,8 @@ GPU, batches of similar lengths. `model.pt` (the model, readable as `ckpt:DIR`) 
 (optimizer, step, RNG, position in the epoch) are saved after every epoch, every ten minutes and
 when the time budget runs out, so an interrupted run resumes at the batch where it stopped and
 ends with the same weights as an uninterrupted one. After every epoch (and at a time-budget
-stop), Fail@1 of greedy decoding on held-out problems is measured with the verifier and
-appended to `metrics.jsonl`.
+stop), the caller's `validate` measures the network on held-out problems (the CLI: Fail@1 of
+greedy decoding, verified) and its metrics are appended to `metrics.jsonl`.
 
 Sizes: `SMALL` trains on two CPU cores; `PAPER` is Lample & Charton's (dim 1024, 6 + 6 layers,
 8 heads), for GPUs.
@@ -19,33 +19,42 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 
-from genprobe.decoding.scoring import decoder_io
 from genprobe.errors import ConfigError, DataFormatError, GenprobeError
-from genprobe.models.adapters.seq2seq import DecodingConfig, Seq2SeqModel
 from genprobe.models.checkpoints import load_transformer, save_transformer
-from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig, pad_sequences
+from genprobe.models.transformer import (
+    Seq2SeqTransformer,
+    TransformerConfig,
+    decoder_io,
+    pad_sequences,
+)
 from genprobe.runs.atomic import atomic_path, write_text
+from genprobe.runs.config import identity_fields
+from genprobe.runs.rundir import open_run
 from genprobe.tasks.integration.datasets import read_dataset
-from genprobe.tasks.integration.reading import read_expression
-from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, encode_tokens
 from genprobe.training.loss import token_cross_entropy
-from genprobe.verification.ranked import verify_ranked
 
 SMALL = TransformerConfig(dim=128, n_enc_layers=2, n_dec_layers=2, n_heads=4, max_positions=1024)
 PAPER = TransformerConfig(dim=1024, n_enc_layers=6, n_dec_layers=6, n_heads=8)
 SIZES = {"small": SMALL, "paper": PAPER}
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 SAVE_EVERY_SECONDS = 600
+KIND = "integration-train"
+
+# metrics of the network (in eval mode) on the validation problems (input prefix text)
+Validate = Callable[[Seq2SeqTransformer, Sequence[str]], dict[str, float]]
 
 
 @dataclass(frozen=True)
-class TrainConfig:
+class IntegrationTrainConfig:
+    """A `genprobe.runs.config.RunConfig`; `Trainer` validates it and opens its run."""
+
+    RUNTIME: ClassVar[tuple[str, ...]] = ()  # device and precision change the weights
     data: str  # L&C text (`count|input<TAB>output`), or JSONL/Parquet from `generate`
     size: str = "small"  # "small" or "paper"
     dropout: float = 0.0  # L&C trained without dropout
@@ -65,7 +74,7 @@ class TrainConfig:
     precision: str = "auto"
     extra: dict[str, Any] = field(default_factory=dict)  # free-form notes, kept in config.json
 
-    def validated(self) -> TrainConfig:
+    def validated(self) -> IntegrationTrainConfig:
         if self.size not in SIZES:
             raise ConfigError("size", f"one of {sorted(SIZES)}", self.size)
         if self.precision not in PRECISIONS:
@@ -76,6 +85,13 @@ class TrainConfig:
         if not self.lr > 0:
             raise ConfigError("lr", "a positive number", self.lr)
         return self
+
+    def identity(self) -> dict[str, Any]:
+        return identity_fields(self)
+
+    @classmethod
+    def from_identity(cls, identity: dict[str, Any]) -> IntegrationTrainConfig:
+        return cls(**identity)
 
     def model_config(self) -> TransformerConfig:
         base = SIZES[self.size]
@@ -97,7 +113,7 @@ class Pairs:
         return Pairs(*([part[i] for i in index] for part in (self.src, self.tgt, self.problems)))
 
 
-def read_pairs(path: str | Path, split: str | None, max_len: int) -> Pairs:
+def read_training_pairs(path: str | Path, split: str | None, max_len: int) -> Pairs:
     """Encode a dataset's rows (of `split` where the file has splits); rows longer than
     `max_len` tokens are left out.
 
@@ -180,21 +196,6 @@ def _autocast(device: torch.device, precision: str) -> tuple[torch.dtype | None,
     ]
 
 
-def fail_at_1(network: Seq2SeqTransformer, valid: Pairs, max_len: int, verifier: Verifier) -> float:
-    """Share of validation problems whose greedy output the verifier does not pass."""
-    model = Seq2SeqModel(
-        network,
-        DecodingConfig(method="greedy", max_len=max_len, batch_size=64),
-        str(next(network.parameters()).device),
-    )
-    problems = [read_expression(p, canonical=True) for p in valid.problems]
-    found = model.candidates(problems, 1)
-    answers = [[c.answer for c in candidates] for candidates in found]
-    ranked = verify_ranked(problems, answers, verifier.verify_many, k_max=1)
-    policy = verifier.config.policy
-    return sum(r.first_pass(policy) != 1 for r in ranked) / len(problems)
-
-
 def _train_step(
     network: Seq2SeqTransformer,
     optimizer: torch.optim.Optimizer,
@@ -233,30 +234,40 @@ class _Progress:
 
 
 class Trainer:
-    """Trains in `out` (a run directory opened by the caller); resumes from `state.pt`."""
+    """Trains in the run directory `out` (opened here: a new one, or one made by the same
+    config, resumed from `state.pt`).
 
-    def __init__(self, config: TrainConfig, out: Path) -> None:
+    Raises:
+        ConfigError: a setting out of range.
+        RunDirError: `out` holds another run.
+    """
+
+    def __init__(self, config: IntegrationTrainConfig, out: Path) -> None:
         self.config = config.validated()
-        self.out = out
+        self.out = open_run(out, KIND, self.config)
 
     def run(
         self,
+        validate: Validate,
         on_step: Callable[[int, int, float], None] | None = None,
         on_epoch: Callable[[dict[str, Any]], None] | None = None,
         time_budget: float | None = None,
     ) -> list[dict[str, Any]]:
-        """Train; `on_step(step_in_epoch, steps_in_epoch, loss)` and `on_epoch(metrics)` report
-        progress. Stops after `time_budget` seconds of training in this call (at a step
-        boundary, then validates and saves; the same call later goes on from there). Returns
-        every epoch's metrics, earlier calls' included."""
+        """Train; `validate` gives the held-out metrics of every epoch, `on_step(step_in_epoch,
+        steps_in_epoch, loss)` and `on_epoch(metrics)` report progress. Stops after
+        `time_budget` seconds of training in this call (at a step boundary, then validates and
+        saves; the same call later goes on from there). Returns every epoch's metrics, earlier
+        calls' included."""
         c = self.config
         device = _device(c.device)
         torch.manual_seed(c.seed)
         rng = np.random.default_rng(c.seed)
-        train = read_pairs(c.data, "train", c.max_len)
+        train = read_training_pairs(c.data, "train", c.max_len)
         if not len(train):
             raise DataFormatError(c.data, None, "no training pairs (after the length limit)")
-        train, valid = split_valid(train, read_pairs(c.data, "valid", c.max_len), c.valid_size, rng)
+        train, valid = split_valid(
+            train, read_training_pairs(c.data, "valid", c.max_len), c.valid_size, rng
+        )
         network = Seq2SeqTransformer(c.model_config()).to(device)
         optimizer = torch.optim.AdamW(network.parameters(), lr=c.lr, weight_decay=c.weight_decay)
         dtype, scaled = _autocast(device, c.precision)
@@ -267,52 +278,51 @@ class Trainer:
         n_examples = c.epoch_size or len(train)
         started = last_save = time.perf_counter()
         elapsed_before = at.elapsed
-        with Verifier(VerifierConfig(deadline=c.verify_deadline)) as verifier:
-            for epoch in range(at.epoch, c.epochs):
-                if at.epoch_rng is None:
-                    at.epoch, at.batches_done, at.epoch_rng = epoch, 0, rng.bit_generator.state
-                else:  # resuming inside this epoch: draw its batches again, skip the done ones
-                    rng.bit_generator.state = at.epoch_rng
-                plan = batch_indices(train, c.batch_size, n_examples, rng)
-                network.train()
-                losses, tokens, epoch_start = 0.0, 0, time.perf_counter()
-                stop = False
-                for i in range(at.batches_done, len(plan)):
-                    for group in optimizer.param_groups:
-                        group["lr"] = c.lr * min(1.0, (at.step + 1) / max(c.warmup, 1))
-                    batch = [t.to(device) for t in collate(train, plan[i])]
-                    loss, n_tokens = _train_step(network, optimizer, scaler, dtype, c.clip, *batch)
-                    now = time.perf_counter()
-                    at.step, at.batches_done = at.step + 1, i + 1
-                    at.elapsed = elapsed_before + now - started
-                    losses += loss * n_tokens
-                    tokens += n_tokens
-                    if on_step is not None:
-                        on_step(i + 1, len(plan), loss)
-                    stop = time_budget is not None and now - started > time_budget
-                    if stop:
-                        break
-                    if now - last_save > SAVE_EVERY_SECONDS and i + 1 < len(plan):
-                        self._save(network, optimizer, scaler, rng, at, history)
-                        last_save = now
-                network.eval()
-                metrics = {
-                    "epoch": epoch, "step": at.step, "train_loss": losses / max(tokens, 1),
-                    "train_seconds": round(time.perf_counter() - epoch_start, 2),
-                    "valid_fail@1": fail_at_1(network, valid, c.max_len, verifier),
-                    "valid_size": len(valid), "elapsed": round(at.elapsed, 2),
-                }  # fmt: skip
-                if at.batches_done < len(plan):
-                    metrics["partial"] = at.batches_done / len(plan)
-                else:
-                    at.epoch, at.batches_done, at.epoch_rng = epoch + 1, 0, None
-                history.append(metrics)
-                self._save(network, optimizer, scaler, rng, at, history)
-                last_save = time.perf_counter()
-                if on_epoch is not None:
-                    on_epoch(metrics)
+        for epoch in range(at.epoch, c.epochs):
+            if at.epoch_rng is None:
+                at.epoch, at.batches_done, at.epoch_rng = epoch, 0, rng.bit_generator.state
+            else:  # resuming inside this epoch: draw its batches again, skip the done ones
+                rng.bit_generator.state = at.epoch_rng
+            plan = batch_indices(train, c.batch_size, n_examples, rng)
+            network.train()
+            losses, tokens, epoch_start = 0.0, 0, time.perf_counter()
+            stop = False
+            for i in range(at.batches_done, len(plan)):
+                for group in optimizer.param_groups:
+                    group["lr"] = c.lr * min(1.0, (at.step + 1) / max(c.warmup, 1))
+                batch = [t.to(device) for t in collate(train, plan[i])]
+                loss, n_tokens = _train_step(network, optimizer, scaler, dtype, c.clip, *batch)
+                now = time.perf_counter()
+                at.step, at.batches_done = at.step + 1, i + 1
+                at.elapsed = elapsed_before + now - started
+                losses += loss * n_tokens
+                tokens += n_tokens
+                if on_step is not None:
+                    on_step(i + 1, len(plan), loss)
+                stop = time_budget is not None and now - started > time_budget
                 if stop:
                     break
+                if now - last_save > SAVE_EVERY_SECONDS and i + 1 < len(plan):
+                    self._save(network, optimizer, scaler, rng, at, history)
+                    last_save = now
+            network.eval()
+            metrics = {
+                "epoch": epoch, "step": at.step, "train_loss": losses / max(tokens, 1),
+                "train_seconds": round(time.perf_counter() - epoch_start, 2),
+                **validate(network, valid.problems),
+                "valid_size": len(valid), "elapsed": round(at.elapsed, 2),
+            }  # fmt: skip
+            if at.batches_done < len(plan):
+                metrics["partial"] = at.batches_done / len(plan)
+            else:
+                at.epoch, at.batches_done, at.epoch_rng = epoch + 1, 0, None
+            history.append(metrics)
+            self._save(network, optimizer, scaler, rng, at, history)
+            last_save = time.perf_counter()
+            if on_epoch is not None:
+                on_epoch(metrics)
+            if stop:
+                break
         return history
 
     def _resume(
@@ -334,7 +344,7 @@ class Trainer:
 
     def _save(self, network, optimizer, scaler, rng, at: _Progress, history) -> None:
         save_transformer(
-            self.out / "model.pt", network, asdict(self.config), step=at.step, epoch=at.epoch
+            self.out / "model.pt", network, self.config.identity(), step=at.step, epoch=at.epoch
         )
         state = {
             "optimizer": optimizer.state_dict(), "scaler": scaler.state_dict(),

@@ -40,6 +40,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -49,6 +50,7 @@ from genprobe.data.seq2seq import PAD, Seq2SeqTensors
 from genprobe.errors import ConfigError, check_choice
 from genprobe.models.stacked import StackedConfig, StackedModel, stacked_class
 from genprobe.runs.atomic import atomic_path
+from genprobe.runs.config import identity_fields
 from genprobe.training.captured import CapturedStep
 from genprobe.training.loss import batched_output_loss, member_output_loss
 from genprobe.training.step_inputs import StepInputs
@@ -87,6 +89,9 @@ def cuda_determinism() -> None:
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """A `genprobe.runs.config.RunConfig` inside `SweepConfig`, checked when it is built."""
+
+    RUNTIME: ClassVar[tuple[str, ...]] = ()
     batch_size: int = 64  # examples per member and step
     lr: float = 0.125  # the paper's SGD rate; Adam wants ~0.001
     optimizer: str = "sgd"  # "sgd" (plain), "adam" or "adamw"
@@ -131,6 +136,16 @@ class TrainConfig:
             raise ConfigError(
                 "loss_normalization", f"one of {LOSS_NORMALIZATIONS}", self.loss_normalization
             )
+
+    def validated(self) -> TrainConfig:
+        return self  # checked in __post_init__: no TrainConfig is ever unchecked
+
+    def identity(self) -> dict[str, Any]:
+        return identity_fields(self)
+
+    @classmethod
+    def from_identity(cls, identity: dict[str, Any]) -> TrainConfig:
+        return cls(**identity)
 
 
 @dataclass

@@ -1,1 +1,1 @@
-"""Adapters that put any kind of model behind `genprobe.models.base.Model`."""
+"""Adapters that put any kind of model behind `genprobe.tasks.integration.under_test.Model`."""

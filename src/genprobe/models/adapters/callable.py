@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from genprobe.errors import ConfigError, GenprobeError
-from genprobe.models.base import Candidate, Model, problem_text
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.reading import read_expression
+from genprobe.tasks.integration.under_test import Candidate, Model, problem_text
 
 Answer = str | tuple[str, float]
 

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from genprobe.errors import ConfigError, EndpointError, GenprobeError
-from genprobe.models.base import Candidate, Model, problem_text
 from genprobe.runs.atomic import write_text
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.infix import parse_infix
+from genprobe.tasks.integration.under_test import Candidate, Model, problem_text
 
 T = TypeVar("T")
 

@@ -21,11 +21,11 @@ from genprobe.decoding.config import DecodingConfig
 from genprobe.decoding.sampling import sample
 from genprobe.decoding.scoring import sequence_logprobs
 from genprobe.errors import CheckpointError, ConfigError, GenprobeError
-from genprobe.models.base import Candidate, Model
 from genprobe.models.checkpoints import load_transformer
 from genprobe.models.transformer import Seq2SeqTransformer, pad_sequences
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import from_prefix, problem_prefix, to_prefix
+from genprobe.tasks.integration.under_test import Candidate, Model
 from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, VOCAB, encode_tokens
 
 

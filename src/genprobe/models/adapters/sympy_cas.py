@@ -15,9 +15,9 @@ from typing import Any
 import sympy as sp
 
 from genprobe.errors import GenprobeError
-from genprobe.models.base import Candidate, Model
 from genprobe.tasks.integration.expression import Expr, X, from_sympy, to_sympy
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
+from genprobe.tasks.integration.under_test import Candidate, Model
 from genprobe.verification.pool import DeadlinePool
 
 

@@ -11,19 +11,20 @@ it (pairs per cell, problems per set, sums per k).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, check_choice
 from genprobe.models.registry import model_kind
 from genprobe.models.settings import ModelSettings
+from genprobe.runs.config import identity_fields
 from genprobe.runs.provenance import file_digest
 from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
 
 # what the run can hold, in report order; `validation-primitives` is solved only to build the
 # suites made of solved validation problems
-SUITES = (
+STUDY_SUITES = (
     "in-distribution",
     "robustness-simple",
     "integer-extrapolation",
@@ -32,7 +33,7 @@ SUITES = (
     "operator-extrapolation",
 )
 # every suite but integer-extrapolation, whose problems robustness-simple holds already
-DEFAULT_SUITES = tuple(s for s in SUITES if s != "integer-extrapolation")
+DEFAULT_SUITES = tuple(s for s in STUDY_SUITES if s != "integer-extrapolation")
 # suites made from a validation (or test) file
 NEEDS_VALIDATION = ("in-distribution", "robustness-validation")
 TEMPERATURES = (0.6, 0.8, 1.0)
@@ -74,6 +75,9 @@ PRESETS: dict[str, Preset] = {
 
 @dataclass(frozen=True)
 class BrittlenessConfig:
+    """A `genprobe.runs.config.RunConfig`; `run_brittleness` validates it."""
+
+    RUNTIME: ClassVar[tuple[str, ...]] = ("workers",)
     model: ModelSettings
     suites: tuple[str, ...] = DEFAULT_SUITES
     sizes: Mapping[str, int] = field(default_factory=lambda: dict(PRESETS["paper"].sizes))
@@ -87,7 +91,6 @@ class BrittlenessConfig:
     search_budget: int | None = None  # beam and samples for section 6's large search
     temperatures: tuple[float, ...] = TEMPERATURES
     shard_size: int = 256  # problems per shard
-    # runtime only
     workers: int | None = None  # verifier and generator processes (None: one per CPU)
 
     @property
@@ -95,8 +98,9 @@ class BrittlenessConfig:
         return max(self.ks)
 
     def validated(self) -> BrittlenessConfig:
+        self.model.validated()
         for name in self.suites:
-            check_choice("--suites", name, SUITES)
+            check_choice("--suites", name, STUDY_SUITES)
         if not self.ks or min(self.ks) < 1:
             raise ConfigError("--k", "one or more positive integers", self.ks)
         if self.policy not in ("strict", "generous"):
@@ -122,14 +126,22 @@ class BrittlenessConfig:
 
     def identity(self) -> dict[str, Any]:
         """The hashed config: everything that decides the results."""
-        identity = asdict(self)
+        identity = identity_fields(self)
         identity["model"] = self.model.identity()
         identity["validation"] = self.validation and {
             "path": self.validation,
             "sha256": file_digest(self.validation),
         }
-        del identity["workers"]
         return identity
+
+    @classmethod
+    def from_identity(cls, identity: dict[str, Any]) -> BrittlenessConfig:
+        fields = dict(identity)
+        fields["model"] = ModelSettings.from_identity(fields["model"])
+        fields["validation"] = fields["validation"] and fields["validation"]["path"]
+        for name in ("suites", "ks", "temperatures"):
+            fields[name] = tuple(fields[name])
+        return cls(**fields)
 
 
 def resolve_sizes(preset: str, n: int | None) -> dict[str, int]:

@@ -56,9 +56,10 @@ def run_brittleness(
     log: Log = lambda message: None,
     executor: Executor | None = None,
 ) -> Path:
-    """Run (or resume) the whole study in `out`; returns the run directory."""
+    """Run (or resume) the whole study in `out`; returns the run directory, ready for
+    `report.write_report`."""
     config = config.validated()
-    run = open_run(out, KIND, config.identity())
+    run = open_run(out, KIND, config)
     base = base_suites(config)
     log(f"building {', '.join(base)}")
     run_stage(run, SuiteTask(config), [_build_shard(config, name) for name in base], executor)
@@ -77,9 +78,6 @@ def run_brittleness(
         shards = budget.shards(read_suites(run))
         log(f"search budget {config.search_budget}: {len(shards)} shards")
         run_stage(run, budget.BudgetTask(config.model, _verifier(config), config), shards, executor)
-    from genprobe.studies.brittleness.report import write_report
-
-    write_report(run)
     return run
 
 

@@ -28,12 +28,12 @@ from typing import Any, ClassVar
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from genprobe.models.base import Candidate, Model
 from genprobe.models.settings import ModelSettings
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
+from genprobe.tasks.integration.under_test import Candidate, Model
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.verification.ranked import RankedResult, verify_ranked
 

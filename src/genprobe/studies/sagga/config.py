@@ -10,12 +10,13 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, check_choice
 from genprobe.models.settings import ModelSettings
+from genprobe.runs.config import identity_fields
 from genprobe.runs.provenance import file_digest
 from genprobe.studies.sagga.fitness import NAMES as FITNESSES
 from genprobe.studies.sagga.mutations import PRESETS
@@ -26,6 +27,9 @@ SELECTIONS = ("kmeans", "fitness")
 
 @dataclass(frozen=True)
 class SaggaConfig:
+    """A `genprobe.runs.config.RunConfig`; `run_sagga` validates it."""
+
+    RUNTIME: ClassVar[tuple[str, ...]] = ("minutes", "workers", "verify_chunk", "tag_limit")
     model: ModelSettings
     preset: str = "uniform"  # mutation preset: uniform, robustness, distance
     basis: str = "polynomial"  # a named basis, or "file" with basis_file
@@ -46,13 +50,13 @@ class SaggaConfig:
     policy: str = "generous"  # a timeout passes, as in the original; or strict
     deadline: float = 2.0  # verifier seconds per candidate
     mutation_deadline: float = 1.0  # SymPy simplify seconds per mutant (the original's alarm)
-    # runtime only
     minutes: float | None = None  # time budget of this invocation
     workers: int | None = None  # mutation and verifier processes (None: one per CPU)
     verify_chunk: int = 100  # problems per verify shard (the unit a cluster spreads)
     tag_limit: int | None = None  # the report tags at most this many failures (None: all)
 
     def validated(self) -> SaggaConfig:
+        self.model.validated()
         check_choice("--preset", self.preset, PRESETS)
         check_choice("--fitness", self.fitness, FITNESSES)
         check_choice("--seed-selection", self.selection, SELECTIONS)
@@ -85,11 +89,17 @@ class SaggaConfig:
 
     def identity(self) -> dict[str, Any]:
         """Everything that decides the archive."""
-        identity = asdict(self)
+        identity = identity_fields(self)
         identity["model"] = self.model.identity()
         for name in ("basis_file", "targets_file"):
             path = identity[name]
             identity[name] = path and {"path": path, "sha256": file_digest(path)}
-        for name in ("minutes", "workers", "verify_chunk", "tag_limit"):
-            del identity[name]
         return identity
+
+    @classmethod
+    def from_identity(cls, identity: dict[str, Any]) -> SaggaConfig:
+        fields = dict(identity)
+        fields["model"] = ModelSettings.from_identity(fields["model"])
+        for name in ("basis_file", "targets_file"):
+            fields[name] = fields[name] and fields[name]["path"]
+        return cls(**fields)

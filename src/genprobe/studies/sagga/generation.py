@@ -35,7 +35,6 @@ import numpy as np
 import pandas as pd
 import sympy as sp
 
-from genprobe.models.base import Candidate, Model, infix_text
 from genprobe.models.cached import CachedModel
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
@@ -48,6 +47,7 @@ from genprobe.studies.sagga.seeds import TARGETS, read_problem_file
 from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.limits import TRUSTED_LIMITS
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
+from genprobe.tasks.integration.under_test import Candidate, Model, infix_text
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.verification.pool import DeadlinePool
 from genprobe.verification.ranked import RankedResult, verify_ranked

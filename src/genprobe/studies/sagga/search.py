@@ -133,7 +133,7 @@ def run_sagga(
     returns the run directory."""
     config = config.validated()
     seeds0 = list(dict.fromkeys(canonical_key(p) for p in basis(config)))  # before any file
-    run = open_run(out, KIND, config.identity())
+    run = open_run(out, KIND, config)
     search = Search(config, make_embedder(config.embedding), seeds0)
     started = time.monotonic()
     seeds, stop = seeds0, "generations"

@@ -112,7 +112,7 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
     write_json(
         out / "compare.json",
         {
-            "runs": {run.name: run.config.to_dict() for run in runs},
+            "runs": {run.name: run.config.identity() for run in runs},
             "summary": {
                 run.name: {s: summarize(run.accuracy[s].to_numpy()).to_dict() for s in suites}
                 for run in runs

@@ -13,7 +13,7 @@ so its validation role is the first examples of its training split.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from genprobe.data.seq2seq import N_SPECIAL
 from genprobe.errors import ConfigError, check_choice
@@ -52,6 +52,11 @@ ARCHS = ("recurrent", "transformer")
 
 @dataclass(frozen=True)
 class SweepConfig:
+    """A `genprobe.runs.config.RunConfig`, checked when it is built (`__post_init__`)."""
+
+    # Where a sweep runs is no field of it (see above); `seeds_per_shard` and `eval_batch_size`
+    # change no number but are hashed as they always were, so stored runs keep their hash.
+    RUNTIME: ClassVar[tuple[str, ...]] = ()
     # The members' names. With `init_seeds` and `order_seeds`, the members are their grid,
     # numbered 0 .. I·O-1 init-major; otherwise member s has init and order seed s.
     seeds: tuple[int, ...]
@@ -201,9 +206,13 @@ class SweepConfig:
         n = sizes.get(role, self.suite_size or spec.size)
         return self.task.generate(name, min(n, spec.size) if spec.finite else n, self.data_seed)
 
-    def to_dict(self) -> dict[str, Any]:
+    def validated(self) -> SweepConfig:
+        return self  # checked in __post_init__: no SweepConfig is ever unchecked
+
+    def identity(self) -> dict[str, Any]:
         """The identity that the run's config hash is taken of."""
         d = {k: v for k, v in asdict(self).items() if k != "task"}
+        d["train"] = self.train.identity()
         d["seeds"] = list(self.seeds)
         for name in ("init_seeds", "order_seeds"):
             if d[name] is not None:
@@ -220,7 +229,7 @@ class SweepConfig:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> SweepConfig:
+    def from_identity(cls, d: dict[str, Any]) -> SweepConfig:
         d = dict(d)
         d["seeds"] = tuple(d["seeds"])
         for name in ("init_seeds", "order_seeds"):
@@ -230,5 +239,5 @@ class SweepConfig:
             d["task"] = RewritingTask(**d.pop("grammar"))
         else:
             d["task"] = load_task(d["task"]["name"], d["task"]["options"])
-        d["train"] = TrainConfig(**d["train"])
+        d["train"] = TrainConfig.from_identity(d["train"])
         return cls(**d)

@@ -50,7 +50,7 @@ def load_members(run: str | Path, device: str = "cpu") -> StackedModel:
         RunDirError: a member is missing (training did not finish) or is not a member file.
     """
     run = Path(run)
-    config = SweepConfig.from_dict(read_config(run)["config"])
+    config = SweepConfig.from_identity(read_config(run)["config"])
     states = []
     for seed in config.seeds:
         path = run / member_path(seed)

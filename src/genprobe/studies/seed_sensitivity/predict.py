@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from genprobe.data.seq2seq import decoded_outputs
+from genprobe.data.seq2seq import EOS, PAD, decoded_outputs
 from genprobe.decoding.greedy import greedy
 from genprobe.models.stacked import StackedModel
 from genprobe.runs.executor import StageTask
@@ -115,7 +115,8 @@ def decode_and_check(
     chunks = []
     for start in range(0, len(src), rows):
         part = src[start : start + rows]
-        tokens = greedy(model, torch.as_tensor(part, device=device), max_len=max_len)
+        part = torch.as_tensor(part, device=device)
+        tokens = greedy(model, part, max_len=max_len, eos=EOS, pad=PAD)
         chunks.append(tokens[:members].cpu().numpy())
     out, length = decoded_outputs(np.concatenate(chunks, axis=1))
     members, n, width = out.shape

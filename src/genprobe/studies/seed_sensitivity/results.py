@@ -32,7 +32,7 @@ def read_sweep(run: str | Path) -> SweepConfig:
     stored = read_config(run)
     if stored.get("kind") not in KINDS:
         raise RunDirError(f"{run} holds a {stored.get('kind')} run, not a {KIND}")
-    return SweepConfig.from_dict(stored["config"])
+    return SweepConfig.from_identity(stored["config"])
 
 
 def read_predictions(run: str | Path, config: SweepConfig | None = None) -> pd.DataFrame:

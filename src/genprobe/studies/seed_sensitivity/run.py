@@ -65,13 +65,7 @@ def run_sweep(
     """
     check_device(device)
     data = {role: config.split(role) for role in config.roles()}  # a data error writes nothing
-    run = open_run(
-        out,
-        KIND,
-        config.to_dict(),
-        lambda stored: config.extends(SweepConfig.from_dict(stored)),
-        older_kinds=(LEGACY_KIND,),
-    )
+    run = open_run(out, KIND, config, config.extends, older_kinds=(LEGACY_KIND,))
     for role, examples in data.items():
         if not (run / "data" / f"{role}.jsonl").exists():
             write_examples(run / "data" / f"{role}.jsonl", config.task, examples)

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-from genprobe.data.lines import text_lines
 from genprobe.errors import ConfigError, DataFormatError
 from genprobe.runs.atomic import atomic_path, write_text
 from genprobe.tasks.integration.generation import Row
 from genprobe.tasks.integration.tabular import FORMATS as TABLE_FORMATS
 from genprobe.tasks.integration.tabular import is_missing, read_table, require_columns
+from genprobe.tasks.lines import text_lines
 
 SPLITS = ("train", "valid", "test")
 FORMATS = ("text", "jsonl", "parquet")

@@ -10,8 +10,8 @@ from typing import Any
 
 import pandas as pd
 
-from genprobe.data.lines import json_lines
 from genprobe.errors import DataFormatError
+from genprobe.tasks.lines import json_lines
 
 FORMATS = (".jsonl", ".parquet")
 

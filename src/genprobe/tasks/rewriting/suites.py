@@ -48,7 +48,6 @@ SUITES: dict[str, Suite] = {
         ),
     )
 }
-TEST_SUITES = ("standard", "repeat", "short", "long")
 MAX_RUN = 6  # longest run of one symbol in the repeat suites (the authors' data)
 SINGLE_RUN_PROB = 0.5  # chance a run has length 1; others uniform in 2..MAX_RUN
 

@@ -4,7 +4,7 @@ Each suite is a pandas DataFrame with the columns of `COLUMNS` (problem and know
 as prefix tokens, plus the metadata of how the problem was made), written to JSONL or Parquet.
 The builders are pure functions: a study can call them in-process, and the suites derived from a
 model's successes (`robustness-validation`, `compositionality`) take those successes as input.
-`SUITES` maps each name to its builder for the command line (`genprobe integration suite`).
+`SUITE_BUILDERS` maps each name to its builder for the command line (`genprobe integration suite`).
 """
 
 from genprobe.tasks.integration.suites.compositionality import (
@@ -20,7 +20,7 @@ from genprobe.tasks.integration.suites.primitives import (
     solved_primitives,
 )
 from genprobe.tasks.integration.suites.registry import (
-    SUITES,
+    SUITE_BUILDERS,
     Built,
     SuiteRequest,
     build_suite,
@@ -41,7 +41,7 @@ from genprobe.tasks.integration.suites.validation import (
 __all__ = [
     "COLUMNS",
     "FAMILIES",
-    "SUITES",
+    "SUITE_BUILDERS",
     "Built",
     "Primitive",
     "SuiteRequest",

@@ -46,7 +46,7 @@ class Built:
 
 
 @dataclass(frozen=True)
-class Suite:
+class SuiteBuilder:
     build: Callable[[SuiteRequest], Built]
     about: str  # one line: what it holds, which paper table, which options it needs
 
@@ -96,46 +96,46 @@ def _compositionality(request: SuiteRequest) -> Built:
     return Built(compositionality(families, seed=request.seed, **_sized(request)))
 
 
-SUITES: dict[str, Suite] = {
-    "robustness-simple": Suite(
+SUITE_BUILDERS: dict[str, SuiteBuilder] = {
+    "robustness-simple": SuiteBuilder(
         lambda r: Built(robustness_simple(seed=r.seed, **_sized(r))),
         "simple primitives with sampled coefficients (Table 2, top); --n: pairs per cell",
     ),
-    "integer-extrapolation": Suite(
+    "integer-extrapolation": SuiteBuilder(
         lambda r: Built(integer_extrapolation(seed=r.seed, **_sized(r))),
         "simple primitives, coefficients up to 11,000 (Figure 2); --n: pairs per range",
     ),
-    "validation-primitives": Suite(
+    "validation-primitives": SuiteBuilder(
         _validation_primitives,
         "validation problems to solve first (--validation; --n default 1000)",
     ),
-    "robustness-validation": Suite(
+    "robustness-validation": SuiteBuilder(
         _robustness_validation,
         "k*f, f/k, f+exp(x), f+ln(x) of solved validation primitives (Table 2, bottom; --solved)",
     ),
-    "compositionality": Suite(
+    "compositionality": SuiteBuilder(
         _compositionality, "sums of 2, 3, 4 solved primitives (Table 8; --solved)"
     ),
-    "operator-extrapolation": Suite(
+    "operator-extrapolation": SuiteBuilder(
         lambda r: Built(
             operator_extrapolation(seed=r.seed, method=r.method, workers=r.workers, **_sized(r))
         ),
         "generated problems with 1-15, 20, 25, 30, 35 operators (Table 9; --method, --workers)",
     ),
-    "in-distribution": Suite(
+    "in-distribution": SuiteBuilder(
         _in_distribution, "rows of a test or validation file (--validation, --split; --n: all)"
     ),
 }
 
 
-def get_suite(name: str) -> Suite:
+def get_suite(name: str) -> SuiteBuilder:
     """The suite called `name`.
 
     Raises:
         ConfigError: no such suite; the message suggests the nearest names.
     """
-    check_choice("suite", name, SUITES)
-    return SUITES[name]
+    check_choice("suite", name, SUITE_BUILDERS)
+    return SUITE_BUILDERS[name]
 
 
 def build_suite(name: str, request: SuiteRequest) -> Built:

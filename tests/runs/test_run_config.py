@@ -1,0 +1,109 @@
+"""The seven run configs follow one protocol: identity without the runtime fields, rebuilt from
+the stored identity, and the hashes of runs made before the protocol kept."""
+
+import json
+from dataclasses import fields, replace
+
+import pytest
+
+from genprobe.decoding.config import DecodingConfig
+from genprobe.models.settings import ModelSettings
+from genprobe.runs.provenance import config_hash
+from genprobe.runs.rundir import open_run, read_config
+from genprobe.studies.brittleness.config import BrittlenessConfig
+from genprobe.studies.sagga.config import SaggaConfig
+from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.training.seq2seq_transformer import IntegrationTrainConfig
+from genprobe.training.trainer import TrainConfig
+
+MODEL = ModelSettings(
+    "sympy", DecodingConfig(beam_size=4), deadline=3.0, device="cuda", concurrency=2
+)
+BRITTLENESS = BrittlenessConfig(
+    model=MODEL, suites=("robustness-simple", "compositionality"), ks=(1, 5), workers=3
+)
+SAGGA = SaggaConfig(
+    model=MODEL, generations=7, minutes=2.0, workers=2, verify_chunk=50, tag_limit=9
+)
+INTEGRATION = IntegrationTrainConfig(data="pairs.train", epochs=3, device="cpu")
+CONFIGS = [
+    SweepConfig(seeds=(3, 4), train=TrainConfig(optimizer="adam", lr=0.001), layers=2),
+    TrainConfig(batch_size=8, warmup=3),
+    BRITTLENESS,
+    SAGGA,
+    MODEL,
+    DecodingConfig(method="sample", samples=5),
+    INTEGRATION,
+]
+
+
+def at_runtime_defaults(config):
+    """The config with its runtime fields, and those of the configs inside it, at defaults."""
+    changes = {}
+    for f in fields(config):
+        value = getattr(config, f.name)
+        if f.name in config.RUNTIME:
+            changes[f.name] = f.default
+        elif hasattr(value, "RUNTIME"):
+            changes[f.name] = at_runtime_defaults(value)
+    return replace(config, **changes)
+
+
+def stored(config):
+    """The identity as config.json holds it (tuples become lists)."""
+    return json.loads(json.dumps(config.identity()))
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: type(c).__name__)
+def test_a_config_is_rebuilt_from_its_stored_identity(config):
+    rebuilt = type(config).from_identity(stored(config))
+    assert rebuilt.identity() == config.identity()
+    assert rebuilt == at_runtime_defaults(config)
+    assert rebuilt.validated() is rebuilt
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: type(c).__name__)
+def test_runtime_fields_are_fields_and_stay_out_of_the_identity(config):
+    names = {f.name for f in fields(config)}
+    assert set(config.RUNTIME) <= names
+    assert not set(config.RUNTIME) & set(config.identity())
+
+
+def test_runs_made_before_the_protocol_keep_their_hash():
+    """Hashes of these configs' identities as computed before the protocol existed."""
+    assert config_hash(BRITTLENESS.identity()) == "fa6efecc721c6e11"
+    assert config_hash(SAGGA.identity()) == "737392a1df408d79"
+    assert config_hash(INTEGRATION.identity()) == "4226825f17b5ac8a"
+
+
+def test_changing_only_runtime_fields_reopens_the_same_run(tmp_path):
+    run = open_run(tmp_path / "run", "sagga", SAGGA)
+    elsewhere = replace(SAGGA, minutes=None, workers=8, model=replace(MODEL, device="cpu"))
+    assert open_run(tmp_path / "run", "sagga", elsewhere) == run
+    assert read_config(run)["config"] == stored(SAGGA)
+
+
+def test_files_enter_the_identity_by_digest_and_come_back_as_paths(tmp_path):
+    validation = tmp_path / "valid.txt"
+    validation.write_text("1|sub Y' x x\tmul INT+ 2 pow x INT+ 2\n")
+    config = replace(BRITTLENESS, validation=str(validation))
+    assert config.identity()["validation"]["path"] == str(validation)
+    assert BrittlenessConfig.from_identity(stored(config)).validation == str(validation)
+    before = config_hash(config.identity())
+    validation.write_text("1|sub Y' x x\tmul INT+ 3 pow x INT+ 2\n")
+    assert config_hash(config.identity()) != before
+
+
+def test_a_run_grows_only_through_the_config_rebuilt_from_its_identity(tmp_path):
+    small = SweepConfig(seeds=(0, 1), seeds_per_shard=2)
+    run = open_run(tmp_path / "run", "seed-sweep", small)
+    seen = []
+
+    def extends(earlier):
+        seen.append(earlier)
+        return True
+
+    grown = replace(small, seeds=(0, 1, 2))
+    assert open_run(run, "seed-sweep", grown, extends) == run
+    assert seen == [small]
+    assert read_config(run)["extended_from"] == [config_hash(small.identity())]

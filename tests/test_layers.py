@@ -1,0 +1,169 @@
+"""Layers point one way: no module of genprobe imports from a layer above its own.
+
+tasks → data → models → training → decoding → verification → models under test → studies →
+reports → cli. `errors` and `runs` (atomic files, run directories, executors) sit beneath all.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+LAYERS = [
+    "errors", "runs", "tasks", "data", "models", "training", "decoding", "verification",
+    "under_test", "studies", "reports", "cli",
+]  # fmt: skip
+
+# The models under test wrap a network with a decoding method (or a CAS with a deadline) and
+# answer with candidates: they use decoding and verification, so they stand above them.
+UNDER_TEST = ("models.adapters", "models.registry", "models.cached", "models.settings")
+# A study's report, plots and run comparisons read finished results and render them with
+# `analysis`; nothing that runs a study imports them.
+REPORT_MODULES = ("report", "plots", "compare", "tables")
+
+# (importer prefix, imported prefix): why it is allowed.
+EXCEPTIONS = {
+    ("tasks.integration", "verification.pool"): (
+        "the integration verifier and generator bound SymPy with DeadlinePool; issue 22 moves "
+        "the pool below the tasks in another slice"
+    ),
+    ("tasks.integration.verifier", "verification.verdict"): (
+        "the integration task's verifier answers in the shared Verdict and TimeoutPolicy types"
+    ),
+    # A finished search writes its report (lazily, at its end; `report=False` skips it). Moving
+    # that call to the CLI is left to issue 22's "reports that only read" slice, which edits
+    # studies/sagga/ in parallel.
+    ("studies.sagga.search", "studies.sagga.report"): "the search ends with its report",
+}
+
+
+def layer_of(module: str) -> str:
+    """The layer of a module named relative to `genprobe` (`models.adapters.seq2seq`)."""
+    parts = module.split(".")
+    if parts[0] == "analysis" or (parts[0] == "studies" and parts[-1] in REPORT_MODULES):
+        return "reports"
+    if module.startswith(UNDER_TEST):
+        return "under_test"
+    if parts[0] in ("__init__", "__main__"):
+        return "cli"
+    return parts[0]
+
+
+def module_name(path: Path, src: Path = SRC) -> str:
+    parts = path.relative_to(src / "genprobe").with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts)
+
+
+def imported_modules(path: Path, src: Path = SRC) -> list[tuple[int, str]]:
+    """(line, module relative to `genprobe`) for every genprobe import, lazy ones included."""
+    package = module_name(path, src).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                names = [".".join([*base, node.module] if node.module else base)]
+            else:
+                module = node.module or ""
+                names = [module.removeprefix("genprobe.")] if module.startswith("genprobe.") else []
+        elif isinstance(node, ast.Import):
+            names = [
+                a.name.removeprefix("genprobe.")
+                for a in node.names
+                if a.name.startswith("genprobe.")
+            ]
+        else:
+            continue
+        found += [(node.lineno, name) for name in names]
+    return sorted(found)
+
+
+def upward_imports(src: Path = SRC) -> list[str]:
+    violations = []
+    for path in sorted((src / "genprobe").rglob("*.py")):
+        importer = module_name(path, src)
+        for line, imported in imported_modules(path, src):
+            allowed = any(
+                importer.startswith(low) and imported.startswith(high) for low, high in EXCEPTIONS
+            )
+            above = LAYERS.index(layer_of(imported)) > LAYERS.index(layer_of(importer))
+            if above and not allowed:
+                violations.append(
+                    f"{path.relative_to(src)}:{line} ({layer_of(importer)}) imports "
+                    f"{imported} ({layer_of(imported)})"
+                )
+    return violations
+
+
+def test_no_module_imports_from_a_higher_layer():
+    assert upward_imports() == []
+
+
+def task_bound_imports(src: Path = SRC) -> list[str]:
+    """Imports by which the networks in models/ or decoding would know a task: its expression
+    type, or a task's token ids (decoding gets EOS and PAD from its caller)."""
+    found = []
+    for path in sorted((src / "genprobe").rglob("*.py")):
+        layer = layer_of(module_name(path, src))
+        banned = {"models": ("tasks",), "decoding": ("tasks", "data")}.get(layer, ())
+        for line, imported in imported_modules(path, src):
+            if imported.startswith(banned):
+                found.append(f"{path.relative_to(src)}:{line} ({layer}) imports {imported}")
+    return found
+
+
+def test_the_networks_and_decoding_know_no_task():
+    assert task_bound_imports() == []
+
+
+def test_every_exception_is_still_needed():
+    """Once the import an exception allows is gone, the exception goes too."""
+    used = set()
+    for path in (SRC / "genprobe").rglob("*.py"):
+        importer = module_name(path)
+        for _, imported in imported_modules(path):
+            used |= {
+                (low, high)
+                for low, high in EXCEPTIONS
+                if importer.startswith(low) and imported.startswith(high)
+            }
+    assert sorted(set(EXCEPTIONS) - used) == []
+
+
+def test_every_module_has_a_known_layer():
+    modules = [module_name(p) for p in (SRC / "genprobe").rglob("*.py")]
+    assert sorted({layer_of(m) for m in modules} - set(LAYERS)) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "layer"),
+    [
+        ("tasks.integration.verifier", "tasks"),
+        ("models.transformer", "models"),
+        ("models.adapters.seq2seq", "under_test"),
+        ("studies.brittleness.run", "studies"),
+        ("studies.brittleness.report", "reports"),
+        ("analysis.render", "reports"),
+        ("__main__", "cli"),
+    ],
+)
+def test_modules_map_to_their_layers(module, layer):
+    assert layer_of(module) == layer
+
+
+def test_an_upward_import_is_found(tmp_path):
+    """The walk sees relative and lazy imports, so a violation cannot hide in either."""
+    package = tmp_path / "genprobe" / "training"
+    package.mkdir(parents=True)
+    (package / "loop.py").write_text(
+        "def f():\n    from genprobe.studies.brittleness import run\n"
+        "from ..verification import ranked\n"
+    )
+    assert upward_imports(tmp_path) == [
+        "genprobe/training/loop.py:2 (training) imports studies.brittleness (studies)",
+        "genprobe/training/loop.py:3 (training) imports verification (verification)",
+    ]
