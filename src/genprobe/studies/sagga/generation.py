@@ -38,6 +38,7 @@ import sympy as sp
 from genprobe.models.base import Candidate, Model, infix_text
 from genprobe.models.cached import CachedModel
 from genprobe.runs.executor import StageTask
+from genprobe.runs.pool import DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.embedding import make_embedder
@@ -49,7 +50,6 @@ from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.limits import TRUSTED_LIMITS
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
-from genprobe.verification.pool import DeadlinePool
 from genprobe.verification.ranked import RankedResult, verify_ranked
 from genprobe.verification.verdict import Outcome, TimeoutPolicy
 

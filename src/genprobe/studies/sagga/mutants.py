@@ -25,10 +25,10 @@ import numpy as np
 import sympy as sp
 
 from genprobe.errors import GenprobeError
+from genprobe.runs.pool import DeadlinePool
 from genprobe.studies.sagga.mutations import MutationPreset, mutate
 from genprobe.tasks.integration.expression import Expr, fold, from_sympy, to_sympy
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
-from genprobe.verification.pool import DeadlinePool
 
 MAX_INTEGER = 10**7
 MAX_PRINTED = 100
