@@ -38,6 +38,8 @@ from genprobe.errors import ConfigError
 Status = Literal["done", "timeout", "hang", "error"]
 MIN_BACKSTOP_SECONDS = 60.0
 BACKSTOP_FACTOR = 10.0
+# reports warn when a larger share of a study's items hit a deadline
+DEADLINE_WARNING_SHARE = 0.05
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,23 @@ class DeadlineCounts:
     def share(self) -> float:
         """The share of items that hit a deadline, 0 when none ran."""
         return (self.over_budget + self.hung) / self.items if self.items else 0.0
+
+    def __add__(self, other: DeadlineCounts) -> DeadlineCounts:
+        return DeadlineCounts(
+            self.items + other.items, self.over_budget + other.over_budget, self.hung + other.hung
+        )
+
+    def warning(self, what: str) -> str | None:
+        """A line for a report when more than `DEADLINE_WARNING_SHARE` of the items (`what`,
+        e.g. "candidates verified") hit a deadline, else None."""
+        if self.share <= DEADLINE_WARNING_SHARE:
+            return None
+        return (
+            f"{self.over_budget + self.hung:,} of {self.items:,} {what} ({self.share:.1%}) hit "
+            f"a deadline ({self.over_budget:,} their CPU budget, {self.hung:,} the wall-clock "
+            f"backstop), more than {DEADLINE_WARNING_SHARE:.0%}: the results depend on the "
+            "deadline; a longer one may change them."
+        )
 
 
 def default_backstop(deadline: float) -> float:
