@@ -10,10 +10,13 @@ import sys
 from contextlib import contextmanager
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from helpers import examples
 
 from genprobe.models.settings import ModelSettings
+from genprobe.studies.brittleness.solve import RESULT_SCHEMA
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.search import run_sagga
 
@@ -92,3 +95,27 @@ def test_a_sagga_search_archives_the_same_failures_under_load(tmp_path):
     assert _effort(loaded) == effort
     for record in effort:
         assert record["deadlines"]["mutation"]["items"] == record["attempts"]
+
+
+def test_the_brittleness_report_warns_when_many_verdicts_hit_a_deadline(cli, tmp_path):
+    problems = tmp_path / "problems.txt"
+    problems.write_text("x^2\ncos(x)\n")
+    run = tmp_path / "run"
+    code, _, err = cli(
+        "integration", "evaluate", "--model", "py:test_deadlines_under_load:py_answer",
+        "--data", str(problems), "--k", "1", "--out", str(run), "--workers", "1",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "Warning:" not in (run / "report.html").read_text()
+    # as if the first problem's verdict had run out of its CPU budget
+    [path] = (run / "results").glob("*/*.parquet")
+    rows = pq.read_table(path).to_pylist()
+    rows[0]["candidates"][0].update(outcome="timeout", method="deadline")
+    pq.write_table(pa.Table.from_pylist(rows, schema=RESULT_SCHEMA), path)
+    code, _, err = cli("report", str(run))
+    assert code == 0, err
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["deadlines"] == {"items": 2, "over_budget": 1, "hung": 0}
+    [warning] = summary["deadline_warnings"]
+    assert warning.startswith("1 of 2 candidates verified (50.0%) hit a deadline")
+    assert f"Warning: {warning}" in (run / "report.md").read_text()
