@@ -17,8 +17,11 @@ def square_slowly(delay: float, n: int) -> int:
         raise ValueError("negative")
     if n == -2:
         os._exit(3)  # a worker that dies without a word
+    if n >= 2000:
+        while True:  # spends CPU time: meets the CPU budget
+            pass
     if n >= 1000:
-        time.sleep(60)
+        time.sleep(60)  # spends no CPU time: meets the wall-clock backstop
     time.sleep(delay)
     return n * n
 
@@ -38,6 +41,10 @@ HANG_CORPUS = {
 
 def run_hang_item(shared: None, name: str) -> str:
     return str(HANG_CORPUS[name]())
+
+
+def simplify_text(shared: None, text: str) -> str:
+    return str(sp.simplify(sp.sympify(text)))  # trusted test input
 
 
 def examples(run) -> pd.DataFrame:

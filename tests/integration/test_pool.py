@@ -1,10 +1,11 @@
-"""The deadline pool: results, errors, crashes and timeouts, under fork and spawn."""
+"""The deadline pool: results, errors, crashes, CPU-budget timeouts and wall-clock hangs, under
+fork and spawn."""
 
 import pytest
-from helpers import HANG_CORPUS, run_hang_item, square_slowly
+from helpers import HANG_CORPUS, run_hang_item, simplify_text, square_slowly
 
 from genprobe.errors import ConfigError
-from genprobe.verification.pool import DeadlinePool
+from genprobe.runs.pool import DeadlineCounts, DeadlinePool
 
 
 def _index(result):
@@ -13,30 +14,49 @@ def _index(result):
 
 @pytest.mark.parametrize("start_method", ["fork", "spawn"])
 def test_every_item_gets_one_result(start_method):
-    items = [1, 2, 1000, 3, -1, -2, 4]
+    items = [1, 2, 1000, 3, -1, -2, 4, 2000]
     with DeadlinePool(2, start_method=start_method) as pool:
         results = sorted(
-            pool.run(square_slowly, items, deadline=0.5, shared=0.01), key=lambda r: r.index
+            pool.run(square_slowly, items, deadline=0.5, shared=0.01, backstop=2.0),
+            key=_index,
         )
         assert [r.status for r in results] == [
             "done",
             "done",
+            "hang",
+            "done",
+            "error",
+            "error",
+            "done",
             "timeout",
-            "done",
-            "error",
-            "error",
-            "done",
         ]
         assert [r.value for r in results if r.status == "done"] == [1, 4, 9, 16]
         assert "ValueError: negative" in results[4].error
         assert "died" in results[5].error
-        assert results[2].seconds >= 0.5  # killed at the deadline, not before
-        # killed and dead workers were replaced: the pool still works
-        again = sorted(
-            pool.run(square_slowly, range(6), deadline=1.0, shared=0.0), key=lambda r: r.index
-        )
+        assert results[2].seconds >= 2.0  # killed at the backstop, not before
+        assert results[7].seconds >= 0.5  # interrupted once it had used its CPU budget
+        # the hung and the dead worker were replaced, the one over budget kept: all still work
+        again = sorted(pool.run(square_slowly, range(6), deadline=1.0, shared=0.0), key=_index)
         assert [r.value for r in again] == [0, 1, 4, 9, 16, 25]
         assert pool.replaced == 2
+
+
+def test_deadline_counts():
+    counts = DeadlineCounts()
+    with DeadlinePool(1, start_method="fork") as pool:
+        for result in pool.run(square_slowly, [1, 2000, 1000], deadline=0.2, backstop=1.0):
+            counts.add(result)
+    assert (counts.items, counts.over_budget, counts.hung) == (3, 1, 1)
+    assert counts.share == 2 / 3
+    assert DeadlineCounts().share == 0.0
+
+
+def test_a_deadline_share_past_the_threshold_is_a_warning():
+    assert DeadlineCounts(100, 5, 0).warning("items") is None  # 5 %: at the threshold
+    line = DeadlineCounts(100, 4, 2).warning("candidates verified")
+    assert line is not None and line.startswith("6 of 100 candidates verified (6.0%)")
+    assert "4 over their CPU budget, 2 killed at the wall-clock backstop" in line
+    assert (DeadlineCounts(1, 1, 0) + DeadlineCounts(3, 0, 1)) == DeadlineCounts(4, 1, 1)
 
 
 def test_bad_settings_are_config_errors():
@@ -46,15 +66,24 @@ def test_bad_settings_are_config_errors():
         DeadlinePool(1, start_method="teleport")
     with DeadlinePool(1) as pool, pytest.raises(ConfigError):
         list(pool.run(square_slowly, [1], deadline=0, shared=0.0))
+    with DeadlinePool(1) as pool, pytest.raises(ConfigError, match="backstop"):
+        list(pool.run(square_slowly, [1], deadline=1, shared=0.0, backstop=-1))
 
 
-def test_hang_corpus_items_are_killed_at_their_deadline():
+def test_hang_corpus_items_are_interrupted_at_their_cpu_budget():
     deadline = 1.0
     names = list(HANG_CORPUS)
-    with DeadlinePool(2, start_method="fork") as pool:
+    with DeadlinePool(1, start_method="fork", prefetch=2) as pool:
         results = list(pool.run(run_hang_item, names, deadline=deadline))
-        assert pool.replaced == len(names)  # each runaway worker was killed and replaced
-    assert sorted(r.index for r in results) == list(range(len(names)))
-    for result in results:
-        assert result.status == "timeout", names[result.index]
-        assert result.seconds >= deadline
+        assert sorted(r.index for r in results) == list(range(len(names)))
+        for result in results:
+            assert result.status == "timeout", names[result.index]
+            assert result.seconds >= deadline
+        # interrupted inside SymPy, the worker was kept, and it still answers right: its SymPy
+        # cache holds nothing half-made, and the items prefetched behind each one ran
+        assert pool.replaced == 0
+        texts = ["sin(x)**2 + cos(x)**2", "(x**2 - 1)/(x - 1)", "sin(x)**2 + cos(x)**2"]
+        again = sorted(pool.run(simplify_text, texts, deadline=deadline), key=_index)
+        expected = [("done", "1"), ("done", "x + 1"), ("done", "1")]
+        assert [(r.status, r.value) for r in again] == expected
+        assert pool.replaced == 0

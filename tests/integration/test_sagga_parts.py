@@ -7,6 +7,7 @@ import sympy as sp
 
 from genprobe.errors import ConfigError, DataFormatError
 from genprobe.models.cached import CachedModel
+from genprobe.runs.pool import DeadlinePool
 from genprobe.studies.sagga.embedding import make_embedder
 from genprobe.studies.sagga.fitness import make_fitness
 from genprobe.studies.sagga.mutants import judge, mutate_generation
@@ -16,7 +17,6 @@ from genprobe.studies.sagga.selection import select_fitness, select_kmeans
 from genprobe.tasks.integration import X, from_sympy, parse_infix, to_sympy
 from genprobe.tasks.integration.expression import Expr, fold
 from genprobe.tasks.integration.under_test import Candidate, Model
-from genprobe.verification.pool import DeadlinePool
 
 
 def _ints(expr: Expr) -> list[int]:

@@ -134,3 +134,5 @@ def _print_summary(run: Path, policy: str) -> None:
     for row in rows:
         table.add_row(row["suite"], str(row["n"]), *(f"{row[c]:.1f}" for c in columns))
     console.print(table)
+    for warning in summary["deadline_warnings"]:
+        console.print(f"[yellow]warning:[/yellow] {warning}")

@@ -112,4 +112,6 @@ def _print(run: Path) -> None:
         f"(stopped by the {summary['stop']}; {effort['mutants']:,} mutants, "
         f"{effort['queries']:,} model queries), {len(summary['clusters'])} clusters"
     )
+    for warning in effort["deadline_warnings"]:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
     console.print(f"report: {run / 'report.html'}")

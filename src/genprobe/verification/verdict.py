@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from genprobe.runs.pool import DeadlineCounts
 
 
 class Outcome(str, enum.Enum):
@@ -50,3 +53,14 @@ class Verdict:
             "policy": self.policy.value,
             "detail": self.detail,
         }
+
+
+def deadline_counts(verdicts: Iterable[Verdict]) -> DeadlineCounts:
+    """How many verdicts there are, and how many timed out on the CPU budget or the backstop."""
+    counts = DeadlineCounts()
+    for verdict in verdicts:
+        counts.items += 1
+        if verdict.outcome is Outcome.TIMEOUT:
+            counts.hung += verdict.method == "backstop"
+            counts.over_budget += verdict.method != "backstop"
+    return counts

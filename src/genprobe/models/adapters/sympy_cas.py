@@ -1,9 +1,10 @@
 """SymPy's `integrate` as a model under test: a CAS is brittle too (it hangs, or returns an
 unevaluated integral, or special functions outside the task's language).
 
-Each problem is integrated in a `DeadlinePool` worker that is killed at the deadline; a problem
-that times out, fails, or stays unevaluated gets no candidate. A result with functions the task
-does not encode (erf, Ei, ...) is returned as raw text, which the verifier judges unparseable.
+Each problem is integrated in a `DeadlinePool` worker with a deadline of CPU time; a problem
+that runs out of time (or hangs), fails, or stays unevaluated gets no candidate. A result with
+functions the task does not encode (erf, Ei, ...) is returned as raw text, which the verifier
+judges unparseable.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from typing import Any
 import sympy as sp
 
 from genprobe.errors import GenprobeError
+from genprobe.runs.pool import DeadlinePool
 from genprobe.tasks.integration.expression import Expr, X, from_sympy, to_sympy
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.under_test import Candidate, Model
-from genprobe.verification.pool import DeadlinePool
 
 
 def integrate_in_worker(shared: None, tokens: list[str]) -> tuple[str, Any]:

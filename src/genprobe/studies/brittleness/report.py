@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from genprobe.analysis.render import write_report as render
 from genprobe.errors import GenprobeError
 from genprobe.models.registry import model_kind
 from genprobe.runs.atomic import atomic_path, write_json
+from genprobe.runs.pool import DeadlineCounts
 from genprobe.runs.rundir import read_config
 from genprobe.studies.brittleness import paper, plots, tables
 from genprobe.studies.brittleness.results import read_examples
@@ -72,10 +74,25 @@ def _summary(
         "outcomes": _records(tables.outcome_counts(examples)),
         "unresolved": _records(tables.unresolved(examples, ks)),
     }
+    deadlines = _deadlines(examples)
+    summary["deadlines"] = asdict(deadlines)
+    summary["deadline_warnings"] = [w for w in [deadlines.warning("candidates verified")] if w]
     if budget_rows is not None:
         per_problem = tables.budget_problems(budget_rows)
         summary["budget"] = _records(tables.budget_summary(per_problem, examples, max(ks)))
     return summary
+
+
+def _deadlines(examples: pd.DataFrame) -> DeadlineCounts:
+    """Candidates verified, and how many timed out on the CPU budget or the backstop."""
+    counts = DeadlineCounts()
+    for candidates in examples["candidates"]:
+        for c in candidates:
+            if c["outcome"] is not None:
+                counts.items += 1
+                counts.over_budget += c["method"] == "deadline"
+                counts.hung += c["method"] == "backstop"
+    return counts
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -117,13 +134,15 @@ def _blocks(
     blocks: list = [
         Text(
             f"Model `{model['spec']}` ({search}; candidates verified by differentiation, "
-            f"deadline {config['deadline']:g} s per candidate). Fail@k: the share of problems "
+            f"deadline {config['deadline']:g} s of CPU time per candidate). Fail@k: the share "
+            "of problems "
             f"with no correct candidate among the first k. Policy `{policy}` in the tables "
             "(a verifier timeout fails; the paper counted timeouts as correct, the `generous` "
             "policy: both are in summary.json and in the last table). Paper numbers are "
             "Welleck et al. (2022) for Lample & Charton's FWD+BWD+IBP model, beam 10 (Fail@1, "
             f"Fail@10) and beam 50 (Fail@50). Config hash `{stored['hash']}`."
         ),
+        *[Text(f"Warning: {warning}") for warning in summary["deadline_warnings"]],
         *_overview(summary, policy, ks),
     ]
     suites = set(examples["suite"])

@@ -29,6 +29,7 @@ import pandas as pd
 
 from genprobe.models.cached import CachedModel
 from genprobe.runs.executor import Executor, StageTask, run_stage
+from genprobe.runs.pool import DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.embedding import Embedder, make_embedder
@@ -41,7 +42,6 @@ from genprobe.studies.sagga.slices import Slice, find_slice, tree_features
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.integration.verifier import Verifier
-from genprobe.verification.pool import DeadlinePool
 
 TAG_CHUNK = 200
 TAG_SECONDS = 3.0

@@ -18,8 +18,10 @@ solved). A model with no answer for a problem (SymPy timing out, say) failed it.
 Files: the parts `generations/NNNNN/proposed.json` and `generations/NNNNN/verified-CCCC.json`,
 then the generation: `generations/NNNNN.parquet` (one row per distinct mutant) and
 `generations/NNNNN.json` (its effort: attempts, rejections by reason, duplicates, model
-queries, seconds). Each shard's spec holds what it needs (seeds, or problems and candidates),
-so any worker can run it; the verdicts do not depend on how the problems were chunked.
+queries, seconds, and `deadlines`: of the mutation attempts and of the candidates verified, how
+many ran, hit their CPU budget or were killed at the wall-clock backstop). Each shard's spec
+holds what it needs (seeds, or problems and candidates), so any worker can run it; the verdicts
+do not depend on how the problems were chunked.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -37,6 +39,7 @@ import sympy as sp
 
 from genprobe.models.cached import CachedModel
 from genprobe.runs.executor import StageTask
+from genprobe.runs.pool import DeadlineCounts, DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.embedding import make_embedder
@@ -49,9 +52,8 @@ from genprobe.tasks.integration.limits import TRUSTED_LIMITS
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.under_test import Candidate, Model, infix_text
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
-from genprobe.verification.pool import DeadlinePool
 from genprobe.verification.ranked import RankedResult, verify_ranked
-from genprobe.verification.verdict import Outcome, TimeoutPolicy
+from genprobe.verification.verdict import Outcome, TimeoutPolicy, deadline_counts
 
 STAGE = "generation"  # the score shard's: its manifest marks the generation done
 DIFFERENCE_SECONDS = 1.0
@@ -174,6 +176,7 @@ class ProposeTask(_ToolsTask):
             "queries": model.queries - queries,
             "cache_hits": model.hits - hits,
             "mutation_worker_seconds": round(report.seconds, 3),
+            "deadlines": {"mutation": asdict(report.deadlines)},
             "seconds": {
                 "mutate": round(mutated - start, 3),
                 "model": round(time.perf_counter() - mutated, 3),
@@ -215,8 +218,13 @@ class ScoreTask(StageTask):
         frame.insert(0, "generation", generation)
         statuses = frame["status"].value_counts()
         effort = proposed["effort"]
+        checked = [DeadlineCounts(**r["deadlines"]) for part in verified for r in part["rows"]]
         stats = {
             **effort,
+            "deadlines": {
+                **effort["deadlines"],
+                "verification": asdict(sum(checked, DeadlineCounts())),
+            },
             **{s: int(statuses.get(s, 0)) for s in ("solved", "failed", "unsupported")},
             "verifier_seconds": round(float(frame.pop("verifier_seconds").sum()), 3),
             "seconds": {
@@ -285,6 +293,7 @@ def verify(
                 "detail": "" if first is None else first.detail[:300],
                 "difference": differences.get(i),
                 "verifier_seconds": sum(v.seconds for v in result.verdicts),
+                "deadlines": asdict(deadline_counts(result.verdicts)),
             }
         )
     return out

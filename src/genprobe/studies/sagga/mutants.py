@@ -2,9 +2,9 @@
 
 Each attempt runs in a `DeadlinePool` worker: mutate the seed (`mutations.py`), `simplify` it
 with SymPy (as the original), and apply SAGGA's validity filter. An attempt that does not
-simplify within the deadline is dropped and counted; it never stalls the run. What the filter
-keeps is put in canonical form (Lample & Charton's prefix of the simplified expression), the
-key by which mutants are de-duplicated, cached and called novel.
+simplify within its budget of CPU time is dropped and counted (`deadlines`); it never stalls
+the run. What the filter keeps is put in canonical form (Lample & Charton's prefix of the
+simplified expression), the key by which mutants are de-duplicated, cached and called novel.
 
 The filter (the original's `_validate`, plus what our language cannot hold):
   - `zoo`, `nan`, `oo`, `I` or a function outside the vocabulary: rejected (`outside`);
@@ -25,10 +25,10 @@ import numpy as np
 import sympy as sp
 
 from genprobe.errors import GenprobeError
+from genprobe.runs.pool import DeadlineCounts, DeadlinePool
 from genprobe.studies.sagga.mutations import MutationPreset, mutate
 from genprobe.tasks.integration.expression import Expr, fold, from_sympy, to_sympy
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
-from genprobe.verification.pool import DeadlinePool
 
 MAX_INTEGER = 10**7
 MAX_PRINTED = 100
@@ -49,6 +49,7 @@ class MutationReport:
     rejected: Counter[str] = field(default_factory=Counter)  # reason -> count
     duplicates: int = 0  # valid mutants equal to an earlier one of this generation
     seconds: float = 0.0  # worker seconds spent mutating and simplifying
+    deadlines: DeadlineCounts = field(default_factory=DeadlineCounts)
 
 
 def canonical_key(problem: Expr) -> str:
@@ -115,10 +116,12 @@ def mutate_generation(
     results: dict[int, tuple[str, list[str] | str, str]] = {}
     for done in pool.run(mutate_in_worker, items, deadline=deadline, shared=preset):
         report.seconds += done.seconds
+        report.deadlines.add(done)
         if done.status == "done":
             results[done.index] = done.value
         else:
-            report.rejected["simplify timeout" if done.status == "timeout" else "error"] += 1
+            reason = {"timeout": "simplify timeout", "hang": "simplify hang"}
+            report.rejected[reason.get(done.status, "error")] += 1
     seen: set[str] = set()
     for index in sorted(results):
         status, value, text = results[index]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from genprobe.errors import RunDirError
 from genprobe.models.settings import ModelSettings
 from genprobe.runs.atomic import write_json
 from genprobe.runs.executor import Executor
+from genprobe.runs.pool import DeadlineCounts
 from genprobe.runs.rundir import read_config
 from genprobe.studies.sagga import plots
 from genprobe.studies.sagga.clusters import (
@@ -46,6 +48,7 @@ EFFORT = (
     ("failed", "failed"),
     ("unsupported", "unsupported (the model cannot read it, or outside the task)"),
 )
+DEADLINE_ITEMS = {"mutation": "mutation attempts (simplify)", "verification": "candidates verified"}
 
 
 def stored_config(run: Path, workers: int | None = None) -> SaggaConfig:
@@ -116,6 +119,13 @@ def _effort(stats: pd.DataFrame) -> dict[str, Any]:
             totals[key] = int(stats[key].sum()) if key in stats else 0
     for key in ("verifier_seconds", "mutation_worker_seconds"):
         totals[key] = round(float(stats[key].sum()), 1) if key in stats else 0.0
+    deadlines = {stage: DeadlineCounts() for stage in DEADLINE_ITEMS}
+    for row in stats.get("deadlines", []):
+        for stage, counts in row.items():
+            deadlines[stage] += DeadlineCounts(**counts)
+    totals["deadlines"] = {stage: asdict(counts) for stage, counts in deadlines.items()}
+    warnings = (counts.warning(DEADLINE_ITEMS[stage]) for stage, counts in deadlines.items())
+    totals["deadline_warnings"] = [w for w in warnings if w]
     return totals
 
 
@@ -183,6 +193,7 @@ def _blocks(
         ("mutation worker seconds", f"{effort['mutation_worker_seconds']:,}"),
     ]
     blocks.append(Table(pd.DataFrame(rows, columns=["", "count"])))
+    blocks += [Text(f"Warning: {warning}") for warning in effort["deadline_warnings"]]
     if effort["rejected_by_reason"]:
         reasons = ", ".join(f"{r} {n}" for r, n in effort["rejected_by_reason"].items())
         blocks.append(Text(f"Rejected mutants by reason: {reasons}."))

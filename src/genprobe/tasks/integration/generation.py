@@ -3,8 +3,9 @@
 Attempts are numbered 0, 1, 2, ...; attempt i draws its randomness from (seed, i) only. They run
 in rounds of `round_size` in a deadline pool; each round's results are taken in attempt order,
 and IBP's cache of known primitives is updated between rounds, in the same order. The output is
-therefore the same for a given seed whatever the number of workers (timeouts aside: whether an
-attempt beats its deadline depends on the machine's load).
+therefore the same for a given seed whatever the number of workers or the machine's load: the
+deadline is a budget of the worker's CPU time (`runs.pool`). Only an attempt whose CPU time is
+within a few percent of its budget can go either way (SymPy's caches, the processor).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from genprobe.errors import ConfigError
+from genprobe.runs.pool import DeadlinePool
 from genprobe.tasks.integration.generators import DEFAULT_DEADLINES, GeneratorConfig, attempt
-from genprobe.verification.pool import DeadlinePool
 
 # most primitives kept for IBP; beyond this the cache stops growing
 MAX_CACHE_ENTRIES = 200_000
@@ -33,7 +34,8 @@ class Row:
 class GenerationReport:
     rows: list[Row]
     # one per attempt: "ok" (a new pair, kept), "duplicate" (an input already kept), "surplus"
-    # (a new pair after the n-th), "timeout", "error", or the generator's rejection reason
+    # (a new pair after the n-th), "timeout" (CPU budget), "hang" (wall-clock backstop), "error",
+    # or the generator's rejection reason
     counters: Counter = field(default_factory=Counter)
     attempts: int = 0
 
@@ -57,7 +59,7 @@ def generate(
         n: number of distinct inputs wanted.
         seed: the data depends only on it (and on `config`, `round_size`).
         workers: worker processes.
-        deadline: seconds per attempt; default Lample & Charton's (fwd 3, bwd 5, ibp 8).
+        deadline: CPU seconds per attempt; default Lample & Charton's (fwd 3, bwd 5, ibp 8).
         max_attempts: stop after this many attempts even if fewer than `n` pairs were found
             (default 1000 * n + 1000).
         on_progress: called after every attempt with (attempts, distinct pairs, counters).

@@ -96,7 +96,8 @@ class _SoftTimeout(Exception):
 
 @contextlib.contextmanager
 def _soft_limit(seconds: float | None) -> Iterator[None]:
-    """Interrupt Python code after `seconds` (the worker's hard deadline covers C code)."""
+    """Interrupt Python code after `seconds` of the process's user CPU time, which load does not
+    change (ITIMER_VIRTUAL: the pool's own budget uses ITIMER_PROF)."""
     if seconds is None or not hasattr(signal, "setitimer"):
         yield
         return
@@ -104,13 +105,13 @@ def _soft_limit(seconds: float | None) -> Iterator[None]:
     def interrupt(signum: int, frame: object) -> None:
         raise _SoftTimeout
 
-    previous = signal.signal(signal.SIGALRM, interrupt)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGVTALRM, interrupt)
+    signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, previous)
 
 
 def _simplify(expr: sp.Expr, seconds: float | None) -> sp.Expr:

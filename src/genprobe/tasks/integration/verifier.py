@@ -4,13 +4,15 @@
 up to an additive constant: F and F + 7 are both correct. Either may be given in any form
 `reading.read_expression` accepts: an `Expr`, SymPy, prefix tokens, prefix or infix text.
 
-How it decides, inside a worker process with a hard deadline (default 2 s):
+How it decides, inside a worker process with a deadline of CPU time (default 2 s; a wall-clock
+backstop kills a worker that hangs, see `runs.pool`):
   1. numeric identity test of F' against f at random points (`identity.py`);
   2. SymPy, `simplify(F' - f) == 0`, when the numbers are inconclusive (singularities,
      overflow), or always with `symbolic="confirm"` (then a numeric "correct" needs a proof).
 Parsing happens first, in the calling process, under the size limits of `ParseLimits`.
 
-Outcomes: `correct`, `incorrect`, `timeout` (the deadline passed; the worker was killed),
+Outcomes: `correct`, `incorrect`, `timeout` (the CPU budget ran out, method `deadline`, or the
+worker hung and was killed at the backstop, method `backstop`),
 `unparseable` (the candidate is not an expression we can read), `unsupported` (the problem
 lies outside the environment: another variable, a special function, ...). A SymPy error in
 step 2 counts as `incorrect`, with the error in `detail`, as in Lample & Charton's evaluator.
@@ -31,18 +33,18 @@ from typing import Literal
 import sympy as sp
 
 from genprobe.errors import ConfigError, GenprobeError, ParseError, UnsupportedExpressionError
+from genprobe.runs.pool import DeadlinePool, TaskResult
 from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.identity import IdentitySettings, check_identity
 from genprobe.tasks.integration.limits import DEFAULT_LIMITS, TRUSTED_LIMITS, ParseLimits
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.reading import ExpressionInput, read_expression
-from genprobe.verification.pool import DeadlinePool, TaskResult
 from genprobe.verification.verdict import Outcome, TimeoutPolicy, Verdict
 
 
 @dataclass(frozen=True)
 class VerifierConfig:
-    # wall-clock seconds per item, parse excluded; an overrun kills the worker
+    # CPU seconds per item, parse excluded (the wall-clock backstop is the pool's default)
     deadline: float = 2.0
     # how a timeout counts as pass/fail; recorded in every verdict
     policy: TimeoutPolicy = TimeoutPolicy.STRICT
@@ -186,8 +188,11 @@ class Verifier:
     def _from_task(self, result: TaskResult, parse_seconds: float) -> Verdict:
         seconds = result.seconds + parse_seconds
         if result.status == "timeout":
-            detail = f"no verdict within {self.config.deadline:g} s; worker killed"
+            detail = f"no verdict within {self.config.deadline:g} s of CPU time"
             return self._verdict(Outcome.TIMEOUT, "deadline", seconds, detail)
+        if result.status == "hang":
+            detail = f"no verdict after {result.seconds:.0f} s of wall clock; worker killed"
+            return self._verdict(Outcome.TIMEOUT, "backstop", seconds, detail)
         if result.status == "error":
             return self._verdict(Outcome.INCORRECT, "error", seconds, result.error)
         outcome, method, detail = result.value

@@ -1,9 +1,14 @@
-"""A process pool with a hard wall-clock deadline per item.
+"""A process pool with a CPU-time budget per item, and a wall-clock backstop for hangs.
 
-SymPy has no timeout, alarms cannot interrupt C code and only work in the main thread, and a
-`ProcessPoolExecutor` cannot cancel a running future. So each worker is a plain process with its
-own pipe: an item that overruns its deadline gets its process killed and replaced, and is
-reported as timed out; a worker that dies is reported as crashed and replaced as well.
+SymPy has no timeout and a `ProcessPoolExecutor` cannot cancel a running future, so each worker
+is a plain process with its own pipe. The deadline is a budget of the worker's own CPU time
+(user + system, `ITIMER_PROF`), not of wall clock: a busy machine slows an item down but does not
+make it run out of time, so the same inputs give the same results under any load. An item over
+its budget is interrupted inside the worker (a SIGPROF handler raises) and reported as
+"timeout"; the worker carries on. What the timer cannot interrupt (a long call into C, a
+`except BaseException` that swallows the interruption, a worker blocked on I/O) meets the
+wall-clock backstop: past it the parent kills the worker, replaces it and reports "hang". A
+worker that dies is reported as an "error" and replaced as well. POSIX only (Linux, macOS).
 
 Works under the fork and spawn start methods: the function is sent by reference (it must be a
 module-level function) and the shared context is sent once per worker per `run`.
@@ -11,7 +16,7 @@ module-level function) and the shared context is sent once per worker per `run`.
 Example:
     with DeadlinePool(workers=2) as pool:
         for result in pool.run(check, items, deadline=2.0, shared=settings):
-            ...  # result.index, result.status ("done" / "timeout" / "error"), result.value
+            ...  # result.index, result.status, result.value
 """
 
 from __future__ import annotations
@@ -29,7 +34,12 @@ from typing import Any, Literal
 
 from genprobe.errors import ConfigError
 
-Status = Literal["done", "timeout", "error"]
+# "timeout": over its CPU budget; "hang": past the wall-clock backstop, the worker killed
+Status = Literal["done", "timeout", "hang", "error"]
+MIN_BACKSTOP_SECONDS = 60.0
+BACKSTOP_FACTOR = 10.0
+# reports warn when a larger share of a study's items hit a deadline
+DEADLINE_WARNING_SHARE = 0.05
 
 
 @dataclass(frozen=True)
@@ -37,13 +47,63 @@ class TaskResult:
     index: int  # position of the item in the input
     status: Status
     value: Any = None
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall clock
     error: str = ""  # for "error": the exception, or how the worker died
+
+
+@dataclass
+class DeadlineCounts:
+    """How many items ran, and how many of them hit the CPU budget or the backstop."""
+
+    items: int = 0
+    over_budget: int = 0
+    hung: int = 0
+
+    def add(self, result: TaskResult) -> None:
+        self.items += 1
+        self.over_budget += result.status == "timeout"
+        self.hung += result.status == "hang"
+
+    @property
+    def share(self) -> float:
+        """The share of items that hit a deadline, 0 when none ran."""
+        return (self.over_budget + self.hung) / self.items if self.items else 0.0
+
+    def __add__(self, other: DeadlineCounts) -> DeadlineCounts:
+        return DeadlineCounts(
+            self.items + other.items, self.over_budget + other.over_budget, self.hung + other.hung
+        )
+
+    def warning(self, what: str) -> str | None:
+        """A line for a report when more than `DEADLINE_WARNING_SHARE` of the items (`what`,
+        e.g. "candidates verified") hit a deadline, else None."""
+        if self.share <= DEADLINE_WARNING_SHARE:
+            return None
+        return (
+            f"{self.over_budget + self.hung:,} of {self.items:,} {what} ({self.share:.1%}) hit "
+            f"a deadline ({self.over_budget:,} over their CPU budget, {self.hung:,} killed at the "
+            f"wall-clock backstop), more than {DEADLINE_WARNING_SHARE:.0%}: the results depend "
+            "on the deadline; a longer one may change them."
+        )
+
+
+def default_backstop(deadline: float) -> float:
+    return max(MIN_BACKSTOP_SECONDS, BACKSTOP_FACTOR * deadline)
+
+
+class _OverBudget(BaseException):
+    """Raised in a worker by SIGPROF; a BaseException so that `except Exception` in the item's
+    code does not swallow it."""
+
+
+def _over_budget(signum: int, frame: Any) -> None:
+    raise _OverBudget
 
 
 def _worker_main(conn: Connection) -> None:
     # Ctrl-C goes to the whole process group; the parent decides, workers just get killed.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGPROF, _over_budget)
     function: Callable[[Any, Any], Any] | None = None
     shared: Any = None
     parent = os.getppid()
@@ -62,10 +122,17 @@ def _worker_main(conn: Connection) -> None:
             function, shared = message[1], message[2]
             conn.send(("ready",))
             continue
-        index, item = message[1], message[2]
+        index, item, budget = message[1], message[2], message[3]
         start = time.perf_counter()
         try:
-            value = function(shared, item)  # type: ignore[misc]
+            # one-shot: it fires once, when the worker has used `budget` seconds of CPU
+            signal.setitimer(signal.ITIMER_PROF, budget)
+            try:
+                value = function(shared, item)  # type: ignore[misc]
+            finally:
+                signal.setitimer(signal.ITIMER_PROF, 0)
+        except _OverBudget:
+            conn.send(("timeout", index, None, _since(start)))
         except Exception as error:  # reported to the parent, which decides what it means
             conn.send(("error", index, f"{type(error).__name__}: {error}", _since(start)))
         else:
@@ -106,7 +173,7 @@ class _Worker:
 
 
 class DeadlinePool:
-    """`workers` processes; each item of `run` gets at most `deadline` seconds of wall clock.
+    """`workers` processes; each item of `run` gets at most `deadline` seconds of CPU time.
 
     Args:
         workers: number of processes (at least 1).
@@ -114,7 +181,7 @@ class DeadlinePool:
         max_items_per_worker: a worker is replaced after this many items, to bound the memory
             that caches (SymPy's among them) accumulate.
         prefetch: items sent ahead to each worker, so it never waits for the parent. Only the
-            first is running; its deadline starts when the one before it is answered. Items
+            first is running; its backstop starts when the one before it is answered. Items
             queued behind one that is killed go back to the queue.
     """
 
@@ -139,7 +206,7 @@ class DeadlinePool:
         self._context = multiprocessing.get_context(start_method)
         self._pool: list[_Worker] = []
         self._setup: tuple[Any, ...] = ("setup", None, None)
-        self.replaced = 0  # workers killed (timeouts) or lost (crashes) so far
+        self.replaced = 0  # workers killed (hangs) or lost (crashes) so far
         self._setup_failures = 0
 
     def __enter__(self) -> DeadlinePool:
@@ -176,13 +243,19 @@ class DeadlinePool:
         *,
         deadline: float,
         shared: Any = None,
+        backstop: float | None = None,
     ) -> Iterator[TaskResult]:
         """Apply `function(shared, item)` to every item; yield results as they complete.
 
-        Every item yields exactly one `TaskResult`, in completion order (use `.index`).
+        `deadline`: CPU seconds per item; `backstop`: wall-clock seconds per item after which
+        its worker is killed (default `default_backstop(deadline)`). Every item yields exactly
+        one `TaskResult`, in completion order (use `.index`).
         """
         if not deadline > 0:
             raise ConfigError("deadline", "a positive number of seconds", deadline)
+        backstop = default_backstop(deadline) if backstop is None else backstop
+        if not backstop > 0:
+            raise ConfigError("backstop", "a positive number of seconds", backstop)
         self._setup = ("setup", function, shared)
         for worker in list(self._pool):
             if worker.queue:  # left busy by an abandoned earlier run
@@ -206,22 +279,22 @@ class DeadlinePool:
                     if not worker.queue:
                         worker.started = time.monotonic()
                     worker.queue.append(job)
-                    worker.conn.send(("task", *job))
+                    worker.conn.send(("task", *job, deadline))
             busy = [w for w in self._pool if w.queue]
             if exhausted and not retry and not busy:
                 return
             now = time.monotonic()
-            timeout = min((w.started + deadline - now for w in busy), default=None)
+            timeout = min((w.started + backstop - now for w in busy), default=None)
             waiting = {w.conn: w for w in self._pool if w.queue or not w.ready}
             for conn in wait(list(waiting), timeout=max(timeout, 0) if busy else None):
                 yield from self._receive(waiting[conn], retry)
             now = time.monotonic()
             for worker in [w for w in self._pool if w.queue]:
-                if now - worker.started >= deadline:
+                if now - worker.started >= backstop:
                     index, _ = worker.queue.popleft()
                     retry.extendleft(reversed(worker.queue))
                     self._replace(worker, kill=True)
-                    yield TaskResult(index, "timeout", seconds=now - worker.started)
+                    yield TaskResult(index, "hang", seconds=now - worker.started)
 
     def _receive(self, worker: _Worker, retry: deque) -> Iterator[TaskResult]:
         try:
@@ -251,10 +324,10 @@ class DeadlinePool:
         # the next queued item started as this result was sent
         worker.started = time.monotonic()
         worker.done += 1
-        if status == "done":
-            yield TaskResult(index, "done", value=payload, seconds=seconds)
-        else:
+        if status == "error":
             yield TaskResult(index, "error", seconds=seconds, error=payload)
+        else:
+            yield TaskResult(index, status, value=payload, seconds=seconds)
         if worker.done >= self.max_items_per_worker:
             worker.retiring = True
         if worker.retiring and not worker.queue:
