@@ -149,7 +149,7 @@ def test_a_run_directory_of_another_config_is_refused(cli, tmp_path):
     assert code == 2 and "different run" in err
     assert (run / "archive.jsonl").read_text() == before
     (run / "report.html").unlink()
-    code, _, err = cli("integration", "sagga-report", str(run), "--workers", "1")
+    code, _, err = cli("integration", "sagga-report", str(run))
     assert code == 0 and (run / "report.html").exists(), err
     code, _, err = cli("integration", "sagga-report", str(tmp_path / "nothing"))
     assert code == 2 and "not a run directory" in err
