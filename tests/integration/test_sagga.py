@@ -11,6 +11,12 @@ import time
 import pandas as pd
 import pytest
 
+from genprobe.models.settings import ModelSettings
+from genprobe.runs.executor import LocalExecutor
+from genprobe.studies.sagga.config import SaggaConfig
+from genprobe.studies.sagga.report import write_sagga_report
+from genprobe.studies.sagga.search import run_sagga
+
 pytestmark = pytest.mark.slow
 
 SMALL = ["--generation-size", "24", "--seed-size", "6", "--workers", "2"]
@@ -53,6 +59,9 @@ def test_sympy_search_archives_cas_failures_and_reports_them(cli, tmp_path):
     assert set(summary["tags"]) <= {"exploit", "robustness", "unknown"}
     assert sum(summary["tags"].values()) == len(archive)
     assert "failures archived" in err
+    # off a terminal, progress comes as plain lines, one per step
+    assert "] generation 1: verifying" in err
+    assert "] generation 2: " in err and "] tagging " in err
 
 
 def _command(model, run, generations):
@@ -89,6 +98,20 @@ def test_a_trained_model_search_resumes_after_kill_9_with_the_same_archive(tiny_
     assert _archive(killed) == _archive(whole)
     stats = json.loads((killed / "search.json").read_text())["stats"]
     assert [s["generation"] for s in stats] == [1, 2, 3]
+
+    # killed again in its analysis (clusters written, tags or nearby successes to come)
+    analysed = tmp_path / "analysed"
+    process = subprocess.Popen(_command(tiny_model, analysed, 3), env=env)
+    while process.poll() is None and not list((analysed / "shards" / "cluster").glob("*.json")):
+        time.sleep(0.01)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    resumed = subprocess.run(
+        _command(tiny_model, analysed, 3), env=env, capture_output=True, text=True
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    for name in ("archive.jsonl", "analysis/clusters.json", "summary.json"):
+        assert (analysed / name).read_text() == (whole / name).read_text(), name
 
 
 @pytest.mark.parametrize("kind", ["ckpt", "lc", "py", "openai"])
@@ -153,3 +176,57 @@ def test_a_run_directory_of_another_config_is_refused(cli, tmp_path):
     assert code == 0 and (run / "report.html").exists(), err
     code, _, err = cli("integration", "sagga-report", str(tmp_path / "nothing"))
     assert code == 2 and "not a run directory" in err
+
+
+def _py_config(**changes):
+    return SaggaConfig(
+        ModelSettings("py:test_sagga:py_answer"), basis="x", generations=2, generation_size=24,
+        seed_size=6, workers=2, verify_chunk=5, **changes,
+    )  # fmt: skip
+
+
+class MinuteClock:
+    """A clock one minute later at each reading: the budget counted in checks, not seconds."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        self.now += 60.0
+        return self.now
+
+
+def test_the_budget_stops_a_generation_between_its_shards_and_a_rerun_goes_on(tmp_path):
+    whole = run_sagga(_py_config(), tmp_path / "whole")
+    # read at the start, after the proposal (1 minute) and after the first verify shard (2)
+    stopped = run_sagga(_py_config(minutes=1.5), tmp_path / "stopped", clock=MinuteClock())
+    state = json.loads((stopped / "search.json").read_text())
+    assert state["stop"] == "time budget" and state["generations"] == 0
+    assert len(list((stopped / "shards" / "verify").glob("00001-*.json"))) == 1
+    assert len(list((whole / "shards" / "verify").glob("00001-*.json"))) > 1
+    assert not (stopped / "generations" / "00001.parquet").exists()
+    write_sagga_report(stopped)  # a report of what there is: no generation finished
+    assert json.loads((stopped / "summary.json").read_text())["archive_size"] == 0
+
+    run_sagga(_py_config(), stopped)
+    assert (stopped / "archive.jsonl").read_text() == (whole / "archive.jsonl").read_text()
+    assert json.loads((stopped / "search.json").read_text())["generations"] == 2
+
+
+def test_the_report_reads_files_only_and_refuses_an_unfinished_analysis(cli, tmp_path, monkeypatch):
+    run = run_sagga(_py_config(), tmp_path / "run")
+    write_sagga_report(run)
+    first = (run / "summary.json").read_text()
+    assert json.loads(first)["clusters"]  # the py model fails most mutants of x
+
+    def no_shards(*args):
+        raise AssertionError("the report ran a stage")
+
+    monkeypatch.setattr(LocalExecutor, "map", no_shards)
+    (run / "summary.json").unlink()
+    code, _, err = cli("report", str(run))
+    assert code == 0, err
+    assert (run / "summary.json").read_text() == first
+    (run / "analysis" / "clusters.json").unlink()
+    code, _, err = cli("integration", "sagga-report", str(run))
+    assert code == 2 and err.count("\n") == 1 and "rerun the search" in err, err

@@ -77,6 +77,10 @@ class _LazyProgress(Progress):
         self._began = time.monotonic()
         self._printed: dict[TaskID, float] = {}  # when each task's last plain line was
 
+    def stop(self) -> None:
+        if self.live.is_started:  # rich ends even a bar never drawn with a blank line off a tty
+            super().stop()
+
     def update(self, task_id: TaskID, *args: Any, **kwargs: Any) -> None:
         super().update(task_id, *args, **kwargs)
         if self.disable:

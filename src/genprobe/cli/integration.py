@@ -311,11 +311,14 @@ def train(
         None, help="Stop after this long (validate, save; rerun to go on)."
     ),
 ) -> None:
-    """Train the integration transformer; validation Fail@1 (greedy, verified) every epoch."""
+    """Train the integration transformer; validation Fail@1 (greedy, verified) every epoch
+    (from DATA's validation split: NAME.valid beside a NAME.train, else held out of DATA);
+    writes OUT/report.html."""
     from dataclasses import asdict
 
     from genprobe.cli.console import console, progress_bar
     from genprobe.runs.rundir import open_run
+    from genprobe.studies.integration_train.report import write_train_report
     from genprobe.training.seq2seq_transformer import TrainConfig, Trainer
 
     config = TrainConfig(
@@ -339,4 +342,6 @@ def train(
 
         budget = None if max_minutes is None else 60 * max_minutes
         Trainer(config, out).run(on_step, on_epoch, budget)
+    write_train_report(out)
     console.print(f"model in {out / 'model.pt'} (use --model ckpt:{out})")
+    console.print(f"report: {out / 'report.html'}")
