@@ -10,6 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 from genprobe.analysis.plots import save_figure
 from genprobe.analysis.render import Figure, Heading, Table, Text
@@ -30,7 +31,7 @@ def write_train_report(run: str | Path) -> tuple[Path, Path]:
         f"{config['epochs']} epochs, {int(last['step']):,} steps"
         f"{' (stopped inside an epoch by the time budget)' if partial else ''}. Validation "
         f"Fail@1 (greedy, verified) on {int(last['valid_size']):,} problems "
-        f"({last.get('valid_from', 'held out of the data')}): {last['valid_fail@1']:.1%}."
+        f"(`{last.get('valid_from', 'held out of the data')}`): {last['valid_fail@1']:.1%}."
     )
     figure = _curve(metrics, run / "figures" / "training.png").relative_to(run)
     blocks = [
@@ -67,17 +68,18 @@ def _validations(metrics: pd.DataFrame) -> pd.DataFrame:
 
 def _curve(metrics: pd.DataFrame, path: Path) -> Path:
     fig, loss = plt.subplots(figsize=(6.5, 3.8))
-    loss.plot(metrics["step"], metrics["train_loss"], marker="o", label="train loss")
+    lines = loss.plot(metrics["step"], metrics["train_loss"], marker="o", label="train loss")
     loss.set_xlabel("step")
+    loss.xaxis.set_major_locator(MaxNLocator(integer=True))
     loss.set_ylabel("train loss (per token)")
     loss.grid(alpha=0.3)
     fail = loss.twinx()
-    fail.plot(
+    lines += fail.plot(
         metrics["step"], 100 * metrics["valid_fail@1"], marker="s", color="tab:red",
         label="valid Fail@1",
     )  # fmt: skip
     fail.set_ylabel("validation Fail@1 (%)")
-    fail.set_ylim(0, 100)
-    fig.legend(loc="upper right")
+    fail.set_ylim(-3, 103)
+    loss.legend(handles=lines, loc="lower left")
     loss.set_title("Training curve")
     return save_figure(fig, path)
