@@ -3,6 +3,7 @@ fail?), a tiny transformer trained here (and kill -9 then resume), every model k
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -100,22 +101,6 @@ def test_a_trained_model_search_resumes_after_kill_9_with_the_same_archive(tiny_
     stats = json.loads((killed / "search.json").read_text())["stats"]
     assert [s["generation"] for s in stats] == [1, 2, 3]
 
-    # killed again in its analysis (clusters written, tags or nearby successes to come)
-    analysed = tmp_path / "analysed"
-    process = subprocess.Popen(_command(tiny_model, analysed, 3), env=env)
-    while process.poll() is None and not list((analysed / "shards" / "cluster").glob("*.json")):
-        time.sleep(0.01)
-    process.send_signal(signal.SIGKILL)
-    assert process.wait() == -signal.SIGKILL and not (analysed / "summary.json").exists()
-    resumed = subprocess.run(
-        _command(tiny_model, analysed, 3), env=env, capture_output=True, text=True
-    )
-    assert resumed.returncode == 0, resumed.stderr
-    for name in ("archive.jsonl", "analysis/clusters.json"):
-        assert (analysed / name).read_text() == (whole / name).read_text(), name
-    assert read_results(analysed).clusters == read_results(whole).clusters  # nearby successes
-    assert (analysed / "report.html").exists()
-
 
 @pytest.mark.parametrize("kind", ["ckpt", "lc", "py", "openai"])
 def test_every_model_kind_runs_a_search(cli, kind, checkpoint, lc_checkpoint, endpoint, tmp_path):
@@ -181,6 +166,39 @@ def test_a_run_directory_of_another_config_is_refused(cli, tmp_path):
     assert code == 2 and "not a run directory" in err
 
 
+def test_a_search_killed_in_its_analysis_resumes_it(cli, tmp_path):
+    def args(out):
+        return [
+            "integration", "sagga", "--model", "py:test_sagga:py_answer", "--out", str(out),
+            "--basis", "x", "--generations", "2", "--verify-chunk", "5", *SMALL,
+        ]  # fmt: skip
+
+    killed = tmp_path / "killed"
+    command = [sys.executable, "-m", "genprobe", *args(killed)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    process = subprocess.Popen(command, env=env)
+    clustered = killed / "shards" / "cluster" / "archive.json"
+    while process.poll() is None and not clustered.exists():
+        time.sleep(0.01)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL  # clusters written, tags or nearby successes to come
+    before = clustered.read_text()
+    resumed = subprocess.run(command, env=env, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert clustered.read_text() == before  # not clustered again
+    results = read_results(killed)
+    assert results.clusters and results.archive["tag"].notna().all()
+    assert (killed / "report.html").exists()
+
+    # the same generations analysed without a kill give the same clusters
+    analysis = shutil.ignore_patterns("analysis", "cluster", "tag", "nearby", "summary.json")
+    fresh = shutil.copytree(killed, tmp_path / "fresh", ignore=analysis)
+    code, _, err = cli(*args(fresh))
+    assert code == 0, err
+    clusters = "analysis/clusters.json"
+    assert (fresh / clusters).read_text() == (killed / clusters).read_text()
+
+
 def _py_config(**changes):
     return SaggaConfig(
         ModelSettings("py:test_sagga:py_answer"), basis="x", generations=2, generation_size=24,
@@ -200,20 +218,23 @@ class MinuteClock:
 
 
 def test_the_budget_stops_a_generation_between_its_shards_and_a_rerun_goes_on(tmp_path):
-    whole = run_sagga(_py_config(), tmp_path / "whole")
-    # read at the start, after the proposal (1 minute) and after the first verify shard (2)
+    # the clock is read at the start, after the proposal (1 minute), after the first verify
+    # shard (2 minutes: past the budget)
     stopped = run_sagga(_py_config(minutes=1.5), tmp_path / "stopped", clock=MinuteClock())
     state = json.loads((stopped / "search.json").read_text())
     assert state["stop"] == "time budget" and state["generations"] == 0
-    assert len(list((stopped / "shards" / "verify").glob("00001-*.json"))) == 1
-    assert len(list((whole / "shards" / "verify").glob("00001-*.json"))) > 1
+    proposed = json.loads((stopped / "generations" / "00001" / "proposed.json").read_text())
+    assert sum(row["readable"] for row in proposed["rows"]) > 5  # more than one verify shard
+    [verified] = (stopped / "shards" / "verify").glob("00001-*.json")
     assert not (stopped / "generations" / "00001.parquet").exists()
     write_sagga_report(stopped)  # a report of what there is: no generation finished
     assert json.loads((stopped / "summary.json").read_text())["archive_size"] == 0
 
+    before = verified.read_text()
     run_sagga(_py_config(), stopped)
-    assert (stopped / "archive.jsonl").read_text() == (whole / "archive.jsonl").read_text()
-    assert json.loads((stopped / "search.json").read_text())["generations"] == 2
+    assert verified.read_text() == before  # the finished shard was not run again
+    state = json.loads((stopped / "search.json").read_text())
+    assert state["stop"] == "generations" and state["generations"] == 2
 
 
 def test_the_report_reads_files_only_and_refuses_an_unfinished_analysis(cli, tmp_path, monkeypatch):
