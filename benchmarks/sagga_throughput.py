@@ -3,8 +3,9 @@
 Both sides search the same model with the same recipe (basis, mutation preset, fitness
 `length_penalty`, tau, k-means seed selection, the top-1 candidate of beam 10 checked,
 timeouts passing) for `--seconds` of CPU time each, in their own process:
-- ours: `run_sagga` (mutate in the deadline pool, de-duplicate, one batched model call per
-  generation through the query cache, verify in the verifier's pool);
+- ours: `run_generations`, the search without its analysis (mutate in the deadline pool,
+  de-duplicate, one batched model call per generation through the query cache, verify in the
+  verifier's pool);
 - original loop, as SAGGA's code does it: per attempt, mutate one problem and `simplify` it under
   a 1 s alarm; per problem, call the model on it alone, then check it with SymPy (`simplify`
   of the answer, of its derivative and of the difference, `nsimplify` at tolerance 0.001) under
@@ -43,7 +44,8 @@ from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.embedding import make_embedder
 from genprobe.studies.sagga.mutants import judge
 from genprobe.studies.sagga.mutations import PRESETS, mutate
-from genprobe.studies.sagga.search import SEARCH, basis, read_archive, run_sagga
+from genprobe.studies.sagga.results import SEARCH, read_archive
+from genprobe.studies.sagga.search import basis, run_generations
 from genprobe.studies.sagga.selection import select_kmeans
 from genprobe.tasks.integration.expression import X, to_sympy
 
@@ -127,7 +129,7 @@ def original_loop(config: SaggaConfig, seconds: float) -> tuple[int, int]:
 
 def ours(config: SaggaConfig, seconds: float) -> tuple[int, int]:
     with tempfile.TemporaryDirectory() as folder:
-        run = run_sagga(replace(config, minutes=seconds / 60), Path(folder) / "run", report=False)
+        run = run_generations(replace(config, minutes=seconds / 60), Path(folder) / "run")
         stats = json.loads((run / SEARCH).read_text())["stats"]
         return len(read_archive(run)), sum(s["mutants"] for s in stats)
 

@@ -53,6 +53,7 @@ def test_sympy_runs_every_suite_and_writes_the_report(cli, validation, tmp_path)
                     "Is it a search problem?", "no log-probabilities"):  # fmt: skip
         assert heading in page
     assert "Fail@k (%) per suite" in err
+    assert "] solving " in err  # off a terminal, progress comes as plain lines
 
 
 @pytest.mark.parametrize("kind", ["ckpt", "lc", "sympy", "py", "openai"])

@@ -3,6 +3,7 @@ fail?), a tiny transformer trained here (and kill -9 then resume), every model k
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -10,6 +11,13 @@ import time
 
 import pandas as pd
 import pytest
+
+from genprobe.models.settings import ModelSettings
+from genprobe.runs.executor import LocalExecutor
+from genprobe.studies.sagga.config import SaggaConfig
+from genprobe.studies.sagga.report import write_sagga_report
+from genprobe.studies.sagga.results import read_results
+from genprobe.studies.sagga.search import run_sagga
 
 pytestmark = pytest.mark.slow
 
@@ -58,6 +66,9 @@ def test_sympy_search_archives_cas_failures_and_reports_them(cli, tmp_path):
     assert set(summary["tags"]) <= {"exploit", "robustness", "unknown"}
     assert sum(summary["tags"].values()) == len(archive)
     assert "failures archived" in err
+    # off a terminal, progress comes as plain lines, one per step
+    assert "] generation 1: verifying" in err
+    assert "] generation 2: " in err and "] tagging " in err
 
 
 def _command(model, run, generations):
@@ -154,7 +165,97 @@ def test_a_run_directory_of_another_config_is_refused(cli, tmp_path):
     assert code == 2 and "different run" in err
     assert (run / "archive.jsonl").read_text() == before
     (run / "report.html").unlink()
-    code, _, err = cli("integration", "sagga-report", str(run), "--workers", "1")
+    code, _, err = cli("integration", "sagga-report", str(run))
     assert code == 0 and (run / "report.html").exists(), err
     code, _, err = cli("integration", "sagga-report", str(tmp_path / "nothing"))
     assert code == 2 and "not a run directory" in err
+
+
+def test_a_search_killed_in_its_analysis_resumes_it(cli, tmp_path):
+    def args(out):
+        return [
+            "integration", "sagga", "--model", "py:test_sagga:py_answer", "--out", str(out),
+            "--basis", "x", "--generations", "2", "--verify-chunk", "5", *SMALL,
+        ]  # fmt: skip
+
+    killed = tmp_path / "killed"
+    command = [sys.executable, "-m", "genprobe", *args(killed)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    process = subprocess.Popen(command, env=env)
+    clustered = killed / "shards" / "cluster" / "archive.json"
+    while process.poll() is None and not clustered.exists():
+        time.sleep(0.01)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL  # clusters written, tags or nearby successes to come
+    before = clustered.read_text()
+    resumed = subprocess.run(command, env=env, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert clustered.read_text() == before  # not clustered again
+    results = read_results(killed)
+    assert results.clusters and results.archive["tag"].notna().all()
+    assert (killed / "report.html").exists()
+
+    # the same generations analysed without a kill give the same clusters
+    analysis = shutil.ignore_patterns("analysis", "cluster", "tag", "nearby", "summary.json")
+    fresh = shutil.copytree(killed, tmp_path / "fresh", ignore=analysis)
+    code, _, err = cli(*args(fresh))
+    assert code == 0, err
+    clusters = "analysis/clusters.json"
+    assert (fresh / clusters).read_text() == (killed / clusters).read_text()
+
+
+def _py_config(**changes):
+    return SaggaConfig(
+        ModelSettings("py:test_sagga:py_answer"), basis="x", generations=2, generation_size=24,
+        seed_size=6, workers=2, verify_chunk=5, **changes,
+    )  # fmt: skip
+
+
+class MinuteClock:
+    """A clock one minute later at each reading: the budget counted in checks, not seconds."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        self.now += 60.0
+        return self.now
+
+
+def test_the_budget_stops_a_generation_between_its_shards_and_a_rerun_goes_on(tmp_path):
+    # the clock is read at the start, after the proposal (1 minute), after the first verify
+    # shard (2 minutes: past the budget)
+    stopped = run_sagga(_py_config(minutes=1.5), tmp_path / "stopped", clock=MinuteClock())
+    state = json.loads((stopped / "search.json").read_text())
+    assert state["stop"] == "time budget" and state["generations"] == 0
+    proposed = json.loads((stopped / "generations" / "00001" / "proposed.json").read_text())
+    assert sum(row["readable"] for row in proposed["rows"]) > 5  # more than one verify shard
+    [verified] = (stopped / "shards" / "verify").glob("00001-*.json")
+    assert not (stopped / "generations" / "00001.parquet").exists()
+    write_sagga_report(stopped)  # a report of what there is: no generation finished
+    assert json.loads((stopped / "summary.json").read_text())["archive_size"] == 0
+
+    before = verified.read_text()
+    run_sagga(_py_config(), stopped)
+    assert verified.read_text() == before  # the finished shard was not run again
+    state = json.loads((stopped / "search.json").read_text())
+    assert state["stop"] == "generations" and state["generations"] == 2
+
+
+def test_the_report_reads_files_only_and_refuses_an_unfinished_analysis(cli, tmp_path, monkeypatch):
+    run = run_sagga(_py_config(), tmp_path / "run")
+    write_sagga_report(run)
+    first = (run / "summary.json").read_text()
+    assert json.loads(first)["clusters"]  # the py model fails most mutants of x
+
+    def no_shards(*args):
+        raise AssertionError("the report ran a stage")
+
+    monkeypatch.setattr(LocalExecutor, "map", no_shards)
+    (run / "summary.json").unlink()
+    code, _, err = cli("report", str(run))
+    assert code == 0, err
+    assert (run / "summary.json").read_text() == first
+    (run / "analysis" / "clusters.json").unlink()
+    code, _, err = cli("integration", "sagga-report", str(run))
+    assert code == 2 and err.count("\n") == 1 and "rerun the search" in err, err

@@ -100,3 +100,32 @@ def test_mixed_precision_trains_and_resumes_exactly(cli, data, tmp_path, precisi
 def test_an_unknown_precision_is_a_one_line_error(cli, data, tmp_path):
     code, err = train(cli, data, tmp_path / "run", "--precision", "fp8")
     assert code == 2 and "precision" in err and "Traceback" not in err
+
+
+def test_too_few_pairs_for_the_validation_size_is_one_line_and_exit_2(cli, data, tmp_path):
+    pairs = len(data.read_text().splitlines())
+    code, err = train(cli, data, tmp_path / "run", "--valid-size", str(pairs))
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"genprobe: error: {data}: {pairs} training pairs" in err and "--valid-size" in err
+    assert not (tmp_path / "run" / "metrics.jsonl").exists()
+
+
+def test_the_valid_file_beside_the_train_file_validates_and_the_run_is_reported(
+    cli, data, tmp_path
+):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    lines = data.read_text().splitlines()
+    (folder / "pairs.train").write_text("\n".join(lines[3:]) + "\n")
+    (folder / "pairs.valid").write_text("\n".join(lines[:3]) + "\n")
+    out = tmp_path / "run"
+    code, err = train(cli, folder / "pairs.train", out, "--epochs", "1", "--epoch-size", "8")
+    assert code == 0, err
+    [metrics] = metrics_of(out)
+    assert metrics["valid_size"] == 3 and metrics["valid_from"] == str(folder / "pairs.valid")
+    assert "] loss " in err  # off a terminal, progress comes as plain lines
+    page = (out / "report.html").read_text()
+    assert "Validations" in page and "pairs.valid" in page and "<img" in page
+    (out / "report.html").unlink()
+    code, _, err = cli("report", str(out))
+    assert code == 0 and (out / "report.html").read_text() == page, err

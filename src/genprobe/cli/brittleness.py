@@ -109,13 +109,13 @@ def evaluate(
 
 
 def _run(config: Any, out: Path, executor: Executor | None = None) -> None:
-    from genprobe.cli.console import console
+    from genprobe.cli.console import console, status
     from genprobe.studies.brittleness.report import write_report
     from genprobe.studies.brittleness.run import run_brittleness
 
-    with executor or contextlib.nullcontext(), console.status("starting") as status:
-        run = run_brittleness(config, out, log=status.update, executor=executor)
-        write_report(run)
+    with executor or contextlib.nullcontext(), status("starting") as log:
+        run = run_brittleness(config, out, log=log, executor=executor)
+    write_report(run)
     _print_summary(run, config.policy)
     console.print(f"report: {run / 'report.html'}")
 

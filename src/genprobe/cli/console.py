@@ -1,20 +1,56 @@
-"""Shared terminal output: a rich console on stderr (stdout stays clean for --json)."""
+"""Shared terminal output: a rich console on stderr (stdout stays clean for --json).
+
+On a terminal, progress is a live bar or spinner; elsewhere (a log file, a pipe, CI) it is plain
+lines, one per message and at most one per task every `PLAIN_EVERY` seconds for bars, so a
+long run never goes silent.
+"""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import math
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 console = Console(stderr=True)
+PLAIN_EVERY = 30.0  # seconds between plain progress lines of a bar
+
+
+def plain_line(text: str, started: float) -> None:
+    """One progress line, prefixed with the minutes and seconds since `started`."""
+    minutes, seconds = divmod(int(time.monotonic() - started), 60)
+    line = f"[{minutes}:{seconds:02d}] {text}"
+    console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 @contextlib.contextmanager
-def progress_bar(quiet: bool = False) -> Iterator[Progress]:
+def status(message: str) -> Iterator[Callable[[str], None]]:
+    """A spinner showing the latest message on a terminal, a plain line per new message
+    elsewhere (none for the first: an early one-line error stays a single line); yields the
+    function that reports a new message."""
+    if console.is_terminal:
+        with console.status(message) as shown:
+            yield shown.update
+        return
+    started = time.monotonic()
+    yield lambda text: plain_line(text, started)
+
+
+@contextlib.contextmanager
+def progress_bar(quiet: bool = False, every: float = PLAIN_EVERY) -> Iterator[Progress]:
     """A progress bar with elapsed time, drawn from its first `update` on; `quiet` hides it.
+    Off a terminal it prints a plain line per task at most every `every` seconds instead.
 
     Drawing only once there is progress keeps an early one-line error a single line.
     """
@@ -23,6 +59,7 @@ def progress_bar(quiet: bool = False) -> Iterator[Progress]:
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        every=every,
         console=console,
         disable=quiet,
         transient=False,
@@ -34,7 +71,28 @@ def progress_bar(quiet: bool = False) -> Iterator[Progress]:
 
 
 class _LazyProgress(Progress):
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        if not self.live.is_started and not self.disable:
-            self.start()
-        super().update(*args, **kwargs)
+    def __init__(self, *columns: Any, every: float, **kwargs: Any) -> None:
+        super().__init__(*columns, **kwargs)
+        self.every = every
+        self._began = time.monotonic()
+        self._printed: dict[TaskID, float] = {}  # when each task's last plain line was
+
+    def stop(self) -> None:
+        if self.live.is_started:  # rich ends even a bar never drawn with a blank line off a tty
+            super().stop()
+
+    def update(self, task_id: TaskID, *args: Any, **kwargs: Any) -> None:
+        super().update(task_id, *args, **kwargs)
+        if self.disable:
+            return
+        if self.console.is_terminal:
+            if not self.live.is_started:
+                self.start()
+            return
+        now = time.monotonic()
+        if now - self._printed.get(task_id, -math.inf) < self.every:
+            return
+        self._printed[task_id] = now
+        task = self._tasks[task_id]
+        done = f"{task.completed:,.0f}" + ("" if task.total is None else f" of {task.total:,.0f}")
+        plain_line(f"{task.description}: {done}", self._began)

@@ -311,9 +311,12 @@ def train(
         None, help="Stop after this long (validate, save; rerun to go on)."
     ),
 ) -> None:
-    """Train the integration transformer; validation Fail@1 (greedy, verified) every epoch."""
+    """Train the integration transformer; validation Fail@1 (greedy, verified) every epoch
+    (from DATA's validation split: NAME.valid beside a NAME.train, else held out of DATA);
+    writes OUT/report.html."""
     from genprobe.cli.console import console, progress_bar
     from genprobe.studies.integration_models import greedy_fail_at_1
+    from genprobe.studies.integration_train.report import write_train_report
     from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
     from genprobe.training.seq2seq_transformer import IntegrationTrainConfig, Trainer
 
@@ -339,4 +342,6 @@ def train(
         budget = None if max_minutes is None else 60 * max_minutes
         with Verifier(VerifierConfig(deadline=config.verify_deadline)) as verifier:
             trainer.run(greedy_fail_at_1(verifier, config.max_len), on_step, on_epoch, budget)
+    write_train_report(out)
     console.print(f"model in {out / 'model.pt'} (use --model ckpt:{out})")
+    console.print(f"report: {out / 'report.html'}")

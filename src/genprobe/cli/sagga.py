@@ -64,10 +64,11 @@ def sagga(
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
 ) -> None:
-    """Mutate equation trees, archive the problems the model fails, cluster them; writes
-    RUN_DIR/report.html."""
-    from genprobe.cli.console import console
+    """Mutate equation trees, archive the problems the model fails, cluster and tag them;
+    writes RUN_DIR/report.html."""
+    from genprobe.cli.console import status
     from genprobe.studies.sagga.config import SaggaConfig
+    from genprobe.studies.sagga.report import write_sagga_report
     from genprobe.studies.sagga.search import run_sagga
 
     config = SaggaConfig(
@@ -81,22 +82,17 @@ def sagga(
         tag_limit=tag_limit,
     )  # fmt: skip
     executor = model_study_executor(backend, ray_address, workers, model.device)
-    with executor or contextlib.nullcontext(), console.status("starting") as status:
-        run = run_sagga(config, out, log=status.update, executor=executor)
+    with executor or contextlib.nullcontext(), status("starting") as log:
+        run = run_sagga(config, out, log=log, executor=executor)
+    write_sagga_report(run)
     _print(run)
 
 
-def sagga_report(
-    run: Annotated[Path, typer.Argument(help="A SAGGA run directory.")],
-    workers: int = typer.Option(None, help="Tagging and verifier processes [one per CPU]."),
-    tag_limit: int = typer.Option(None, help="Tag at most this many failures [all]."),
-) -> None:
-    """(Re)write a SAGGA run's cluster report from its archive."""
-    from genprobe.cli.console import console
+def sagga_report(run: Annotated[Path, typer.Argument(help="A SAGGA run directory.")]) -> None:
+    """(Re)write a SAGGA run's cluster report from its files (no model, no SymPy)."""
     from genprobe.studies.sagga.report import write_sagga_report
 
-    with console.status("reporting") as status:
-        write_sagga_report(run, log=status.update, workers=workers, tag_limit=tag_limit)
+    write_sagga_report(run)
     _print(run)
 
 

@@ -21,6 +21,7 @@ REPORTS: dict[str, str] = {
     "rewriting-sweep": "genprobe.studies.seed_sensitivity.report:write_report",  # before tasks
     "integration-brittleness": "genprobe.studies.brittleness.report:write_report",
     "integration-sagga": "genprobe.studies.sagga.report:write_sagga_report",
+    "integration-train": "genprobe.studies.integration_train.report:write_train_report",
 }
 
 

@@ -113,14 +113,28 @@ class Pairs:
         return Pairs(*([part[i] for i in index] for part in (self.src, self.tgt, self.problems)))
 
 
-def read_training_pairs(path: str | Path, split: str | None, max_len: int) -> Pairs:
-    """Encode a dataset's rows (of `split` where the file has splits); rows longer than
-    `max_len` tokens are left out.
+def split_file(path: str | Path, split: str) -> Path | None:
+    """The file holding `split` of the dataset `path`: itself where it has splits (JSONL,
+    Parquet), the sibling `integration generate` writes beside a text `NAME.train`
+    (`NAME.valid`), or None."""
+    path = Path(path)
+    if path.suffix in (".jsonl", ".parquet") or split == "train":
+        return path
+    sibling = path.with_suffix(f".{split}")
+    return sibling if path.suffix == ".train" and sibling.is_file() else None
+
+
+def read_training_pairs(path: str | Path, split: str, max_len: int) -> Pairs:
+    """Encode the rows of a dataset's `split` (see `split_file`; none if it has no such file);
+    rows longer than `max_len` tokens are left out.
 
     Raises:
         DataFormatError: a row with a token outside the vocabulary (file and line).
     """
-    path = Path(path)
+    found = split_file(path, split)
+    if found is None:
+        return Pairs([], [], [])
+    path = found
     rows = _rows(path, split)
     out = Pairs([], [], [])
     for line, problem, answer in rows:
@@ -136,11 +150,9 @@ def read_training_pairs(path: str | Path, split: str | None, max_len: int) -> Pa
     return out
 
 
-def _rows(path: Path, split: str | None) -> list[tuple[int, str, str]]:
-    """(line, problem, answer) of a dataset's split; L&C's text files hold the train split."""
+def _rows(path: Path, split: str) -> list[tuple[int, str, str]]:
+    """(line, problem, answer) of a dataset's split; a text file holds one split."""
     tabular = path.suffix in (".jsonl", ".parquet")
-    if not tabular and split not in (None, "train"):
-        return []
     rows = read_dataset(path, split if tabular else None)
     for row in rows:
         if row.output is None:
@@ -265,9 +277,15 @@ class Trainer:
         train = read_training_pairs(c.data, "train", c.max_len)
         if not len(train):
             raise DataFormatError(c.data, None, "no training pairs (after the length limit)")
-        train, valid = split_valid(
-            train, read_training_pairs(c.data, "valid", c.max_len), c.valid_size, rng
-        )
+        valid = read_training_pairs(c.data, "valid", c.max_len)
+        valid_from = str(split_file(c.data, "valid")) if len(valid) else "held out of the data"
+        if not len(valid) and len(train) <= c.valid_size:
+            raise DataFormatError(
+                c.data, None, f"{len(train)} training pairs (after the length limit) and no "
+                f"validation split: holding out --valid-size {c.valid_size} leaves none to train "
+                "on; lower --valid-size or give a validation split",
+            )  # fmt: skip
+        train, valid = split_valid(train, valid, c.valid_size, rng)
         network = Seq2SeqTransformer(c.model_config()).to(device)
         optimizer = torch.optim.AdamW(network.parameters(), lr=c.lr, weight_decay=c.weight_decay)
         dtype, scaled = _autocast(device, c.precision)
@@ -310,7 +328,8 @@ class Trainer:
                 "epoch": epoch, "step": at.step, "train_loss": losses / max(tokens, 1),
                 "train_seconds": round(time.perf_counter() - epoch_start, 2),
                 **validate(network, valid.problems),
-                "valid_size": len(valid), "elapsed": round(at.elapsed, 2),
+                "valid_size": len(valid), "valid_from": valid_from,
+                "elapsed": round(at.elapsed, 2),
             }  # fmt: skip
             if at.batches_done < len(plan):
                 metrics["partial"] = at.batches_done / len(plan)

@@ -24,7 +24,7 @@ from genprobe.runs.atomic import atomic_path, write_json
 from genprobe.runs.pool import DeadlineCounts
 from genprobe.runs.rundir import read_config
 from genprobe.studies.brittleness import paper, plots, tables
-from genprobe.studies.brittleness.results import read_examples
+from genprobe.studies.brittleness.results import read_budget, read_examples
 from genprobe.tasks.integration.expression import to_sympy
 from genprobe.tasks.integration.prefix import from_prefix
 
@@ -42,18 +42,11 @@ def write_report(run: str | Path) -> tuple[Path, Path]:
         examples.to_parquet(tmp, index=False)
     ks = config["ks"]
     policy = config["policy"]
-    budget_rows = _read_budget(run)
+    budget_rows = read_budget(run)
     summary = _summary(examples, ks, budget_rows)
     write_json(run / "summary.json", summary)
     blocks = _blocks(run, stored, examples, summary, budget_rows, policy)
     return render(run, "Symbolic brittleness", blocks)
-
-
-def _read_budget(run: Path) -> pd.DataFrame | None:
-    files = sorted((run / "budget").glob("*.parquet"))
-    if not files:
-        return None
-    return pd.concat([pd.read_parquet(file) for file in files], ignore_index=True)
 
 
 # -- numbers ---------------------------------------------------------------------------------

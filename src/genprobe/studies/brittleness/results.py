@@ -1,5 +1,6 @@
-"""Reading a brittleness run's result files: the suite tables, the solve results, and the
-two joined into one table of examples (one row per problem, with its metadata)."""
+"""Reading a brittleness run's result files: the suite tables, the solve results, the two
+joined into one table of examples (one row per problem, with its metadata), and the search
+budget's rows."""
 
 from __future__ import annotations
 
@@ -43,3 +44,11 @@ def read_examples(run: str | Path) -> pd.DataFrame:
     """Results joined with their suites' metadata: one row per problem solved."""
     suites = read_suites(run).drop(columns=["problem", "reference"])
     return read_results(run).merge(suites, on=["suite", "row"], how="left", validate="1:1")
+
+
+def read_budget(run: str | Path) -> pd.DataFrame | None:
+    """The search budget's rows (`--search-budget`), or None where none was run."""
+    files = sorted((Path(run) / "budget").glob("*.parquet"))
+    if not files:
+        return None
+    return pd.concat([pd.read_parquet(file) for file in files], ignore_index=True)

@@ -6,7 +6,8 @@
              perturbed, sums of solved primitives), then solve them
     budget   with a search budget B: beam B and B samples per temperature on the
              k1*{exp,sin,cos,tan}(k2*x) problems, every distinct candidate verified
-    report   examples.parquet, summary.json, report.md and report.html, from result files only
+
+The run writes result files only; `report.write_report` reads them (through `results.py`).
 
 Every stage is a list of shards run by `run_stage`: a killed run, rerun with the same command,
 skips what is done and ends with the results of an uninterrupted one (verification and

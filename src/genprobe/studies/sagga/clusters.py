@@ -13,14 +13,16 @@ exploit tags, and a nearby success per cluster (Welleck et al. 2022, Tables 4, 6
                the robustness preset does) that the model solves: the paper's 30^x beside
                119^x; one shard per cluster, `analysis/nearby/`
 
-Tags and nearby successes are shards of the run, so a killed report resumes like the search.
+These are the search's last three stages (`analyse`), so a killed search resumes them like its
+generations, and the report only reads their files (`results.py`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +39,7 @@ from genprobe.studies.sagga.exploits import tag_failures
 from genprobe.studies.sagga.generation import ProposeTask, propose, verifier_config, verify
 from genprobe.studies.sagga.mutants import mutate_generation
 from genprobe.studies.sagga.mutations import PRESETS
+from genprobe.studies.sagga.results import CLUSTERS, read_archive, read_tags, successes
 from genprobe.studies.sagga.selection import cluster_labels
 from genprobe.studies.sagga.slices import Slice, find_slice, tree_features
 from genprobe.tasks.integration.expression import Expr
@@ -62,19 +65,19 @@ def _problems(keys: Sequence[str]) -> list[Expr]:
 
 def cluster(
     archive: pd.DataFrame,
-    successes: pd.DataFrame,
+    successes: Sequence[str],
     embedder: Embedder,
     *,
     clusters: int = 10,
     seed: int = 43,
 ) -> list[Cluster]:
-    """Clusters of the archive, nested ones merged, largest first."""
+    """Clusters of the archive (columns `problem` and `text`), nested ones merged, largest
+    first; `successes`: problems the model solved, as prefix strings."""
     if archive.empty:
         return []
     vectors = embedder.embed(archive["text"].tolist())
     labels = cluster_labels(vectors, clusters, seed)
-    sample = successes.sample(min(len(successes), MAX_SUCCESSES), random_state=seed)
-    features = tree_features(_problems([*archive["problem"], *sample["problem"]]))
+    features = tree_features(_problems([*archive["problem"], *successes]))
     n = len(archive)
     is_success = np.arange(len(features)) >= n
     groups = {int(label): np.flatnonzero(labels == label) for label in np.unique(labels)}
@@ -111,7 +114,51 @@ def cluster(
     return sorted(out, key=lambda c: (-len(c.members), c.members[0]))
 
 
-# -- exploit tags ------------------------------------------------------------------------
+# -- the stages ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClusterTask(StageTask):
+    """Clusters the archive given in the shard's spec and finds each cluster's slice."""
+
+    config: SaggaConfig
+
+    def setup(self) -> Embedder:
+        return make_embedder(self.config.embedding)
+
+    def run(self, context: Embedder, shard: Shard, scratch: Path) -> Outputs:
+        spec = shard.spec
+        archive = pd.DataFrame(spec["archive"], columns=["problem", "text"])
+        found = cluster(archive, spec["successes"], context, seed=self.config.seed)
+        clusters = [
+            {
+                "members": list(c.members),
+                "central": archive["problem"].iloc[list(c.members[:CENTRAL])].tolist(),
+                "slice": c.slice.text,
+                "coverage": c.slice.coverage,
+                "precision": c.slice.precision,
+            }
+            for c in found
+        ]
+        result = {
+            "generations": spec["generations"],
+            "archive_size": len(archive),
+            "clusters": clusters,
+        }
+        return {CLUSTERS: json_bytes(result)}
+
+
+def cluster_shard(run: Path, config: SaggaConfig, generations: int) -> Shard:
+    """The archive and a seeded sample of the model's successes, after `generations`."""
+    archive = read_archive(run)
+    solved = successes(run, generations)
+    sample = solved.sample(min(len(solved), MAX_SUCCESSES), random_state=config.seed)
+    spec = {
+        "generations": generations,
+        "archive": archive[["problem", "text"]].values.tolist(),
+        "successes": sample["problem"].tolist(),
+    }
+    return Shard("cluster", "archive", spec)
 
 
 @dataclass(frozen=True)
@@ -127,35 +174,21 @@ class TagTask(StageTask):
         return {f"analysis/tags/{shard.key}.parquet": parquet_bytes(frame)}
 
 
-def tagged_rows(clusters: Sequence[Cluster], limit: int | None) -> list[int]:
-    """Archive rows to tag: all, or at most `limit` taken round-robin over the clusters in
-    centroid order (so every member a report shows is among them)."""
-    columns = [list(c.members) for c in clusters]
-    rows = [r for layer in itertools.zip_longest(*columns) for r in layer if r is not None]
+def tagged_rows(clusters: Sequence[Sequence[int]], limit: int | None) -> list[int]:
+    """Archive rows to tag: all, or at most `limit` taken round-robin over the clusters'
+    members in centroid order (so every member a report shows is among them)."""
+    rows = [r for layer in itertools.zip_longest(*clusters) for r in layer if r is not None]
     return rows if limit is None else rows[:limit]
 
 
-def tag_archive(
-    run: Path,
-    archive: pd.DataFrame,
-    rows: Sequence[int],
-    workers: int | None,
-    executor: Executor | None,
-) -> pd.DataFrame:
-    """problem -> tag, why, for the archive's `rows`."""
-    keys = archive["problem"].iloc[list(rows)].tolist()
-    shards = [
-        Shard("tag", f"{i // TAG_CHUNK:05d}", {"problems": keys[i : i + TAG_CHUNK]})
-        for i in range(0, len(keys), TAG_CHUNK)
-    ]
-    run_stage(run, TagTask(workers), shards, executor)
-    frames = [pd.read_parquet(run / f"analysis/tags/{s.key}.parquet") for s in shards]
-    if not frames:
-        return pd.DataFrame(columns=["problem", "tag", "why"])
-    return pd.concat(frames, ignore_index=True)
+def tag_shards(keys: Sequence[str]) -> list[Shard]:
+    """Shards named by a digest of their problems: one never overwrites another's tags."""
+    chunks = [list(keys[i : i + TAG_CHUNK]) for i in range(0, len(keys), TAG_CHUNK)]
+    return [Shard("tag", _digest(chunk), {"problems": chunk}) for chunk in chunks]
 
 
-# -- nearby successes --------------------------------------------------------------------
+def _digest(keys: Sequence[str]) -> str:
+    return hashlib.sha256("\n".join(keys).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -198,24 +231,31 @@ class NearbyTask(ProposeTask):
                 "answer": row["answers"][0] if row["answers"] else None,
                 "similarity": round(float(similarity[best].max()), 3),
             }
-        result = {"cluster": shard.spec["cluster"], "tried": len(report.mutants), "found": found}
+        result = {"members": members, "tried": len(report.mutants), "found": found}
         return {f"analysis/nearby/{shard.key}.json": json_bytes(result)}
 
 
-def nearby_successes(
+def analyse(
     run: Path,
     config: SaggaConfig,
-    archive: pd.DataFrame,
-    clusters: Sequence[Cluster],
-    executor: Executor | None,
-) -> list[dict]:
+    generations: int,
+    executor: Executor,
+    here: Executor,
+    log: Callable[[str], None],
+) -> None:
+    """The search's last stages: cluster the archive (here, where the embedder is), tag its
+    failures and search a nearby success per cluster (on the study's executor)."""
+    log("clustering the archived failures")
+    run_stage(run, ClusterTask(config), [cluster_shard(run, config, generations)], here)
+    found = json.loads((run / CLUSTERS).read_text(encoding="utf-8"))["clusters"]
+    archive = read_archive(run)
+    wanted = archive["problem"].iloc[tagged_rows([c["members"] for c in found], config.tag_limit)]
+    keys = sorted(set(wanted) - set(read_tags(run)["problem"]))  # a tag is the problem's alone
+    log(f"tagging {len(keys)} failures (exploit or robustness)")
+    run_stage(run, TagTask(config.workers), tag_shards(keys), executor)
+    log(f"searching a nearby success for {len(found)} clusters")
     shards = [
-        Shard(
-            "nearby",
-            f"{i:03d}",
-            {"cluster": i, "members": archive["problem"].iloc[list(c.members[:CENTRAL])].tolist()},
-        )
-        for i, c in enumerate(clusters)
+        Shard("nearby", f"{i:03d}", {"cluster": i, "members": c["central"]})
+        for i, c in enumerate(found)
     ]
     run_stage(run, NearbyTask(config), shards, executor)
-    return [json.loads((run / f"analysis/nearby/{s.key}.json").read_text()) for s in shards]

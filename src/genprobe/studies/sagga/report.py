@@ -1,13 +1,13 @@
 """The SAGGA report: the search's effort, then its failures in clusters laid out like the
 paper's Tables 4, 6 and 11 (central members, the model's answers, a readable slice, exploit
-tags, a nearby success), computed from the run's files.
+tags, a nearby success), read from the run's files (`results.py`): it runs no model and no
+SymPy, so it can be rewritten at any time.
 
 Writes `summary.json`, `figures/*.png`, `report.md` and a self-contained `report.html`.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
@@ -17,24 +17,11 @@ import pandas as pd
 
 from genprobe.analysis.render import Figure, Heading, Table, Text
 from genprobe.analysis.render import write_report as render
-from genprobe.decoding.config import DecodingConfig
-from genprobe.errors import RunDirError
-from genprobe.models.settings import ModelSettings
 from genprobe.runs.atomic import write_json
-from genprobe.runs.executor import Executor
 from genprobe.runs.pool import DeadlineCounts
-from genprobe.runs.rundir import read_config
 from genprobe.studies.sagga import plots
-from genprobe.studies.sagga.clusters import (
-    Cluster,
-    cluster,
-    nearby_successes,
-    tag_archive,
-    tagged_rows,
-)
 from genprobe.studies.sagga.config import SaggaConfig
-from genprobe.studies.sagga.embedding import make_embedder
-from genprobe.studies.sagga.search import KIND, SEARCH, read_archive
+from genprobe.studies.sagga.results import FoundCluster, read_results
 
 SHOWN = 5  # members shown per cluster
 EFFORT = (
@@ -51,58 +38,15 @@ EFFORT = (
 DEADLINE_ITEMS = {"mutation": "mutation attempts (simplify)", "verification": "candidates verified"}
 
 
-def stored_config(run: Path, workers: int | None = None) -> SaggaConfig:
-    """The run's config, rebuilt from its `config.json`."""
-    recorded = read_config(run)
-    if recorded.get("kind") != KIND:
-        raise RunDirError(f"{run} holds a {recorded.get('kind')} run, not a SAGGA search")
-    stored = dict(recorded["config"])
-    model = stored.pop("model")
-    settings = ModelSettings(
-        model["spec"], DecodingConfig(**model["decoding"]), deadline=model["deadline"],
-        temperature=model["temperature"],
-    )  # fmt: skip
-    for name in ("basis_file", "targets_file"):
-        stored[name] = stored[name] and stored[name]["path"]
-    return SaggaConfig(settings, **stored, workers=workers)
-
-
-def successes(run: Path) -> pd.DataFrame:
-    """Every distinct problem the model solved during the search."""
-    frames = [
-        pd.read_parquet(path, columns=["problem", "text", "status"])
-        for path in sorted((run / "generations").glob("*.parquet"))
-    ]
-    if not frames:
-        return pd.DataFrame(columns=["problem", "text"])
-    frame = pd.concat(frames, ignore_index=True)
-    return frame[frame["status"] == "solved"].drop_duplicates("problem")[["problem", "text"]]
-
-
-def write_sagga_report(
-    run: str | Path,
-    log: Any = lambda message: None,
-    executor: Executor | None = None,
-    workers: int | None = None,
-    tag_limit: int | None = None,
-) -> tuple[Path, Path]:
-    """summary.json, figures, report.md and report.html of a SAGGA run; at most `tag_limit`
-    failures are tagged (None: all)."""
+def write_sagga_report(run: str | Path) -> tuple[Path, Path]:
+    """summary.json, figures, report.md and report.html of a SAGGA run."""
     run = Path(run)
-    config = stored_config(run, workers)
-    state = json.loads((run / SEARCH).read_text(encoding="utf-8"))
-    archive = read_archive(run)
-    stats = pd.DataFrame(state["stats"])
-    log(f"clustering {len(archive)} failures")
-    found = cluster(archive, successes(run), make_embedder(config.embedding), seed=config.seed)
-    log("tagging failures (exploit or robustness)")
-    tags = tag_archive(run, archive, tagged_rows(found, tag_limit), config.workers, executor)
-    archive = archive.merge(tags, on="problem", how="left")
-    log(f"searching a nearby success for {len(found)} clusters")
-    nearby = nearby_successes(run, config, archive, found, executor)
-    summary = _summary(config, state, stats, archive, found, nearby)
+    results = read_results(run)
+    config, archive, found = results.config, results.archive, results.clusters
+    stats = results.stats
+    summary = _summary(results.state, stats, archive, found)
     write_json(run / "summary.json", summary)
-    blocks = _blocks(run, config, summary, stats, archive, found, nearby)
+    blocks = _blocks(run, config, summary, stats, archive, found)
     return render(run, f"SAGGA: where {config.model.spec} fails", blocks)
 
 
@@ -130,26 +74,21 @@ def _effort(stats: pd.DataFrame) -> dict[str, Any]:
 
 
 def _summary(
-    config: SaggaConfig,
-    state: dict[str, Any],
-    stats: pd.DataFrame,
-    archive: pd.DataFrame,
-    found: list[Cluster],
-    nearby: list[dict],
+    state: dict[str, Any], stats: pd.DataFrame, archive: pd.DataFrame, found: list[FoundCluster]
 ) -> dict[str, Any]:
     clusters = []
-    for c, near in zip(found, nearby, strict=True):
+    for c in found:
         rows = archive.iloc[list(c.members)]
         clusters.append(
             {
                 "size": len(c.members),
                 "mean_fitness": round(float(rows["fitness"].mean()), 4),
-                "slice": c.slice.text,
-                "coverage": round(c.slice.coverage, 3),
-                "precision": round(c.slice.precision, 3),
+                "slice": c.slice,
+                "coverage": round(c.coverage, 3),
+                "precision": round(c.precision, 3),
                 "tags": {k: int(v) for k, v in rows["tag"].value_counts().items()},
                 "central": rows["text"].head(SHOWN).tolist(),
-                "nearby_success": near["found"],
+                "nearby_success": c.nearby,
             }
         )
     tags = archive["tag"].value_counts() if len(archive) else pd.Series(dtype=int)
@@ -173,8 +112,7 @@ def _blocks(
     summary: dict[str, Any],
     stats: pd.DataFrame,
     archive: pd.DataFrame,
-    found: list[Cluster],
-    nearby: list[dict],
+    found: list[FoundCluster],
 ) -> list:
     effort = summary["effort"]
     recipe = (
@@ -229,8 +167,8 @@ def _blocks(
         ),
     ]
     table = []
-    for i, (c, near) in enumerate(zip(summary["clusters"], nearby, strict=True), 1):
-        success = near["found"]
+    for i, c in enumerate(summary["clusters"], 1):
+        success = c["nearby_success"]
         table.append(
             {
                 "cluster": str(i),
@@ -249,7 +187,7 @@ def _blocks(
     for i, c in enumerate(found, 1):
         rows = archive.iloc[list(c.members[:SHOWN])]
         blocks += [
-            Heading(f"Cluster {i}: {c.slice.text}", level=3),
+            Heading(f"Cluster {i}: {c.slice}", level=3),
             Table(
                 pd.DataFrame(
                     {

@@ -6,8 +6,9 @@ archive of novel failures, then the cluster report.
              model's worker, verify spread over workers, score); archive its failures with
              fitness >= tau that are novel (by canonical form); select the next seeds among
              them (`selection.py`); stop at the archive size, the generation limit or the time
-             budget of this invocation
-    report   `clusters.py` and `report.py`, from the run's files
+             budget of this invocation (checked between a generation's stages and shards too)
+    analyse  cluster the archive, tag its failures, search a nearby success per cluster
+             (`clusters.py`): the stages the report (`report.py`) reads, never reruns
 
 The archive and the next seeds are functions of the generation files alone, so a killed
 search, rerun with the same command, replays the finished generations from disk (skipping
@@ -34,7 +35,8 @@ import pandas as pd
 from genprobe.runs.atomic import write_json, write_text
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
-from genprobe.runs.shards import ShardStore
+from genprobe.runs.shards import Shard, ShardStore
+from genprobe.studies.sagga.clusters import analyse
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.embedding import Embedder, make_embedder
 from genprobe.studies.sagga.generation import (
@@ -50,17 +52,10 @@ from genprobe.studies.sagga.generation import (
     verify_shards,
 )
 from genprobe.studies.sagga.mutants import canonical_key
+from genprobe.studies.sagga.results import ARCHIVE, ARCHIVE_COLUMNS, KIND, SEARCH, read_state
 from genprobe.studies.sagga.seeds import named_basis, read_problem_file
 from genprobe.studies.sagga.selection import select_fitness, select_kmeans
 from genprobe.tasks.integration.expression import Expr
-
-KIND = "integration-sagga"
-ARCHIVE = "archive.jsonl"
-SEARCH = "search.json"
-ARCHIVE_COLUMNS = (
-    "generation", "problem", "text", "length", "fitness", "answers", "outcome", "detail",
-    "difference",
-)  # fmt: skip
 
 Log = Callable[[str], None]
 
@@ -122,58 +117,96 @@ class Search:
         return chosen + [s for s in self.seeds0 if s not in chosen]
 
 
+class OutOfTime(Exception):
+    """The time budget of this invocation is spent."""
+
+
+@dataclass
+class Budget:
+    """`minutes` of `clock` from now (None: no limit)."""
+
+    minutes: float | None
+    clock: Callable[[], float] = time.monotonic
+
+    def __post_init__(self) -> None:
+        self.started = self.clock()
+
+    def check(self) -> None:
+        """Raises OutOfTime once the budget is spent."""
+        if self.minutes is not None and self.clock() - self.started > 60 * self.minutes:
+            raise OutOfTime
+
+
 def run_sagga(
     config: SaggaConfig,
     out: str | Path,
     log: Log = lambda message: None,
     executor: Executor | None = None,
-    report: bool = True,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Path:
-    """Run (or resume) a search in `out`, then write its report (unless `report` is false);
-    returns the run directory."""
+    """Run (or resume) a search in `out`, then its analysis (clusters, exploit tags, nearby
+    successes); returns the run directory, which `report.write_sagga_report` reports.
+
+    `clock` measures the time budget (`config.minutes`) of the generations.
+    """
+    run = run_generations(config, out, log, executor, clock)
+    generations = read_state(run)["generations"]
+    with executor or LocalExecutor() as runner, LocalExecutor() as here:
+        analyse(run, config, generations, runner, here, log)
+    return run
+
+
+def run_generations(
+    config: SaggaConfig,
+    out: str | Path,
+    log: Log = lambda message: None,
+    executor: Executor | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> Path:
+    """The search alone: generations until the archive size, the generation limit or the time
+    budget; returns the run directory."""
     config = config.validated()
     seeds0 = list(dict.fromkeys(canonical_key(p) for p in basis(config)))  # before any file
     run = open_run(out, KIND, config)
     search = Search(config, make_embedder(config.embedding), seeds0)
-    started = time.monotonic()
     seeds, stop = seeds0, "generations"
     with executor or LocalExecutor() as runner, LocalExecutor() as here:
-        steps = _Steps(config, run, runner, here)
-        for generation in range(1, config.generations + 1):
-            ran = steps.generation(generation, seeds, max(1, config.generation_size // len(seeds)))
-            frame = pd.read_parquet(run / generation_path(generation, "parquet"))
-            effort = json.loads((run / generation_path(generation, "json")).read_text())
-            seeds = search.absorb(frame, effort)
-            _write_state(run, search, stop="running", generation=generation)
-            log(
-                f"generation {generation}{'' if ran else ' (done before)'}: "
-                f"{search.stats[-1]['novel_found']} novel failures, archive {len(search.archive)}"
-            )
-            if len(search.archive) >= config.archive_size:
-                stop = "archive size"
-                break
-            if config.minutes is not None and time.monotonic() - started > 60 * config.minutes:
-                stop = "time budget"
-                break
+        steps = _Steps(config, run, runner, here, Budget(config.minutes, clock), log)
+        try:
+            for generation in range(1, config.generations + 1):
+                per_seed = max(1, config.generation_size // len(seeds))
+                ran = steps.generation(generation, seeds, per_seed)
+                frame = pd.read_parquet(run / generation_path(generation, "parquet"))
+                effort = json.loads((run / generation_path(generation, "json")).read_text())
+                seeds = search.absorb(frame, effort)
+                _write_state(run, search, stop="running", generation=generation)
+                log(
+                    f"generation {generation}{'' if ran else ' (done before)'}: "
+                    f"{search.stats[-1]['novel_found']} novel failures, "
+                    f"archive {len(search.archive)}"
+                )
+                if len(search.archive) >= config.archive_size:
+                    stop = "archive size"
+                    break
+                steps.budget.check()
+        except OutOfTime:
+            stop = "time budget"
+            log(f"time budget spent after {len(search.stats)} generations")
     _write_state(run, search, stop=stop, generation=len(search.stats))
-    if report:
-        from genprobe.studies.sagga.report import write_sagga_report
-
-        write_sagga_report(
-            run, log=log, executor=executor, workers=config.workers, tag_limit=config.tag_limit
-        )
     return run
 
 
 @dataclass
 class _Steps:
     """A generation's three stages: propose and verify on the study's executor, score here
-    (where the search's embedder already is)."""
+    (where the search's embedder already is); the budget is checked after each shard."""
 
     config: SaggaConfig
     run: Path
     runner: Executor
     here: Executor
+    budget: Budget
+    log: Log
 
     def __post_init__(self) -> None:
         self.tasks = ProposeTask(self.config), VerifyTask(self.config), ScoreTask(self.config)
@@ -183,10 +216,22 @@ class _Steps:
         if ShardStore(self.run).finished(STAGE, f"{generation:05d}"):
             return False  # however its verification was chunked
         propose, verify, score = self.tasks
+        self.log(f"generation {generation}: mutating {len(seeds)} seeds, asking the model")
         run_stage(self.run, propose, [propose_shard(generation, seeds, per_seed)], self.runner)
+        self.budget.check()
         proposed = self._read(proposed_path(generation))
         shards = verify_shards(generation, proposed["rows"], self.config.verify_chunk)
-        run_stage(self.run, verify, shards, self.runner)
+        done = 0
+
+        def verified_one(shard: Shard) -> None:
+            nonlocal done
+            done += 1
+            self.log(f"generation {generation}: verified {done} of {len(shards)} shards")
+            self.budget.check()
+
+        self.log(f"generation {generation}: verifying {len(shards)} shards")
+        run_stage(self.run, verify, shards, self.runner, on_done=verified_one)
+        self.budget.check()
         verified = [self._read(verified_path(generation, s.spec["chunk"])) for s in shards]
         run_stage(self.run, score, [score_shard(generation, proposed, verified)], self.here)
         return True
@@ -199,9 +244,3 @@ def _write_state(run: Path, search: Search, *, stop: str, generation: int) -> No
     lines = "".join(json.dumps(row, sort_keys=True) + "\n" for row in search.archive)
     write_text(run / ARCHIVE, lines)
     write_json(run / SEARCH, {"stop": stop, "generations": generation, "stats": search.stats})
-
-
-def read_archive(run: str | Path) -> pd.DataFrame:
-    path = Path(run) / ARCHIVE
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-    return pd.DataFrame(rows, columns=list(ARCHIVE_COLUMNS))

@@ -1,0 +1,1 @@
+"""Training the integration transformer (`genprobe integration train`): its results and report."""

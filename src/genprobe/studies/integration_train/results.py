@@ -1,0 +1,41 @@
+"""Reading a training run's result files: its config and `metrics.jsonl` (one row per
+validation: after every epoch, and at a time-budget stop, marked `partial`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from genprobe.errors import RunDirError
+from genprobe.runs.rundir import read_config
+
+KIND = "integration-train"
+METRICS = "metrics.jsonl"
+
+
+def read_train_config(run: str | Path) -> dict[str, Any]:
+    """The run's `IntegrationTrainConfig`, as recorded.
+
+    Raises:
+        RunDirError: `run` is not a run directory, or holds another kind of run.
+    """
+    recorded = read_config(run)
+    if recorded.get("kind") != KIND:
+        raise RunDirError(f"{run} holds a {recorded.get('kind')} run, not a training run")
+    return recorded["config"]
+
+
+def read_metrics(run: str | Path) -> pd.DataFrame:
+    """One row per validation, in order.
+
+    Raises:
+        RunDirError: no validation was recorded yet.
+    """
+    path = Path(run) / METRICS
+    if not path.exists():
+        raise RunDirError(f"{run} has no {METRICS} yet: train first")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return pd.DataFrame([json.loads(line) for line in lines if line])

@@ -1,0 +1,152 @@
+"""Reading a SAGGA run's result files: the one reader, for the search's own steps (seeds,
+successes) and for the report, which runs no model and no SymPy.
+
+    config.json             the run's config
+    archive.jsonl           one row per novel failure, in the order found
+    search.json             stats per generation, why the search stopped
+    generations/*.parquet   every mutant of a finished generation, with its verdict
+    analysis/clusters.json  the clusters of the archive, with their slices (stage `cluster`)
+    analysis/tags/*.parquet exploit tags, by problem (stage `tag`)
+    analysis/nearby/*.json  a nearby success per cluster (stage `nearby`)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from genprobe.decoding.config import DecodingConfig
+from genprobe.errors import RunDirError
+from genprobe.models.settings import ModelSettings
+from genprobe.runs.rundir import read_config
+from genprobe.runs.shards import ShardStore
+from genprobe.studies.sagga.config import SaggaConfig
+
+KIND = "integration-sagga"
+ARCHIVE = "archive.jsonl"
+SEARCH = "search.json"
+CLUSTERS = "analysis/clusters.json"
+ARCHIVE_COLUMNS = (
+    "generation", "problem", "text", "length", "fitness", "answers", "outcome", "detail",
+    "difference",
+)  # fmt: skip
+TAG_COLUMNS = ["problem", "tag", "why"]
+
+
+def stored_config(run: str | Path) -> SaggaConfig:
+    """The run's config, rebuilt from its `config.json`.
+
+    Raises:
+        RunDirError: `run` is not a run directory, or holds another study's run.
+    """
+    recorded = read_config(run)
+    if recorded.get("kind") != KIND:
+        raise RunDirError(f"{run} holds a {recorded.get('kind')} run, not a SAGGA search")
+    stored = dict(recorded["config"])
+    model = stored.pop("model")
+    settings = ModelSettings(
+        model["spec"], DecodingConfig(**model["decoding"]), deadline=model["deadline"],
+        temperature=model["temperature"],
+    )  # fmt: skip
+    for name in ("basis_file", "targets_file"):
+        stored[name] = stored[name] and stored[name]["path"]
+    return SaggaConfig(settings, **stored)
+
+
+def read_archive(run: str | Path) -> pd.DataFrame:
+    path = Path(run) / ARCHIVE
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return pd.DataFrame(rows, columns=list(ARCHIVE_COLUMNS))
+
+
+def read_state(run: str | Path) -> dict[str, Any]:
+    """`search.json`: why the search stopped, after how many generations, stats of each."""
+    path = Path(run) / SEARCH
+    if not path.exists():
+        raise RunDirError(f"{run} has no finished generation yet: run the search")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def successes(run: str | Path, generations: int) -> pd.DataFrame:
+    """Every distinct problem the model solved in the first `generations` generations."""
+    paths = sorted((Path(run) / "generations").glob("*.parquet"))[:generations]
+    frames = [pd.read_parquet(path, columns=["problem", "text", "status"]) for path in paths]
+    if not frames:
+        return pd.DataFrame(columns=["problem", "text"])
+    frame = pd.concat(frames, ignore_index=True)
+    return frame[frame["status"] == "solved"].drop_duplicates("problem")[["problem", "text"]]
+
+
+@dataclass(frozen=True)
+class FoundCluster:
+    """A cluster of the archive, with its slice and the nearby success found (or None)."""
+
+    members: tuple[int, ...]  # archive rows, nearest the centroid first
+    slice: str
+    coverage: float
+    precision: float
+    nearby: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class SaggaResults:
+    config: SaggaConfig
+    state: dict[str, Any]
+    archive: pd.DataFrame  # with `tag` and `why` where tagged
+    clusters: list[FoundCluster]
+
+    @property
+    def stats(self) -> pd.DataFrame:
+        return pd.DataFrame(self.state["stats"])
+
+
+def read_tags(run: str | Path) -> pd.DataFrame:
+    """problem -> tag, why, for every problem a finished `tag` shard tagged (a problem's tag
+    depends on the problem alone)."""
+    frames = [pd.read_parquet(path) for path in ShardStore(run).outputs("tag")]
+    if not frames:
+        return pd.DataFrame(columns=TAG_COLUMNS)
+    return pd.concat(frames, ignore_index=True).drop_duplicates("problem")[TAG_COLUMNS]
+
+
+def read_results(run: str | Path) -> SaggaResults:
+    """Everything the report shows.
+
+    Raises:
+        RunDirError: not a SAGGA run, or its analysis (clusters, tags, nearby successes) was
+            not finished for the generations on disk: rerunning the search finishes it.
+    """
+    run = Path(run)
+    config = stored_config(run)
+    state = read_state(run)
+    archive = read_archive(run)
+    unfinished = RunDirError(
+        f"{run}: the search's analysis (clusters, tags, nearby successes) is not finished; "
+        "rerun the search with the same command to finish it"
+    )
+    path = run / CLUSTERS
+    if not path.exists():
+        raise unfinished
+    found = json.loads(path.read_text(encoding="utf-8"))
+    if (found["generations"], found["archive_size"]) != (state["generations"], len(archive)):
+        raise unfinished
+    nearby = {
+        tuple(result["members"]): result["found"]
+        for result in (
+            json.loads(p.read_text(encoding="utf-8")) for p in ShardStore(run).outputs("nearby")
+        )
+    }
+    clusters = []
+    for c in found["clusters"]:
+        if tuple(c["central"]) not in nearby:
+            raise unfinished
+        near = nearby[tuple(c["central"])]
+        clusters.append(
+            FoundCluster(tuple(c["members"]), c["slice"], c["coverage"], c["precision"], near)
+        )
+    archive = archive.merge(read_tags(run), on="problem", how="left")
+    return SaggaResults(config, state, archive, clusters)
