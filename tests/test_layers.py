@@ -25,17 +25,9 @@ REPORT_MODULES = ("report", "plots", "compare", "tables")
 
 # (importer prefix, imported prefix): why it is allowed.
 EXCEPTIONS = {
-    ("tasks.integration", "verification.pool"): (
-        "the integration verifier and generator bound SymPy with DeadlinePool; issue 22 moves "
-        "the pool below the tasks in another slice"
-    ),
     ("tasks.integration.verifier", "verification.verdict"): (
         "the integration task's verifier answers in the shared Verdict and TimeoutPolicy types"
     ),
-    # A finished search writes its report (lazily, at its end; `report=False` skips it). Moving
-    # that call to the CLI is left to issue 22's "reports that only read" slice, which edits
-    # studies/sagga/ in parallel.
-    ("studies.sagga.search", "studies.sagga.report"): "the search ends with its report",
 }
 
 
