@@ -55,7 +55,7 @@ def test_a_deadline_share_past_the_threshold_is_a_warning():
     assert DeadlineCounts(100, 5, 0).warning("items") is None  # 5 %: at the threshold
     line = DeadlineCounts(100, 4, 2).warning("candidates verified")
     assert line is not None and line.startswith("6 of 100 candidates verified (6.0%)")
-    assert "4 their CPU budget, 2 the wall-clock backstop" in line
+    assert "4 over their CPU budget, 2 killed at the wall-clock backstop" in line
     assert (DeadlineCounts(1, 1, 0) + DeadlineCounts(3, 0, 1)) == DeadlineCounts(4, 1, 1)
 
 

@@ -44,6 +44,11 @@ def test_sympy_search_archives_cas_failures_and_reports_them(cli, tmp_path):
     assert effort["attempts"] == sum(s["attempts"] for s in state["stats"])
     assert effort["mutants"] == len(generations)
     assert effort["queries"] + effort["cache_hits"] == effort["mutants"]
+    deadlines = effort["deadlines"]
+    assert deadlines["mutation"]["items"] == effort["attempts"]
+    assert deadlines["verification"]["items"] == generations["outcome"].notna().sum()  # k = 1
+    if not effort["deadline_warnings"]:
+        assert "Warning:" not in (run / "report.html").read_text()
     assert summary["archive_size"] == len(archive)
     assert sum(c["size"] for c in summary["clusters"]) == len(archive)
     page = (run / "report.html").read_text()

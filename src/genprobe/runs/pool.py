@@ -81,9 +81,9 @@ class DeadlineCounts:
             return None
         return (
             f"{self.over_budget + self.hung:,} of {self.items:,} {what} ({self.share:.1%}) hit "
-            f"a deadline ({self.over_budget:,} their CPU budget, {self.hung:,} the wall-clock "
-            f"backstop), more than {DEADLINE_WARNING_SHARE:.0%}: the results depend on the "
-            "deadline; a longer one may change them."
+            f"a deadline ({self.over_budget:,} over their CPU budget, {self.hung:,} killed at the "
+            f"wall-clock backstop), more than {DEADLINE_WARNING_SHARE:.0%}: the results depend "
+            "on the deadline; a longer one may change them."
         )
 
 
