@@ -55,12 +55,13 @@ class Verdict:
         }
 
 
-def deadline_counts(verdicts: Iterable[Verdict]) -> DeadlineCounts:
-    """How many verdicts there are, and how many timed out on the CPU budget or the backstop."""
+def deadline_counts(verdicts: Iterable[tuple[str, str]]) -> DeadlineCounts:
+    """How many verdicts, as (outcome, method), there are, and how many timed out on the CPU
+    budget or were killed at the wall-clock backstop."""
     counts = DeadlineCounts()
-    for verdict in verdicts:
+    for outcome, method in verdicts:
         counts.items += 1
-        if verdict.outcome is Outcome.TIMEOUT:
-            counts.hung += verdict.method == "backstop"
-            counts.over_budget += verdict.method != "backstop"
+        if outcome == Outcome.TIMEOUT.value:
+            counts.hung += method == "backstop"
+            counts.over_budget += method != "backstop"
     return counts

@@ -27,6 +27,7 @@ from genprobe.studies.brittleness import paper, plots, tables
 from genprobe.studies.brittleness.results import read_budget, read_examples
 from genprobe.tasks.integration.expression import to_sympy
 from genprobe.tasks.integration.prefix import from_prefix
+from genprobe.verification.verdict import deadline_counts
 
 POLICIES = ("strict", "generous")
 EXAMPLES_SHOWN = 4
@@ -78,14 +79,12 @@ def _summary(
 
 def _deadlines(examples: pd.DataFrame) -> DeadlineCounts:
     """Candidates verified, and how many timed out on the CPU budget or the backstop."""
-    counts = DeadlineCounts()
-    for candidates in examples["candidates"]:
-        for c in candidates:
-            if c["outcome"] is not None:
-                counts.items += 1
-                counts.over_budget += c["method"] == "deadline"
-                counts.hung += c["method"] == "backstop"
-    return counts
+    return deadline_counts(
+        (c["outcome"], c["method"])
+        for candidates in examples["candidates"]
+        for c in candidates
+        if c["outcome"] is not None
+    )
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -126,9 +125,8 @@ def _blocks(
         search = f"{decoding['method']} decoding"
     blocks: list = [
         Text(
-            f"Model `{model['spec']}` ({search}; candidates verified by differentiation, "
-            f"deadline {config['deadline']:g} s of CPU time per candidate). Fail@k: the share "
-            "of problems "
+            f"Model `{model['spec']}` ({search}; candidates verified by differentiation, CPU-time "
+            f"deadline {config['deadline']:g} s per candidate). Fail@k: the share of problems "
             f"with no correct candidate among the first k. Policy `{policy}` in the tables "
             "(a verifier timeout fails; the paper counted timeouts as correct, the `generous` "
             "policy: both are in summary.json and in the last table). Paper numbers are "

@@ -293,7 +293,9 @@ def verify(
                 "detail": "" if first is None else first.detail[:300],
                 "difference": differences.get(i),
                 "verifier_seconds": sum(v.seconds for v in result.verdicts),
-                "deadlines": asdict(deadline_counts(result.verdicts)),
+                "deadlines": asdict(
+                    deadline_counts((v.outcome.value, v.method) for v in result.verdicts)
+                ),
             }
         )
     return out

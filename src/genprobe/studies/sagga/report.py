@@ -64,7 +64,7 @@ def _effort(stats: pd.DataFrame) -> dict[str, Any]:
     for key in ("verifier_seconds", "mutation_worker_seconds"):
         totals[key] = round(float(stats[key].sum()), 1) if key in stats else 0.0
     deadlines = {stage: DeadlineCounts() for stage in DEADLINE_ITEMS}
-    for row in stats.get("deadlines", []):
+    for row in stats.get("deadlines", pd.Series(dtype=object)).dropna():  # none before counts
         for stage, counts in row.items():
             deadlines[stage] += DeadlineCounts(**counts)
     totals["deadlines"] = {stage: asdict(counts) for stage, counts in deadlines.items()}
