@@ -114,21 +114,24 @@ def _run(config: Any, out: Path, executor: Executor | None = None) -> None:
 
     with executor or contextlib.nullcontext(), console.status("starting") as status:
         run = run_brittleness(config.validated(), out, log=status.update, executor=executor)
-    _print_summary(run, config.policy)
+    _print_summary(run, config.policy, config.ks)
     console.print(f"report: {run / 'report.html'}")
 
 
-def _print_summary(run: Path, policy: str) -> None:
+def _print_summary(run: Path, policy: str, ks: tuple[int, ...]) -> None:
     from rich.table import Table
 
     from genprobe.cli.console import console
+    from genprobe.studies.brittleness.tables import fail_columns
 
     summary = json.loads((run / "summary.json").read_text())
     rows = summary["fail"][policy]
-    columns = [c for c in rows[0] if c.startswith("Fail@")] if rows else []
+    columns = fail_columns(ks)
     table = Table(title=f"Fail@k (%) per suite, {policy} policy")
     for column in ("suite", "n", *columns):
         table.add_column(column, justify="left" if column == "suite" else "right")
     for row in rows:
         table.add_row(row["suite"], str(row["n"]), *(f"{row[c]:.1f}" for c in columns))
     console.print(table)
+    for suite, why in summary["left_out"].items():
+        console.print(f"left out {suite}: {why}", highlight=False)
