@@ -257,8 +257,8 @@ def _introduction(
         f"{train.batch_size}, gradient norm {train.max_grad_norm}, on "
         f"{config.train_size:,} examples of the task `{task_description(config)}` with early "
         f"stopping on {config.validation_size:,} validation examples ({rule}; at most "
-        f"{train.max_epochs} epochs; it keeps its best epoch). Accuracy = share of outputs the "
-        "task's verifier accepts. "
+        f"{train.max_epochs} epoch{'s' * (train.max_epochs != 1)}; it keeps its best epoch). "
+        "Accuracy = share of outputs the task's verifier accepts. "
         + (f"Differs from {published.source} in: {'; '.join(differs)}. " if differs else "")
         + f"Config hash `{digest}`, data seed {config.data_seed}."
     )
@@ -340,7 +340,7 @@ def _nothing_learned(
     return [
         Heading("No seed learned the task"),
         Text(
-            f"No seed learned the in-distribution task: all {len(training)} seeds stayed at "
+            f"No seed learned the in-distribution task: {_all_seeds(len(training))} stayed at "
             f"0 % validation accuracy in every epoch ({trained} each), and the best seed "
             "on each test suite reaches "
             + ", ".join(f"{suite} {value} %" for suite, value in best.items())
@@ -349,6 +349,10 @@ def _nothing_learned(
             "models, not generalization; train longer or on more examples."
         ),
     ]
+
+
+def _all_seeds(n: int) -> str:
+    return "the one seed" if n == 1 else "both seeds" if n == 2 else f"all {n} seeds"
 
 
 def _grid_words(grid: tuple[tuple[int, ...], tuple[int, ...]]) -> str:
@@ -598,7 +602,7 @@ def _cut_note(suites: Sequence[str]) -> str:
 
 
 def _pct(x: float, digits: int = 2) -> str:
-    return "nan" if np.isnan(x) else f"{100 * x:.{digits}f}"
+    return "–" if np.isnan(x) else f"{100 * x:.{digits}f}"
 
 
 def _signed(x: float) -> str:
