@@ -5,7 +5,7 @@ import base64
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from genprobe.analysis.render import Figure, Heading, Table, Text, write_report
+from genprobe.analysis.render import Figure, Heading, Table, Text, clip, write_report
 
 
 def test_blocks_render_as_markdown_and_self_contained_html(tmp_path):
@@ -51,3 +51,8 @@ def test_a_column_aligns_as_a_whole_text_left_numbers_right(tmp_path):
     # "2*x" and "1" are in a column of expressions: all its cells, and its header, align left
     assert '<th class="text">problem</th><th>n</th>' in html
     assert '<td class="text">1</td><td>–</td>' in html
+
+
+def test_clip_marks_where_it_cut():
+    assert clip("x**2", 4) == "x**2"
+    assert clip("x**2 + 1", 4) == "x**…" and len(clip("x" * 500, 120)) == 120

@@ -41,3 +41,14 @@ def test_few_seeds_still_give_finite_intervals():
     y = np.array([0.0, 2.3, 0.0, 10.4, 9.5, 0.0])
     c = correlate("standard", x, "repeat", y)
     assert np.isfinite(c.pearson_ci).all() and c.pearson_ci[0] <= c.pearson <= c.pearson_ci[1]
+
+
+def test_a_nan_correlation_says_why():
+    two = correlate("repeat", np.array([0.1, 0.9]), "long", np.array([0.2, 0.4]))
+    assert np.isnan(two.pearson) and np.isnan(two.pearson_ci).all()
+    assert two.reason == "needs at least 3 seeds, has 2"
+    flat = correlate("repeat", np.ones(4), "long", np.arange(4.0))
+    assert np.isnan(flat.pearson) and flat.reason == "repeat is constant"
+    both = correlate("repeat", np.ones(4), "long", np.zeros(4))
+    assert both.reason == "repeat and long are constant"
+    assert correlate("repeat", np.arange(4.0), "long", np.arange(4.0) ** 2).reason is None

@@ -56,6 +56,39 @@ def test_sympy_runs_every_suite_and_writes_the_report(cli, validation, tmp_path)
     assert "] solving " in err  # off a terminal, progress comes as plain lines
 
 
+def cli_wrong(problem: str, k: int):
+    """py: model: wrong on every problem."""
+    del problem, k
+    return ["x"]
+
+
+def test_suites_left_out_are_named_with_why_in_the_terminal_and_the_report(
+    cli, validation, tmp_path
+):
+    run = tmp_path / "run"
+    code, _, err = cli(
+        "integration", "brittleness", "--model", "py:test_brittleness:cli_wrong", "--out",
+        str(run), "--validation", str(validation), "--suites", "robustness-validation",
+        "compositionality", "--n", "1", "--k", "10", "2", "--workers", "2",
+    )  # fmt: skip
+    assert code == 0, err
+    why = {
+        "robustness-validation": "made of the problems of valid_primitive that the model solves "
+        "at rank 1, and it solved 0 of 1",
+        "compositionality": "made of the problems of simple_coeff1, simple_expincr, "
+        "simple_expdecr, valid_primitive that the model solves at rank 1, and it solved 0 of ",
+    }
+    assert json.loads((run / "summary.json").read_text())["left_out"].keys() == why.keys()
+    page = (run / "report.html").read_text()
+    for suite, reason in why.items():
+        assert f"left out {suite}: {reason}" in " ".join(err.split())
+        assert f"<code>{suite}</code>: {reason}" in page
+    # one order of the Fail@k columns, ascending k, in the terminal and the report
+    assert "┃ suite ┃ n ┃ Fail@2 ┃ Fail@10 ┃" in " ".join(err.split())
+    header = "| suite | n | Fail@2 | Fail@10 |"
+    assert (run / "report.md").read_text().count(header) == 2  # the strict and generous tables
+
+
 @pytest.mark.parametrize("kind", ["ckpt", "lc", "sympy", "py", "openai"])
 def test_every_model_kind_runs_the_study(cli, kind, checkpoint, lc_checkpoint, endpoint, tmp_path):
     specs = {

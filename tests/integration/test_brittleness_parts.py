@@ -9,9 +9,9 @@ import torch
 from genprobe.cli import _spread_values
 from genprobe.models.adapters.seq2seq import DecodingConfig, Seq2SeqModel
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
-from genprobe.studies.brittleness import tables
+from genprobe.studies.brittleness import report, tables
 from genprobe.studies.brittleness.solve import Problem, solve
-from genprobe.tasks.integration import Verifier, VerifierConfig, X, from_sympy
+from genprobe.tasks.integration import Verifier, VerifierConfig, X, from_sympy, to_prefix
 from genprobe.verification.ranked import verify_ranked, windows
 from genprobe.verification.verdict import Outcome, TimeoutPolicy, Verdict
 
@@ -116,3 +116,20 @@ def test_several_values_after_one_option_become_repeated_options():
         "x", "--k", "1", "--k", "10", "--k", "50", "--out", "r", "--suites", "a", "--suites", "b",
     ]  # fmt: skip
     assert _spread_values(["--beam", "3", "--k", "4"]) == ["--beam", "3", "--k", "4"]
+
+
+def test_a_long_integrand_is_cut_with_an_ellipsis_in_the_report():
+    long = " ".join(to_prefix(from_sympy(sum(X**i for i in range(1, 40)))))
+    shown = report._infix(long)
+    assert len(shown) == report.INTEGRAND_WIDTH and shown.endswith("…")
+    assert report._infix("add x x") == "2*x"
+    assert report._infix("x )", parsed=False) == "(unparseable) x )"
+
+
+def test_fail_at_k_columns_ascend_whatever_order_k_is_given_in():
+    assert tables.fail_columns([50, 1, 10, 10]) == ["Fail@1", "Fail@10", "Fail@50"]
+    examples = pd.DataFrame(
+        {"suite": ["a"], "readable": [True], "first_correct_rank": pd.array([3], "Int64")}
+    )
+    frame = tables.fail_table(examples, ["suite"], [10, 2])
+    assert list(frame.columns) == ["suite", "n", "Fail@2", "Fail@10"]

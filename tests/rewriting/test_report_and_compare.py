@@ -10,6 +10,7 @@ from genprobe.analysis.stats import compare_groups
 from genprobe.studies.seed_sensitivity import report, run_sweep
 from genprobe.studies.seed_sensitivity.compare import load_runs, write_comparison
 from genprobe.tasks.rewriting.task import RewritingTask
+from genprobe.training.trainer import TrainConfig
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +85,8 @@ def test_report_flags_stalled_seeds_and_summarizes_without_them(runs, monkeypatc
     assert saved["summary"]["long"]["n"] == 3
     text = (run / "report.md").read_text()
     assert "Seeds that stopped below 95 % validation accuracy" in text
-    assert "1 seed: 2 (62.00 % after 1 epoch)" in text
+    assert "2 (62.00 % after 1 epoch, epoch cap)" in text
+    assert "The epoch cap (`--max-epochs` 1) ended 1 of them" in text
     assert "| 2 |" in text and "| yes |" in text
 
 
@@ -104,3 +106,54 @@ def test_the_report_writes_validation_curves_as_a_tensorboard_log(runs):
     assert events[0].value == pytest.approx(training["2"]["validation"][0])
     report.write_report(run)  # rewritten, not appended to
     assert len(list((run / "tensorboard").iterdir())) == 1
+
+
+def test_what_ended_a_seed_is_told_from_its_record():
+    train = TrainConfig(max_epochs=5, patience=2)
+    record = {
+        "best_epoch": 2,
+        "last_improvement": 2,
+        "epochs": 4,
+        "validation": [0.3, 0.5, 0.5, 0.4],
+    }
+    assert report.stopped_by(record, train) == report.EARLY_STOPPING
+    improving = {**record, "epochs": 5, "last_improvement": 4, "validation": [0.1] * 5}
+    assert report.stopped_by(improving, train) == report.EPOCH_CAP
+    at_zero = {**record, "epochs": 5, "last_improvement": 0, "validation": [0.0] * 5}
+    assert report.stopped_by(at_zero, train) == report.EPOCH_CAP
+
+
+@pytest.mark.slow
+def test_a_sweep_where_no_seed_learned_says_so_with_the_numbers(runs, monkeypatch):
+    run = runs[2]
+    recorded = report.read_training(run)
+    for t in recorded.values():
+        t.update(best_accuracy=0.0, validation=[0.0], epochs=1, best_epoch=1, last_improvement=1)
+    monkeypatch.setattr(report, "read_training", lambda _: recorded)
+    report.write_report(run)
+    text = (run / "report.md").read_text()
+    assert "No seed learned the in-distribution task: all 3 seeds stayed at 0 % validation" in text
+    assert "the epoch cap (`--max-epochs` 1) ended every seed" in text
+    assert "Seeds that stopped below" not in text
+    assert json.loads((run / "stats.json").read_text())["capped_seeds"] == ["1", "2", "3"]
+
+
+@pytest.mark.slow
+def test_two_seeds_get_no_correlations_and_no_nan_intervals(tmp_path, tiny_sweep):
+    run = run_sweep(tiny_sweep(seeds=(1, 2)), tmp_path / "two")
+    report.write_report(run)
+    text = (run / "report.md").read_text()
+    assert "a correlation across seeds needs at least 3 seeds, and this sweep has 2" in text
+    assert "nan" not in text.lower()
+    assert "repeat–long Pearson r ours undefined (needs at least 3 seeds, has 2)" in text
+    saved = json.loads((run / "stats.json").read_text())
+    assert {c["reason"] for c in saved["correlations"]} == {"needs at least 3 seeds, has 2"}
+
+
+@pytest.mark.slow
+def test_the_report_says_where_the_seeds_trained(runs):
+    run = runs[0]
+    report.write_report(run)
+    where = "Trained on `cpu` (1 torch thread) on host "
+    assert where in (run / "report.md").read_text()
+    assert where.replace("`cpu`", "<code>cpu</code>") in (run / "report.html").read_text()

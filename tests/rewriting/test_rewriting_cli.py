@@ -96,13 +96,13 @@ def test_sweep_writes_a_complete_run_and_resumes_without_redoing_work(tmp_path, 
         "stats.json",
         "figures/suites.png",
         "figures/scatter_repeat_long.png",
-        "figures/correlations.png",
         "figures/learning_curves.png",
         "figures/per_length.png",
         "data/train.jsonl",
         "data/long.jsonl",
     ):
         assert (run / name).stat().st_size > 0
+    assert not (run / "figures" / "correlations.png").exists()  # 2 seeds: no correlation
     html = (run / "report.html").read_text()
     assert "data:image/png;base64," in html and "<table>" in html
     assert "<title>Seed sensitivity of generalization</title>" in html

@@ -69,8 +69,15 @@ def learning_curves(
     curves: dict[str, list[float]], best: dict[str, int], flagged: set[str], path: Path
 ) -> Path:
     """Validation accuracy per epoch, one line per seed; a dot where each seed's kept (best)
-    epoch is, a cross where it stopped; `flagged` seeds drawn in red and labelled."""
+    epoch is, a cross where it stopped; `flagged` seeds drawn in red and labelled, seeds that
+    end at the same point under one label."""
     fig, ax = plt.subplots(figsize=(8, 4.5))
+    last = max(map(len, curves.values()), default=1)
+    ends = {seed: (len(curves[seed]), 100 * curves[seed][-1]) for seed in curves if seed in flagged}
+    for text, (epoch, value, height) in end_labels(ends).items():
+        ax.annotate(text, (epoch, value), (epoch + 0.03 * last, height), fontsize=8,
+                    color="tab:red", va="center",
+                    arrowprops={"arrowstyle": "-", "color": "tab:red", "lw": 0.5})  # fmt: skip
     for seed, curve in curves.items():
         epochs = np.arange(1, len(curve) + 1)
         values = 100 * np.asarray(curve)
@@ -78,16 +85,35 @@ def learning_curves(
         ax.plot(epochs, values, color=color, alpha=0.9 if seed in flagged else 0.35, lw=1)
         ax.scatter(best[seed], values[best[seed] - 1], color=color, s=12, zorder=3)
         ax.scatter(epochs[-1], values[-1], color=color, marker="x", s=18, zorder=3)
-        if seed in flagged:
-            ax.annotate(f"seed {seed}", (epochs[-1], values[-1]), fontsize=8, color=color,
-                        xytext=(4, -2), textcoords="offset points")  # fmt: skip
     ax.set_xlabel("epoch")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlim(0.5, last + 0.5 + 0.12 * last)  # room for the labels right of the last epoch
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     ax.set_ylabel("validation accuracy (%)")
     ax.set_ylim(-3, 103)
     ax.set_title("Validation accuracy per epoch (dot: kept epoch, x: stopped)")
     ax.grid(alpha=0.3)
     return save_figure(fig, path)
+
+
+def end_labels(
+    ends: dict[str, tuple[int, float]], gap: float = 4.0
+) -> dict[str, tuple[int, float, float]]:
+    """One label per end point of the flagged seeds' curves: `seed 3`, or `seeds 1, 2` where
+    several end at the same (epoch, accuracy %). Returns label -> (epoch, accuracy, height of
+    the label): at one epoch, labels are `gap` points of accuracy apart at least, so they do
+    not overlap; each label is joined to its point by a line."""
+    points: dict[tuple[int, float], list[str]] = {}
+    for seed, (epoch, value) in ends.items():
+        points.setdefault((epoch, round(value, 6)), []).append(seed)
+    labels: dict[str, tuple[int, float, float]] = {}
+    previous: dict[int, float] = {}
+    for (epoch, value), seeds in sorted(points.items()):
+        height = max(value, previous.get(epoch, -np.inf) + gap)
+        previous[epoch] = height
+        text = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(seeds[:5])}"
+        text += f" and {len(seeds) - 5} more" if len(seeds) > 5 else ""
+        labels[text] = (epoch, value, height)
+    return labels
 
 
 def length_curves(

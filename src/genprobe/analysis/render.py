@@ -89,6 +89,11 @@ def markdown(title: str, blocks: Sequence[Block]) -> str:
     return "\n\n".join(out) + "\n"
 
 
+def clip(text: str, width: int) -> str:
+    """`text` cut to at most `width` characters, ending in "…" where it was cut."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _inline_html(text: str) -> str:
     """Escaped text with `code` spans as <code>."""
     return _CODE.sub(_CODE_HTML, html.escape(text))

@@ -20,6 +20,9 @@ from scipy import stats
 
 N_RESAMPLES = 10_000
 CONFIDENCE = 0.95
+# A correlation of two seeds is ±1 whatever the seeds did, and its bootstrap has nothing to
+# resample: a correlation across seeds needs at least three.
+MIN_CORRELATION_SEEDS = 3
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class Correlation:
     spearman: float
     spearman_p: float
     spearman_ci: tuple[float, float]
+    reason: str | None = None  # why the correlation is NaN, if it is
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -164,11 +168,18 @@ def correlate(a: str, x: np.ndarray, b: str, y: np.ndarray, seed: int = 0) -> Co
         raise ValueError(
             f"suites {a} and {b} have different numbers of seeds: {len(x)} != {len(y)}"
         )
+    enough = len(x) >= MIN_CORRELATION_SEEDS
     with warnings.catch_warnings():
         # A constant suite (every seed at 100 %) has no correlation: the result is NaN.
         warnings.simplefilter("ignore")
-        pearson = stats.pearsonr(x, y) if len(x) > 2 else None
-        spearman = stats.spearmanr(x, y) if len(x) > 2 else None
+        pearson = stats.pearsonr(x, y) if enough else None
+        spearman = stats.spearmanr(x, y) if enough else None
+    reason = None
+    if not enough:
+        reason = f"needs at least {MIN_CORRELATION_SEEDS} seeds, has {len(x)}"
+    elif np.isnan(_value(pearson, "statistic")):
+        constant = [name for name, v in ((a, x), (b, y)) if np.ptp(v) == 0]
+        reason = f"{' and '.join(constant)} {'is' if len(constant) == 1 else 'are'} constant"
     return Correlation(
         a=a,
         b=b,
@@ -179,6 +190,7 @@ def correlate(a: str, x: np.ndarray, b: str, y: np.ndarray, seed: int = 0) -> Co
         spearman=_value(spearman, "statistic"),
         spearman_p=_value(spearman, "pvalue"),
         spearman_ci=_bootstrap((x, y), _spearman, seed),
+        reason=reason,
     )
 
 

@@ -116,18 +116,19 @@ def _run(config: Any, out: Path, executor: Executor | None = None) -> None:
     with executor or contextlib.nullcontext(), status("starting") as log:
         run = run_brittleness(config, out, log=log, executor=executor)
     write_report(run)
-    _print_summary(run, config.policy)
+    _print_summary(run, config.policy, config.ks)
     console.print(f"report: {run / 'report.html'}")
 
 
-def _print_summary(run: Path, policy: str) -> None:
+def _print_summary(run: Path, policy: str, ks: tuple[int, ...]) -> None:
     from rich.table import Table
 
     from genprobe.cli.console import console
+    from genprobe.studies.brittleness.tables import fail_columns
 
     summary = json.loads((run / "summary.json").read_text())
     rows = summary["fail"][policy]
-    columns = [c for c in rows[0] if c.startswith("Fail@")] if rows else []
+    columns = fail_columns(ks)
     table = Table(title=f"Fail@k (%) per suite, {policy} policy")
     for column in ("suite", "n", *columns):
         table.add_column(column, justify="left" if column == "suite" else "right")
@@ -136,3 +137,5 @@ def _print_summary(run: Path, policy: str) -> None:
     console.print(table)
     for warning in summary["deadline_warnings"]:
         console.print(f"[yellow]warning:[/yellow] {warning}")
+    for suite, why in summary["left_out"].items():
+        console.print(f"left out {suite}: {why}", highlight=False)

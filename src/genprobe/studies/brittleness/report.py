@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from genprobe.analysis.render import Figure, Heading, Table, Text
+from genprobe.analysis.render import Figure, Heading, Table, Text, clip
 from genprobe.analysis.render import write_report as render
 from genprobe.errors import GenprobeError
 from genprobe.models.registry import model_kind
@@ -27,10 +27,18 @@ from genprobe.studies.brittleness import paper, plots, tables
 from genprobe.studies.brittleness.results import read_budget, read_examples
 from genprobe.tasks.integration.expression import to_sympy
 from genprobe.tasks.integration.prefix import from_prefix
+from genprobe.tasks.integration.suites import FAMILIES
 from genprobe.verification.verdict import deadline_counts
 
 POLICIES = ("strict", "generous")
 EXAMPLES_SHOWN = 4
+PAPER_KS = (50, 10, 1)  # the order of the k in `paper`'s tuples
+INTEGRAND_WIDTH = 120  # characters of an expression shown in a table
+# the suites made of problems the model solved at rank 1 -> the sets those come from
+SOLVED_FROM = {
+    "robustness-validation": ("valid_primitive",),
+    "compositionality": tuple(s for family in FAMILIES.values() for s in family.sets),
+}
 
 
 def write_report(run: str | Path) -> tuple[Path, Path]:
@@ -45,6 +53,7 @@ def write_report(run: str | Path) -> tuple[Path, Path]:
     policy = config["policy"]
     budget_rows = read_budget(run)
     summary = _summary(examples, ks, budget_rows)
+    summary["left_out"] = left_out(examples, config["suites"])
     write_json(run / "summary.json", summary)
     blocks = _blocks(run, stored, examples, summary, budget_rows, policy)
     return render(run, "Symbolic brittleness", blocks)
@@ -87,6 +96,23 @@ def _deadlines(examples: pd.DataFrame) -> DeadlineCounts:
     )
 
 
+def left_out(examples: pd.DataFrame, requested: Sequence[str]) -> dict[str, str]:
+    """The suites asked for that hold no problem, each with why."""
+    reasons = {}
+    for suite in (s for s in requested if s not in set(examples["suite"])):
+        if suite in SOLVED_FROM:
+            sets = SOLVED_FROM[suite]
+            source = examples[examples["set"].isin(sets)]
+            solved = int((source["first_correct_rank"] == 1).sum())
+            reasons[suite] = (
+                f"made of the problems of {', '.join(sets)} that the model solves at rank 1, "
+                f"and it solved {solved} of {len(source)}"
+            )
+        else:
+            reasons[suite] = "no problem of it was built"
+    return reasons
+
+
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """JSON-ready rows: NaN and NA as null, NumPy scalars as Python ones."""
     return [{key: _plain(value) for key, value in row.items()} for row in frame.to_dict("records")]
@@ -114,7 +140,7 @@ def _blocks(
     policy: str,
 ) -> list:
     config = stored["config"]
-    ks = sorted(config["ks"], reverse=True)
+    ks = config["ks"]
     model = config["model"]
     decoding = model["decoding"]
     if not model_kind(model["spec"]).seq2seq:
@@ -136,6 +162,14 @@ def _blocks(
         *[Text(f"Warning: {warning}") for warning in summary["deadline_warnings"]],
         *_overview(summary, policy, ks),
     ]
+    if summary["left_out"]:
+        blocks.append(
+            Text(
+                "Left out: "
+                + "; ".join(f"`{suite}`: {why}" for suite, why in summary["left_out"].items())
+                + "."
+            )
+        )
     suites = set(examples["suite"])
     if "robustness-simple" in suites:
         blocks += _robustness_simple(examples, ks, policy)
@@ -159,7 +193,7 @@ def _blocks(
         ]
     blocks += _search_or_model(run, summary, examples, budget_rows, config)
     blocks += _failures(examples)
-    blocks += _outcomes(summary)
+    blocks += _outcomes(summary, ks)
     return blocks
 
 
@@ -169,18 +203,18 @@ def _fail_frame(
     ks: Sequence[int],
     policy: str,
     paper_numbers: dict | None = None,
-    paper_ks: Sequence[int] = (50, 10, 1),
+    paper_ks: Sequence[int] = PAPER_KS,
     key: str | None = None,
 ) -> Table:
     """Fail@k per group, formatted; with `paper_numbers`, the paper's beside ours."""
     frame = tables.fail_table(examples, by, ks, policy)
     out = frame[by].astype(str).copy()
     out["n"] = frame["n"].astype(str)
-    for k in sorted(ks, reverse=True):
-        out[f"Fail@{k}"] = frame[f"Fail@{k}"].map(_pct)
+    for column in tables.fail_columns(ks):
+        out[column] = frame[column].map(_pct)
     if paper_numbers is not None:
         keys = frame[key or by[-1]].astype(str)
-        for i, k in enumerate(paper_ks):
+        for i, k in _ascending(paper_ks):
             out[f"paper Fail@{k}"] = [
                 _pct(paper_numbers[name][i]) if name in paper_numbers else "–" for name in keys
             ]
@@ -190,9 +224,14 @@ def _fail_frame(
 def _overview(summary: dict, policy: str, ks: Sequence[int]) -> list:
     frame = pd.DataFrame(summary["fail"][policy])
     out = frame[["suite", "n"]].astype(str)
-    for k in ks:
-        out[f"Fail@{k}"] = frame[f"Fail@{k}"].map(_pct)
+    for column in tables.fail_columns(ks):
+        out[column] = frame[column].map(_pct)
     return [Heading("Overview"), Table(out)]
+
+
+def _ascending(paper_ks: Sequence[int]) -> list[tuple[int, int]]:
+    """(position in the paper's tuple, k) in ascending k, the order of our columns."""
+    return sorted(enumerate(paper_ks), key=lambda pair: pair[1])
 
 
 def _robustness_simple(examples: pd.DataFrame, ks: Sequence[int], policy: str) -> list:
@@ -260,7 +299,7 @@ def _compositionality(examples: pd.DataFrame, ks: Sequence[int], policy: str) ->
     rows["k"] = rows["k"].astype(int)
     frame = _fail_frame(rows, ["set", "k"], ks, policy)
     table = frame.frame
-    for i, k in enumerate((50, 10, 1)):
+    for i, k in _ascending(PAPER_KS):
         table[f"paper Fail@{k}"] = [
             _pct(paper.TABLE8.get(family, {}).get(int(n), (None,) * 3)[i])
             for family, n in zip(table["set"], table["k"], strict=True)
@@ -380,16 +419,18 @@ def _infix(prefix: Any, parsed: bool = True) -> str:
     if prefix is None or (isinstance(prefix, float) and np.isnan(prefix)):
         return "–"
     if not parsed:
-        return f"(unparseable) {prefix[:80]}"
+        return clip(f"(unparseable) {prefix}", INTEGRAND_WIDTH)
     try:
-        return str(to_sympy(from_prefix(prefix.split())))[:120]
+        return clip(str(to_sympy(from_prefix(prefix.split()))), INTEGRAND_WIDTH)
     except GenprobeError:  # a power too large for SymPy to build: show the tokens
-        return prefix[:120]
+        return clip(prefix, INTEGRAND_WIDTH)
 
 
-def _outcomes(summary: dict) -> list:
+def _outcomes(summary: dict, ks: Sequence[int]) -> list:
     counts = pd.DataFrame(summary["outcomes"]).astype(str)
-    generous = pd.DataFrame(summary["fail"]["generous"])
+    generous = pd.DataFrame(
+        summary["fail"]["generous"], columns=["suite", "n", *tables.fail_columns(ks)]
+    )
     return [
         Heading("Verification"),
         Text(

@@ -30,11 +30,15 @@ def fail_at(ranks: pd.Series, k: int) -> float:
     return 100.0 * float(failed(ranks, k).mean())
 
 
+def fail_columns(ks: Sequence[int]) -> list[str]:
+    """The Fail@k column names in the order every table shows them: ascending k."""
+    return [f"Fail@{k}" for k in sorted(set(ks))]
+
+
 def fail_table(
     examples: pd.DataFrame, by: Sequence[str], ks: Sequence[int], policy: str = "strict"
 ) -> pd.DataFrame:
-    """One row per group of `by`: its size and Fail@k for every k (largest k first, as the
-    paper's tables)."""
+    """One row per group of `by`: its size and Fail@k for every k (ascending k)."""
     column = RANK_COLUMN[policy]
     rows = []
     readable = examples[examples["readable"]]
@@ -42,9 +46,9 @@ def fail_table(
         key = key if isinstance(key, tuple) else (key,)
         row = dict(zip(by, key, strict=True))
         row["n"] = len(group)
-        row.update({f"Fail@{k}": fail_at(group[column], k) for k in sorted(ks, reverse=True)})
+        row.update({f"Fail@{k}": fail_at(group[column], k) for k in sorted(set(ks))})
         rows.append(row)
-    return pd.DataFrame(rows, columns=[*by, "n", *(f"Fail@{k}" for k in sorted(ks, reverse=True))])
+    return pd.DataFrame(rows, columns=[*by, "n", *fail_columns(ks)])
 
 
 def outcome_counts(examples: pd.DataFrame) -> pd.DataFrame:

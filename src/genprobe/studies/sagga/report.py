@@ -122,7 +122,8 @@ def _blocks(
         f"{config.seed_size:,} seeds; the top {config.k} candidate(s) checked, timeouts "
         f"{'pass' if config.policy == 'generous' else 'fail'} ({config.policy}); seed "
         f"{config.seed}. Stopped by the {summary['stop']} after {summary['generations']:,} "
-        f"generations, with {summary['archive_size']:,} failures archived."
+        f"generation{'s' * (summary['generations'] != 1)}, with "
+        f"{summary['archive_size']:,} failures archived."
     )
     blocks: list = [Text(recipe), Heading("Search effort")]
     rows = [(label, f"{effort[key]:,}") for key, label in EFFORT]

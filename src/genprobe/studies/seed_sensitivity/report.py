@@ -13,7 +13,8 @@ import itertools
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from genprobe.analysis import plots
 from genprobe.analysis.render import Block, Figure, Heading, Table, Text
 from genprobe.analysis.render import write_report as render
 from genprobe.analysis.stats import (
+    MIN_CORRELATION_SEEDS,
     Correlation,
     Summary,
     correlate,
@@ -44,15 +46,19 @@ from genprobe.studies.seed_sensitivity.results import (
     read_predictions,
     read_sweep,
     read_training,
+    shard_devices,
     trained_lengths,
 )
 from genprobe.tasks.published import Published
 from genprobe.tasks.registry import task_name
+from genprobe.training.trainer import TrainConfig
 
 TITLE = "Seed sensitivity of generalization"
 STALL_THRESHOLD = 0.95  # a seed whose best validation accuracy is below this stopped learning
 THRESHOLD = 0.9  # by default, a seed "generalizes" to a suite at this accuracy or above
 MAX_SUITES = 12  # suites shown one by one (per-seed table, correlations, box plot)
+EARLY_STOPPING = "early stopping"
+EPOCH_CAP = "epoch cap"
 
 
 def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, Path]:
@@ -75,6 +81,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
     accuracy = accuracy_table(predictions, config.task.suites())
     training = read_training(run)
     stalled = stalled_seeds(training)
+    capped = [seed for seed, t in training.items() if stopped_by(t, config.train) == EPOCH_CAP]
     summaries = suite_summaries(accuracy)
     shares = {suite: share_at_least(accuracy[suite].dropna(), threshold) for suite in accuracy}
     pooled = pooled_iqm([accuracy[suite].dropna().to_numpy() for suite in accuracy])
@@ -103,6 +110,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
             "pooled_iqm": dict(zip(("iqm", "ci_low", "ci_high"), pooled, strict=True)),
             "per_length": _per_length(by_length, predictions),
             "stalled_seeds": stalled,
+            "capped_seeds": capped,
             "summary_without_stalled": {
                 suite: s.to_dict() for suite, s in suite_summaries(healthy).items()
             }
@@ -115,6 +123,8 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
     )
     blocks = [
         _introduction(read_config(run)["hash"], config, len(accuracy), published),
+        Text(_devices(*shard_devices(run))),
+        *([] if learned(training) else _nothing_learned(training, accuracy, config.train)),
         Heading("Accuracy across seeds (%)"),
         Text(
             "Per suite: mean, sample standard deviation, extremes and median over seeds; the "
@@ -122,24 +132,31 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
             "percentile-bootstrap interval over seeds; a 95 % bootstrap interval of the mean; "
             f"and how many seeds generalize, i.e. reach {_pct(threshold)} % (95 % Wilson "
             "interval of the share). Pooled over all suites, with a bootstrap stratified by "
-            f"suite (seeds resampled within each): IQM {_pct(pooled[0])} % "
-            f"[{_pct(pooled[1])}, {_pct(pooled[2])}]."
+            f"suite (seeds resampled within each): IQM {_pct(pooled[0])} %"
+            + ("" if np.isnan(pooled[1]) else f" {_interval(pooled[1], pooled[2], _pct)}")
+            + "."
+            + (
+                " –: no interval with fewer than 3 seeds."
+                if any(np.isnan(s.ci_low) for s in summaries.values())
+                else ""
+            )
         ),
         _summary_table(summaries, shares),
         *(_variance_blocks(config.grid, variance) if config.grid else []),
         *(_published_blocks(published, summaries, correlations) if published else []),
-        *_stalled_blocks(stalled, training, healthy),
+        *(_stalled_blocks(stalled, training, healthy, config.train) if learned(training) else []),
         *_length_blocks(run, by_length, "accuracy", "per_length.png"),
         *(_token_blocks(run, predictions, tokens, threshold) if tokens is not None else []),
         Heading("Accuracy per seed (%)"),
         Text(
             "The highest and lowest value of each suite in bold; `validation`: the best "
-            "validation accuracy, kept by early stopping after `epochs` epochs; `stalled`: "
-            f"stopped below {_pct(STALL_THRESHOLD, 0)} % validation accuracy."
-            + _cut_note(accuracy.columns)
+            "validation accuracy, the epoch kept after `epochs` epochs; `stopped by`: "
+            f"{EARLY_STOPPING} (no improvement for {config.train.patience} epochs) or the "
+            f"{EPOCH_CAP} (`--max-epochs` {config.train.max_epochs}); `stalled`: stopped "
+            f"below {_pct(STALL_THRESHOLD, 0)} % validation accuracy." + _cut_note(accuracy.columns)
         ),
         _per_seed_table(accuracy[shown], training, stalled, config),
-        *_correlation_blocks(run, shown, correlations, published),
+        *_correlation_blocks(run, accuracy[shown], correlations, published),
         Heading("Learning curves"),
         *_learning_curves(run, training, stalled),
         Heading("Figures"),
@@ -152,6 +169,20 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
 def stalled_seeds(training: dict[str, Any]) -> list[str]:
     """Seeds (as strings, in run order) whose best validation accuracy is below the threshold."""
     return [seed for seed, t in training.items() if t["best_accuracy"] < STALL_THRESHOLD]
+
+
+def learned(training: dict[str, Any]) -> bool:
+    """Whether some seed's validation accuracy ever rose above 0 % (True with no records)."""
+    return not training or any(max(t["validation"]) > 0 for t in training.values())
+
+
+def stopped_by(record: dict[str, Any], train: TrainConfig) -> str:
+    """What ended a seed's training (`read_training`'s record), by the trainer's rule: early
+    stopping after `patience` epochs without improvement, except for a seed still at 0 %,
+    which only the epoch cap ends."""
+    last = record.get("last_improvement", record["best_epoch"])  # older records lack it
+    waiting = record["epochs"] - last < train.patience or record["validation"][-1] == 0
+    return EPOCH_CAP if waiting else EARLY_STOPPING
 
 
 def write_tensorboard(run: Path, training: dict[str, Any]) -> Path | None:
@@ -226,8 +257,8 @@ def _introduction(
         f"{train.batch_size}, gradient norm {train.max_grad_norm}, on "
         f"{config.train_size:,} examples of the task `{task_description(config)}` with early "
         f"stopping on {config.validation_size:,} validation examples ({rule}; at most "
-        f"{train.max_epochs} epochs; it keeps its best epoch). Accuracy = share of outputs the "
-        "task's verifier accepts. "
+        f"{train.max_epochs} epoch{'s' * (train.max_epochs != 1)}; it keeps its best epoch). "
+        "Accuracy = share of outputs the task's verifier accepts. "
         + (f"Differs from {published.source} in: {'; '.join(differs)}. " if differs else "")
         + f"Config hash `{digest}`, data seed {config.data_seed}."
     )
@@ -270,6 +301,58 @@ def variance_by_suite(
         for suite in accuracy.columns
         if members[suite].notna().all()
     }
+
+
+def _devices(trained: list[dict[str, Any]], evaluated: list[dict[str, Any]]) -> str:
+    """Where the shards ran, as their manifests record it."""
+
+    def places(facts: list[dict[str, Any]]) -> str:
+        counts = Counter(_place(f) for f in facts)
+        if len(counts) == 1:
+            return next(iter(counts))
+        return "; ".join(f"{place} ({n} shard{'s' * (n > 1)})" for place, n in counts.items())
+
+    if not trained:
+        return "No training shard recorded its device."
+    where = f"Trained on {places(trained)}"
+    if evaluated and places(evaluated) != places(trained):
+        return f"{where}; evaluated on {places(evaluated)}."
+    return where + ("; evaluated on the same." if evaluated else ".")
+
+
+def _place(facts: dict[str, Any]) -> str:
+    threads = facts.get("torch_threads")
+    detail = facts.get("gpu") or (
+        f"{threads} torch thread{'s' * (threads != 1)}" if threads is not None else None
+    )
+    place = f"`{facts.get('device', 'an unrecorded device')}`"
+    place += f" ({detail})" if detail else ""
+    return place + (f" on host `{facts['host']}`" if "host" in facts else "")
+
+
+def _nothing_learned(
+    training: dict[str, Any], accuracy: pd.DataFrame, train: TrainConfig
+) -> list[Block]:
+    epochs = sorted({t["epochs"] for t in training.values()})
+    trained = f"{epochs[0]}" if len(epochs) == 1 else f"{epochs[0]} to {epochs[-1]}"
+    trained += " epoch" + "s" * (epochs[-1] != 1)
+    best = {suite: _pct(np.nanmax(accuracy[suite].to_numpy())) for suite in accuracy.columns}
+    return [
+        Heading("No seed learned the task"),
+        Text(
+            f"No seed learned the in-distribution task: {_all_seeds(len(training))} stayed at "
+            f"0 % validation accuracy in every epoch ({trained} each), and the best seed "
+            "on each test suite reaches "
+            + ", ".join(f"{suite} {value} %" for suite, value in best.items())
+            + ". Early stopping waits while a seed is at 0 %, so the epoch cap (`--max-epochs` "
+            f"{train.max_epochs}) ended every seed. The statistics below describe untrained "
+            "models, not generalization; train longer or on more examples."
+        ),
+    ]
+
+
+def _all_seeds(n: int) -> str:
+    return "the one seed" if n == 1 else "both seeds" if n == 2 else f"all {n} seeds"
 
 
 def _grid_words(grid: tuple[tuple[int, ...], tuple[int, ...]]) -> str:
@@ -336,7 +419,7 @@ def _published_blocks(
         )
     found = {(c.a, c.b): c for c in correlations}
     reported = [
-        f"{a}–{b} Pearson r ours {_signed(found[a, b].pearson)}, the paper's {value:+.2f}"
+        f"{a}–{b} Pearson r ours {_ours(found[a, b])}, the paper's {value:+.2f}"
         for (a, b), value in published.pairs.items()
         if value is not None and (a, b) in found
     ]
@@ -355,22 +438,34 @@ def _published_blocks(
 
 
 def _stalled_blocks(
-    stalled: list[str], training: dict[str, Any], healthy: pd.DataFrame
+    stalled: list[str], training: dict[str, Any], healthy: pd.DataFrame, train: TrainConfig
 ) -> list[Block]:
     if not stalled:
         return []
     listed = ", ".join(
         f"{seed} ({100 * training[seed]['best_accuracy']:.2f} % after "
-        f"{training[seed]['epochs']} epoch{'s' * (training[seed]['epochs'] != 1)})"
+        f"{training[seed]['epochs']} epoch{'s' * (training[seed]['epochs'] != 1)}, "
+        f"{stopped_by(training[seed], train)})"
         for seed in stalled
     )
+    capped = sum(stopped_by(training[seed], train) == EPOCH_CAP for seed in stalled)
     blocks: list[Block] = [
         Heading(f"Seeds that stopped below {_pct(STALL_THRESHOLD, 0)} % validation accuracy"),
         Text(
-            f"{len(stalled)} seed{'s' * (len(stalled) > 1)}: {listed}. Early stopping ended "
-            "them before they learned the training distribution, so their test accuracies say "
-            "little about generalization."
-            + (" The statistics without them:" if len(healthy) else " No seed is left.")
+            f"{len(stalled)} seed{'s' * (len(stalled) > 1)} (best validation accuracy, epochs, "
+            f"what ended training): {listed}. They stopped before they learned the training "
+            "distribution, so their test accuracies say little about generalization."
+            + (
+                f" The epoch cap (`--max-epochs` {train.max_epochs}) ended {capped} of them, "
+                "which more epochs may let learn."
+                if capped
+                else ""
+            )
+            + (
+                " The statistics without them:"
+                if len(healthy)
+                else " Every seed stalled, so no statistics are left without them."
+            )
         ),
     ]
     if len(healthy) > 0:
@@ -423,10 +518,20 @@ def _per_length(by_length: pd.DataFrame, predictions: pd.DataFrame) -> dict[str,
 
 
 def _correlation_blocks(
-    run: Path, suites: Sequence[str], correlations: list[Correlation], published: Published | None
+    run: Path, accuracy: pd.DataFrame, correlations: list[Correlation], published: Published | None
 ) -> list[Block]:
+    suites = list(accuracy.columns)
     if len(suites) < 2:
         return []
+    if len(accuracy) < MIN_CORRELATION_SEEDS:
+        return [
+            Heading("Correlation between suites across seeds"),
+            Text(
+                f"Not computed: a correlation across seeds needs at least "
+                f"{MIN_CORRELATION_SEEDS} seeds, and this sweep has {len(accuracy)}."
+            ),
+        ]
+    constant = [suite for suite in suites if accuracy[suite].nunique() == 1]
     pearson = pd.DataFrame(np.eye(len(suites)), index=list(suites), columns=list(suites))
     for c in correlations:
         if c.a in pearson and c.b in pearson:
@@ -434,14 +539,19 @@ def _correlation_blocks(
     figure = plots.correlation_heatmap(
         pearson, run / "figures" / "correlations.png", "Pearson r of per-seed accuracies"
     )
-    compact = pearson.map(lambda x: "nan" if np.isnan(x) else f"{x:+.2f}")
+    compact = pearson.map(lambda x: "–" if np.isnan(x) else f"{x:+.2f}")
     compact.index.name = ""
     blocks: list[Block] = [
         Heading("Correlation between suites across seeds"),
         Text(
             "Pearson r of per-seed accuracies for every pair of suites (`stats.json` has every "
-            "pair with Spearman ρ, p-values and bootstrap intervals). NaN: a suite is constant "
-            "across seeds."
+            "pair with Spearman ρ, p-values and bootstrap intervals)."
+            + (
+                f" –: undefined, a suite constant across seeds ({', '.join(constant)}) "
+                "correlates with nothing."
+                if constant
+                else ""
+            )
         ),
         Figure(figure.relative_to(run), "Pearson r between suites, across seeds."),
         Table(compact.reset_index()),
@@ -492,11 +602,20 @@ def _cut_note(suites: Sequence[str]) -> str:
 
 
 def _pct(x: float, digits: int = 2) -> str:
-    return "nan" if np.isnan(x) else f"{100 * x:.{digits}f}"
+    return "–" if np.isnan(x) else f"{100 * x:.{digits}f}"
 
 
 def _signed(x: float) -> str:
-    return "nan" if np.isnan(x) else f"{x:+.2f}"
+    return "–" if np.isnan(x) else f"{x:+.2f}"
+
+
+def _ours(c: Correlation) -> str:
+    return f"undefined ({c.reason})" if np.isnan(c.pearson) else _signed(c.pearson)
+
+
+def _interval(low: float, high: float, show: Callable[[float], str]) -> str:
+    """`[low, high]`, or `–` where the interval does not exist (too few seeds)."""
+    return "–" if np.isnan(low) or np.isnan(high) else f"[{show(low)}, {show(high)}]"
 
 
 def _mean_std(values: Sequence[float]) -> str:
@@ -521,8 +640,8 @@ def _summary_table(summaries: dict[str, Summary], shares: dict | None = None) ->
             "median": _pct(s.median),
             "max": _pct(s.max),
             "IQM": _pct(s.iqm),
-            "95% CI of IQM": f"[{_pct(s.iqm_ci_low)}, {_pct(s.iqm_ci_high)}]",
-            "95% CI of mean": f"[{_pct(s.ci_low)}, {_pct(s.ci_high)}]",
+            "95% CI of IQM": _interval(s.iqm_ci_low, s.iqm_ci_high, _pct),
+            "95% CI of mean": _interval(s.ci_low, s.ci_high, _pct),
         }
         if shares is not None:
             share = shares[suite]
@@ -545,6 +664,7 @@ def _per_seed_table(
     if training:
         frame["validation"] = [_pct(training[s]["best_accuracy"]) for s in frame["seed"]]
         frame["epochs"] = [str(training[s]["epochs"]) for s in frame["seed"]]
+        frame["stopped by"] = [stopped_by(training[s], config.train) for s in frame["seed"]]
         frame["stalled"] = ["yes" if s in stalled else "" for s in frame["seed"]]
     bold = set()
     for suite in accuracy.columns:
@@ -561,9 +681,9 @@ def _correlation_table(correlations: list[Correlation]) -> Table:
                 "suites": f"{c.a} vs {c.b}",
                 "n": str(c.n),
                 "Pearson r": _signed(c.pearson),
-                "95% CI (Pearson)": f"[{_signed(c.pearson_ci[0])}, {_signed(c.pearson_ci[1])}]",
+                "95% CI (Pearson)": _interval(*c.pearson_ci, _signed),
                 "Spearman ρ": _signed(c.spearman),
-                "95% CI (Spearman)": f"[{_signed(c.spearman_ci[0])}, {_signed(c.spearman_ci[1])}]",
+                "95% CI (Spearman)": _interval(*c.spearman_ci, _signed),
             }
             for c in correlations
         ]

@@ -123,3 +123,17 @@ def incomplete_suites(metrics: dict[str, Any]) -> list[str]:
     by more seeds)."""
     seeds = metrics["seeds"].values()
     return [suite for suite in metrics["suites"] if any(suite not in s["accuracy"] for s in seeds)]
+
+
+DEVICE_FACTS = ("device", "gpu", "torch_threads", "host")
+
+
+def shard_devices(run: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Where each finished shard ran, as its manifest records it (device, GPU name on CUDA,
+    torch threads, host): the training shards', then the prediction shards'."""
+    store = ShardStore(run)
+
+    def facts(stage: str) -> list[dict[str, Any]]:
+        return [{k: m[k] for k in DEVICE_FACTS if k in m} for m in store.manifests(stage)]
+
+    return facts(train.STAGE), facts(predict.STAGE)
