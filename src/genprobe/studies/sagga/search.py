@@ -169,6 +169,7 @@ def run_generations(
     seeds0 = list(dict.fromkeys(canonical_key(p) for p in basis(config)))  # before any file
     run = open_run(out, KIND, config.identity())
     search = Search(config, make_embedder(config.embedding), seeds0)
+    log(f"searching from {len(seeds0)} seeds, {config.generation_size} mutants per generation")
     seeds, stop = seeds0, "generations"
     with executor or LocalExecutor() as runner, LocalExecutor() as here:
         steps = _Steps(config, run, runner, here, Budget(config.minutes, clock), log)
