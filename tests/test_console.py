@@ -3,6 +3,8 @@ stderr is no terminal)."""
 
 import math
 
+import pytest
+
 from genprobe.cli.console import progress_bar, status
 
 
@@ -36,12 +38,23 @@ def test_a_quiet_or_idle_bar_prints_nothing(capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_a_status_prints_each_new_message_as_a_line(capsys):
+def test_a_status_prints_each_message_as_a_line_once_a_second_comes(capsys):
     with status("starting") as log:
         log("generation 1: verifying 3 shards")
+        assert capsys.readouterr().err == ""  # held: an early error stays the only line
         log("generation 1: 2 novel failures, archive 2")
     lines = capsys.readouterr().err.splitlines()
     assert [line.split("] ", 1)[1] for line in lines] == [
         "generation 1: verifying 3 shards",
         "generation 1: 2 novel failures, archive 2",
     ]
+    with status("starting") as log:
+        log("the only step")
+    assert capsys.readouterr().err.endswith("] the only step\n")
+
+
+def test_a_status_ended_by_an_error_after_one_message_prints_nothing(capsys):
+    with pytest.raises(ValueError), status("starting") as log:
+        log("building in-distribution")
+        raise ValueError("bad line")
+    assert capsys.readouterr().err == ""

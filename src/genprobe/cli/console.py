@@ -27,24 +27,47 @@ console = Console(stderr=True)
 PLAIN_EVERY = 30.0  # seconds between plain progress lines of a bar
 
 
-def plain_line(text: str, started: float) -> None:
-    """One progress line, prefixed with the minutes and seconds since `started`."""
-    minutes, seconds = divmod(int(time.monotonic() - started), 60)
+def plain_line(text: str, started: float, at: float | None = None) -> None:
+    """One progress line, prefixed with the minutes and seconds from `started` to `at` (now)."""
+    minutes, seconds = divmod(int((time.monotonic() if at is None else at) - started), 60)
     line = f"[{minutes}:{seconds:02d}] {text}"
     console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 @contextlib.contextmanager
 def status(message: str) -> Iterator[Callable[[str], None]]:
-    """A spinner showing the latest message on a terminal, a plain line per new message
-    elsewhere (none for the first: an early one-line error stays a single line); yields the
-    function that reports a new message."""
+    """A spinner showing the latest message on a terminal, a plain line per message elsewhere;
+    yields the function that reports a new message."""
     if console.is_terminal:
         with console.status(message) as shown:
             yield shown.update
         return
-    started = time.monotonic()
-    yield lambda text: plain_line(text, started)
+    lines = _PlainLines()
+    yield lines
+    lines.release()  # not after an error: its line stays the only one
+
+
+class _PlainLines:
+    """Plain progress lines, the first held until a second comes (or a normal end), so an
+    error met early (a bad line in a data file) is still the only line."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.held: tuple[str, float] | None = None
+        self.released = False
+
+    def __call__(self, text: str) -> None:
+        if not self.released and self.held is None:
+            self.held = (text, time.monotonic())
+            return
+        self.release()
+        plain_line(text, self.started)
+
+    def release(self) -> None:
+        if self.held is not None:
+            plain_line(self.held[0], self.started, at=self.held[1])
+            self.held = None
+        self.released = True
 
 
 @contextlib.contextmanager

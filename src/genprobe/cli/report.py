@@ -1,5 +1,6 @@
 """`genprobe report RUN_DIR`: statistics, figures, report.md and report.html of any study's run
-(the run's kind picks the study, see `genprobe.studies.REPORTS`)."""
+(the run's kind picks the study, see `genprobe.studies.REPORTS`), from its result files alone:
+no model runs and no SymPy."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from genprobe.cli.console import console
 
 
 def report(
-    run_dir: Path = typer.Argument(..., help="A run directory with predictions."),
+    run_dir: Path = typer.Argument(..., help="A run directory of any study."),
     threshold: float = typer.Option(
         None, help="Seed sweeps: the accuracy (0-1) at which a seed generalizes (default: 0.9)."
     ),

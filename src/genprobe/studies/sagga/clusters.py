@@ -2,7 +2,8 @@
 exploit tags, and a nearby success per cluster (Welleck et al. 2022, Tables 4, 6, 10, 11).
 
     clusters   k-means (min(n, 10) clusters, seeded) over the archived failures' embeddings;
-               members ordered by distance to their centroid
+               members ordered by distance to their centroid; one shard over the archive and
+               a seeded sample of the model's successes, `analysis/clusters.json`
     slices     per cluster, a short predicate over tree features that covers most members and
                few of the model's successes (`slices.py`); a cluster whose slice is nested in
                another's (all the other's conditions, and more) is merged into it

@@ -53,7 +53,7 @@ class SaggaConfig:
     minutes: float | None = None  # time budget of this invocation
     workers: int | None = None  # mutation and verifier processes (None: one per CPU)
     verify_chunk: int = 100  # problems per verify shard (the unit a cluster spreads)
-    tag_limit: int | None = None  # the report tags at most this many failures (None: all)
+    tag_limit: int | None = None  # the analysis tags at most this many failures (None: all)
 
     def validated(self) -> SaggaConfig:
         self.model.validated()

@@ -1,5 +1,5 @@
 """A SAGGA search, end to end (Welleck et al. 2022, section 4.2): generations of mutants, an
-archive of novel failures, then the cluster report.
+archive of novel failures, then its analysis (the files the cluster report reads).
 
     seeds_0  the basis; re-added to the seeds of every generation, as in the original
     loop     run generation g (shards of three stages, `generation.py`: propose on the
@@ -169,6 +169,7 @@ def run_generations(
     seeds0 = list(dict.fromkeys(canonical_key(p) for p in basis(config)))  # before any file
     run = open_run(out, KIND, config)
     search = Search(config, make_embedder(config.embedding), seeds0)
+    log(f"searching from {len(seeds0)} seeds, {config.generation_size} mutants per generation")
     seeds, stop = seeds0, "generations"
     with executor or LocalExecutor() as runner, LocalExecutor() as here:
         steps = _Steps(config, run, runner, here, Budget(config.minutes, clock), log)
