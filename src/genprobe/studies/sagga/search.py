@@ -14,8 +14,7 @@ The archive and the next seeds are functions of the generation files alone, so a
 search, rerun with the same command, replays the finished generations from disk (skipping
 their shards), continues after the last one (a generation stopped halfway keeps its model
 answers and the verdicts of finished verify shards), and ends with the archive an
-uninterrupted run gives (verifier and simplify deadlines aside, which depend on the machine's
-load).
+uninterrupted run gives (deadlines are budgets of CPU time, so machine load does not change it).
 `archive.jsonl` (one row per novel failure, never changed once written) and `search.json`
 (stats per generation, why it stopped) are rewritten atomically after every generation.
 """

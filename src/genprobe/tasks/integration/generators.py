@@ -7,7 +7,7 @@
 
 One attempt is one call of `attempt(shared, (seed, index))` in a pool worker with a hard
 deadline; its randomness comes only from (seed, index), so the data does not depend on the
-number of workers or their scheduling (timeouts aside, which depend on machine load).
+number of workers or their scheduling (timeouts are budgets of CPU time, not of wall clock).
 """
 
 from __future__ import annotations
