@@ -7,7 +7,7 @@ message and exit code 2) can catch user errors without catching bugs.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 
@@ -35,6 +35,35 @@ class DataFormatError(GenprobeError, ValueError):
 
 class RunDirError(GenprobeError):
     """A run directory is missing, incomplete, or was made by a different configuration."""
+
+
+class DifferentRunError(RunDirError):
+    """A run directory holds a run of another configuration: `differences` are the settings
+    that differ, as (dotted key, the run's value, this command's value)."""
+
+    def __init__(self, path: Path, differences: list[tuple[str, object, object]]) -> None:
+        self.path = path
+        self.differences = differences
+        super().__init__(self.describe())
+
+    def describe(self, spell: Callable[[str], str] = str) -> str:
+        """The message, with each key as `spell` names it (the CLI: as its option)."""
+        shown = "; ".join(
+            f"{spell(key)}: run has {_show(old)}, command has {_show(new)}"
+            for key, old, new in self.differences
+        )
+        return f"{self.path} holds a different run ({shown}): choose another --out"
+
+
+def _show(value: object) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (list, tuple)):
+        items = [_show(item) for item in value]
+        return " ".join(items if len(items) <= 6 else [*items[:3], "…", items[-1]])
+    return str(value)
 
 
 class ParseError(GenprobeError, ValueError):
