@@ -19,8 +19,12 @@ class ConfigError(GenprobeError, ValueError):
     """A setting has a value outside what it accepts."""
 
     def __init__(self, name: str, expected: str, got: object) -> None:
-        super().__init__(f"{name} must be {expected}. Got {got!r} instead.")
-        self.name = name
+        self.name, self.expected, self.got = name, expected, got
+        super().__init__(self.describe())
+
+    def describe(self, spell: Callable[[str], str] = str) -> str:
+        """The message, with the setting as `spell` names it (the CLI: as its option)."""
+        return f"{spell(self.name)} must be {self.expected}. Got {_show(self.got)} instead."
 
 
 class DataFormatError(GenprobeError, ValueError):
@@ -56,6 +60,7 @@ class DifferentRunError(RunDirError):
 
 
 def _show(value: object) -> str:
+    """A value as a user would type it: `0 1 2`, not `(0, 1, 2)`; `true`, not `True`."""
     if value is None:
         return "none"
     if isinstance(value, bool):
@@ -63,7 +68,7 @@ def _show(value: object) -> str:
     if isinstance(value, (list, tuple)):
         items = [_show(item) for item in value]
         return " ".join(items if len(items) <= 6 else [*items[:3], "…", items[-1]])
-    return str(value)
+    return repr(value)
 
 
 class ParseError(GenprobeError, ValueError):

@@ -1,14 +1,17 @@
-"""A run's config keys as the user typed them: `seeds_per_shard` is `--seeds-per-shard`,
-`train.batch_size` is `--batch-size`, `model.decoding.beam_size` is `--beam`."""
+"""Settings as the user typed them: a run's config key or a `ConfigError`'s setting
+`seeds_per_shard` is `--seeds-per-shard`, `train.batch_size` is `--batch-size`,
+`model.decoding.beam_size` is `--beam`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-# keys whose option is not the key's own name with dashes
+# settings whose option is not the setting's own name with dashes
 OPTIONS = {
     "ks": "--k",
+    "beam size": "--beam",
+    "decoding method": "--decoding",
     "model.spec": "--model",
     "model.decoding.method": "--decoding",
     "model.decoding.beam_size": "--beam",
@@ -24,8 +27,8 @@ FLAT_SECTIONS = ("", "train")
 
 
 def option_spelling(command: Any) -> Callable[[str], str]:
-    """Names a config key as the option of `command` (a click command) that sets it, where
-    one does; other keys stay as they are."""
+    """Names a setting as the option of `command` (a click command) that sets it, where one
+    does; others stay as they are."""
     options = {name for parameter in command.params for name in parameter.opts}
 
     def spell(key: str) -> str:
