@@ -181,3 +181,21 @@ def test_the_command_line_imports_no_heavy_module_up_front(code):
         [sys.executable, "-c", check], capture_output=True, text=True, env=env, check=True
     )
     assert done.stdout.splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (("sweep", "--task", "scan", "--train-size", "0"),
+         "--train-size must be an integer >= 1. Got 0 instead."),
+        (("integration", "brittleness", "--model", "sympy", "--k", "0"),
+         "--k must be one or more positive integers. Got 0 instead."),
+        (("integration", "generate", "--method", "fdw"),
+         "--method must be one of fwd, bwd, ibp (did you mean fwd?). Got 'fdw' instead."),
+    ],
+)  # fmt: skip
+def test_setting_errors_speak_in_options_and_typed_values(cli, tmp_path, argv, message):
+    out = tmp_path / "out"
+    code, _, err = cli(*argv, "--out", str(out))
+    assert (code, err) == (2, f"genprobe: error: {message}\n")
+    assert not out.exists()
