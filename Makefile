@@ -1,27 +1,37 @@
-# Two commands on a fresh machine: `make demo` (a small real study ending in a report) and
-# `make test`. Both create .venv and install what they need on first use.
+# On a fresh machine: `make install` (the package in .venv), `make demo` (a small real study
+# ending in a report) and `make test` (adds the test tools and optional backends, then runs the
+# suite). Each creates .venv and installs what it needs on first use.
 VENV ?= .venv
 # The pinned CPU wheel keeps a laptop install small; set TORCH= to keep a torch you have.
 TORCH ?= torch==2.13.0
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint reproduce
+.PHONY: install demo test lint reproduce
 
+# the package and what it needs to run
 $(BIN)/genprobe: pyproject.toml
 	python3 -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(if $(TORCH),$(BIN)/pip install -q "$(TORCH)")
+	$(BIN)/pip install -q -e .
+	touch $@
+
+# the test extras on top: pytest, hypothesis, ruff, and the optional backends the tests cover
+# (Ray, TensorBoard, httpx)
+$(VENV)/.test-extras: $(BIN)/genprobe
 	$(BIN)/pip install -q -e ".[test]"
 	touch $@
+
+install: $(BIN)/genprobe
 
 demo: $(BIN)/genprobe
 	$(BIN)/genprobe rewriting sweep --seeds 6 --train-size 30000 --validation-size 1000 \
 		--suite-size 1000 --max-epochs 30 --seeds-per-shard 3 --out runs/demo
 
-test: $(BIN)/genprobe
+test: $(VENV)/.test-extras
 	$(BIN)/pytest
 
-lint: $(BIN)/genprobe
+lint: $(VENV)/.test-extras
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 

@@ -7,7 +7,7 @@ message and exit code 2) can catch user errors without catching bugs.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 
@@ -19,8 +19,12 @@ class ConfigError(GenprobeError, ValueError):
     """A setting has a value outside what it accepts."""
 
     def __init__(self, name: str, expected: str, got: object) -> None:
-        super().__init__(f"{name} must be {expected}. Got {got!r} instead.")
-        self.name = name
+        self.name, self.expected, self.got = name, expected, got
+        super().__init__(self.describe())
+
+    def describe(self, spell: Callable[[str], str] = str) -> str:
+        """The message, with the setting as `spell` names it (the CLI: as its option)."""
+        return f"{spell(self.name)} must be {self.expected}. Got {_show(self.got)} instead."
 
 
 class DataFormatError(GenprobeError, ValueError):
@@ -35,6 +39,36 @@ class DataFormatError(GenprobeError, ValueError):
 
 class RunDirError(GenprobeError):
     """A run directory is missing, incomplete, or was made by a different configuration."""
+
+
+class DifferentRunError(RunDirError):
+    """A run directory holds a run of another configuration: `differences` are the settings
+    that differ, as (dotted key, the run's value, this command's value)."""
+
+    def __init__(self, path: Path, differences: list[tuple[str, object, object]]) -> None:
+        self.path = path
+        self.differences = differences
+        super().__init__(self.describe())
+
+    def describe(self, spell: Callable[[str], str] = str) -> str:
+        """The message, with each key as `spell` names it (the CLI: as its option)."""
+        shown = "; ".join(
+            f"{spell(key)}: run has {_show(old)}, command has {_show(new)}"
+            for key, old, new in self.differences
+        )
+        return f"{self.path} holds a different run ({shown}): choose another --out"
+
+
+def _show(value: object) -> str:
+    """A value as a user would type it: `0 1 2`, not `(0, 1, 2)`; `true`, not `True`."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (list, tuple)):
+        items = [_show(item) for item in value]
+        return " ".join(items if len(items) <= 6 else [*items[:3], "…", items[-1]])
+    return repr(value)
 
 
 class ParseError(GenprobeError, ValueError):

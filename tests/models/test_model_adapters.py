@@ -4,7 +4,7 @@ and the registry that names them."""
 import pytest
 import torch
 
-from genprobe.errors import ConfigError, ModelCapabilityError, UnknownModelError
+from genprobe.errors import ConfigError, GenprobeError, ModelCapabilityError, UnknownModelError
 from genprobe.models.adapters.seq2seq import DecodingConfig
 from genprobe.models.checkpoints import save_transformer
 from genprobe.models.registry import MODELS, load_model
@@ -125,6 +125,6 @@ def test_unknown_spec_suggests_near_matches_and_lists_all():
         load_model("simpy")
     with pytest.raises(ConfigError):
         load_model("ckpt:")
-    with pytest.raises(ConfigError):
+    with pytest.raises(GenprobeError, match="cannot import 'no_such_module_xyz'"):
         load_model("py:no_such_module_xyz:f")
     assert {"ckpt", "lc", "sympy", "openai", "py"} <= MODELS.keys()

@@ -100,13 +100,18 @@ def test_arbitrary_objects_are_refused_not_unpickled(tmp_path):
     data = lc_style(model(), {"n_heads": 4})
     data["params"] = {"hook": print}  # any callable: must not be allowed back in
     torch.save(data, tmp_path / "evil.pth")
-    with pytest.raises(CheckpointError, match="weights_only"):
+    with pytest.raises(CheckpointError, match="not a checkpoint genprobe can load") as raised:
         load_transformer(tmp_path / "evil.pth")
+    assert "weights_only=False" not in str(raised.value)  # torch's advice is not ours
 
 
-def test_not_a_checkpoint(tmp_path):
-    (tmp_path / "x.pth").write_bytes(b"not a zip")
-    with pytest.raises(CheckpointError):
+@pytest.mark.parametrize(
+    "content", [b"not a zip", b"x^2\tsin x\n", pickle.dumps({"encoder": {}, "decoder": {}})]
+)
+def test_not_a_checkpoint(tmp_path, content):
+    (tmp_path / "x.pth").write_bytes(content)
+    with pytest.raises(CheckpointError, match=r"x\.pth: not a checkpoint genprobe can load") as e:
         load_transformer(tmp_path / "x.pth")
+    assert "weights_only" not in str(e.value)
     with pytest.raises(CheckpointError, match="no such"):
         load_transformer(tmp_path / "missing.pth")

@@ -168,14 +168,14 @@ def saved_on_cuda(path):
     "args, message",
     [
         (["--seeds", "0"], "--seeds must be >= 1"),
-        (["--train-size", "-5"], "train_size must be an integer >= 1"),
-        (["--device", "tpu"], "device must be"),
+        (["--train-size", "-5"], "--train-size must be an integer >= 1"),
+        (["--device", "tpu"], "--device must be"),
         (["--letters", "AAB"], "letters must be"),
         (["--loss-normalization", "mean"], "Invalid value"),
         (["--cell", "gur"], "Invalid value"),
-        (["--attention", "none", "--input-feeding"], "input_feeding must be off when"),
-        (["--patience", "0"], "patience must be an integer >= 1"),
-        (["--min-delta", "1.5"], "min_delta must be in [0, 1)"),
+        (["--attention", "none", "--input-feeding"], "--input-feeding must be off when"),
+        (["--patience", "0"], "--patience must be an integer >= 1"),
+        (["--min-delta", "1.5"], "--min-delta must be in [0, 1)"),
     ],
 )
 def test_bad_sweep_arguments_exit_2_and_write_nothing(tmp_path, capsys, args, message):

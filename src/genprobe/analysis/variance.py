@@ -206,7 +206,9 @@ def _checked_matrix(y: np.ndarray) -> np.ndarray:
     except (TypeError, ValueError) as error:
         raise ConfigError("y", "a matrix of accuracies", type(y).__name__) from error
     if y.ndim != 2 or y.size == 0:
-        raise ConfigError("y", "a non-empty 2-D matrix (init seeds, order seeds)", y.shape)
+        raise ConfigError(
+            "y", "a non-empty 2-D matrix (init seeds, order seeds)", f"shape {y.shape}"
+        )
     bad = np.argwhere(~np.isfinite(y))
     if len(bad):
         cells = [(int(i), int(o)) for i, o in bad[:5]]

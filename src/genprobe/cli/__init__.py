@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
 
+from genprobe import __version__
 from genprobe.cli import (
     brittleness,
     integration,
@@ -17,21 +19,39 @@ from genprobe.cli import (
     sweep,
     tasks,
 )
-from genprobe.errors import GenprobeError
+from genprobe.cli.group import command_group, help_when_bare
+from genprobe.cli.spelling import option_spelling
+from genprobe.errors import ConfigError, DifferentRunError, GenprobeError
 
-app = typer.Typer(
-    name="genprobe",
-    help="Did a sequence model learn the rule, or only the training distribution?",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        print(f"genprobe {__version__}")
+        raise typer.Exit()
+
+
+def _root(
+    ctx: typer.Context,
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_print_version, help="Print the version."
+    ),
+) -> None:
+    help_when_bare(ctx)
+
+
+app = command_group(
+    "Did a sequence model learn the rule, or only the training distribution?", _root
 )
 app.command(name="tasks")(tasks.tasks)
 app.add_typer(tasks.app, name="task")
 app.command(name="sweep")(sweep.sweep)
 app.command(name="evaluate")(sweep.evaluate)
 app.command(name="compare")(sweep.compare)
-app.add_typer(rewriting.app, name="rewriting")
+app.add_typer(
+    rewriting.app,
+    name="rewriting",
+    short_help="Symbol rewriting (Weber et al. 2018): data, validity checks, seed sweeps.",
+)
 rewriting.app.command(name="evaluate")(sweep.evaluate)
 rewriting.app.command(name="compare")(sweep.compare)
 app.add_typer(integration.app, name="integration")
@@ -45,14 +65,17 @@ app.command(name="models")(models.models)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: user errors become one line on stderr and exit code 2, never a traceback."""
+    """Entry point: user errors become one line on stderr and exit code 2, never a traceback;
+    Ctrl-C exits 130 with a line on how to resume."""
     argv = sys.argv[1:] if argv is None else argv
     try:
-        app(args=_spread_values(argv), standalone_mode=False)
+        # not standalone: usage errors come here as exceptions, exit codes (0 for --help, 130
+        # for Ctrl-C) as the return value
+        code = app(args=_spread_values(argv), prog_name="genprobe", standalone_mode=False)
+    except (ConfigError, DifferentRunError) as error:
+        _fail(error.describe(option_spelling(_command(argv))))
     except GenprobeError as error:
         _fail(str(error))
-    except typer.Exit as done:
-        sys.exit(done.exit_code)
     except typer.Abort:
         _fail("aborted")
     except Exception as error:
@@ -60,6 +83,52 @@ def main(argv: list[str] | None = None) -> None:
         if hasattr(error, "format_message") and hasattr(error, "exit_code"):
             _fail(error.format_message())
         raise
+    if code == INTERRUPTED:
+        print(f"genprobe: interrupted; {_how_to_resume(argv)}", file=sys.stderr)
+    if code:
+        sys.exit(code)
+
+
+INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
+# What a rerun of an interrupted command keeps, for the commands that resume.
+RESUMES = {
+    "sweep": "the finished shards are kept and a seed chunk in training goes on from its last "
+    "save, at most a minute back",
+    "integration brittleness": "the finished shards are kept",
+    "integration evaluate": "the finished shards are kept",
+    "integration sagga": "the finished generations are replayed from disk",
+    "integration sagga-report": "the finished tagging shards are kept",
+    "integration train": "training goes on from the last save, made after every epoch and "
+    "every ten minutes",
+}
+RESUMES["rewriting sweep"] = RESUMES["sweep"]
+
+
+def _how_to_resume(argv: list[str]) -> str:
+    words = _command_words(argv)
+    for length in (2, 1):
+        if (kept := RESUMES.get(" ".join(words[:length]))) is not None:
+            return f"run the same command again (same --out) to resume: {kept}."
+    return "this command does not resume; run it again to start over."
+
+
+def _command_words(argv: list[str]) -> list[str]:
+    """`rewriting sweep` of `rewriting sweep --seeds 8 …`."""
+    words = []
+    for word in argv:
+        if word.startswith("-"):
+            break
+        words.append(word)
+    return words
+
+
+def _command(argv: list[str]) -> Any:
+    """The click command that `argv` invokes."""
+    command = typer.main.get_command(app)
+    for word in _command_words(argv):
+        command = getattr(command, "commands", {}).get(word, command)
+    return command
 
 
 # options that take several values after one flag: `--k 1 10 50`, `--suites a b`

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from enum import Enum
+from typing import TYPE_CHECKING
 
 import typer
 
 from genprobe.errors import GenprobeError
-from genprobe.runs.executor import Executor, LocalExecutor
+
+if TYPE_CHECKING:
+    from genprobe.runs.executor import Executor
 
 
 class Backend(str, Enum):
@@ -39,6 +42,8 @@ def make_executor(
     """The local executor with `local_workers` processes, or `ray_workers` Ray actors (None:
     as many as the cluster holds) of `cpus` CPUs and `gpus` GPUs each."""
     if backend is Backend.local:
+        from genprobe.runs.executor import LocalExecutor
+
         _local_needs_no_address(address)
         return LocalExecutor(local_workers)
     from genprobe.runs.ray_executor import RayExecutor, import_ray

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -26,7 +26,9 @@ from genprobe.cli.backend import (
     verifier_workers,
 )
 from genprobe.cli.model_options import ModelOptions, with_model_options
-from genprobe.runs.executor import Executor
+
+if TYPE_CHECKING:
+    from genprobe.runs.executor import Executor
 
 SUITE_HELP = (
     "Suites to run [all but integer-extrapolation; those needing --validation only with it]: "
@@ -39,9 +41,11 @@ SUITE_HELP = (
 def brittleness(
     model: ModelOptions,
     out: Annotated[Path, typer.Option("--out", help="Run directory (resumed if it exists).")],
-    suites: list[str] = typer.Option(None, "--suites", help=SUITE_HELP),
+    suites: list[str] = typer.Option(None, "--suites", help=SUITE_HELP, metavar="SUITE…"),
     n: int = typer.Option(None, "--n", help="Every suite's N (as in `integration suite`)."),
-    ks: list[int] = typer.Option(None, "--k", help="Fail@k for each k [preset's: 1 10 50]."),
+    ks: list[int] = typer.Option(
+        None, "--k", help="Fail@k for each k [preset's: 1 10 50].", metavar="K…"
+    ),
     preset: str = typer.Option("paper", help="Suite sizes: paper or quick."),
     search_budget: int = typer.Option(
         None, help="Section 6: beam and samples of this size on k1*{exp,sin,cos,tan}(k2*x)."
@@ -84,7 +88,9 @@ def brittleness(
 def evaluate(
     model: ModelOptions,
     data: Annotated[Path, typer.Option("--data", help="Problems file (see docs).")],
-    ks: list[int] = typer.Option([1, 10], "--k", help="Fail@k for each k: --k 1 10 50."),
+    ks: list[int] = typer.Option(
+        [1, 10], "--k", help="Fail@k for each k: --k 1 10 50.", metavar="K…"
+    ),
     out: Path = typer.Option(None, "--out", help="Run directory [default: DATA.eval]."),
     split: str = typer.Option(None, help="Only rows of this split (JSONL/Parquet datasets)."),
     n: int = typer.Option(None, "--n", help="A sample of N problems [default: all]."),

@@ -90,7 +90,8 @@ def progress_bar(quiet: bool = False, every: float = PLAIN_EVERY) -> Iterator[Pr
     try:
         yield progress
     finally:
-        progress.stop()
+        if progress.live.is_started:  # else stop() would still print an empty line
+            progress.stop()
 
 
 class _LazyProgress(Progress):

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 
 import typer
 
+from genprobe.cli.group import command_group
 from genprobe.cli.model_options import (
     BatchSize,
     Device,
@@ -29,10 +30,7 @@ from genprobe.cli.model_options import (
 )
 from genprobe.errors import ConfigError
 
-app = typer.Typer(
-    help="Symbolic integration: generate data, verify candidates, run and train models.",
-    no_args_is_help=True,
-)
+app = command_group("Symbolic integration: generate data, verify candidates, run and train models.")
 
 
 @app.command()

@@ -8,12 +8,12 @@ import inspect
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
-from typing import Annotated, Any, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
 import typer
 
-from genprobe.decoding.config import DecodingConfig
-from genprobe.models.settings import ModelSettings
+if TYPE_CHECKING:
+    from genprobe.models.settings import ModelSettings
 
 ModelSpec = Annotated[
     str, typer.Option("--model", help="ckpt:PATH, lc:PATH, sympy, openai:MODEL@URL, py:mod:fn.")
@@ -49,6 +49,16 @@ class ModelOptions:
     concurrency: Concurrency = 8
 
     def settings(self) -> ModelSettings:
+        """The settings a run records, once `--model` is checked (before anything is written).
+
+        Raises:
+            GenprobeError: `--model` names no model (see `genprobe.models.registry.check_spec`).
+        """
+        from genprobe.decoding.config import DecodingConfig
+        from genprobe.models.registry import check_spec
+        from genprobe.models.settings import ModelSettings
+
+        check_spec(self.model_spec)
         t = self.temperature
         decoding = DecodingConfig(
             method=self.decoding, beam_size=self.beam, max_len=self.max_len,

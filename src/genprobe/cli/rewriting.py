@@ -8,13 +8,11 @@ from pathlib import Path
 import typer
 
 from genprobe.cli.console import console
+from genprobe.cli.group import command_group
 from genprobe.cli.sweep import print_judged
 from genprobe.errors import GenprobeError
 
-app = typer.Typer(
-    help="Symbol rewriting (Weber et al. 2018): data, validity checks, seed sweeps.",
-    no_args_is_help=True,
-)
+app = command_group("Symbol rewriting (Weber et al. 2018): data, validity checks, seed sweeps.")
 
 
 class SuiteName(str, Enum):

@@ -34,6 +34,7 @@ THRESHOLD = typer.Option(
 TASK_OPTION = typer.Option(
     None,
     "--task-option",
+    metavar="NAME=VALUE",
     help="A task setting as name=value (repeatable; `genprobe tasks` lists each task's).",
 )
 

@@ -15,12 +15,10 @@ from pathlib import Path
 import typer
 
 from genprobe.cli.console import console
+from genprobe.cli.group import command_group
 from genprobe.cli.sweep import TASK_OPTION, print_judged
 
-app = typer.Typer(
-    help="Any task's examples and exact rule (`genprobe tasks` lists the tasks).",
-    no_args_is_help=True,
-)
+app = command_group("Any task's examples and exact rule (`genprobe tasks` lists the tasks).")
 
 
 def tasks(as_json: bool = typer.Option(False, "--json", help="One JSON object per task.")) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import pickle
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -57,13 +58,21 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     if not path.is_file():
         raise CheckpointError(f"{path}: no such checkpoint file")
     try:
-        with torch.serialization.safe_globals([(LCParams, "argparse.Namespace")]):
+        with (
+            torch.serialization.safe_globals([(LCParams, "argparse.Namespace")]),
+            warnings.catch_warnings(),
+        ):
+            warnings.simplefilter("ignore")  # torch's notes on pickle protocols
             data = torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else "refused"
-        raise CheckpointError(f"{path}: not loadable with weights_only=True ({first})") from None
-    except (OSError, RuntimeError, EOFError) as error:
+    except OSError as error:
         raise CheckpointError(f"{path}: cannot read ({error})") from None
+    except Exception:
+        # torch.load fails in many ways on other files, and on objects it will not unpickle
+        # its message advises weights_only=False, which genprobe never does
+        raise CheckpointError(
+            f"{path}: not a checkpoint genprobe can load (a torch.save file of tensors and "
+            "plain data)"
+        ) from None
     if not isinstance(data, dict) or not {"encoder", "decoder"} <= data.keys():
         raise CheckpointError(f"{path}: expected a dict with 'encoder' and 'decoder' state dicts")
     params = data.get("params", {})

@@ -14,11 +14,26 @@ from __future__ import annotations
 
 import difflib
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from genprobe.errors import ConfigError, UnknownModelError
-from genprobe.tasks.integration.under_test import Model
+
+if TYPE_CHECKING:
+    from genprobe.tasks.integration.under_test import Model
+
+
+def _checkpoint_path(argument: str) -> None:
+    if not Path(argument).exists():
+        raise ConfigError("--model", "a checkpoint file or run directory that exists", argument)
+
+
+def _user_function(argument: str) -> None:
+    from genprobe.models.adapters.callable import user_function
+
+    user_function(argument)
 
 
 @dataclass(frozen=True)
@@ -30,6 +45,8 @@ class ModelKind:
     takes_argument: bool = True
     # a seq2seq network: beam and sampling settings apply, and `score` gives log-probabilities
     seq2seq: bool = False
+    # checks the spec's argument without loading the model (raises a GenprobeError)
+    check: Callable[[str], None] | None = None
 
 
 MODELS: dict[str, ModelKind] = {
@@ -39,6 +56,7 @@ MODELS: dict[str, ModelKind] = {
         "a transformer trained by `genprobe integration train` (file or run directory)",
         ("decoding", "device"),
         seq2seq=True,
+        check=_checkpoint_path,
     ),
     "lc": ModelKind(
         "genprobe.models.adapters.seq2seq:from_lc_checkpoint",
@@ -46,6 +64,7 @@ MODELS: dict[str, ModelKind] = {
         "Lample & Charton's released checkpoint (fwd_bwd_ibp.pth, ...), read weights-only",
         ("decoding", "device"),
         seq2seq=True,
+        check=_checkpoint_path,
     ),
     "sympy": ModelKind(
         "genprobe.models.adapters.sympy_cas:from_spec",
@@ -65,6 +84,7 @@ MODELS: dict[str, ModelKind] = {
         "py:module:function",
         "any Python function f(problem_text, k) -> answer(s)",
         (),
+        check=_user_function,
     ),
 }
 
@@ -85,20 +105,36 @@ def model_kind(spec: str) -> ModelKind:
     return kind
 
 
+def check_spec(spec: str) -> ModelKind:
+    """The kind `spec` names, once its argument is checked without loading the model: a
+    checkpoint path exists, a `py:` function imports. For commands, before they write anything.
+
+    Raises:
+        UnknownModelError: the prefix names no kind (with near matches and the full list).
+        GenprobeError: the argument is missing, malformed or names nothing (ConfigError, or
+            the import error of a `py:` module).
+    """
+    kind = model_kind(spec)
+    _, colon, argument = spec.partition(":")
+    if kind.takes_argument and not argument:
+        raise ConfigError("--model", kind.usage, spec)
+    if not kind.takes_argument and colon:
+        raise ConfigError("--model", f"{kind.usage} (no argument)", spec)
+    if kind.check is not None:
+        kind.check(argument)
+    return kind
+
+
 def load_model(spec: str, **settings: Any) -> Model:
     """The model a spec string names. Settings a kind does not take are ignored, so one set of
     CLI options serves every kind.
 
     Raises:
         UnknownModelError: the prefix names no kind (with near matches and the full list).
-        ConfigError: the argument is missing or malformed.
+        GenprobeError: the argument is missing, malformed or names nothing (see `check_spec`).
     """
-    kind = model_kind(spec)
-    _, colon, argument = spec.partition(":")
-    if kind.takes_argument and not argument:
-        raise ConfigError("model spec", f"'{kind.usage}'", spec)
-    if not kind.takes_argument and colon:
-        raise ConfigError("model spec", f"'{kind.usage}' (no argument)", spec)
+    kind = check_spec(spec)
+    _, _, argument = spec.partition(":")
     module_name, _, function = kind.factory.partition(":")
     factory = getattr(importlib.import_module(module_name), function)
     chosen = {name: value for name, value in settings.items() if name in kind.settings}

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any, Literal
 
-from genprobe.errors import ConfigError
+from genprobe.errors import ConfigError, check_choice
 
 # "timeout": over its CPU budget; "hang": past the wall-clock backstop, the worker killed
 Status = Literal["done", "timeout", "hang", "error"]
@@ -195,10 +195,8 @@ class DeadlinePool:
     ) -> None:
         if workers < 1:
             raise ConfigError("workers", "at least 1", workers)
-        if start_method not in (None, *multiprocessing.get_all_start_methods()):
-            raise ConfigError(
-                "start_method", f"one of {multiprocessing.get_all_start_methods()}", start_method
-            )
+        if start_method is not None:
+            check_choice("start_method", start_method, multiprocessing.get_all_start_methods())
         self.workers = workers
         self.start_method = start_method
         self.max_items_per_worker = max_items_per_worker

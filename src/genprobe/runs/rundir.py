@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from genprobe.errors import RunDirError
+from genprobe.errors import DifferentRunError, RunDirError
 from genprobe.runs.atomic import write_json
 from genprobe.runs.config import RunConfig
 from genprobe.runs.provenance import config_hash, provenance
@@ -59,10 +59,11 @@ def open_run(
                 },
             )
             return path
-        raise RunDirError(
-            f"{path} holds a different run ({stored.get('kind')}, config hash "
-            f"{stored.get('hash')}; this one is {digest}): choose another --out"
-        )
+        if not same_kind:
+            differences = [("kind", stored.get("kind"), kind)]
+        else:
+            differences = config_differences(stored.get("config", {}), config)
+        raise DifferentRunError(path, differences or [("config hash", stored.get("hash"), digest)])
     if path.exists() and any(path.iterdir()):
         raise RunDirError(
             f"{path} exists, is not empty and has no {CONFIG_FILE}: choose another --out"
@@ -72,6 +73,26 @@ def open_run(
         {"kind": kind, "hash": digest, "config": identity, "provenance": provenance()},
     )
     return path
+
+
+def config_differences(
+    stored: dict[str, Any], config: dict[str, Any], prefix: str = ""
+) -> list[tuple[str, Any, Any]]:
+    """The settings in which two configs differ: (dotted key, stored value, new value); a key
+    that only one of them has is None in the other."""
+    differences = []
+    for key in sorted(stored.keys() | config.keys()):
+        old, new = stored.get(key), config.get(key)
+        if isinstance(old, dict) and isinstance(new, dict):
+            differences += config_differences(old, new, f"{prefix}{key}.")
+        elif _as_json(old) != _as_json(new):
+            differences.append((f"{prefix}{key}", old, new))
+    return differences
+
+
+def _as_json(value: Any) -> Any:
+    """As stored in config.json (tuples as lists), to compare a config with a stored one."""
+    return json.loads(json.dumps(value))
 
 
 def read_config(path: str | Path) -> dict[str, Any]:

@@ -16,14 +16,13 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
-import sys
 import typing
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from genprobe.errors import ConfigError, GenprobeError, TaskContractError, UnknownTaskError
 from genprobe.tasks.task import Task
+from genprobe.user_code import import_user_module
 
 TASKS: dict[str, str] = {
     "rewriting": "genprobe.tasks.rewriting.task:RewritingTask",
@@ -154,12 +153,7 @@ def _user_class(name: str) -> type[Task]:
     module_name, colon, cls_name = path.partition(":")
     if not colon or not module_name or not cls_name:
         raise ConfigError("task", "py:module:Class", name)
-    if str(Path.cwd()) not in sys.path and "" not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))  # a task file beside the user, as `python -m` finds it
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise GenprobeError(f"task {name}: cannot import {module_name!r}: {error}") from None
+    module = import_user_module(module_name, f"task {name}")
     cls = getattr(module, cls_name, None)
     if not (isinstance(cls, type) and issubclass(cls, Task)):
         raise TaskContractError(

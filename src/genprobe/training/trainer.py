@@ -132,10 +132,7 @@ class TrainConfig:
             raise ConfigError(
                 "weight_decay", ">= 0, and 0 unless the optimizer is adamw", self.weight_decay
             )
-        if self.loss_normalization not in LOSS_NORMALIZATIONS:
-            raise ConfigError(
-                "loss_normalization", f"one of {LOSS_NORMALIZATIONS}", self.loss_normalization
-            )
+        check_choice("loss_normalization", self.loss_normalization, LOSS_NORMALIZATIONS)
 
     def validated(self) -> TrainConfig:
         return self  # checked in __post_init__: no TrainConfig is ever unchecked

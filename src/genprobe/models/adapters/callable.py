@@ -8,7 +8,6 @@ infix text, as everywhere), never evaluated.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,6 +15,7 @@ from genprobe.errors import ConfigError, GenprobeError
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.reading import read_expression
 from genprobe.tasks.integration.under_test import Candidate, Model, problem_text
+from genprobe.user_code import import_user_module
 
 Answer = str | tuple[str, float]
 
@@ -51,13 +51,22 @@ def _candidate(answer: Any, rank: int) -> Candidate:
 
 def from_spec(target: str) -> CallableModel:
     """`package.module:function` → the model (the module is imported: name only your own code)."""
+    return CallableModel(user_function(target), name=f"py:{target}")
+
+
+def user_function(target: str) -> Callable[[str, int], Any]:
+    """The function `package.module:function` names, imported from the Python path or the
+    current directory.
+
+    Raises:
+        ConfigError: not of that form, no such module or attribute, or not callable.
+    """
     module_name, colon, attribute = target.partition(":")
     if not colon or not module_name or not attribute:
-        raise ConfigError("py: model", "'py:package.module:function'", f"py:{target}")
-    try:
-        function = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as error:
-        raise ConfigError("py: model", "an importable function", f"{target} ({error})") from None
+        raise ConfigError("--model", "py:package.module:function", f"py:{target}")
+    module = import_user_module(module_name, f"--model py:{target}")
+    function = getattr(module, attribute, None)
     if not callable(function):
-        raise ConfigError("py: model", "a callable", target)
-    return CallableModel(function, name=f"py:{target}")
+        raise ConfigError("--model", f"py:module:function with a function {attribute!r} in "
+                          f"{module_name}", f"py:{target}")  # fmt: skip
+    return function

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from genprobe.errors import ConfigError, DataFormatError
+from genprobe.errors import ConfigError, DataFormatError, check_choice
 from genprobe.runs.atomic import atomic_path, write_text
 from genprobe.tasks.integration.generation import Row
 from genprobe.tasks.integration.tabular import FORMATS as TABLE_FORMATS
@@ -67,8 +67,7 @@ def write_dataset(
     test_fraction: float = 0.0,
 ) -> list[Path]:
     """Write `rows`; returns the paths written (each written atomically)."""
-    if fmt not in FORMATS:
-        raise ConfigError("format", f"one of {FORMATS}", fmt)
+    check_choice("format", fmt, FORMATS)
     records = _records(rows, valid_fraction, test_fraction)
     out = Path(out)
     if fmt == "jsonl":

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
-from genprobe.errors import ConfigError, GenprobeError
+from genprobe.errors import ConfigError, GenprobeError, check_choice
 from genprobe.tasks.integration.expression import X, from_sympy, to_sympy
 from genprobe.tasks.integration.prefix import PROBLEM_PREFIX, from_prefix, to_prefix
 from genprobe.tasks.integration.random_trees import TreeSettings, random_expression
@@ -59,8 +59,7 @@ class GeneratorConfig:
     simplify_seconds: float | None = 1.0
 
     def validated(self) -> GeneratorConfig:
-        if self.method not in METHODS:
-            raise ConfigError("method", f"one of {METHODS}", self.method)
+        check_choice("method", self.method, METHODS)
         if self.max_ops < 1 or self.max_ops_g < 1:
             raise ConfigError("max_ops", "at least 1", min(self.max_ops, self.max_ops_g))
         if self.min_ops is not None and not 0 <= self.min_ops <= self.max_ops:

@@ -1,0 +1,201 @@
+"""The command line a new user meets: help, --version, Ctrl-C, specs checked before anything is
+written, user code in the current directory, what a different run differs in, startup imports."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import typer
+
+import genprobe
+from genprobe.cli import app
+from genprobe.errors import DifferentRunError
+from genprobe.runs.rundir import open_run
+
+SRC = str(Path(genprobe.__file__).parents[1])
+TINY_SWEEP = (
+    "sweep", "--task", "reverse_string", "--seeds", "1", "--train-size", "20",
+    "--validation-size", "10", "--suite-size", "10", "--max-epochs", "1", "--no-report",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("argv", [(), ("rewriting",), ("integration",), ("task",)])
+def test_a_bare_group_prints_its_help_and_exits_0(cli, argv):
+    code, out, err = cli(*argv)
+    assert code == 0 and err == ""
+    assert out.startswith(f"Usage: genprobe {' '.join(argv)}".rstrip() + " [OPTIONS] COMMAND")
+
+
+def test_version(cli):
+    assert cli("--version") == (0, f"genprobe {genprobe.__version__}\n", "")
+
+
+def test_help_keeps_bracketed_text(cli):
+    code, out, _ = cli("integration", "sagga", "--help")
+    out = " ".join(out.split())  # as wrapped for the terminal
+    assert code == 0
+    assert "genprobe[ray]" in out
+    assert "[default: start or join a Ray instance on this machine]" in out
+
+
+def test_help_names_every_option_in_full_at_80_columns(cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    for argv, command in [
+        (("sweep",), typer.main.get_command(app).commands["sweep"]),
+        (("integration", "brittleness"), typer.main.get_command(app).commands["integration"]),
+    ]:
+        if len(argv) == 2:
+            command = command.commands[argv[1]]
+        code, out, _ = cli(*argv, "--help")
+        assert code == 0
+        assert max(len(line) for line in out.splitlines()) <= 80
+        words = out.split()
+        for parameter in command.params:
+            for name in parameter.opts:
+                assert name in words or any(w.startswith(name + "/") for w in words), name
+
+
+def test_list_options_show_a_plain_metavar(cli):
+    out = cli("integration", "brittleness", "--help")[1] + cli("sweep", "--help")[1]
+    assert "--k K…" in out and "--suites SUITE…" in out and "--task-option NAME=VALUE" in out
+    assert "list[" not in out
+
+
+def _interrupt(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+def test_ctrl_c_in_a_sweep_exits_130_saying_how_to_resume(cli, monkeypatch, tmp_path):
+    monkeypatch.setattr("genprobe.studies.seed_sensitivity.run.train_shards", _interrupt)
+    code, _, err = cli(*TINY_SWEEP, "--out", str(tmp_path / "run"))
+    assert code == 130
+    assert err.splitlines() == [
+        "genprobe: interrupted; run the same command again (same --out) to resume: the "
+        "finished shards are kept and a seed chunk in training goes on from its last save, "
+        "at most a minute back."
+    ]
+
+
+def test_ctrl_c_in_a_command_that_does_not_resume(cli, monkeypatch, tmp_path):
+    monkeypatch.setattr("genprobe.tasks.files.write_examples", _interrupt)
+    code, _, err = cli("task", "generate", "scan", "--split", "all", "--n", "3",
+                       "--out", str(tmp_path / "x.jsonl"))  # fmt: skip
+    assert code == 130
+    assert err == (
+        "genprobe: interrupted; this command does not resume; run it again to start over.\n"
+    )
+
+
+def test_a_different_run_names_the_options_that_differ(cli, monkeypatch, tmp_path):
+    monkeypatch.setattr("genprobe.studies.seed_sensitivity.run.train_shards", _interrupt)
+    run = tmp_path / "run"
+    assert cli(*TINY_SWEEP, "--seeds-per-shard", "25", "--out", str(run))[0] == 130
+    code, _, err = cli(*TINY_SWEEP, "--seeds-per-shard", "10", "--lr", "0.5", "--out", str(run))
+    assert code == 2
+    assert err == (
+        f"genprobe: error: {run} holds a different run (--seeds-per-shard: run has 25, command "
+        "has 10; --lr: run has 0.125, command has 0.5): choose another --out\n"
+    )
+
+
+def test_open_run_names_each_differing_key_with_both_values(tmp_path):
+    config = {"seeds": [1, 2], "train": {"lr": 0.1, "batch_size": 64}, "note": None}
+    open_run(tmp_path / "run", "sweep", config)
+    changed = {"seeds": (1, 2, 3), "train": {"lr": 0.1, "batch_size": 32}, "extra": True}
+    with pytest.raises(DifferentRunError) as raised:
+        open_run(tmp_path / "run", "sweep", changed)
+    assert raised.value.differences == [
+        ("extra", None, True), ("seeds", [1, 2], (1, 2, 3)), ("train.batch_size", 64, 32),
+    ]  # fmt: skip
+    assert "train.batch_size: run has 64, command has 32" in str(raised.value)
+    assert "seeds: run has 1 2, command has 1 2 3" in str(raised.value)
+    with pytest.raises(DifferentRunError, match="kind: run has 'sweep', command has 'brittleness'"):
+        open_run(tmp_path / "run", "brittleness", config)
+
+
+@pytest.mark.parametrize("command", ["brittleness", "evaluate", "sagga"])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("ckpt:no/such/model.pt", "no/such/model.pt"),
+        ("py:no_such_module_xyz:f", "cannot import 'no_such_module_xyz'"),
+        ("simpy", "unknown model 'simpy'"),
+        ("lc:", "--model must be lc:PATH"),
+    ],
+)
+def test_a_bad_model_spec_fails_before_anything_is_written(cli, tmp_path, command, spec, message):
+    data = tmp_path / "problems.txt"
+    data.write_text("x^2\n")
+    out = tmp_path / "run"
+    extra = ("--data", str(data)) if command == "evaluate" else ()
+    code, _, err = cli("integration", command, "--model", spec, *extra, "--out", str(out))
+    assert code == 2 and message in err and len(err.splitlines()) == 1
+    assert not out.exists()
+
+
+USER_MODEL = """
+def answer(problem, k):
+    return "x^3/3"
+"""
+USER_TASK = (Path(__file__).parents[1] / "examples" / "copy_task.py").read_text()
+
+
+def test_py_specs_find_modules_in_the_current_directory(cli, monkeypatch, tmp_path):
+    # as the `genprobe` script runs: neither '' nor the current directory on the path
+    here = tmp_path / "work"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    monkeypatch.setattr("sys.path", [p for p in sys.path if p not in ("", str(here))])
+    (here / "my_model_here.py").write_text(textwrap.dedent(USER_MODEL))
+    (here / "my_task_here.py").write_text(USER_TASK)
+    (here / "problems.txt").write_text("x^2\n")
+    code, _, err = cli("integration", "predict", "--model", "py:my_model_here:answer",
+                       "--problems", "problems.txt", "--out", "preds.jsonl")  # fmt: skip
+    assert code == 0, err
+    record = json.loads((here / "preds.jsonl").read_text())
+    assert record["candidates"][0]["infix"] == "x**3/3"
+    code, _, err = cli("task", "generate", "py:my_task_here:Copy", "--split", "train",
+                       "--n", "3", "--out", "copy.jsonl")  # fmt: skip
+    assert code == 0, err
+    assert len((here / "copy.jsonl").read_text().splitlines()) == 3
+
+
+HEAVY = ("sympy", "torch", "pandas", "matplotlib", "scipy", "sklearn", "pyarrow")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import genprobe.cli",
+        "from genprobe.cli import main\ntry:\n    main(['models'])\nexcept SystemExit:\n    pass",
+    ],
+)
+def test_the_command_line_imports_no_heavy_module_up_front(code):
+    check = f"{code}\nimport sys\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    env = {**os.environ, "PYTHONPATH": SRC}
+    done = subprocess.run(
+        [sys.executable, "-c", check], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (("sweep", "--task", "scan", "--train-size", "0"),
+         "--train-size must be an integer >= 1. Got 0 instead."),
+        (("integration", "brittleness", "--model", "sympy", "--k", "0"),
+         "--k must be one or more positive integers. Got 0 instead."),
+        (("integration", "generate", "--method", "fdw"),
+         "--method must be one of fwd, bwd, ibp (did you mean fwd?). Got 'fdw' instead."),
+    ],
+)  # fmt: skip
+def test_setting_errors_speak_in_options_and_typed_values(cli, tmp_path, argv, message):
+    out = tmp_path / "out"
+    code, _, err = cli(*argv, "--out", str(out))
+    assert (code, err) == (2, f"genprobe: error: {message}\n")
+    assert not out.exists()
