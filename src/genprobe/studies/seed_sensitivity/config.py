@@ -86,7 +86,7 @@ class SweepConfig:
     eval_batch_size: int = 500  # examples decoded at once by all members
     # Seeds trained as one stacked model (one `train` shard); None: all seeds at once. It sets
     # how the work is split, not what a seed computes: member k of any stack is bit for bit
-    # seed k trained alone (tests/rewriting/test_training.py).
+    # seed k trained alone (tests/training/test_trainer.py).
     seeds_per_shard: int | None = 25
     init_seeds: tuple[int, ...] | None = None
     order_seeds: tuple[int, ...] | None = None

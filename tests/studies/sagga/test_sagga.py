@@ -1,5 +1,6 @@
 """`genprobe integration sagga` end to end: SymPy as the model under test (where does a CAS
-fail?), a tiny transformer trained here (and kill -9 then resume), every model kind, bad input."""
+fail?), every model kind, the time budget, the analysis stages resumed, bad input (kill -9
+mid-search: tests/studies/test_every_study.py)."""
 
 import json
 import os
@@ -71,42 +72,6 @@ def test_sympy_search_archives_cas_failures_and_reports_them(cli, tmp_path):
     assert "] generation 2: " in err and "] tagging " in err
 
 
-def _command(model, run, generations):
-    return [
-        sys.executable, "-m", "genprobe", "integration", "sagga", "--model", f"ckpt:{model}",
-        "--out", str(run), "--basis", "polynomial_robustness", "--preset", "robustness",
-        "--generations", str(generations), "--beam", "2", "--max-len", "24", *SMALL,
-    ]  # fmt: skip
-
-
-def _archive(run):
-    return (run / "archive.jsonl").read_text()
-
-
-def test_a_trained_model_search_resumes_after_kill_9_with_the_same_archive(tiny_model, tmp_path):
-    whole, killed = tmp_path / "whole", tmp_path / "killed"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run(_command(tiny_model, whole, 3), env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    first = _archive(whole)
-    assert first  # a model trained for a few steps fails plenty
-    again = subprocess.run(_command(tiny_model, whole, 3), env=env, capture_output=True, text=True)
-    assert again.returncode == 0 and _archive(whole) == first  # a finished run is replayed
-
-    process = subprocess.Popen(_command(tiny_model, killed, 3), env=env)
-    while process.poll() is None and not list((killed / "shards" / "generation").glob("*.json")):
-        time.sleep(0.05)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    resumed = subprocess.run(
-        _command(tiny_model, killed, 3), env=env, capture_output=True, text=True
-    )
-    assert resumed.returncode == 0, resumed.stderr
-    assert _archive(killed) == _archive(whole)
-    stats = json.loads((killed / "search.json").read_text())["stats"]
-    assert [s["generation"] for s in stats] == [1, 2, 3]
-
-
 @pytest.mark.parametrize("kind", ["ckpt", "lc", "py", "openai"])
 def test_every_model_kind_runs_a_search(cli, kind, checkpoint, lc_checkpoint, endpoint, tmp_path):
     specs = {
@@ -155,15 +120,11 @@ def test_a_malformed_basis_file_names_its_line(cli, tmp_path):
     assert code == 2 and f"{basis}:2" in err and err.count("\n") == 1, err
 
 
-def test_a_run_directory_of_another_config_is_refused(cli, tmp_path):
+def test_sagga_report_renders_a_finished_search_again(cli, tmp_path):
     run = tmp_path / "r"
     base = ["integration", "sagga", "--model", "py:test_sagga:py_answer", "--out", str(run),
             "--basis", "x", "--generations", "1", *SMALL]  # fmt: skip
     assert cli(*base)[0] == 0
-    before = (run / "archive.jsonl").read_text()
-    code, _, err = cli(*base, "--tau", "0.5")
-    assert code == 2 and "different run" in err
-    assert (run / "archive.jsonl").read_text() == before
     (run / "report.html").unlink()
     code, _, err = cli("integration", "sagga-report", str(run))
     assert code == 0 and (run / "report.html").exists(), err

@@ -1,5 +1,5 @@
 """`genprobe models` and `genprobe integration predict | score` end to end (`evaluate`: see
-tests/integration/test_brittleness.py)."""
+tests/studies/brittleness/test_brittleness.py)."""
 
 import json
 

@@ -141,7 +141,7 @@ USER_MODEL = """
 def answer(problem, k):
     return "x^3/3"
 """
-USER_TASK = (Path(__file__).parents[1] / "examples" / "copy_task.py").read_text()
+USER_TASK = (Path(__file__).parents[2] / "examples" / "copy_task.py").read_text()
 
 
 def test_py_specs_find_modules_in_the_current_directory(cli, monkeypatch, tmp_path):

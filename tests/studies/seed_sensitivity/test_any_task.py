@@ -13,7 +13,7 @@ from genprobe.studies.seed_sensitivity.config import KIND, LEGACY_KIND, SweepCon
 from genprobe.tasks import load_task
 from genprobe.training.trainer import TrainConfig
 
-EXAMPLES = Path(__file__).parents[2] / "examples"
+EXAMPLES = Path(__file__).parents[3] / "examples"
 
 # config.json of a run made before tasks were plug-ins (genprobe at ec3e571), and its hash
 BEFORE_TASKS = {

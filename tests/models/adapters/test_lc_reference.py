@@ -1,7 +1,7 @@
 """Our transformer against Lample & Charton's own code, on a small random-weight model.
 
 Needs a checkout of facebookresearch/SymbolicMathematics (never part of this repository):
-    GENPROBE_LC_REPO=/path/to/SymbolicMathematics pytest tests/models/test_lc_reference.py
+    GENPROBE_LC_REPO=/path/to/SymbolicMathematics pytest tests/models/adapters/test_lc_reference.py
 Their `src/model/transformer.py` builds and saves the model; it must load through `lc:PATH` and
 give the same log-probabilities (relative error <= 1e-4) and the same beam-search hypotheses.
 """

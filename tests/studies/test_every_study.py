@@ -1,0 +1,150 @@
+"""What every study promises, tested once over each kind of run (a seed sweep, a brittleness
+evaluation, a SAGGA search) through the real command line:
+
+- killed with SIGKILL mid-run, the same command finishes with the results of a run that was
+  never killed;
+- the same --out with another setting is refused, naming the setting and both values, and
+  changes nothing;
+- bad input is one line on stderr and exit code 2, and makes no run directory."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from helpers import examples
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass(frozen=True)
+class Study:
+    argv: Callable[[dict], list[str]]  # the command (after `genprobe`), from the fixtures
+    under_way: str  # a glob under the run directory: once it matches, the run is mid-way
+    results: Callable[[Path], object]  # what a finished run computed, to compare
+    changed: tuple[str, str, str]  # (option, value, the run's value): another setting
+    bad: tuple[str, str]  # (option, value) that the command refuses
+
+
+def _predictions(run: Path) -> dict:
+    """Every seed's output on every suite example."""
+    paths = sorted((run / "predictions").glob("*.parquet"))
+    assert paths
+    return {p.name: pd.read_parquet(p).to_dict("list") for p in paths}
+
+
+STUDIES = {
+    "sweep": Study(
+        argv=lambda f: [
+            "rewriting", "sweep", "--seeds", "2", "--train-size", "3000", "--validation-size",
+            "40", "--suite-size", "30", "--max-epochs", "3",
+        ],
+        under_way="scratch/train/*/state.pt",  # the trainer's first resume point
+        results=_predictions,
+        changed=("--max-epochs", "4", "3"),
+        bad=("--seeds", "0"),
+    ),
+    "brittleness": Study(
+        argv=lambda f: [
+            "integration", "brittleness", "--model", f"ckpt:{f['model']}", "--validation",
+            str(f["validation"]), "--preset", "quick", "--n", "1", "--suites", "in-distribution",
+            "robustness-simple", "--beam", "4", "--k", "1", "4", "--max-len", "24",
+            "--search-budget", "6", "--workers", "1",
+        ],
+        under_way="shards/solve/*.json",
+        results=lambda run: examples(run).to_dict("list"),
+        changed=("--max-len", "30", "24"),
+        bad=("--n", "0"),
+    ),
+    "sagga": Study(
+        argv=lambda f: [
+            "integration", "sagga", "--model", f"ckpt:{f['model']}", "--basis",
+            "polynomial_robustness", "--preset", "robustness", "--generations", "3", "--beam",
+            "2", "--max-len", "24", "--generation-size", "24", "--seed-size", "6",
+            "--workers", "2",
+        ],
+        under_way="shards/generation/*.json",
+        results=lambda run: (run / "archive.jsonl").read_text(),
+        changed=("--seed", "7", "43"),
+        bad=("--generation-size", "0"),
+    ),
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def fixtures(tiny_model, validation):
+    return {"model": tiny_model, "validation": validation}
+
+
+def _genprobe(argv: list[str]) -> list[str]:
+    return [sys.executable, "-m", "genprobe", *argv]
+
+
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "PYTHONUNBUFFERED": "1"}
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(_genprobe(argv), env=ENV, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("kind", STUDIES)
+def test_a_run_killed_mid_way_finishes_with_the_results_of_one_never_killed(
+    kind, fixtures, tmp_path
+):
+    study = STUDIES[kind]
+    argv = study.argv(fixtures)
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    done = _run([*argv, "--out", str(whole)])
+    assert done.returncode == 0, done.stderr
+
+    process = subprocess.Popen(
+        _genprobe([*argv, "--out", str(killed)]),
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    # no deadline: the loop ends when the run is under way, or when it ends, however slow
+    while process.poll() is None and not list(killed.glob(study.under_way)):
+        time.sleep(0.05)
+    assert process.poll() is None, "the run ended before it could be killed"
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+
+    resumed = _run([*argv, "--out", str(killed)])
+    assert resumed.returncode == 0, resumed.stderr
+    assert study.results(killed) == study.results(whole)
+    again = _run([*argv, "--out", str(whole)])  # a finished run is replayed, not redone
+    assert again.returncode == 0 and study.results(whole) == study.results(killed)
+
+    option, value, before = study.changed
+    files = sorted(p for p in whole.rglob("*") if p.is_file())
+    stamps = [(p, p.stat().st_mtime_ns) for p in files]
+    other = _run([*_replace(argv, option, value), "--out", str(whole)])
+    assert other.returncode == 2 and other.stderr.count("\n") == 1, other.stderr
+    assert f"{option}: run has {before}, command has {value}" in other.stderr
+    assert [(p, p.stat().st_mtime_ns) for p in files] == stamps  # nothing rewritten
+
+
+@pytest.mark.parametrize("kind", STUDIES)
+def test_bad_input_is_one_line_exit_2_and_no_run_directory(kind, fixtures, tmp_path):
+    study = STUDIES[kind]
+    option, value = study.bad
+    out = tmp_path / "run"
+    done = _run([*_replace(study.argv(fixtures), option, value), "--out", str(out)])
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("genprobe: error: ") and option in done.stderr
+    assert not out.exists()
+
+
+def _replace(argv: list[str], option: str, value: str) -> list[str]:
+    """`argv` with `option` set to `value` (added where it is not given)."""
+    if option not in argv:
+        return [*argv, option, value]
+    at = argv.index(option)
+    return [*argv[: at + 1], value, *argv[at + 2 :]]
