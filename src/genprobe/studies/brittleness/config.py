@@ -22,6 +22,8 @@ from genprobe.runs.config import identity_fields
 from genprobe.runs.provenance import file_digest
 from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
 
+KIND = "integration-brittleness"
+
 # what the run can hold, in report order; `validation-primitives` is solved only to build the
 # suites made of solved validation problems
 STUDY_SUITES = (

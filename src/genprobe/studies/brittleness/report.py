@@ -22,9 +22,8 @@ from genprobe.errors import GenprobeError
 from genprobe.models.registry import model_kind
 from genprobe.runs.atomic import atomic_path, write_json
 from genprobe.runs.pool import DeadlineCounts
-from genprobe.runs.rundir import read_config
 from genprobe.studies.brittleness import paper, plots, tables
-from genprobe.studies.brittleness.results import read_budget, read_examples
+from genprobe.studies.brittleness.results import read_budget, read_examples, read_recorded
 from genprobe.tasks.integration.expression import to_sympy
 from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.integration.suites import FAMILIES
@@ -44,7 +43,7 @@ SOLVED_FROM = {
 def write_report(run: str | Path) -> tuple[Path, Path]:
     """summary.json, figures, report.md and report.html of a brittleness run."""
     run = Path(run)
-    stored = read_config(run)
+    stored = read_recorded(run)
     config = stored["config"]
     examples = read_examples(run)
     with atomic_path(run / "examples.parquet") as tmp:

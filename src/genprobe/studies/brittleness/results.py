@@ -1,18 +1,33 @@
-"""Reading a brittleness run's result files: the suite tables, the solve results, the two
-joined into one table of examples (one row per problem, with its metadata), and the search
-budget's rows."""
+"""Reading a brittleness run's result files: its recorded config, the suite tables, the solve
+results, the two joined into one table of examples (one row per problem, with its metadata),
+and the search budget's rows."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from genprobe.errors import RunDirError
+from genprobe.runs.rundir import read_config
+from genprobe.studies.brittleness.config import KIND
 from genprobe.studies.brittleness.solve import RESULT_SCHEMA
 from genprobe.tasks.integration.suites.table import suite_frame
+
+
+def read_recorded(run: str | Path) -> dict[str, Any]:
+    """The run's `config.json`: its kind, config hash and config.
+
+    Raises:
+        RunDirError: no config.json, or a run of another study.
+    """
+    recorded = read_config(run)
+    if recorded.get("kind") != KIND:
+        raise RunDirError(f"{run} holds a {recorded.get('kind')} run, not a brittleness study")
+    return recorded
 
 
 def read_suites(run: str | Path) -> pd.DataFrame:

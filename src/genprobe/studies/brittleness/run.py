@@ -29,7 +29,7 @@ from genprobe.runs.executor import Executor, StageTask, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.brittleness import budget, solve
-from genprobe.studies.brittleness.config import BrittlenessConfig
+from genprobe.studies.brittleness.config import KIND, BrittlenessConfig
 from genprobe.studies.brittleness.results import read_results, read_suites
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.suites import (
@@ -44,7 +44,6 @@ from genprobe.tasks.integration.suites import (
 from genprobe.tasks.integration.verifier import VerifierConfig
 from genprobe.verification.verdict import TimeoutPolicy
 
-KIND = "integration-brittleness"
 BUILD = "suite"
 DERIVED = ("robustness-validation", "compositionality")
 

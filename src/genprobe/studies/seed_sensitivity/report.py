@@ -37,12 +37,12 @@ from genprobe.analysis.variance import Component, VarianceDecomposition, decompo
 from genprobe.errors import ConfigError
 from genprobe.models.stacked_transformer import TransformerSeedConfig
 from genprobe.runs.atomic import write_json
-from genprobe.runs.rundir import read_config
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.results import (
     TOKEN_ACCURACY,
     accuracy_table,
     length_table,
+    read_config_hash,
     read_predictions,
     read_sweep,
     read_training,
@@ -122,7 +122,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
         },
     )
     blocks = [
-        _introduction(read_config(run)["hash"], config, len(accuracy), published),
+        _introduction(read_config_hash(run), config, len(accuracy), published),
         Text(_devices(*shard_devices(run))),
         *([] if learned(training) else _nothing_learned(training, accuracy, config.train)),
         Heading("Accuracy across seeds (%)"),

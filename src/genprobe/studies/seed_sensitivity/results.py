@@ -29,10 +29,19 @@ def read_sweep(run: str | Path) -> SweepConfig:
     Raises:
         RunDirError: no config.json, or a run of another study.
     """
+    return SweepConfig.from_identity(_recorded(run)["config"])
+
+
+def read_config_hash(run: str | Path) -> str:
+    """The hash of the config the run was made with."""
+    return _recorded(run)["hash"]
+
+
+def _recorded(run: str | Path) -> dict[str, Any]:
     stored = read_config(run)
     if stored.get("kind") not in KINDS:
         raise RunDirError(f"{run} holds a {stored.get('kind')} run, not a {KIND}")
-    return SweepConfig.from_identity(stored["config"])
+    return stored
 
 
 def read_predictions(run: str | Path, config: SweepConfig | None = None) -> pd.DataFrame:
