@@ -1,7 +1,8 @@
 """Layers point one way: no module of genprobe imports from a layer above its own.
 
 tasks → data → models → training → decoding → verification → models under test → studies →
-reports → cli. `errors` and `runs` (atomic files, run directories, executors) sit beneath all.
+reports → cli. `errors`, `user_code` (imports a `py:` spec's module) and `runs` (atomic files,
+run directories, executors, the deadline pool) sit beneath all.
 """
 
 import ast
@@ -12,8 +13,8 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS = [
-    "errors", "runs", "tasks", "data", "models", "training", "decoding", "verification",
-    "under_test", "studies", "reports", "cli",
+    "errors", "user_code", "runs", "tasks", "data", "models", "training", "decoding",
+    "verification", "under_test", "studies", "reports", "cli",
 ]  # fmt: skip
 
 # The models under test wrap a network with a decoding method (or a CAS with a deadline) and

@@ -6,7 +6,9 @@ import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 import typer
@@ -102,10 +104,25 @@ def test_a_different_run_names_the_options_that_differ(cli, monkeypatch, tmp_pat
     )
 
 
+@dataclass(frozen=True)
+class Settings:
+    """A run config as `runs.config.RunConfig` has it, its identity given."""
+
+    RUNTIME: ClassVar[tuple[str, ...]] = ()
+    fields: dict
+
+    def identity(self) -> dict:
+        return self.fields
+
+    @classmethod
+    def from_identity(cls, identity: dict) -> "Settings":
+        return cls(identity)
+
+
 def test_open_run_names_each_differing_key_with_both_values(tmp_path):
-    config = {"seeds": [1, 2], "train": {"lr": 0.1, "batch_size": 64}, "note": None}
+    config = Settings({"seeds": [1, 2], "train": {"lr": 0.1, "batch_size": 64}, "note": None})
     open_run(tmp_path / "run", "sweep", config)
-    changed = {"seeds": (1, 2, 3), "train": {"lr": 0.1, "batch_size": 32}, "extra": True}
+    changed = Settings({"seeds": (1, 2, 3), "train": {"lr": 0.1, "batch_size": 32}, "extra": True})
     with pytest.raises(DifferentRunError) as raised:
         open_run(tmp_path / "run", "sweep", changed)
     assert raised.value.differences == [

@@ -82,9 +82,9 @@ def test_a_sagga_search_archives_the_same_failures_under_load(tmp_path):
         model=ModelSettings("py:test_deadlines_under_load:py_answer"), basis="x",
         preset="uniform", generation_size=24, seed_size=6, generations=2, workers=2,
     )  # fmt: skip
-    quiet = run_sagga(config, tmp_path / "quiet", report=False)
+    quiet = run_sagga(config, tmp_path / "quiet")
     with cpu_load():
-        loaded = run_sagga(config, tmp_path / "loaded", report=False)
+        loaded = run_sagga(config, tmp_path / "loaded")
     archive = (quiet / "archive.jsonl").read_text()
     assert archive
     assert (loaded / "archive.jsonl").read_text() == archive

@@ -62,7 +62,7 @@ def open_run(
         if not same_kind:
             differences = [("kind", stored.get("kind"), kind)]
         else:
-            differences = config_differences(stored.get("config", {}), config)
+            differences = config_differences(stored.get("config", {}), identity)
         raise DifferentRunError(path, differences or [("config hash", stored.get("hash"), digest)])
     if path.exists() and any(path.iterdir()):
         raise RunDirError(
