@@ -51,9 +51,10 @@ def test_verify_json_gives_one_verdict_per_line_in_order(capsys, answers):
 
 
 def test_verify_summary_table(capsys, answers):
-    code, out, _ = run(capsys, "verify", "--input", str(answers), "--policy", "generous")
+    code, out, err = run(capsys, "verify", "--input", str(answers), "--policy", "generous")
     assert code == 0
     assert "policy generous" in out and "passed: 3/6" in out
+    assert "] verifying: " in err  # off a terminal, progress comes as plain lines
 
 
 @pytest.mark.parametrize(
@@ -84,6 +85,7 @@ def test_generate_writes_lample_charton_files_that_verify(capsys, tmp_path):
         "--test-fraction", "0.25", "--workers", "2", "--seed", "3",
     )  # fmt: skip
     assert code == 0, err
+    assert "] bwd pairs" in err  # off a terminal, progress comes as plain lines
     meta = json.loads((tmp_path / "prim_bwd.meta.json").read_text())
     assert meta["n_written"] == 12 and meta["counters"]["ok"] == 12
     lines = []

@@ -87,9 +87,8 @@ def generate(
     from dataclasses import replace
 
     import sympy
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from genprobe.cli.console import console, progress_bar
     from genprobe.runs.atomic import write_json
     from genprobe.tasks.integration.datasets import write_dataset
     from genprobe.tasks.integration.generation import generate as run_generation
@@ -104,22 +103,14 @@ def generate(
     ).validated()
     if fmt not in ("text", "jsonl", "parquet"):
         raise ConfigError("--format", "text, jsonl or parquet", fmt)
-    console = Console(stderr=True)
-    columns = (
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total} pairs"),
-        TextColumn("{task.fields[rate]:.1f} attempts/s"),
-        TextColumn("{task.fields[rejected]}"),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=console) as progress:
-        task = progress.add_task(method, total=n, rate=0.0, rejected="")
+    with progress_bar() as progress:
+        task = progress.add_task(f"{method} pairs", total=n)
 
         def on_progress(attempts: int, accepted: int, counters: Any) -> None:
-            elapsed = progress.tasks[0].elapsed or 1e-9
+            rate = attempts / (progress.tasks[0].elapsed or 1e-9)
             top = ", ".join(f"{k} {v}" for k, v in counters.most_common(4) if k != "ok")
-            progress.update(task, completed=accepted, rate=attempts / elapsed, rejected=top)
+            described = f"{method} pairs, {rate:.1f} attempts/s" + (f" ({top})" if top else "")
+            progress.update(task, completed=accepted, description=described)
 
         report = run_generation(
             config, n, seed=seed, workers=workers, deadline=deadline,
@@ -195,9 +186,9 @@ def verify(
     the same forms. A candidate is correct if F' = f (F + constant is fine).
     """
     from rich.console import Console
-    from rich.progress import Progress
     from rich.table import Table
 
+    from genprobe.cli.console import progress_bar
     from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
     from genprobe.verification.verdict import Outcome, TimeoutPolicy
 
@@ -208,10 +199,9 @@ def verify(
         symbolic="confirm" if confirm else "fallback", start_method=start_method,
     )  # fmt: skip
     pairs = _verification_pairs(input_path)
-    console = Console(stderr=True)
-    with Verifier(config) as verifier, Progress(console=console, disable=as_json) as progress:
+    with Verifier(config) as verifier, progress_bar(quiet=as_json) as progress:
         task = progress.add_task("verifying", total=len(pairs))
-        verdicts = verifier.verify_many(pairs, lambda *_: progress.advance(task))
+        verdicts = verifier.verify_many(pairs, lambda *_: progress.update(task, advance=1))
     if as_json:
         for verdict in verdicts:
             sys.stdout.write(json.dumps(verdict.to_dict()) + "\n")

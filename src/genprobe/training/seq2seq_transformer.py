@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from genprobe.errors import ConfigError, DataFormatError, GenprobeError
+from genprobe.errors import ConfigError, DataFormatError, GenprobeError, check_choice
 from genprobe.models.checkpoints import load_transformer, save_transformer
 from genprobe.models.transformer import (
     Seq2SeqTransformer,
@@ -75,15 +75,13 @@ class IntegrationTrainConfig:
     extra: dict[str, Any] = field(default_factory=dict)  # free-form notes, kept in config.json
 
     def validated(self) -> IntegrationTrainConfig:
-        if self.size not in SIZES:
-            raise ConfigError("size", f"one of {sorted(SIZES)}", self.size)
-        if self.precision not in PRECISIONS:
-            raise ConfigError("precision", f"one of {PRECISIONS}", self.precision)
+        check_choice("--size", self.size, sorted(SIZES))
+        check_choice("--precision", self.precision, PRECISIONS)
         for name in ("batch_size", "epochs", "valid_size", "max_len"):
             if getattr(self, name) < 1:
-                raise ConfigError(name, "at least 1", getattr(self, name))
+                raise ConfigError(f"--{name.replace('_', '-')}", "at least 1", getattr(self, name))
         if not self.lr > 0:
-            raise ConfigError("lr", "a positive number", self.lr)
+            raise ConfigError("--lr", "a positive number", self.lr)
         return self
 
     def identity(self) -> dict[str, Any]:
