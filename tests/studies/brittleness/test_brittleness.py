@@ -8,6 +8,8 @@ import json
 import pandas as pd
 import pytest
 
+from genprobe.studies.brittleness.results import read_budget
+
 pytestmark = pytest.mark.slow
 
 
@@ -125,6 +127,11 @@ def test_a_scoring_model_gets_section_6(cli, tiny_model, validation, tmp_path):
     assert {row["k"] for row in summary["unresolved"]} == {1, 4}
     assert [row["decoding"] for row in summary["budget"]] == ["beam", "T=0.6", "T=0.8", "T=1"]
     assert "search_probabilities.png" in (run / "report.md").read_text()
+    answers = read_budget(run).drop_duplicates(["suite", "row", "answer"])
+    assert answers["method"].notna().all()  # what decided each verdict, backstop included
+    counts = summary["budget_deadlines"]
+    assert counts["items"] == len(answers) > 0
+    assert counts["over_budget"] + counts["hung"] == (answers["outcome"] == "timeout").sum()
 
 
 def test_evaluate_is_the_in_distribution_suite(cli, validation, tmp_path):

@@ -8,7 +8,8 @@ the report can set the probability of the top candidate against those of all the
 and say how many failures of the ordinary search a larger one would fix, at which rank.
 
 Result rows (one per problem, decoding and rank): suite, row, decoding ("beam", "T=0.6", ...),
-rank, answer, logprob, outcome.
+rank, answer, logprob, outcome, method (what decided the verdict: "backstop" for a timeout at the
+wall-clock backstop).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ STAGE = "budget"
 TEMPLATES = ("k1*exp(k2*x)", "k1*sin(k2*x)", "k1*cos(k2*x)", "k1*tan(k2*x)")
 # a beam of 500 is heavy: small shards lose little when interrupted
 SHARD_PROBLEMS = 16
-COLUMNS = ("suite", "row", "decoding", "rank", "answer", "logprob", "outcome")
+COLUMNS = ("suite", "row", "decoding", "rank", "answer", "logprob", "outcome", "method")
 
 
 def problems_of(suites: pd.DataFrame) -> pd.DataFrame:
@@ -114,7 +115,7 @@ class BudgetTask(StageTask):
                     distinct.setdefault((i, answer_text(candidate)), candidate.answer)
         keys = list(distinct)
         verdicts = verifier.verify_many([(problems[i].problem, distinct[i, a]) for i, a in keys])
-        outcome = {key: v.outcome.value for key, v in zip(keys, verdicts, strict=True)}
+        verdict = dict(zip(keys, verdicts, strict=True))
         records = [
             {
                 "suite": rows[i]["suite"],
@@ -123,7 +124,8 @@ class BudgetTask(StageTask):
                 "rank": rank,
                 "answer": answer_text(candidate),
                 "logprob": candidate.logprob,
-                "outcome": outcome[i, answer_text(candidate)],
+                "outcome": verdict[i, answer_text(candidate)].outcome.value,
+                "method": verdict[i, answer_text(candidate)].method,
             }
             for i, problem in enumerate(problems)
             for name, candidates in found.items()

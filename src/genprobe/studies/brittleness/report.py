@@ -76,12 +76,16 @@ def _summary(
         "outcomes": _records(tables.outcome_counts(examples)),
         "unresolved": _records(tables.unresolved(examples, ks)),
     }
-    deadlines = _deadlines(examples)
-    summary["deadlines"] = asdict(deadlines)
-    summary["deadline_warnings"] = [w for w in [deadlines.warning("candidates verified")] if w]
+    verified = _deadlines(examples)
+    summary["deadlines"] = asdict(verified)
+    warnings = [verified.warning("candidates verified")]
     if budget_rows is not None:
         per_problem = tables.budget_problems(budget_rows)
         summary["budget"] = _records(tables.budget_summary(per_problem, examples, max(ks)))
+        searched = _budget_deadlines(budget_rows)
+        summary["budget_deadlines"] = asdict(searched)
+        warnings.append(searched.warning("candidates of the search budget verified"))
+    summary["deadline_warnings"] = [w for w in warnings if w]
     return summary
 
 
@@ -93,6 +97,13 @@ def _deadlines(examples: pd.DataFrame) -> DeadlineCounts:
         for c in candidates
         if c["outcome"] is not None
     )
+
+
+def _budget_deadlines(rows: pd.DataFrame) -> DeadlineCounts:
+    """The search budget's distinct answers (each verified once), and how many timed out."""
+    verified = rows.drop_duplicates(["suite", "row", "answer"])
+    methods = verified["method"] if "method" in verified else [""] * len(verified)
+    return deadline_counts(zip(verified["outcome"], methods, strict=True))
 
 
 def left_out(examples: pd.DataFrame, requested: Sequence[str]) -> dict[str, str]:
