@@ -66,6 +66,7 @@ def test_sympy_search_archives_cas_failures_and_reports_them(cli, tmp_path):
     assert "Failure clusters" in page
     assert set(summary["tags"]) <= {"exploit", "robustness", "unknown"}
     assert sum(summary["tags"].values()) == len(archive)
+    assert deadlines["tagging"]["items"] == len(archive)  # every failure tagged once
     assert "failures archived" in err
     # off a terminal, progress comes as plain lines, one per step
     assert "] generation 1: verifying" in err

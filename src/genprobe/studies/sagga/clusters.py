@@ -170,7 +170,12 @@ class TagTask(StageTask):
         keys = shard.spec["problems"]
         tags = tag_failures(_problems(keys), deadline=TAG_SECONDS, workers=self.workers)
         frame = pd.DataFrame(
-            {"problem": keys, "tag": [t.kind for t in tags], "why": [t.detail for t in tags]}
+            {
+                "problem": keys,
+                "tag": [t.kind for t in tags],
+                "why": [t.detail for t in tags],
+                "tag_status": [t.status for t in tags],
+            }
         )
         return {f"analysis/tags/{shard.key}.parquet": parquet_bytes(frame)}
 

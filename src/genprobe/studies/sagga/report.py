@@ -35,7 +35,11 @@ EFFORT = (
     ("failed", "failed"),
     ("unsupported", "unsupported (the model cannot read it, or outside the task)"),
 )
-DEADLINE_ITEMS = {"mutation": "mutation attempts (simplify)", "verification": "candidates verified"}
+DEADLINE_ITEMS = {
+    "mutation": "mutation attempts (simplify)",
+    "verification": "candidates verified",
+    "tagging": "failures tagged (SymPy integrate)",
+}
 
 
 def write_sagga_report(run: str | Path) -> tuple[Path, Path]:
@@ -50,7 +54,7 @@ def write_sagga_report(run: str | Path) -> tuple[Path, Path]:
     return render(run, f"SAGGA: where {config.model.spec} fails", blocks)
 
 
-def _effort(stats: pd.DataFrame) -> dict[str, Any]:
+def _effort(stats: pd.DataFrame, archive: pd.DataFrame) -> dict[str, Any]:
     totals: dict[str, Any] = {}
     for key, _ in EFFORT:
         if key == "rejected":
@@ -67,6 +71,10 @@ def _effort(stats: pd.DataFrame) -> dict[str, Any]:
     for row in stats.get("deadlines", pd.Series(dtype=object)).dropna():  # none before counts
         for stage, counts in row.items():
             deadlines[stage] += DeadlineCounts(**counts)
+    statuses = archive["tag_status"].dropna()  # none for tags made before statuses were kept
+    deadlines["tagging"] = DeadlineCounts(
+        len(statuses), int((statuses == "timeout").sum()), int((statuses == "hang").sum())
+    )
     totals["deadlines"] = {stage: asdict(counts) for stage, counts in deadlines.items()}
     warnings = (counts.warning(DEADLINE_ITEMS[stage]) for stage, counts in deadlines.items())
     totals["deadline_warnings"] = [w for w in warnings if w]
@@ -96,7 +104,7 @@ def _summary(
         "stop": state["stop"],
         "generations": state["generations"],
         "archive_size": len(archive),
-        "effort": _effort(stats),
+        "effort": _effort(stats, archive),
         "tags": {k: int(v) for k, v in tags.items()},
         "clusters": clusters,
     }

@@ -34,7 +34,7 @@ ARCHIVE_COLUMNS = (
     "generation", "problem", "text", "length", "fitness", "answers", "outcome", "detail",
     "difference",
 )  # fmt: skip
-TAG_COLUMNS = ["problem", "tag", "why"]
+TAG_COLUMNS = ["problem", "tag", "why", "tag_status"]  # tag_status: the deadline pool's
 
 
 def stored_config(run: str | Path) -> SaggaConfig:
@@ -105,12 +105,13 @@ class SaggaResults:
 
 
 def read_tags(run: str | Path) -> pd.DataFrame:
-    """problem -> tag, why, for every problem a finished `tag` shard tagged (a problem's tag
-    depends on the problem alone)."""
+    """problem -> tag, why, tag_status, for every problem a finished `tag` shard tagged (a
+    problem's tag depends on the problem alone; tags made before statuses were kept have none)."""
     frames = [pd.read_parquet(path) for path in ShardStore(run).outputs("tag")]
     if not frames:
         return pd.DataFrame(columns=TAG_COLUMNS)
-    return pd.concat(frames, ignore_index=True).drop_duplicates("problem")[TAG_COLUMNS]
+    tags = pd.concat(frames, ignore_index=True).drop_duplicates("problem")
+    return tags.reindex(columns=TAG_COLUMNS)
 
 
 def read_results(run: str | Path) -> SaggaResults:
