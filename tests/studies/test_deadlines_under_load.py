@@ -63,6 +63,10 @@ def test_a_brittleness_evaluation_is_the_same_under_load(cli, tmp_path):
     summary = json.loads((quiet / "summary.json").read_text())
     assert summary["fail"] == json.loads((loaded / "summary.json").read_text())["fail"]
     assert summary["deadlines"]["items"] == len(PROBLEMS) - 1
+    # the runaway integral ran out of the model's own deadline, quiet or loaded
+    model_deadlines = {"items": len(PROBLEMS), "over_budget": 1, "hung": 0}
+    assert summary["model_deadlines"] == model_deadlines
+    assert json.loads((loaded / "summary.json").read_text())["model_deadlines"] == model_deadlines
 
 
 def py_answer(problem: str, k: int):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from genprobe.runs.pool import DeadlineCounts
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import to_prefix
 from genprobe.tasks.integration.under_test import Candidate, Model
@@ -46,6 +47,9 @@ class CachedModel(Model):
         if new:
             self._readable.update(zip(new, self.inner.readable(list(new.values())), strict=True))
         return [self._readable[key] for key in keys]
+
+    def deadline_counts(self) -> DeadlineCounts | None:
+        return self.inner.deadline_counts()
 
     def score(self, pairs: Sequence[tuple[Expr, Expr]]) -> list[float]:
         return self.inner.score(pairs)

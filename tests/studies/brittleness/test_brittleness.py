@@ -127,6 +127,7 @@ def test_a_scoring_model_gets_section_6(cli, tiny_model, validation, tmp_path):
     assert {row["k"] for row in summary["unresolved"]} == {1, 4}
     assert [row["decoding"] for row in summary["budget"]] == ["beam", "T=0.6", "T=0.8", "T=1"]
     assert "search_probabilities.png" in (run / "report.md").read_text()
+    assert "model_deadlines" not in summary  # a network has no deadline of its own
     answers = read_budget(run).drop_duplicates(["suite", "row", "answer"])
     assert answers["method"].notna().all()  # what decided each verdict, backstop included
     counts = summary["budget_deadlines"]

@@ -16,7 +16,7 @@ from typing import Any
 import sympy as sp
 
 from genprobe.errors import GenprobeError
-from genprobe.runs.pool import DeadlinePool
+from genprobe.runs.pool import DeadlineCounts, DeadlinePool
 from genprobe.tasks.integration.expression import Expr, X, from_sympy, to_sympy
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.under_test import Candidate, Model
@@ -40,9 +40,13 @@ class SympyModel(Model):
         self.deadline = deadline
         self.workers = workers
         self.name = "sympy"
+        self.deadlines = DeadlineCounts()
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "sympy": sp.__version__, "deadline": self.deadline}
+
+    def deadline_counts(self) -> DeadlineCounts:
+        return DeadlineCounts() + self.deadlines
 
     def candidates(self, problems: Sequence[Expr], k: int) -> list[list[Candidate]]:
         del k  # one answer per problem
@@ -53,6 +57,7 @@ class SympyModel(Model):
         items = [to_prefix(problem) for problem in problems]
         with DeadlinePool(workers) as pool:
             for done in pool.run(integrate_in_worker, items, deadline=self.deadline, shared=None):
+                self.deadlines.add(done)
                 if done.status != "done":
                     continue
                 kind, value = done.value

@@ -23,7 +23,12 @@ from genprobe.models.registry import model_kind
 from genprobe.runs.atomic import atomic_path, write_json
 from genprobe.runs.pool import DeadlineCounts
 from genprobe.studies.brittleness import paper, plots, tables
-from genprobe.studies.brittleness.results import read_budget, read_examples, read_recorded
+from genprobe.studies.brittleness.results import (
+    read_budget,
+    read_examples,
+    read_model_deadlines,
+    read_recorded,
+)
 from genprobe.tasks.integration.expression import to_sympy
 from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.integration.suites import FAMILIES
@@ -51,7 +56,7 @@ def write_report(run: str | Path) -> tuple[Path, Path]:
     ks = config["ks"]
     policy = config["policy"]
     budget_rows = read_budget(run)
-    summary = _summary(examples, ks, budget_rows)
+    summary = _summary(examples, ks, budget_rows, read_model_deadlines(run))
     summary["left_out"] = left_out(examples, config["suites"])
     write_json(run / "summary.json", summary)
     blocks = _blocks(run, stored, examples, summary, budget_rows, policy)
@@ -62,7 +67,10 @@ def write_report(run: str | Path) -> tuple[Path, Path]:
 
 
 def _summary(
-    examples: pd.DataFrame, ks: Sequence[int], budget_rows: pd.DataFrame | None
+    examples: pd.DataFrame,
+    ks: Sequence[int],
+    budget_rows: pd.DataFrame | None,
+    model_deadlines: DeadlineCounts | None,
 ) -> dict[str, Any]:
     summary: dict[str, Any] = {
         "fail": {
@@ -85,6 +93,9 @@ def _summary(
         searched = _budget_deadlines(budget_rows)
         summary["budget_deadlines"] = asdict(searched)
         warnings.append(searched.warning("candidates of the search budget verified"))
+    if model_deadlines is not None:
+        summary["model_deadlines"] = asdict(model_deadlines)
+        warnings.append(model_deadlines.warning("problems the model was asked (its own deadline)"))
     summary["deadline_warnings"] = [w for w in warnings if w]
     return summary
 

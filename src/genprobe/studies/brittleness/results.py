@@ -4,6 +4,7 @@ and the search budget's rows."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +13,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from genprobe.errors import RunDirError
+from genprobe.runs.pool import DeadlineCounts
 from genprobe.runs.rundir import read_config
 from genprobe.studies.brittleness.config import KIND
-from genprobe.studies.brittleness.solve import RESULT_SCHEMA
+from genprobe.studies.brittleness.solve import MODEL_DEADLINES, RESULT_SCHEMA
 from genprobe.tasks.integration.suites.table import suite_frame
 
 
@@ -53,6 +55,17 @@ def read_results(run: str | Path) -> pd.DataFrame:
     for column in ("first_correct_rank", "first_generous_rank", "n_candidates"):
         frame[column] = frame[column].astype("Int64")
     return frame
+
+
+def read_model_deadlines(run: str | Path) -> DeadlineCounts | None:
+    """The model's own deadline hits over every solved shard (`sympy`), None for a model
+    without a deadline."""
+    total = None
+    for file in sorted((Path(run) / "results").glob("*/*.parquet")):
+        recorded = (pq.read_schema(file).metadata or {}).get(MODEL_DEADLINES.encode())
+        if recorded is not None:
+            total = (total or DeadlineCounts()) + DeadlineCounts(**json.loads(recorded))
+    return total
 
 
 def read_examples(run: str | Path) -> pd.DataFrame:

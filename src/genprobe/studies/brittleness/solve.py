@@ -19,9 +19,10 @@ seconds}, where `answer` is the prefix of a parsed candidate, else the raw outpu
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -30,6 +31,7 @@ import pyarrow.parquet as pq
 
 from genprobe.models.settings import ModelSettings
 from genprobe.runs.executor import StageTask
+from genprobe.runs.pool import DeadlineCounts
 from genprobe.runs.shards import Outputs, Shard
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
@@ -38,6 +40,8 @@ from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.verification.ranked import RankedResult, verify_ranked
 
 STAGE = "solve"
+# a result file's metadata: the model's own deadline hits over its problems (see Model)
+MODEL_DEADLINES = "model_deadlines"
 
 CANDIDATE = pa.struct(
     [
@@ -136,6 +140,7 @@ def solve(
     score_references: bool,
 ) -> pa.Table:
     """Top-`k_max` candidates of every problem, verified in rank order (see module docs)."""
+    before = model.deadline_counts()
     found: list[list[Candidate]] = []
     readable: list[bool] = []
     ranked: list[RankedResult] = []
@@ -167,7 +172,14 @@ def solve(
             zip(problems, readable, found, ranked, strict=True)
         )
     ]
-    return pa.Table.from_pylist(rows, schema=RESULT_SCHEMA)
+    table = pa.Table.from_pylist(rows, schema=RESULT_SCHEMA)
+    after = model.deadline_counts()
+    if before is None or after is None:
+        return table
+    hits = DeadlineCounts(
+        after.items - before.items, after.over_budget - before.over_budget, after.hung - before.hung
+    )
+    return table.replace_schema_metadata({MODEL_DEADLINES: json.dumps(asdict(hits))})
 
 
 def _row(

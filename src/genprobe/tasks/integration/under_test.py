@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from genprobe.errors import GenprobeError, ModelCapabilityError
+from genprobe.runs.pool import DeadlineCounts
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import to_prefix
 
@@ -91,6 +92,11 @@ class Model(abc.ABC):
 
     def close(self) -> None:
         """Release worker processes or connections; the default holds none."""
+        return None
+
+    def deadline_counts(self) -> DeadlineCounts | None:
+        """For a model with a deadline of its own (`sympy`): the problems it was asked so far,
+        and how many ran out of it (they got no candidates); None for a model without one."""
         return None
 
     def describe(self) -> dict[str, Any]:
