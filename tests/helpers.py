@@ -56,3 +56,33 @@ def examples(run) -> pd.DataFrame:
         for cands in frame["candidates"]
     ]
     return frame[["suite", "row", "first_correct_rank", "reference_logprob", "candidates"]]
+
+
+def _spin(seconds: float) -> None:
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def swallow_once_then_spin(shared: None, seconds: float) -> str:
+    """Spends CPU time in a bare `except:` that swallows the first interruption, as SymPy's
+    code can, then spends as much again."""
+    del shared
+    try:  # noqa: SIM105 (written as SymPy's code is)
+        _spin(seconds)
+    except BaseException:
+        pass
+    _spin(seconds)
+    return "finished"
+
+
+def swallow_every_time(shared: None, seconds: float) -> str:
+    """Spends CPU time in small steps, each in a bare `except:`: no interruption gets out."""
+    del shared
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        try:  # noqa: SIM105 (written as SymPy's code is)
+            _spin(0.01)
+        except BaseException:
+            pass
+    return "finished"

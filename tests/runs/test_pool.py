@@ -2,7 +2,14 @@
 fork and spawn."""
 
 import pytest
-from helpers import HANG_CORPUS, run_hang_item, simplify_text, square_slowly
+from helpers import (
+    HANG_CORPUS,
+    run_hang_item,
+    simplify_text,
+    square_slowly,
+    swallow_every_time,
+    swallow_once_then_spin,
+)
 
 from genprobe.errors import ConfigError
 from genprobe.runs.pool import DeadlineCounts, DeadlinePool, TaskResult
@@ -38,6 +45,15 @@ def test_a_worker_that_uses_no_cpu_is_killed_at_the_backstop():
         assert [(r.status, r.value) for r in results] == [("hang", None), ("done", 25)]
         assert results[0].seconds >= 2.0  # killed at the backstop, not before
         assert pool.replaced == 1
+
+
+@pytest.mark.parametrize("function", [swallow_once_then_spin, swallow_every_time])
+def test_an_item_that_swallows_the_interruption_still_times_out(function):
+    with DeadlinePool(1, start_method="fork") as pool:
+        [result] = pool.run(function, [1.0], deadline=0.3, shared=None)
+        [after] = pool.run(square_slowly, [3], deadline=1.0, shared=0.0)
+    assert result.status == "timeout"  # interrupted again, or over budget when it returned
+    assert (after.status, after.value, pool.replaced) == ("done", 9, 0)  # the worker goes on
 
 
 def test_deadline_counts():

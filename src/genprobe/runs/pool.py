@@ -4,8 +4,9 @@ SymPy has no timeout and a `ProcessPoolExecutor` cannot cancel a running future,
 is a plain process with its own pipe. The deadline is a budget of the worker's own CPU time
 (user + system, `ITIMER_PROF`), not of wall clock: a busy machine slows an item down but does not
 make it run out of time, so the same inputs give the same results under any load. An item over
-its budget is interrupted inside the worker (a SIGPROF handler raises) and reported as
-"timeout"; the worker carries on. What the timer cannot interrupt (a long call into C, a
+its budget is interrupted inside the worker (a SIGPROF handler raises, and again every
+`REPEAT_SECONDS` of CPU where the item's code swallowed it; an item that returns over its budget
+all the same is over it) and reported as "timeout"; the worker carries on. What the timer cannot interrupt (a long call into C, a
 `except BaseException` that swallows the interruption, a worker blocked on I/O) meets the
 wall-clock backstop: past it the parent kills the worker, replaces it and reports "hang". A
 worker that dies is reported as an "error" and replaced as well. POSIX only (Linux, macOS).
@@ -91,13 +92,46 @@ def default_backstop(deadline: float) -> float:
     return max(MIN_BACKSTOP_SECONDS, BACKSTOP_FACTOR * deadline)
 
 
+# after the budget, SIGPROF comes again every this many CPU seconds: code that swallows the
+# interruption (SymPy has bare `except:` clauses) gets it again on its way out
+REPEAT_SECONDS = 0.05
+
+
 class _OverBudget(BaseException):
     """Raised in a worker by SIGPROF; a BaseException so that `except Exception` in the item's
     code does not swallow it."""
 
 
+class _Item:
+    running = False  # SIGPROF interrupts only while an item runs
+
+
 def _over_budget(signum: int, frame: Any) -> None:
-    raise _OverBudget
+    if _Item.running:
+        raise _OverBudget
+
+
+def _run_item(function: Callable[[Any, Any], Any], shared: Any, item: Any, budget: float) -> Any:
+    """`function(shared, item)` within `budget` seconds of this process's CPU time.
+
+    Raises:
+        _OverBudget: it used up its budget, even where its code swallowed the interruption.
+    """
+    used = time.process_time()
+    signal.setitimer(signal.ITIMER_PROF, budget, REPEAT_SECONDS)
+    _Item.running = True
+    try:
+        value = function(shared, item)
+    finally:
+        _disarm()
+    if time.process_time() - used > budget:
+        raise _OverBudget
+    return value
+
+
+def _disarm() -> None:
+    _Item.running = False
+    signal.setitimer(signal.ITIMER_PROF, 0)
 
 
 def _worker_main(conn: Connection) -> None:
@@ -125,13 +159,9 @@ def _worker_main(conn: Connection) -> None:
         index, item, budget = message[1], message[2], message[3]
         start = time.perf_counter()
         try:
-            # one-shot: it fires once, when the worker has used `budget` seconds of CPU
-            signal.setitimer(signal.ITIMER_PROF, budget)
-            try:
-                value = function(shared, item)  # type: ignore[misc]
-            finally:
-                signal.setitimer(signal.ITIMER_PROF, 0)
+            value = _run_item(function, shared, item, budget)  # type: ignore[arg-type]
         except _OverBudget:
+            _disarm()  # again: the interruption may have come inside the first one
             conn.send(("timeout", index, None, _since(start)))
         except Exception as error:  # reported to the parent, which decides what it means
             conn.send(("error", index, f"{type(error).__name__}: {error}", _since(start)))
