@@ -5,11 +5,11 @@ is a plain process with its own pipe. The deadline is a budget of the worker's o
 (user + system, `ITIMER_PROF`), not of wall clock: a busy machine slows an item down but does not
 make it run out of time, so the same inputs give the same results under any load. An item over
 its budget is interrupted inside the worker (a SIGPROF handler raises, and again every
-`REPEAT_SECONDS` of CPU where the item's code swallowed it; an item that returns over its budget
-all the same is over it) and reported as "timeout"; the worker carries on. What the timer cannot interrupt (a long call into C, a
-`except BaseException` that swallows the interruption, a worker blocked on I/O) meets the
-wall-clock backstop: past it the parent kills the worker, replaces it and reports "hang". A
-worker that dies is reported as an "error" and replaced as well. POSIX only (Linux, macOS).
+`REPEAT_SECONDS` of CPU where the item's code swallowed it; an item that returns over its
+budget all the same is over it) and reported as "timeout"; the worker carries on. What the
+timer cannot interrupt (a long call into C, a worker blocked on I/O) meets the wall-clock
+backstop: past it the parent kills the worker, replaces it and reports "hang". A worker that
+dies is reported as an "error" and replaced as well. POSIX only (Linux, macOS).
 
 Works under the fork and spawn start methods: the function is sent by reference (it must be a
 module-level function) and the shared context is sent once per worker per `run`.
