@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import base64
 import html
+import math
 import re
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,6 +88,12 @@ def markdown(title: str, blocks: Sequence[Block]) -> str:
         else:
             out.append(f"![{block.caption}]({Path(block.path).as_posix()})\n\n*{block.caption}*")
     return "\n\n".join(out) + "\n"
+
+
+def interval(low: float, high: float, show: Callable[[float], str]) -> str:
+    """`[low, high]`, each as `show` writes it, or "–" where the interval does not exist (too
+    few seeds: NaN bounds)."""
+    return "–" if math.isnan(low) or math.isnan(high) else f"[{show(low)}, {show(high)}]"
 
 
 def clip(text: str, width: int) -> str:

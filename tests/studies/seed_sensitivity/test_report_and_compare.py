@@ -148,6 +148,10 @@ def test_two_seeds_get_no_correlations_and_no_nan_intervals(tmp_path, tiny_sweep
     assert "repeat–long Pearson r ours undefined (needs at least 3 seeds, has 2)" in text
     saved = json.loads((run / "stats.json").read_text())
     assert {c["reason"] for c in saved["correlations"]} == {"needs at least 3 seeds, has 2"}
+    other = run_sweep(tiny_sweep(seeds=(1, 2), input_feeding=True), tmp_path / "other")
+    write_comparison(load_runs([run, other]), tmp_path / "cmp")
+    compared = (tmp_path / "cmp" / "report.md").read_text()
+    assert "nan" not in compared.lower() and "undefined (needs at least 3 seeds" in compared
 
 
 @pytest.mark.slow

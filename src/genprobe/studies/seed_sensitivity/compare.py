@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from genprobe.analysis import plots
-from genprobe.analysis.render import Block, Figure, Heading, Table, Text
+from genprobe.analysis.render import Block, Figure, Heading, Table, Text, interval
 from genprobe.analysis.render import write_report as render
 from genprobe.analysis.stats import (
     compare_groups,
@@ -217,7 +217,7 @@ def _summary_row(suite: str, run: str, seeds: str, values: Sequence[float]) -> d
 
 
 def _signed(x: float) -> str:
-    return "nan" if np.isnan(x) else f"{x:+.2f}"
+    return "–" if np.isnan(x) else f"{x:+.2f}"
 
 
 def _difference_table(differences: dict) -> Table:
@@ -226,10 +226,10 @@ def _difference_table(differences: dict) -> Table:
             "run": name,
             "suite": suite,
             "difference": _signed(100 * d.difference),
-            "95% CI": f"[{_signed(100 * d.ci_low)}, {_signed(100 * d.ci_high)}]",
-            "Mann-Whitney p": f"{d.mann_whitney_p:.3g}",
+            "95% CI": interval(100 * d.ci_low, 100 * d.ci_high, _signed),
+            "Mann-Whitney p": "–" if np.isnan(d.mann_whitney_p) else f"{d.mann_whitney_p:.3g}",
             "P(improvement)": _probability(p.probability),
-            "95% CI of P": f"[{_probability(p.ci_low)}, {_probability(p.ci_high)}]",
+            "95% CI of P": interval(p.ci_low, p.ci_high, _probability),
             "seeds": f"{d.n_b} vs {d.n_a}",
         }
         for (name, suite), (d, p) in differences.items()
@@ -238,7 +238,7 @@ def _difference_table(differences: dict) -> Table:
 
 
 def _probability(x: float) -> str:
-    return "nan" if np.isnan(x) else f"{x:.2f}"
+    return "–" if np.isnan(x) else f"{x:.2f}"
 
 
 def _correlation_table(
@@ -249,11 +249,12 @@ def _correlation_table(
         row = {"run": run.name}
         for a, b in pairs:
             c = correlations.get((run.name, a, b))
-            row[f"{a}-{b}"] = (
-                ""
-                if c is None
-                else f"{_signed(c.pearson)} [{_signed(c.pearson_ci[0])}, "
-                f"{_signed(c.pearson_ci[1])}]"
-            )
+            if c is None:
+                row[f"{a}-{b}"] = ""
+            elif np.isnan(c.pearson):
+                row[f"{a}-{b}"] = f"undefined ({c.reason})" if c.reason else "–"
+            else:
+                ci = interval(*c.pearson_ci, _signed)
+                row[f"{a}-{b}"] = _signed(c.pearson) + ("" if ci == "–" else f" {ci}")
         rows.append(row)
     return Table(pd.DataFrame(rows))

@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from genprobe.analysis import plots
-from genprobe.analysis.render import Block, Figure, Heading, Table, Text
+from genprobe.analysis.render import Block, Figure, Heading, Table, Text, interval
 from genprobe.analysis.render import write_report as render
 from genprobe.analysis.stats import (
     MIN_CORRELATION_SEEDS,
@@ -133,7 +133,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
             f"and how many seeds generalize, i.e. reach {_pct(threshold)} % (95 % Wilson "
             "interval of the share). Pooled over all suites, with a bootstrap stratified by "
             f"suite (seeds resampled within each): IQM {_pct(pooled[0])} %"
-            + ("" if np.isnan(pooled[1]) else f" {_interval(pooled[1], pooled[2], _pct)}")
+            + ("" if np.isnan(pooled[1]) else f" {interval(pooled[1], pooled[2], _pct)}")
             + "."
             + (
                 " –: no interval with fewer than 3 seeds."
@@ -613,11 +613,6 @@ def _ours(c: Correlation) -> str:
     return f"undefined ({c.reason})" if np.isnan(c.pearson) else _signed(c.pearson)
 
 
-def _interval(low: float, high: float, show: Callable[[float], str]) -> str:
-    """`[low, high]`, or `–` where the interval does not exist (too few seeds)."""
-    return "–" if np.isnan(low) or np.isnan(high) else f"[{show(low)}, {show(high)}]"
-
-
 def _mean_std(values: Sequence[float]) -> str:
     if np.isnan(values[0]):
         return ""
@@ -640,8 +635,8 @@ def _summary_table(summaries: dict[str, Summary], shares: dict | None = None) ->
             "median": _pct(s.median),
             "max": _pct(s.max),
             "IQM": _pct(s.iqm),
-            "95% CI of IQM": _interval(s.iqm_ci_low, s.iqm_ci_high, _pct),
-            "95% CI of mean": _interval(s.ci_low, s.ci_high, _pct),
+            "95% CI of IQM": interval(s.iqm_ci_low, s.iqm_ci_high, _pct),
+            "95% CI of mean": interval(s.ci_low, s.ci_high, _pct),
         }
         if shares is not None:
             share = shares[suite]
@@ -681,9 +676,9 @@ def _correlation_table(correlations: list[Correlation]) -> Table:
                 "suites": f"{c.a} vs {c.b}",
                 "n": str(c.n),
                 "Pearson r": _signed(c.pearson),
-                "95% CI (Pearson)": _interval(*c.pearson_ci, _signed),
+                "95% CI (Pearson)": interval(*c.pearson_ci, _signed),
                 "Spearman ρ": _signed(c.spearman),
-                "95% CI (Spearman)": _interval(*c.spearman_ci, _signed),
+                "95% CI (Spearman)": interval(*c.spearman_ci, _signed),
             }
             for c in correlations
         ]
