@@ -105,7 +105,7 @@ def test_sweep_writes_a_complete_run_and_resumes_without_redoing_work(tmp_path, 
     assert "Beside the paper (Weber et al. 2018, Table 3)" in report
     assert "| repeat |" in report and "| 86.67 ± 13.39 | 45.70 – 99.85 |" in report
     assert "a seed stops after 2 epochs without improvement" in report
-    assert "Differs from Weber et al. 2018, Table 3 in: train_size 400 (paper: 100000)" in report
+    assert "Differs from Weber et al. 2018, Table 3 in: --train-size 400 (paper: 100000)" in report
     roles = json.loads((run / "data" / "roles.json").read_text())
     assert roles["train"] == {"split": "train", "examples": 400, "lengths": [5, 10]}
     assert not (run / "scratch").exists()  # the trainer's resume point goes once it is done

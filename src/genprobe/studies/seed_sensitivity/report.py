@@ -221,12 +221,12 @@ def task_description(config: SweepConfig) -> str:
 
 
 def differences(config: SweepConfig, published: Published) -> list[str]:
-    """`name ours (paper: theirs)` for every setting the paper states that the run does not
-    share."""
+    """`--option ours (paper: theirs)` for every setting the paper states that the run does not
+    share (named as the sweep's option: `train.batch_size` is `--batch-size`)."""
     flat: dict[str, Any] = {k: v for k, v in dataclasses.asdict(config).items() if k != "task"}
     flat.update({f"train.{k}": v for k, v in flat.pop("train").items()})
     return [
-        f"{name} {flat[name]} (paper: {value})"
+        f"--{name.rpartition('.')[2].replace('_', '-')} {flat[name]} (paper: {value})"
         for name, value in published.settings.items()
         if flat.get(name) != value
     ]
