@@ -85,7 +85,7 @@ def test_a_scan_sweep_validates_on_training_examples_and_tests_the_split(cli, tm
     assert len(predictions) == 2 * 40 and predictions["length"].between(24, 48).all()
     report = (run / "report.md").read_text()
     assert "Beside the paper (Lake & Baroni 2018)" in report and "13.80" in report
-    assert "Differs from Lake & Baroni 2018 in: layers 1 (paper: 2)" in report
+    assert "Differs from Lake & Baroni 2018 in: --layers 1 (paper: 2)" in report
 
 
 @pytest.mark.slow
