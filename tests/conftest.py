@@ -1,11 +1,13 @@
-"""Fixtures shared by the whole suite: the CLI entry point, tiny checkpoints (random, trained,
-in Lample & Charton's layout), a validation file, a local OpenAI-compatible endpoint, tiny
-sweeps, a Ray cluster."""
+"""Fixtures shared by the whole suite: a cache directory of its own, the CLI entry point, tiny
+checkpoints (random, trained, in Lample & Charton's layout), a validation file, a local
+OpenAI-compatible endpoint, tiny sweeps, a Ray cluster."""
 
 import contextlib
 import json
 import os
+import shutil
 import sys
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,6 +24,20 @@ from genprobe.tasks.integration import X, from_sympy, problem_prefix, to_prefix
 
 # spawned pool workers import test helpers (helpers.py, py: models) by module name
 sys.path.insert(0, str(Path(__file__).parent))
+
+
+CACHE = pytest.StashKey[str]()
+
+
+def pytest_configure(config):
+    """Caches (the suite cache) go to a directory of this session, never the user's: set before
+    collection, so the commands tests start in subprocesses inherit it too."""
+    config.stash[CACHE] = tempfile.mkdtemp(prefix="genprobe-test-cache-")
+    os.environ["GENPROBE_CACHE"] = config.stash[CACHE]
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(config.stash[CACHE], ignore_errors=True)
 
 
 @pytest.fixture

@@ -20,7 +20,11 @@ MODEL = ModelSettings(
     "sympy", DecodingConfig(beam_size=4), deadline=3.0, device="cuda", concurrency=2
 )
 BRITTLENESS = BrittlenessConfig(
-    model=MODEL, suites=("robustness-simple", "compositionality"), ks=(1, 5), workers=3
+    model=MODEL,
+    suites=("robustness-simple", "compositionality"),
+    ks=(1, 5),
+    workers=3,
+    suite_cache="suites-cache",
 )
 SAGGA = SaggaConfig(
     model=MODEL, generations=7, minutes=2.0, workers=2, verify_chunk=50, tag_limit=9

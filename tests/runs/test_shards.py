@@ -64,6 +64,15 @@ def test_a_crash_mid_stage_then_a_rerun_runs_only_the_missing_shards(tmp_path):
     assert files(crashed) == files(whole)
 
 
+def test_a_finished_shard_is_read_back_as_its_task_returned_it(tmp_path):
+    shard, *_ = squares(2)
+    store = ShardStore(tmp_path)
+    with pytest.raises(RunDirError, match="not done"):
+        store.read(shard)
+    run_stage(tmp_path, Squares(), [shard])
+    assert store.read(shard) == Squares().run(None, shard, tmp_path)
+
+
 def test_a_shard_resumes_from_its_scratch_which_goes_once_it_is_done(tmp_path):
     shard = Shard("work", "only")
     with pytest.raises(Interrupted):

@@ -30,6 +30,11 @@ from genprobe.cli.model_options import ModelOptions, with_model_options
 if TYPE_CHECKING:
     from genprobe.runs.executor import Executor
 
+SUITE_CACHE_HELP = (
+    "Directory of the suites that need no model, shared by runs: a later run with the same "
+    "suite settings takes them from it [$GENPROBE_CACHE/suites, else "
+    "$XDG_CACHE_HOME/genprobe/suites, else ~/.cache/genprobe/suites]."
+)
 SUITE_HELP = (
     "Suites to run [all but integer-extrapolation; those needing --validation only with it]: "
     "in-distribution, robustness-simple, integer-extrapolation, robustness-validation, "
@@ -59,6 +64,12 @@ def brittleness(
         None, help="Verifier and generator processes [one per CPU; per Ray worker: 1]."
     ),
     seed: int = typer.Option(43, help="Seed of every suite."),
+    suite_cache: Path = typer.Option(
+        None, "--suite-cache", metavar="DIR", help=SUITE_CACHE_HELP, show_default=False
+    ),
+    no_suite_cache: bool = typer.Option(
+        False, "--no-suite-cache", help="Build every suite; read and write no suite cache."
+    ),
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
 ) -> None:
@@ -80,8 +91,21 @@ def brittleness(
         ks=tuple(sorted(set(ks))) if ks else PRESETS[preset].ks,
         seed=seed, policy=policy, deadline=deadline, validation=validation_text, split=split,
         method=method, search_budget=search_budget, workers=verifier_workers(workers, backend),
+        suite_cache=_suite_cache(suite_cache, no_suite_cache),
     )  # fmt: skip
     _run(config, out, model_study_executor(backend, ray_address, workers, model.device))
+
+
+def _suite_cache(directory: Path | None, off: bool) -> str | None:
+    """The suite cache a run uses: `--suite-cache DIR`, else the default; None when off."""
+    from genprobe.errors import ConfigError
+    from genprobe.studies.brittleness.suite_cache import default_directory
+
+    if off:
+        if directory is not None:
+            raise ConfigError("--suite-cache", "left out with --no-suite-cache", str(directory))
+        return None
+    return str(directory or default_directory())
 
 
 @with_model_options

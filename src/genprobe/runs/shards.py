@@ -99,6 +99,17 @@ class ShardStore:
         shard whose spec holds results of earlier shards (which a rerun could change)."""
         return self._recorded(self.run / MANIFESTS / stage / f"{key}.json") is not None
 
+    def read(self, shard: Shard) -> Outputs:
+        """The files a finished shard recorded, as its task returned them.
+
+        Raises:
+            RunDirError: the shard is not done.
+        """
+        recorded = self._recorded(self._manifest(shard))
+        if recorded is None:
+            raise RunDirError(f"shard {shard.name} of {self.run} is not done")
+        return {path: (self.run / path).read_bytes() for path in recorded["files"]}
+
     def pending(self, shards: Iterable[Shard]) -> list[Shard]:
         return [shard for shard in shards if not self.done(shard)]
 

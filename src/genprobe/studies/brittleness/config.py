@@ -79,7 +79,7 @@ PRESETS: dict[str, Preset] = {
 class BrittlenessConfig:
     """A `genprobe.runs.config.RunConfig`; `run_brittleness` validates it."""
 
-    RUNTIME: ClassVar[tuple[str, ...]] = ("workers",)
+    RUNTIME: ClassVar[tuple[str, ...]] = ("workers", "suite_cache")
     model: ModelSettings
     suites: tuple[str, ...] = DEFAULT_SUITES
     sizes: Mapping[str, int] = field(default_factory=lambda: dict(PRESETS["paper"].sizes))
@@ -94,6 +94,8 @@ class BrittlenessConfig:
     temperatures: tuple[float, ...] = TEMPERATURES
     shard_size: int = 256  # problems per shard
     workers: int | None = None  # verifier and generator processes (None: one per CPU)
+    # a directory of suite tables that need no model, shared by runs (None: build every one)
+    suite_cache: str | None = None
 
     @property
     def k_max(self) -> int:
@@ -124,6 +126,9 @@ class BrittlenessConfig:
             raise ConfigError("--validation", f"a test or validation file for {asked[0]}", None)
         if self.validation is not None and not Path(self.validation).is_file():
             raise ConfigError("--validation", "an existing file", self.validation)
+        cache = self.suite_cache
+        if cache is not None and Path(cache).exists() and not Path(cache).is_dir():
+            raise ConfigError("--suite-cache", "a directory", cache)
         return self
 
     def identity(self) -> dict[str, Any]:

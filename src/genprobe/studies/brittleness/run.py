@@ -1,6 +1,7 @@
 """A brittleness run, end to end (Welleck et al. 2022, sections 4.1, 4.3, 5 and 6).
 
-    suites   build the suite tables that need no model (suites/<name>.parquet)
+    suites   build the suite tables that need no model (suites/<name>.parquet), or take them
+             from the suite cache, where a run with the same suite settings left them
     solve    decode top-k and verify, shard by shard (results/<suite>/<chunk>.parquet)
     suites   build the suites made of the problems the model solved (validation primitives
              perturbed, sums of solved primitives), then solve them
@@ -27,10 +28,11 @@ import pandas as pd
 from genprobe.errors import ConfigError
 from genprobe.runs.executor import Executor, StageTask, run_stage
 from genprobe.runs.rundir import open_run
-from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
+from genprobe.runs.shards import Outputs, Shard, ShardStore, json_bytes, parquet_bytes
 from genprobe.studies.brittleness import budget, solve
 from genprobe.studies.brittleness.config import KIND, BrittlenessConfig
 from genprobe.studies.brittleness.results import read_results, read_suites
+from genprobe.studies.brittleness.suite_cache import SuiteCache
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.suites import (
     Primitive,
@@ -61,8 +63,7 @@ def run_brittleness(
     config = config.validated()
     run = open_run(out, KIND, config)
     base = base_suites(config)
-    log(f"building {', '.join(base)}")
-    run_stage(run, SuiteTask(config), [_build_shard(config, name) for name in base], executor)
+    _build_base_suites(run, config, base, log, executor)
     _solve(run, config, base, log, executor)
     wanted = [name for name in DERIVED if name in config.suites]
     solved = _solved_frame(run) if wanted else None
@@ -118,8 +119,37 @@ def _solve(
 # -- building suites -------------------------------------------------------------------
 
 
+def _build_base_suites(
+    run: Path, config: BrittlenessConfig, names: list[str], log: Log, executor: Executor | None
+) -> None:
+    """Build the suites that need no model; with a suite cache, take those it holds from it
+    and keep those built in it."""
+    shards = [_build_shard(config, name) for name in names]
+    cache = None if config.suite_cache is None else SuiteCache(config.suite_cache, log)
+    restored = set()
+    if cache is not None:
+        pending = ShardStore(run).pending(shards)
+        restored = {s.key for s in pending if cache.restore(run, s, _request(config, s))}
+    if building := [name for name in names if name not in restored]:
+        log(f"building {', '.join(building)}")
+    keep = None if cache is None else lambda s: cache.keep(run, s, _request(config, s))
+    run_stage(run, SuiteTask(config), shards, executor, on_done=keep)
+
+
 def _build_shard(config: BrittlenessConfig, name: str) -> Shard:
     return Shard(BUILD, name, {"suite": name, "n": config.sizes.get(name)})
+
+
+def _request(config: BrittlenessConfig, shard: Shard) -> SuiteRequest:
+    """What the suite of a build shard that needs no model is made from."""
+    return SuiteRequest(
+        n=shard.spec["n"],
+        seed=config.seed,
+        validation=None if config.validation is None else Path(config.validation),
+        method=config.method,
+        workers=config.workers or os.cpu_count() or 1,
+        split=config.split,
+    )
 
 
 def _derived_shard(
@@ -192,17 +222,12 @@ class SuiteTask(StageTask):
             else:
                 frame = compositionality(families, seed=config.seed, exact=False, **size)
         else:
-            request = SuiteRequest(
-                n=n,
-                seed=config.seed,
-                validation=None if config.validation is None else Path(config.validation),
-                method=config.method,
-                workers=config.workers or os.cpu_count() or 1,
-                split=config.split,
-            )
-            built = build_suite(name, request)
+            built = build_suite(name, _request(config, shard))
             frame, notes = built.frame, built.notes
         return {
             f"suites/{name}.parquet": parquet_bytes(frame),
             f"suites/{name}.notes.json": json_bytes(list(notes)),
         }
+
+    def runtime(self) -> dict[str, Any]:
+        return {"source": "built"}  # not taken from the suite cache

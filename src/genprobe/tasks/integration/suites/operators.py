@@ -35,6 +35,12 @@ def group_configs(
     return configs
 
 
+def round_size(n: int, workers: int) -> int:
+    """Attempts per round of `generate`: 64, fewer for a small suite (it needs no 64-attempt
+    rounds), yet two per worker."""
+    return min(64, max(n, 2 * workers))
+
+
 def operator_extrapolation(
     n: int = DEFAULT_N,
     seed: int = DEFAULT_SEED,
@@ -54,7 +60,7 @@ def operator_extrapolation(
     for name, config in group_configs(method, exact_ops).items():
         report = generate(
             config, n, seed=sub_seed(seed, name), workers=workers, deadline=deadline,
-            round_size=min(64, max(n, 2 * workers)),  # a small suite needs no 64-attempt rounds
+            round_size=round_size(n, workers),
         )  # fmt: skip
         for generated in report.rows:
             problem = from_prefix(strip_problem_prefix(generated.input.split()))
