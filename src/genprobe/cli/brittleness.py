@@ -35,6 +35,11 @@ SUITE_HELP = (
     "in-distribution, robustness-simple, integer-extrapolation, robustness-validation, "
     "compositionality, operator-extrapolation."
 )
+OVERLAP = typer.Option(
+    "auto",
+    help="Verify a batch while the model decodes the next: on, off, or auto (time both on the "
+    "first batches, keep the faster).",
+)
 
 
 @with_model_options
@@ -59,6 +64,7 @@ def brittleness(
         None, help="Verifier and generator processes [one per CPU; per Ray worker: 1]."
     ),
     seed: int = typer.Option(43, help="Seed of every suite."),
+    overlap: str = OVERLAP,
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
 ) -> None:
@@ -80,6 +86,7 @@ def brittleness(
         ks=tuple(sorted(set(ks))) if ks else PRESETS[preset].ks,
         seed=seed, policy=policy, deadline=deadline, validation=validation_text, split=split,
         method=method, search_budget=search_budget, workers=verifier_workers(workers, backend),
+        overlap=overlap,
     )  # fmt: skip
     _run(config, out, model_study_executor(backend, ray_address, workers, model.device))
 
@@ -98,6 +105,7 @@ def evaluate(
     deadline: float = typer.Option(2.0, help="Verifier seconds per candidate."),
     workers: int = typer.Option(None, help="Verifier processes [default: one per CPU]."),
     seed: int = typer.Option(43, help="Seed of the sample."),
+    overlap: str = OVERLAP,
 ) -> None:
     """Fail@k of a model on one dataset, checked by the verifier: the brittleness study's
     in-distribution suite alone (per-example rows in RUN_DIR/examples.parquet)."""
@@ -109,7 +117,7 @@ def evaluate(
         sizes={} if n is None else {"in-distribution": n},
         ks=tuple(sorted(set(ks))),
         seed=seed, policy=policy, deadline=deadline, validation=str(data), split=split,
-        workers=workers,
+        workers=workers, overlap=overlap,
     )  # fmt: skip
     _run(config, out or data.with_name(data.name + ".eval"))
 
