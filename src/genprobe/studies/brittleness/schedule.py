@@ -13,10 +13,12 @@ what is computed: verdicts and ranks are the same whichever mode each step ran i
   its last only verifies), as wall-clock seconds per problem, a problem counting half when
   decoded and half when verified, so that a shard's shorter last batch compares with the rest;
 - the worker's first timed step runs in turn and its time is dropped: it starts the pool;
-- then the modes alternate, overlapped first, until each has `PROBES` times;
-- from then on each step runs the mode whose median of its latest `PROBES` times is lower (in
-  turn on a tie), except every `REPROBE_EVERY`th step, which runs the other mode, so that a
-  change in the machine's load can turn the choice.
+- then the modes alternate, overlapped first, until each has `PROBES` times, and the mode with
+  the lower median of its latest `PROBES` times is chosen (in turn on a tie): medians, because
+  batches differ (one whose candidates run into verifier deadlines can take four times as long
+  as its neighbours);
+- every `REPROBE_EVERY`th step runs the other mode and the choice is made again from the
+  latest times, so that a change in the machine's load can turn it; it changes at no other step.
 The schedule lives in the worker's context (`SolveTask.setup`): its times carry over from shard
 to shard, so only a worker's first steps probe. It notes its choice, and any later change, as a
 line such as "decode/verify: in turn (overlapped 19.1 ms vs in turn 16.0 ms per problem)".
@@ -38,7 +40,7 @@ from enum import Enum
 from genprobe.errors import check_choice
 
 OVERLAP_SETTINGS = ("auto", "on", "off")
-PROBES = 2  # times per mode that the choice is made from
+PROBES = 3  # times per mode that the choice is made from
 REPROBE_EVERY = 32  # timed steps; at 64 problems a batch, one step in about 2,000 problems
 
 
@@ -64,7 +66,7 @@ class Schedule:
         # seconds per problem of the timed steps in each mode, oldest first
         self.times: dict[Mode, list[float]] = {Mode.IN_TURN: [], Mode.OVERLAPPED: []}
         self.timed_steps = 0
-        self.choice: Mode | None = None  # the mode last noted
+        self.choice: Mode | None = None  # the mode steps run in, once chosen
 
     @contextmanager
     def step(self, decoded: int, verified: int) -> Iterator[Mode]:
@@ -80,14 +82,14 @@ class Schedule:
         if self.timed_steps > 0:
             self.times[mode].append(seconds / ((decoded + verified) / 2))
         self.timed_steps += 1
-        chosen = self._chosen()
+        chosen = self._choose(after=mode)
         if chosen is not None and chosen is not self.choice:
             self.choice = chosen
             self.note(f"decode/verify: {self.describe()}")
 
     def describe(self) -> str:
-        """The choice and what it was made from: 'overlapped (as set)', 'in turn (overlapped
-        19.1 ms vs in turn 16.0 ms per problem)', or 'not chosen yet'."""
+        """The choice and the latest times: 'overlapped (as set)', 'in turn (overlapped 19.1 ms
+        vs in turn 16.0 ms per problem)', or 'not chosen yet'."""
         if self.choice is None:
             return "not chosen yet"
         if self.overlap != "auto":
@@ -103,18 +105,18 @@ class Schedule:
             return Mode.OVERLAPPED
         if self.overlap == "off" or self.timed_steps == 0:
             return Mode.IN_TURN
-        best = self._chosen()
-        if best is None:  # probing: the mode with fewer times, overlapped first
+        if self.choice is None:  # probing: the mode with fewer times, overlapped first
             return min((Mode.OVERLAPPED, Mode.IN_TURN), key=lambda mode: len(self.times[mode]))
         if self.timed_steps % REPROBE_EVERY == 0:
-            return Mode.OVERLAPPED if best is Mode.IN_TURN else Mode.IN_TURN
-        return best
+            return Mode.OVERLAPPED if self.choice is Mode.IN_TURN else Mode.IN_TURN
+        return self.choice
 
-    def _chosen(self) -> Mode | None:
-        """The mode that steps run in from now on; None while `auto` probes."""
+    def _choose(self, after: Mode) -> Mode | None:
+        """The mode to run in from now on, after a step in `after`; None while `auto` probes or
+        keeps its choice until the next re-probe."""
         if self.overlap != "auto":
             return Mode.OVERLAPPED if self.overlap == "on" else Mode.IN_TURN
-        if any(len(times) < PROBES for times in self.times.values()):
+        if after is self.choice or any(len(times) < PROBES for times in self.times.values()):
             return None
         return min((Mode.IN_TURN, Mode.OVERLAPPED), key=self._estimate)
 
