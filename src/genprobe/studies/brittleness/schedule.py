@@ -85,13 +85,12 @@ class Schedule:
         chosen = self._choose(after=mode)
         if chosen is not None and chosen is not self.choice:
             self.choice = chosen
-            self.note(f"decode/verify: {self.describe()}")
+            self.note(f"decode/verify: {self._describe()}")
 
-    def describe(self) -> str:
-        """The choice and the latest times: 'overlapped (as set)', 'in turn (overlapped 19.1 ms
-        vs in turn 16.0 ms per problem)', or 'not chosen yet'."""
-        if self.choice is None:
-            return "not chosen yet"
+    def _describe(self) -> str:
+        """The choice and the latest times: 'overlapped (as set)' or 'in turn (overlapped
+        19.1 ms vs in turn 16.0 ms per problem)'."""
+        assert self.choice is not None, "described before a choice"
         if self.overlap != "auto":
             return f"{self.choice.value} (as set)"
         measured = " vs ".join(
