@@ -40,6 +40,11 @@ SUITE_HELP = (
     "in-distribution, robustness-simple, integer-extrapolation, robustness-validation, "
     "compositionality, operator-extrapolation."
 )
+OVERLAP = typer.Option(
+    "auto",
+    help="Verify a batch while the model decodes the next: on, off, or auto (time both on the "
+    "first batches, keep the faster).",
+)
 
 
 @with_model_options
@@ -70,6 +75,7 @@ def brittleness(
     no_suite_cache: bool = typer.Option(
         False, "--no-suite-cache", help="Build every suite; read and write no suite cache."
     ),
+    overlap: str = OVERLAP,
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
 ) -> None:
@@ -91,7 +97,7 @@ def brittleness(
         ks=tuple(sorted(set(ks))) if ks else PRESETS[preset].ks,
         seed=seed, policy=policy, deadline=deadline, validation=validation_text, split=split,
         method=method, search_budget=search_budget, workers=verifier_workers(workers, backend),
-        suite_cache=_suite_cache(suite_cache, no_suite_cache),
+        suite_cache=_suite_cache(suite_cache, no_suite_cache), overlap=overlap,
     )  # fmt: skip
     _run(config, out, model_study_executor(backend, ray_address, workers, model.device))
 
@@ -122,6 +128,7 @@ def evaluate(
     deadline: float = typer.Option(2.0, help="Verifier seconds per candidate."),
     workers: int = typer.Option(None, help="Verifier processes [default: one per CPU]."),
     seed: int = typer.Option(43, help="Seed of the sample."),
+    overlap: str = OVERLAP,
 ) -> None:
     """Fail@k of a model on one dataset, checked by the verifier: the brittleness study's
     in-distribution suite alone (per-example rows in RUN_DIR/examples.parquet)."""
@@ -133,7 +140,7 @@ def evaluate(
         sizes={} if n is None else {"in-distribution": n},
         ks=tuple(sorted(set(ks))),
         seed=seed, policy=policy, deadline=deadline, validation=str(data), split=split,
-        workers=workers,
+        workers=workers, overlap=overlap,
     )  # fmt: skip
     _run(config, out or data.with_name(data.name + ".eval"))
 

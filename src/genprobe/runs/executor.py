@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import abc
 import multiprocessing
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -184,6 +185,29 @@ def _start_worker(task: StageTask) -> None:
 def _run_in_worker(shard: Shard, scratch: Path) -> tuple[Outputs, float]:
     assert _WORKER is not None, "worker used before its initializer ran"
     return _WORKER.run(shard, scratch)
+
+
+@contextmanager
+def relayed(executor: Executor, handle: Callable[[Any], None] | None) -> Iterator[Any]:
+    """A queue (the executor's channel) that shards may `put` items on wherever they run; a
+    thread here hands each item to `handle` until the block ends. None when `handle` is None:
+    there is nobody to tell."""
+    if handle is None:
+        yield None
+        return
+    with executor.channel() as queue:
+
+        def relay() -> None:
+            while (item := queue.get()) is not None:
+                handle(item)
+
+        thread = threading.Thread(target=relay, daemon=True)
+        thread.start()
+        try:
+            yield queue
+        finally:
+            queue.put(None)
+            thread.join()
 
 
 def run_stage(

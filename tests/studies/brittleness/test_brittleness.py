@@ -152,6 +152,21 @@ def test_evaluate_is_the_in_distribution_suite(cli, validation, tmp_path):
     assert row["Fail@1"] == pytest.approx(200 / 3)
 
 
+def test_evaluate_says_once_how_it_decodes_and_verifies(cli, tmp_path):
+    problems = tmp_path / "problems.txt"
+    problems.write_text("x^2\n2*x\n3*x^2\n")
+    command = [
+        "integration", "evaluate", "--model", "py:test_brittleness:cli_answer",
+        "--data", str(problems), "--k", "2", "--workers", "1", "--batch-size", "1",
+    ]  # fmt: skip
+    code, _, err = cli(*command, "--out", str(tmp_path / "off"), "--overlap", "off")
+    assert code == 0, err
+    assert err.count("decode/verify: in turn (as set)") == 1, err
+    code, _, err = cli(*command, "--out", str(tmp_path / "bad"), "--overlap", "yes")
+    assert code == 2 and err.count("\n") == 1 and "--overlap must be one of" in err, err
+    assert not (tmp_path / "bad").exists()
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -160,6 +175,7 @@ def test_evaluate_is_the_in_distribution_suite(cli, validation, tmp_path):
         (["--search-budget", "5"], "seq2seq model"),
         (["--preset", "huge"], "--preset"),
         (["--k", "0"], "--k"),
+        (["--overlap", "sometimes"], "--overlap must be one of auto, on, off"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(cli, tmp_path, args, message):

@@ -20,6 +20,7 @@ from genprobe.models.registry import model_kind
 from genprobe.models.settings import ModelSettings
 from genprobe.runs.config import identity_fields
 from genprobe.runs.provenance import file_digest
+from genprobe.studies.brittleness.schedule import OVERLAP_SETTINGS
 from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
 
 KIND = "integration-brittleness"
@@ -79,7 +80,7 @@ PRESETS: dict[str, Preset] = {
 class BrittlenessConfig:
     """A `genprobe.runs.config.RunConfig`; `run_brittleness` validates it."""
 
-    RUNTIME: ClassVar[tuple[str, ...]] = ("workers", "suite_cache")
+    RUNTIME: ClassVar[tuple[str, ...]] = ("workers", "suite_cache", "overlap")
     model: ModelSettings
     suites: tuple[str, ...] = DEFAULT_SUITES
     sizes: Mapping[str, int] = field(default_factory=lambda: dict(PRESETS["paper"].sizes))
@@ -96,6 +97,7 @@ class BrittlenessConfig:
     workers: int | None = None  # verifier and generator processes (None: one per CPU)
     # a directory of suite tables that need no model, shared by runs (None: build every one)
     suite_cache: str | None = None
+    overlap: str = "auto"  # decode/verify while the other runs: auto, on or off (`schedule`)
 
     @property
     def k_max(self) -> int:
@@ -119,6 +121,7 @@ class BrittlenessConfig:
                     "--search-budget", "a seq2seq model (ckpt: or lc:) that beams, samples and "
                     "scores", self.model.spec,
                 )  # fmt: skip
+        check_choice("overlap", self.overlap, OVERLAP_SETTINGS)
         if self.shard_size < 1:
             raise ConfigError("shard size", "at least 1", self.shard_size)
         asked = [s for s in self.suites if s in NEEDS_VALIDATION]

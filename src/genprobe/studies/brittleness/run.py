@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from genprobe.errors import ConfigError
-from genprobe.runs.executor import Executor, StageTask, run_stage
+from genprobe.runs.executor import Executor, LocalExecutor, StageTask, relayed, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Outputs, Shard, ShardStore, json_bytes, parquet_bytes
 from genprobe.studies.brittleness import budget, solve
@@ -112,8 +112,13 @@ def _solve(
             spec = solve.shard_spec(name, chunk, rows)
             shards.append(Shard(solve.STAGE, f"{name}.{chunk:05d}", spec))
     log(f"solving {sum(len(s.spec['rows']) for s in shards)} problems in {len(shards)} shards")
-    task = solve.SolveTask(config.model, _verifier(config), config.k_max, score_references=True)
-    run_stage(run, task, shards, executor)
+    executor = executor or LocalExecutor()
+    with relayed(executor, log) as notes:  # each worker's decode/verify schedule, once chosen
+        task = solve.SolveTask(
+            config.model, _verifier(config), config.k_max, score_references=True,
+            overlap=config.overlap, notes=notes,
+        )  # fmt: skip
+        run_stage(run, task, shards, executor)
 
 
 # -- building suites -------------------------------------------------------------------

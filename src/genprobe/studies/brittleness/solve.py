@@ -3,11 +3,12 @@
 
 A shard's spec holds its problems (prefix tokens, and the known antiderivative where there is
 one), so it is a pure function of its spec and the run's settings. Within a shard, problems go
-to the model in batches, and the verifier pool checks batch b while the model decodes batch
-b + 1. Candidates are verified in rank order, stopping after the window that holds the first
-correct one (`verification.ranked`). For a model that gives log-probabilities, the reference
-of every problem not solved at rank 1 is scored teacher-forced, for the search-vs-model
-analysis (Welleck et al. 2022, section 6).
+to the model in batches, and the verifier pool checks batch b after the model has decoded it or
+while it decodes batch b + 1, whichever the worker's `schedule.Schedule` finds faster (the
+results are the same). Candidates are verified in rank order, stopping after the window that
+holds the first correct one (`verification.ranked`). For a model that gives log-probabilities,
+the reference of every problem not solved at rank 1 is scored teacher-forced, for the
+search-vs-model analysis (Welleck et al. 2022, section 6).
 
 Result rows (one per problem): suite, row, problem, reference, readable (false: the model
 cannot take the problem, e.g. longer than its position table), n_candidates,
@@ -24,7 +25,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -33,6 +34,7 @@ from genprobe.models.settings import ModelSettings
 from genprobe.runs.executor import StageTask
 from genprobe.runs.pool import DeadlineCounts
 from genprobe.runs.shards import Outputs, Shard
+from genprobe.studies.brittleness.schedule import Mode, Schedule
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.under_test import Candidate, Model
@@ -94,6 +96,14 @@ def read_problems(rows: Sequence[dict[str, Any]]) -> list[Problem]:
     return [Problem(int(r["row"]), read(r["problem"]), read(r.get("reference"))) for r in rows]
 
 
+class SolveContext(NamedTuple):
+    """A solve worker's state, kept from shard to shard."""
+
+    model: Model
+    verifier: Verifier
+    schedule: Schedule
+
+
 @dataclass(frozen=True)
 class SolveTask(StageTask):
     needs_device: ClassVar[bool] = True
@@ -101,29 +111,36 @@ class SolveTask(StageTask):
     verifier: VerifierConfig
     k_max: int
     score_references: bool  # score each unsolved problem's reference (needs `can_score`)
+    overlap: str = "auto"  # decode/verify schedule: auto, on or off (see `schedule`)
+    notes: Any = None  # a queue (the executor's channel) that gets the schedule's choice
 
-    def setup(self) -> tuple[Model, Verifier]:
-        return self.model.load(min_beam=self.k_max), Verifier(self.verifier)
+    def setup(self) -> SolveContext:
+        note = (lambda line: None) if self.notes is None else self.notes.put
+        return SolveContext(
+            self.model.load(min_beam=self.k_max),
+            Verifier(self.verifier),
+            Schedule(self.overlap, note=note),
+        )
 
-    def close(self, context: tuple[Model, Verifier]) -> None:
-        model, verifier = context
-        model.close()
-        verifier.close()
+    def close(self, context: SolveContext) -> None:
+        context.model.close()
+        context.verifier.close()
 
     def runtime(self) -> dict[str, Any]:
         return self.model.runtime()
 
-    def run(self, context: tuple[Model, Verifier], shard: Shard, scratch: Path) -> Outputs:
-        model, verifier = context
+    def run(self, context: SolveContext, shard: Shard, scratch: Path) -> Outputs:
+        model = context.model
         spec = shard.spec
         table = solve(
             model,
-            verifier,
+            context.verifier,
             spec["suite"],
             read_problems(spec["rows"]),
             self.k_max,
             self.model.decoding.batch_size,
             self.score_references and model.can_score,
+            context.schedule,
         )
         buffer = pa.BufferOutputStream()
         pq.write_table(table, buffer)
@@ -138,25 +155,31 @@ def solve(
     k_max: int,
     batch_size: int,
     score_references: bool,
+    schedule: Schedule | None = None,
 ) -> pa.Table:
-    """Top-`k_max` candidates of every problem, verified in rank order (see module docs)."""
+    """Top-`k_max` candidates of every problem, verified in rank order (see module docs), the
+    batches decoded and verified as `schedule` says (default: a new `auto` one)."""
+    schedule = schedule or Schedule()
     before = model.deadline_counts()
     found: list[list[Candidate]] = []
     readable: list[bool] = []
     ranked: list[RankedResult] = []
     with ThreadPoolExecutor(1, thread_name_prefix="verify") as background:
-        pending = None
-        for start in range(0, len(problems), batch_size):
+        # the batch decoded last, not verified yet: its problems and their candidates' answers
+        pending: tuple[list[Expr], list[list[Any]]] = ([], [])
+        # one step more than there are batches: step i decodes batch i and verifies batch i - 1
+        for start in range(0, len(problems) + batch_size, batch_size):
             batch = [p.problem for p in problems[start : start + batch_size]]
-            readable += model.readable(batch)
-            candidates = model.candidates(batch, k_max)  # the pool verifies the last batch
-            if pending is not None:
-                ranked += pending.result()
+            with schedule.step(decoded=len(batch), verified=len(pending[0])) as mode:
+                verifying = background.submit(verify_ranked, *pending, verifier.verify_many, k_max)
+                if mode is Mode.IN_TURN:
+                    ranked += verifying.result()
+                candidates = model.candidates(batch, k_max) if batch else []
+                if mode is Mode.OVERLAPPED:
+                    ranked += verifying.result()
+            readable += model.readable(batch) if batch else []
             found += candidates
-            answers = [[c.answer for c in cs] for cs in candidates]
-            pending = background.submit(verify_ranked, batch, answers, verifier.verify_many, k_max)
-        if pending is not None:
-            ranked += pending.result()
+            pending = (batch, [[c.answer for c in cs] for cs in candidates])
     logprobs: dict[int, float] = {}
     if score_references:
         todo = [

@@ -16,9 +16,7 @@ uninterrupted run. `device` and the executor say where shards run, not what they
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +24,7 @@ import numpy as np
 
 from genprobe.errors import ConfigError
 from genprobe.runs.atomic import write_json
-from genprobe.runs.executor import Executor, LocalExecutor, run_stage
+from genprobe.runs.executor import Executor, LocalExecutor, relayed, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.seed_sensitivity.config import KIND, LEGACY_KIND, SweepConfig
@@ -77,7 +75,8 @@ def run_sweep(
         log(f"training {seeds} seeds on {config.train_size:,} examples "
             f"({len(pending)} stacked model{'s' * (len(pending) > 1)})")  # fmt: skip
     executor = executor or LocalExecutor()
-    with _relayed(on_progress, executor) as progress:
+    relay = None if on_progress is None else lambda item: on_progress(*item)
+    with relayed(executor, relay) as progress:
         run_stage(run, TrainTask(config, device, progress), shards, executor)
     suites = [predict_shard(suite, data[suite].src, config.seeds) for suite in config.task.suites()]
     if pending := ShardStore(run).pending(suites):
@@ -101,28 +100,6 @@ def _describe(config: SweepConfig, data: dict[str, Examples]) -> dict[str, Any]:
             "lengths": [int(lengths.min()), int(lengths.max())],
         }
     return described
-
-
-@contextmanager
-def _relayed(on_progress: OnProgress | None, executor: Executor) -> Iterator[Any]:
-    """A queue (the executor's channel) that shards put `(shard, Progress)` on wherever they
-    run; a thread here hands each item to `on_progress`. None when there is nobody to tell."""
-    if on_progress is None:
-        yield None
-        return
-    with executor.channel() as queue:
-
-        def relay() -> None:
-            while (item := queue.get()) is not None:
-                on_progress(*item)
-
-        thread = threading.Thread(target=relay, daemon=True)
-        thread.start()
-        try:
-            yield queue
-        finally:
-            queue.put(None)
-            thread.join()
 
 
 def evaluate_external(
