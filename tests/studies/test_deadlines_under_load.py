@@ -98,7 +98,7 @@ def test_a_sagga_search_archives_the_same_failures_under_load(tmp_path):
     effort = _effort(quiet)
     assert _effort(loaded) == effort
     for record in effort:
-        assert record["deadlines"]["mutation"]["items"] == record["attempts"]
+        assert record["deadlines"]["mutation"]["items"] == record["simplified"]
 
 
 def test_the_brittleness_report_warns_when_many_verdicts_hit_a_deadline(cli, tmp_path):

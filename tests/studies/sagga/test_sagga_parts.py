@@ -10,7 +10,7 @@ from genprobe.models.cached import CachedModel
 from genprobe.runs.pool import DeadlinePool
 from genprobe.studies.sagga.embedding import make_embedder
 from genprobe.studies.sagga.fitness import make_fitness
-from genprobe.studies.sagga.mutants import judge, mutate_generation
+from genprobe.studies.sagga.mutants import SimplifyMemo, judge, mutate_generation
 from genprobe.studies.sagga.mutations import PRESETS, is_leaf, mutate, random_path
 from genprobe.studies.sagga.seeds import BASES, TARGETS, named_basis, read_problem_file
 from genprobe.studies.sagga.selection import select_fitness, select_kmeans
@@ -95,6 +95,38 @@ def test_mutants_do_not_depend_on_the_number_of_workers():
     assert one == two
     assert report.attempts == 24
     assert len(one) + report.duplicates + sum(report.rejected.values()) == 24
+
+
+def test_the_simplify_memo_changes_no_mutant_and_skips_what_it_has_seen():
+    seeds = named_basis("polynomial_robustness")[:3]
+    common = {"run_seed": 43, "deadline": 5}
+    memo = SimplifyMemo()
+
+    def outcome(report):
+        return [(m.seed_index, m.key, m.text) for m in report.mutants], report.rejected
+
+    with DeadlinePool(1) as pool:
+        alone = [
+            mutate_generation(pool, seeds, 12, PRESETS["robustness"], generation=g, **common)
+            for g in (1, 2)
+        ]
+        first, second, again = (
+            mutate_generation(
+                pool, seeds, 12, PRESETS["robustness"], generation=g, memo=memo, **common
+            )
+            for g in (1, 2, 2)
+        )
+    assert outcome(first) == outcome(alone[0]) and outcome(second) == outcome(alone[1])
+    assert second.simplified < alone[1].simplified  # generation 1 met some of its raw mutants
+    assert again.simplified == 0 and again.deadlines.items == 0 and again.seconds == 0
+    assert outcome(again) == outcome(second) and again.duplicates == second.duplicates
+
+
+def test_the_simplify_memo_forgets_its_oldest_past_the_limit():
+    memo = SimplifyMemo(limit=2)
+    for key in ("a", "b", "c"):
+        memo.put(key, ("rejected", "long", ""))
+    assert memo.get("a") is None and memo.get("b") == memo.get("c") == ("rejected", "long", "")
 
 
 def test_named_bases_are_the_originals_and_a_bad_name_gets_a_suggestion():

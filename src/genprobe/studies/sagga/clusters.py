@@ -38,7 +38,7 @@ from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.embedding import Embedder, make_embedder
 from genprobe.studies.sagga.exploits import tag_failures
 from genprobe.studies.sagga.generation import ProposeTask, propose, verifier_config, verify
-from genprobe.studies.sagga.mutants import mutate_generation
+from genprobe.studies.sagga.mutants import SimplifyMemo, mutate_generation
 from genprobe.studies.sagga.mutations import PRESETS
 from genprobe.studies.sagga.results import CLUSTERS, read_archive, read_tags, successes
 from genprobe.studies.sagga.selection import cluster_labels
@@ -201,19 +201,21 @@ def _digest(keys: Sequence[str]) -> str:
 class NearbyTask(ProposeTask):
     """Mutates a cluster's central members and keeps the solved mutant nearest to one."""
 
-    def setup(self) -> tuple[CachedModel, Verifier, DeadlinePool]:
-        model, pool = super().setup()
-        return model, Verifier(verifier_config(self.config)), pool
+    def setup(self) -> tuple[CachedModel, DeadlinePool, SimplifyMemo, Verifier]:
+        return (*super().setup(), Verifier(verifier_config(self.config)))
 
     def run(
-        self, context: tuple[CachedModel, Verifier, DeadlinePool], shard: Shard, scratch: Path
+        self,
+        context: tuple[CachedModel, DeadlinePool, SimplifyMemo, Verifier],
+        shard: Shard,
+        scratch: Path,
     ) -> Outputs:
-        (model, verifier, pool), config = context, self.config
+        (model, pool, memo, verifier), config = context, self.config
         members = shard.spec["members"]
         report = mutate_generation(
             pool, _problems(members), NEARBY_ATTEMPTS, PRESETS["robustness"],
             run_seed=config.seed, generation=10**6 + int(shard.spec["cluster"]),
-            deadline=config.mutation_deadline,
+            deadline=config.mutation_deadline, memo=memo,
         )  # fmt: skip
         rows = propose(model, report.mutants, config.k)
         checked = verify(verifier, pool, [row for row in rows if row["readable"]], config)

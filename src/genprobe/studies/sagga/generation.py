@@ -17,9 +17,10 @@ solved). A model with no answer for a problem (SymPy timing out, say) failed it.
 
 Files: the parts `generations/NNNNN/proposed.json` and `generations/NNNNN/verified-CCCC.json`,
 then the generation: `generations/NNNNN.parquet` (one row per distinct mutant) and
-`generations/NNNNN.json` (its effort: attempts, rejections by reason, duplicates, model
-queries, seconds, and `deadlines`: of the mutation attempts and of the candidates verified, how
-many ran, hit their CPU budget or were killed at the wall-clock backstop). Each shard's spec
+`generations/NNNNN.json` (its effort: attempts, raw mutants simplified (the others came from
+the worker's memo), rejections by reason, duplicates, model queries, seconds, and `deadlines`:
+of the mutants simplified and of the candidates verified, how many ran, hit their CPU budget
+or were killed at the wall-clock backstop). Each shard's spec
 holds what it needs (seeds, or problems and candidates), so any worker can run it; the verdicts
 do not depend on how the problems were chunked.
 """
@@ -44,7 +45,7 @@ from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.embedding import make_embedder
 from genprobe.studies.sagga.fitness import Fitness, make_fitness
-from genprobe.studies.sagga.mutants import Mutant, mutate_generation
+from genprobe.studies.sagga.mutants import Mutant, SimplifyMemo, mutate_generation
 from genprobe.studies.sagga.mutations import PRESETS
 from genprobe.studies.sagga.seeds import TARGETS, read_problem_file
 from genprobe.tasks.integration.expression import Expr, X, to_sympy
@@ -141,17 +142,17 @@ class ProposeTask(_ToolsTask):
     config: SaggaConfig
     needs_device: ClassVar[bool] = True
 
-    def setup(self) -> tuple[CachedModel, DeadlinePool]:
+    def setup(self) -> tuple[CachedModel, DeadlinePool, SimplifyMemo]:
         model = CachedModel(self.config.model.load(min_beam=self.config.k))
-        return model, deadline_pool(self.config)
+        return model, deadline_pool(self.config), SimplifyMemo()
 
     def runtime(self) -> dict[str, Any]:
         return self.config.model.runtime()
 
     def run(
-        self, context: tuple[CachedModel, DeadlinePool], shard: Shard, scratch: Path
+        self, context: tuple[CachedModel, DeadlinePool, SimplifyMemo], shard: Shard, scratch: Path
     ) -> Outputs:
-        (model, pool), spec, config = context, shard.spec, self.config
+        (model, pool, memo), spec, config = context, shard.spec, self.config
         generation = int(spec["generation"])
         start = time.perf_counter()
         report = mutate_generation(
@@ -162,6 +163,7 @@ class ProposeTask(_ToolsTask):
             run_seed=config.seed,
             generation=generation,
             deadline=config.mutation_deadline,
+            memo=memo,
         )
         mutated = time.perf_counter()
         queries, hits = model.queries, model.hits
@@ -172,6 +174,7 @@ class ProposeTask(_ToolsTask):
             "attempts": report.attempts,
             "rejected": dict(sorted(report.rejected.items())),
             "duplicates": report.duplicates,
+            "simplified": report.simplified,
             "mutants": len(report.mutants),
             "queries": model.queries - queries,
             "cache_hits": model.hits - hits,

@@ -1,10 +1,14 @@
 """A generation's mutants: mutate every seed, simplify, filter, de-duplicate.
 
-Each attempt runs in a `DeadlinePool` worker: mutate the seed (`mutations.py`), `simplify` it
-with SymPy (as the original), and apply SAGGA's validity filter. An attempt that does not
-simplify within its budget of CPU time is dropped and counted (`deadlines`); it never stalls
-the run. What the filter keeps is put in canonical form (Lample & Charton's prefix of the
-simplified expression), the key by which mutants are de-duplicated, cached and called novel.
+Each attempt mutates its seed (`mutations.py`); every distinct raw mutant not met before is
+then simplified with SymPy (as the original) in a `DeadlinePool` worker, and SAGGA's validity
+filter applied. A mutant that does not simplify within its budget of CPU time is dropped and
+counted (`deadlines`); it never stalls the run. What simplify and the filter made of each raw
+mutant is kept in a `SimplifyMemo` for the rest of the search: a GA meets the same raw mutant
+often (the basis is mutated in every generation), and simplify is a function of its input, so
+the mutants are the same with the memo as without it, at a fraction of the CPU. What the
+filter keeps is put in canonical form (Lample & Charton's prefix of the simplified
+expression), the key by which mutants are de-duplicated, cached and called novel.
 
 The filter (the original's `_validate`, plus what our language cannot hold):
   - `zoo`, `nan`, `oo`, `I` or a function outside the vocabulary: rejected (`outside`);
@@ -48,7 +52,8 @@ class MutationReport:
     attempts: int = 0
     rejected: Counter[str] = field(default_factory=Counter)  # reason -> count
     duplicates: int = 0  # valid mutants equal to an earlier one of this generation
-    seconds: float = 0.0  # worker seconds spent mutating and simplifying
+    simplified: int = 0  # raw mutants simplified (the others came from the memo)
+    seconds: float = 0.0  # worker seconds spent simplifying
     deadlines: DeadlineCounts = field(default_factory=DeadlineCounts)
 
 
@@ -74,20 +79,40 @@ def judge(simplified: sp.Expr) -> tuple[Expr | None, str]:
     return tree, text
 
 
-def mutate_in_worker(
-    preset: MutationPreset, item: tuple[list[str], int]
-) -> tuple[str, list[str] | str, str]:
-    """("ok", prefix, text) or ("rejected", reason, ""), for one (seed prefix, attempt seed)."""
-    tokens, attempt_seed = item
-    mutant = mutate(from_prefix(tokens), np.random.default_rng(attempt_seed), preset)
+Judged = tuple[str, list[str] | str, str]  # ("ok", prefix, text) or ("rejected", reason, "")
+
+
+def simplify_in_worker(_: None, tokens: list[str]) -> Judged:
+    """What simplify and the filter make of one raw mutant, given as prefix tokens."""
     try:
-        simplified = sp.simplify(to_sympy(mutant))
+        simplified = sp.simplify(to_sympy(from_prefix(tokens)))
     except GenprobeError:  # a power of two integers too large to build
         return "rejected", "large integer", ""
     tree, text = judge(simplified)
     if tree is None:
         return "rejected", text, ""
     return "ok", to_prefix(tree), text
+
+
+class SimplifyMemo:
+    """The judged form of every raw mutant simplified so far, by its prefix; the oldest are
+    forgotten past `limit`. A mutant over its CPU budget is kept as such (the budget is CPU
+    time, so load does not decide it); one killed at the wall-clock backstop is not."""
+
+    def __init__(self, limit: int = 1 << 18) -> None:
+        self.limit = limit
+        self._judged: dict[str, Judged] = {}
+
+    def get(self, key: str) -> Judged | None:
+        return self._judged.get(key)
+
+    def put(self, key: str, judged: Judged) -> None:
+        if len(self._judged) >= self.limit:
+            del self._judged[next(iter(self._judged))]
+        self._judged[key] = judged
+
+    def close(self) -> None:
+        self._judged.clear()
 
 
 def attempt_seeds(run_seed: int, generation: int, seed_index: int, n: int) -> list[int]:
@@ -105,26 +130,35 @@ def mutate_generation(
     run_seed: int,
     generation: int,
     deadline: float,
+    memo: SimplifyMemo | None = None,
 ) -> MutationReport:
-    """`per_seed` attempts on every seed; distinct valid mutants in attempt order."""
-    items = [
-        (to_prefix(seed), attempt)
+    """`per_seed` attempts on every seed; distinct valid mutants in attempt order. Raw mutants
+    found in `memo` are not simplified again; what is simplified is added to it."""
+    memo = SimplifyMemo() if memo is None else memo
+    raw = [
+        canonical_key(mutate(seed, np.random.default_rng(attempt), preset))
         for i, seed in enumerate(seeds)
         for attempt in attempt_seeds(run_seed, generation, i, per_seed)
     ]
-    report = MutationReport(attempts=len(items))
-    results: dict[int, tuple[str, list[str] | str, str]] = {}
-    for done in pool.run(mutate_in_worker, items, deadline=deadline, shared=preset):
+    judged = {key: memo.get(key) for key in dict.fromkeys(raw)}
+    todo = [key for key, known in judged.items() if known is None]
+    report = MutationReport(attempts=len(raw), simplified=len(todo))
+    items = [key.split() for key in todo]
+    for done in pool.run(simplify_in_worker, items, deadline=deadline):
         report.seconds += done.seconds
         report.deadlines.add(done)
+        key = todo[done.index]
         if done.status == "done":
-            results[done.index] = done.value
+            judged[key] = done.value
+            memo.put(key, done.value)
+        elif done.status == "timeout":
+            judged[key] = ("rejected", "simplify timeout", "")
+            memo.put(key, judged[key])
         else:
-            reason = {"timeout": "simplify timeout", "hang": "simplify hang"}
-            report.rejected[reason.get(done.status, "error")] += 1
+            judged[key] = ("rejected", "simplify hang" if done.status == "hang" else "error", "")
     seen: set[str] = set()
-    for index in sorted(results):
-        status, value, text = results[index]
+    for index, raw_key in enumerate(raw):
+        status, value, text = judged[raw_key]  # type: ignore[misc]
         if status != "ok":
             report.rejected[str(value)] += 1
             continue

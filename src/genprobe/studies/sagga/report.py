@@ -26,6 +26,7 @@ from genprobe.studies.sagga.results import FoundCluster, read_results
 SHOWN = 5  # members shown per cluster
 EFFORT = (
     ("attempts", "mutations tried"),
+    ("simplified", "raw mutants simplified (the rest met before)"),
     ("rejected", "rejected by the filter or the simplify deadline"),
     ("duplicates", "duplicates within a generation"),
     ("mutants", "distinct mutants evaluated"),
@@ -36,7 +37,7 @@ EFFORT = (
     ("unsupported", "unsupported (the model cannot read it, or outside the task)"),
 )
 DEADLINE_ITEMS = {
-    "mutation": "mutation attempts (simplify)",
+    "mutation": "raw mutants simplified",
     "verification": "candidates verified",
     "tagging": "failures tagged (SymPy integrate)",
 }
