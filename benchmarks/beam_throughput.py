@@ -16,13 +16,20 @@ Problems are random integrands of 3..15 operators (L&C's BWD tree distribution).
 Each path is timed `--repeats` times; the medians give problems/s, and the last line is
 `speedup = X.X` (batched against our per-example loop).
 
+`--profile` also splits each path's time by kind of op (self CPU time under torch's profiler,
+as shares of the profiled total; the per-example path on its first 16 problems): the matmuls
+of the layers (`addmm`), attention (`bmm`, softmax), layer norms, the key/value cache kept in
+beam order (`index_select`, copies) and the rest. It prints the bound on the speedup if the
+batched path did nothing but its matmuls (per-example time / batched matmul time): the limit
+of batching with this model.
+
 With `--lc-repo PATH` (a checkout of facebookresearch/SymbolicMathematics, never part of this
 repository), a third path runs Lample & Charton's own `generate_beam`, one problem at a time,
 on their `TransformerModel` holding the same weights (the state dicts share their names), and
 `speedup vs L&C generate_beam` is printed before the last line.
 
 Run: .venv/bin/python benchmarks/beam_throughput.py [--problems 64] [--repeats 3] [--threads 2]
-     [--size small|paper] [--device cpu|cuda] [--lc-repo /tmp/lc]
+     [--size small|paper] [--device cpu|cuda] [--lc-repo /tmp/lc] [--profile]
 """
 
 from __future__ import annotations
@@ -99,6 +106,40 @@ def lc_per_example(repo: str, network: Seq2SeqTransformer, beam: int, max_len: i
     return run
 
 
+PROFILED_ALONE = 16  # problems whose per-example decoding --profile splits
+
+# kinds of op for --profile: aten op name -> kind (anything else is "other")
+OP_KINDS = {
+    "aten::addmm": "layer matmuls",
+    "aten::mm": "layer matmuls",
+    "aten::bmm": "attention",
+    "aten::_softmax": "attention",
+    "aten::_log_softmax": "output softmax",
+    "aten::native_layer_norm": "layer norm",
+    "aten::index_select": "cache in beam order",
+    "aten::copy_": "copies",
+    "aten::cat": "copies",
+}
+
+
+def op_shares(function) -> dict[str, float]:
+    """Self CPU time of `function`'s ops by kind (OP_KINDS), as shares of the total."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        function()
+    totals: dict[str, float] = {}
+    for event in prof.key_averages():
+        kind = OP_KINDS.get(event.key, "other")
+        totals[kind] = totals.get(kind, 0.0) + event.self_cpu_time_total
+    whole = sum(totals.values())
+    return {kind: time / whole for kind, time in sorted(totals.items(), key=lambda kv: -kv[1])}
+
+
+def print_profile(batched: dict[str, float], single: dict[str, float]) -> None:
+    print(f"{'share of time':22s} {'batched':>8s} {'per example':>12s}")
+    for kind in dict.fromkeys([*batched, *single]):
+        print(f"{kind:22s} {100 * batched.get(kind, 0):7.1f}% {100 * single.get(kind, 0):11.1f}%")
+
+
 def timed(function) -> tuple[float, object]:
     start = time.perf_counter()
     result = function()
@@ -118,6 +159,7 @@ def main() -> None:
     parser.add_argument("--size", choices=sorted(SIZES), default="small", help="random model")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--lc-repo", help="also time L&C's generate_beam from this checkout")
+    parser.add_argument("--profile", action="store_true", help="split the time by kind of op")
     parser.add_argument(
         "--eos-bias", type=float, default=EOS_BIAS, help="random model: raises EOS's logit"
     )
@@ -170,6 +212,14 @@ def main() -> None:
         lc_s = statistics.median(lc_times)
         print(f"L&C generate_beam, per example: {args.problems / lc_s:8.2f} problems/s")
         print(f"speedup vs L&C generate_beam = {lc_s / batched_s:.1f}")
+    if args.profile:
+        batched_shares = op_shares(lambda: batched.candidates(work, args.beam))
+        # shares only: a few problems suffice, and the profiler's events of all of them
+        # one at a time take gigabytes
+        single_shares = op_shares(lambda: single.candidates(work[:PROFILED_ALONE], args.beam))
+        print_profile(batched_shares, single_shares)
+        matmul_s = batched_s * batched_shares.get("layer matmuls", 0.0)
+        print(f"bound if batched did only its layer matmuls: {single_s / matmul_s:.1f}x")
     print(f"speedup = {single_s / batched_s:.1f}")
 
 
