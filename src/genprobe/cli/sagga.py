@@ -31,6 +31,11 @@ def sagga(
     model: ModelOptions,
     out: Annotated[Path, typer.Option("--out", help="Run directory (resumed if it exists).")],
     preset: str = typer.Option("uniform", help="Mutations: uniform, robustness or distance."),
+    mutant_form: str = typer.Option(
+        "simplified",
+        help="simplified (SymPy simplify, as the original) or automatic (SymPy's automatic "
+        "evaluation only: several times cheaper, a deviation).",
+    ),
     basis: str = typer.Option(
         "polynomial",
         help="Seeds: polynomial, x, polynomial_robustness, trig_robustness, trig or target.",
@@ -72,7 +77,8 @@ def sagga(
     from genprobe.studies.sagga.search import run_sagga
 
     config = SaggaConfig(
-        model=model.settings(), preset=preset, basis="file" if basis_file else basis,
+        model=model.settings(), preset=preset, mutant_form=mutant_form,
+        basis="file" if basis_file else basis,
         basis_file=None if basis_file is None else str(basis_file), fitness=fitness,
         target_length=target_length, targets_file=None if targets is None else str(targets),
         tau=tau, selection=seed_selection, embedding=embedding,

@@ -93,10 +93,22 @@ def test_every_model_kind_runs_a_search(cli, kind, checkpoint, lc_checkpoint, en
     assert (run / "report.html").exists()
 
 
+def test_automatic_mutants_are_recorded_and_reported(cli, tmp_path):
+    run = tmp_path / "run"
+    code, _, err = cli(
+        "integration", "sagga", "--model", "py:test_sagga:py_answer", "--out", str(run),
+        "--basis", "polynomial", "--generations", "1", "--mutant-form", "automatic", *SMALL,
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads((run / "config.json").read_text())["config"]["mutant_form"] == "automatic"
+    assert "automatic mutants" in (run / "report.md").read_text()
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["--preset", "robust"], "did you mean robustness"),
+        (["--mutant-form", "auto"], "did you mean automatic"),
         (["--basis", "polynomial_robust"], "did you mean polynomial_robustness"),
         (["--fitness", "target_length"], "--target-length"),
         (["--seed-selection", "kmean"], "did you mean kmeans"),

@@ -10,12 +10,18 @@ from genprobe.models.cached import CachedModel
 from genprobe.runs.pool import DeadlinePool
 from genprobe.studies.sagga.embedding import make_embedder
 from genprobe.studies.sagga.fitness import make_fitness
-from genprobe.studies.sagga.mutants import SimplifyMemo, judge, mutate_generation
+from genprobe.studies.sagga.mutants import (
+    SimplifyMemo,
+    judge,
+    mutate_generation,
+    simplify_in_worker,
+)
 from genprobe.studies.sagga.mutations import PRESETS, is_leaf, mutate, random_path
 from genprobe.studies.sagga.seeds import BASES, TARGETS, named_basis, read_problem_file
 from genprobe.studies.sagga.selection import select_fitness, select_kmeans
 from genprobe.tasks.integration import X, from_sympy, parse_infix, to_sympy
 from genprobe.tasks.integration.expression import Expr, fold
+from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.under_test import Candidate, Model
 
 
@@ -120,6 +126,19 @@ def test_the_simplify_memo_changes_no_mutant_and_skips_what_it_has_seen():
     assert second.simplified < alone[1].simplified  # generation 1 met some of its raw mutants
     assert again.simplified == 0 and again.deadlines.items == 0 and again.seconds == 0
     assert outcome(again) == outcome(second) and again.duplicates == second.duplicates
+
+
+def test_automatic_mutants_skip_simplify_and_are_judged_as_they_evaluate():
+    raw = to_prefix(from_sympy(sp.Mul(X, X + 1, evaluate=False) - X**2))
+    assert simplify_in_worker("simplified", raw) == ("ok", ["x"], "x")
+    status, prefix, text = simplify_in_worker("automatic", raw)
+    assert (
+        status == "ok"
+        and text == "-x**2 + x*(x + 1)"
+        and from_prefix(prefix) == from_sympy(-(X**2) + X * (X + 1))
+    )
+    long = to_prefix(from_sympy(sum(X**i for i in range(30))))
+    assert simplify_in_worker("automatic", long) == ("rejected", "long", "")
 
 
 def test_the_simplify_memo_forgets_its_oldest_past_the_limit():

@@ -215,7 +215,7 @@ class NearbyTask(ProposeTask):
         report = mutate_generation(
             pool, _problems(members), NEARBY_ATTEMPTS, PRESETS["robustness"],
             run_seed=config.seed, generation=10**6 + int(shard.spec["cluster"]),
-            deadline=config.mutation_deadline, memo=memo,
+            deadline=config.mutation_deadline, form=config.mutant_form, memo=memo,
         )  # fmt: skip
         rows = propose(model, report.mutants, config.k)
         checked = verify(verifier, pool, [row for row in rows if row["readable"]], config)

@@ -19,6 +19,7 @@ from genprobe.models.settings import ModelSettings
 from genprobe.runs.config import identity_fields
 from genprobe.runs.provenance import file_digest
 from genprobe.studies.sagga.fitness import NAMES as FITNESSES
+from genprobe.studies.sagga.mutants import MUTANT_FORMS
 from genprobe.studies.sagga.mutations import PRESETS
 from genprobe.studies.sagga.seeds import BASES
 
@@ -32,6 +33,7 @@ class SaggaConfig:
     RUNTIME: ClassVar[tuple[str, ...]] = ("minutes", "workers", "verify_chunk", "tag_limit")
     model: ModelSettings
     preset: str = "uniform"  # mutation preset: uniform, robustness, distance
+    mutant_form: str = "simplified"  # or "automatic": no SymPy simplify (`mutants.py`)
     basis: str = "polynomial"  # a named basis, or "file" with basis_file
     basis_file: str | None = None
     fitness: str = "length_penalty"
@@ -58,6 +60,7 @@ class SaggaConfig:
     def validated(self) -> SaggaConfig:
         self.model.validated()
         check_choice("--preset", self.preset, PRESETS)
+        check_choice("--mutant-form", self.mutant_form, MUTANT_FORMS)
         check_choice("--fitness", self.fitness, FITNESSES)
         check_choice("--seed-selection", self.selection, SELECTIONS)
         check_choice("--policy", self.policy, ("generous", "strict"))

@@ -163,6 +163,7 @@ class ProposeTask(_ToolsTask):
             run_seed=config.seed,
             generation=generation,
             deadline=config.mutation_deadline,
+            form=config.mutant_form,
             memo=memo,
         )
         mutated = time.perf_counter()

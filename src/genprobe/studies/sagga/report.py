@@ -126,8 +126,9 @@ def _blocks(
     effort = summary["effort"]
     recipe = (
         f"Model `{config.model.spec}`; basis `{config.basis_file or config.basis}`, mutation "
-        f"preset `{config.preset}`, fitness `{config.fitness}` (tau {config.tau}), seed "
-        f"selection `{config.selection}`; {config.generation_size:,} mutants per generation, "
+        f"preset `{config.preset}`, {config.mutant_form} mutants, fitness `{config.fitness}` "
+        f"(tau {config.tau}), seed selection `{config.selection}`; "
+        f"{config.generation_size:,} mutants per generation, "
         f"{config.seed_size:,} seeds; the top {config.k} candidate(s) checked, timeouts "
         f"{'pass' if config.policy == 'generous' else 'fail'} ({config.policy}); seed "
         f"{config.seed}. Stopped by the {summary['stop']} after {summary['generations']:,} "
