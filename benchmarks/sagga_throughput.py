@@ -12,19 +12,25 @@ timeouts passing) for `--seconds` of CPU time each, in their own process:
   a 2 s alarm, a timeout counting as solved; archive by printed string.
 Ours goes through more generations in the same time, and later generations hold fewer novel
 failures (their mutants resemble what is archived), so the benchmark also prints the problems
-evaluated per CPU-minute, the cost side alone. CPU time counts the process and its worker
+evaluated per CPU-minute, the cost side alone; and with `--generations G` both sides run the
+same G generations instead of `--seconds` (equal work, so novelty decay counts against
+neither). CPU time counts the process and its worker
 processes (`RUSAGE_CHILDREN` after each side's
 process exits). Each side runs `--repeats` times; the medians of novel failures per CPU-minute
 are compared and the last line is `speedup = X.X`.
 
 Run: .venv/bin/python benchmarks/sagga_throughput.py --model ckpt:runs/bwd8-small
      [--basis polynomial_robustness] [--preset robustness] [--seconds 120] [--repeats 3]
+     [--generations G] [--generation-size 1000] [--mutant-form simplified|automatic]
+A model that answers at once, so that only the search's own work is timed:
+     --model py:instant_answer:antiderivative (benchmarks/instant_answer.py)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import resource
 import signal
 import statistics
@@ -128,8 +134,9 @@ def original_loop(config: SaggaConfig, seconds: float) -> tuple[int, int]:
 
 
 def ours(config: SaggaConfig, seconds: float) -> tuple[int, int]:
+    minutes = None if math.isinf(seconds) else seconds / 60
     with tempfile.TemporaryDirectory() as folder:
-        run = run_generations(replace(config, minutes=seconds / 60), Path(folder) / "run")
+        run = run_generations(replace(config, minutes=minutes), Path(folder) / "run")
         stats = json.loads((run / SEARCH).read_text())["stats"]
         return len(read_archive(run)), sum(s["mutants"] for s in stats)
 
@@ -157,16 +164,25 @@ def main() -> None:
     parser.add_argument("--preset", default="robustness")
     parser.add_argument("--seconds", type=float, default=120, help="CPU seconds per side")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--generations", type=int, help="run this many generations, no --seconds")
+    parser.add_argument("--generation-size", type=int, default=1000)
+    parser.add_argument(
+        "--mutant-form", default="simplified", help="ours only: the original always simplifies"
+    )
     parser.add_argument("--side", choices=("ours", "original"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     config = SaggaConfig(
         ModelSettings(args.model, DecodingConfig(beam_size=10)), basis=args.basis,
-        preset=args.preset, archive_size=10**9, generations=10**6,
+        preset=args.preset, archive_size=10**9, generations=args.generations or 10**6,
+        generation_size=args.generation_size, mutant_form=args.mutant_form,
     ).validated()  # fmt: skip
     if args.side:
         search = ours if args.side == "ours" else original_loop
-        print(json.dumps(search(config, args.seconds)))
+        print(json.dumps(search(config, math.inf if args.generations else args.seconds)))
         return
+    effort = f"{args.generations} generations" if args.generations else f"{args.seconds:.0f} CPU s"
+    print(f"{args.model}, basis {args.basis}, preset {args.preset}, {effort} per side, "
+          f"ours with {args.mutant_form} mutants", flush=True)  # fmt: skip
     results = {"ours": [], "original": []}
     for repeat in range(args.repeats):
         for name in results:
