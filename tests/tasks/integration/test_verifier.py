@@ -93,6 +93,13 @@ def test_symbolic_fallback_when_numbers_are_inconclusive():
     assert verdict.method in ("numeric", "sympy")
 
 
+def test_a_constant_written_with_x_goes_to_sympy_and_is_correct():
+    # its derivative cancels to exactly 0 at every point: once an OverflowError (an "error")
+    big_f = X / (X + X * sp.exp(sp.atan(4)))
+    verdict = verify(sp.diff(big_f, X), big_f)
+    assert (verdict.outcome, verdict.method) == (Outcome.CORRECT, "sympy")
+
+
 def test_verdicts_come_back_in_input_order():
     pairs = [("x", "x^2/2"), ("x", "x^3"), ("cos(x)", "sin(x)"), ("1", "x + 1")] * 3
     seen = []

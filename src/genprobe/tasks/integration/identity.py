@@ -141,6 +141,8 @@ class _Checker:
                 digits += 2 * MARGIN_DIGITS
             elif result.deficit <= 0:
                 return True
+            elif not math.isfinite(float(result.deficit)):
+                return None  # a sum that cancels to exactly zero: no precision resolves it
             else:
                 previous = None
                 digits += math.ceil(float(result.deficit)) + MARGIN_DIGITS
