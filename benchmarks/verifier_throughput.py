@@ -15,7 +15,14 @@ Ours: `verify_many` over the whole corpus (worker pool included, started cold), 
 the median wall-clock is compared with the reference's total. The last line is
 `speedup = X.X`.
 
+With `--dataset FILE` (problems and reference answers, as `integration evaluate` reads them)
+the corpus also holds ordinary answers to ordinary problems: each reference answer (correct)
+and, with `--model SPEC`, the model's top `--k` beam candidates (unlabelled: the model's own
+mistakes and successes). Each part of the corpus is then timed on its own (one worker), with
+how our verifier decided it and the seconds each method took: where the time goes.
+
 Run: .venv/bin/python benchmarks/verifier_throughput.py [--repeats 3] [--generated 20]
+     [--dataset FILE [--model SPEC] [--k 3] [--limit 200]]
 """
 
 from __future__ import annotations
@@ -24,13 +31,15 @@ import argparse
 import signal
 import statistics
 import time
+from collections import Counter, defaultdict
 
 import sympy as sp
 
 from genprobe.tasks.integration import Verifier, VerifierConfig, X, from_sympy
+from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.expression import to_sympy
 from genprobe.tasks.integration.generators import GeneratorConfig, attempt
-from genprobe.tasks.integration.prefix import from_prefix
+from genprobe.tasks.integration.prefix import from_prefix, strip_problem_prefix
 from genprobe.tasks.integration.random_trees import TreeSettings
 from genprobe.tasks.integration.stress import dominance_pairs
 from genprobe.verification.verdict import Outcome
@@ -132,6 +141,46 @@ def build_corpus(n_generated: int, dominance_stride: int) -> list[tuple[sp.Expr,
     return kept
 
 
+def dataset_parts(
+    path: str, model_spec: str | None, k: int, limit: int
+) -> dict[str, list[tuple[sp.Expr, sp.Expr, bool | None]]]:
+    """The first `limit` problems of a dataset with their reference answers (correct) and,
+    with a model, its top-k beam candidates that parse (label None: not known)."""
+    rows = read_dataset(path)[:limit]
+    problems = [from_prefix(strip_problem_prefix(row.input.split())) for row in rows]
+    parts = {
+        "reference answers": [
+            (to_sympy(p), to_sympy(from_prefix(row.output.split())), True)
+            for p, row in zip(problems, rows, strict=True)
+        ]
+    }
+    if model_spec:
+        from genprobe.decoding.config import DecodingConfig
+        from genprobe.models.registry import load_model
+
+        model = load_model(model_spec, decoding=DecodingConfig(beam_size=max(k, 10)))
+        found = model.candidates(problems, k)
+        parts["model candidates"] = [
+            (to_sympy(p), to_sympy(c.answer), None)
+            for p, candidates in zip(problems, found, strict=True)
+            for c in candidates
+            if c.parsed
+        ]
+    return parts
+
+
+def where_time_goes(verdicts: list) -> str:
+    """Verdicts by (method, outcome): count and total seconds, the costliest first."""
+    seconds: defaultdict[tuple[str, str], float] = defaultdict(float)
+    counts: Counter[tuple[str, str]] = Counter()
+    for verdict in verdicts:
+        key = (verdict.method, verdict.outcome.value)
+        seconds[key] += verdict.seconds
+        counts[key] += 1
+    ranked = sorted(seconds, key=lambda key: -seconds[key])
+    return "; ".join(f"{m} {o}: {counts[m, o]}, {seconds[m, o]:.2f} s" for m, o in ranked)
+
+
 class _Alarm(Exception):
     pass
 
@@ -174,12 +223,21 @@ def main() -> None:
     parser.add_argument(
         "--dominance", type=int, default=4, help="take every n-th dominance pair (432 in all)"
     )
+    parser.add_argument("--dataset", help="add a dataset's problems and reference answers")
+    parser.add_argument("--model", help="with --dataset: add this model's beam candidates")
+    parser.add_argument("--k", type=int, default=3, help="candidates per problem of --model")
+    parser.add_argument("--limit", type=int, default=200, help="problems of --dataset")
     args = parser.parse_args()
 
-    corpus = build_corpus(args.generated, args.dominance)
+    parts = {"built": build_corpus(args.generated, args.dominance)}
+    if args.dataset:
+        parts |= dataset_parts(args.dataset, args.model, args.k, args.limit)
+    corpus = [row for part in parts.values() for row in part]
     n = len(corpus)
-    n_correct = sum(label for *_, label in corpus)
-    print(f"corpus: {n} candidates ({n_correct} correct, {n - n_correct} wrong)")
+    n_correct = sum(label is True for *_, label in corpus)
+    n_wrong = sum(label is False for *_, label in corpus)
+    print(f"corpus: {n} candidates ({n_correct} correct, {n_wrong} wrong, "
+          f"{n - n_correct - n_wrong} unlabelled)")  # fmt: skip
 
     reference, reference_times = [], []
     for f, candidate, _ in corpus:
@@ -196,11 +254,13 @@ def main() -> None:
     both = [i for i in range(n) if reference[i] is not None and decided[i]]
     agree = sum(ours[i] == reference[i] for i in both)
     labels = [label for *_, label in corpus]
-    reference_right = sum(r == label for r, label in zip(reference, labels, strict=True))
-    ours_right = sum(o == label for o, label in zip(ours, labels, strict=True))
+    labelled = n_correct + n_wrong
+    pairs = [(i, label) for i, label in enumerate(labels) if label is not None]
+    reference_right = sum(reference[i] == label for i, label in pairs)
+    ours_right = sum(ours[i] == label for i, label in pairs)
     timeouts = sum(r is None for r in reference)
-    print(f"reference: {timeouts} timeouts (1 s), {reference_right}/{n} right")
-    print(f"ours:      {n - sum(decided)} undecided, {ours_right}/{n} right")
+    print(f"reference: {timeouts} timeouts (1 s), {reference_right}/{labelled} labelled right")
+    print(f"ours:      {n - sum(decided)} undecided, {ours_right}/{labelled} labelled right")
     methods = {}
     for verdict in verdicts:
         methods[verdict.method] = methods.get(verdict.method, 0) + 1
@@ -216,6 +276,15 @@ def main() -> None:
     print(f"ours, 1 worker: total {ours_total_1:.3f} s (median of {args.repeats}), "
           f"speedup {reference_total / ours_total_1:.1f}")  # fmt: skip
     print(f"ours, default workers: total {ours_total:.3f} s (median of {args.repeats})")
+    if len(parts) > 1:
+        start = 0
+        for name, part in parts.items():
+            part_reference = sum(reference_times[start : start + len(part)])
+            start += len(part)
+            part_ours, part_verdicts = time_ours(part, 1, args.repeats)
+            print(f"part {name}: {len(part)} items, reference {part_reference:.2f} s, ours "
+                  f"{part_ours:.3f} s (1 worker), {part_reference / part_ours:.1f}x; "
+                  f"{where_time_goes(part_verdicts)}")  # fmt: skip
     print(f"speedup = {reference_total / ours_total:.1f}")
 
 
