@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -18,7 +19,7 @@ from genprobe.runs.executor import LocalExecutor
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.report import write_sagga_report
 from genprobe.studies.sagga.results import read_results
-from genprobe.studies.sagga.search import run_sagga
+from genprobe.studies.sagga.search import run_generations, run_sagga
 
 pytestmark = pytest.mark.slow
 
@@ -101,6 +102,13 @@ def test_automatic_mutants_are_recorded_and_reported(cli, tmp_path):
     )  # fmt: skip
     assert code == 0, err
     assert json.loads((run / "config.json").read_text())["config"]["mutant_form"] == "automatic"
+    simplified = tmp_path / "simplified"
+    code, _, err = cli(
+        "integration", "sagga", "--model", "py:test_sagga:py_answer", "--out", str(simplified),
+        "--basis", "polynomial", "--generations", "1", *SMALL,
+    )  # fmt: skip
+    assert code == 0, err  # the default is left out, so runs made before the option resume
+    assert "mutant_form" not in json.loads((simplified / "config.json").read_text())["config"]
     assert "automatic mutants" in (run / "report.md").read_text()
 
 
@@ -233,3 +241,22 @@ def test_the_report_reads_files_only_and_refuses_an_unfinished_analysis(cli, tmp
     (run / "analysis" / "clusters.json").unlink()
     code, _, err = cli("integration", "sagga-report", str(run))
     assert code == 2 and err.count("\n") == 1 and "rerun the search" in err, err
+
+
+def test_a_generation_scores_from_parts_written_before_deadlines_were_counted(tmp_path):
+    from genprobe.studies.sagga.generation import ScoreTask, build_fitness, score_shard
+
+    config = replace(_py_config(), generations=1)
+    run = run_generations(config, tmp_path / "run")
+    parts = run / "generations" / "00001"
+    proposed = json.loads((parts / "proposed.json").read_text())
+    verified = [json.loads(p.read_text()) for p in sorted(parts.glob("verified-*.json"))]
+    del proposed["effort"]["deadlines"]
+    for part in verified:
+        for row in part["rows"]:
+            del row["deadlines"]
+    shard = score_shard(1, proposed, verified)
+    outputs = ScoreTask(config).run(build_fitness(config), shard, tmp_path)
+    stats = json.loads(outputs["generations/00001.json"])
+    assert stats["deadlines"] == {"verification": {"items": 0, "over_budget": 0, "hung": 0}}
+    assert outputs["generations/00001.parquet"] == (run / "generations/00001.parquet").read_bytes()

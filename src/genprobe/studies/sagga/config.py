@@ -24,6 +24,9 @@ from genprobe.studies.sagga.mutations import PRESETS
 from genprobe.studies.sagga.seeds import BASES
 
 SELECTIONS = ("kmeans", "fitness")
+# Settings added after runs existed: left out of the identity at their default, so that the
+# config hash of an older run stays what it was and the run can be resumed.
+ADDED_DEFAULTS = {"mutant_form": "simplified"}
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,9 @@ class SaggaConfig:
         for name in ("basis_file", "targets_file"):
             path = identity[name]
             identity[name] = path and {"path": path, "sha256": file_digest(path)}
+        for name, default in ADDED_DEFAULTS.items():
+            if identity[name] == default:
+                del identity[name]
         return identity
 
     @classmethod

@@ -222,11 +222,14 @@ class ScoreTask(StageTask):
         frame.insert(0, "generation", generation)
         statuses = frame["status"].value_counts()
         effort = proposed["effort"]
-        checked = [DeadlineCounts(**r["deadlines"]) for part in verified for r in part["rows"]]
+        # parts written before deadlines were counted have none (a run resumed mid-generation)
+        checked = [
+            DeadlineCounts(**r.get("deadlines", {})) for part in verified for r in part["rows"]
+        ]
         stats = {
             **effort,
             "deadlines": {
-                **effort["deadlines"],
+                **effort.get("deadlines", {}),
                 "verification": asdict(sum(checked, DeadlineCounts())),
             },
             **{s: int(statuses.get(s, 0)) for s in ("solved", "failed", "unsupported")},
