@@ -26,7 +26,7 @@ from genprobe.studies.sagga.results import FoundCluster, read_results
 SHOWN = 5  # members shown per cluster
 EFFORT = (
     ("attempts", "mutations tried"),
-    ("simplified", "raw mutants simplified (the rest met before)"),
+    ("simplified", "raw mutants simplified or evaluated (the rest met before)"),
     ("rejected", "rejected by the filter or the simplify deadline"),
     ("duplicates", "duplicates within a generation"),
     ("mutants", "distinct mutants evaluated"),
