@@ -112,6 +112,8 @@ def _solve(
             spec = solve.shard_spec(name, chunk, rows)
             shards.append(Shard(solve.STAGE, f"{name}.{chunk:05d}", spec))
     log(f"solving {sum(len(s.spec['rows']) for s in shards)} problems in {len(shards)} shards")
+    if not ShardStore(run).pending(shards):
+        return  # solved before: no channel to open, no worker to start
     executor = executor or LocalExecutor()
     with relayed(executor, log) as notes:  # each worker's decode/verify schedule, once chosen
         task = solve.SolveTask(
