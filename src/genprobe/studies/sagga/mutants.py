@@ -12,9 +12,10 @@ the mutants are the same with the memo as without it, at a fraction of the CPU.
 tree (numbers folded, like terms and powers collected, terms ordered), and the filter judges
 that. A deviation from the original (`form="simplified"`, the default), for a search several
 times cheaper per mutant: mutants then keep forms that simplify would have rewritten, such as
-a product of sums. What the
-filter keeps is put in canonical form (Lample & Charton's prefix of the simplified
-expression), the key by which mutants are de-duplicated, cached and called novel.
+a product of sums.
+
+What the filter keeps is put in canonical form (Lample & Charton's prefix of the expression),
+the key by which mutants are de-duplicated, cached and called novel.
 
 The filter (the original's `_validate`, plus what our language cannot hold):
   - `zoo`, `nan`, `oo`, `I` or a function outside the vocabulary: rejected (`outside`);
