@@ -40,6 +40,7 @@ import time
 
 import numpy as np
 import torch
+from op_profile import op_shares
 
 from genprobe.models.adapters.seq2seq import DecodingConfig, Seq2SeqModel
 from genprobe.models.registry import load_model
@@ -122,18 +123,6 @@ OP_KINDS = {
 }
 
 
-def op_shares(function) -> dict[str, float]:
-    """Self CPU time of `function`'s ops by kind (OP_KINDS), as shares of the total."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
-        function()
-    totals: dict[str, float] = {}
-    for event in prof.key_averages():
-        kind = OP_KINDS.get(event.key, "other")
-        totals[kind] = totals.get(kind, 0.0) + event.self_cpu_time_total
-    whole = sum(totals.values())
-    return {kind: time / whole for kind, time in sorted(totals.items(), key=lambda kv: -kv[1])}
-
-
 def print_profile(batched: dict[str, float], single: dict[str, float]) -> None:
     print(f"{'share of time':22s} {'batched':>8s} {'per example':>12s}")
     for kind in dict.fromkeys([*batched, *single]):
@@ -213,10 +202,12 @@ def main() -> None:
         print(f"L&C generate_beam, per example: {args.problems / lc_s:8.2f} problems/s")
         print(f"speedup vs L&C generate_beam = {lc_s / batched_s:.1f}")
     if args.profile:
-        batched_shares = op_shares(lambda: batched.candidates(work, args.beam))
+        batched_shares = op_shares(lambda: batched.candidates(work, args.beam), OP_KINDS)
         # shares only: a few problems suffice, and the profiler's events of all of them
         # one at a time take gigabytes
-        single_shares = op_shares(lambda: single.candidates(work[:PROFILED_ALONE], args.beam))
+        single_shares = op_shares(
+            lambda: single.candidates(work[:PROFILED_ALONE], args.beam), OP_KINDS
+        )
         print_profile(batched_shares, single_shares)
         matmul_s = batched_s * batched_shares.get("layer matmuls", 0.0)
         print(f"bound if batched did only its layer matmuls: {single_s / matmul_s:.1f}x")

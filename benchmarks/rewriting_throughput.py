@@ -14,7 +14,14 @@ does now: `--seeds-per-shard`, `--workers`); the FLOPs of one member-step, count
 machine's matmul peak (a 2048³ float32 matmul on all cores). Prints medians over repeats; the
 last lines are `speedup_S50 = X.X` and `peak_fraction = Y.YY`.
 
-    python benchmarks/rewriting_throughput.py [--steps 20] [--repeats 3]
+`--profile` also splits a single-threaded stack's step (MEMBERS / cores members, the sweep's
+layout) by kind of op (self CPU time under torch's profiler): matmuls, the transcendental
+functions (tanh, sigmoid, exp, softmax), copies and the rest. It prints the peak fraction that
+layout would reach if its step did nothing but its matmuls, and nothing but its matmuls and
+transcendental functions (their profiled seconds against the same steps' unprofiled time): the
+ceilings of removing overhead.
+
+    python benchmarks/rewriting_throughput.py [--steps 20] [--repeats 3] [--profile]
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import torch
 import torch.nn.functional as F
+from op_profile import op_seconds
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
@@ -139,6 +147,42 @@ def matmul_peak() -> float:
     return statistics.median(once() for _ in range(5))
 
 
+TRANSCENDENTAL = "tanh, sigmoid, exp"
+# kinds of op for --profile: aten op name -> kind (anything else is "other")
+OP_KINDS = {
+    **dict.fromkeys(("aten::bmm", "aten::baddbmm", "aten::mm", "aten::addmm"), "matmuls"),
+    **dict.fromkeys(
+        ("aten::tanh", "aten::sigmoid", "aten::exp", "aten::exp_", "aten::_log_softmax"),
+        TRANSCENDENTAL,
+    ),
+    "aten::_softmax": TRANSCENDENTAL,
+    **dict.fromkeys(("aten::copy_", "aten::cat"), "copies"),
+}
+
+
+def step_profile(
+    data, config: RecurrentConfig, members: int, steps: int
+) -> tuple[float, dict[str, float]]:
+    """`steps` training steps of one single-threaded stack, after a warm-up: their wall
+    seconds, then their `op_seconds`."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    trainer = stacked_trainer(data, config, members)
+    order = trainer._epoch_order()
+
+    def train() -> None:
+        for step in range(steps):
+            trainer._train_step(order[:, step * BATCH : (step + 1) * BATCH])
+
+    train()
+    start = time.perf_counter()
+    train()
+    wall = time.perf_counter() - start
+    seconds = op_seconds(train, OP_KINDS)
+    torch.set_num_threads(threads)
+    return wall, seconds
+
+
 def _worker_rates(members: int, steps: int, repeats: int) -> list[float]:
     torch.set_num_threads(1)
     data, config = problem(steps)
@@ -165,6 +209,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--profile", action="store_true", help="split the step by kind of op")
     args = parser.parse_args()
     cores = os.cpu_count() or 1
     data, config = problem(args.steps)
@@ -191,6 +236,18 @@ def main() -> None:
     achieved = max(one_stack, split) * flops / 1e9
     print(f"FLOPs per member-step (matmuls, fwd + bwd): {flops / 1e6:8.1f} MFLOP")
     print(f"achieved: {achieved:.1f} GFLOP/s; matmul peak (2048^3, {cores} cores): {peak:.1f}")
+    if args.profile:
+        members = MEMBERS // cores
+        wall, seconds = step_profile(data, config, members, min(args.steps, 5))
+        print(f"one thread, {members} members, self CPU time by kind of op:")
+        for kind, spent in seconds.items():
+            print(f"  {kind:20s} {100 * spent / sum(seconds.values()):5.1f}%")
+        rate = members * min(args.steps, 5) / wall  # member-steps/s, unprofiled
+        print(f"one thread alone: {rate:.1f} member-steps/s")
+        per_core_peak = peak / cores
+        for only in (["matmuls"], ["matmuls", TRANSCENDENTAL]):
+            bound = rate * flops / 1e9 / per_core_peak * wall / sum(seconds[k] for k in only)
+            print(f"peak fraction if the step did only its {' and '.join(only)}: {bound:.2f}")
     print(f"speedup_S50 = {max(one_stack, split) / base:.1f}")
     print(f"peak_fraction = {achieved / peak:.2f}")
 
