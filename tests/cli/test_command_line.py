@@ -32,6 +32,21 @@ def test_a_bare_group_prints_its_help_and_exits_0(cli, argv):
     assert out.startswith(f"Usage: genprobe {' '.join(argv)}".rstrip() + " [OPTIONS] COMMAND")
 
 
+@pytest.mark.parametrize("argv", [(), ("rewriting",), ("integration",), ("task",)])
+def test_a_group_lists_each_command_with_its_whole_first_sentence(cli, monkeypatch, argv):
+    monkeypatch.setenv("COLUMNS", "80")
+    group = typer.main.get_command(app)
+    for name in argv:
+        group = group.commands[name]
+    code, out, _ = cli(*argv, "--help")
+    # without whitespace: the terminal wraps lines and may break a word at its hyphen
+    listing = "".join(out.split("Commands:")[1].split())
+    assert code == 0
+    for name, command in group.commands.items():
+        first = command.help.split(". ")[0].split(".\n")[0].rstrip(".")
+        assert name + "".join(first.split()) in listing, name
+
+
 def test_version(cli):
     assert cli("--version") == (0, f"genprobe {genprobe.__version__}\n", "")
 

@@ -79,8 +79,8 @@ def brittleness(
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
 ) -> None:
-    """Robustness, compositionality, extrapolation and search-vs-model probes (Welleck et al.
-    2022) on any model; writes RUN_DIR/report.html."""
+    """Robustness, compositionality, extrapolation and search-vs-model probes on any model
+    (Welleck et al., 2022); writes RUN_DIR/report.html."""
     from genprobe.studies.brittleness.config import (
         PRESETS,
         BrittlenessConfig,
@@ -130,7 +130,7 @@ def evaluate(
     seed: int = typer.Option(43, help="Seed of the sample."),
     overlap: str = OVERLAP,
 ) -> None:
-    """Fail@k of a model on one dataset, checked by the verifier: the brittleness study's
+    """Fail@k of a model on one dataset, checked by the verifier. It is the brittleness study's
     in-distribution suite alone (per-example rows in RUN_DIR/examples.parquet)."""
     from genprobe.studies.brittleness.config import BrittlenessConfig
 

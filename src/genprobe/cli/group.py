@@ -1,12 +1,31 @@
 """How every command group is set up: plain help, so bracketed text (`genprobe[ray]`,
-`[default: …]`) survives and option names are not cut at 80 columns, and a bare group
-(`genprobe`, `genprobe rewriting`) prints its help and exits 0."""
+`[default: …]`) survives and option names are not cut at 80 columns; its commands listed with
+their whole first sentence; and a bare group (`genprobe`, `genprobe rewriting`) prints its help
+and exits 0."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
+import click
 import typer
+from typer.core import TyperGroup
+
+
+class _Group(TyperGroup):
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Click cuts each command's summary to fit one line ("Train N seeds of a model on
+        a task at once, evaluate every..."); here it wraps instead."""
+        commands = ((name, self.get_command(ctx, name)) for name in self.list_commands(ctx))
+        rows = [
+            (name, command.get_short_help_str(limit=sys.maxsize))
+            for name, command in commands
+            if command is not None and not command.hidden
+        ]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 def help_when_bare(ctx: typer.Context) -> None:
@@ -19,7 +38,11 @@ def command_group(help: str, callback: Callable[..., None] = help_when_bare) -> 
     """A command group; `callback` takes the group's own options and must end by calling
     `help_when_bare`."""
     group = typer.Typer(
-        help=help, rich_markup_mode=None, pretty_exceptions_enable=False, add_completion=False
+        cls=_Group,
+        help=help,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+        add_completion=False,
     )
     group.callback(invoke_without_command=True)(callback)
     return group

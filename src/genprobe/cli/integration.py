@@ -299,9 +299,9 @@ def train(
         None, help="Stop after this long (validate, save; rerun to go on)."
     ),
 ) -> None:
-    """Train the integration transformer; validation Fail@1 (greedy, verified) every epoch
-    (from DATA's validation split: NAME.valid beside a NAME.train, else held out of DATA);
-    writes OUT/report.html."""
+    """Train the integration transformer, with validation Fail@1 (greedy, verified) every
+    epoch. Validation comes from DATA's validation split (NAME.valid beside a NAME.train, else
+    held out of DATA); writes OUT/report.html."""
     from genprobe.cli.console import console, progress_bar
     from genprobe.studies.integration_models import greedy_fail_at_1
     from genprobe.studies.integration_train.report import write_train_report
