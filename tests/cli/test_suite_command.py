@@ -87,6 +87,23 @@ def test_validation_primitives_then_perturbations(cli, tmp_path):
     assert code == 2 and "prim_fwd.valid:1: column 'problem'" in err
 
 
+def test_solved_by_code_takes_primitives_that_passed_below_rank_1(cli, tmp_path):
+    valid = tmp_path / "prim_fwd.valid"
+    valid.write_text("3|sub Y' mul INT+ 2 x\tpow x INT+ 2\n2|sub Y' cos x\tsin x\n")
+    primitives = tmp_path / "primitives.jsonl"
+    assert cli("validation-primitives", "--validation", valid, "--out", primitives)[0] == 0
+    frame = read_suite(primitives)[["problem", "set", "reference"]]
+    results = tmp_path / "results.jsonl"
+    ranks = {"first_correct_rank": None, "first_generous_rank": 3}  # a timeout passed at 3
+    results.write_text("".join(json.dumps({**r, **ranks}) + "\n" for r in frame.to_dict("records")))
+    out = tmp_path / "perturbed.jsonl"
+    argv = ("robustness-validation", "--solved", results, "--n", 4, "--out", out)
+    assert cli(*argv, "--solved-by", "code")[0] == 0
+    assert sorted(set(read_suite(out)["source_rows"].sum())) == [1, 2]
+    code, _, err = cli(*argv)  # the paper's criterion: nothing solved at rank 1
+    assert code == 2, err
+
+
 def test_compositionality_from_solved_simple_primitives(cli, tmp_path):
     simple = tmp_path / "simple.jsonl"
     assert cli("robustness-simple", "--n", 3, "--out", simple)[0] == 0

@@ -26,6 +26,7 @@ from genprobe.cli.backend import (
     verifier_workers,
 )
 from genprobe.cli.model_options import ModelOptions, with_model_options
+from genprobe.cli.suites import SOLVED_BY_HELP
 
 if TYPE_CHECKING:
     from genprobe.runs.executor import Executor
@@ -69,6 +70,7 @@ def brittleness(
         None, help="Verifier and generator processes [one per CPU; per Ray worker: 1]."
     ),
     seed: int = typer.Option(43, help="Seed of every suite."),
+    solved_by: str = typer.Option("paper", "--solved-by", help=SOLVED_BY_HELP),
     suite_cache: Path = typer.Option(
         None, "--suite-cache", metavar="DIR", help=SUITE_CACHE_HELP, show_default=False
     ),
@@ -97,7 +99,8 @@ def brittleness(
         ks=tuple(sorted(set(ks))) if ks else PRESETS[preset].ks,
         seed=seed, policy=policy, deadline=deadline, validation=validation_text, split=split,
         method=method, search_budget=search_budget, workers=verifier_workers(workers, backend),
-        suite_cache=_suite_cache(suite_cache, no_suite_cache), overlap=overlap,
+        solved_by=solved_by, suite_cache=_suite_cache(suite_cache, no_suite_cache),
+        overlap=overlap,
     )  # fmt: skip
     _run(config, out, model_study_executor(backend, ray_address, workers, model.device))
 

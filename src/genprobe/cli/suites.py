@@ -15,6 +15,12 @@ from typing import Annotated
 
 import typer
 
+SOLVED_BY_HELP = (
+    "What counts as solved for the suites made of solved problems: paper (a pass at rank 1, "
+    "a verifier timeout failing) or code (a pass at any rank, a timeout passing, as the "
+    "authors' notebooks)."
+)
+
 
 def suite(
     name: Annotated[
@@ -33,8 +39,11 @@ def suite(
         None, help="Dataset (L&C text, or JSONL/Parquet with input/output) to draw from."
     ),
     solved: Path = typer.Option(
-        None, help="Results file (problem, set, reference, first_correct_rank) of earlier runs."
+        None,
+        help="Results file (problem, set, reference, and first_correct_rank or "
+        "first_generous_rank) of earlier runs.",
     ),
+    solved_by: str = typer.Option("paper", "--solved-by", help=SOLVED_BY_HELP),
     method: str = typer.Option("bwd", help="operator-extrapolation: fwd, bwd or ibp."),
     workers: int = typer.Option(1, help="operator-extrapolation: generator processes."),
     split: str = typer.Option(None, help="Only rows of this split (JSONL/Parquet datasets)."),
@@ -43,7 +52,9 @@ def suite(
     from rich.table import Table
 
     from genprobe.cli.console import console
+    from genprobe.errors import check_choice
     from genprobe.tasks.integration.suites import (
+        SOLVED,
         SuiteRequest,
         build_suite,
         get_suite,
@@ -53,9 +64,10 @@ def suite(
 
     about = get_suite(name).about  # an unknown name or a bad file name fails before any work
     suite_path(out)
+    check_choice("--solved-by", solved_by, tuple(SOLVED))
     request = SuiteRequest(
-        n=n, seed=seed, validation=validation, solved=solved, method=method,
-        workers=workers, split=split,
+        n=n, seed=seed, validation=validation, solved=solved, solved_by=solved_by,
+        method=method, workers=workers, split=split,
     )  # fmt: skip
     with console.status(f"building {name}"):
         built = build_suite(name, request)

@@ -86,6 +86,38 @@ def test_suites_left_out_are_named_with_why_in_the_terminal_and_the_report(
     assert (run / "report.md").read_text().count(header) == 2  # the strict and generous tables
 
 
+SECOND_ANSWERS = {"2*x": "x^2", "cos(x)": "sin(x)", "exp(x)": "exp(x)", "x**3": "x^4/4"}
+
+
+def cli_second(problem: str, k: int):
+    """py: model: wrong at rank 1; right at rank 2 on the problems of SECOND_ANSWERS."""
+    del k
+    return ["x", SECOND_ANSWERS.get(problem, "x")]
+
+
+@pytest.mark.parametrize("solved_by", ["paper", "code"])
+def test_solved_by_code_counts_a_pass_below_rank_1(cli, validation, tmp_path, solved_by):
+    run = tmp_path / "run"
+    code, _, err = cli(
+        "integration", "brittleness", "--model", "py:test_brittleness:cli_second", "--out",
+        str(run), "--validation", str(validation), "--suites", "robustness-validation",
+        "--n", "6", "--k", "1", "2", "--workers", "2", "--solved-by", solved_by,
+    )  # fmt: skip
+    assert code == 0, err
+    summary = json.loads((run / "summary.json").read_text())
+    page = " ".join((run / "report.html").read_text().split())
+    if solved_by == "paper":  # nothing passes at rank 1
+        reason = summary["left_out"]["robustness-validation"]
+        assert "that the model solves at rank 1, and it solved 0 of " in reason
+        return
+    examples = pd.read_parquet(run / "examples.parquet")
+    perturbed = examples[examples["suite"] == "robustness-validation"]
+    assert len(perturbed) > 0 and summary["left_out"] == {}
+    assert "Validation problems the model solves among its candidates, a verifier timeout" in page
+    config = json.loads((run / "config.json").read_text())
+    assert config["config"]["solved_by"] == "code"
+
+
 @pytest.mark.parametrize("kind", ["ckpt", "lc", "sympy", "py", "openai"])
 def test_every_model_kind_runs_the_study(cli, kind, checkpoint, lc_checkpoint, endpoint, tmp_path):
     specs = {

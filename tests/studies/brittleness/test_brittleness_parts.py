@@ -1,5 +1,8 @@
 """The parts of a brittleness run, without the command: ranked verification, Fail@k and
-Unresolved@k, the shard of problems a model cannot read, the spreading of `--k 1 10 50`."""
+Unresolved@k, the shard of problems a model cannot read, the spreading of `--k 1 10 50`, the
+config's identity."""
+
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -7,9 +10,12 @@ import sympy as sp
 import torch
 
 from genprobe.cli import _spread_values
+from genprobe.errors import ConfigError
 from genprobe.models.adapters.seq2seq import DecodingConfig, Seq2SeqModel
+from genprobe.models.settings import ModelSettings
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
 from genprobe.studies.brittleness import report, tables
+from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.brittleness.solve import Problem, solve
 from genprobe.tasks.integration import Verifier, VerifierConfig, X, from_sympy, to_prefix
 from genprobe.verification.ranked import verify_ranked, windows
@@ -133,3 +139,16 @@ def test_fail_at_k_columns_ascend_whatever_order_k_is_given_in():
     )
     frame = tables.fail_table(examples, ["suite"], [10, 2])
     assert list(frame.columns) == ["suite", "n", "Fail@2", "Fail@10"]
+
+
+def test_solved_by_stays_out_of_the_identity_at_its_default():
+    """A run made before `--solved-by` existed keeps its config hash, so it still resumes."""
+    model = ModelSettings("sympy")
+    paper_run = BrittlenessConfig(model=model, suites=("robustness-simple",)).validated()
+    assert "solved_by" not in paper_run.identity()
+    code_run = replace(paper_run, solved_by="code").validated()
+    assert code_run.identity()["solved_by"] == "code"
+    assert BrittlenessConfig.from_identity(code_run.identity()) == code_run
+    assert BrittlenessConfig.from_identity(paper_run.identity()) == paper_run
+    with pytest.raises(ConfigError, match="--solved-by"):
+        replace(paper_run, solved_by="top-5").validated()

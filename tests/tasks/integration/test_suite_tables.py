@@ -298,6 +298,24 @@ def test_solved_primitives_are_top1_rows_of_a_results_file(tmp_path):
         solved_primitives(path)
 
 
+def test_solved_by_code_is_a_generous_pass_at_any_rank(tmp_path):
+    base = {"problem": "mul INT+ 2 x", "reference": "pow x INT+ 2", "set": "simple_coeff1"}
+    records = [
+        {**base, "first_correct_rank": 1, "first_generous_rank": 1},
+        {**base, "first_correct_rank": 3, "first_generous_rank": 3},
+        {**base, "first_correct_rank": None, "first_generous_rank": 2},  # a timeout passed
+        {**base, "first_correct_rank": None, "first_generous_rank": None},
+    ]
+    path = _write(tmp_path / "results.jsonl", records)
+    assert [p.row for p in solved_primitives(path, criterion="paper")] == [1]
+    assert [p.row for p in solved_primitives(path, criterion="code")] == [1, 2, 3]
+    with pytest.raises(ConfigError, match="solved criterion"):
+        solved_primitives(path, criterion="top-5")
+    _write(path, [{k: v for k, v in records[0].items() if k != "first_generous_rank"}])
+    with pytest.raises(DataFormatError, match="'first_generous_rank'"):
+        solved_primitives(path, criterion="code")
+
+
 def test_in_distribution_samples_rows_of_a_dataset(tmp_path):
     records = [
         {"split": "test" if i % 2 else "train", "count": 1,

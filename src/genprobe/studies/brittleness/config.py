@@ -21,6 +21,7 @@ from genprobe.models.settings import ModelSettings
 from genprobe.runs.config import identity_fields
 from genprobe.runs.provenance import file_digest
 from genprobe.studies.brittleness.schedule import OVERLAP_SETTINGS
+from genprobe.tasks.integration.suites.primitives import SOLVED
 from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
 
 KIND = "integration-brittleness"
@@ -40,6 +41,9 @@ DEFAULT_SUITES = tuple(s for s in STUDY_SUITES if s != "integer-extrapolation")
 # suites made from a validation (or test) file
 NEEDS_VALIDATION = ("in-distribution", "robustness-validation")
 TEMPERATURES = (0.6, 0.8, 1.0)
+# Settings added after runs existed: left out of the identity at their default, so that the
+# config hash of an older run stays what it was and the run can be resumed.
+ADDED_DEFAULTS = {"solved_by": "paper"}
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,8 @@ class BrittlenessConfig:
     # a directory of suite tables that need no model, shared by runs (None: build every one)
     suite_cache: str | None = None
     overlap: str = "auto"  # decode/verify while the other runs: auto, on or off (`schedule`)
+    # what counts as solved for the suites made of solved problems (`suites.primitives.SOLVED`)
+    solved_by: str = "paper"
 
     @property
     def k_max(self) -> int:
@@ -122,6 +128,7 @@ class BrittlenessConfig:
                     "scores", self.model.spec,
                 )  # fmt: skip
         check_choice("overlap", self.overlap, OVERLAP_SETTINGS)
+        check_choice("--solved-by", self.solved_by, tuple(SOLVED))
         if self.shard_size < 1:
             raise ConfigError("shard size", "at least 1", self.shard_size)
         asked = [s for s in self.suites if s in NEEDS_VALIDATION]
@@ -142,6 +149,9 @@ class BrittlenessConfig:
             "path": self.validation,
             "sha256": file_digest(self.validation),
         }
+        for name, default in ADDED_DEFAULTS.items():
+            if identity[name] == default:
+                del identity[name]
         return identity
 
     @classmethod

@@ -166,13 +166,13 @@ def _derived_shard(
     log line) when there are none to build from. Few solved primitives give fewer problems
     than N (all distinct sums, all coefficients), not an error."""
     if name == "robustness-validation":
-        families = {"valid": solved_primitives(solved, {"valid_primitive"})}
+        families = {"valid": solved_primitives(solved, {"valid_primitive"}, config.solved_by)}
         if not families["valid"]:
-            log("robustness-validation: no validation primitive was solved at rank 1; skipped")
+            log("robustness-validation: no validation primitive was solved; skipped")
             return None
     else:
         try:
-            families = solved_families(solved)
+            families = solved_families(solved, config.solved_by)
         except ConfigError as error:  # no family has a solved primitive
             log(f"compositionality: skipped ({error})")
             return None
@@ -190,7 +190,8 @@ def _solved_frame(run: Path) -> pd.DataFrame:
     """Results with the columns `solved_primitives` reads, indexed by suite row."""
     results = read_results(run)
     suites = read_suites(run)
-    frame = suites.merge(results[["suite", "row", "first_correct_rank"]], on=["suite", "row"])
+    ranks = results[["suite", "row", "first_correct_rank", "first_generous_rank"]]
+    frame = suites.merge(ranks, on=["suite", "row"])
     frame.index = frame["row"]
     return frame
 

@@ -15,6 +15,7 @@ from genprobe.tasks.integration.suites.compositionality import (
 from genprobe.tasks.integration.suites.in_distribution import in_distribution
 from genprobe.tasks.integration.suites.operators import operator_extrapolation
 from genprobe.tasks.integration.suites.primitives import (
+    SOLVED,
     Primitive,
     dataset_primitives,
     solved_primitives,
@@ -41,6 +42,7 @@ from genprobe.tasks.integration.suites.validation import (
 __all__ = [
     "COLUMNS",
     "FAMILIES",
+    "SOLVED",
     "SUITE_BUILDERS",
     "Built",
     "Primitive",

@@ -50,9 +50,11 @@ FAMILIES: dict[str, Family] = {
 }
 
 
-def solved_families(results_path: str | Path | pd.DataFrame) -> dict[str, list[Primitive]]:
-    """Each family's solved primitives in a results file (or frame); families without any are
-    left out.
+def solved_families(
+    results_path: str | Path | pd.DataFrame, criterion: str = "paper"
+) -> dict[str, list[Primitive]]:
+    """Each family's solved primitives (`solved_primitives`' criterion) in a results file (or
+    frame); families without any are left out.
 
     Raises:
         ConfigError: no family has a solved primitive in the file.
@@ -60,7 +62,7 @@ def solved_families(results_path: str | Path | pd.DataFrame) -> dict[str, list[P
     found = {
         name: primitives
         for name, family in FAMILIES.items()
-        if (primitives := solved_primitives(results_path, family.sets))
+        if (primitives := solved_primitives(results_path, family.sets, criterion))
     }
     if not found:
         sets = sorted(s for family in FAMILIES.values() for s in family.sets)

@@ -2,8 +2,11 @@
 the derived suites (`robustness-validation`, `compositionality`) are built.
 
 A results file is what running a suite produced: JSONL or Parquet with at least the columns
-`problem` (prefix tokens, as in suites), `set`, `reference` and `first_correct_rank` (an integer,
-or null when no candidate was correct). "Solved" means solved at top-1: first_correct_rank == 1.
+`problem` (prefix tokens, as in suites), `set`, `reference` and the rank column of the criterion
+(an integer, or null when no candidate passed). "Solved" has two meanings (`SOLVED`): the
+paper's, a pass at rank 1 with a verifier timeout failing (`first_correct_rank` == 1); and that
+of the authors' notebooks, a pass at any rank of the candidates with a timeout passing
+(`first_generous_rank` not null; they checked the top 50 of a beam of 50).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from genprobe.errors import DataFormatError, UnsupportedExpressionError
+from genprobe.errors import DataFormatError, UnsupportedExpressionError, check_choice
 from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import strip_problem_prefix
@@ -26,7 +29,9 @@ from genprobe.tasks.integration.suites.table import (
     require_columns,
 )
 
-RESULT_COLUMNS = ("problem", "set", "reference", "first_correct_rank")
+RESULT_COLUMNS = ("problem", "set", "reference")
+# criterion -> the rank column it reads, and whether a rank counts as solved
+SOLVED = {"paper": "first_correct_rank", "code": "first_generous_rank"}
 
 
 @dataclass(frozen=True)
@@ -59,26 +64,38 @@ def parse_primitive(
     return Primitive(trees[0], trees[1], row)
 
 
+def is_solved(criterion: str, rank: int | None) -> bool:
+    """Whether a problem whose first passing rank under `SOLVED[criterion]` is `rank` (None:
+    no candidate passed) counts as solved."""
+    return rank == 1 if criterion == "paper" else rank is not None
+
+
 def solved_primitives(
-    results: str | Path | pd.DataFrame, sets: Collection[str] | None = None
+    results: str | Path | pd.DataFrame,
+    sets: Collection[str] | None = None,
+    criterion: str = "paper",
 ) -> list[Primitive]:
-    """The primitives a model solved at top-1, in row order, optionally only those of `sets`;
-    each with its row as id: the row of a results file, or the index of a results frame.
+    """The primitives a model solved (`criterion`: a key of `SOLVED`), in row order, optionally
+    only those of `sets`; each with its row as id: the row of a results file, or the index of
+    a results frame.
 
     Raises:
+        ConfigError: an unknown criterion.
         DataFormatError: a missing column, a rank that is not an integer, a solved row without
             a reference, or a cell that does not parse (file, row and column named).
     """
+    check_choice("solved criterion", criterion, tuple(SOLVED))
+    column = SOLVED[criterion]
     if isinstance(results, pd.DataFrame):
         frame, results_path = results, "results"
     else:
         frame, results_path = read_table(results), results
-    require_columns(frame, results_path, RESULT_COLUMNS)
+    require_columns(frame, results_path, (*RESULT_COLUMNS, column))
     primitives = []
     for row, record in zip(frame.index, frame.to_dict("records"), strict=True):
         if sets is not None and record["set"] not in sets:
             continue
-        if _rank(results_path, row, record["first_correct_rank"]) != 1:
+        if not is_solved(criterion, _rank(results_path, row, column, record[column])):
             continue
         if not isinstance(record["reference"], str):
             raise DataFormatError(results_path, row, "column 'reference': a solved row needs one")
@@ -88,12 +105,12 @@ def solved_primitives(
     return primitives
 
 
-def _rank(path: str | Path, row: int, value: Any) -> int | None:
+def _rank(path: str | Path, row: int, column: str, value: Any) -> int | None:
     if is_missing(value):
         return None
     whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
     if isinstance(value, bool) or not whole:
-        raise DataFormatError(path, row, f"column 'first_correct_rank': {value!r} is no integer")
+        raise DataFormatError(path, row, f"column {column!r}: {value!r} is no integer")
     return int(value)
 
 

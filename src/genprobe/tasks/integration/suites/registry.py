@@ -34,6 +34,7 @@ class SuiteRequest:
     seed: int = DEFAULT_SEED
     validation: Path | None = None  # a dataset: in-distribution, validation-primitives
     solved: Path | None = None  # a results file: robustness-validation, compositionality
+    solved_by: str = "paper"  # what counts as solved in it (`primitives.SOLVED`)
     method: str = "bwd"  # operator-extrapolation: fwd, bwd or ibp
     workers: int = 1  # operator-extrapolation: generator processes
     split: str | None = None  # the split of a JSONL/Parquet dataset
@@ -87,12 +88,12 @@ def _validation_primitives(request: SuiteRequest) -> Built:
 
 def _robustness_validation(request: SuiteRequest) -> Built:
     path = _file(request, "solved", "robustness-validation")
-    primitives = solved_primitives(path, {"valid_primitive"})
+    primitives = solved_primitives(path, {"valid_primitive"}, request.solved_by)
     return Built(robustness_validation(primitives, seed=request.seed, **_sized(request)))
 
 
 def _compositionality(request: SuiteRequest) -> Built:
-    families = solved_families(_file(request, "solved", "compositionality"))
+    families = solved_families(_file(request, "solved", "compositionality"), request.solved_by)
     return Built(compositionality(families, seed=request.seed, **_sized(request)))
 
 
