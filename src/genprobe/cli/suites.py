@@ -17,8 +17,8 @@ import typer
 
 SOLVED_BY_HELP = (
     "What counts as solved for the suites made of solved problems: paper (a pass at rank 1, "
-    "a verifier timeout failing) or code (a pass at any rank, a timeout passing, as the "
-    "authors' notebooks)."
+    "a verifier timeout failing) or code (as the authors' code: a timeout passing; simple "
+    "primitives at rank 1, validation problems at any rank)."
 )
 
 

@@ -113,7 +113,7 @@ def test_solved_by_code_counts_a_pass_below_rank_1(cli, validation, tmp_path, so
     examples = pd.read_parquet(run / "examples.parquet")
     perturbed = examples[examples["suite"] == "robustness-validation"]
     assert len(perturbed) > 0 and summary["left_out"] == {}
-    assert "Validation problems the model solves among its candidates, a verifier timeout" in page
+    assert "Validation problems the model solves as the authors&#x27; code counts it" in page
     config = json.loads((run / "config.json").read_text())
     assert config["config"]["solved_by"] == "code"
 

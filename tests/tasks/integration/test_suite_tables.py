@@ -298,17 +298,20 @@ def test_solved_primitives_are_top1_rows_of_a_results_file(tmp_path):
         solved_primitives(path)
 
 
-def test_solved_by_code_is_a_generous_pass_at_any_rank(tmp_path):
-    base = {"problem": "mul INT+ 2 x", "reference": "pow x INT+ 2", "set": "simple_coeff1"}
+def test_solved_by_code_counts_as_the_authors_code(tmp_path):
+    """A timeout passes; a simple primitive counts at rank 1, a validation problem at any."""
+    base = {"problem": "mul INT+ 2 x", "reference": "pow x INT+ 2"}
+    simple, valid = {**base, "set": "simple_coeff1"}, {**base, "set": "valid_primitive"}
     records = [
-        {**base, "first_correct_rank": 1, "first_generous_rank": 1},
-        {**base, "first_correct_rank": 3, "first_generous_rank": 3},
-        {**base, "first_correct_rank": None, "first_generous_rank": 2},  # a timeout passed
-        {**base, "first_correct_rank": None, "first_generous_rank": None},
+        {**simple, "first_correct_rank": 1, "first_generous_rank": 1},
+        {**simple, "first_correct_rank": None, "first_generous_rank": 1},  # a timeout at 1
+        {**simple, "first_correct_rank": 3, "first_generous_rank": 3},
+        {**valid, "first_correct_rank": None, "first_generous_rank": 2},
+        {**valid, "first_correct_rank": None, "first_generous_rank": None},
     ]
     path = _write(tmp_path / "results.jsonl", records)
     assert [p.row for p in solved_primitives(path, criterion="paper")] == [1]
-    assert [p.row for p in solved_primitives(path, criterion="code")] == [1, 2, 3]
+    assert [p.row for p in solved_primitives(path, criterion="code")] == [1, 2, 4]
     with pytest.raises(ConfigError, match="solved criterion"):
         solved_primitives(path, criterion="top-5")
     _write(path, [{k: v for k, v in records[0].items() if k != "first_generous_rank"}])

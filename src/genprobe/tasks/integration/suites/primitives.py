@@ -3,10 +3,12 @@ the derived suites (`robustness-validation`, `compositionality`) are built.
 
 A results file is what running a suite produced: JSONL or Parquet with at least the columns
 `problem` (prefix tokens, as in suites), `set`, `reference` and the rank column of the criterion
-(an integer, or null when no candidate passed). "Solved" has two meanings (`SOLVED`): the
+(an integer, or null when no candidate passed). "Solved" has two meanings (`is_solved`): the
 paper's, a pass at rank 1 with a verifier timeout failing (`first_correct_rank` == 1); and that
-of the authors' notebooks, a pass at any rank of the candidates with a timeout passing
-(`first_generous_rank` not null; they checked the top 50 of a beam of 50).
+of the authors' code (wellecks/symbolic_generalization), where a timeout passes
+(`first_generous_rank`): a simple primitive counts when its top candidate passes (`verify.py`
+checks `hyps[0]`), a validation problem when any of its candidates does (`run_and_check`, top
+50 of a beam of 50).
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ from genprobe.tasks.integration.suites.table import (
 )
 
 RESULT_COLUMNS = ("problem", "set", "reference")
-# criterion -> the rank column it reads, and whether a rank counts as solved
+# criterion of solved -> the rank column it reads
 SOLVED = {"paper": "first_correct_rank", "code": "first_generous_rank"}
+# the sets whose problems the authors' code counts as solved at any rank of the candidates
+ANY_RANK_SETS = frozenset({"valid_primitive"})
 
 
 @dataclass(frozen=True)
@@ -64,10 +68,12 @@ def parse_primitive(
     return Primitive(trees[0], trees[1], row)
 
 
-def is_solved(criterion: str, rank: int | None) -> bool:
-    """Whether a problem whose first passing rank under `SOLVED[criterion]` is `rank` (None:
-    no candidate passed) counts as solved."""
-    return rank == 1 if criterion == "paper" else rank is not None
+def is_solved(criterion: str, set_name: str, rank: int | None) -> bool:
+    """Whether a problem of `set_name` whose first passing rank in column `SOLVED[criterion]`
+    is `rank` (None: no candidate passed) counts as solved."""
+    if criterion == "code" and set_name in ANY_RANK_SETS:
+        return rank is not None
+    return rank == 1
 
 
 def solved_primitives(
@@ -95,7 +101,8 @@ def solved_primitives(
     for row, record in zip(frame.index, frame.to_dict("records"), strict=True):
         if sets is not None and record["set"] not in sets:
             continue
-        if not is_solved(criterion, _rank(results_path, row, column, record[column])):
+        rank = _rank(results_path, row, column, record[column])
+        if not is_solved(criterion, record["set"], rank):
             continue
         if not isinstance(record["reference"], str):
             raise DataFormatError(results_path, row, "column 'reference': a solved row needs one")
