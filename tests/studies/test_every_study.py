@@ -1,12 +1,13 @@
 """What every study promises, tested once over each kind of run (a seed sweep, a brittleness
 evaluation, a SAGGA search) through the real command line:
 
-- killed with SIGKILL mid-run, the same command finishes with the results of a run that was
-  never killed;
+- killed with SIGKILL mid-run, it leaves no process behind, and the same command finishes with
+  the results of a run that was never killed;
 - the same --out with another setting is refused, naming the setting and both values, and
   changes nothing;
 - bad input is one line on stderr and exit code 2, and makes no run directory."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -89,6 +90,30 @@ def _genprobe(argv: list[str]) -> list[str]:
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "PYTHONUNBUFFERED": "1"}
 
 
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is `pid` (from /proc; none where there is no /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):  # a process that ended while we looked
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(stat.parent.name))
+    return found
+
+
+def _still_running(pids: set[int], wait: float = 30.0) -> set[int]:
+    """Those of `pids` still running (not ended, not a zombie) after up to `wait` seconds."""
+
+    def running(pid: int) -> bool:
+        with contextlib.suppress(OSError):
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        return False
+
+    end = time.monotonic() + wait
+    while (alive := {pid for pid in pids if running(pid)}) and time.monotonic() < end:
+        time.sleep(0.2)
+    return alive
+
+
 def _run(argv: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(_genprobe(argv), env=ENV, capture_output=True, text=True)
 
@@ -113,8 +138,10 @@ def test_a_run_killed_mid_way_finishes_with_the_results_of_one_never_killed(
     while process.poll() is None and not list(killed.glob(study.under_way)):
         time.sleep(0.05)
     assert process.poll() is None, "the run ended before it could be killed"
+    children = _children(process.pid)
     process.send_signal(signal.SIGKILL)
     process.wait()
+    assert not _still_running(children), "a process of the killed run outlived it"
 
     resumed = _run([*argv, "--out", str(killed)])
     assert resumed.returncode == 0, resumed.stderr

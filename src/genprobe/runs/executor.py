@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import abc
 import multiprocessing
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
+from multiprocessing.managers import SyncManager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -73,7 +75,9 @@ class Executor(abc.ABC):
     def channel(self) -> Iterator[Any]:
         """A queue that shards may `put` on from wherever they run and the driver may `get`
         from (progress reports)."""
-        with multiprocessing.get_context("spawn").Manager() as manager:
+        manager = SyncManager(ctx=multiprocessing.get_context("spawn"))
+        manager.start(_exit_with_parent, (os.getpid(),))
+        with manager:
             yield manager.Queue()
 
     @abc.abstractmethod
@@ -81,6 +85,18 @@ class Executor(abc.ABC):
         self, task: StageTask, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
     ) -> Iterator[Result]:
         """Run `task` on every shard; yield each result as it completes (any order)."""
+
+
+def _exit_with_parent(parent: int) -> None:
+    """In a manager's process: end it once the process that started it is gone. A driver
+    killed with SIGKILL never shuts its manager down, which would otherwise run on."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 class Worker:
