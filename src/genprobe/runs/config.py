@@ -13,6 +13,7 @@ The seven: `SweepConfig` and its `TrainConfig`, `BrittlenessConfig`, `SaggaConfi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any, ClassVar, Protocol, TypeVar
 
@@ -45,3 +46,16 @@ def identity_fields(config: Any) -> dict[str, Any]:
     """`asdict(config)` less the class's runtime fields: the identity before any field is
     written in another form (a file as its digest, a nested config as its identity)."""
     return {k: v for k, v in asdict(config).items() if k not in type(config).RUNTIME}
+
+
+def without_added_defaults(identity: dict[str, Any], added: Mapping[str, Any]) -> dict[str, Any]:
+    """`identity` less every setting of `added` that is at its default (`added`: a setting, as
+    `train.optimizer` inside a nested identity, -> its default). Settings added after runs
+    existed are left out this way, so that an older run's config hash stays what it was and
+    the run still resumes."""
+    for key, default in added.items():
+        parent, _, name = key.rpartition(".")
+        holder = identity[parent] if parent else identity
+        if holder[name] == default:
+            del holder[name]
+    return identity

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from genprobe.errors import ConfigError, check_choice
 from genprobe.models.registry import model_kind
 from genprobe.models.settings import ModelSettings
-from genprobe.runs.config import identity_fields
+from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
 from genprobe.studies.brittleness.schedule import OVERLAP_SETTINGS
 from genprobe.tasks.integration.suites.primitives import SOLVED
@@ -41,8 +41,7 @@ DEFAULT_SUITES = tuple(s for s in STUDY_SUITES if s != "integer-extrapolation")
 # suites made from a validation (or test) file
 NEEDS_VALIDATION = ("in-distribution", "robustness-validation")
 TEMPERATURES = (0.6, 0.8, 1.0)
-# Settings added after runs existed: left out of the identity at their default, so that the
-# config hash of an older run stays what it was and the run can be resumed.
+# settings added after runs existed (`without_added_defaults`)
 ADDED_DEFAULTS = {"solved_by": "paper"}
 
 
@@ -149,10 +148,7 @@ class BrittlenessConfig:
             "path": self.validation,
             "sha256": file_digest(self.validation),
         }
-        for name, default in ADDED_DEFAULTS.items():
-            if identity[name] == default:
-                del identity[name]
-        return identity
+        return without_added_defaults(identity, ADDED_DEFAULTS)
 
     @classmethod
     def from_identity(cls, identity: dict[str, Any]) -> BrittlenessConfig:

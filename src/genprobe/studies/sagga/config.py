@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, check_choice
 from genprobe.models.settings import ModelSettings
-from genprobe.runs.config import identity_fields
+from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
 from genprobe.studies.sagga.fitness import NAMES as FITNESSES
 from genprobe.studies.sagga.mutants import MUTANT_FORMS
@@ -24,8 +24,7 @@ from genprobe.studies.sagga.mutations import PRESETS
 from genprobe.studies.sagga.seeds import BASES
 
 SELECTIONS = ("kmeans", "fitness")
-# Settings added after runs existed: left out of the identity at their default, so that the
-# config hash of an older run stays what it was and the run can be resumed.
+# settings added after runs existed (`without_added_defaults`)
 ADDED_DEFAULTS = {"mutant_form": "simplified"}
 
 
@@ -100,10 +99,7 @@ class SaggaConfig:
         for name in ("basis_file", "targets_file"):
             path = identity[name]
             identity[name] = path and {"path": path, "sha256": file_digest(path)}
-        for name, default in ADDED_DEFAULTS.items():
-            if identity[name] == default:
-                del identity[name]
-        return identity
+        return without_added_defaults(identity, ADDED_DEFAULTS)
 
     @classmethod
     def from_identity(cls, identity: dict[str, Any]) -> SaggaConfig:

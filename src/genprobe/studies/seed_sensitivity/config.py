@@ -20,6 +20,7 @@ from genprobe.errors import ConfigError, check_choice
 from genprobe.models.recurrent import RecurrentConfig
 from genprobe.models.stacked import StackedConfig
 from genprobe.models.stacked_transformer import TransformerSeedConfig
+from genprobe.runs.config import without_added_defaults
 from genprobe.tasks.registry import load_task, task_name
 from genprobe.tasks.rewriting.task import RewritingTask
 from genprobe.tasks.task import Examples, Task
@@ -29,8 +30,7 @@ KIND = "seed-sweep"
 # Runs made before tasks were plug-ins: only the rewriting task, under this kind.
 LEGACY_KIND = "rewriting-sweep"
 KINDS = (KIND, LEGACY_KIND)
-# Settings added after runs existed: left out of the identity at their default, so that the
-# config hash (and thus the run directory) of an older run stays what it was.
+# settings added after runs existed (`without_added_defaults`): a nested one as `train.name`
 ADDED_DEFAULTS = {
     "layers": 1,
     "train.optimizer": "sgd",
@@ -217,11 +217,7 @@ class SweepConfig:
         for name in ("init_seeds", "order_seeds"):
             if d[name] is not None:
                 d[name] = list(d[name])
-        for key, default in ADDED_DEFAULTS.items():
-            parent, _, name = key.rpartition(".")
-            holder = d[parent] if parent else d
-            if holder[name] == default:
-                del holder[name]
+        without_added_defaults(d, ADDED_DEFAULTS)
         if isinstance(self.task, RewritingTask):
             d["grammar"] = self.task.options()  # as runs made before tasks were plug-ins
         else:
