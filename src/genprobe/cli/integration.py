@@ -78,6 +78,9 @@ def generate(
     x_probability: float = typer.Option(0.75, help="Probability that a leaf is x."),
     operators: str = typer.Option(None, help="Operator weights 'add:10,mul:10,sin:4,…' [L&C's]."),
     max_len: int = typer.Option(512, help="Longest accepted sequence in tokens."),
+    engine: str = typer.Option(
+        "fast", help="BWD: fast (own terms and factoring) or sympy (L&C's SymPy path, ~10x slower)."
+    ),
     valid_fraction: float = typer.Option(0.0, help="Share of inputs in the valid split."),
     test_fraction: float = typer.Option(0.0, help="Share of inputs in the test split."),
     max_attempts: int = typer.Option(None, help="Give up after this many attempts."),
@@ -99,8 +102,9 @@ def generate(
     if operators:
         tree = replace(tree, operators=_parse_operators(operators))
     config = GeneratorConfig(
-        method=method, tree=tree, max_ops=max_ops, max_ops_g=max_ops_g, max_len=max_len
-    ).validated()
+        method=method, tree=tree, max_ops=max_ops, max_ops_g=max_ops_g, max_len=max_len,
+        engine=engine,
+    ).validated()  # fmt: skip
     if fmt not in ("text", "jsonl", "parquet"):
         raise ConfigError("--format", "text, jsonl or parquet", fmt)
     with progress_bar() as progress:
