@@ -1,5 +1,5 @@
 """What every study promises, tested once over each kind of run (a seed sweep, a brittleness
-evaluation, a SAGGA search) through the real command line:
+evaluation, a SAGGA search, data generation) through the real command line:
 
 - killed with SIGKILL mid-run, it leaves no process behind, and the same command finishes with
   the results of a run that was never killed;
@@ -31,6 +31,8 @@ class Study:
     results: Callable[[Path], object]  # what a finished run computed, to compare
     changed: tuple[str, str, str]  # (option, value, the run's value): another setting
     bad: tuple[str, str]  # (option, value) that the command refuses
+    # the run directory of an --out (generation writes its data to --out, its run beside it)
+    run_of: Callable[[Path], Path] = lambda out: out
 
 
 def _predictions(run: Path) -> dict:
@@ -74,6 +76,17 @@ STUDIES = {
         results=lambda run: (run / "archive.jsonl").read_text(),
         changed=("--seed", "7", "43"),
         bad=("--generation-size", "0"),
+    ),
+    "generate": Study(
+        argv=lambda f: [
+            "integration", "generate", "--method", "bwd", "--n", "1500", "--max-ops", "6",
+            "--shard-size", "64", "--seed", "5", "--workers", "1",
+        ],
+        under_way="shards/attempts/*.json",
+        results=lambda out: out.read_text(),
+        changed=("--max-ops", "7", "6"),
+        bad=("--shard-size", "0"),
+        run_of=lambda out: out.with_name(out.name + ".run"),
     ),
 }  # fmt: skip
 
@@ -135,7 +148,7 @@ def test_a_run_killed_mid_way_finishes_with_the_results_of_one_never_killed(
         stderr=subprocess.DEVNULL,
     )
     # no deadline: the loop ends when the run is under way, or when it ends, however slow
-    while process.poll() is None and not list(killed.glob(study.under_way)):
+    while process.poll() is None and not list(study.run_of(killed).glob(study.under_way)):
         time.sleep(0.05)
     assert process.poll() is None, "the run ended before it could be killed"
     children = _children(process.pid)
@@ -150,7 +163,7 @@ def test_a_run_killed_mid_way_finishes_with_the_results_of_one_never_killed(
     assert again.returncode == 0 and study.results(whole) == study.results(killed)
 
     option, value, before = study.changed
-    files = sorted(p for p in whole.rglob("*") if p.is_file())
+    files = sorted(p for p in study.run_of(whole).rglob("*") if p.is_file())
     stamps = [(p, p.stat().st_mtime_ns) for p in files]
     other = _run([*_replace(argv, option, value), "--out", str(whole)])
     assert other.returncode == 2 and other.stderr.count("\n") == 1, other.stderr
@@ -166,7 +179,7 @@ def test_bad_input_is_one_line_exit_2_and_no_run_directory(kind, fixtures, tmp_p
     done = _run([*_replace(study.argv(fixtures), option, value), "--out", str(out)])
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith("genprobe: error: ") and option in done.stderr
-    assert not out.exists()
+    assert not out.exists() and not study.run_of(out).exists()
 
 
 def _replace(argv: list[str], option: str, value: str) -> list[str]:

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 
 import typer
 
+from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, make_executor
 from genprobe.cli.group import command_group
 from genprobe.cli.model_options import (
     BatchSize,
@@ -84,9 +85,15 @@ def generate(
     valid_fraction: float = typer.Option(0.0, help="Share of inputs in the valid split."),
     test_fraction: float = typer.Option(0.0, help="Share of inputs in the test split."),
     max_attempts: int = typer.Option(None, help="Give up after this many attempts."),
-    start_method: str = typer.Option(None, help="fork, spawn or forkserver."),
+    start_method: str = typer.Option(None, help="IBP: fork, spawn or forkserver."),
+    shard_size: int = typer.Option(256, help="FWD, BWD: attempts per shard of the run."),
+    backend: Backend = BACKEND,
+    ray_address: str = RAY_ADDRESS,
 ) -> None:
-    """Generate (integrand, primitive) pairs as Lample & Charton's FWD, BWD or IBP."""
+    """Generate (integrand, primitive) pairs as Lample & Charton's FWD, BWD or IBP.
+
+    FWD and BWD run in OUT.run (resumed if it exists: rerun the command after an interruption)
+    on --workers processes or a Ray cluster; IBP runs in this command's --workers processes."""
     from dataclasses import replace
 
     import sympy
@@ -95,6 +102,7 @@ def generate(
     from genprobe.runs.atomic import write_json
     from genprobe.tasks.integration.datasets import write_dataset
     from genprobe.tasks.integration.generation import generate as run_generation
+    from genprobe.tasks.integration.generation_run import GenerationConfig, generate_run
     from genprobe.tasks.integration.generators import GeneratorConfig
     from genprobe.tasks.integration.random_trees import TreeSettings
 
@@ -107,6 +115,15 @@ def generate(
     ).validated()  # fmt: skip
     if fmt not in ("text", "jsonl", "parquet"):
         raise ConfigError("--format", "text, jsonl or parquet", fmt)
+    run_config = None
+    if method != "ibp":
+        run_config = GenerationConfig(
+            config, n, seed=seed, deadline=deadline, shard_size=shard_size,
+            max_attempts=max_attempts,
+        ).validated()  # fmt: skip
+        executor = make_executor(backend, ray_address, local_workers=workers)
+    elif backend is not Backend.local:
+        raise ConfigError("--backend", "local for ibp (its rounds depend on each other)", "ray")
     with progress_bar() as progress:
         task = progress.add_task(f"{method} pairs", total=n)
 
@@ -116,10 +133,16 @@ def generate(
             described = f"{method} pairs, {rate:.1f} attempts/s" + (f" ({top})" if top else "")
             progress.update(task, completed=accepted, description=described)
 
-        report = run_generation(
-            config, n, seed=seed, workers=workers, deadline=deadline,
-            start_method=start_method, max_attempts=max_attempts, on_progress=on_progress,
-        )  # fmt: skip
+        if run_config is None:
+            report = run_generation(
+                config, n, seed=seed, workers=workers, deadline=deadline,
+                start_method=start_method, max_attempts=max_attempts, on_progress=on_progress,
+            )  # fmt: skip
+        else:
+            with executor:
+                report = generate_run(
+                    run_config, out.with_name(out.name + ".run"), executor, workers, on_progress
+                )
         progress.update(task, completed=len(report.rows))
     paths = write_dataset(report.rows, out, fmt, valid_fraction, test_fraction)
     meta = {

@@ -22,8 +22,9 @@ OPTIONS = {
     "model.deadline": "--model-deadline",
     "model.temperature": "--temperature",
 }
-# sections whose keys are options of the same name: the top level, a sweep's training settings
-FLAT_SECTIONS = ("", "train")
+# sections whose keys are options of the same name: the top level, a sweep's training settings,
+# a generation run's generator and tree settings
+FLAT_SECTIONS = ("", "train", "generator", "generator.tree")
 
 
 def option_spelling(command: Any) -> Callable[[str], str]:

@@ -2,12 +2,14 @@
 
 import json
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from genprobe.errors import ConfigError, DataFormatError
+from genprobe.errors import ConfigError, DataFormatError, DifferentRunError
+from genprobe.runs.executor import LocalExecutor
 from genprobe.tasks.integration import (
     GeneratorConfig,
     TreeSettings,
@@ -18,6 +20,7 @@ from genprobe.tasks.integration import (
 from genprobe.tasks.integration.datasets import read_dataset, split_of, write_dataset
 from genprobe.tasks.integration.expression import fold
 from genprobe.tasks.integration.generation import Row
+from genprobe.tasks.integration.generation_run import GenerationConfig, generate_run
 from genprobe.tasks.integration.generators import attempt
 from genprobe.tasks.integration.random_trees import INTEGRATION_OPERATORS, _counts
 from genprobe.verification.verdict import Outcome
@@ -100,6 +103,33 @@ def test_generated_pairs_verify_and_do_not_depend_on_workers(method):
     # the conformance check: the verifier accepts every gold answer
     verdicts = verify_many([(row.input, row.output) for row in one.rows])
     assert [v.outcome for v in verdicts] == [Outcome.CORRECT] * 8
+
+
+@pytest.mark.parametrize("method", ["fwd", "bwd"])
+def test_a_generation_run_keeps_the_pairs_of_one_process_for_any_workers(method, tmp_path):
+    config = GeneratorConfig(method=method, max_ops=6)
+    in_process = generate(config, 12, seed=4, round_size=16)
+    run_config = GenerationConfig(config, 12, seed=4, shard_size=8)
+    one = generate_run(run_config, tmp_path / "one")
+    with LocalExecutor(2) as executor:
+        two = generate_run(run_config, tmp_path / "two", executor, workers=2)
+    assert one.rows == two.rows == in_process.rows
+    assert one.counters == two.counters and one.attempts == sum(one.counters.values())
+    shards = sorted((tmp_path / "one" / "attempts").iterdir())
+    stamps = [path.stat().st_mtime_ns for path in shards]
+    assert generate_run(run_config, tmp_path / "one").rows == one.rows  # replayed, not redone
+    assert [path.stat().st_mtime_ns for path in shards] == stamps
+
+
+def test_a_generation_run_refuses_ibp_and_another_config(tmp_path):
+    with pytest.raises(ConfigError, match="method"):
+        GenerationConfig(GeneratorConfig(method="ibp")).validated()
+    config = GenerationConfig(GeneratorConfig(method="bwd", max_ops=5), 3, shard_size=8)
+    generate_run(config, tmp_path / "run")
+    with pytest.raises(DifferentRunError, match="max_ops: run has 5, command has 6"):
+        generate_run(
+            replace(config, generator=GeneratorConfig(method="bwd", max_ops=6)), tmp_path / "run"
+        )
 
 
 def test_ibp_finds_pairs_through_its_primitive_cache():

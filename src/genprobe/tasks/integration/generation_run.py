@@ -1,0 +1,206 @@
+"""FWD and BWD generation as a run on the run/shard spine: resumable, on every core, on Ray.
+
+The run directory (`OUT.run` beside the data) holds the config and one file per shard of
+`shard_size` consecutive attempts, with every attempt's outcome. FWD and BWD attempts are
+independent, so shards run anywhere in any order (the local pool or Ray, one deadline process
+per worker); the driver asks for them in waves sized by the yield so far and merges them in
+attempt order. The data is therefore what one process making attempts 0, 1, 2, ... would keep:
+the first n distinct inputs, the same for any number of workers or machines (`generate` with
+the same seed keeps the same pairs). A killed run resumes from its finished shards.
+
+IBP is not here: its cache of known primitives makes each round of attempts depend on all the
+rounds before it, so it stays in `generation.generate`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from genprobe.errors import ConfigError
+from genprobe.runs.executor import Executor, StageTask, run_stage
+from genprobe.runs.pool import DeadlinePool
+from genprobe.runs.rundir import open_run
+from genprobe.runs.shards import Outputs, Shard, ShardStore
+from genprobe.tasks.integration.generation import GenerationReport, Row
+from genprobe.tasks.integration.generators import DEFAULT_DEADLINES, GeneratorConfig, attempt
+from genprobe.tasks.integration.random_trees import TreeSettings
+
+KIND = "integration-generate"
+STAGE = "attempts"
+# most shards in one wave per worker: results are merged (and progress shown) between waves
+WAVE_PER_WORKER = 4
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    generator: GeneratorConfig = field(default_factory=GeneratorConfig)
+    n: int = 1000  # distinct inputs wanted
+    seed: int = 0
+    deadline: float | None = None  # CPU seconds per attempt; None: Lample & Charton's
+    shard_size: int = 256  # attempts per shard
+    max_attempts: int | None = None  # None: 1000 * n + 1000
+
+    RUNTIME: ClassVar[tuple[str, ...]] = ()
+
+    def validated(self) -> GenerationConfig:
+        self.generator.validated()
+        if self.generator.method == "ibp":
+            raise ConfigError("method", "fwd or bwd (ibp runs in one process)", "ibp")
+        for name in ("n", "shard_size"):
+            if getattr(self, name) < 1:
+                raise ConfigError(name, "at least 1", getattr(self, name))
+        if self.deadline is not None and not self.deadline > 0:
+            raise ConfigError("deadline", "positive", self.deadline)
+        return self
+
+    @property
+    def attempt_deadline(self) -> float:
+        return self.deadline or DEFAULT_DEADLINES[self.generator.method]
+
+    @property
+    def attempt_limit(self) -> int:
+        return self.max_attempts or 1000 * self.n + 1000
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "generator": asdict(self.generator), "n": self.n, "seed": self.seed,
+            "deadline": self.attempt_deadline, "shard_size": self.shard_size,
+            "max_attempts": self.attempt_limit,
+        }  # fmt: skip
+
+    @classmethod
+    def from_identity(cls, identity: dict[str, Any]) -> GenerationConfig:
+        generator = dict(identity["generator"])
+        generator["tree"] = TreeSettings(**generator["tree"])
+        return cls(**{**identity, "generator": GeneratorConfig(**generator)})
+
+
+class AttemptsTask(StageTask):
+    """A shard: attempts `start` to `stop` - 1, each under its CPU deadline."""
+
+    def __init__(self, config: GenerationConfig) -> None:
+        self.config = config
+
+    def setup(self) -> DeadlinePool:
+        return DeadlinePool(1).__enter__()
+
+    def run(self, context: DeadlinePool, shard: Shard, scratch: Path) -> Outputs:
+        start, stop = shard.spec["start"], shard.spec["stop"]
+        jobs = [(self.config.seed, index) for index in range(start, stop)]
+        outcomes: list[dict[str, Any]] = [{}] * len(jobs)
+        shared = (self.config.generator, {})
+        for result in context.run(
+            attempt, jobs, deadline=self.config.attempt_deadline, shared=shared
+        ):
+            if result.status != "done":
+                outcomes[result.index] = {"status": result.status}
+                continue
+            outcome = result.value
+            outcomes[result.index] = {"status": outcome.status}
+            if outcome.status == "ok":
+                pair = {"input": outcome.input, "output": outcome.output, "n_ops": outcome.n_ops}
+                outcomes[result.index] |= pair
+        lines = "".join(json.dumps(outcome) + "\n" for outcome in outcomes)
+        return {_file(start): lines.encode()}
+
+    def close(self, context: DeadlinePool) -> None:
+        context.close()
+
+
+def _file(start: int) -> str:
+    return f"{STAGE}/{start:012d}.jsonl"
+
+
+def _shard(config: GenerationConfig, start: int) -> Shard:
+    stop = min(start + config.shard_size, config.attempt_limit)
+    return Shard(STAGE, f"{start:012d}", {"start": start, "stop": stop})
+
+
+class _Merge:
+    """Outcomes taken in attempt order, as `generation.generate` takes them."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.first_seen: dict[str, tuple[str, int, int | None]] = {}
+        self.counters: Counter = Counter()
+        self.attempts = 0
+
+    @property
+    def complete(self) -> bool:
+        return len(self.first_seen) >= self.n
+
+    def add(self, lines: bytes) -> None:
+        for line in lines.decode().splitlines():
+            outcome = json.loads(line)
+            self.attempts += 1
+            status = outcome["status"]
+            if status != "ok":
+                self.counters[status] += 1
+            elif outcome["input"] in self.first_seen:
+                output, count, n_ops = self.first_seen[outcome["input"]]
+                self.first_seen[outcome["input"]] = (output, count + 1, n_ops)
+                self.counters["duplicate"] += 1
+            elif not self.complete:
+                self.first_seen[outcome["input"]] = (outcome["output"], 1, outcome["n_ops"])
+                self.counters["ok"] += 1
+            else:
+                self.counters["surplus"] += 1
+
+    def report(self) -> GenerationReport:
+        rows = [Row(problem, *seen) for problem, seen in self.first_seen.items()]
+        return GenerationReport(rows, self.counters, self.attempts)
+
+
+def generate_run(
+    config: GenerationConfig,
+    run: str | Path,
+    executor: Executor | None = None,
+    workers: int = 1,
+    on_progress: Callable[[int, int, Counter], None] | None = None,
+) -> GenerationReport:
+    """Generate up to `config.n` distinct pairs in the run directory `run` (resumed if it
+    exists), with shards on `executor` (default: this process).
+
+    Args:
+        workers: shards the executor runs at once; waves hold up to `WAVE_PER_WORKER` each.
+        on_progress: called after each merged shard with (attempts, distinct pairs, counters).
+
+    Raises:
+        DifferentRunError: `run` holds a run of another config.
+    """
+    config = config.validated()
+    path = open_run(run, KIND, config)
+    store = ShardStore(path)
+    task = AttemptsTask(config)
+    merge = _Merge(config.n)
+    start = 0
+    while not merge.complete and start < config.attempt_limit:
+        wave = []
+        for _ in range(_wave_size(merge, config, workers)):
+            if start >= config.attempt_limit:
+                break
+            wave.append(_shard(config, start))
+            start = wave[-1].spec["stop"]
+        run_stage(path, task, wave, executor)
+        for shard in wave:
+            if merge.complete:
+                break
+            merge.add(store.read(shard)[_file(shard.spec["start"])])
+            if on_progress is not None:
+                on_progress(merge.attempts, len(merge.first_seen), merge.counters)
+    return merge.report()
+
+
+def _wave_size(merge: _Merge, config: GenerationConfig, workers: int) -> int:
+    """Shards for the attempts still needed at the yield so far (a half, before any)."""
+    kept = len(merge.first_seen)
+    yield_so_far = kept / merge.attempts if merge.attempts and kept else 0.5
+    needed = (config.n - kept) / yield_so_far * 1.1
+    wanted = math.ceil(needed / config.shard_size)
+    return max(workers, min(wanted, WAVE_PER_WORKER * workers))
