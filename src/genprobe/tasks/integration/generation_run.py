@@ -33,8 +33,9 @@ from genprobe.tasks.integration.random_trees import TreeSettings
 
 KIND = "integration-generate"
 STAGE = "attempts"
-# most shards in one wave per worker: results are merged (and progress shown) between waves
-WAVE_PER_WORKER = 4
+# most shards in one wave per worker. Each wave starts the local pool's processes afresh
+# (seconds), so waves are sized to the attempts still needed rather than kept small.
+WAVE_PER_WORKER = 32
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,8 @@ def generate_run(
 
     Args:
         workers: shards the executor runs at once; waves hold up to `WAVE_PER_WORKER` each.
-        on_progress: called after each merged shard with (attempts, distinct pairs, counters).
+        on_progress: called with (attempts, distinct pairs, counters) as shards finish and as
+            they are merged.
 
     Raises:
         DifferentRunError: `run` holds a run of another config.
@@ -187,7 +189,15 @@ def generate_run(
                 break
             wave.append(_shard(config, start))
             start = wave[-1].spec["stop"]
-        run_stage(path, task, wave, executor)
+        finished = 0
+
+        def shard_done(shard: Shard) -> None:  # attempts made so far; pairs once merged
+            nonlocal finished
+            finished += shard.spec["stop"] - shard.spec["start"]
+            if on_progress is not None:
+                on_progress(merge.attempts + finished, len(merge.first_seen), merge.counters)
+
+        run_stage(path, task, wave, executor, on_done=shard_done)
         for shard in wave:
             if merge.complete:
                 break
