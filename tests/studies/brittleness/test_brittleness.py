@@ -4,6 +4,7 @@
 tests/studies/test_every_study.py)."""
 
 import json
+import shutil
 
 import pandas as pd
 import pytest
@@ -51,6 +52,9 @@ def test_sympy_runs_every_suite_and_writes_the_report(cli, validation, tmp_path)
         assert heading in page
     assert "Fail@k (%) per suite" in err
     assert "] solving " in err  # off a terminal, progress comes as plain lines
+    # SymPy records no training: the paper's 15 is assumed, said, and left out of the identity
+    assert "train_max_ops" not in json.loads((run / "config.json").read_text())["config"]
+    assert "training max_ops is not known (sympy records no training data)" in page
 
 
 def cli_wrong(problem: str, k: int):
@@ -116,6 +120,45 @@ def test_solved_by_code_counts_a_pass_below_rank_1(cli, validation, tmp_path, so
     assert "Validation problems the model solves as the authors&#x27; code counts it" in page
     config = json.loads((run / "config.json").read_text())
     assert config["config"]["solved_by"] == "code"
+
+
+@pytest.fixture
+def trained_on_4(checkpoint, tmp_path):
+    """A `ckpt:` run directory as `integration train` leaves it, its data made by `integration
+    generate --max-ops 4` (the meta.json beside the text splits)."""
+    data = tmp_path / "data" / "bwd4.txt.train"
+    data.parent.mkdir()
+    data.write_text("1|sub Y' cos x\tsin x\n")
+    meta = {"config": {"method": "bwd", "max_ops": 4}, "files": [str(data)]}
+    (data.parent / "bwd4.txt.meta.json").write_text(json.dumps(meta))
+    model = tmp_path / "model"
+    model.mkdir()
+    shutil.copy(checkpoint, model / "model.pt")
+    recorded = {"kind": "integration-train", "config": {"data": str(data)}}
+    (model / "config.json").write_text(json.dumps(recorded))
+    return model
+
+
+@pytest.mark.parametrize("option", [[], ["--train-max-ops", "5"]])
+def test_operator_extrapolation_counts_from_the_models_training_max_ops(
+    cli, trained_on_4, tmp_path, option
+):
+    run = tmp_path / "run"
+    code, _, err = cli(
+        "integration", "brittleness", "--model", f"ckpt:{trained_on_4}", "--out", str(run),
+        "--suites", "operator-extrapolation", "--n", "1", "--k", "1", "--beam", "1",
+        "--max-len", "12", "--workers", "2", *option,
+    )  # fmt: skip
+    assert code == 0, err
+    m, source = (5, "given by --train-max-ops") if option else (4, "read from ")
+    sets = pd.read_parquet(run / "suites" / "operator-extrapolation.parquet")["set"]
+    assert list(dict.fromkeys(sets)) == [f"ops_1-{m}", *(f"ops_{m + d}" for d in (5, 10, 15, 20))]
+    assert json.loads((run / "config.json").read_text())["config"]["train_max_ops"] == m
+    page = " ".join((run / "report.md").read_text().split())
+    assert f"M = {m}, the model's training max_ops ({source}" in page
+    assert f"`ops_{m + 5}` ↔ `ops_20`" in page  # the paper's row at the same offset
+    assert f"| ops_{m + 5} | ops_20 | 1 |" in page
+    assert f"operator-extrapolation: training max_ops {m} ({source}" in " ".join(err.split())
 
 
 @pytest.mark.parametrize("kind", ["ckpt", "lc", "sympy", "py", "openai"])

@@ -21,6 +21,7 @@ from genprobe.models.settings import ModelSettings
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
 from genprobe.studies.brittleness.schedule import OVERLAP_SETTINGS
+from genprobe.tasks.integration.suites.operators import PAPER_MAX_OPS
 from genprobe.tasks.integration.suites.primitives import SOLVED
 from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
 
@@ -42,7 +43,7 @@ DEFAULT_SUITES = tuple(s for s in STUDY_SUITES if s != "integer-extrapolation")
 NEEDS_VALIDATION = ("in-distribution", "robustness-validation")
 TEMPERATURES = (0.6, 0.8, 1.0)
 # settings added after runs existed (`without_added_defaults`)
-ADDED_DEFAULTS = {"solved_by": "paper"}
+ADDED_DEFAULTS = {"solved_by": "paper", "train_max_ops": None}
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,15 @@ class BrittlenessConfig:
     overlap: str = "auto"  # decode/verify while the other runs: auto, on or off (`schedule`)
     # what counts as solved for the suites made of solved problems (`suites.primitives.SOLVED`)
     solved_by: str = "paper"
+    # the most operators of the model's training expressions: operator-extrapolation's sets are
+    # 1-M and M+5 ... M+20 (None: read from the model where it records it, `training.py`; if
+    # it does not, Lample & Charton's 15). config.json holds the value the run used.
+    train_max_ops: int | None = None
+
+    @property
+    def max_ops(self) -> int:
+        """operator-extrapolation's M."""
+        return PAPER_MAX_OPS if self.train_max_ops is None else self.train_max_ops
 
     @property
     def k_max(self) -> int:
@@ -128,6 +138,8 @@ class BrittlenessConfig:
                 )  # fmt: skip
         check_choice("overlap", self.overlap, OVERLAP_SETTINGS)
         check_choice("--solved-by", self.solved_by, tuple(SOLVED))
+        if self.train_max_ops is not None and self.train_max_ops < 1:
+            raise ConfigError("--train-max-ops", "at least 1", self.train_max_ops)
         if self.shard_size < 1:
             raise ConfigError("shard size", "at least 1", self.shard_size)
         asked = [s for s in self.suites if s in NEEDS_VALIDATION]

@@ -1,5 +1,7 @@
 """A brittleness run, end to end (Welleck et al. 2022, sections 4.1, 4.3, 5 and 6).
 
+    training what the model was trained on (training.json: its training max_ops, read from
+             the model or given, and where from)
     suites   build the suite tables that need no model (suites/<name>.parquet), or take them
              from the suite cache, where a run with the same suite settings left them
     solve    decode top-k and verify, shard by shard (results/<suite>/<chunk>.parquet)
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from genprobe.studies.brittleness import budget, solve
 from genprobe.studies.brittleness.config import KIND, BrittlenessConfig
 from genprobe.studies.brittleness.results import read_results, read_suites
 from genprobe.studies.brittleness.suite_cache import SuiteCache
+from genprobe.studies.brittleness.training import Training, trained_on
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.suites import (
     Primitive,
@@ -43,10 +46,12 @@ from genprobe.tasks.integration.suites import (
     solved_families,
     solved_primitives,
 )
+from genprobe.tasks.integration.suites.operators import PAPER_MAX_OPS
 from genprobe.tasks.integration.verifier import VerifierConfig
 from genprobe.verification.verdict import TimeoutPolicy
 
 BUILD = "suite"
+TRAINING = "training"
 DERIVED = ("robustness-validation", "compositionality")
 
 Log = Callable[[str], None]
@@ -60,8 +65,9 @@ def run_brittleness(
 ) -> Path:
     """Run (or resume) the whole study in `out`; returns the run directory, ready for
     `report.write_report`."""
-    config = config.validated()
+    config, training = _with_training(config.validated(), log)
     run = open_run(out, KIND, config)
+    run_stage(run, TrainingTask(), [Shard(TRAINING, "training", asdict(training))], executor)
     base = base_suites(config)
     _build_base_suites(run, config, base, log, executor)
     _solve(run, config, base, log, executor)
@@ -91,6 +97,18 @@ def base_suites(config: BrittlenessConfig) -> list[str]:
     if config.validation is not None and set(DERIVED) & set(config.suites):
         names.append("validation-primitives")
     return list(dict.fromkeys(names))
+
+
+def _with_training(config: BrittlenessConfig, log: Log) -> tuple[BrittlenessConfig, Training]:
+    """The config with what its suites take from the model's training read from the model
+    where no option gives it (`training.trained_on`), and the record of where each came from."""
+    if "operator-extrapolation" not in config.suites:
+        return config, Training(config.train_max_ops)
+    training = trained_on(config.model.spec, config.train_max_ops)
+    known = training.max_ops is not None
+    value = training.max_ops if known else f"not known, {PAPER_MAX_OPS} assumed (--train-max-ops)"
+    log(f"operator-extrapolation: training max_ops {value} ({training.sources['max_ops']})")
+    return replace(config, train_max_ops=training.max_ops), training
 
 
 def _verifier(config: BrittlenessConfig) -> VerifierConfig:
@@ -155,6 +173,7 @@ def _request(config: BrittlenessConfig, shard: Shard) -> SuiteRequest:
         validation=None if config.validation is None else Path(config.validation),
         method=config.method,
         workers=config.workers or os.cpu_count() or 1,
+        train_max_ops=config.max_ops,
         split=config.split,
     )
 
@@ -239,3 +258,11 @@ class SuiteTask(StageTask):
 
     def runtime(self) -> dict[str, Any]:
         return {"source": "built"}  # not taken from the suite cache
+
+
+@dataclass(frozen=True)
+class TrainingTask(StageTask):
+    """Records what the model was trained on (the shard's spec, a `Training`) in training.json."""
+
+    def run(self, context: None, shard: Shard, scratch: Path) -> Outputs:
+        return {"training.json": json_bytes(dict(shard.spec))}
