@@ -77,6 +77,12 @@ def brittleness(
         "[read from a ckpt: model's training data, else 15].",
         show_default=False,
     ),
+    train_data: Path = typer.Option(
+        None,
+        help="The model's training data: the report gives the share of its integers per "
+        "coefficient range beside Figure 2 [read from a ckpt: model's run directory].",
+        show_default=False,
+    ),
     suite_cache: Path = typer.Option(
         None, "--suite-cache", metavar="DIR", help=SUITE_CACHE_HELP, show_default=False
     ),
@@ -106,6 +112,7 @@ def brittleness(
         seed=seed, policy=policy, deadline=deadline, validation=validation_text, split=split,
         method=method, search_budget=search_budget, workers=verifier_workers(workers, backend),
         solved_by=solved_by, train_max_ops=train_max_ops,
+        train_data=None if train_data is None else str(train_data),
         suite_cache=_suite_cache(suite_cache, no_suite_cache), overlap=overlap,
     )  # fmt: skip
     _run(config, out, model_study_executor(backend, ray_address, workers, model.device))

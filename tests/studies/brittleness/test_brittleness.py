@@ -128,7 +128,10 @@ def trained_on_4(checkpoint, tmp_path):
     generate --max-ops 4` (the meta.json beside the text splits)."""
     data = tmp_path / "data" / "bwd4.txt.train"
     data.parent.mkdir()
-    data.write_text("1|sub Y' cos x\tsin x\n")
+    data.write_text(  # positive integers: 150, 75, 2, 1, 2, 2 (-3 is not one)
+        "2|sub Y' mul INT+ 1 5 0 x\tmul INT+ 7 5 pow x INT+ 2\n"
+        "1|sub Y' add x INT- 3\tadd mul INT- 3 x mul div INT+ 1 INT+ 2 pow x INT+ 2\n"
+    )
     meta = {"config": {"method": "bwd", "max_ops": 4}, "files": [str(data)]}
     (data.parent / "bwd4.txt.meta.json").write_text(json.dumps(meta))
     model = tmp_path / "model"
@@ -159,6 +162,46 @@ def test_operator_extrapolation_counts_from_the_models_training_max_ops(
     assert f"`ops_{m + 5}` ↔ `ops_20`" in page  # the paper's row at the same offset
     assert f"| ops_{m + 5} | ops_20 | 1 |" in page
     assert f"operator-extrapolation: training max_ops {m} ({source}" in " ".join(err.split())
+
+
+def test_figure_2_gives_the_share_of_training_integers_per_range(cli, trained_on_4, tmp_path):
+    run = tmp_path / "run"
+    code, _, err = cli(
+        "integration", "brittleness", "--model", f"ckpt:{trained_on_4}", "--out", str(run),
+        "--suites", "integer-extrapolation", "--n", "1", "--k", "1", "--beam", "1",
+        "--max-len", "12", "--workers", "2",
+    )  # fmt: skip
+    assert code == 0, err
+    data = trained_on_4.parent / "data" / "bwd4.txt.train"
+    integers = json.loads((run / "summary.json").read_text())["training_integers"]
+    assert integers["data"] == str(data) and integers["total"] == 6
+    assert integers["share"]["1-100"] == pytest.approx(500 / 6)
+    assert integers["share"]["100-200"] == pytest.approx(100 / 6)
+    assert integers["share"]["10000-11000"] == 0
+    page = " ".join((run / "report.md").read_text().split())
+    assert f"positive integers of the training data `{data}` (read from " in page
+    assert "| 100-200 | 6 | 100.0 | 16.7 | 0.2 |" in page  # ours beside the paper's share
+    stored = json.loads((run / "config.json").read_text())["config"]
+    assert stored["train_data"]["path"] == str(data) and "train_max_ops" not in stored
+    assert f"Figure 2: training data {data} (read from " in " ".join(err.split())
+
+
+def test_figure_2_without_training_data_says_how_to_give_it(cli, tmp_path):
+    def brittleness(out, *options):
+        return cli(
+            "integration", "brittleness", "--model", "py:test_brittleness:cli_wrong", "--out",
+            str(tmp_path / out), "--suites", "integer-extrapolation", "--n", "1", "--k", "1",
+            "--workers", "2", *options,
+        )  # fmt: skip
+
+    code, _, err = brittleness("run")
+    assert code == 0, err
+    page = " ".join((tmp_path / "run" / "report.md").read_text().split())
+    why = "py:test_brittleness:cli_wrong records no training data"
+    assert f"The model's training data is not known ({why}): `--train-data FILE` adds" in page
+    assert "train_data" not in json.loads((tmp_path / "run" / "config.json").read_text())["config"]
+    code, _, err = brittleness("other", "--train-data", str(tmp_path / "missing.train"))
+    assert code == 2 and "--train-data must be an existing file" in err, err
 
 
 @pytest.mark.parametrize("kind", ["ckpt", "lc", "sympy", "py", "openai"])

@@ -163,3 +163,16 @@ def test_train_max_ops_stays_out_of_the_identity_unless_known():
     assert BrittlenessConfig.from_identity(known.identity()) == known
     with pytest.raises(ConfigError, match="--train-max-ops"):
         replace(unknown, train_max_ops=0).validated()
+
+
+def test_train_data_is_in_the_identity_by_its_bytes_unless_not_known(tmp_path):
+    data = tmp_path / "bwd.txt.train"
+    data.write_text("1|sub Y' cos x\tsin x\n")
+    unknown = BrittlenessConfig(ModelSettings("sympy"), ("robustness-simple",)).validated()
+    assert "train_data" not in unknown.identity()
+    known = replace(unknown, train_data=str(data)).validated()
+    assert known.identity()["train_data"]["path"] == str(data)
+    assert BrittlenessConfig.from_identity(known.identity()) == known
+    before = known.identity()["train_data"]["sha256"]
+    data.write_text("1|sub Y' sin x\tcos x\n")
+    assert known.identity()["train_data"]["sha256"] != before

@@ -43,7 +43,7 @@ DEFAULT_SUITES = tuple(s for s in STUDY_SUITES if s != "integer-extrapolation")
 NEEDS_VALIDATION = ("in-distribution", "robustness-validation")
 TEMPERATURES = (0.6, 0.8, 1.0)
 # settings added after runs existed (`without_added_defaults`)
-ADDED_DEFAULTS = {"solved_by": "paper", "train_max_ops": None}
+ADDED_DEFAULTS = {"solved_by": "paper", "train_max_ops": None, "train_data": None}
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,9 @@ class BrittlenessConfig:
     # 1-M and M+5 ... M+20 (None: read from the model where it records it, `training.py`; if
     # it does not, Lample & Charton's 15). config.json holds the value the run used.
     train_max_ops: int | None = None
+    # the model's training data: Figure 2's share of training integers per coefficient range
+    # (None: read from the model where it records it, `training.py`; if it does not, not shown)
+    train_data: str | None = None
 
     @property
     def max_ops(self) -> int:
@@ -145,8 +148,9 @@ class BrittlenessConfig:
         asked = [s for s in self.suites if s in NEEDS_VALIDATION]
         if asked and self.validation is None:
             raise ConfigError("--validation", f"a test or validation file for {asked[0]}", None)
-        if self.validation is not None and not Path(self.validation).is_file():
-            raise ConfigError("--validation", "an existing file", self.validation)
+        for option, path in (("--validation", self.validation), ("--train-data", self.train_data)):
+            if path is not None and not Path(path).is_file():
+                raise ConfigError(option, "an existing file", path)
         cache = self.suite_cache
         if cache is not None and Path(cache).exists() and not Path(cache).is_dir():
             raise ConfigError("--suite-cache", "a directory", cache)
@@ -156,17 +160,17 @@ class BrittlenessConfig:
         """The hashed config: everything that decides the results."""
         identity = identity_fields(self)
         identity["model"] = self.model.identity()
-        identity["validation"] = self.validation and {
-            "path": self.validation,
-            "sha256": file_digest(self.validation),
-        }
+        for name in ("validation", "train_data"):
+            path = getattr(self, name)
+            identity[name] = path and {"path": path, "sha256": file_digest(path)}
         return without_added_defaults(identity, ADDED_DEFAULTS)
 
     @classmethod
     def from_identity(cls, identity: dict[str, Any]) -> BrittlenessConfig:
         fields = dict(identity)
         fields["model"] = ModelSettings.from_identity(fields["model"])
-        fields["validation"] = fields["validation"] and fields["validation"]["path"]
+        for name in ("validation", "train_data"):
+            fields[name] = fields.get(name) and fields[name]["path"]
         for name in ("suites", "ks", "temperatures"):
             fields[name] = tuple(fields[name])
         return cls(**fields)

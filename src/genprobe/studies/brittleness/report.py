@@ -62,8 +62,11 @@ def write_report(run: str | Path) -> tuple[Path, Path]:
     budget_rows = read_budget(run)
     summary = _summary(examples, ks, budget_rows, read_model_deadlines(run))
     summary["left_out"] = left_out(examples, config["suites"], _setting(config, "solved_by"))
+    training = read_training(run)
+    if "integers" in training:
+        summary["training_integers"] = _integer_shares(training)
     write_json(run / "summary.json", summary)
-    blocks = _blocks(run, stored, examples, summary, budget_rows, policy, read_training(run))
+    blocks = _blocks(run, stored, examples, summary, budget_rows, policy, training)
     return render(run, "Symbolic brittleness", blocks)
 
 
@@ -219,7 +222,7 @@ def _blocks(
     if "robustness-simple" in suites:
         blocks += _robustness_simple(examples, ks, policy)
     if suites & {"robustness-simple", "integer-extrapolation"}:
-        blocks += _integer_extrapolation(run, examples, ks, policy)
+        blocks += _integer_extrapolation(run, examples, ks, policy, training)
     solved_by = _setting(config, "solved_by")
     if "robustness-validation" in suites:
         blocks += _robustness_validation(examples, ks, policy, solved_by)
@@ -301,17 +304,23 @@ def _robustness_simple(examples: pd.DataFrame, ks: Sequence[int], policy: str) -
 
 
 def _integer_extrapolation(
-    run: Path, examples: pd.DataFrame, ks: Sequence[int], policy: str
+    run: Path, examples: pd.DataFrame, ks: Sequence[int], policy: str, training: dict
 ) -> list:
     rows = examples[examples["set"] == "simple_coeff1_range"]
     if rows.empty:
         return []
     frame = tables.fail_table(rows, ["template", "coeff_range"], ks, policy)
     shown_k = [k for k in (1, 10) if k in ks] or [min(ks)]
-    path = plots.failure_by_range(frame, shown_k, run / "figures" / "integer_extrapolation.png")
+    shares = _integer_shares(training)["share"] if "integers" in training else None
+    path = plots.failure_by_range(
+        frame, shown_k, run / "figures" / "integer_extrapolation.png", shares
+    )
     table = frame.pivot(index="template", columns="coeff_range", values=f"Fail@{shown_k[-1]}")
-    table = table[sorted(table.columns, key=lambda r: int(r.split("-")[0]))]
+    table = table[sorted(table.columns, key=_range_start)]
     formatted = table.map(_pct).reset_index()
+    caption = "Failure rate against the coefficient range, one line per primitive"
+    if shares:
+        caption += ", and the share of training integers in each range (dashed, right axis)"
     return [
         Heading("Integer extrapolation (Figure 2)"),
         Text(
@@ -320,12 +329,64 @@ def _integer_extrapolation(
             "failure on large coefficients."
         ),
         Table(formatted),
-        Figure(
-            path.relative_to(run),
-            "Failure rate against the coefficient range, one line "
-            "per primitive (cf. Welleck et al. 2022, Figure 2).",
-        ),
+        *_training_integers(rows, shown_k[-1], policy, training),
+        Figure(path.relative_to(run), f"{caption} (cf. Welleck et al. 2022, Figure 2)."),
     ]
+
+
+def _range_start(label: str) -> int:
+    return int(label.split("-")[0])
+
+
+def _integer_shares(training: dict) -> dict[str, Any]:
+    """The training data's positive integers per coefficient range, as percentages."""
+    integers = training["integers"]
+    total = integers["total"]
+    share = {
+        label: 100.0 * count / total if total else None
+        for label, count in integers["in_range"].items()
+    }
+    return {"data": training["data"], "total": total, "share": share}
+
+
+def _training_integers(rows: pd.DataFrame, k: int, policy: str, training: dict) -> list:
+    """Figure 2's statistic: how often each range's integers occur in the model's training
+    data, beside the failure rate on that range."""
+    source = training.get("sources", {}).get("data", "the run did not record it")
+    if "integers" not in training:
+        return [
+            Text(
+                f"The model's training data is not known ({source}): `--train-data FILE` adds "
+                "the share of its integers in each range."
+            )
+        ]
+    shares = _integer_shares(training)
+    frame = tables.fail_table(rows, ["coeff_range"], [k], policy)
+    frame = frame.iloc[frame["coeff_range"].map(_range_start).argsort()]
+    out = frame[["coeff_range", "n"]].astype(str)
+    out[f"Fail@{k}, all primitives"] = frame[f"Fail@{k}"].map(_pct)
+    out["training integers (%)"] = frame["coeff_range"].map(
+        lambda label: _share(shares["share"].get(label))
+    )
+    out["paper: L&C's training (%)"] = frame["coeff_range"].map(
+        lambda label: _share(paper.FIGURE2_INTEGERS.get(label))
+    )
+    return [
+        Text(
+            f"How often such integers occur in training: the share of the {shares['total']:,} "
+            f"positive integers of the training data `{shares['data']}` ({source}; every `INT+` "
+            "literal of the train split's problems and antiderivatives) in each range, beside "
+            f"Fail@{k} on the range over all six primitives. The paper counted the positive "
+            "integers of 200,000 sequences of Lample & Charton's training data and gives three "
+            "ranges (section 5)."
+        ),
+        Table(out.reset_index(drop=True)),
+    ]
+
+
+def _share(value: float | None) -> str:
+    """A share in percent, small ones to three significant digits (0.096)."""
+    return "–" if value is None else f"{value:.3g}"
 
 
 def _robustness_validation(

@@ -36,6 +36,7 @@ from genprobe.studies.brittleness.config import KIND, BrittlenessConfig
 from genprobe.studies.brittleness.results import read_results, read_suites
 from genprobe.studies.brittleness.suite_cache import SuiteCache
 from genprobe.studies.brittleness.training import Training, trained_on
+from genprobe.tasks.integration.integer_counts import count_integers
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.suites import (
     Primitive,
@@ -47,11 +48,29 @@ from genprobe.tasks.integration.suites import (
     solved_primitives,
 )
 from genprobe.tasks.integration.suites.operators import PAPER_MAX_OPS
+from genprobe.tasks.integration.suites.simple import RANGES, range_label
 from genprobe.tasks.integration.verifier import VerifierConfig
 from genprobe.verification.verdict import TimeoutPolicy
 
 BUILD = "suite"
 TRAINING = "training"
+# what the suites take from the model's training (`training.Training`) -> the suites that use it
+USES = {
+    "max_ops": ("operator-extrapolation",),  # its sets
+    "data": ("integer-extrapolation", "robustness-simple"),  # Figure 2's integer shares
+}
+# the log line of each, when known and when not
+SAID = {
+    "max_ops": (
+        "operator-extrapolation: training max_ops {value} ({source})",
+        f"operator-extrapolation: training max_ops not known ({{source}}): {PAPER_MAX_OPS} "
+        "assumed; --train-max-ops sets it",
+    ),
+    "data": (
+        "Figure 2: training data {value} ({source})",
+        "Figure 2: training data not known ({source}): no integer shares; --train-data gives them",
+    ),
+}
 DERIVED = ("robustness-validation", "compositionality")
 
 Log = Callable[[str], None]
@@ -101,14 +120,20 @@ def base_suites(config: BrittlenessConfig) -> list[str]:
 
 def _with_training(config: BrittlenessConfig, log: Log) -> tuple[BrittlenessConfig, Training]:
     """The config with what its suites take from the model's training read from the model
-    where no option gives it (`training.trained_on`), and the record of where each came from."""
-    if "operator-extrapolation" not in config.suites:
-        return config, Training(config.train_max_ops)
-    training = trained_on(config.model.spec, config.train_max_ops)
-    known = training.max_ops is not None
-    value = training.max_ops if known else f"not known, {PAPER_MAX_OPS} assumed (--train-max-ops)"
-    log(f"operator-extrapolation: training max_ops {value} ({training.sources['max_ops']})")
-    return replace(config, train_max_ops=training.max_ops), training
+    where no option gives it (`training.trained_on`), and the record of what they use (the
+    training data's integers are counted only for Figure 2) and where each came from."""
+    ran = set(base_suites(config))
+    used = [fact for fact, suites in USES.items() if ran & set(suites)]
+    if not used:
+        return config, Training()
+    found = trained_on(config.model.spec, config.train_max_ops, config.train_data)
+    values = {fact: getattr(found, fact) for fact in used}
+    sources = {fact: found.sources[fact] for fact in used}
+    for fact, value in values.items():
+        known, unknown = SAID[fact]
+        log((unknown if value is None else known).format(value=value, source=sources[fact]))
+    changes = {f"train_{fact}": value for fact, value in values.items()}
+    return replace(config, **changes), Training(**values, sources=sources)
 
 
 def _verifier(config: BrittlenessConfig) -> VerifierConfig:
@@ -262,7 +287,13 @@ class SuiteTask(StageTask):
 
 @dataclass(frozen=True)
 class TrainingTask(StageTask):
-    """Records what the model was trained on (the shard's spec, a `Training`) in training.json."""
+    """Records what the model was trained on (the shard's spec, a `Training`) in training.json,
+    with the positive integers of its training data per coefficient range of Figure 2."""
 
     def run(self, context: None, shard: Shard, scratch: Path) -> Outputs:
-        return {"training.json": json_bytes(dict(shard.spec))}
+        record = dict(shard.spec)
+        if record["data"] is not None:
+            counts = count_integers(record["data"], RANGES)
+            in_range = zip(map(range_label, RANGES), counts.in_range, strict=True)
+            record["integers"] = {"total": counts.total, "in_range": dict(in_range)}
+        return {"training.json": json_bytes(record)}
