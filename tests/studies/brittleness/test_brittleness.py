@@ -226,6 +226,14 @@ def test_every_model_kind_runs_the_study(cli, kind, checkpoint, lc_checkpoint, e
     scored = bool(summary["unresolved"])
     assert scored == (kind in ("ckpt", "lc"))  # only seq2seq models give log-probabilities
     assert (run / "report.html").exists()
+    # beside the paper, like with like: k = 1 only, ours as the paper counted timeouts, its
+    # beam-10 cell marked (this run: a beam of 2, or no beam at all)
+    page = " ".join((run / "report.md").read_text().split())
+    assert "| template | n | Fail@1 | Fail@2 | generous Fail@1 | paper Fail@1 |" in page
+    assert "| 45.5† |" in page  # k1*x**42
+    assert "The paper's Fail@10, Fail@50 are left out: this run has no k = 10, 50." in page
+    ours = "ours from one beam of 2 for every k" if scored else "this model's candidates are its"
+    assert f"† The paper's Fail@1 from a beam of 10; {ours}" in page
 
 
 def _command(model, run, validation, budget):

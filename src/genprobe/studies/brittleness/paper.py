@@ -8,6 +8,10 @@ timeouts counted as correct, 1-second checks.
 
 from __future__ import annotations
 
+# the beam each of the paper's Fail@k came from (section 2.1: beam 10 by default; Fail@50 needs
+# 50 candidates); Table 12's Unresolved@1 and @10 too
+BEAMS: dict[int, int] = {1: 10, 10: 10, 50: 50}
+
 # Table 2, top: simple primitives, coefficients from [1, 100]: (Fail@50, Fail@10, Fail@1)
 TABLE2_SIMPLE: dict[str, tuple[float, float, float]] = {
     "k1*ln(k2*x)": (0.0, 0.0, 0.0),
