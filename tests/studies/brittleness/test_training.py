@@ -14,7 +14,8 @@ def _model(tmp_path, data):
     model = tmp_path / "model"
     model.mkdir()
     (model / "model.pt").write_bytes(b"")
-    (model / "config.json").write_text(json.dumps({"config": {"data": str(data)}}))
+    recorded = {"kind": "integration-train", "config": {"data": str(data)}}
+    (model / "config.json").write_text(json.dumps(recorded))
     return model
 
 
@@ -60,16 +61,23 @@ def test_what_is_not_known_says_why(tmp_path):
     assert training.max_ops is None and "gone.train, which is not there" in training.sources["data"]
     data = tmp_path / "bare.train"
     data.write_text("")
-    (model / "config.json").write_text(json.dumps({"config": {"data": str(data)}}))
+    recorded = {"kind": "integration-train", "config": {"data": str(data)}}
+    (model / "config.json").write_text(json.dumps(recorded))
     training = trained_on(f"ckpt:{model}")
     assert training.data == str(data) and training.max_ops is None
     assert training.sources["max_ops"].startswith("no generator metadata")
+    (model / "config.json").write_text(json.dumps({"kind": "sweep", "config": {"data": 3}}))
+    assert (
+        "is not the record of an `integration train` run"
+        in trained_on(f"ckpt:{model}").sources["data"]
+    )
 
 
 @pytest.mark.parametrize(
     ("config", "meta", "field"),
     [
-        ({"config": {"data": 3}}, None, "config.data"),
+        ({"kind": "integration-train", "config": {"data": 3}}, None, "config.data"),
+        ({"kind": "integration-train", "config": []}, None, "config.data"),
         ("{not json", None, "not readable as JSON"),
         (None, {"config": {"max_ops": "8"}}, "config.max_ops"),
         (None, {"config": {"max_ops": 0}}, "config.max_ops"),

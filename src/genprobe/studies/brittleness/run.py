@@ -1,7 +1,8 @@
 """A brittleness run, end to end (Welleck et al. 2022, sections 4.1, 4.3, 5 and 6).
 
-    training what the model was trained on (training.json: its training max_ops, read from
-             the model or given, and where from)
+    training what the model was trained on, as far as the suites use it (training.json: its
+             training max_ops and data, read from the model or given, and where from; the
+             data's positive integers per coefficient range of Figure 2)
     suites   build the suite tables that need no model (suites/<name>.parquet), or take them
              from the suite cache, where a run with the same suite settings left them
     solve    decode top-k and verify, shard by shard (results/<suite>/<chunk>.parquet)

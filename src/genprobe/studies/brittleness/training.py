@@ -26,6 +26,7 @@ from typing import Any
 from genprobe.errors import DataFormatError
 
 SPLIT_SUFFIXES = (".train", ".valid", ".test")  # `generate`'s text splits of NAME
+TRAIN_KIND = "integration-train"  # the kind in the config.json of an `integration train` run
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,10 @@ def _recorded_data(spec: str) -> tuple[str | None, str]:
     if not config.is_file():
         return None, f"no {config} beside the checkpoint"
     recorded = _json(config)
-    data = recorded.get("config", {}).get("data") if isinstance(recorded, dict) else None
+    if not isinstance(recorded, dict) or recorded.get("kind") != TRAIN_KIND:
+        return None, f"{config} is not the record of an `integration train` run"
+    settings = recorded.get("config")
+    data = settings.get("data") if isinstance(settings, dict) else None
     if not isinstance(data, str):
         raise DataFormatError(config, None, "field 'config.data': expected the training data path")
     if not Path(data).is_file():
