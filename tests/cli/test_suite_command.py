@@ -41,6 +41,7 @@ def test_builds_a_suite_and_prints_rows_per_set(cli, tmp_path):
         (["validation-primitives"], "--validation must be a dataset file"),
         (["robustness-simple", "--n", "0"], "n must be at least 1"),
         (["robustness-simple", "--n", "20000"], "the number of tuples must be at most 9801"),
+        (["operator-extrapolation", "--train-max-ops", "0"], "--train-max-ops must be at least 1"),
     ],
 )
 def test_bad_requests_exit_2_with_one_line(cli, tmp_path, argv, message):
@@ -54,6 +55,16 @@ def test_bad_requests_exit_2_with_one_line(cli, tmp_path, argv, message):
 def test_bad_output_name_fails_before_building(cli, tmp_path):
     code, _, err = cli("robustness-simple", "--out", tmp_path / "suite.csv")
     assert code == 2 and ".jsonl or .parquet" in err
+
+
+@pytest.mark.slow
+def test_operator_extrapolation_from_the_models_training_max_ops(cli, tmp_path):
+    out = tmp_path / "ops.jsonl"
+    code, _, err = cli(
+        "operator-extrapolation", "--train-max-ops", 5, "--n", 1, "--workers", 2, "--out", out
+    )
+    assert code == 0, err
+    assert list(read_suite(out)["set"]) == ["ops_1-5", "ops_10", "ops_15", "ops_20", "ops_25"]
 
 
 def _results(suite_path, results_path):

@@ -71,6 +71,18 @@ def brittleness(
     ),
     seed: int = typer.Option(43, help="Seed of every suite."),
     solved_by: str = typer.Option("paper", "--solved-by", help=SOLVED_BY_HELP),
+    train_max_ops: int = typer.Option(
+        None,
+        help="The model's training max_ops M: operator-extrapolation's sets are 1-M, M+5 … M+20 "
+        "[read from a ckpt: model's training data, else 15].",
+        show_default=False,
+    ),
+    train_data: Path = typer.Option(
+        None,
+        help="The model's training data: the report gives the share of its integers per "
+        "coefficient range beside Figure 2 [read from a ckpt: model's run directory].",
+        show_default=False,
+    ),
     suite_cache: Path = typer.Option(
         None, "--suite-cache", metavar="DIR", help=SUITE_CACHE_HELP, show_default=False
     ),
@@ -99,8 +111,9 @@ def brittleness(
         ks=tuple(sorted(set(ks))) if ks else PRESETS[preset].ks,
         seed=seed, policy=policy, deadline=deadline, validation=validation_text, split=split,
         method=method, search_budget=search_budget, workers=verifier_workers(workers, backend),
-        solved_by=solved_by, suite_cache=_suite_cache(suite_cache, no_suite_cache),
-        overlap=overlap,
+        solved_by=solved_by, train_max_ops=train_max_ops,
+        train_data=None if train_data is None else str(train_data),
+        suite_cache=_suite_cache(suite_cache, no_suite_cache), overlap=overlap,
     )  # fmt: skip
     _run(config, out, model_study_executor(backend, ray_address, workers, model.device))
 

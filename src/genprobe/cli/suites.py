@@ -6,6 +6,7 @@ Examples:
     genprobe integration suite compositionality --solved results.jsonl --out comp.jsonl
     genprobe integration suite operator-extrapolation --method bwd --workers 8 --n 100 \
         --out ops.parquet
+    genprobe integration suite operator-extrapolation --train-max-ops 8 --out ops8.parquet
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ def suite(
     solved_by: str = typer.Option("paper", "--solved-by", help=SOLVED_BY_HELP),
     method: str = typer.Option("bwd", help="operator-extrapolation: fwd, bwd or ibp."),
     workers: int = typer.Option(1, help="operator-extrapolation: generator processes."),
+    train_max_ops: int = typer.Option(
+        15, help="operator-extrapolation: the model's training max_ops M (sets 1-M, M+5 … M+20)."
+    ),
     split: str = typer.Option(None, help="Only rows of this split (JSONL/Parquet datasets)."),
 ) -> None:
     """Build a test suite: one row per problem, with its known antiderivative and metadata."""
@@ -67,7 +71,7 @@ def suite(
     check_choice("--solved-by", solved_by, tuple(SOLVED))
     request = SuiteRequest(
         n=n, seed=seed, validation=validation, solved=solved, solved_by=solved_by,
-        method=method, workers=workers, split=split,
+        method=method, workers=workers, train_max_ops=train_max_ops, split=split,
     )  # fmt: skip
     with console.status(f"building {name}"):
         built = build_suite(name, request)

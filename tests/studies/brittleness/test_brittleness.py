@@ -4,6 +4,7 @@
 tests/studies/test_every_study.py)."""
 
 import json
+import shutil
 
 import pandas as pd
 import pytest
@@ -51,6 +52,9 @@ def test_sympy_runs_every_suite_and_writes_the_report(cli, validation, tmp_path)
         assert heading in page
     assert "Fail@k (%) per suite" in err
     assert "] solving " in err  # off a terminal, progress comes as plain lines
+    # SymPy records no training: the paper's 15 is assumed, said, and left out of the identity
+    assert "train_max_ops" not in json.loads((run / "config.json").read_text())["config"]
+    assert "training max_ops is not known (sympy records no training data)" in page
 
 
 def cli_wrong(problem: str, k: int):
@@ -118,6 +122,88 @@ def test_solved_by_code_counts_a_pass_below_rank_1(cli, validation, tmp_path, so
     assert config["config"]["solved_by"] == "code"
 
 
+@pytest.fixture
+def trained_on_4(checkpoint, tmp_path):
+    """A `ckpt:` run directory as `integration train` leaves it, its data made by `integration
+    generate --max-ops 4` (the meta.json beside the text splits)."""
+    data = tmp_path / "data" / "bwd4.txt.train"
+    data.parent.mkdir()
+    data.write_text(  # positive integers: 150, 75, 2, 1, 2, 2 (-3 is not one)
+        "2|sub Y' mul INT+ 1 5 0 x\tmul INT+ 7 5 pow x INT+ 2\n"
+        "1|sub Y' add x INT- 3\tadd mul INT- 3 x mul div INT+ 1 INT+ 2 pow x INT+ 2\n"
+    )
+    meta = {"config": {"method": "bwd", "max_ops": 4}, "files": [str(data)]}
+    (data.parent / "bwd4.txt.meta.json").write_text(json.dumps(meta))
+    model = tmp_path / "model"
+    model.mkdir()
+    shutil.copy(checkpoint, model / "model.pt")
+    recorded = {"kind": "integration-train", "config": {"data": str(data)}}
+    (model / "config.json").write_text(json.dumps(recorded))
+    return model
+
+
+@pytest.mark.parametrize("option", [[], ["--train-max-ops", "5"]])
+def test_operator_extrapolation_counts_from_the_models_training_max_ops(
+    cli, trained_on_4, tmp_path, option
+):
+    run = tmp_path / "run"
+    code, _, err = cli(
+        "integration", "brittleness", "--model", f"ckpt:{trained_on_4}", "--out", str(run),
+        "--suites", "operator-extrapolation", "--n", "1", "--k", "1", "--beam", "1",
+        "--max-len", "12", "--workers", "2", *option,
+    )  # fmt: skip
+    assert code == 0, err
+    m, source = (5, "given by --train-max-ops") if option else (4, "read from ")
+    sets = pd.read_parquet(run / "suites" / "operator-extrapolation.parquet")["set"]
+    assert list(dict.fromkeys(sets)) == [f"ops_1-{m}", *(f"ops_{m + d}" for d in (5, 10, 15, 20))]
+    assert json.loads((run / "config.json").read_text())["config"]["train_max_ops"] == m
+    page = " ".join((run / "report.md").read_text().split())
+    assert f"M = {m}, the model's training max_ops ({source}" in page
+    assert f"`ops_{m + 5}` ↔ `ops_20`" in page  # the paper's row at the same offset
+    assert f"| ops_{m + 5} | ops_20 | 1 |" in page
+    assert f"operator-extrapolation: training max_ops {m} ({source}" in " ".join(err.split())
+
+
+def test_figure_2_gives_the_share_of_training_integers_per_range(cli, trained_on_4, tmp_path):
+    run = tmp_path / "run"
+    code, _, err = cli(
+        "integration", "brittleness", "--model", f"ckpt:{trained_on_4}", "--out", str(run),
+        "--suites", "integer-extrapolation", "--n", "1", "--k", "1", "--beam", "1",
+        "--max-len", "12", "--workers", "2",
+    )  # fmt: skip
+    assert code == 0, err
+    data = trained_on_4.parent / "data" / "bwd4.txt.train"
+    integers = json.loads((run / "summary.json").read_text())["training_integers"]
+    assert integers["data"] == str(data) and integers["total"] == 6
+    assert integers["share"]["1-100"] == pytest.approx(500 / 6)
+    assert integers["share"]["100-200"] == pytest.approx(100 / 6)
+    assert integers["share"]["10000-11000"] == 0
+    page = " ".join((run / "report.md").read_text().split())
+    assert f"positive integers of the training data `{data}` (read from " in page
+    assert "| 100-200 | 6 | 100.0 | 16.7 | 0.2 |" in page  # ours beside the paper's share
+    stored = json.loads((run / "config.json").read_text())["config"]
+    assert stored["train_data"]["path"] == str(data) and "train_max_ops" not in stored
+    assert f"Figure 2: training data {data} (read from " in " ".join(err.split())
+
+
+def test_figure_2_without_training_data_says_how_to_give_it(cli, tmp_path):
+    def brittleness(out, *options):
+        return cli(
+            "integration", "brittleness", "--model", "py:test_brittleness:cli_wrong", "--out",
+            str(tmp_path / out), "--suites", "integer-extrapolation", "--n", "1", "--k", "1",
+            "--workers", "2", *options,
+        )  # fmt: skip
+
+    code, _, err = brittleness("run")
+    assert code == 0, err
+    page = " ".join((tmp_path / "run" / "report.md").read_text().split())
+    why = "py:test_brittleness:cli_wrong records no training data"
+    assert f"The model's training data is not known ({why}): `--train-data FILE` adds" in page
+    assert "train_data" not in json.loads((tmp_path / "run" / "config.json").read_text())["config"]
+    code, _, err = brittleness("other", "--train-data", str(tmp_path / "missing.train"))
+    assert code == 2 and "--train-data must be an existing file" in err, err
+
+
 @pytest.mark.parametrize("kind", ["ckpt", "lc", "sympy", "py", "openai"])
 def test_every_model_kind_runs_the_study(cli, kind, checkpoint, lc_checkpoint, endpoint, tmp_path):
     specs = {
@@ -140,6 +226,14 @@ def test_every_model_kind_runs_the_study(cli, kind, checkpoint, lc_checkpoint, e
     scored = bool(summary["unresolved"])
     assert scored == (kind in ("ckpt", "lc"))  # only seq2seq models give log-probabilities
     assert (run / "report.html").exists()
+    # beside the paper, like with like: k = 1 only, ours as the paper counted timeouts, its
+    # beam-10 cell marked (this run: a beam of 2, or no beam at all)
+    page = " ".join((run / "report.md").read_text().split())
+    assert "| template | n | Fail@1 | Fail@2 | generous Fail@1 | paper Fail@1 |" in page
+    assert "| 45.5† |" in page  # k1*x**42
+    assert "The paper's Fail@10, Fail@50 are left out: this run has no k = 10, 50." in page
+    ours = "ours from one beam of 2 for every k" if scored else "this model's candidates are its"
+    assert f"† The paper's Fail@1 from a beam of 10; {ours}" in page
 
 
 def _command(model, run, validation, budget):

@@ -152,3 +152,27 @@ def test_solved_by_stays_out_of_the_identity_at_its_default():
     assert BrittlenessConfig.from_identity(paper_run.identity()) == paper_run
     with pytest.raises(ConfigError, match="--solved-by"):
         replace(paper_run, solved_by="top-5").validated()
+
+
+def test_train_max_ops_stays_out_of_the_identity_unless_known():
+    """Unknown (15 assumed), a run keeps the hash it had before the setting existed."""
+    unknown = BrittlenessConfig(ModelSettings("sympy"), ("operator-extrapolation",)).validated()
+    assert "train_max_ops" not in unknown.identity() and unknown.max_ops == 15
+    known = replace(unknown, train_max_ops=8).validated()
+    assert known.identity()["train_max_ops"] == 8 and known.max_ops == 8
+    assert BrittlenessConfig.from_identity(known.identity()) == known
+    with pytest.raises(ConfigError, match="--train-max-ops"):
+        replace(unknown, train_max_ops=0).validated()
+
+
+def test_train_data_is_in_the_identity_by_its_bytes_unless_not_known(tmp_path):
+    data = tmp_path / "bwd.txt.train"
+    data.write_text("1|sub Y' cos x\tsin x\n")
+    unknown = BrittlenessConfig(ModelSettings("sympy"), ("robustness-simple",)).validated()
+    assert "train_data" not in unknown.identity()
+    known = replace(unknown, train_data=str(data)).validated()
+    assert known.identity()["train_data"]["path"] == str(data)
+    assert BrittlenessConfig.from_identity(known.identity()) == known
+    before = known.identity()["train_data"]["sha256"]
+    data.write_text("1|sub Y' sin x\tcos x\n")
+    assert known.identity()["train_data"]["sha256"] != before

@@ -108,8 +108,11 @@ def test_the_key_holds_what_each_table_is_made_from(validation, tmp_path):
         ("in-distribution", {"split": "valid"}),
         ("operator-extrapolation", {"method": "ibp"}),
         ("operator-extrapolation", {"workers": 2}),  # rounds of 4 attempts, not 3
+        ("operator-extrapolation", {"train_max_ops": 8}),
     ]:
         assert key(name, **changes) != key(name), (name, changes)
+    # at the paper's 15 the key is what it was before the setting existed
+    assert "train_max_ops" not in suite_key("operator-extrapolation", request)
     assert key("robustness-simple", validation=renamed, method="ibp") == key("robustness-simple")
     # from N = 64 up (the paper's 500) every worker count makes rounds of 64
     assert key("operator-extrapolation", n=500, workers=2) == key("operator-extrapolation", n=500)
@@ -119,8 +122,8 @@ def test_the_key_holds_what_each_table_is_made_from(validation, tmp_path):
 
 def test_the_generated_table_does_not_depend_on_the_worker_count():
     """So the key leaves workers out (it holds the round size, which IBP's cache depends on)."""
-    one = operator_extrapolation(n=2, workers=1, exact_ops=())
-    two = operator_extrapolation(n=2, workers=2, exact_ops=())  # rounds of 4 attempts, not 2
+    one = operator_extrapolation(n=2, workers=1, offsets=())
+    two = operator_extrapolation(n=2, workers=2, offsets=())  # rounds of 4 attempts, not 2
     assert len(one) == 2 and one.equals(two)
 
 

@@ -28,6 +28,7 @@ from genprobe.tasks.integration.suites import (
     validation_candidates,
     write_suite,
 )
+from genprobe.tasks.integration.suites.operators import group_configs, paper_rows
 from genprobe.tasks.integration.suites.sampling import random_tuples, set_rng
 from genprobe.tasks.integration.suites.templates import TEMPLATES
 from genprobe.tasks.integration.vocab import OPERATOR_TOKENS
@@ -363,7 +364,7 @@ def test_min_ops_gives_an_exact_operator_count():
 
 @pytest.mark.slow
 def test_operator_extrapolation_generates_each_group():
-    frame = operator_extrapolation(n=2, seed=1, workers=2, exact_ops=(20,))
+    frame = operator_extrapolation(n=2, seed=1, workers=2, offsets=(5,))
     assert frame.groupby("set").size().to_dict() == {"ops_1-15": 2, "ops_20": 2}
     assert set(frame["method"]) == {"bwd"}
     exact = frame[frame["set"] == "ops_20"]
@@ -372,6 +373,27 @@ def test_operator_extrapolation_generates_each_group():
     assert all(sum(t in OPERATORS for t in f.split()) >= 10 for f in exact["reference"])
     assert frame[frame["set"] == "ops_1-15"]["n_ops"].between(0, 15).all()
     assert not frame["problem"].str.startswith("sub").any()
+
+
+@pytest.mark.slow
+def test_operator_extrapolation_counts_from_the_models_training_max_ops():
+    frame = operator_extrapolation(n=2, seed=1, workers=2, max_ops=6, offsets=(5, 10))
+    assert frame.groupby("set", sort=False).size().to_dict() == {
+        "ops_1-6": 2, "ops_11": 2, "ops_16": 2,
+    }  # fmt: skip
+    assert frame[frame["set"] == "ops_1-6"]["n_ops"].between(0, 6).all()
+    assert frame[frame["set"] == "ops_16"]["n_ops"].tolist() == [16, 16]
+
+
+def test_sets_map_to_the_papers_rows_by_their_offset_from_the_training_max_ops():
+    assert paper_rows(8) == {
+        "ops_1-8": "ops_1-15", "ops_13": "ops_20", "ops_18": "ops_25", "ops_23": "ops_30",
+        "ops_28": "ops_35",
+    }  # fmt: skip
+    assert list(paper_rows(15)) == list(paper_rows(15).values()) == list(group_configs("bwd"))
+    assert group_configs("fwd", 8)["ops_1-8"].max_ops == 8
+    with pytest.raises(ConfigError, match="--train-max-ops"):
+        group_configs("bwd", 0)
 
 
 # ---------------------------------------------------------------- registry

@@ -31,6 +31,7 @@ from genprobe.tasks.integration import (
     to_sympy,
 )
 from genprobe.tasks.integration.expression import ARITY, depth
+from genprobe.tasks.integration.prefix import integer_literals
 
 
 def test_vocabulary_matches_lample_charton_ids():
@@ -147,6 +148,25 @@ trees = st.recursive(
 @settings(max_examples=300, deadline=None)
 def test_any_tree_round_trips_through_prefix(tree):
     assert from_prefix(to_prefix(tree)) == tree
+
+
+def _integers(tree):
+    """The integer leaves of a tree, in prefix order."""
+    if tree.op == "int":
+        return [tree.value]
+    return [value for arg in tree.args for value in _integers(arg)]
+
+
+@given(trees)
+@settings(max_examples=200, deadline=None)
+def test_integer_literals_reads_every_integer_of_prefix_text(tree):
+    assert integer_literals(" ".join(to_prefix(tree))) == _integers(tree)
+
+
+def test_integer_literals_takes_whole_tokens_only():
+    assert integer_literals("sub Y' add INT+ 4 2 mul INT- 1 x") == [42, -1]
+    assert integer_literals("INT+  1\t0 x INT+ x INT- 0") == [10, 0]  # any spacing; no digits
+    assert integer_literals("INT+ 12 xINT+ 1") == []  # "12" is no digit token
 
 
 @given(st.integers(0, 2**32), st.integers(0, 12))

@@ -21,6 +21,7 @@ from genprobe.models.settings import ModelSettings
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
 from genprobe.studies.brittleness.schedule import OVERLAP_SETTINGS
+from genprobe.tasks.integration.suites.operators import PAPER_MAX_OPS
 from genprobe.tasks.integration.suites.primitives import SOLVED
 from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
 
@@ -42,7 +43,7 @@ DEFAULT_SUITES = tuple(s for s in STUDY_SUITES if s != "integer-extrapolation")
 NEEDS_VALIDATION = ("in-distribution", "robustness-validation")
 TEMPERATURES = (0.6, 0.8, 1.0)
 # settings added after runs existed (`without_added_defaults`)
-ADDED_DEFAULTS = {"solved_by": "paper"}
+ADDED_DEFAULTS = {"solved_by": "paper", "train_max_ops": None, "train_data": None}
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,18 @@ class BrittlenessConfig:
     overlap: str = "auto"  # decode/verify while the other runs: auto, on or off (`schedule`)
     # what counts as solved for the suites made of solved problems (`suites.primitives.SOLVED`)
     solved_by: str = "paper"
+    # the most operators of the model's training expressions: operator-extrapolation's sets are
+    # 1-M and M+5 ... M+20 (None: read from the model where it records it, `training.py`; if
+    # it does not, Lample & Charton's 15). config.json holds the value the run used.
+    train_max_ops: int | None = None
+    # the model's training data: Figure 2's share of training integers per coefficient range
+    # (None: read from the model where it records it, `training.py`; if it does not, not shown)
+    train_data: str | None = None
+
+    @property
+    def max_ops(self) -> int:
+        """operator-extrapolation's M."""
+        return PAPER_MAX_OPS if self.train_max_ops is None else self.train_max_ops
 
     @property
     def k_max(self) -> int:
@@ -128,13 +141,16 @@ class BrittlenessConfig:
                 )  # fmt: skip
         check_choice("overlap", self.overlap, OVERLAP_SETTINGS)
         check_choice("--solved-by", self.solved_by, tuple(SOLVED))
+        if self.train_max_ops is not None and self.train_max_ops < 1:
+            raise ConfigError("--train-max-ops", "at least 1", self.train_max_ops)
         if self.shard_size < 1:
             raise ConfigError("shard size", "at least 1", self.shard_size)
         asked = [s for s in self.suites if s in NEEDS_VALIDATION]
         if asked and self.validation is None:
             raise ConfigError("--validation", f"a test or validation file for {asked[0]}", None)
-        if self.validation is not None and not Path(self.validation).is_file():
-            raise ConfigError("--validation", "an existing file", self.validation)
+        for option, path in (("--validation", self.validation), ("--train-data", self.train_data)):
+            if path is not None and not Path(path).is_file():
+                raise ConfigError(option, "an existing file", path)
         cache = self.suite_cache
         if cache is not None and Path(cache).exists() and not Path(cache).is_dir():
             raise ConfigError("--suite-cache", "a directory", cache)
@@ -144,17 +160,17 @@ class BrittlenessConfig:
         """The hashed config: everything that decides the results."""
         identity = identity_fields(self)
         identity["model"] = self.model.identity()
-        identity["validation"] = self.validation and {
-            "path": self.validation,
-            "sha256": file_digest(self.validation),
-        }
+        for name in ("validation", "train_data"):
+            path = getattr(self, name)
+            identity[name] = path and {"path": path, "sha256": file_digest(path)}
         return without_added_defaults(identity, ADDED_DEFAULTS)
 
     @classmethod
     def from_identity(cls, identity: dict[str, Any]) -> BrittlenessConfig:
         fields = dict(identity)
         fields["model"] = ModelSettings.from_identity(fields["model"])
-        fields["validation"] = fields["validation"] and fields["validation"]["path"]
+        for name in ("validation", "train_data"):
+            fields[name] = fields.get(name) and fields[name]["path"]
         for name in ("suites", "ks", "temperatures"):
             fields[name] = tuple(fields[name])
         return cls(**fields)

@@ -8,6 +8,10 @@ timeouts counted as correct, 1-second checks.
 
 from __future__ import annotations
 
+# the beam each of the paper's Fail@k came from (section 2.1: beam 10 by default; Fail@50 needs
+# 50 candidates); Table 12's Unresolved@1 and @10 too
+BEAMS: dict[int, int] = {1: 10, 10: 10, 50: 50}
+
 # Table 2, top: simple primitives, coefficients from [1, 100]: (Fail@50, Fail@10, Fail@1)
 TABLE2_SIMPLE: dict[str, tuple[float, float, float]] = {
     "k1*ln(k2*x)": (0.0, 0.0, 0.0),
@@ -71,3 +75,9 @@ IN_DISTRIBUTION_FAIL10 = {"fwd": 4.4, "bwd": 0.5, "ibp": 0.4}
 
 # Figure 2 is a plot; the paper gives no numbers for it beyond "near 100 % failure rates on
 # large coefficients" for exp, sin, cos and tan, and robust x and ln primitives.
+
+# Section 5, beside Figure 2: the share (%) of the positive integers of "a sample of 200,000
+# sequences from the training distribution" in three ranges ("between 1 and 100", "between 100
+# and 200", "between 1,000 and 2,000"; whether the bounds are in them is not said), keyed by the
+# coefficient range of our suite
+FIGURE2_INTEGERS: dict[str, float] = {"1-100": 99.4, "100-200": 0.2, "1000-2000": 0.096}

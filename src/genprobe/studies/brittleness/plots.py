@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -15,10 +16,16 @@ import pandas as pd
 from genprobe.analysis.plots import save_figure
 
 
-def failure_by_range(frame: pd.DataFrame, ks: Sequence[int], path: Path) -> Path:
+def failure_by_range(
+    frame: pd.DataFrame,
+    ks: Sequence[int],
+    path: Path,
+    shares: Mapping[str, float | None] | None = None,
+) -> Path:
     """Fail@k against the coefficient range, one line per template, one panel per k
     (Welleck et al. 2022, Figure 2). `frame`: rows of `tables.fail_table` by template and
-    coefficient range."""
+    coefficient range; `shares`: the percentage of training integers in each range, drawn on
+    a log-scaled right axis."""
     ranges = sorted(frame["coeff_range"].unique(), key=lambda r: int(r.split("-")[0]))
     fig, axes = plt.subplots(1, len(ks), figsize=(5.2 * len(ks), 4), squeeze=False)
     for ax, k in zip(axes[0], ks, strict=True):
@@ -30,9 +37,24 @@ def failure_by_range(frame: pd.DataFrame, ks: Sequence[int], path: Path) -> Path
         ax.set_ylabel(f"Fail@{k} (%)")
         ax.set_ylim(-3, 103)
         ax.grid(alpha=0.3)
+        if shares:
+            _shares_axis(ax, [shares.get(r) for r in ranges])
     axes[0][-1].legend(fontsize=8, loc="best")
     fig.suptitle("Failure rate on simple primitives by coefficient range")
     return save_figure(fig, path)
+
+
+def _shares_axis(ax: Any, shares: Sequence[float | None]) -> None:
+    """The training integers' share per range on a right axis (log: 99 % and 0.01 % both
+    show); ranges with none are left out of the line."""
+    values = [np.nan if v is None or v <= 0 else v for v in shares]
+    if np.isnan(values).all():
+        return
+    right = ax.twinx()
+    right.plot(range(len(values)), values, "k--", marker="s", label="training integers")
+    right.set_yscale("log")
+    right.set_ylabel("training integers in the range (%)")
+    right.legend(fontsize=8, loc="lower right")
 
 
 def top_vs_correct(rows: pd.DataFrame, path: Path) -> Path:

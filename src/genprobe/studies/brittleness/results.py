@@ -74,6 +74,13 @@ def read_examples(run: str | Path) -> pd.DataFrame:
     return read_results(run).merge(suites, on=["suite", "row"], how="left", validate="1:1")
 
 
+def read_training(run: str | Path) -> dict[str, Any]:
+    """What the model was trained on and where each fact came from (`training.Training` as
+    JSON); empty for a run made before the run recorded it."""
+    path = Path(run) / "training.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
 def read_budget(run: str | Path) -> pd.DataFrame | None:
     """The search budget's rows (`--search-budget`), or None where none was run."""
     files = sorted((Path(run) / "budget").glob("*.parquet"))

@@ -1,5 +1,8 @@
 """A brittleness run, end to end (Welleck et al. 2022, sections 4.1, 4.3, 5 and 6).
 
+    training what the model was trained on, as far as the suites use it (training.json: its
+             training max_ops and data, read from the model or given, and where from; the
+             data's positive integers per coefficient range of Figure 2)
     suites   build the suite tables that need no model (suites/<name>.parquet), or take them
              from the suite cache, where a run with the same suite settings left them
     solve    decode top-k and verify, shard by shard (results/<suite>/<chunk>.parquet)
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,8 @@ from genprobe.studies.brittleness import budget, solve
 from genprobe.studies.brittleness.config import KIND, BrittlenessConfig
 from genprobe.studies.brittleness.results import read_results, read_suites
 from genprobe.studies.brittleness.suite_cache import SuiteCache
+from genprobe.studies.brittleness.training import Training, trained_on
+from genprobe.tasks.integration.integer_counts import count_integers
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.suites import (
     Primitive,
@@ -43,10 +48,30 @@ from genprobe.tasks.integration.suites import (
     solved_families,
     solved_primitives,
 )
+from genprobe.tasks.integration.suites.operators import PAPER_MAX_OPS
+from genprobe.tasks.integration.suites.simple import RANGES, range_label
 from genprobe.tasks.integration.verifier import VerifierConfig
 from genprobe.verification.verdict import TimeoutPolicy
 
 BUILD = "suite"
+TRAINING = "training"
+# what the suites take from the model's training (`training.Training`) -> the suites that use it
+USES = {
+    "max_ops": ("operator-extrapolation",),  # its sets
+    "data": ("integer-extrapolation", "robustness-simple"),  # Figure 2's integer shares
+}
+# the log line of each, when known and when not
+SAID = {
+    "max_ops": (
+        "operator-extrapolation: training max_ops {value} ({source})",
+        f"operator-extrapolation: training max_ops not known ({{source}}): {PAPER_MAX_OPS} "
+        "assumed; --train-max-ops sets it",
+    ),
+    "data": (
+        "Figure 2: training data {value} ({source})",
+        "Figure 2: training data not known ({source}): no integer shares; --train-data gives them",
+    ),
+}
 DERIVED = ("robustness-validation", "compositionality")
 
 Log = Callable[[str], None]
@@ -60,8 +85,9 @@ def run_brittleness(
 ) -> Path:
     """Run (or resume) the whole study in `out`; returns the run directory, ready for
     `report.write_report`."""
-    config = config.validated()
+    config, training = _with_training(config.validated(), log)
     run = open_run(out, KIND, config)
+    run_stage(run, TrainingTask(), [Shard(TRAINING, "training", asdict(training))], executor)
     base = base_suites(config)
     _build_base_suites(run, config, base, log, executor)
     _solve(run, config, base, log, executor)
@@ -91,6 +117,24 @@ def base_suites(config: BrittlenessConfig) -> list[str]:
     if config.validation is not None and set(DERIVED) & set(config.suites):
         names.append("validation-primitives")
     return list(dict.fromkeys(names))
+
+
+def _with_training(config: BrittlenessConfig, log: Log) -> tuple[BrittlenessConfig, Training]:
+    """The config with what its suites take from the model's training read from the model
+    where no option gives it (`training.trained_on`), and the record of what they use (the
+    training data's integers are counted only for Figure 2) and where each came from."""
+    ran = set(base_suites(config))
+    used = [fact for fact, suites in USES.items() if ran & set(suites)]
+    if not used:
+        return config, Training()
+    found = trained_on(config.model.spec, config.train_max_ops, config.train_data)
+    values = {fact: getattr(found, fact) for fact in used}
+    sources = {fact: found.sources[fact] for fact in used}
+    for fact, value in values.items():
+        known, unknown = SAID[fact]
+        log((unknown if value is None else known).format(value=value, source=sources[fact]))
+    changes = {f"train_{fact}": value for fact, value in values.items()}
+    return replace(config, **changes), Training(**values, sources=sources)
 
 
 def _verifier(config: BrittlenessConfig) -> VerifierConfig:
@@ -155,6 +199,7 @@ def _request(config: BrittlenessConfig, shard: Shard) -> SuiteRequest:
         validation=None if config.validation is None else Path(config.validation),
         method=config.method,
         workers=config.workers or os.cpu_count() or 1,
+        train_max_ops=config.max_ops,
         split=config.split,
     )
 
@@ -239,3 +284,17 @@ class SuiteTask(StageTask):
 
     def runtime(self) -> dict[str, Any]:
         return {"source": "built"}  # not taken from the suite cache
+
+
+@dataclass(frozen=True)
+class TrainingTask(StageTask):
+    """Records what the model was trained on (the shard's spec, a `Training`) in training.json,
+    with the positive integers of its training data per coefficient range of Figure 2."""
+
+    def run(self, context: None, shard: Shard, scratch: Path) -> Outputs:
+        record = dict(shard.spec)
+        if record["data"] is not None:
+            counts = count_integers(record["data"], RANGES)
+            in_range = zip(map(range_label, RANGES), counts.in_range, strict=True)
+            record["integers"] = {"total": counts.total, "in_range": dict(in_range)}
+        return {"training.json": json_bytes(record)}

@@ -3,7 +3,8 @@ settings takes them from the cache instead of building them again (operator-extr
 2,500 generated problems took 782 s of the paper preset's run).
 
 A table's key holds everything it is made from: the suite, N, the seed, the inputs that suite
-reads (the validation file's name, bytes and split; the generation method and round size),
+reads (the validation file's name, bytes and split; the generation method, round size and the
+model's training max_ops),
 the versions of genprobe, SymPy and NumPy, and FORMAT. The suites made of the problems a model
 solved are never cached. A shard taken from the cache says so in its manifest
 (`shards/suite/<name>.json`: `"source": "cache"` and the `cache_key`); a built one has
@@ -25,7 +26,7 @@ from genprobe.runs.cache import Cache, Log, cache_key, default_root
 from genprobe.runs.provenance import file_digest
 from genprobe.runs.shards import Outputs, Shard, ShardStore
 from genprobe.tasks.integration.suites import SuiteRequest
-from genprobe.tasks.integration.suites.operators import DEFAULT_N, round_size
+from genprobe.tasks.integration.suites.operators import DEFAULT_N, PAPER_MAX_OPS, round_size
 
 # the layout of a cached entry and of the tables in it: bump it when a change to the suite
 # builders changes their tables under the same genprobe version (2: BWD's fast engine)
@@ -66,6 +67,8 @@ def suite_key(name: str, request: SuiteRequest) -> dict[str, Any]:
         what["split"] = request.split
     if name == "operator-extrapolation":
         what["method"] = request.method
+        if request.train_max_ops != PAPER_MAX_OPS:  # absent at 15: older entries keep their key
+            what["train_max_ops"] = request.train_max_ops
         # the generated table depends on the round size (IBP learns primitives between rounds)
         # but not on the worker count (tests/studies/brittleness/test_suite_cache.py); only a
         # small suite's rounds grow with the workers

@@ -10,6 +10,7 @@ Examples:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from genprobe.errors import ParseError, UnsupportedExpressionError
@@ -23,6 +24,8 @@ _STRUCTURAL = {"<s>", "</s>", "<pad>", "(", ")", *DIGIT_TOKENS} | {
     token for token in TOKEN_TO_ID if token.startswith("<SPECIAL_")
 }
 _DIGITS = frozenset(DIGIT_TOKENS)
+# an integer in prefix text: its sign token, then its digit tokens (each a whole word)
+_INTEGER = re.compile(r"(?<!\S)INT([+-])((?:\s+[0-9](?!\S))+)")
 
 
 def _write_int(value: int) -> list[str]:
@@ -46,6 +49,20 @@ def to_prefix(expr: Expr) -> list[str]:
 def problem_prefix(integrand: Expr) -> list[str]:
     """The model input for integrating `integrand`: `sub Y' <integrand>`."""
     return [*PROBLEM_PREFIX, *to_prefix(integrand)]
+
+
+def integer_literals(text: str) -> list[int]:
+    """The integers written in prefix `text` (space-separated tokens), in order, without parsing
+    the expression: for statistics over whole datasets, where building trees costs too much.
+    A sign token without digits is skipped (`from_prefix` rejects it).
+
+    Example:
+        integer_literals("add INT+ 4 2 mul INT- 1 x") -> [42, -1]
+    """
+    return [
+        int("".join(digits.split())) * (1 if sign == "+" else -1)
+        for sign, digits in _INTEGER.findall(text)
+    ]
 
 
 def strip_problem_prefix(tokens: Sequence[str]) -> Sequence[str]:

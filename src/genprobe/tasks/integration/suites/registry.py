@@ -15,7 +15,7 @@ import pandas as pd
 from genprobe.errors import ConfigError, check_choice
 from genprobe.tasks.integration.suites.compositionality import compositionality, solved_families
 from genprobe.tasks.integration.suites.in_distribution import in_distribution
-from genprobe.tasks.integration.suites.operators import operator_extrapolation
+from genprobe.tasks.integration.suites.operators import PAPER_MAX_OPS, operator_extrapolation
 from genprobe.tasks.integration.suites.primitives import dataset_primitives, solved_primitives
 from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
 from genprobe.tasks.integration.suites.simple import integer_extrapolation, robustness_simple
@@ -37,6 +37,8 @@ class SuiteRequest:
     solved_by: str = "paper"  # what counts as solved in it (`primitives.SOLVED`)
     method: str = "bwd"  # operator-extrapolation: fwd, bwd or ibp
     workers: int = 1  # operator-extrapolation: generator processes
+    # operator-extrapolation: the most operators of the model's training expressions
+    train_max_ops: int = PAPER_MAX_OPS
     split: str | None = None  # the split of a JSONL/Parquet dataset
 
 
@@ -97,6 +99,14 @@ def _compositionality(request: SuiteRequest) -> Built:
     return Built(compositionality(families, seed=request.seed, **_sized(request)))
 
 
+def _operator_extrapolation(request: SuiteRequest) -> Built:
+    frame = operator_extrapolation(
+        seed=request.seed, method=request.method, workers=request.workers,
+        max_ops=request.train_max_ops, **_sized(request),
+    )  # fmt: skip
+    return Built(frame)
+
+
 SUITE_BUILDERS: dict[str, SuiteBuilder] = {
     "robustness-simple": SuiteBuilder(
         lambda r: Built(robustness_simple(seed=r.seed, **_sized(r))),
@@ -118,10 +128,9 @@ SUITE_BUILDERS: dict[str, SuiteBuilder] = {
         _compositionality, "sums of 2, 3, 4 solved primitives (Table 8; --solved)"
     ),
     "operator-extrapolation": SuiteBuilder(
-        lambda r: Built(
-            operator_extrapolation(seed=r.seed, method=r.method, workers=r.workers, **_sized(r))
-        ),
-        "generated problems with 1-15, 20, 25, 30, 35 operators (Table 9; --method, --workers)",
+        _operator_extrapolation,
+        "generated problems with 1-M, M+5, M+10, M+15, M+20 operators, M the model's training "
+        "max_ops (Table 9; --train-max-ops, default 15; --method, --workers)",
     ),
     "in-distribution": SuiteBuilder(
         _in_distribution, "rows of a test or validation file (--validation, --split; --n: all)"

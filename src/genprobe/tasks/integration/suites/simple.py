@@ -60,7 +60,8 @@ class Draw(NamedTuple):
     coeff_range: range
 
 
-def _label(values: range) -> str:
+def range_label(values: range) -> str:
+    """A coefficient range as the `coeff_range` column names it: `100-200` for range(100, 200)."""
     return f"{values.start}-{values.stop}"
 
 
@@ -80,7 +81,7 @@ def _coeff1(n: int, seed: int) -> Iterator[Draw]:
 def _coeff1_range(n: int, seed: int) -> Iterator[Draw]:
     for values in RANGES:
         for k1, k2 in distinct_pairs(
-            set_rng(seed, "simple_coeff1_range", _label(values)), values, n
+            set_rng(seed, "simple_coeff1_range", range_label(values)), values, n
         ):
             for name in RANGE_TEMPLATES:
                 k2_used = k2 if TEMPLATES[name].uses_k2 else None
@@ -124,7 +125,7 @@ def build_draws(suite: str, draws: Iterable[Draw]) -> pd.DataFrame:
                 **sympy_columns(
                     template.problem(draw.k1, draw.k2), template.reference(draw.k1, draw.k2)
                 ),
-                "k1": draw.k1, "k2": draw.k2, "coeff_range": _label(draw.coeff_range),
+                "k1": draw.k1, "k2": draw.k2, "coeff_range": range_label(draw.coeff_range),
             }
         )  # fmt: skip
     return suite_frame(rows)

@@ -1,0 +1,107 @@
+"""What the model under test was trained on, as far as a run can know it: the most operators of
+its training expressions (operator-extrapolation's M) and its training data file.
+
+A `ckpt:` model trained by `genprobe integration train` names its data in its run directory's
+`config.json` (`"config": {"data": PATH}`, the path as given to `train`); `integration generate`
+wrote `NAME.meta.json` beside that data, whose `"config"` holds the generator's `max_ops` (for
+the text splits `NAME.train`, `NAME.valid`, `NAME.test` it is `NAME.meta.json`, for one file
+`FILE.meta.json`). `--train-data` and `--train-max-ops` override what is read; other models
+(`lc:`, `sympy`, `py:`, `openai:`) have only the options. Unknown, M is Lample & Charton's 15.
+
+Example:
+    trained_on("ckpt:runs/bwd8-small")
+    -> Training(max_ops=8, data="data/bwd8.txt.train", sources={
+           "data": "read from runs/bwd8-small/config.json",
+           "max_ops": "read from data/bwd8.txt.meta.json"})
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from genprobe.errors import DataFormatError
+
+SPLIT_SUFFIXES = (".train", ".valid", ".test")  # `generate`'s text splits of NAME
+TRAIN_KIND = "integration-train"  # the kind in the config.json of an `integration train` run
+
+
+@dataclass(frozen=True)
+class Training:
+    max_ops: int | None = None  # the generator's max_ops of its training data; None: not known
+    data: str | None = None  # its training data file; None: not known
+    # "max_ops", "data" -> where each came from ("given by --train-max-ops", "read from FILE"),
+    # or why it is not known
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+
+def trained_on(spec: str, max_ops: int | None = None, data: str | None = None) -> Training:
+    """What the model `spec` was trained on: `max_ops` and `data` where given (the options),
+    else what the model records.
+
+    Raises:
+        DataFormatError: the checkpoint's config.json or the data's meta.json is malformed (the
+            file and field named).
+    """
+    sources = {}
+    if data is None:
+        data, sources["data"] = _recorded_data(spec)
+    else:
+        sources["data"] = "given by --train-data"
+    if max_ops is not None:
+        sources["max_ops"] = "given by --train-max-ops"
+    elif data is None:
+        sources["max_ops"] = sources["data"]  # why no data is known
+    else:
+        max_ops, sources["max_ops"] = _generator_max_ops(Path(data))
+    return Training(max_ops, data, sources)
+
+
+def _recorded_data(spec: str) -> tuple[str | None, str]:
+    """The training data a `ckpt:` model's run directory names, and where it was read (or why
+    there is none)."""
+    kind, _, argument = spec.partition(":")
+    if kind != "ckpt":
+        return None, f"{spec} records no training data"
+    path = Path(argument)
+    config = (path if path.is_dir() else path.parent) / "config.json"
+    if not config.is_file():
+        return None, f"no {config} beside the checkpoint"
+    recorded = _json(config)
+    if not isinstance(recorded, dict) or recorded.get("kind") != TRAIN_KIND:
+        return None, f"{config} is not the record of an `integration train` run"
+    settings = recorded.get("config")
+    data = settings.get("data") if isinstance(settings, dict) else None
+    if not isinstance(data, str):
+        raise DataFormatError(config, None, "field 'config.data': expected the training data path")
+    if not Path(data).is_file():
+        return None, f"{config} names {data}, which is not there"
+    return data, f"read from {config}"
+
+
+def _generator_max_ops(data: Path) -> tuple[int | None, str]:
+    """`max_ops` from the meta.json `integration generate` wrote beside `data`, and that file
+    (or why there is none)."""
+    names = [data.name]
+    if data.suffix in SPLIT_SUFFIXES:
+        names.insert(0, data.stem)
+    for name in names:
+        meta = data.with_name(f"{name}.meta.json")
+        if meta.is_file():
+            recorded = _json(meta)
+            config = recorded.get("config") if isinstance(recorded, dict) else None
+            value = config.get("max_ops") if isinstance(config, dict) else None
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise DataFormatError(meta, None, "field 'config.max_ops': expected an integer ≥ 1")
+            return value, f"read from {meta}"
+    return None, f"no generator metadata ({data.with_name(names[0])}.meta.json) beside {data}"
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise DataFormatError(path, None, f"not readable as JSON ({error})") from None
