@@ -195,13 +195,21 @@ def _make(head: str, args: list[Value]) -> Value:
     return Term(head, tuple(args))
 
 
+def _settled(head: str, seq: list[Value]) -> Value | None:
+    """What `AssocOp.__new__` makes of no operand or one, and SymPy's result for constant ones
+    (numbers and radicals combine by rules not rebuilt here); None otherwise."""
+    if len(seq) <= 1:
+        return _make(head, seq)
+    if not any(isinstance(a, Term) and a.has_x for a in seq):
+        return _delegate(head, tuple(seq), "constant")
+    return None
+
+
 def add(*seq: Value) -> Value:
     """`Add(*seq)`."""
     seq = [a for a in seq if not (isinstance(a, Fraction) and a == 0)]
-    if len(seq) <= 1:
-        return _make("Add", seq)
-    if not any(isinstance(a, Term) and a.has_x for a in seq):
-        return _delegate("Add", tuple(seq), "constant")
+    if (settled := _settled("Add", seq)) is not None:
+        return settled
     if len(seq) == 2:
         a, b = seq
         if isinstance(b, Fraction):
@@ -269,10 +277,8 @@ def _is_numeric_power(t: Value) -> bool:
 def mul(*seq: Value) -> Value:
     """`Mul(*seq)`."""
     seq = [a for a in seq if not (isinstance(a, Fraction) and a == 1)]
-    if len(seq) <= 1:
-        return _make("Mul", seq)
-    if not any(isinstance(a, Term) and a.has_x for a in seq):
-        return _delegate("Mul", tuple(seq), "constant")
+    if (settled := _settled("Mul", seq)) is not None:
+        return settled
     if len(seq) == 2:
         a, b = seq
         if isinstance(b, Fraction):
