@@ -158,22 +158,22 @@ def _sign(t: Value) -> tuple[bool | None, bool | None] | None:
         return None, None
     if t.head in ("Pi", "Exp1"):
         return True, False
-    if t.head == "exp" and _is_real(t.args[0]):
+    if t.head == "exp" and is_real(t.args[0]):
         return True, False
     return None
 
 
-def _is_real(t: Value) -> bool:
+def is_real(t: Value) -> bool:
     """True where SymPy surely answers `is_extended_real` True; False means "not sure"."""
     if isinstance(t, Fraction) or t.head in ("Symbol", "Pi", "Exp1"):
         return True
     if t.head in ("Add", "Mul"):
-        return all(_is_real(a) for a in t.args)
+        return all(is_real(a) for a in t.args)
     if t.head == "Pow":
         b, e = t.args
-        return isinstance(e, Fraction) and e.denominator == 1 and e > 0 and _is_real(b)
+        return isinstance(e, Fraction) and e.denominator == 1 and e > 0 and is_real(b)
     if t.head in ("exp", "sin", "cos", "atan", "sinh", "cosh", "tanh", "asinh"):
-        return _is_real(t.args[0])
+        return is_real(t.args[0])
     return False
 
 
@@ -392,7 +392,7 @@ def power(b: Value, e: Value) -> Value:
     if head == "Pow":
         return _power_of_power(b, e)
     if head == "exp":
-        if integer or _is_real(b.args[0]):
+        if integer or is_real(b.args[0]):
             return apply("exp", mul(b.args[0], e))
         return _delegate("Pow", (b, e), "pow-exp")
     if head == "Mul":
@@ -456,12 +456,12 @@ def apply(name: str, u: Value) -> Value:
         return Term("exp", (u,))
     if name == "log":
         if u.head == "exp":
-            if _is_real(u.args[0]):
+            if is_real(u.args[0]):
                 return u.args[0]
             return _delegate(name, (u,), "log-exp")
         return Term("log", (u,))
-    if name == "Abs":
-        return _delegate(name, (u,), "abs")
+    if name in ("Abs", "sign"):
+        return _delegate(name, (u,), name)
     family = _TRIG if name in _TRIG else _HYPERBOLIC
     if u.head in family or u.head == "log" or _mentions_pi(u):
         return _delegate(name, (u,), "composition")
@@ -473,7 +473,7 @@ def apply(name: str, u: Value) -> Value:
             inner = apply(name, neg(u))
             return inner if name in EVEN else neg(inner)
     elif _could_extract_minus_sign(u) is not False:  # acos(-u) = pi - acos(u), acosh
-        return _delegate(name, (u,), "sign")
+        return _delegate(name, (u,), "minus-sign")
     return Term(name, (u,))
 
 

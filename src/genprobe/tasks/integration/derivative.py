@@ -7,27 +7,15 @@ result in the same steps as SymPy's `_eval_derivative` and `fdiff` (SymPy 1.14):
 - sums term by term; products by the Leibniz rule, each term one n-ary product;
 - `b**e` as `b**e * (e' * log(b) + b' * e / b)`;
 - a function as `fdiff(u) * u'`, with SymPy's `fdiff` (tan' = 1 + tan**2, acosh' =
-  1/(sqrt(u - 1)*sqrt(u + 1)), ...).
+  1/(sqrt(u - 1)*sqrt(u + 1)), ...); `Abs(u)` of a real u as `u' * sign(u)`.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 
-from genprobe.tasks.integration.canonical import (
-    HALF,
-    MINUS_ONE,
-    ONE,
-    ZERO,
-    Term,
-    Unsupported,
-    Value,
-    add,
-    apply,
-    mul,
-    neg,
-    power,
-)  # fmt: skip
+from genprobe.tasks.integration.canonical import add, apply, is_real, mul, neg, power
+from genprobe.tasks.integration.terms import HALF, MINUS_ONE, ONE, ZERO, Term, Unsupported, Value
 
 
 def derivative(t: Value) -> Value:
@@ -49,6 +37,10 @@ def derivative(t: Value) -> Value:
         return mul(t, add(by_exponent, mul(mul(db, e), power(b, MINUS_ONE))))
     u = t.args[0]
     du = derivative(u)
+    if t.head == "Abs":  # Abs._eval_derivative: u' * sign(conjugate(u)), for a real u
+        if not is_real(u):
+            raise Unsupported("Abs of an argument SymPy may not know real")
+        return mul(du, apply("sign", u))
     return mul(_fdiff(t, u), du)
 
 
@@ -86,4 +78,4 @@ def _fdiff(t: Term, u: Value) -> Value:
         return power(mul(_sqrt(add(u, MINUS_ONE)), _sqrt(add(u, ONE))), MINUS_ONE)
     if name == "atanh":
         return power(add(ONE, neg(power(u, Fraction(2)))), MINUS_ONE)
-    raise Unsupported(f"no derivative rule for {name}")  # Abs: SymPy's sign(conjugate(u))
+    raise Unsupported(f"no derivative rule for {name}")

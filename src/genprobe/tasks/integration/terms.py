@@ -53,7 +53,7 @@ E = Term("Exp1")
 ZERO, ONE, MINUS_ONE, HALF = Fraction(0), Fraction(1), Fraction(-1), Fraction(1, 2)
 
 FUNCTIONS = (
-    "exp", "log", "Abs", "sin", "cos", "tan", "asin", "acos", "atan",
+    "exp", "log", "Abs", "sign", "sin", "cos", "tan", "asin", "acos", "atan",
     "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
 )  # fmt: skip
 
