@@ -88,8 +88,10 @@ class Executor(abc.ABC):
 
 
 def _exit_with_parent(parent: int) -> None:
-    """In a manager's process: end it once the process that started it is gone. A driver
-    killed with SIGKILL never shuts its manager down, which would otherwise run on."""
+    """In a helper process (a manager, a pool worker): end it once the process that started it
+    is gone. A driver killed with SIGKILL never shuts its helpers down, and a pool worker
+    sending a large result blocks forever on a pipe nobody reads (every worker holds the
+    result queue's read end too), so they would otherwise run on."""
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -175,7 +177,7 @@ class LocalExecutor(Executor):
             min(self.workers, len(shards)),
             mp_context=multiprocessing.get_context("spawn"),  # no forked torch or thread state
             initializer=_start_worker,
-            initargs=(task,),
+            initargs=(task, os.getpid()),
         )
         try:
             futures = {
@@ -193,8 +195,9 @@ class LocalExecutor(Executor):
 _WORKER: Worker | None = None  # a pool process's
 
 
-def _start_worker(task: StageTask) -> None:
+def _start_worker(task: StageTask, parent: int) -> None:
     global _WORKER
+    _exit_with_parent(parent)
     _WORKER = Worker(task)
 
 
