@@ -9,7 +9,8 @@ integration operators and weights, integers 1..5, `--max-ops`), single-threaded,
 - `lc` (with `--lc-repo PATH`, a checkout of facebookresearch/SymbolicMathematics, never part
   of this repository; it needs `numexpr`): their `CharSPEnvironment.gen_prim_bwd`.
 
-The distributions are compared on the pairs each method made: input (f) and output (F) length
+It also prints how often the fast engine left a node to SymPy (`canonical.delegations`), by
+kind. The distributions are compared on the pairs each method made: input (f) and output (F) length
 in tokens, operators in F, and the share of pairs whose f is not the plain derivative of F
 (what simplification changed; our derivative of F, rebuilt from the tokens, is SymPy's
 canonical one). A two-sample Kolmogorov-Smirnov statistic is printed for each length.
@@ -144,6 +145,10 @@ def main() -> None:
             samples[name].counts.append(len(pairs))
             samples[name].pairs += pairs
     print(f"{args.method}, max_ops {args.max_ops}, {args.attempts} attempts x {args.rounds} rounds")
+    if args.method == "bwd":  # only the fast engine builds canonical terms in the loop above
+        attempts = args.attempts * args.rounds
+        kinds = ", ".join(f"{k} {n / attempts:.2f}" for k, n in canonical.delegations.most_common())
+        print(f"nodes the fast engine asked SymPy for (most from its cache), per attempt: {kinds}")
     stats = {name: describe(name, sample) for name, sample in samples.items()}
     for name in stats:
         if name != "fast":

@@ -113,10 +113,6 @@ def _delegate(head: str, args: tuple, kind: str) -> Value:
 # --------------------------------------------------------------------------- small queries
 
 
-def is_number(t: Value) -> bool:
-    return isinstance(t, Fraction)
-
-
 def as_coeff_mul(t: Value) -> tuple[Fraction, Value]:
     """`as_coeff_Mul`: (numeric coefficient, the rest)."""
     if isinstance(t, Fraction):
@@ -463,7 +459,8 @@ def apply(name: str, u: Value) -> Value:
     if name in ("Abs", "sign"):
         return _delegate(name, (u,), name)
     family = _TRIG if name in _TRIG else _HYPERBOLIC
-    if u.head in family or u.head == "log" or _mentions_pi(u):
+    # SymPy's trig eval peels multiples of pi off a sum or product
+    if u.head in family or u.head == "log" or (u.head in ("Add", "Mul") and _contains_pi(u)):
         return _delegate(name, (u,), "composition")
     if name in ODD or name in EVEN:
         minus = _could_extract_minus_sign(u)
@@ -481,13 +478,6 @@ def _has_log(t: Value) -> bool:
     if not isinstance(t, Term):
         return False
     return t.head == "log" or (t.head in ("Mul", "Add") and any(_has_log(a) for a in t.args))
-
-
-def _mentions_pi(t: Term) -> bool:
-    """Whether an Add or Mul has pi in an argument (SymPy's trig eval peels multiples off)."""
-    if t.head not in ("Add", "Mul"):
-        return False
-    return any(isinstance(a, Term) and _contains_pi(a) for a in t.args)
 
 
 def _contains_pi(t: Term) -> bool:

@@ -194,6 +194,14 @@ _SYMPY_FUNCTIONS: dict[type, str] = {
 _HALF = sp.Rational(1, 2)
 
 
+def right_nested(op: str, children: list[Expr]) -> Expr:
+    """An n-ary sum or product as L&C write it: `op a (op b c)`."""
+    tree = children[-1]
+    for child in reversed(children[:-1]):
+        tree = Expr(op, (child, tree))
+    return tree
+
+
 def from_sympy(expr: sp.Expr) -> Expr:
     """The tree for a SymPy expression, in Lample & Charton's canonical shape.
 
@@ -221,11 +229,7 @@ def from_sympy(expr: sp.Expr) -> Expr:
         return Expr("pi")
     if isinstance(expr, (sp.Add, sp.Mul)):
         op = "add" if isinstance(expr, sp.Add) else "mul"
-        children = [from_sympy(arg) for arg in expr.args]
-        tree = children[-1]
-        for child in reversed(children[:-1]):
-            tree = Expr(op, (child, tree))
-        return tree
+        return right_nested(op, [from_sympy(arg) for arg in expr.args])
     if isinstance(expr, sp.Pow):
         base, exponent = expr.args
         if exponent == _HALF:

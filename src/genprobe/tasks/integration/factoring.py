@@ -22,14 +22,7 @@ import math
 from fractions import Fraction
 
 from genprobe.tasks.integration.canonical import add, apply, as_base_exp, as_coeff_mul, mul, power
-from genprobe.tasks.integration.prefix import to_prefix
-from genprobe.tasks.integration.terms import ONE, Term, Value, to_tree
-
-
-def length(t: Value) -> int:
-    """Tokens of the term's prefix sequence."""
-    return len(to_prefix(to_tree(t)))
-
+from genprobe.tasks.integration.terms import ONE, Term, Value, prefix_length
 
 MAX_TERMS = 16  # most terms an expansion may make
 
@@ -37,7 +30,7 @@ MAX_TERMS = 16  # most terms an expansion may make
 def simplify(t: Value) -> Value:
     """`t` rewritten as above where that makes it shorter, else `t`."""
     rewritten = _simplify(t)
-    return rewritten if length(rewritten) < length(t) else t
+    return rewritten if prefix_length(rewritten) < prefix_length(t) else t
 
 
 def _simplify(t: Value) -> Value:
@@ -51,7 +44,7 @@ def _simplify(t: Value) -> Value:
     if rebuilt.head == "Add":
         candidates += [_factor_sum(rebuilt), _secant_squared(rebuilt)]
     # ties go to a rewrite: a factored sum of the same length can merge into the product above
-    return min([c for c in candidates if c is not None] + [rebuilt], key=length)
+    return min([c for c in candidates if c is not None] + [rebuilt], key=prefix_length)
 
 
 def _rebuild(head: str, args: tuple[Value, ...]) -> Value:

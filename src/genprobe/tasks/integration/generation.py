@@ -40,6 +40,40 @@ class GenerationReport:
     attempts: int = 0
 
 
+class Kept:
+    """The first `n` distinct inputs of the pairs taken in attempt order, with one outcome
+    counted per attempt (`GenerationReport.counters`)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.first_seen: dict[
+            str, tuple[str, int, int | None]
+        ] = {}  # input -> output, count, n_ops
+        self.counters: Counter = Counter()
+        self.attempts = 0
+
+    @property
+    def complete(self) -> bool:
+        return len(self.first_seen) >= self.n
+
+    def take(self, problem: str, output: str, n_ops: int | None) -> None:
+        """An accepted pair: new and kept ("ok"), a "duplicate", or new after the n-th
+        ("surplus")."""
+        if problem in self.first_seen:
+            kept_output, count, kept_ops = self.first_seen[problem]
+            self.first_seen[problem] = (kept_output, count + 1, kept_ops)
+            self.counters["duplicate"] += 1
+        elif not self.complete:
+            self.first_seen[problem] = (output, 1, n_ops)
+            self.counters["ok"] += 1
+        else:
+            self.counters["surplus"] += 1
+
+    def report(self) -> GenerationReport:
+        rows = [Row(problem, *seen) for problem, seen in self.first_seen.items()]
+        return GenerationReport(rows, self.counters, self.attempts)
+
+
 def generate(
     config: GeneratorConfig,
     n: int,
@@ -69,21 +103,20 @@ def generate(
         raise ConfigError("n", "at least 1", n)
     deadline = deadline or DEFAULT_DEADLINES[config.method]
     max_attempts = max_attempts or 1000 * n + 1000
-    counters: Counter = Counter()
-    first_seen: dict[str, tuple[str, int, int | None]] = {}  # input -> (output, count, n_ops)
+    kept = Kept(n)
     cache: dict[str, str] = {}
-    attempts = 0
     with DeadlinePool(workers, start_method=start_method) as pool:
-        while len(first_seen) < n and attempts < max_attempts:
-            jobs = [(seed, i) for i in range(attempts, min(attempts + round_size, max_attempts))]
+        while not kept.complete and kept.attempts < max_attempts:
+            start = kept.attempts
+            jobs = [(seed, i) for i in range(start, min(start + round_size, max_attempts))]
             results = {}
             for result in pool.run(attempt, jobs, deadline=deadline, shared=(config, cache)):
                 results[result.index] = result
                 status = result.value.status if result.status == "done" else result.status
                 if status != "ok":  # pairs are counted below, once known new or not
-                    counters[status] += 1
+                    kept.counters[status] += 1
                 if on_progress is not None:
-                    on_progress(attempts + len(results), len(first_seen), counters)
+                    on_progress(start + len(results), len(kept.first_seen), kept.counters)
             for index in range(len(jobs)):
                 result = results[index]
                 if result.status != "done":
@@ -95,17 +128,7 @@ def generate(
                         known is not None and len(primitive) < len(known)
                     ):
                         cache[key] = primitive
-                if outcome.status != "ok":
-                    continue
-                if outcome.input in first_seen:
-                    output, count, n_ops = first_seen[outcome.input]
-                    first_seen[outcome.input] = (output, count + 1, n_ops)
-                    counters["duplicate"] += 1
-                elif len(first_seen) < n:
-                    first_seen[outcome.input] = (outcome.output, 1, outcome.n_ops)
-                    counters["ok"] += 1
-                else:
-                    counters["surplus"] += 1
-            attempts += len(jobs)
-    rows = [Row(problem, *seen) for problem, seen in first_seen.items()]
-    return GenerationReport(rows, counters, attempts)
+                if outcome.status == "ok":
+                    kept.take(outcome.input, outcome.output, outcome.n_ops)
+            kept.attempts += len(jobs)
+    return kept.report()

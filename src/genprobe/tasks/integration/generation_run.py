@@ -27,7 +27,7 @@ from genprobe.runs.executor import Executor, StageTask, run_stage
 from genprobe.runs.pool import DeadlinePool
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Outputs, Shard, ShardStore
-from genprobe.tasks.integration.generation import GenerationReport, Row
+from genprobe.tasks.integration.generation import GenerationReport, Kept
 from genprobe.tasks.integration.generators import DEFAULT_DEADLINES, GeneratorConfig, attempt
 from genprobe.tasks.integration.random_trees import TreeSettings
 
@@ -123,39 +123,15 @@ def _shard(config: GenerationConfig, start: int) -> Shard:
     return Shard(STAGE, f"{start:012d}", {"start": start, "stop": stop})
 
 
-class _Merge:
-    """Outcomes taken in attempt order, as `generation.generate` takes them."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.first_seen: dict[str, tuple[str, int, int | None]] = {}
-        self.counters: Counter = Counter()
-        self.attempts = 0
-
-    @property
-    def complete(self) -> bool:
-        return len(self.first_seen) >= self.n
-
-    def add(self, lines: bytes) -> None:
-        for line in lines.decode().splitlines():
-            outcome = json.loads(line)
-            self.attempts += 1
-            status = outcome["status"]
-            if status != "ok":
-                self.counters[status] += 1
-            elif outcome["input"] in self.first_seen:
-                output, count, n_ops = self.first_seen[outcome["input"]]
-                self.first_seen[outcome["input"]] = (output, count + 1, n_ops)
-                self.counters["duplicate"] += 1
-            elif not self.complete:
-                self.first_seen[outcome["input"]] = (outcome["output"], 1, outcome["n_ops"])
-                self.counters["ok"] += 1
-            else:
-                self.counters["surplus"] += 1
-
-    def report(self) -> GenerationReport:
-        rows = [Row(problem, *seen) for problem, seen in self.first_seen.items()]
-        return GenerationReport(rows, self.counters, self.attempts)
+def _merge(kept: Kept, lines: bytes) -> None:
+    """A shard's outcomes, in attempt order."""
+    for line in lines.decode().splitlines():
+        outcome = json.loads(line)
+        kept.attempts += 1
+        if outcome["status"] == "ok":
+            kept.take(outcome["input"], outcome["output"], outcome["n_ops"])
+        else:
+            kept.counters[outcome["status"]] += 1
 
 
 def generate_run(
@@ -180,11 +156,11 @@ def generate_run(
     path = open_run(run, KIND, config)
     store = ShardStore(path)
     task = AttemptsTask(config)
-    merge = _Merge(config.n)
+    kept = Kept(config.n)
     start = 0
-    while not merge.complete and start < config.attempt_limit:
+    while not kept.complete and start < config.attempt_limit:
         wave = []
-        for _ in range(_wave_size(merge, config, workers)):
+        for _ in range(_wave_size(kept, config, workers)):
             if start >= config.attempt_limit:
                 break
             wave.append(_shard(config, start))
@@ -195,22 +171,22 @@ def generate_run(
             nonlocal finished
             finished += shard.spec["stop"] - shard.spec["start"]
             if on_progress is not None:
-                on_progress(merge.attempts + finished, len(merge.first_seen), merge.counters)
+                on_progress(kept.attempts + finished, len(kept.first_seen), kept.counters)
 
         run_stage(path, task, wave, executor, on_done=shard_done)
         for shard in wave:
-            if merge.complete:
+            if kept.complete:
                 break
-            merge.add(store.read(shard)[_file(shard.spec["start"])])
+            _merge(kept, store.read(shard)[_file(shard.spec["start"])])
             if on_progress is not None:
-                on_progress(merge.attempts, len(merge.first_seen), merge.counters)
-    return merge.report()
+                on_progress(kept.attempts, len(kept.first_seen), kept.counters)
+    return kept.report()
 
 
-def _wave_size(merge: _Merge, config: GenerationConfig, workers: int) -> int:
+def _wave_size(kept: Kept, config: GenerationConfig, workers: int) -> int:
     """Shards for the attempts still needed at the yield so far (a half, before any)."""
-    kept = len(merge.first_seen)
-    yield_so_far = kept / merge.attempts if merge.attempts and kept else 0.5
-    needed = (config.n - kept) / yield_so_far * 1.1
+    found = len(kept.first_seen)
+    yield_so_far = found / kept.attempts if kept.attempts and found else 0.5
+    needed = (config.n - found) / yield_so_far * 1.1
     wanted = math.ceil(needed / config.shard_size)
     return max(workers, min(wanted, WAVE_PER_WORKER * workers))

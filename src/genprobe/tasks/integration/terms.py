@@ -15,7 +15,7 @@ from fractions import Fraction
 import sympy as sp
 from sympy.core.basic import ordering_of_classes
 
-from genprobe.tasks.integration.expression import Expr
+from genprobe.tasks.integration.expression import Expr, right_nested
 from genprobe.tasks.integration.expression import X as SYMPY_X
 
 
@@ -176,15 +176,34 @@ def to_tree(t: Value) -> Expr:
     if t.head in ("Pi", "Exp1"):
         return Expr("pi" if t.head == "Pi" else "E")
     if t.head in ("Add", "Mul"):
-        op = "add" if t.head == "Add" else "mul"
-        children = [to_tree(a) for a in t.args]
-        tree = children[-1]
-        for child in reversed(children[:-1]):
-            tree = Expr(op, (child, tree))
-        return tree
+        return right_nested(t.head.lower(), [to_tree(a) for a in t.args])
     if t.head == "Pow":
         b, e = t.args
         if e == HALF:
             return Expr("sqrt", (to_tree(b),))
         return Expr("pow", (to_tree(b), to_tree(e)))
     return Expr(_HEAD_TOKENS.get(t.head, t.head), (to_tree(t.args[0]),))
+
+
+def prefix_length(t: Value) -> int:
+    """`len(to_prefix(to_tree(t)))`, without building either: the simplifier compares it often."""
+    if isinstance(t, Fraction):
+        if t.denominator == 1:
+            return _int_length(t.numerator)
+        return 1 + _int_length(t.numerator) + _int_length(t.denominator)
+    return _prefix_length(t)
+
+
+@functools.lru_cache(maxsize=65536)
+def _prefix_length(t: Term) -> int:
+    if not t.args:
+        return 1
+    if t.head in ("Add", "Mul"):  # one operator token per pair in the right-nested chain
+        return len(t.args) - 1 + sum(prefix_length(a) for a in t.args)
+    if t.head == "Pow" and t.args[1] == HALF:  # sqrt b
+        return 1 + prefix_length(t.args[0])
+    return 1 + sum(prefix_length(a) for a in t.args)
+
+
+def _int_length(value: int) -> int:
+    return 1 + len(str(abs(value)))  # the sign token, then one token per digit
