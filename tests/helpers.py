@@ -39,6 +39,13 @@ HANG_CORPUS = {
 }
 
 
+def frozen_objects(shared: None, item: int) -> int:
+    """A pool item: how many objects this worker's garbage collector leaves alone."""
+    import gc
+
+    return gc.get_freeze_count()
+
+
 def run_hang_item(shared: None, name: str) -> str:
     return str(HANG_CORPUS[name]())
 

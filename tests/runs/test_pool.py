@@ -4,6 +4,7 @@ fork and spawn."""
 import pytest
 from helpers import (
     HANG_CORPUS,
+    frozen_objects,
     run_hang_item,
     simplify_text,
     square_slowly,
@@ -34,6 +35,14 @@ def test_every_item_gets_one_result(start_method):
         again = sorted(pool.run(square_slowly, range(6), deadline=1.0, shared=0.0), key=_index)
         assert [r.value for r in again] == [0, 1, 4, 9, 16, 25]
         assert pool.replaced == 1
+
+
+def test_a_forked_worker_never_collects_what_it_inherited():
+    # a full collection over a parent's heap would be charged to an item's CPU budget
+    inherited = [[i] for i in range(100_000)]
+    with DeadlinePool(1, start_method="fork") as pool:
+        [result] = pool.run(frozen_objects, [0], deadline=5.0, shared=None)
+    assert result.value >= len(inherited)
 
 
 def test_a_worker_that_uses_no_cpu_is_killed_at_the_backstop():
