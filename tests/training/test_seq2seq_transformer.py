@@ -1,5 +1,6 @@
 """`genprobe integration train`: learns, validates with the verifier, checkpoints, resumes."""
 
+import itertools
 import json
 
 import pytest
@@ -8,6 +9,7 @@ import torch
 
 from genprobe.models.registry import load_model
 from genprobe.tasks.integration import X, from_sympy, problem_prefix, to_prefix
+from genprobe.training.seq2seq_transformer import PRESETS, IntegrationTrainConfig
 
 
 @pytest.fixture(scope="module")
@@ -129,3 +131,33 @@ def test_the_valid_file_beside_the_train_file_validates_and_the_run_is_reported(
     (out / "report.html").unlink()
     code, _, err = cli("report", str(out))
     assert code == 0 and (out / "report.html").read_text() == page, err
+
+
+def test_the_cosine_schedule_warms_up_then_decays_to_zero_and_constant_stays():
+    config = IntegrationTrainConfig(data="d", lr=1e-3, warmup=10, schedule="cosine")
+    rates = [config.learning_rate(step, 110) for step in range(111)]
+    assert rates[0] == pytest.approx(1e-4) and rates[9] == pytest.approx(1e-3)
+    assert rates[10] == pytest.approx(1e-3) and rates[60] == pytest.approx(5e-4)
+    assert all(a >= b for a, b in itertools.pairwise(rates[9:]))
+    assert rates[110] == pytest.approx(0.0, abs=1e-12)
+    constant = IntegrationTrainConfig(data="d", lr=1e-3, warmup=10)
+    assert [constant.learning_rate(step, 110) for step in (9, 60, 110)] == [1e-3] * 3
+
+
+def test_a_preset_gives_its_settings_and_an_option_given_beside_it_wins():
+    config = IntegrationTrainConfig.from_preset("cpu", "d", epochs=3, lr=None)
+    assert config.epochs == 3 and config.schedule == PRESETS["cpu"]["schedule"]
+    assert config.lr == PRESETS["cpu"]["lr"]
+    assert IntegrationTrainConfig.from_preset(None, "d", lr=None) == IntegrationTrainConfig("d")
+    # the schedule joined the identity later: at its default, an older run's hash holds
+    assert "schedule" not in IntegrationTrainConfig("d").identity()
+    assert IntegrationTrainConfig("d", schedule="cosine").identity()["schedule"] == "cosine"
+
+
+def test_a_cosine_run_resumes_to_the_same_weights_and_an_unknown_preset_is_one_line(
+    cli, data, tmp_path
+):
+    whole, parts = whole_and_resumed(cli, data, tmp_path, "--schedule", "cosine")
+    assert_same_weights(whole, parts)
+    code, err = train(cli, data, tmp_path / "run", "--preset", "gpu-huge")
+    assert code == 2 and err.count("\n") == 1 and "--preset" in err

@@ -3,6 +3,7 @@
 Examples:
     genprobe integration tokens --json
     genprobe integration generate --method bwd --n 1000 --out data/prim_bwd --test-fraction 0.01
+    genprobe integration mix --part data/bwd --part data/fwd --out data/mix --test-fraction 0.01
     genprobe integration verify --input answers.jsonl --policy generous --json
     genprobe integration predict --model lc:fwd_bwd_ibp.pth --problems probs.txt --beam 10 \
         --k 10 --out preds.jsonl
@@ -156,6 +157,28 @@ def generate(
     console.print(f"wrote {len(report.rows)} pairs to {', '.join(str(p) for p in paths)}")
 
 
+@app.command()
+def mix(
+    parts: Annotated[
+        list[Path],
+        typer.Option("--part", help="A dataset: a file, or NAME with NAME.train/valid/test."),
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Output file (text: also OUT.train/…).")],
+    fmt: str = typer.Option("text", "--format", help="text, jsonl or parquet."),
+    valid_fraction: float = typer.Option(0.0, help="Share of inputs in the valid split."),
+    test_fraction: float = typer.Option(0.0, help="Share of inputs in the test split."),
+) -> None:
+    """Pool generated datasets (every split of each) into one, split again by input, with
+    OUT.meta.json naming the parts."""
+    from genprobe.cli.console import console
+    from genprobe.tasks.integration.mixing import mix_datasets
+
+    meta = mix_datasets(parts, out, fmt, valid_fraction, test_fraction)
+    for part in meta["parts"]:
+        console.print(f"{part['data']}: {part['rows']} rows")
+    console.print(f"wrote {meta['n_written']} pairs to {', '.join(meta['files'])}")
+
+
 def _as_dict(config: Any) -> dict:
     from dataclasses import asdict
 
@@ -307,20 +330,22 @@ def score(
 def train(
     data: Annotated[Path, typer.Option("--data", help="Pairs: L&C text, or JSONL/Parquet.")],
     out: Annotated[Path, typer.Option("--out", help="Run directory (resumed if it exists).")],
-    size: str = typer.Option("small", help="small (2 CPU cores) or paper (1024, 6+6; GPU)."),
-    epochs: int = typer.Option(10, help="Epochs (one checkpoint and validation each)."),
-    epoch_size: int = typer.Option(None, help="Examples per epoch (default: all)."),
-    batch_size: int = typer.Option(64, help="Examples per step."),
-    lr: float = typer.Option(5e-4, help="Peak AdamW learning rate."),
-    warmup: int = typer.Option(1000, help="Warm-up steps."),
-    clip: float = typer.Option(5.0, help="Gradient-norm clipping."),
-    dropout: float = typer.Option(0.0, help="Dropout."),
-    valid_size: int = typer.Option(300, help="Problems for validation Fail@1."),
-    max_len: int = typer.Option(256, help="Longest sequence (tokens) trained and decoded."),
-    seed: int = typer.Option(0, help="Initialization, shuffling and held-out choice."),
-    device: str = typer.Option("auto", help="auto, cpu, cuda, ..."),
+    preset: str = typer.Option(None, help="A recipe's settings (docs/integration.md): cpu."),
+    size: str = typer.Option(None, help="small (2 CPU cores) or paper (1024, 6+6; GPU) [small]."),
+    epochs: int = typer.Option(None, help="Epochs (one checkpoint and validation each) [10]."),
+    epoch_size: int = typer.Option(None, help="Examples per epoch [all]."),
+    batch_size: int = typer.Option(None, help="Examples per step [64]."),
+    lr: float = typer.Option(None, help="Peak AdamW learning rate [5e-4]."),
+    warmup: int = typer.Option(None, help="Warm-up steps [1000]."),
+    schedule: str = typer.Option(None, help="After warm-up: constant or cosine [constant]."),
+    clip: float = typer.Option(None, help="Gradient-norm clipping [5]."),
+    dropout: float = typer.Option(None, help="Dropout [0]."),
+    valid_size: int = typer.Option(None, help="Problems for validation Fail@1 [300]."),
+    max_len: int = typer.Option(None, help="Longest sequence (tokens) trained and decoded [256]."),
+    seed: int = typer.Option(None, help="Initialization, shuffling and held-out choice [0]."),
+    device: str = typer.Option(None, help="auto, cpu, cuda, ... [auto]."),
     precision: str = typer.Option(
-        "auto", help="auto (bf16 or fp16 on GPU, fp32 on CPU), fp32, bf16, fp16."
+        None, help="auto (bf16 or fp16 on GPU, fp32 on CPU), fp32, bf16, fp16 [auto]."
     ),
     max_minutes: float = typer.Option(
         None, help="Stop after this long (validate, save; rerun to go on)."
@@ -335,8 +360,8 @@ def train(
     from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
     from genprobe.training.seq2seq_transformer import IntegrationTrainConfig, Trainer
 
-    config = IntegrationTrainConfig(
-        data=str(data), size=size, dropout=dropout, lr=lr, warmup=warmup,
+    config = IntegrationTrainConfig.from_preset(
+        preset, str(data), size=size, dropout=dropout, lr=lr, warmup=warmup, schedule=schedule,
         batch_size=batch_size, clip=clip, epochs=epochs, epoch_size=epoch_size,
         valid_size=valid_size, max_len=max_len, seed=seed, device=device, precision=precision,
     )  # fmt: skip

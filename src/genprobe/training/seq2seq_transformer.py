@@ -15,6 +15,7 @@ Sizes: `SMALL` trains on two CPU cores; `PAPER` is Lample & Charton's (dim 1024,
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -33,7 +34,7 @@ from genprobe.models.transformer import (
     pad_sequences,
 )
 from genprobe.runs.atomic import atomic_path, write_text
-from genprobe.runs.config import identity_fields
+from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.rundir import open_run
 from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, encode_tokens
@@ -43,6 +44,12 @@ SMALL = TransformerConfig(dim=128, n_enc_layers=2, n_dec_layers=2, n_heads=4, ma
 PAPER = TransformerConfig(dim=1024, n_enc_layers=6, n_dec_layers=6, n_heads=8)
 SIZES = {"small": SMALL, "paper": PAPER}
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+SCHEDULES = ("constant", "cosine")
+# `integration train --preset NAME`: the settings of a measured recipe; options given beside
+# it win. "cpu": the strong model of docs/integration.md trained on 2 CPU cores.
+PRESETS: dict[str, dict[str, Any]] = {
+    "cpu": {"size": "small", "lr": 1e-3, "warmup": 2000, "schedule": "cosine", "epochs": 7},
+}
 SAVE_EVERY_SECONDS = 600
 KIND = "integration-train"
 
@@ -60,6 +67,8 @@ class IntegrationTrainConfig:
     dropout: float = 0.0  # L&C trained without dropout
     lr: float = 5e-4
     warmup: int = 1000  # steps of linear warm-up
+    # after warm-up: constant (L&C), or cosine decay to 0 at the end of the last epoch
+    schedule: str = "constant"
     weight_decay: float = 0.0
     batch_size: int = 64  # examples per step
     clip: float = 5.0  # gradient-norm clipping (L&C: 5)
@@ -77,6 +86,7 @@ class IntegrationTrainConfig:
     def validated(self) -> IntegrationTrainConfig:
         check_choice("--size", self.size, sorted(SIZES))
         check_choice("--precision", self.precision, PRECISIONS)
+        check_choice("--schedule", self.schedule, SCHEDULES)
         for name in ("batch_size", "epochs", "valid_size", "max_len"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"--{name.replace('_', '-')}", "at least 1", getattr(self, name))
@@ -85,11 +95,28 @@ class IntegrationTrainConfig:
         return self
 
     def identity(self) -> dict[str, Any]:
-        return identity_fields(self)
+        return without_added_defaults(identity_fields(self), {"schedule": "constant"})
+
+    def learning_rate(self, step: int, total_steps: int) -> float:
+        """The rate of the `step`-th step (0-based) of a run of `total_steps`."""
+        rate = self.lr * min(1.0, (step + 1) / max(self.warmup, 1))
+        if self.schedule == "cosine" and step >= self.warmup:
+            done = (step - self.warmup) / max(total_steps - self.warmup, 1)
+            rate *= 0.5 * (1 + math.cos(math.pi * min(done, 1.0)))
+        return rate
 
     @classmethod
     def from_identity(cls, identity: dict[str, Any]) -> IntegrationTrainConfig:
         return cls(**identity)
+
+    @classmethod
+    def from_preset(cls, preset: str | None, data: str, **given: Any) -> IntegrationTrainConfig:
+        """The preset's settings (none: the defaults) with the `given` ones that are not None
+        over them."""
+        if preset is not None:
+            check_choice("--preset", preset, sorted(PRESETS))
+        chosen = {k: v for k, v in given.items() if v is not None}
+        return cls(data=data, **{**PRESETS.get(preset, {}), **chosen})
 
     def model_config(self) -> TransformerConfig:
         base = SIZES[self.size]
@@ -305,7 +332,7 @@ class Trainer:
             stop = False
             for i in range(at.batches_done, len(plan)):
                 for group in optimizer.param_groups:
-                    group["lr"] = c.lr * min(1.0, (at.step + 1) / max(c.warmup, 1))
+                    group["lr"] = c.learning_rate(at.step, c.epochs * len(plan))
                 batch = [t.to(device) for t in collate(train, plan[i])]
                 loss, n_tokens = _train_step(network, optimizer, scaler, dtype, c.clip, *batch)
                 now = time.perf_counter()

@@ -101,6 +101,7 @@ class DatasetRow:
     row: int  # 1-based line of a text or JSONL file, row of a Parquet file
     input: str  # the integrand as given (prefix tokens, perhaps with `sub Y'`, or infix text)
     output: str | None  # its antiderivative, if the file gives one
+    count: int = 1  # times it was generated (L&C's `count|`, a `count` column)
 
 
 def read_dataset(
@@ -127,7 +128,9 @@ def read_dataset(
         count, bar, problem = head.partition("|")
         if bar and not count.strip().isdigit():
             raise DataFormatError(path, number, f"count {count!r} is not a number")
-        rows.append(DatasetRow(number, problem if bar else head, output if tab else None))
+        rows.append(
+            DatasetRow(number, problem if bar else head, output if tab else None, int(count or 1))
+        )
     return rows
 
 
@@ -146,9 +149,20 @@ def _table_rows(path: str | Path, split: str | None) -> list[DatasetRow]:
                 int(row),
                 _text(path, int(row), source, record[source]),
                 None if is_missing(output) else _text(path, int(row), target, output),
+                _count(path, int(row), record.get("count")),
             )
         )
     return rows
+
+
+def _count(path: str | Path, row: int, value: object) -> int:
+    if is_missing(value):
+        return 1
+    # a count column with nulls in it is read as floats
+    whole = isinstance(value, int | np.integer) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not whole or value < 1:
+        raise DataFormatError(path, row, "column 'count': expected an integer ≥ 1")
+    return int(value)
 
 
 def _text(path: str | Path, row: int, column: str, value: object) -> str:
