@@ -16,7 +16,10 @@ if TYPE_CHECKING:
     from genprobe.models.settings import ModelSettings
 
 ModelSpec = Annotated[
-    str, typer.Option("--model", help="ckpt:PATH, lc:PATH, sympy, openai:MODEL@URL, py:mod:fn.")
+    str,
+    typer.Option(
+        "--model", help="ckpt:PATH, lc:PATH, bundled:NAME, sympy, openai:MODEL@URL, py:mod:fn."
+    ),
 ]
 Decoding = Annotated[str, typer.Option("--decoding", help="beam, greedy or sample.")]
 Beam = Annotated[int, typer.Option("--beam", help="Beam size (raised to k if smaller).")]

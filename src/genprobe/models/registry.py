@@ -30,6 +30,12 @@ def _checkpoint_path(argument: str) -> None:
         raise ConfigError("--model", "a checkpoint file or run directory that exists", argument)
 
 
+def _bundled_name(argument: str) -> None:
+    from genprobe.models.bundled import bundled_checkpoint
+
+    bundled_checkpoint(argument)
+
+
 def _user_function(argument: str) -> None:
     from genprobe.models.adapters.callable import user_function
 
@@ -65,6 +71,14 @@ MODELS: dict[str, ModelKind] = {
         ("decoding", "device"),
         seq2seq=True,
         check=_checkpoint_path,
+    ),
+    "bundled": ModelKind(
+        "genprobe.models.adapters.seq2seq:from_bundled",
+        "bundled:NAME",
+        "a transformer shipped with genprobe (integration-cpu: docs/models.md)",
+        ("decoding", "device"),
+        seq2seq=True,
+        check=_bundled_name,
     ),
     "sympy": ModelKind(
         "genprobe.models.adapters.sympy_cas:from_spec",

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.decoding.config import DecodingConfig
+from genprobe.models.bundled import WEIGHTS
 from genprobe.runs.config import identity_fields
 from genprobe.runs.provenance import file_digest
 from genprobe.tasks.integration.under_test import Model
@@ -75,12 +76,12 @@ class ModelSettings:
 
 
 def fingerprint(spec: str) -> str | None:
-    """sha256 of a checkpoint named by a `ckpt:` or `lc:` spec (None for other kinds, or a
-    file that is not there: loading it will say so)."""
+    """sha256 of a checkpoint named by a `ckpt:`, `lc:` or `bundled:` spec (None for other
+    kinds, or a file that is not there: loading it will say so)."""
     kind, _, argument = spec.partition(":")
-    if kind not in ("ckpt", "lc"):
+    if kind not in ("ckpt", "lc", "bundled"):
         return None
-    path = Path(argument)
+    path = WEIGHTS / argument / "model.pt" if kind == "bundled" else Path(argument)
     if kind == "ckpt" and path.is_dir():
         path = path / "model.pt"
     return file_digest(path) if path.is_file() else None

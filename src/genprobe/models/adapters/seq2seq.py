@@ -184,6 +184,16 @@ def from_checkpoint(
     return Seq2SeqModel(network, decoding, device, name=f"ckpt:{path}")
 
 
+def from_bundled(
+    name: str, decoding: DecodingConfig | None = None, device: str = "cpu"
+) -> Seq2SeqModel:
+    """`bundled:NAME`: a checkpoint shipped with genprobe (`genprobe.models.bundled`)."""
+    from genprobe.models.bundled import bundled_checkpoint
+
+    network, _ = load_transformer(bundled_checkpoint(name))
+    return Seq2SeqModel(network, decoding, device, name=f"bundled:{name}")
+
+
 def from_lc_checkpoint(
     path: str, decoding: DecodingConfig | None = None, device: str = "cpu"
 ) -> Seq2SeqModel:

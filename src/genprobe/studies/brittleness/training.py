@@ -5,8 +5,9 @@ A `ckpt:` model trained by `genprobe integration train` names its data in its ru
 `config.json` (`"config": {"data": PATH}`, the path as given to `train`); `integration generate`
 wrote `NAME.meta.json` beside that data, whose `"config"` holds the generator's `max_ops` (for
 the text splits `NAME.train`, `NAME.valid`, `NAME.test` it is `NAME.meta.json`, for one file
-`FILE.meta.json`). `--train-data` and `--train-max-ops` override what is read; other models
-(`lc:`, `sympy`, `py:`, `openai:`) have only the options. Unknown, M is Lample & Charton's 15.
+`FILE.meta.json`). A `bundled:` model's card gives its max_ops (its data is not shipped).
+`--train-data` and `--train-max-ops` override what is read; other models (`lc:`, `sympy`,
+`py:`, `openai:`) have only the options. Unknown, M is Lample & Charton's 15.
 
 Example:
     trained_on("ckpt:runs/bwd8-small")
@@ -54,7 +55,7 @@ def trained_on(spec: str, max_ops: int | None = None, data: str | None = None) -
     if max_ops is not None:
         sources["max_ops"] = "given by --train-max-ops"
     elif data is None:
-        sources["max_ops"] = sources["data"]  # why no data is known
+        max_ops, sources["max_ops"] = _card_max_ops(spec, sources["data"])
     else:
         max_ops, sources["max_ops"] = _generator_max_ops(Path(data))
     return Training(max_ops, data, sources)
@@ -64,6 +65,8 @@ def _recorded_data(spec: str) -> tuple[str | None, str]:
     """The training data a `ckpt:` model's run directory names, and where it was read (or why
     there is none)."""
     kind, _, argument = spec.partition(":")
+    if kind == "bundled":
+        return None, f"{spec} ships without its data (its card names the recipe)"
     if kind != "ckpt":
         return None, f"{spec} records no training data"
     path = Path(argument)
@@ -80,6 +83,16 @@ def _recorded_data(spec: str) -> tuple[str | None, str]:
     if not Path(data).is_file():
         return None, f"{config} names {data}, which is not there"
     return data, f"read from {config}"
+
+
+def _card_max_ops(spec: str, no_data: str) -> tuple[int | None, str]:
+    """`max_ops` from a `bundled:` model's card, or None and why no data is known."""
+    kind, _, name = spec.partition(":")
+    if kind != "bundled":
+        return None, no_data
+    from genprobe.models.bundled import bundled_card
+
+    return bundled_card(name)["trained_on"]["max_ops"], f"read from {spec}'s card"
 
 
 def _generator_max_ops(data: Path) -> tuple[int | None, str]:

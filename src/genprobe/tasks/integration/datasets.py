@@ -129,7 +129,9 @@ def read_dataset(
         if bar and not count.strip().isdigit():
             raise DataFormatError(path, number, f"count {count!r} is not a number")
         rows.append(
-            DatasetRow(number, problem if bar else head, output if tab else None, int(count or 1))
+            DatasetRow(
+                number, problem if bar else head, output if tab else None, int(count) if bar else 1
+            )
         )
     return rows
 
