@@ -23,7 +23,7 @@ def test_models_lists_every_kind(cli):
     code, out, _ = cli("models", "--json")
     assert code == 0
     kinds = [json.loads(line)["kind"] for line in out.splitlines()]
-    assert kinds == ["ckpt", "lc", "sympy", "openai", "py"]
+    assert kinds == ["ckpt", "lc", "bundled", "sympy", "openai", "py"]
 
 
 def test_predict_writes_ranked_candidates(cli, checkpoint, problems, tmp_path):

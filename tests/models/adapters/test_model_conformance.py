@@ -18,6 +18,7 @@ def spec_and_settings(request, checkpoint, endpoint):
     return {
         "ckpt": (f"ckpt:{checkpoint}", {"decoding": decoding}),
         "lc": (f"lc:{checkpoint}", {"decoding": decoding}),
+        "bundled": ("bundled:integration-cpu", {"decoding": decoding}),
         "sympy": ("sympy", {"deadline": 20.0, "workers": 1}),
         "openai": (f"openai:m@{endpoint().url}", {"retries": 0}),
         "py": ("py:test_model_adapters:answer", {}),
