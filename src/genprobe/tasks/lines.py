@@ -38,3 +38,18 @@ def json_lines(path: str | Path, objects: bool = False) -> list[tuple[int, Any]]
             raise DataFormatError(path, number, "expected a JSON object")
         out.append((number, value))
     return out
+
+
+def json_object(path: str | Path) -> dict[str, Any]:
+    """A JSON file holding one object (a run's config.json, a dataset's meta.json).
+
+    Raises:
+        DataFormatError: it cannot be read, is not JSON, or is not an object.
+    """
+    try:
+        value = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise DataFormatError(path, None, f"not readable as JSON ({error})") from None
+    if not isinstance(value, dict):
+        raise DataFormatError(path, None, "expected a JSON object")
+    return value

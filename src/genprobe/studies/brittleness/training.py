@@ -18,15 +18,14 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from genprobe.errors import DataFormatError
+from genprobe.tasks.integration.datasets import dataset_meta, meta_max_ops
+from genprobe.tasks.lines import json_object
 
-SPLIT_SUFFIXES = (".train", ".valid", ".test")  # `generate`'s text splits of NAME
 TRAIN_KIND = "integration-train"  # the kind in the config.json of an `integration train` run
 
 
@@ -73,8 +72,8 @@ def _recorded_data(spec: str) -> tuple[str | None, str]:
     config = (path if path.is_dir() else path.parent) / "config.json"
     if not config.is_file():
         return None, f"no {config} beside the checkpoint"
-    recorded = _json(config)
-    if not isinstance(recorded, dict) or recorded.get("kind") != TRAIN_KIND:
+    recorded = json_object(config)
+    if recorded.get("kind") != TRAIN_KIND:
         return None, f"{config} is not the record of an `integration train` run"
     settings = recorded.get("config")
     data = settings.get("data") if isinstance(settings, dict) else None
@@ -96,25 +95,9 @@ def _card_max_ops(spec: str, no_data: str) -> tuple[int | None, str]:
 
 
 def _generator_max_ops(data: Path) -> tuple[int | None, str]:
-    """`max_ops` from the meta.json `integration generate` wrote beside `data`, and that file
-    (or why there is none)."""
-    names = [data.name]
-    if data.suffix in SPLIT_SUFFIXES:
-        names.insert(0, data.stem)
-    for name in names:
-        meta = data.with_name(f"{name}.meta.json")
-        if meta.is_file():
-            recorded = _json(meta)
-            config = recorded.get("config") if isinstance(recorded, dict) else None
-            value = config.get("max_ops") if isinstance(config, dict) else None
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise DataFormatError(meta, None, "field 'config.max_ops': expected an integer ≥ 1")
-            return value, f"read from {meta}"
-    return None, f"no generator metadata ({data.with_name(names[0])}.meta.json) beside {data}"
-
-
-def _json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise DataFormatError(path, None, f"not readable as JSON ({error})") from None
+    """`max_ops` from the meta.json `integration generate` (or `mix`) wrote beside `data`, and
+    that file (or why there is none)."""
+    meta, path = dataset_meta(data)
+    if meta is None:
+        return None, f"no generator metadata ({path}) beside {data}"
+    return meta_max_ops(meta, path), f"read from {path}"

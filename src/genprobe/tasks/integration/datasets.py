@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -23,9 +24,10 @@ from genprobe.runs.atomic import atomic_path, write_text
 from genprobe.tasks.integration.generation import Row
 from genprobe.tasks.integration.tabular import FORMATS as TABLE_FORMATS
 from genprobe.tasks.integration.tabular import is_missing, read_table, require_columns
-from genprobe.tasks.lines import text_lines
+from genprobe.tasks.lines import json_object, text_lines
 
 SPLITS = ("train", "valid", "test")
+SPLIT_SUFFIXES = tuple(f".{split}" for split in SPLITS)  # the text splits NAME.train, …
 FORMATS = ("text", "jsonl", "parquet")
 
 
@@ -174,3 +176,33 @@ def _text(path: str | Path, row: int, column: str, value: object) -> str:
     if isinstance(value, list | tuple | np.ndarray) and all(isinstance(t, str) for t in value):
         return " ".join(value)
     raise DataFormatError(path, row, f"column {column!r}: expected text or a list of tokens")
+
+
+def dataset_meta(data: str | Path) -> tuple[dict[str, Any] | None, Path]:
+    """The metadata `generate` or `mix` wrote beside a dataset, and its path (the one looked
+    for, where there is none): `NAME.meta.json` for NAME or its text splits `NAME.train`, …,
+    else `FILE.meta.json`.
+
+    Raises:
+        DataFormatError: the file is there but not a JSON object.
+    """
+    data = Path(data)
+    names = [data.stem, data.name] if data.suffix in SPLIT_SUFFIXES else [data.name]
+    for name in names:
+        path = data.with_name(f"{name}.meta.json")
+        if path.is_file():
+            return json_object(path), path
+    return None, data.with_name(f"{names[0]}.meta.json")
+
+
+def meta_max_ops(meta: dict[str, Any], path: Path) -> int:
+    """The generator's `config.max_ops` in a dataset's metadata (read from `path`).
+
+    Raises:
+        DataFormatError: it is missing or not an integer ≥ 1.
+    """
+    config = meta.get("config")
+    value = config.get("max_ops") if isinstance(config, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise DataFormatError(path, None, "field 'config.max_ops': expected an integer ≥ 1")
+    return value

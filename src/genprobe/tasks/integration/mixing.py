@@ -6,19 +6,24 @@ keeps the sum of its counts. The pool is split again by the hash of the input
 (`datasets.split_of`), so an input is in one split of the mixture even where the parts were
 split with other fractions. `NAME.meta.json` names the parts with their own metadata, and its
 `config.max_ops` is the largest of theirs (the most operators of any training expression, as
-the brittleness study reads it), left out if a part does not record one.
+the brittleness study reads it), left out if a part has no metadata.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from genprobe.errors import DataFormatError
 from genprobe.runs.atomic import write_json
-from genprobe.tasks.integration.datasets import SPLITS, read_dataset, write_dataset
+from genprobe.tasks.integration.datasets import (
+    SPLITS,
+    dataset_meta,
+    meta_max_ops,
+    read_dataset,
+    write_dataset,
+)
 from genprobe.tasks.integration.generation import Row
 
 
@@ -37,24 +42,6 @@ def part_files(part: str | Path) -> list[Path]:
     if not found:
         raise DataFormatError(part, None, f"no such file, nor {part.name}.train/.valid/.test")
     return found
-
-
-def part_meta(part: str | Path) -> dict[str, Any] | None:
-    """The `NAME.meta.json` that `generate` (or `mix`) wrote beside a dataset, if any.
-
-    Raises:
-        DataFormatError: it exists but is not a JSON object.
-    """
-    path = Path(part).with_name(f"{Path(part).name}.meta.json")
-    if not path.is_file():
-        return None
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise DataFormatError(path, None, f"not readable as JSON ({error})") from None
-    if not isinstance(meta, dict):
-        raise DataFormatError(path, None, "expected a JSON object")
-    return meta
 
 
 def pooled_rows(parts: Sequence[str | Path]) -> tuple[list[Row], list[int]]:
@@ -94,7 +81,8 @@ def mix_datasets(
         ConfigError: a bad format or fractions.
     """
     rows, sizes = pooled_rows(parts)
-    metas = [part_meta(part) for part in parts]
+    found = [dataset_meta(part) for part in parts]
+    metas = [meta for meta, _ in found]
     paths = write_dataset(rows, out, fmt, valid_fraction, test_fraction)
     meta: dict[str, Any] = {
         "method": "mix",
@@ -108,15 +96,8 @@ def mix_datasets(
         "files": [str(path) for path in paths],
         "config": {},
     }
-    max_ops = [_max_ops(meta) for meta in metas]
-    if all(value is not None for value in max_ops):
-        meta["config"]["max_ops"] = max(max_ops)
+    if all(part is not None for part in metas):
+        meta["config"]["max_ops"] = max(meta_max_ops(part, path) for part, path in found)
     out = Path(out)
     write_json(out.with_name(out.name + ".meta.json"), meta)
     return meta
-
-
-def _max_ops(meta: dict[str, Any] | None) -> int | None:
-    config = meta.get("config") if meta else None
-    value = config.get("max_ops") if isinstance(config, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
