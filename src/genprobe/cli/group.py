@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import click
 import typer
 from typer.core import TyperGroup
 
+if TYPE_CHECKING:  # typer 0.29 and later carry their own copy of click, not the package
+    from click import HelpFormatter
+
 
 class _Group(TyperGroup):
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    def format_commands(self, ctx: typer.Context, formatter: HelpFormatter) -> None:
         """Click cuts each command's summary to fit one line ("Train N seeds of a model on
         a task at once, evaluate every..."); here it wraps instead."""
         commands = ((name, self.get_command(ctx, name)) for name in self.list_commands(ctx))
