@@ -6,7 +6,7 @@ VENV ?= .venv
 TORCH ?= torch==2.13.0
 BIN := $(VENV)/bin
 
-.PHONY: install demo test lint reproduce strong-model
+.PHONY: install demo test lint reproduce strong-data strong-model
 
 # the package and what it needs to run
 $(BIN)/genprobe: pyproject.toml
@@ -43,9 +43,11 @@ reproduce: $(BIN)/genprobe
 
 # The integration model strong in distribution that the brittleness study probes
 # (docs/integration.md, "A strong model on 2 CPU cores"): BWD and FWD pairs of up to 6
-# operators, pooled, and `train --preset cpu`. Every step resumes where it stopped.
+# operators, pooled (`strong-data`: its test split is the brittleness study's --validation,
+# its train split the --train-data), and `train --preset cpu`. Every step resumes where it
+# stopped.
 WORKERS ?= $(shell nproc)
-strong-model: $(BIN)/genprobe
+strong-data: $(BIN)/genprobe
 	mkdir -p data
 	$(BIN)/genprobe integration generate --method bwd --n 300000 --max-ops 6 --seed 21 \
 		--workers $(WORKERS) --out data/bwd6.txt
@@ -53,4 +55,6 @@ strong-model: $(BIN)/genprobe
 		--workers $(WORKERS) --out data/fwd6.txt
 	$(BIN)/genprobe integration mix --part data/bwd6.txt --part data/fwd6.txt \
 		--valid-fraction 0.005 --test-fraction 0.01 --out data/mix6.txt
+
+strong-model: strong-data
 	$(BIN)/genprobe integration train --preset cpu --data data/mix6.txt.train --out runs/strong-cpu
