@@ -176,8 +176,10 @@ def runs_side_by_side(accuracy: pd.DataFrame, path: Path) -> Path:
 
 
 def save_figure(fig: plt.Figure, path: Path) -> Path:
-    """Write `fig` as a PNG (atomically) and close it; returns `path`."""
-    fig.tight_layout()
+    """Write `fig` as a PNG (atomically) and close it; returns `path`. A figure made with a
+    layout engine of its own (`layout="constrained"`) keeps it."""
+    if fig.get_layout_engine() is None:
+        fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=110)
     plt.close(fig)
