@@ -122,6 +122,10 @@ def test_slice_text_and_implies():
     both = Slice((big, has_sin), 0.5, 1.0, 2, 0)
     assert everything.text == "everything"
     assert both.text == "largest |int| ≥ 100 and has sin"
+    size = [Literal("size", ">=", 5.0), Literal("size", "<=", 5.0)]
+    assert Slice(tuple(size), 1.0, 1.0, 4, 0).text == "size = 5"
+    depth = (Literal("depth", "<=", 4.0), has_sin, Literal("depth", ">=", 2.0))
+    assert Slice(depth, 1.0, 1.0, 4, 0).text == "has sin and 2 ≤ depth ≤ 4"
     assert both.implies(sin) and both.implies(both) and both.implies(everything)
     assert not sin.implies(both)
     assert not Slice((big,), 1.0, 1.0, 4, 0).implies(sin)

@@ -202,7 +202,19 @@ class Slice:
 
     @property
     def text(self) -> str:
-        return " and ".join(lit.text for lit in self.literals) or "everything"
+        """The literals joined by "and"; a feature bounded on both sides reads as one
+        condition (`size = 5`, not `size ≥ 5 and size ≤ 5`; `2 ≤ depth ≤ 4`)."""
+        low = {lit.feature: lit.value for lit in self.literals if lit.op == ">="}
+        high = {lit.feature: lit.value for lit in self.literals if lit.op == "<="}
+        parts = []
+        for lit in self.literals:
+            name = lit.feature
+            if name not in low or name not in high:
+                parts.append(lit.text)
+            elif lit.op == ">=":  # the pair is said once, where its lower bound stands
+                lo, hi = _number(low[name]), _number(high[name])
+                parts.append(f"{name} = {lo}" if lo == hi else f"{lo} ≤ {name} ≤ {hi}")
+        return " and ".join(parts) or "everything"
 
     def implies(self, other: Slice) -> bool:
         """This slice nests inside `other`: it has all of `other`'s literals (and maybe more)."""
