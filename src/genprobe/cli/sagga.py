@@ -1,5 +1,5 @@
 """`genprobe integration sagga` and `sagga-report`: a genetic search for a model's failures
-(Welleck et al. 2022, section 4.2), against any model spec, and its cluster report.
+(Welleck et al. 2022, section 2.2), against any model spec, and its cluster report.
 
 Examples:
     genprobe integration sagga --model ckpt:runs/bwd8-small --out runs/sagga \

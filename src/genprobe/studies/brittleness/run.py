@@ -1,4 +1,4 @@
-"""A brittleness run, end to end (Welleck et al. 2022, sections 4.1, 4.3, 5 and 6).
+"""A brittleness run, end to end (Welleck et al. 2022, sections 3.1, 4, 5 and 6).
 
     training what the model was trained on, as far as the suites use it (training.json: its
              training max_ops and data, read from the model or given, and where from; the

@@ -1,4 +1,4 @@
-"""SAGGA's mutations of an integrand (Welleck et al. 2022, section 4.2), on our `Expr` tree.
+"""SAGGA's mutations of an integrand (Welleck et al. 2022, section 2.2), on our `Expr` tree.
 
 One mutation picks a node by a random walk from the root (1 to depth - 1 steps, stopping at a
 leaf; the root only in a one-node tree) and rewrites it with a rewrite drawn from the preset's

@@ -1,4 +1,4 @@
-"""A SAGGA search, end to end (Welleck et al. 2022, section 4.2): generations of mutants, an
+"""A SAGGA search, end to end (Welleck et al. 2022, section 2.2): generations of mutants, an
 archive of novel failures, then its analysis (the files the cluster report reads).
 
     seeds_0  the basis; re-added to the seeds of every generation, as in the original
