@@ -9,7 +9,7 @@ import torch
 
 from genprobe.models.registry import load_model
 from genprobe.tasks.integration import X, from_sympy, problem_prefix, to_prefix
-from genprobe.training.seq2seq_transformer import PRESETS, IntegrationTrainConfig
+from genprobe.training.seq2seq_transformer import PRESETS, IntegrationTrainConfig, Trainer
 
 
 @pytest.fixture(scope="module")
@@ -152,6 +152,25 @@ def test_a_preset_gives_its_settings_and_an_option_given_beside_it_wins():
     # the schedule joined the identity later: at its default, an older run's hash holds
     assert "schedule" not in IntegrationTrainConfig("d").identity()
     assert IntegrationTrainConfig("d", schedule="cosine").identity()["schedule"] == "cosine"
+
+
+def test_every_preset_is_a_valid_config_of_a_known_size():
+    gpu = IntegrationTrainConfig.from_preset("gpu", "d").validated()
+    assert gpu.model_config().dim == 512 and gpu.batch_size == 512  # docs/results/integration_gpu
+    for name in PRESETS:
+        IntegrationTrainConfig.from_preset(name, "d").validated()
+
+
+def test_progress_is_reported_every_few_steps_and_at_each_epochs_end(data, tmp_path):
+    config = IntegrationTrainConfig(str(data), epochs=2, epoch_size=200, batch_size=8, valid_size=5)
+    reported = []
+    Trainer(config, tmp_path / "run").run(
+        lambda network, problems: {"valid_fail@1": 1.0},
+        on_step=lambda done, total, loss: reported.append((done, total, loss)),
+    )
+    steps = [done for done, _, _ in reported]
+    assert steps == [1, 21, 25] * 2  # 25 steps per epoch, every REPORT_EVERY = 20th and the last
+    assert all(isinstance(loss, float) and loss > 0 for _, _, loss in reported)
 
 
 def test_a_cosine_run_resumes_to_the_same_weights_and_an_unknown_preset_is_one_line(

@@ -330,8 +330,10 @@ def score(
 def train(
     data: Annotated[Path, typer.Option("--data", help="Pairs: L&C text, or JSONL/Parquet.")],
     out: Annotated[Path, typer.Option("--out", help="Run directory (resumed if it exists).")],
-    preset: str = typer.Option(None, help="A recipe's settings (docs/integration.md): cpu."),
-    size: str = typer.Option(None, help="small (2 CPU cores) or paper (1024, 6+6; GPU) [small]."),
+    preset: str = typer.Option(None, help="A recipe's settings (docs/models.md): cpu or gpu."),
+    size: str = typer.Option(
+        None, help="small (2 CPU cores), medium (512, 4+4; GPU) or paper (1024, 6+6) [small]."
+    ),
     epochs: int = typer.Option(None, help="Epochs (one checkpoint and validation each) [10]."),
     epoch_size: int = typer.Option(None, help="Examples per epoch [all]."),
     batch_size: int = typer.Option(None, help="Examples per step [64]."),

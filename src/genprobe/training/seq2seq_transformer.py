@@ -8,8 +8,8 @@ ends with the same weights as an uninterrupted one. After every epoch (and at a 
 stop), the caller's `validate` measures the network on held-out problems (the CLI: Fail@1 of
 greedy decoding, verified) and its metrics are appended to `metrics.jsonl`.
 
-Sizes: `SMALL` trains on two CPU cores; `PAPER` is Lample & Charton's (dim 1024, 6 + 6 layers,
-8 heads), for GPUs.
+Sizes: `SMALL` trains on two CPU cores, `MEDIUM` on one GPU in minutes; `PAPER` is Lample &
+Charton's (dim 1024, 6 + 6 layers, 8 heads).
 """
 
 from __future__ import annotations
@@ -41,16 +41,28 @@ from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, encode_tokens
 from genprobe.training.loss import token_cross_entropy
 
 SMALL = TransformerConfig(dim=128, n_enc_layers=2, n_dec_layers=2, n_heads=4, max_positions=1024)
+MEDIUM = TransformerConfig(dim=512, n_enc_layers=4, n_dec_layers=4, n_heads=8, max_positions=1024)
 PAPER = TransformerConfig(dim=1024, n_enc_layers=6, n_dec_layers=6, n_heads=8)
-SIZES = {"small": SMALL, "paper": PAPER}
+SIZES = {"small": SMALL, "medium": MEDIUM, "paper": PAPER}
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 SCHEDULES = ("constant", "cosine")
 # `integration train --preset NAME`: the settings of a measured recipe; options given beside
-# it win. "cpu": the strong model of docs/integration.md trained on 2 CPU cores.
+# it win. "cpu": the strong model of docs/models.md trained on 2 CPU cores; "gpu": a larger one
+# trained on one GPU in under 3 minutes (docs/models.md#a-larger-model-on-one-gpu).
 PRESETS: dict[str, dict[str, Any]] = {
     "cpu": {"size": "small", "lr": 1e-3, "warmup": 2000, "schedule": "cosine", "epochs": 6},
+    "gpu": {
+        "size": "medium",
+        "batch_size": 512,
+        "lr": 6e-4,
+        "warmup": 800,
+        "schedule": "cosine",
+        "epochs": 4,
+        "epoch_size": 175_000,
+    },
 }
 SAVE_EVERY_SECONDS = 600
+REPORT_EVERY = 20  # steps between calls of `on_step` (each waits for the GPU to catch up)
 KIND = "integration-train"
 
 # metrics of the network (in eval mode) on the validation problems (input prefix text)
@@ -239,15 +251,16 @@ def _train_step(
     scaler: torch.amp.GradScaler,
     dtype: torch.dtype | None,
     clip: float,
+    n_tokens: int,
     src: torch.Tensor,
     tgt_in: torch.Tensor,
     tgt_out: torch.Tensor,
-) -> tuple[float, int]:
-    """One optimizer step on a batch; (mean token loss, target tokens)."""
+) -> torch.Tensor:
+    """One optimizer step on a batch of `n_tokens` target tokens; the mean token loss, left on
+    the device (reading it waits for the step, so the caller reads it only when it reports)."""
     with torch.autocast(src.device.type, dtype=dtype, enabled=dtype is not None):
         logits = network(src, tgt_in)
     target = tgt_out.reshape(-1)
-    n_tokens = int((target != PAD_INDEX).sum())
     losses = token_cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), target, PAD_INDEX)
     loss = losses.sum() / n_tokens
     optimizer.zero_grad(set_to_none=True)
@@ -256,7 +269,15 @@ def _train_step(
     torch.nn.utils.clip_grad_norm_(network.parameters(), clip)
     scaler.step(optimizer)
     scaler.update()
-    return float(loss.detach()), n_tokens
+    return loss.detach()
+
+
+def _to_device(batch: Sequence[torch.Tensor], device: torch.device) -> list[torch.Tensor]:
+    """The batch on `device`; to a GPU from pinned memory without waiting, so that the next
+    batch is prepared while the GPU still runs this step."""
+    if device.type != "cuda":
+        return [t.to(device) for t in batch]
+    return [t.pin_memory().to(device, non_blocking=True) for t in batch]
 
 
 @dataclass
@@ -291,10 +312,10 @@ class Trainer:
         time_budget: float | None = None,
     ) -> list[dict[str, Any]]:
         """Train; `validate` gives the held-out metrics of every epoch, `on_step(step_in_epoch,
-        steps_in_epoch, loss)` and `on_epoch(metrics)` report progress. Stops after
-        `time_budget` seconds of training in this call (at a step boundary, then validates and
-        saves; the same call later goes on from there). Returns every epoch's metrics, earlier
-        calls' included."""
+        steps_in_epoch, loss)` (every `REPORT_EVERY` steps) and `on_epoch(metrics)` report
+        progress. Stops after `time_budget` seconds of training in this call (at a step
+        boundary, then validates and saves; the same call later goes on from there). Returns
+        every epoch's metrics, earlier calls' included."""
         c = self.config
         device = _device(c.device)
         torch.manual_seed(c.seed)
@@ -328,20 +349,24 @@ class Trainer:
                 rng.bit_generator.state = at.epoch_rng
             plan = batch_indices(train, c.batch_size, n_examples, rng)
             network.train()
-            losses, tokens, epoch_start = 0.0, 0, time.perf_counter()
+            losses = torch.zeros((), dtype=torch.float64, device=device)
+            tokens, epoch_start = 0, time.perf_counter()
             stop = False
             for i in range(at.batches_done, len(plan)):
                 for group in optimizer.param_groups:
                     group["lr"] = c.learning_rate(at.step, c.epochs * len(plan))
-                batch = [t.to(device) for t in collate(train, plan[i])]
-                loss, n_tokens = _train_step(network, optimizer, scaler, dtype, c.clip, *batch)
+                batch = collate(train, plan[i])
+                n_tokens = int((batch[2] != PAD_INDEX).sum())
+                loss = _train_step(
+                    network, optimizer, scaler, dtype, c.clip, n_tokens, *_to_device(batch, device)
+                )
                 now = time.perf_counter()
                 at.step, at.batches_done = at.step + 1, i + 1
                 at.elapsed = elapsed_before + now - started
-                losses += loss * n_tokens
+                losses += loss.double() * n_tokens
                 tokens += n_tokens
-                if on_step is not None:
-                    on_step(i + 1, len(plan), loss)
+                if on_step is not None and (i % REPORT_EVERY == 0 or i + 1 == len(plan)):
+                    on_step(i + 1, len(plan), float(loss))
                 stop = time_budget is not None and now - started > time_budget
                 if stop:
                     break
@@ -350,7 +375,7 @@ class Trainer:
                     last_save = now
             network.eval()
             metrics = {
-                "epoch": epoch, "step": at.step, "train_loss": losses / max(tokens, 1),
+                "epoch": epoch, "step": at.step, "train_loss": float(losses) / max(tokens, 1),
                 "train_seconds": round(time.perf_counter() - epoch_start, 2),
                 **validate(network, valid.problems),
                 "valid_size": len(valid), "valid_from": valid_from,
