@@ -2,13 +2,14 @@
 the stored identity, and the hashes of runs made before the protocol kept."""
 
 import json
+import subprocess
 from dataclasses import fields, replace
 
 import pytest
 
 from genprobe.decoding.config import DecodingConfig
 from genprobe.models.settings import ModelSettings
-from genprobe.runs.provenance import config_hash
+from genprobe.runs.provenance import config_hash, git_state
 from genprobe.runs.rundir import open_run, read_config
 from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.sagga.config import SaggaConfig
@@ -111,3 +112,18 @@ def test_a_run_grows_only_through_the_config_rebuilt_from_its_identity(tmp_path)
     assert open_run(run, "seed-sweep", grown, extends) == run
     assert seen == [small]
     assert read_config(run)["extended_from"] == [config_hash(small.identity())]
+
+
+def test_provenance_says_whether_the_code_differs_from_its_commit(tmp_path):
+    assert git_state(tmp_path) == {"git_commit": None}
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (tmp_path / "code.py").write_text("a = 1\n")
+    subprocess.run([*git, "add", "code.py"], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    assert git_state(tmp_path) == {"git_commit": head.strip(), "git_dirty": False}
+    (tmp_path / "notes.txt").write_text("untracked files are not the code\n")
+    assert git_state(tmp_path)["git_dirty"] is False
+    (tmp_path / "code.py").write_text("a = 2\n")
+    assert git_state(tmp_path)["git_dirty"] is True

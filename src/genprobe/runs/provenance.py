@@ -42,21 +42,27 @@ def provenance() -> dict[str, Any]:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "versions": versions,
-        "git_commit": _git_commit(),
+        **git_state(),
         "argv": sys.argv,
     }
 
 
-def _git_commit() -> str | None:
+def _git(where: Path, *args: str) -> str | None:
+    """The output of a git command run in `where`; None outside a checkout."""
     try:
         out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=Path(__file__).parent,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        )
+            ["git", *args], cwd=where, capture_output=True, text=True,
+            timeout=5, check=True,
+        )  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip() or None
+    return out.stdout.strip()
+
+
+def git_state(where: Path = Path(__file__).parent) -> dict[str, Any]:
+    """The commit of the checkout holding `where` (by default this package's) and whether
+    tracked files differ from it (then the commit alone does not give the code that ran)."""
+    commit = _git(where, "rev-parse", "HEAD") or None
+    if commit is None:
+        return {"git_commit": None}
+    return {"git_commit": commit, "git_dirty": bool(_git(where, "status", "--porcelain", "-uno"))}
