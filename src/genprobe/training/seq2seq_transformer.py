@@ -280,6 +280,14 @@ def _to_device(batch: Sequence[torch.Tensor], device: torch.device) -> list[torc
     return [t.pin_memory().to(device, non_blocking=True) for t in batch]
 
 
+def _weighted_mean(values: list[torch.Tensor], weights: list[int]) -> float:
+    """sum(value · weight) / sum(weight) of scalar tensors, read back in one copy (0 if none)."""
+    if not values:
+        return 0.0
+    read = torch.stack(values).tolist()
+    return sum(v * w for v, w in zip(read, weights, strict=True)) / max(sum(weights), 1)
+
+
 @dataclass
 class _Progress:
     """Where training stands; saved in `state.pt`."""
@@ -349,8 +357,9 @@ class Trainer:
                 rng.bit_generator.state = at.epoch_rng
             plan = batch_indices(train, c.batch_size, n_examples, rng)
             network.train()
-            losses = torch.zeros((), dtype=torch.float64, device=device)
-            tokens, epoch_start = 0, time.perf_counter()
+            # each step's mean loss stays on the device until the epoch's end (reading one
+            # waits for its step); the epoch's loss is their mean weighted by target tokens
+            losses, token_counts, epoch_start = [], [], time.perf_counter()
             stop = False
             for i in range(at.batches_done, len(plan)):
                 for group in optimizer.param_groups:
@@ -363,8 +372,8 @@ class Trainer:
                 now = time.perf_counter()
                 at.step, at.batches_done = at.step + 1, i + 1
                 at.elapsed = elapsed_before + now - started
-                losses += loss.double() * n_tokens
-                tokens += n_tokens
+                losses.append(loss)
+                token_counts.append(n_tokens)
                 if on_step is not None and (i % REPORT_EVERY == 0 or i + 1 == len(plan)):
                     on_step(i + 1, len(plan), float(loss))
                 stop = time_budget is not None and now - started > time_budget
@@ -375,7 +384,7 @@ class Trainer:
                     last_save = now
             network.eval()
             metrics = {
-                "epoch": epoch, "step": at.step, "train_loss": float(losses) / max(tokens, 1),
+                "epoch": epoch, "step": at.step, "train_loss": _weighted_mean(losses, token_counts),
                 "train_seconds": round(time.perf_counter() - epoch_start, 2),
                 **validate(network, valid.problems),
                 "valid_size": len(valid), "valid_from": valid_from,
