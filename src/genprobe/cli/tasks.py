@@ -59,10 +59,11 @@ def generate(
     task_option: list[str] = TASK_OPTION,
 ) -> None:
     """Write a split's examples as JSON lines: {"input": "…", "output": "…"}."""
+    from genprobe.options import parse_pairs
     from genprobe.tasks.files import write_examples
-    from genprobe.tasks.registry import load_task, parse_options
+    from genprobe.tasks.registry import load_task
 
-    task = load_task(name, parse_options(task_option))
+    task = load_task(name, parse_pairs(task_option, "--task-option"))
     examples = task.generate(split, task.split_spec(split).size if n is None else n, seed)
     write_examples(out, task, examples)
     console.print(f"wrote {len(examples):,} {split} examples to {out}")
@@ -78,9 +79,10 @@ def check(
     task_option: list[str] = TASK_OPTION,
 ) -> None:
     """Judge each line's output against its input with the task's exact rule."""
+    from genprobe.options import parse_pairs
     from genprobe.tasks.files import read_examples
-    from genprobe.tasks.registry import load_task, parse_options
+    from genprobe.tasks.registry import load_task
 
-    task = load_task(name, parse_options(task_option))
+    task = load_task(name, parse_pairs(task_option, "--task-option"))
     src, out, length = read_examples(input, task)
     print_judged(len(src), int(task.verify(src, out, length).sum()), as_json)

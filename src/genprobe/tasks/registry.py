@@ -13,14 +13,13 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import importlib
-import typing
 from collections.abc import Mapping
 from typing import Any
 
 from genprobe.errors import ConfigError, GenprobeError, TaskContractError, UnknownTaskError
+from genprobe.options import field_types, typed_options
 from genprobe.tasks.task import Task
 from genprobe.user_code import import_user_module
 
@@ -86,16 +85,7 @@ def load_task(name: str, options: Mapping[str, Any] | None = None) -> Task:
         TaskContractError: a `py:` task that does not keep the contract (see `check_contract`).
     """
     cls = task_class(name)
-    fields = {f.name: f for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else {}
-    hints = typing.get_type_hints(cls) if fields else {}
-    values = {}
-    for option, value in (options or {}).items():
-        if option not in fields:
-            near = difflib.get_close_matches(option, fields, n=2)
-            hint = f" (did you mean {' or '.join(near)}?)" if near else ""
-            known = ", ".join(fields) or "none"
-            raise ConfigError("task option", f"one of {name}'s options: {known}{hint}", option)
-        values[option] = _convert(option, value, hints[option]) if isinstance(value, str) else value
+    values = typed_options(name, options or {}, field_types(cls), "task option")
     if not name.startswith(f"{USER}:"):
         return cls(**values)
     from genprobe.tasks.conformance import check_contract
@@ -110,42 +100,6 @@ def load_task(name: str, options: Mapping[str, Any] | None = None) -> Task:
         raise TaskContractError(f"task {name}: {cls.__name__}() raised {error!r}") from None
     check_contract(task, name)
     return task
-
-
-def parse_options(pairs: list[str] | None) -> dict[str, str]:
-    """`["k=v", …]` (from `--task-option`) → {k: v}, values still text.
-
-    Raises:
-        ConfigError: an item without `=`.
-    """
-    options = {}
-    for pair in pairs or []:
-        key, equals, value = pair.partition("=")
-        if not equals or not key:
-            raise ConfigError("--task-option", "name=value", pair)
-        options[key.strip()] = value.strip()
-    return options
-
-
-def _convert(option: str, text: str, kind: Any) -> Any:
-    """Text → a value of the option's annotated type (int, float, bool, str, or X | None)."""
-    args = typing.get_args(kind)
-    if type(None) in args:
-        if text.lower() == "none":
-            return None
-        kind = next(a for a in args if a is not type(None))
-    if kind is bool:
-        words = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
-        if text.lower() not in words:
-            raise ConfigError(f"task option {option}", "true or false", text)
-        return words[text.lower()]
-    if kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            noun = "an integer" if kind is int else "a number"
-            raise ConfigError(f"task option {option}", noun, text) from None
-    return text
 
 
 def _user_class(name: str) -> type[Task]:
