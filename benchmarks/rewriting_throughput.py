@@ -40,23 +40,26 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from genprobe.data.seq2seq import PAD, encode
-from genprobe.models.recurrent import RecurrentConfig
+from genprobe.models.architectures import ModelShape
+from genprobe.models.architectures.recurrent import RecurrentConfig
 from genprobe.tasks.rewriting.suites import generate
 from genprobe.training.trainer import SweepTrainer, TrainConfig
 
 BATCH = 64
+# The rewriting task's: 40 symbols + padding; 240 output tokens + PAD, BOS, EOS.
+SHAPE = ModelShape(src_vocab=41, tgt_vocab=243, src_len=10, tgt_len=31, max_positions=60)
 
 
 class Baseline(nn.Module):
     def __init__(self, c: RecurrentConfig) -> None:
         super().__init__()
-        self.src_emb = nn.Embedding(c.src_vocab, c.emb, padding_idx=PAD)
-        self.tgt_emb = nn.Embedding(c.tgt_vocab, c.emb, padding_idx=PAD)
+        self.src_emb = nn.Embedding(SHAPE.src_vocab, c.emb, padding_idx=PAD)
+        self.tgt_emb = nn.Embedding(SHAPE.tgt_vocab, c.emb, padding_idx=PAD)
         self.encoder = nn.LSTM(c.emb, c.hidden, batch_first=True)
         self.decoder = nn.LSTM(c.emb, c.hidden, batch_first=True)
         self.attn = nn.Linear(c.hidden, c.hidden, bias=False)
         self.out = nn.Linear(2 * c.hidden, c.hidden, bias=False)
-        self.gen = nn.Linear(c.hidden, c.tgt_vocab)
+        self.gen = nn.Linear(c.hidden, SHAPE.tgt_vocab)
         self.drop = nn.Dropout(c.dropout)
         for p in self.parameters():
             nn.init.uniform_(p, -c.init_range, c.init_range)
@@ -114,7 +117,7 @@ MEMBERS = 50
 
 def stacked_trainer(data, config: RecurrentConfig, members: int) -> SweepTrainer:
     return SweepTrainer(
-        config, TrainConfig(batch_size=BATCH), list(range(members)), data, lambda m: None
+        config, SHAPE, TrainConfig(batch_size=BATCH), list(range(members)), data, lambda m: None
     )
 
 
@@ -202,7 +205,7 @@ def per_core_rates(cores: int, steps: int, repeats: int) -> list[float]:
 
 def problem(steps: int):
     train = generate("train", BATCH * steps * 2, seed=0)
-    return encode(train.src, train.tgt), RecurrentConfig(src_vocab=41, tgt_vocab=243)
+    return encode(train.src, train.tgt), RecurrentConfig()
 
 
 def main() -> None:

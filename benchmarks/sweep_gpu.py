@@ -36,7 +36,9 @@ DEVICE = torch.device("cuda")
 
 def trainer(data: Seq2SeqTensors, seeds: list[int], replay: bool) -> SweepTrainer:
     config = SweepConfig(seeds=(1,))
-    t = SweepTrainer(config.model_config(), TrainConfig(), seeds, data, lambda m: None, DEVICE)
+    t = SweepTrainer(
+        config.model, config.model_shape(), TrainConfig(), seeds, data, lambda m: None, DEVICE
+    )
     if not replay:
         t.run_step = lambda inputs: t._step(on_gpu(inputs))
     return t
@@ -94,7 +96,7 @@ def main() -> None:
               f"replayed = eager for all members: "
               f"{all(same(a, b) for a, b in zip(stacked, eager, strict=True))}")  # fmt: skip
 
-    model = config.model_config()
+    model = config.model
     nn_rates = [baseline_rate(data, model, args.steps, DEVICE, 3) for _ in range(args.repeats)]
     nn_median = statistics.median(nn_rates)
     print(f"torch.nn, one seed at a time: {nn_median:9.0f} member-steps/s")

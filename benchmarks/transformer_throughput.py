@@ -39,7 +39,8 @@ from rewriting_throughput import nn_step
 from torch.utils.flop_counter import FlopCounterMode
 
 from genprobe.data.seq2seq import N_SPECIAL, Seq2SeqTensors, encode
-from genprobe.models.stacked_transformer import TransformerSeedConfig
+from genprobe.models.architectures import ModelShape
+from genprobe.models.architectures.transformer import TransformerSeedConfig
 from genprobe.studies.seed_sensitivity.device import CPU_THREADS
 from genprobe.tasks.registry import load_task
 from genprobe.training.trainer import SweepTrainer, TrainConfig
@@ -58,17 +59,21 @@ def _nn_reference():
 
 
 NNTransformer = _nn_reference().NNTransformer
+Model = tuple[TransformerSeedConfig, ModelShape]  # an architecture's options and its shape
 
 
-def problem(task_name: str, steps: int) -> tuple[Seq2SeqTensors, dict[str, int]]:
-    """One epoch of `steps` batches of the task's training data, and its vocabulary sizes."""
+def problem(task_name: str, steps: int) -> tuple[Seq2SeqTensors, ModelShape]:
+    """One epoch of `steps` batches of the task's training data, and the model's shape."""
     task = load_task(task_name)
     train = task.generate(task.train_split, BATCH * steps, seed=0)
-    vocab = {
-        "src_vocab": len(task.source_vocab) + 1,  # + padding
-        "tgt_vocab": len(task.target_vocab) + N_SPECIAL,
-    }
-    return encode(train.src, train.tgt), vocab
+    shape = ModelShape(
+        src_vocab=len(task.source_vocab) + 1,  # + padding
+        tgt_vocab=len(task.target_vocab) + N_SPECIAL,
+        src_len=train.src.shape[1],
+        tgt_len=train.tgt.shape[1] + 1,
+        max_positions=train.src.shape[1] + train.tgt.shape[1] + 2,
+    )
+    return encode(train.src, train.tgt), shape
 
 
 def synchronize(device: torch.device) -> None:
@@ -76,36 +81,32 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def baseline_rate(
-    data: Seq2SeqTensors, config: TransformerSeedConfig, members: int, steps: int, device
-) -> float:
+def baseline_rate(data: Seq2SeqTensors, model: Model, members: int, steps: int, device) -> float:
     """Member-steps/s of the S seeds trained one after another as torch.nn models."""
     data = data.to(device)
     elapsed = 0.0
     for seed in range(members):
         torch.manual_seed(seed)
-        model = NNTransformer(config).to(device).train()
-        opt = torch.optim.Adam(model.parameters(), lr=TRAIN.lr)
+        network = NNTransformer(*model).to(device).train()
+        opt = torch.optim.Adam(network.parameters(), lr=TRAIN.lr)
         order = torch.as_tensor(np.random.default_rng(seed).permutation(len(data)), device=device)
         synchronize(device)
         start = time.perf_counter()
         for step in range(steps):
             idx = order[step * BATCH : (step + 1) * BATCH]
-            nn_step(model, opt, data, idx, TRAIN.max_grad_norm)
+            nn_step(network, opt, data, idx, TRAIN.max_grad_norm)
         synchronize(device)
         elapsed += time.perf_counter() - start
     return members * steps / elapsed
 
 
-def stacked_trainer(data, config: TransformerSeedConfig, members: int, device) -> SweepTrainer:
-    return SweepTrainer(config, TRAIN, list(range(members)), data, lambda m: None, device=device)
+def stacked_trainer(data, model: Model, members: int, device) -> SweepTrainer:
+    return SweepTrainer(*model, TRAIN, list(range(members)), data, lambda m: None, device=device)
 
 
-def stacked_rate(
-    data: Seq2SeqTensors, config: TransformerSeedConfig, members: int, steps: int, device
-) -> float:
+def stacked_rate(data: Seq2SeqTensors, model: Model, members: int, steps: int, device) -> float:
     """Member-steps/s of one stacked model of S members, as a sweep's trainer steps it."""
-    trainer = stacked_trainer(data, config, members, device)
+    trainer = stacked_trainer(data, model, members, device)
     order = trainer._epoch_order()
     # On a GPU the first steps run op by op and the third records the step (training.captured).
     warmup = 3 if device.type == "cuda" else 0
@@ -118,9 +119,9 @@ def stacked_rate(
     return members * steps / (time.perf_counter() - start)
 
 
-def flops_per_member_step(data, config: TransformerSeedConfig, device) -> int:
+def flops_per_member_step(data, model: Model, device) -> int:
     """FLOPs of one member's training step (`torch.utils.flop_counter`: the matmuls)."""
-    trainer = stacked_trainer(data, config, 1, device)
+    trainer = stacked_trainer(data, model, 1, device)
     with FlopCounterMode(display=False) as counter:
         trainer._train_step(trainer._epoch_order()[:, :BATCH])
     return counter.get_total_flops() // trainer.lanes  # a GPU pads one member to more lanes
@@ -141,9 +142,9 @@ def matmul_peak(device: torch.device) -> float:
     return statistics.median(once() for _ in range(5))
 
 
-def profile_step(data, config: TransformerSeedConfig, members: int, device, rows: int) -> None:
+def profile_step(data, model: Model, members: int, device, rows: int) -> None:
     """The ops of one stacked training step that take the most time (self time)."""
-    trainer = stacked_trainer(data, config, members, device)
+    trainer = stacked_trainer(data, model, members, device)
     order = trainer._epoch_order()
     trainer._train_step(order[:, :BATCH])  # warm-up
     activities = [torch.profiler.ProfilerActivity.CPU]
@@ -187,7 +188,7 @@ def main() -> None:
     layouts = args.layouts or [False, True]
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    data, vocab = problem(args.task, args.steps)
+    data, shape = problem(args.task, args.steps)
 
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_model()
     print(f"torch {torch.__version__}, {where}, {torch.get_num_threads()} thread(s), {device}")
@@ -201,7 +202,6 @@ def main() -> None:
     rows = []
     for decoder_only in layouts:
         config = TransformerSeedConfig(
-            **vocab,
             width=args.width,
             heads=args.heads,
             layers=args.layers,
@@ -209,21 +209,22 @@ def main() -> None:
             dropout=args.dropout,
             decoder_only=decoder_only,
         )
+        model = (config, shape)
         # The stack of one member: what the stacked code gives without stacking.
         sides = ((baseline_rate, args.members), (stacked_rate, args.members), (stacked_rate, 1))
         for rate, members in sides:  # warm-up
-            rate(data, config, members, args.steps, device)
+            rate(data, model, members, args.steps, device)
         # Interleaved, so that a change of load on a shared machine falls on every side.
         rates = [
-            [rate(data, config, members, args.steps, device) for rate, members in sides]
+            [rate(data, model, members, args.steps, device) for rate, members in sides]
             for _ in range(args.repeats)
         ]
         base, stacked, single = (statistics.median(side) for side in zip(*rates, strict=True))
         name = "decoder-only" if decoder_only else "encoder-decoder"
-        rows.append((name, base, stacked, single, flops_per_member_step(data, config, device)))
+        rows.append((name, base, stacked, single, flops_per_member_step(data, model, device)))
         if args.profile:
             print(f"\none stacked step, {name}:")
-            profile_step(data, config, args.members, device, rows=25)
+            profile_step(data, model, args.members, device, rows=25)
 
     peak = matmul_peak(device)
     print(f"\nmatmul peak (2048³ float32, {torch.get_num_threads()} thread(s)): {peak:.1f} GFLOP/s")

@@ -1,8 +1,9 @@
 """Layers point one way: no module of genprobe imports from a layer above its own.
 
 tasks → data → models → training → decoding → verification → models under test → studies →
-reports → cli. `errors`, `user_code` (imports a `py:` spec's module) and `runs` (atomic files,
-run directories, executors, the deadline pool) sit beneath all.
+reports → cli. `errors`, `user_code` (imports a `py:` spec's module), `options` (settings
+given as text) and `runs` (atomic files, run directories, executors, the deadline pool) sit
+beneath all.
 """
 
 import ast
@@ -13,7 +14,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS = [
-    "errors", "user_code", "runs", "tasks", "data", "models", "training", "decoding",
+    "errors", "user_code", "options", "runs", "tasks", "data", "models", "training", "decoding",
     "verification", "under_test", "studies", "reports", "cli",
 ]  # fmt: skip
 

@@ -111,6 +111,18 @@ class UnknownTaskError(GenprobeError, KeyError):
         return str(self.args[0])
 
 
+class UnknownArchitectureError(GenprobeError, KeyError):
+    """An architecture name is not registered; the message lists near matches and every one."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class ModelContractError(GenprobeError):
+    """A model builder genprobe did not write breaks its contract; the message names the
+    builder, what was expected and what it gave."""
+
+
 class TaskContractError(GenprobeError):
     """A task breaks the contract of `genprobe.tasks.Task`; the message names the method and
     what it returned."""

@@ -1,27 +1,58 @@
-"""The user's own code named in a spec (`py:module:function`, `py:module:Class`)."""
+"""The user's own code named in a spec (`py:module:function`, `py:module:Class`).
+
+A module is looked for on the Python path, in the current directory (as `python -m` finds it;
+the `genprobe` script alone would not look there), and in the folders where a run recorded its
+modules (`found_modules`, kept in each run's provenance; `remember`), so that a run made
+beside its module can be reported or evaluated from anywhere.
+"""
 
 from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 
 from genprobe.errors import GenprobeError
 
+_found: dict[str, str] = {}  # module name → its file, for every user module imported
+_remembered: dict[str, str] = {}  # module name → the file a run recorded
+
 
 def import_user_module(name: str, spec: str) -> ModuleType:
-    """Module `name`, found on the Python path or in the current directory (as `python -m`
-    finds it; the `genprobe` script alone would not look there).
+    """Module `name`, from the Python path, the current directory or where a run found it.
 
     Raises:
-        GenprobeError: it cannot be imported; the message starts with `spec`.
+        GenprobeError: it cannot be imported, or raised while it was; the message starts
+            with `spec`.
     """
     here = str(Path.cwd())
     if here not in sys.path and "" not in sys.path:
         sys.path.insert(0, here)
         importlib.invalidate_caches()
+    recorded = _remembered.get(name)
+    if recorded is not None and Path(recorded).is_file():
+        depth = len(name.split(".")) - (Path(recorded).name != "__init__.py")
+        folder = str(Path(recorded).parents[depth])
+        if folder not in sys.path:
+            sys.path.append(folder)  # after everything else: the current code comes first
     try:
-        return importlib.import_module(name)
+        module = importlib.import_module(name)
     except ImportError as error:
         raise GenprobeError(f"{spec}: cannot import {name!r}: {error}") from None
+    except Exception as error:  # the user's module raised while it was imported
+        raise GenprobeError(f"{spec}: importing {name!r} raised {error!r}") from None
+    if getattr(module, "__file__", None):
+        _found[name] = str(Path(module.__file__).resolve())
+    return module
+
+
+def found_modules() -> dict[str, str]:
+    """Every user module imported so far: name → file (a run's provenance records them)."""
+    return dict(_found)
+
+
+def remember(modules: Mapping[str, str]) -> None:
+    """Where a run found its user modules (name → file), to look there too."""
+    _remembered.update(modules)

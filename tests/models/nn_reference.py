@@ -21,7 +21,8 @@ import torch
 from torch import Tensor, nn
 
 from genprobe.data.seq2seq import PAD
-from genprobe.models.stacked_transformer import StackedTransformer, TransformerSeedConfig
+from genprobe.models.architectures import ModelShape
+from genprobe.models.architectures.transformer import StackedTransformer, TransformerSeedConfig
 
 
 def sinusoid_table(n: int, width: int) -> Tensor:
@@ -37,7 +38,7 @@ def sinusoid_table(n: int, width: int) -> Tensor:
 class NNTransformer(nn.Module):
     """One member: forward(src (B, Ls), tgt_in (B, T)) → logits (B, T, V)."""
 
-    def __init__(self, c: TransformerSeedConfig, max_len: int = 512) -> None:
+    def __init__(self, c: TransformerSeedConfig, shape: ModelShape, max_len: int = 512) -> None:
         super().__init__()
         if c.positions != "sinusoidal" or c.random_positions:
             raise ValueError(f"NNTransformer has sinusoidal positions only. Got {c.positions}.")
@@ -51,8 +52,8 @@ class NNTransformer(nn.Module):
             "batch_first": True,
             "norm_first": True,
         }
-        self.src_emb = nn.Embedding(c.src_vocab, c.width)
-        self.tgt_emb = nn.Embedding(c.tgt_vocab, c.width)
+        self.src_emb = nn.Embedding(shape.src_vocab, c.width)
+        self.tgt_emb = nn.Embedding(shape.tgt_vocab, c.width)
         self.register_buffer("positions", sinusoid_table(max_len, c.width), persistent=False)
         self.drop = nn.Dropout(c.dropout)
         if c.decoder_only:  # the one stack is an encoder read causally
@@ -62,7 +63,7 @@ class NNTransformer(nn.Module):
             self.decoder = nn.TransformerDecoder(
                 nn.TransformerDecoderLayer(**layer), c.layers, norm=nn.LayerNorm(c.width)
             )
-        self.gen = nn.Linear(c.width, c.tgt_vocab)
+        self.gen = nn.Linear(c.width, shape.tgt_vocab)
 
     def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
         (b, ls), t = src.shape, tgt_in.shape[1]

@@ -7,7 +7,8 @@ import torch
 from genprobe.data.seq2seq import BOS, EOS, PAD, encode
 from genprobe.decoding.greedy import greedy
 from genprobe.errors import ConfigError
-from genprobe.models.stacked_transformer import (
+from genprobe.models.architectures import ModelShape
+from genprobe.models.architectures.transformer import (
     StackedTransformer,
     TransformerSeedConfig,
     example_uniforms,
@@ -17,8 +18,8 @@ from genprobe.training.trainer import MemberSeeds, SweepTrainer, TrainConfig
 
 TASK = load_task("reverse_string")
 DATA = TASK.generate("train", 96, seed=0)
-VOCAB = {"src_vocab": len(TASK.source_vocab) + 1, "tgt_vocab": len(TASK.target_vocab) + 3}
-SMALL = {"width": 16, "heads": 2, "ffn": 32, "layers": 2}
+SHAPE = ModelShape(len(TASK.source_vocab) + 1, len(TASK.target_vocab) + 3, 40, 41, 200)
+SMALL = {"width": 16, "heads": 2, "ffn": 32, "layers": 2, "dropout": 0.0}
 VARIANTS = {
     "encdec-sinusoidal-dropout": {"dropout": 0.1},
     "encdec-learned-random": {"positions": "learned", "random_positions": 64},
@@ -38,13 +39,13 @@ def decode(model, src, max_len):
 
 
 def config(variant: str) -> TransformerSeedConfig:
-    return TransformerSeedConfig(**VOCAB, **SMALL, **VARIANTS[variant])
+    return TransformerSeedConfig(**{**SMALL, **VARIANTS[variant]})
 
 
 def trainer(model, seeds, validate, streams=None, **settings):
     train = TrainConfig(batch_size=16, max_epochs=settings.pop("max_epochs", 3), **settings)
     tensors = encode(DATA.src, DATA.tgt)
-    return SweepTrainer(model, train, seeds, tensors, validate, streams=streams)
+    return SweepTrainer(model, SHAPE, train, seeds, tensors, validate, streams=streams)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -90,15 +91,15 @@ def test_a_grid_member_is_its_init_and_order_seeds_trained_alone():
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_member_k_decodes_as_seed_k_alone_bit_for_bit(variant):
-    stacked = StackedTransformer.initialized(config(variant), [1, 2, 3])
-    alone = StackedTransformer.initialized(config(variant), [2])
+    stacked = StackedTransformer.initialized(config(variant), SHAPE, [1, 2, 3])
+    alone = StackedTransformer.initialized(config(variant), SHAPE, [2])
     src = torch.as_tensor(DATA.src[:20])
     assert torch.equal(decode(stacked, src, 12)[1], decode(alone, src, 12)[0])
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_incremental_decoding_matches_teacher_forced_logits(variant):
-    model = StackedTransformer.initialized(config(variant), [3, 4])
+    model = StackedTransformer.initialized(config(variant), SHAPE, [3, 4])
     with torch.no_grad():  # larger weights, so that argmax ties are unlikely
         for param in model.parameters():
             param.mul_(20)
@@ -116,7 +117,7 @@ def test_incremental_decoding_matches_teacher_forced_logits(variant):
 
 
 def test_padding_does_not_change_an_output():
-    model = StackedTransformer.initialized(config("decoder-alibi-random-dropout"), [5])
+    model = StackedTransformer.initialized(config("decoder-alibi-random-dropout"), SHAPE, [5])
     src = torch.as_tensor(DATA.src[:4])
     wider = torch.nn.functional.pad(src, (0, 7), value=PAD)
     assert torch.equal(decode(model, src, 10), decode(model, wider, 10))
@@ -144,12 +145,11 @@ def test_evaluation_positions_depend_on_the_example_only():
 )
 def test_bad_settings_name_the_field(setting, field):
     with pytest.raises(ConfigError, match=field):
-        TransformerSeedConfig(**VOCAB, **{**SMALL, **setting})
+        TransformerSeedConfig(**{**SMALL, **setting})
 
 
 def test_too_few_random_positions_for_a_sequence_is_an_error():
-    model = StackedTransformer.initialized(
-        TransformerSeedConfig(**VOCAB, **SMALL, random_positions=8), [1]
-    )
+    config = TransformerSeedConfig(**SMALL, random_positions=8)
+    model = StackedTransformer.initialized(config, SHAPE, [1])
     with pytest.raises(ConfigError, match="random_positions"):
         decode(model, torch.as_tensor(DATA.src[:2]), 20)

@@ -8,6 +8,7 @@ from dataclasses import fields, replace
 import pytest
 
 from genprobe.decoding.config import DecodingConfig
+from genprobe.models.architectures.recurrent import RecurrentConfig
 from genprobe.models.settings import ModelSettings
 from genprobe.runs.provenance import config_hash, git_state
 from genprobe.runs.rundir import open_run, read_config
@@ -32,7 +33,9 @@ SAGGA = SaggaConfig(
 )
 INTEGRATION = IntegrationTrainConfig(data="pairs.train", epochs=3, device="cpu")
 CONFIGS = [
-    SweepConfig(seeds=(3, 4), train=TrainConfig(optimizer="adam", lr=0.001), layers=2),
+    SweepConfig(
+        seeds=(3, 4), train=TrainConfig(optimizer="adam", lr=0.001), model=RecurrentConfig(layers=2)
+    ),
     TrainConfig(batch_size=8, warmup=3),
     BRITTLENESS,
     SAGGA,

@@ -6,15 +6,17 @@ import torch
 
 from genprobe.data.seq2seq import BOS, EOS, N_SPECIAL, PAD, decoded_outputs, encode
 from genprobe.decoding.greedy import greedy
+from genprobe.models.architectures import ModelShape
+from genprobe.models.architectures.recurrent import RecurrentConfig, StackedSeq2Seq
 from genprobe.models.cells import gru_cell, lstm_cell
 from genprobe.models.member_stack import _RowBias
-from genprobe.models.recurrent import RecurrentConfig, StackedSeq2Seq
 from genprobe.tasks.rewriting.suites import generate
 from genprobe.training import trainer as trainer_module
 from genprobe.training.loss import batched_output_loss, member_output_loss, token_cross_entropy
 from genprobe.training.trainer import SweepTrainer, TrainConfig
 
-CONFIG = RecurrentConfig(src_vocab=41, tgt_vocab=243)
+SHAPE = ModelShape(src_vocab=41, tgt_vocab=243, src_len=10, tgt_len=31, max_positions=60)
+CONFIG = RecurrentConfig()
 TRAIN = generate("train", 256, seed=0)
 VARIANTS = {
     "paper": {},
@@ -31,13 +33,7 @@ TRAIN_VARIANTS = {"two-layers": {"optimizer": "adam", "lr": 0.001}}
 def trainer(seeds, steps_validation=None, model=CONFIG, device="cpu", **kwargs):
     validate = steps_validation or (lambda model: np.zeros(model.members))
     config = TrainConfig(batch_size=32, max_epochs=kwargs.pop("max_epochs", 2), **kwargs)
-    return SweepTrainer(model, config, seeds, encode(TRAIN.src, TRAIN.tgt), validate, device)
-
-
-def run_steps(t: SweepTrainer, steps: int) -> None:
-    order = t._epoch_order()
-    for step in range(steps):
-        t._train_step(order[:, step * 32 : (step + 1) * 32])
+    return SweepTrainer(model, SHAPE, config, seeds, encode(TRAIN.src, TRAIN.tgt), validate, device)
 
 
 @pytest.mark.slow
@@ -46,7 +42,7 @@ def test_member_k_of_a_whole_run_is_seed_k_trained_alone_bit_for_bit(variant):
     # Epochs of 8 steps; the seeds stop after 4, 5 and all epochs, so the stack shrinks twice.
     # The paper's model runs 40 epochs (320 steps for seed 33), the other variants 8.
     epochs = 40 if variant == "paper" else 8
-    model = RecurrentConfig(src_vocab=41, tgt_vocab=243, **VARIANTS[variant])
+    model = RecurrentConfig(**VARIANTS[variant])
     curves = {11: [0.1, 0.2, 0.2, 0.2], 22: [0.1, 0.2, 0.3, 0.3, 0.2, 0.3], 33: [0.0] * epochs}
 
     def run(seeds):
@@ -69,19 +65,19 @@ def test_member_k_of_a_whole_run_is_seed_k_trained_alone_bit_for_bit(variant):
 
 def test_input_feeding_needs_attention():
     with pytest.raises(ValueError, match="input_feeding"):
-        RecurrentConfig(src_vocab=41, tgt_vocab=243, attention="none", input_feeding=True)
+        RecurrentConfig(attention="none", input_feeding=True)
     with pytest.raises(ValueError, match="did you mean gru"):
-        RecurrentConfig(src_vocab=41, tgt_vocab=243, cell="gur")
+        RecurrentConfig(cell="gur")
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_member_k_decodes_as_seed_k_alone_bit_for_bit(variant):
-    model = RecurrentConfig(src_vocab=41, tgt_vocab=243, **VARIANTS[variant])
-    stacked = StackedSeq2Seq.initialized(model, [1, 2, 3])
+    model = RecurrentConfig(**VARIANTS[variant])
+    stacked = StackedSeq2Seq.initialized(model, SHAPE, [1, 2, 3])
     src = torch.as_tensor(TRAIN.src[:20])
     state, token = stacked.start(src)
     logits, _ = stacked.step(state, token)
-    alone = StackedSeq2Seq.initialized(model, [2])
+    alone = StackedSeq2Seq.initialized(model, SHAPE, [2])
     state, token = alone.start(src)
     assert torch.equal(logits[1], alone.step(state, token)[0][0])
 
@@ -91,7 +87,7 @@ def test_gradient_clipping_is_per_member():
     seeds = [1, 2]
     sweep = trainer(seeds, lr=10.0, max_grad_norm=0.01)
     before = {n: p.detach().clone() for n, p in sweep.model.named_parameters()}
-    run_steps(sweep, 1)
+    sweep.run_steps(1)
     for k in range(2):
         moved = torch.sqrt(
             sum(((p[k] - before[n][k]) ** 2).sum() for n, p in sweep.model.named_parameters())
@@ -157,6 +153,7 @@ def test_resume_from_a_checkpoint_gives_the_same_weights(tmp_path, optimizer):
         interrupted.run(kill_midway)
     resumed = SweepTrainer(
         CONFIG,
+        SHAPE,
         interrupted.config,
         [5, 6],
         encode(TRAIN.src, TRAIN.tgt),
@@ -172,8 +169,8 @@ def test_resume_from_a_checkpoint_gives_the_same_weights(tmp_path, optimizer):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_incremental_decoding_matches_teacher_forced_logits(variant):
-    config = RecurrentConfig(src_vocab=41, tgt_vocab=243, **VARIANTS[variant])
-    model = StackedSeq2Seq.initialized(config, [3, 4])
+    config = RecurrentConfig(**VARIANTS[variant])
+    model = StackedSeq2Seq.initialized(config, SHAPE, [3, 4])
     src = torch.as_tensor(TRAIN.src[:5])
     tokens = greedy(model, src, max_len=8, eos=EOS, pad=PAD)  # (S, B, 8)
     assert tokens.shape == (2, 5, 8)
@@ -256,7 +253,7 @@ def test_on_a_gpu_a_replayed_member_is_its_seed_trained_alone():
     # Steps 1-2 run op by op, step 3 records the graph, steps 4-6 replay it.
     def members(seeds):
         t = trainer(seeds, device="cuda")
-        run_steps(t, 6)
+        t.run_steps(6)
         return [t.model.member_state(k) for k in range(len(seeds))]
 
     stacked = members(list(range(1, 21)))

@@ -9,6 +9,7 @@ import typer
 
 from genprobe import __version__
 from genprobe.cli import (
+    architectures,
     brittleness,
     integration,
     models,
@@ -44,6 +45,7 @@ app = command_group(
 )
 app.command(name="tasks")(tasks.tasks)
 app.add_typer(tasks.app, name="task")
+app.command(name="architectures")(architectures.architectures)
 app.command(name="sweep")(sweep.sweep)
 app.command(name="evaluate")(sweep.evaluate)
 app.command(name="compare")(sweep.compare)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -39,49 +38,21 @@ TASK_OPTION = typer.Option(
 )
 
 
-class LossNormalization(str, Enum):
-    sequences = "sequences"
-    tokens = "tokens"
+MODEL_OPTION = typer.Option(
+    None,
+    "--model-option",
+    metavar="NAME=VALUE",
+    help="An option of the architecture as name=value (repeatable; `genprobe architectures` "
+    "lists each one's).",
+)
+LEARNING_RATES = {"sgd": 0.125, "adam": 0.001, "adamw": 0.001}
+# The model flags that predate --model-option set the option of the same name, except where an
+# architecture calls it otherwise.
+RENAMED = {"transformer": {"hidden": "width", "emb": "width"}}
 
 
-class Cell(str, Enum):
-    lstm = "lstm"
-    gru = "gru"
-
-
-class Attention(str, Enum):
-    bilinear = "bilinear"
-    dot = "dot"
-    mlp = "mlp"
-    none = "none"
-
-
-class Optimizer(str, Enum):
-    sgd = "sgd"
-    adam = "adam"
-    adamw = "adamw"
-
-
-class Schedule(str, Enum):
-    constant = "constant"
-    linear = "linear"
-    cosine = "cosine"
-
-
-class Arch(str, Enum):
-    recurrent = "recurrent"
-    transformer = "transformer"
-
-
-class Positions(str, Enum):
-    sinusoidal = "sinusoidal"
-    learned = "learned"
-    rope = "rope"
-    alibi = "alibi"
-    none = "none"
-
-
-LEARNING_RATES = {Optimizer.sgd: 0.125, Optimizer.adam: 0.001, Optimizer.adamw: 0.001}
+def _model_flag(help: str, *names: str) -> Any:
+    return typer.Option(None, *names, help=f"{help} (a model option; default: the architecture's).")
 
 
 def sweep(
@@ -115,11 +86,12 @@ def sweep(
         20, help="Upper bound on epochs; early stopping usually ends sooner."
     ),
     batch_size: int = typer.Option(64, help="Examples per member and step."),
-    optimizer: Optimizer = typer.Option(Optimizer.sgd, help="sgd (plain), adam or adamw."),
+    optimizer: str = typer.Option("sgd", help="sgd (plain), adam or adamw."),
     lr: float = typer.Option(None, help="Learning rate (default: sgd 0.125, adam(w) 0.001)."),
     weight_decay: float = typer.Option(0.0, help="adamw's decoupled weight decay."),
-    schedule: Schedule = typer.Option(
-        Schedule.constant, help="Learning rate after warmup: constant, or to 0 by max-epochs."
+    schedule: str = typer.Option(
+        "constant",
+        help="Learning rate after warmup: constant, or to 0 by max-epochs (linear, cosine).",
     ),
     warmup: int = typer.Option(0, help="Steps of linear learning-rate warmup."),
     max_grad_norm: float = typer.Option(5.0, help="Gradient norm clip, per member."),
@@ -131,41 +103,45 @@ def sweep(
     min_delta: float = typer.Option(
         0.0, help="Validation accuracy (0-1) an epoch must gain to count as an improvement."
     ),
-    loss_normalization: LossNormalization = typer.Option(
-        LossNormalization.sequences, help="Divide summed token losses by sequences or by tokens."
+    loss_normalization: str = typer.Option(
+        "sequences", help="Divide summed token losses by sequences or by tokens."
     ),
-    arch: Arch = typer.Option(Arch.recurrent, help="recurrent (LSTM/GRU) or transformer."),
-    emb: int = typer.Option(32, help="Embedding size (a transformer's is its width)."),
-    hidden: int = typer.Option(32, help="Hidden size of the recurrent cells; transformer width."),
-    layers: int = typer.Option(1, help="Stacked layers in encoder and decoder."),
-    dropout: float = typer.Option(0.1, help="Dropout on embeddings, between layers, on output."),
-    heads: int = typer.Option(4, help="Transformer: attention heads."),
-    ffn: int = typer.Option(256, help="Transformer: feed-forward width."),
-    decoder_only: bool = typer.Option(
-        False,
+    arch: str = typer.Option(
+        "recurrent",
+        help="The architecture: recurrent (LSTM/GRU), transformer, mlp, py:module:function (your "
+        "own torch.nn.Module) or hf:TYPE (a Hugging Face architecture trained from scratch); "
+        "`genprobe architectures` lists them with their options.",
+    ),
+    model_option: list[str] = MODEL_OPTION,
+    emb: int = _model_flag("Embedding size (a transformer's is its width)"),
+    hidden: int = _model_flag("Hidden size of the recurrent cells; a transformer's width"),
+    layers: int = _model_flag("Stacked layers in encoder and decoder"),
+    dropout: float = _model_flag("Dropout on embeddings, between layers, on output"),
+    heads: int = _model_flag("Transformer: attention heads"),
+    ffn: int = _model_flag("Transformer: feed-forward width"),
+    decoder_only: bool = _model_flag(
+        "Transformer: one causal stack over input and output, or encoder and decoder",
         "--decoder-only/--encoder-decoder",
-        help="Transformer: one causal stack over input and output, or encoder and decoder.",
     ),
-    positions: Positions = typer.Option(
-        Positions.sinusoidal, help="Transformer position encoding."
+    positions: str = _model_flag(
+        "Transformer position encoding: sinusoidal, learned, rope, alibi or none"
     ),
-    random_positions: int = typer.Option(
-        0,
-        help="Transformer: draw each sequence's positions as a sorted random subset of "
-        "0..N-1 (Ruoss et al. 2023); 0: off.",
+    random_positions: int = _model_flag(
+        "Transformer: draw each sequence's positions as a sorted random subset of 0..N-1 "
+        "(Ruoss et al. 2023); 0: off"
     ),
-    init_range: float = typer.Option(0.1, help="Uniform init range."),
-    cell: Cell = typer.Option(Cell.lstm, help="Recurrent cell of encoder and decoder."),
-    attention: Attention = typer.Option(
-        Attention.bilinear, help="Attention score: bilinear (Luong general), dot, mlp, none."
+    init_range: float = _model_flag("Recurrent: uniform init range"),
+    cell: str = _model_flag("Recurrent cell of encoder and decoder: lstm or gru"),
+    attention: str = _model_flag(
+        "Recurrent attention score: bilinear (Luong general), dot, mlp or none"
     ),
-    input_feeding: bool = typer.Option(
-        False, "--input-feeding/--no-input-feeding", help="Luong input feeding in the decoder."
+    input_feeding: bool = _model_flag(
+        "Recurrent: Luong input feeding in the decoder", "--input-feeding/--no-input-feeding"
     ),
-    attention_layer: bool = typer.Option(
-        True,
+    attention_layer: bool = _model_flag(
+        "Recurrent: tanh(W_c [ctx; h]) before the output layer (off: the output layer reads "
+        "[ctx; h])",
         "--attention-layer/--no-attention-layer",
-        help="tanh(W_c [ctx; h]) before the output layer (off: the output layer reads [ctx; h]).",
     ),
     seeds_per_shard: int = typer.Option(
         25,
@@ -187,8 +163,9 @@ def sweep(
     as_json: bool = typer.Option(False, "--json", help="Print the per-suite summary as JSON."),
 ) -> None:
     """Train N seeds of a model on a task at once, evaluate every suite, report. Resumable."""
+    from genprobe.options import parse_pairs
     from genprobe.studies.seed_sensitivity import SweepConfig, run_sweep
-    from genprobe.tasks.registry import load_task, parse_options
+    from genprobe.tasks.registry import load_task
     from genprobe.training.trainer import TrainConfig
 
     if seeds < 1:
@@ -205,7 +182,14 @@ def sweep(
             "order_seeds": tuple(range(first_seed, first_seed + order_seeds)),
         }
         members = tuple(range(init_seeds * order_seeds))  # a grid numbers its cells
-    chosen = load_task(task, parse_options(task_option))
+    chosen = load_task(task, parse_pairs(task_option, "--task-option"))
+    flags = {
+        "emb": emb, "hidden": hidden, "layers": layers, "dropout": dropout, "heads": heads,
+        "ffn": ffn, "decoder_only": decoder_only, "positions": positions,
+        "random_positions": random_positions, "init_range": init_range, "cell": cell,
+        "attention": attention, "input_feeding": input_feeding,
+        "attention_layer": attention_layer,
+    }  # fmt: skip
     config = SweepConfig(
         seeds=members,
         **grid,
@@ -214,33 +198,19 @@ def sweep(
         train_size=chosen.split_spec(chosen.train_split).size if train_size is None else train_size,
         validation_size=validation_size,
         suite_size=suite_size,
-        arch=arch.value,
-        emb=hidden if arch == Arch.transformer else emb,
-        hidden=hidden,
-        layers=layers,
-        dropout=dropout,
-        heads=heads,
-        ffn=ffn,
-        decoder_only=decoder_only,
-        positions=positions.value,
-        random_positions=random_positions,
-        init_range=init_range,
-        cell=cell.value,
-        attention=attention.value,
-        input_feeding=input_feeding,
-        attention_layer=attention_layer,
+        model=model_config(arch, parse_pairs(model_option, "--model-option"), flags),
         train=TrainConfig(
             batch_size=batch_size,
-            lr=LEARNING_RATES[optimizer] if lr is None else lr,
-            optimizer=optimizer.value,
+            lr=LEARNING_RATES.get(optimizer, 0.001) if lr is None else lr,
+            optimizer=optimizer,
             weight_decay=weight_decay,
-            schedule=schedule.value,
+            schedule=schedule,
             warmup=warmup,
             max_grad_norm=max_grad_norm,
             max_epochs=max_epochs,
             patience=patience,
             min_delta=min_delta,
-            loss_normalization=loss_normalization.value,
+            loss_normalization=loss_normalization,
         ),
         seeds_per_shard=seeds_per_shard,
     )
@@ -269,6 +239,32 @@ def sweep(
         log = bar.console.log if not as_json else lambda m: None
         run = run_sweep(config, out, device, executor, on_progress, log)
     finish(run, report, as_json, threshold)
+
+
+def model_config(arch: str, options: dict[str, str], flags: dict[str, Any]) -> Any:
+    """The architecture `arch` with its `--model-option`s and the model flags given (None:
+    not given), each flag as the option it sets for this architecture.
+
+    Raises:
+        GenprobeError: an option given twice with two values.
+        ConfigError, UnknownArchitectureError, ModelContractError: see `load_architecture`.
+    """
+    from genprobe.models.architectures import load_architecture
+
+    renamed = RENAMED.get(arch, {})
+    chosen: dict[str, Any] = {}
+    for flag, value in flags.items():
+        if value is None:
+            continue
+        option = renamed.get(flag, flag)
+        if chosen.get(option, value) != value:
+            raise GenprobeError(f"--{flag.replace('_', '-')} {value} disagrees with {option}")
+        chosen[option] = value
+    for option, value in options.items():
+        if option in chosen:
+            raise GenprobeError(f"model option {option} is given twice")
+        chosen[option] = value
+    return load_architecture(arch, chosen)
 
 
 def evaluate(

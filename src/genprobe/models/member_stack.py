@@ -1,13 +1,18 @@
 """S models' weights in one set of tensors: what the seed-stacked models have in common.
 
-Parameter `name` has shape (S, *shape) for each entry of the model's `shapes(config)`; member k
-lives at index k of every parameter and no operation mixes members, so S seeds train as one
-model (`training.trainer`) and decode as one (`decoding.greedy`).
+Parameter `name` has shape (S, *shape) for each entry of the model's `shapes(config, shape)`;
+member k lives at index k of every parameter and no operation mixes members, so S seeds train as
+one model (`training.trainer`) and decode as one (`decoding.greedy`).
+
+What the trainer and the decoder use of a stacked model: `members`, `member_state`, `subset`,
+`noise_shapes` (the uniforms a training step draws per member), `teacher_forced` (what the loss
+reads), `start`/`step` (incremental decoding), `stacking` and `capturable`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import torch
@@ -42,21 +47,37 @@ def biased_bmm(bias: Tensor, x: Tensor, weight: Tensor) -> Tensor:
     return _RowBias.apply(torch.bmm(x, weight), bias)
 
 
+@dataclass(frozen=True)
+class OutputLayer:
+    """Teacher-forced states and the output layer that turns them into logits, kept apart so
+    that the loss need not hold every member's (B, T, V) logits at once."""
+
+    hidden: Tensor  # (S, B, T, O)
+    weight: Tensor  # (S, O, V)
+    bias: Tensor  # (S, 1, V)
+
+
 class MemberStack(nn.Module):
     """The member axis: building from and taking apart into single-member state dicts."""
 
-    shapes: ClassVar[Callable[[Any], dict[str, tuple[int, ...]]]]  # config → shapes, no S
+    # config, shape → parameter shapes without S
+    shapes: ClassVar[Callable[[Any, Any], dict[str, tuple[int, ...]]]]
+    # Its training step can be recorded as a CUDA graph (`training.captured`): static shapes,
+    # no host synchronization, no host-side randomness.
+    capturable: ClassVar[bool] = True
 
-    def __init__(self, config: Any, members: int) -> None:
+    def __init__(self, config: Any, shape: Any, members: int) -> None:
         super().__init__()
-        self.config = config
-        for name, shape in type(self).shapes(config).items():
-            self.register_parameter(name, nn.Parameter(torch.empty(members, *shape)))
+        self.config, self.shape = config, shape
+        for name, size in type(self).shapes(config, shape).items():
+            self.register_parameter(name, nn.Parameter(torch.empty(members, *size)))
 
     @classmethod
-    def from_members(cls: type[M], config: Any, states: Sequence[dict[str, Tensor]]) -> M:
+    def from_members(
+        cls: type[M], config: Any, shape: Any, states: Sequence[dict[str, Tensor]]
+    ) -> M:
         """Stack single-member state dicts (as `member_state` returns) into one model."""
-        model = cls(config, len(states)).to(next(iter(states[0].values())).device)
+        model = cls(config, shape, len(states)).to(next(iter(states[0].values())).device)
         with torch.no_grad():
             for name, param in model.named_parameters():
                 param.copy_(torch.stack([state[name] for state in states]))
@@ -66,12 +87,24 @@ class MemberStack(nn.Module):
     def members(self) -> int:
         return next(self.parameters()).shape[0]
 
+    def stacking(self) -> str:
+        """How the members run: "stacked" (batched operations that keep each member's
+        arithmetic its own); a module genprobe did not write: "vmap" or "loop"."""
+        return "stacked"
+
     def member_state(self, k: int) -> dict[str, Tensor]:
         return {name: param[k].detach().clone() for name, param in self.named_parameters()}
 
     def subset(self: M, keep: Sequence[int]) -> M:
         """A new model holding only the members at positions `keep` (fresh leaf tensors)."""
-        return self.from_members(self.config, [self.member_state(k) for k in keep])
+        return self.from_members(self.config, self.shape, [self.member_state(k) for k in keep])
+
+    def teacher_forced(
+        self, src: Tensor, tgt_in: Tensor, noise: Mapping[str, Tensor] | None = None
+    ) -> Tensor | OutputLayer:
+        """What the training loss reads for src (S, B, Ls) and tgt_in (S, B, T): logits
+        (S, B, T, V), or states and the output layer (here: `forward`'s states and `gen`)."""
+        return OutputLayer(self(src, tgt_in, noise), self.gen_w, self.gen_b)
 
     def _embed(self, table: Tensor, ids: Tensor) -> Tensor:
         """Per-member lookup: table (S, V, E), ids (S, ...) → (S, ..., E)."""

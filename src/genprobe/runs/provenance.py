@@ -12,7 +12,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-PACKAGES = ("genprobe", "torch", "numpy", "scipy", "sympy", "pandas", "pyarrow", "matplotlib")
+from genprobe.user_code import found_modules
+
+PACKAGES = (
+    "genprobe", "torch", "numpy", "scipy", "sympy", "pandas", "pyarrow", "matplotlib",
+    "transformers",
+)  # fmt: skip
 
 
 def config_hash(config: dict[str, Any]) -> str:
@@ -44,6 +49,7 @@ def provenance() -> dict[str, Any]:
         "versions": versions,
         **git_state(),
         "argv": sys.argv,
+        **({"user_modules": modules} if (modules := found_modules()) else {}),
     }
 
 

@@ -8,11 +8,11 @@ stored one (a sweep with more seeds), and the directory then grows into the new 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from genprobe.errors import DifferentRunError, RunDirError
+from genprobe.errors import DifferentRunError, GenprobeError, RunDirError
 from genprobe.runs.atomic import write_json
 from genprobe.runs.config import RunConfig
 from genprobe.runs.provenance import config_hash, provenance
@@ -26,6 +26,7 @@ def open_run(
     config: RunConfig,
     extends: Callable[[Any], bool] | None = None,
     older_kinds: tuple[str, ...] = (),
+    notes: Callable[[], Mapping[str, Any]] | None = None,
 ) -> Path:
     """Create the run directory for `config` (validated by the caller), or check that an
     existing one was made by it; returns its absolute path (tasks may run in processes with
@@ -36,7 +37,10 @@ def open_run(
     records the new config and the hashes it grew from (`extended_from`), and the stages decide
     what to redo from their shard specs.
     `older_kinds` are former names of `kind`: a directory made under one of them is a run of
-    this kind.
+    this kind. A stored identity in an older form is the same run when today's code reads it as
+    `config`'s identity (`config.json` keeps its form and hash).
+    `notes()` joins the provenance of a new (or grown) run: what is measured of it before it
+    starts (called only when the directory is new or grows).
     """
     path = Path(path).absolute()
     identity = config.identity()
@@ -46,6 +50,9 @@ def open_run(
         same_kind = stored.get("kind") in (kind, *older_kinds)
         if same_kind and stored.get("hash") == digest:
             return path
+        current = _as_read_today(config, stored) if same_kind else None
+        if current == identity:
+            return path
         earlier = type(config).from_identity
         if same_kind and extends is not None and extends(earlier(stored["config"])):
             write_json(
@@ -54,7 +61,7 @@ def open_run(
                     "kind": kind,
                     "hash": digest,
                     "config": identity,
-                    "provenance": provenance(),
+                    "provenance": {**provenance(), **(notes() if notes else {})},
                     "extended_from": [*stored.get("extended_from", []), stored["hash"]],
                 },
             )
@@ -62,7 +69,7 @@ def open_run(
         if not same_kind:
             differences = [("kind", stored.get("kind"), kind)]
         else:
-            differences = config_differences(stored.get("config", {}), identity)
+            differences = config_differences(current or stored.get("config", {}), identity)
         raise DifferentRunError(path, differences or [("config hash", stored.get("hash"), digest)])
     if path.exists() and any(path.iterdir()):
         raise RunDirError(
@@ -70,9 +77,23 @@ def open_run(
         )
     write_json(
         path / CONFIG_FILE,
-        {"kind": kind, "hash": digest, "config": identity, "provenance": provenance()},
+        {
+            "kind": kind,
+            "hash": digest,
+            "config": identity,
+            "provenance": {**provenance(), **(notes() if notes else {})},
+        },
     )
     return path
+
+
+def _as_read_today(config: RunConfig, stored: dict[str, Any]) -> dict[str, Any] | None:
+    """The stored identity as today's code writes it (it may have been recorded in an older
+    form); None if today's code cannot read it as a config of `config`'s kind."""
+    try:
+        return type(config).from_identity(stored["config"]).identity()
+    except (GenprobeError, KeyError, TypeError, ValueError):
+        return None
 
 
 def config_differences(

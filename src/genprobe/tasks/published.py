@@ -19,5 +19,5 @@ class Published:
     suites: Mapping[str, Mapping[str, float]]  # suite -> {"mean", "std", "min", "max"}, in %
     # suite pairs the paper correlates across seeds -> its Pearson r (None: discussed, no number)
     pairs: Mapping[tuple[str, str], float | None] = field(default_factory=dict)
-    settings: Mapping[str, Any] = field(default_factory=dict)  # sweep config keys ("train.lr")
+    settings: Mapping[str, Any] = field(default_factory=dict)  # "arch", "model.hidden", "train.lr"
     note: str = ""  # what differs between its numbers and a run's (test files, metric, …)

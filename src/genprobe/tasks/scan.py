@@ -246,11 +246,12 @@ def _longest(words: int) -> int:
 # Lake & Baroni (2018): accuracy (%) of their overall-best model (2-layer LSTM, 200 units, no
 # attention, dropout 0.5), averaged over 5 runs; the top performer of each split differs.
 _OVERALL_BEST = {
-    "cell": "lstm",
-    "layers": 2,
-    "hidden": 200,
-    "attention": "none",
-    "dropout": 0.5,
+    "arch": "recurrent",
+    "model.cell": "lstm",
+    "model.layers": 2,
+    "model.hidden": 200,
+    "model.attention": "none",
+    "model.dropout": 0.5,
     "train.optimizer": "adam",
     "train.lr": 0.001,
 }

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from genprobe.models.member_stack import biased_bmm
+from genprobe.models.member_stack import OutputLayer, biased_bmm
 
 
 class _SoftmaxCrossEntropy(torch.autograd.Function):
@@ -91,3 +91,17 @@ def batched_output_loss(
     members, rows, vocab = logits.shape
     nll = token_cross_entropy(logits.view(members * rows, vocab), target.reshape(-1), ignore_index)
     return nll.view(members, rows).sum(1)
+
+
+def member_losses(
+    out: Tensor | OutputLayer, target: Tensor, ignore_index: int, batched: bool
+) -> Tensor:
+    """Each member's summed token NLL (S,) of what a stacked model's `teacher_forced` gave:
+    logits (S, B, T, V), or states and an output layer (`member_output_loss`, or with
+    `batched` `batched_output_loss`); target (S, B, T)."""
+    if isinstance(out, OutputLayer):
+        loss = batched_output_loss if batched else member_output_loss
+        return loss(out.hidden.flatten(1, 2), out.weight, out.bias, target.flatten(1), ignore_index)
+    members, vocab = out.shape[0], out.shape[-1]
+    nll = token_cross_entropy(out.reshape(-1, vocab), target.reshape(-1), ignore_index)
+    return nll.view(members, -1).sum(1)

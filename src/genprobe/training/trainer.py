@@ -48,11 +48,12 @@ from torch import Tensor
 
 from genprobe.data.seq2seq import PAD, Seq2SeqTensors
 from genprobe.errors import ConfigError, check_choice
-from genprobe.models.stacked import StackedConfig, StackedModel, stacked_class
+from genprobe.models.architectures import Architecture, ModelShape
+from genprobe.models.member_stack import MemberStack
 from genprobe.runs.atomic import atomic_path
 from genprobe.runs.config import identity_fields
 from genprobe.training.captured import CapturedStep
-from genprobe.training.loss import batched_output_loss, member_output_loss
+from genprobe.training.loss import member_losses
 from genprobe.training.step_inputs import StepInputs
 
 LOSS_NORMALIZATIONS = ("sequences", "tokens")
@@ -167,7 +168,7 @@ class Progress:
     active: int  # members still training
 
 
-Validator = Callable[[StackedModel], np.ndarray]  # model → (S,) validation accuracy
+Validator = Callable[[MemberStack], np.ndarray]  # model → (S,) validation accuracy
 
 
 @dataclass(frozen=True)
@@ -184,14 +185,16 @@ def member_stream(seed: int, stream: int) -> int:
 
 
 class SweepTrainer:
-    """Trains `seeds` as members of one stacked model; resumable from `checkpoint`.
+    """Trains `seeds` as members of one stacked model of `architecture`; resumable from
+    `checkpoint`.
 
     `seeds` name the members; `streams` gives a member's init and order seeds (default: both
     the member's seed)."""
 
     def __init__(
         self,
-        model_config: StackedConfig,
+        architecture: Architecture,
+        shape: ModelShape,
         config: TrainConfig,
         seeds: Sequence[int],
         train: Seq2SeqTensors,
@@ -207,7 +210,7 @@ class SweepTrainer:
         self.on_gpu = self.device.type == "cuda"
         if self.on_gpu:
             cuda_determinism()
-        self.model_config = model_config
+        self.architecture, self.shape = architecture, shape
         self.config = config
         self.train = train.to(device)
         self.validate = validate
@@ -218,10 +221,8 @@ class SweepTrainer:
         self.results = {seed: MemberResult(seed) for seed in seeds}
         self.active = list(seeds)
         self.lanes = min_lanes(self.device)
-        self.model_class = stacked_class(model_config)
         inits = [self.streams[seed].init for seed in seeds]
-        self.model = self.model_class.initialized(model_config, self._padded(inits))
-        self.model = self.model.to(self.device)
+        self.model = architecture.initialized(shape, self._padded(inits)).to(self.device)
         self.noise_rngs = [self._noise_rng(seed) for seed in seeds]
         self.inputs = StepInputs(self.device)
         self.epoch, self.step = 1, 0  # the next step to run
@@ -237,7 +238,8 @@ class SweepTrainer:
 
     def _new_stack(self) -> None:
         """Call whenever `self.model` is replaced: a recorded step holds the old parameters."""
-        self.run_step = CapturedStep(self._step) if self.on_gpu else self._step
+        captured = self.on_gpu and self.model.capturable
+        self.run_step = CapturedStep(self._step) if captured else self._step
 
     def _noise_rng(self, seed: int) -> np.random.Generator:
         # NumPy's PCG64 fills float32 buffers ~5x faster than torch's CPU generator, and
@@ -270,6 +272,14 @@ class SweepTrainer:
                 last_save = time.monotonic()
         return self.results
 
+    def run_steps(self, steps: int) -> None:
+        """Take the first `steps` training steps of the first epoch, as `run` does, and stop
+        (no validation): what a member computes, for checks against its seed trained alone."""
+        order = self._epoch_order()
+        size = self.config.batch_size
+        for step in range(steps):
+            self._train_step(order[:, step * size :][:, :size])
+
     def _epoch_order(self) -> Tensor:
         """(lanes, N) example indices: member k's shuffle for this epoch, from its order seed."""
         orders = [
@@ -296,11 +306,8 @@ class SweepTrainer:
         noise = {name: value for name, value in inputs.items() if name not in ("batch", "scalars")}
         src = self.train.src[batch]
         tgt_in, tgt_out = self.train.tgt_in[batch], self.train.tgt_out[batch]
-        hidden = self.model(src, tgt_in, noise)
-        output_loss = batched_output_loss if self.on_gpu else member_output_loss
-        summed = output_loss(
-            hidden.flatten(1, 2), self.model.gen_w, self.model.gen_b, tgt_out.flatten(1), PAD
-        )
+        out = self.model.teacher_forced(src, tgt_in, noise)
+        summed = member_losses(out, tgt_out, PAD, batched=self.on_gpu)
         if self.config.loss_normalization == "sequences":
             per_member = summed / batch.shape[1]
         else:
@@ -421,7 +428,7 @@ class SweepTrainer:
         self.epoch, self.step, self.active = state["epoch"], state["step"], list(state["active"])
         self.results = {seed: MemberResult(**r) for seed, r in state["results"].items()}
         lanes = self._padded(list(range(len(self.active))))
-        self.model = self.model_class(self.model_config, len(self.active)).to(self.device)
+        self.model = self.architecture.stacked(self.shape, len(self.active)).to(self.device)
         self.model.load_state_dict(state["params"])
         if len(lanes) > len(self.active):
             self.model = self.model.subset(lanes)

@@ -54,17 +54,24 @@ TINY = ["--seeds", "2", "--seeds-per-shard", "2", "--max-epochs", "2", "--valida
 
 def test_a_rewriting_run_made_before_tasks_were_plugins_keeps_its_hash_and_resumes(tmp_path):
     config = SweepConfig.from_identity(BEFORE_TASKS)
-    assert config.identity() == BEFORE_TASKS and config_hash(BEFORE_TASKS) == "066da20e15503b0a"
-    (tmp_path / "config.json").write_text(
-        json.dumps({"kind": LEGACY_KIND, "hash": "066da20e15503b0a", "config": BEFORE_TASKS})
+    assert config == SweepConfig(
+        seeds=(1, 2),
+        train_size=200,
+        validation_size=20,
+        suite_size=12,
+        seeds_per_shard=2,
+        train=TrainConfig(max_epochs=1),
     )
+    assert config_hash(BEFORE_TASKS) == "066da20e15503b0a"
+    stored = {"kind": LEGACY_KIND, "hash": "066da20e15503b0a", "config": BEFORE_TASKS}
+    (tmp_path / "config.json").write_text(json.dumps(stored))
     assert open_run(tmp_path, KIND, config, older_kinds=(LEGACY_KIND,)) == tmp_path
+    assert json.loads((tmp_path / "config.json").read_text()) == stored  # kept as it was
 
 
 def test_settings_added_later_enter_the_identity_only_when_set():
     config = SweepConfig.from_identity(BEFORE_TASKS)
-    two = SweepConfig.from_identity({**BEFORE_TASKS, "layers": 2})
-    assert two.identity()["layers"] == 2 and "layers" not in config.identity()
+    assert "optimizer" not in config.identity()["train"]
     adam = SweepConfig(seeds=(1,), train=TrainConfig(optimizer="adam", lr=0.001))
     assert adam.identity()["train"]["optimizer"] == "adam"
     scan = SweepConfig(seeds=(1,), task=load_task("scan", {"split": "length"}))
@@ -97,7 +104,7 @@ def test_a_chomsky_sweep_reports_per_length_and_compares_runs(cli, tmp_path):
     code, _, _ = cli("sweep", *common, "--layers", "2", "--optimizer", "adam", "--out", str(two))
     assert code == 0
     config = json.loads((two / "config.json").read_text())
-    assert config["kind"] == KIND and config["config"]["layers"] == 2
+    assert config["kind"] == KIND and config["config"]["model"]["options"]["layers"] == 2
     assert config["config"]["task"] == {
         "name": "reverse_string",
         "options": {"test_lengths": "41,45"},

@@ -7,6 +7,7 @@ import pytest
 from scipy import stats
 
 from genprobe.analysis.stats import compare_groups
+from genprobe.models.architectures.recurrent import RecurrentConfig
 from genprobe.studies.seed_sensitivity import report, run_sweep
 from genprobe.studies.seed_sensitivity.compare import load_runs, write_comparison
 from genprobe.tasks.rewriting.task import RewritingTask
@@ -19,7 +20,8 @@ def runs(tmp_path_factory, tiny_sweep):
     return (
         run_sweep(tiny_sweep(seeds=(1, 2, 3)), root / "paper"),
         run_sweep(
-            tiny_sweep(seeds=(1, 2, 3), attention="dot", input_feeding=True), root / "dot-feeding"
+            tiny_sweep(seeds=(1, 2, 3), model=RecurrentConfig(attention="dot", input_feeding=True)),
+            root / "dot-feeding",
         ),
         run_sweep(tiny_sweep(seeds=(1, 2, 3), task=RewritingTask(n_symbols=20)), root / "twenty"),
     )
@@ -148,7 +150,9 @@ def test_two_seeds_get_no_correlations_and_no_nan_intervals(tmp_path, tiny_sweep
     assert "repeat–long Pearson r ours undefined (needs at least 3 seeds, has 2)" in text
     saved = json.loads((run / "stats.json").read_text())
     assert {c["reason"] for c in saved["correlations"]} == {"needs at least 3 seeds, has 2"}
-    other = run_sweep(tiny_sweep(seeds=(1, 2), input_feeding=True), tmp_path / "other")
+    other = run_sweep(
+        tiny_sweep(seeds=(1, 2), model=RecurrentConfig(input_feeding=True)), tmp_path / "other"
+    )
     write_comparison(load_runs([run, other]), tmp_path / "cmp")
     compared = (tmp_path / "cmp" / "report.md").read_text()
     assert "nan" not in compared.lower() and "undefined (needs at least 3 seeds" in compared

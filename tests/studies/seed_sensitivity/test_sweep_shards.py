@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from genprobe.errors import RunDirError
+from genprobe.models.architectures.recurrent import RecurrentConfig
 from genprobe.runs.executor import LocalExecutor
 from genprobe.studies import REPORTS
 from genprobe.studies.seed_sensitivity import KIND, SweepConfig, load_members, run_sweep
@@ -78,7 +79,9 @@ def test_only_more_seeds_in_whole_stacked_models_extend_a_config(tiny_sweep):
     assert tiny_sweep(seeds=(3, 4, 5, 6), seeds_per_shard=2).extends(earlier)
     assert not tiny_sweep(seeds=(3, 4, 5), seeds_per_shard=3).extends(earlier)  # chunk 3-4 redone
     assert not tiny_sweep(seeds=(4, 3, 5), seeds_per_shard=2).extends(earlier)
-    assert not tiny_sweep(seeds=(3, 4, 5), seeds_per_shard=2, dropout=0.2).extends(earlier)
+    assert not tiny_sweep(
+        seeds=(3, 4, 5), seeds_per_shard=2, model=RecurrentConfig(dropout=0.2)
+    ).extends(earlier)
 
 
 def test_the_sweep_kind_has_a_report_function():

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from genprobe.errors import ConfigError
+from genprobe.models.architectures.transformer import TransformerSeedConfig
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.members import load_members
 from genprobe.tasks import load_task
@@ -28,7 +29,7 @@ def test_a_grid_sweep_trains_every_cell_and_splits_the_variance(cli, tmp_path):
     assert code == 0, err
     config = json.loads((run / "config.json").read_text())["config"]
     assert config["seeds"] == list(range(6)) and config["init_seeds"] == [1, 2, 3]
-    assert config["order_seeds"] == [1, 2] and config["arch"] == "transformer"
+    assert config["order_seeds"] == [1, 2] and config["model"]["arch"] == "transformer"
     members = load_members(run)
     assert members.members == 6 and members.config.decoder_only
     predictions = pd.read_parquet(run / "predictions" / "length_5.parquet")
@@ -75,9 +76,7 @@ def test_grid_members_get_their_init_and_order_seeds():
         ({"seeds": (0, 1), "init_seeds": (1,), "order_seeds": None}, "order_seeds"),
         ({"seeds": (0, 1, 2), "init_seeds": (1,), "order_seeds": (1, 2)}, "seeds"),
         ({"seeds": (0, 1), "init_seeds": (1, 1), "order_seeds": (1,)}, "init_seeds"),
-        ({"seeds": (0,), "arch": "rnn"}, "arch"),
-        ({"seeds": (0,), "arch": "transformer", "emb": 16, "hidden": 32}, "emb"),
-        ({"seeds": (0,), "arch": "transformer", "hidden": 32, "emb": 32, "heads": 5}, "heads"),
+        ({"seeds": (0,), "model": "transformer"}, "model"),
     ],
 )
 def test_bad_sweep_settings_name_the_field(settings, field):
@@ -85,12 +84,10 @@ def test_bad_sweep_settings_name_the_field(settings, field):
         SweepConfig(**settings)
 
 
-def test_transformer_settings_are_left_out_of_a_recurrent_runs_identity():
-    identity = SweepConfig(seeds=(1,)).identity()
-    assert not {"arch", "heads", "positions", "init_seeds"} & set(identity)
+def test_a_transformer_run_is_rebuilt_from_its_identity():
     transformer = SweepConfig(
-        seeds=(1,), task=load_task("addition"), arch="transformer", emb=64, hidden=64
+        seeds=(1,), task=load_task("addition"), model=TransformerSeedConfig(width=64, heads=8)
     )
-    assert transformer.identity()["arch"] == "transformer"
+    assert transformer.identity()["model"]["arch"] == "transformer"
+    assert transformer.identity()["model"]["options"]["width"] == 64
     assert SweepConfig.from_identity(transformer.identity()) == transformer
-    assert transformer.model_config().width == 64

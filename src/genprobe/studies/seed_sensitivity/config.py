@@ -16,14 +16,18 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
 from genprobe.data.seq2seq import N_SPECIAL
-from genprobe.errors import ConfigError, check_choice
-from genprobe.models.recurrent import RecurrentConfig
-from genprobe.models.stacked import StackedConfig
-from genprobe.models.stacked_transformer import TransformerSeedConfig
+from genprobe.errors import ConfigError
+from genprobe.models.architectures import (
+    Architecture,
+    ModelShape,
+    architecture_name,
+    load_architecture,
+)
+from genprobe.models.architectures.recurrent import RecurrentConfig
 from genprobe.runs.config import without_added_defaults
 from genprobe.tasks.registry import load_task, task_name
 from genprobe.tasks.rewriting.task import RewritingTask
-from genprobe.tasks.task import Examples, Task
+from genprobe.tasks.task import Examples, Split, Task
 from genprobe.training.trainer import MemberSeeds, TrainConfig
 
 KIND = "seed-sweep"
@@ -32,22 +36,27 @@ LEGACY_KIND = "rewriting-sweep"
 KINDS = (KIND, LEGACY_KIND)
 # settings added after runs existed (`without_added_defaults`): a nested one as `train.name`
 ADDED_DEFAULTS = {
-    "layers": 1,
     "train.optimizer": "sgd",
     "train.weight_decay": 0.0,
     "train.schedule": "constant",
     "train.warmup": 0,
-    "arch": "recurrent",
-    "heads": 4,
-    "ffn": 256,
-    "decoder_only": False,
-    "positions": "sinusoidal",
-    "random_positions": 0,
     "init_seeds": None,
     "order_seeds": None,
 }
+# Before architectures were plug-ins, a run's identity held the model's options as flat
+# settings, with the architecture as `arch` (absent: recurrent): option -> flat name. A
+# transformer's width was `hidden` (and `emb`, always the same).
+RECURRENT_FLAT = ("emb", "hidden", "layers", "dropout", "init_range", "cell", "attention")
+FLAT_MODEL = {
+    "recurrent": {name: name for name in (*RECURRENT_FLAT, "input_feeding", "attention_layer")},
+    "transformer": {
+        "width": "hidden",
+        **{name: name for name in ("heads", "layers", "ffn", "dropout", "decoder_only")},
+        **{name: name for name in ("positions", "random_positions")},
+    },
+}
+FLAT_SETTINGS = {"arch", "emb", *(name for m in FLAT_MODEL.values() for name in m.values())}
 ROLES = ("train", "validation")
-ARCHS = ("recurrent", "transformer")
 
 
 @dataclass(frozen=True)
@@ -65,23 +74,8 @@ class SweepConfig:
     train_size: int = 100_000
     validation_size: int = 2_000
     suite_size: int | None = 2_000  # None: each suite's own size (a finite one whole)
-    arch: str = "recurrent"  # or "transformer"
-    emb: int = 32
-    hidden: int = 32  # a transformer's width (its embeddings too: emb must be the same)
-    layers: int = 1  # stacked layers in the encoder and in the decoder
-    dropout: float = 0.1
-    # the transformer's (models.stacked_transformer)
-    heads: int = 4
-    ffn: int = 256
-    decoder_only: bool = False
-    positions: str = "sinusoidal"
-    random_positions: int = 0
-    # the recurrent model's (models.recurrent)
-    init_range: float = 0.1
-    cell: str = "lstm"
-    attention: str = "bilinear"
-    input_feeding: bool = False
-    attention_layer: bool = True
+    # the architecture and its options (`genprobe.models.architectures`)
+    model: Architecture = field(default_factory=RecurrentConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     eval_batch_size: int = 500  # examples decoded at once by all members
     # Seeds trained as one stacked model (one `train` shard); None: all seeds at once. It sets
@@ -101,7 +95,9 @@ class SweepConfig:
             raise ConfigError("seeds", "a non-empty list of distinct integers >= 0", seeds)
         if not isinstance(self.task, Task):
             raise ConfigError("task", "a genprobe.tasks.Task", self.task)
-        for name in ("train_size", "validation_size", "emb", "hidden", "layers", "eval_batch_size"):
+        if not isinstance(self.model, Architecture):
+            raise ConfigError("model", "a genprobe.models.architectures.Architecture", self.model)
+        for name in ("train_size", "validation_size", "eval_batch_size"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ConfigError(name, "an integer >= 1", value)
@@ -109,15 +105,7 @@ class SweepConfig:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ConfigError(name, "an integer >= 1 or None", value)
-        if not 0 <= self.dropout < 1:
-            raise ConfigError("dropout", "in [0, 1)", self.dropout)
-        if not self.init_range > 0:
-            raise ConfigError("init_range", "> 0", self.init_range)
-        check_choice("arch", self.arch, ARCHS)
-        if self.arch == "transformer" and self.emb != self.hidden:
-            raise ConfigError("emb", f"the transformer's width {self.hidden} (hidden)", self.emb)
         self._check_grid()
-        self.model_config()  # checks the architecture
 
     def _check_grid(self) -> None:
         if (self.init_seeds is None) != (self.order_seeds is None):
@@ -145,35 +133,23 @@ class SweepConfig:
         cells = [MemberSeeds(i, o) for i in self.grid[0] for o in self.grid[1]]
         return dict(zip(self.seeds, cells, strict=True))
 
-    def model_config(self) -> StackedConfig:
-        vocab = {
-            "src_vocab": len(self.task.source_vocab) + 1,
-            "tgt_vocab": len(self.task.target_vocab) + N_SPECIAL,
-        }
-        if self.arch == "transformer":
-            return TransformerSeedConfig(
-                **vocab,
-                width=self.hidden,
-                heads=self.heads,
-                layers=self.layers,
-                ffn=self.ffn,
-                dropout=self.dropout,
-                decoder_only=self.decoder_only,
-                positions=self.positions,
-                random_positions=self.random_positions,
-            )
-        return RecurrentConfig(
-            **vocab,
-            emb=self.emb,
-            hidden=self.hidden,
-            layers=self.layers,
-            dropout=self.dropout,
-            init_range=self.init_range,
-            cell=self.cell,
-            attention=self.attention,
-            input_feeding=self.input_feeding,
-            attention_layer=self.attention_layer,
+    def model_shape(self) -> ModelShape:
+        """The task's side of the model's size: vocabularies with the special ids, the longest
+        training input and output, and the longest sequence any role holds."""
+        task = self.task
+        src_len = self.longest_input("train")
+        longest = max(self.longest_input(role) for role in self.roles())
+        return ModelShape(
+            src_vocab=len(task.source_vocab) + 1,  # + padding
+            tgt_vocab=len(task.target_vocab) + N_SPECIAL,
+            src_len=src_len,
+            tgt_len=task.max_output_length(src_len) + 1,  # + EOS
+            max_positions=longest + task.max_output_length(longest) + 2,  # + BOS, EOS
         )
+
+    def longest_input(self, role: str) -> int:
+        """The most input tokens an example of the role can have."""
+        return self._split_spec(role).lengths[1]
 
     def seed_chunks(self) -> list[tuple[int, ...]]:
         """The seeds of each stacked model, in the order of `seeds`."""
@@ -199,19 +175,26 @@ class SweepConfig:
     def split(self, role: str) -> Examples:
         """The examples of one role of the study (`roles()`), generated from the data seed; a
         finite split gives at most all it holds."""
-        split = {"train": self.task.train_split, "validation": self.task.validation_split}
-        name = split.get(role, role)
+        spec = self._split_spec(role)
         sizes = {"train": self.train_size, "validation": self.validation_size}
-        spec = self.task.split_spec(name)
         n = sizes.get(role, self.suite_size or spec.size)
-        return self.task.generate(name, min(n, spec.size) if spec.finite else n, self.data_seed)
+        n = min(n, spec.size) if spec.finite else n
+        return self.task.generate(self._split_name(role), n, self.data_seed)
+
+    def _split_name(self, role: str) -> str:
+        split = {"train": self.task.train_split, "validation": self.task.validation_split}
+        return split.get(role, role)
+
+    def _split_spec(self, role: str) -> Split:
+        return self.task.split_spec(self._split_name(role))
 
     def validated(self) -> SweepConfig:
         return self  # checked in __post_init__: no SweepConfig is ever unchecked
 
     def identity(self) -> dict[str, Any]:
         """The identity that the run's config hash is taken of."""
-        d = {k: v for k, v in asdict(self).items() if k != "task"}
+        d = {k: v for k, v in asdict(self).items() if k not in ("task", "model")}
+        d["model"] = {"arch": architecture_name(self.model), "options": self.model.options()}
         d["train"] = self.train.identity()
         d["seeds"] = list(self.seeds)
         for name in ("init_seeds", "order_seeds"):
@@ -236,4 +219,15 @@ class SweepConfig:
         else:
             d["task"] = load_task(d["task"]["name"], d["task"]["options"])
         d["train"] = TrainConfig.from_identity(d["train"])
+        model = d.pop("model", None) or _flat_model(d)
+        d["model"] = load_architecture(model["arch"], model["options"])
         return cls(**d)
+
+
+def _flat_model(identity: dict[str, Any]) -> dict[str, Any]:
+    """The model of an identity stored before architectures were plug-ins, taking its flat
+    settings out of `identity`."""
+    flat = {name: identity.pop(name) for name in FLAT_SETTINGS if name in identity}
+    arch = flat.get("arch", "recurrent")
+    options = {option: flat[name] for option, name in FLAT_MODEL[arch].items() if name in flat}
+    return {"arch": arch, "options": options}

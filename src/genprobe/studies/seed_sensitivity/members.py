@@ -12,13 +12,10 @@ from pathlib import Path
 import torch
 
 from genprobe.errors import RunDirError
-from genprobe.models.stacked import StackedModel, stacked_class
+from genprobe.models.member_stack import MemberStack
 from genprobe.runs.rundir import read_config
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.training.trainer import MemberResult
-
-# The recurrent model's format kept its first name, so that older runs still load.
-MEMBER_FORMATS = {"recurrent": "genprobe.lstm-seq2seq/1", "transformer": "genprobe.transformer/1"}
 
 
 def member_path(seed: int) -> str:
@@ -27,13 +24,14 @@ def member_path(seed: int) -> str:
 
 
 def member_bytes(config: SweepConfig, result: MemberResult) -> bytes:
-    """A trained member as checkpoint file contents: {format, config, seed, training, state}."""
+    """A trained member as checkpoint file contents: {format, model, seed, training, state}
+    (`model`: the run's identity of its architecture and options)."""
     assert result.state is not None, "a member is saved after its first validation"
     buffer = io.BytesIO()
     torch.save(
         {
-            "format": MEMBER_FORMATS[config.arch],
-            "config": config.model_config().to_dict(),
+            "format": config.model.member_format,
+            "model": config.identity()["model"],
             "seed": result.seed,
             "training": result.summary(),
             "state": {name: tensor.cpu() for name, tensor in result.state.items()},
@@ -43,7 +41,7 @@ def member_bytes(config: SweepConfig, result: MemberResult) -> bytes:
     return buffer.getvalue()
 
 
-def load_members(run: str | Path, device: str = "cpu") -> StackedModel:
+def load_members(run: str | Path, device: str = "cpu") -> MemberStack:
     """Stack every member checkpoint of a run, in the order of the run's seeds, on `device`.
 
     Raises:
@@ -58,9 +56,8 @@ def load_members(run: str | Path, device: str = "cpu") -> StackedModel:
             checkpoint = torch.load(path, map_location=device, weights_only=True)
         except FileNotFoundError:
             raise RunDirError(f"{path} is missing: run the sweep to finish training") from None
-        expected = MEMBER_FORMATS[config.arch]
+        expected = config.model.member_format
         if checkpoint.get("format") != expected:
             raise RunDirError(f"{path}: not a {expected} checkpoint")
         states.append(checkpoint["state"])
-    model = config.model_config()
-    return stacked_class(model).from_members(model, states).to(device)
+    return config.model.from_members(config.model_shape(), states).to(device)

@@ -17,7 +17,7 @@ import torch
 
 from genprobe.data.seq2seq import EOS, PAD, decoded_outputs
 from genprobe.decoding.greedy import greedy
-from genprobe.models.stacked import StackedModel
+from genprobe.models.member_stack import MemberStack
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.seed_sensitivity.config import SweepConfig
@@ -54,10 +54,10 @@ class PredictTask(StageTask):
     def __init__(self, run: str | Path, config: SweepConfig, device: str = "cpu") -> None:
         self.run_dir, self.config, self.device = Path(run), config, device
 
-    def setup(self) -> StackedModel:
+    def setup(self) -> MemberStack:
         return load_members(self.run_dir, self.device)
 
-    def run(self, context: StackedModel, shard: Shard, scratch: Path) -> Outputs:
+    def run(self, context: MemberStack, shard: Shard, scratch: Path) -> Outputs:
         suite = shard.spec["suite"]
         src = np.asarray(shard.spec["src"], dtype=np.int64)
         with cpu_threads():
@@ -69,7 +69,7 @@ class PredictTask(StageTask):
 
 
 def predictions(
-    model: StackedModel, config: SweepConfig, suite: str, src: np.ndarray
+    model: MemberStack, config: SweepConfig, suite: str, src: np.ndarray
 ) -> pd.DataFrame:
     """One row per (seed, example): seed, suite, index, input, output, valid, length (the
     task's length of the example, which per-length reports group by) and, for a task with one
@@ -95,7 +95,7 @@ def predictions(
 
 
 def decode_and_check(
-    model: StackedModel, config: SweepConfig, src: np.ndarray
+    model: MemberStack, config: SweepConfig, src: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Greedy outputs of every member: ((S, N, M) token indices, (S, N) lengths, (S, N) valid).
 
@@ -110,7 +110,7 @@ def decode_and_check(
     if members < lanes:
         model = model.subset([*range(members), *[0] * (lanes - members)])
     max_len = config.task.max_output_length(src.shape[1]) + 1
-    held = src.shape[1] * config.hidden * (2 * config.layers if config.arch == "transformer" else 1)
+    held = config.model.decode_footprint(src.shape[1])
     rows = max(1, min(config.eval_batch_size, DECODE_BUDGET // held))
     chunks = []
     for start in range(0, len(src), rows):

@@ -35,7 +35,6 @@ from genprobe.analysis.stats import (
 )
 from genprobe.analysis.variance import Component, VarianceDecomposition, decompose_variance
 from genprobe.errors import ConfigError
-from genprobe.models.stacked_transformer import TransformerSeedConfig
 from genprobe.runs.atomic import write_json
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.results import (
@@ -43,6 +42,7 @@ from genprobe.studies.seed_sensitivity.results import (
     accuracy_table,
     length_table,
     read_config_hash,
+    read_model_notes,
     read_predictions,
     read_sweep,
     read_training,
@@ -123,7 +123,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
     )
     blocks = [
         _introduction(read_config_hash(run), config, len(accuracy), published),
-        Text(_devices(*shard_devices(run))),
+        Text(_devices(*shard_devices(run)) + _members_alone(read_model_notes(run))),
         *([] if learned(training) else _nothing_learned(training, accuracy, config.train)),
         Heading("Accuracy across seeds (%)"),
         Text(
@@ -223,12 +223,16 @@ def task_description(config: SweepConfig) -> str:
 def differences(config: SweepConfig, published: Published) -> list[str]:
     """`--option ours (paper: theirs)` for every setting the paper states that the run does not
     share (named as the sweep's option: `train.batch_size` is `--batch-size`)."""
-    flat: dict[str, Any] = {k: v for k, v in dataclasses.asdict(config).items() if k != "task"}
-    flat.update({f"train.{k}": v for k, v in flat.pop("train").items()})
+    identity = config.identity()
+    flat = {k: v for k, v in identity.items() if k not in ("model", "train", "task", "grammar")}
+    flat.update({f"train.{k}": v for k, v in dataclasses.asdict(config.train).items()})
+    flat["arch"] = identity["model"]["arch"]
+    if flat["arch"] == published.settings.get("arch", flat["arch"]):  # else options differ all
+        flat.update({f"model.{k}": v for k, v in identity["model"]["options"].items()})
     return [
         f"--{name.rpartition('.')[2].replace('_', '-')} {flat[name]} (paper: {value})"
         for name, value in published.settings.items()
-        if flat.get(name) != value
+        if name in flat and flat[name] != value
     ]
 
 
@@ -266,27 +270,7 @@ def _introduction(
 
 def model_description(config: SweepConfig) -> str:
     """The architecture in words, e.g. "2-layer LSTM seq2seq with bilinear attention (…)"."""
-    model = config.model_config()
-    layers = f"{model.layers}-layer " if model.layers > 1 else ""
-    if isinstance(model, TransformerSeedConfig):
-        layout = "decoder-only" if model.decoder_only else "encoder-decoder"
-        positions = f"{model.positions} positions"
-        if model.random_positions:
-            positions = f"randomized {positions} (drawn from 0..{model.random_positions - 1})"
-        return (
-            f"{layers}{layout} transformer with {positions} (width {model.width}, "
-            f"{model.heads} heads, feed-forward {model.ffn}, dropout {model.dropout})"
-        )
-    attention = "no attention" if model.attention == "none" else f"{model.attention} attention"
-    extras = [
-        "input feeding" if model.input_feeding else "",
-        "" if model.attention_layer else "no tanh attentional layer",
-    ]
-    architecture = ", ".join(e for e in [attention, *extras] if e)
-    return (
-        f"{layers}{model.cell.upper()} seq2seq with {architecture} (embedding {model.emb}, "
-        f"hidden {model.hidden}, dropout {model.dropout})"
-    )
+    return config.model.describe()
 
 
 def variance_by_suite(
@@ -301,6 +285,27 @@ def variance_by_suite(
         for suite in accuracy.columns
         if members[suite].notna().all()
     }
+
+
+STACKINGS = {
+    "stacked": "The members of a stacked model run as one model",
+    "loop": "The members of a stacked model run one after another (torch.func)",
+    "vmap": "The members of a stacked model run as one batched call (torch.func.vmap)",
+}
+
+
+def _members_alone(notes: dict[str, Any] | None) -> str:
+    """Whether a member computes what its seed alone computes, as measured before training."""
+    if notes is None:
+        return ""
+    how = STACKINGS.get(notes["stacking"], notes["stacking"])
+    if notes["members_equal_alone"]:
+        return f" {how}, each bit for bit its seed trained alone ({notes['measured']})."
+    return (
+        f" {how}; a member's weights differ from its seed trained alone by up to "
+        f"{notes['largest_difference']:.2g} ({notes['measured']}): rounding, which training "
+        "can amplify."
+    )
 
 
 def _devices(trained: list[dict[str, Any]], evaluated: list[dict[str, Any]]) -> str:

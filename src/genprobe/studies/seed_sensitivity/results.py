@@ -19,6 +19,7 @@ from genprobe.runs.shards import ShardStore
 from genprobe.studies.seed_sensitivity import predict, train
 from genprobe.studies.seed_sensitivity.config import KIND, KINDS, SweepConfig
 from genprobe.tasks.tokens import encode_inputs
+from genprobe.user_code import remember
 
 ROLES_FILE = "data/roles.json"  # per role of the study's data: split, examples, lengths
 
@@ -37,10 +38,17 @@ def read_config_hash(run: str | Path) -> str:
     return _recorded(run)["hash"]
 
 
+def read_model_notes(run: str | Path) -> dict[str, Any] | None:
+    """What was measured of the model before the run trained (`model_check.members_alone`);
+    None for runs made before it was measured."""
+    return _recorded(run).get("provenance", {}).get("model")
+
+
 def _recorded(run: str | Path) -> dict[str, Any]:
     stored = read_config(run)
     if stored.get("kind") not in KINDS:
         raise RunDirError(f"{run} holds a {stored.get('kind')} run, not a {KIND}")
+    remember(stored.get("provenance", {}).get("user_modules", {}))  # a py: task or model
     return stored
 
 

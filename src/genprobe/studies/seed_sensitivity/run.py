@@ -1,7 +1,9 @@
 """The seed-sensitivity study (Weber, Shekhar & Balasubramanian 2018), end to end, on any task.
 
+    check    the model keeps its contract (`model_check`), before anything is written
     open     config.json: the hashed config (a different config in the same directory is refused,
-             except the same config with more seeds: the run grows, its trained seeds kept)
+             except the same config with more seeds: the run grows, its trained seeds kept);
+             its provenance says whether a member computes what its seed alone computes
     data     data/<role>.jsonl: training, validation and suite examples, for reading (the stages
              regenerate them)
     train    one shard per chunk of seeds, each one stacked model → members/, training/
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from genprobe.errors import ConfigError
 from genprobe.runs.atomic import write_json
@@ -29,6 +32,7 @@ from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.seed_sensitivity.config import KIND, LEGACY_KIND, SweepConfig
 from genprobe.studies.seed_sensitivity.device import check_device
+from genprobe.studies.seed_sensitivity.model_check import check_contract, members_alone
 from genprobe.studies.seed_sensitivity.predict import PredictTask, predict_shard, prediction_path
 from genprobe.studies.seed_sensitivity.results import (
     ROLES_FILE,
@@ -62,8 +66,14 @@ def run_sweep(
             config is grown instead).
     """
     check_device(device)
-    data = {role: config.split(role) for role in config.roles()}  # a data error writes nothing
-    run = open_run(out, KIND, config, config.extends, older_kinds=(LEGACY_KIND,))
+    check_contract(config)  # a broken model writes nothing
+    data = {role: config.split(role) for role in config.roles()}  # nor does a data error
+
+    def model_notes() -> dict[str, Any]:
+        measured_on = device if device == "cpu" or torch.cuda.is_available() else "cpu"
+        return {"model": members_alone(config, measured_on)}
+
+    run = open_run(out, KIND, config, config.extends, older_kinds=(LEGACY_KIND,), notes=model_notes)
     for role, examples in data.items():
         if not (run / "data" / f"{role}.jsonl").exists():
             write_examples(run / "data" / f"{role}.jsonl", config.task, examples)

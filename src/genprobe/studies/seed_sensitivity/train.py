@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from genprobe.data.seq2seq import Seq2SeqTensors, encode
-from genprobe.models.stacked import StackedModel
+from genprobe.models.member_stack import MemberStack
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, json_bytes
 from genprobe.studies.seed_sensitivity.config import SweepConfig
@@ -66,7 +66,7 @@ class TrainTask(StageTask):
     ) -> Outputs:
         train, validation = context
 
-        def validate(model: StackedModel) -> np.ndarray:
+        def validate(model: MemberStack) -> np.ndarray:
             return decode_and_check(model, self.config, validation)[2].mean(axis=1)
 
         def progress(p: Progress) -> None:
@@ -74,7 +74,8 @@ class TrainTask(StageTask):
                 self.progress.put((shard, p))
 
         trainer = SweepTrainer(
-            self.config.model_config(),
+            self.config.model,
+            self.config.model_shape(),
             self.config.train,
             shard.spec["seeds"],
             train,

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -31,6 +32,7 @@ from torch import Tensor
 
 from genprobe.data.seq2seq import BOS, PAD
 from genprobe.errors import ConfigError, check_choice
+from genprobe.models.architectures.base import Architecture, ModelShape
 from genprobe.models.member_stack import MemberStack, biased_bmm
 
 POSITIONS = ("sinusoidal", "learned", "rope", "alibi", "none")
@@ -38,14 +40,15 @@ INIT_STD = 0.02  # GPT-2's normal initialization of every weight matrix and embe
 
 
 @dataclass(frozen=True)
-class TransformerSeedConfig:
-    src_vocab: int  # source symbols + padding (id 0)
-    tgt_vocab: int  # target tokens + PAD, BOS, EOS
-    width: int = 64
+class TransformerSeedConfig(Architecture):
+    member_format: ClassVar[str] = "genprobe.transformer/1"
+
+    # The defaults are those `genprobe sweep --arch transformer` always had.
+    width: int = 32
     heads: int = 4
-    layers: int = 2  # in the encoder and in the decoder (decoder-only: in the one stack)
+    layers: int = 1  # in the encoder and in the decoder (decoder-only: in the one stack)
     ffn: int = 256  # feed-forward width
-    dropout: float = 0.0
+    dropout: float = 0.1
     decoder_only: bool = False
     positions: str = "sinusoidal"
     random_positions: int = 0  # R > 0: positions drawn from 0..R-1
@@ -71,14 +74,33 @@ class TransformerSeedConfig:
             raise ConfigError(
                 "random_positions", f"<= max_positions {self.max_positions}", self.random_positions
             )
+        if not 0 <= self.dropout < 1:
+            raise ConfigError("dropout", "in [0, 1)", self.dropout)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+    def describe(self) -> str:
+        layers = f"{self.layers}-layer " if self.layers > 1 else ""
+        layout = "decoder-only" if self.decoder_only else "encoder-decoder"
+        positions = f"{self.positions} positions"
+        if self.random_positions:
+            positions = f"randomized {positions} (drawn from 0..{self.random_positions - 1})"
+        return (
+            f"{layers}{layout} transformer with {positions} (width {self.width}, "
+            f"{self.heads} heads, feed-forward {self.ffn}, dropout {self.dropout})"
+        )
+
+    def model_class(self) -> type[StackedTransformer]:
+        return StackedTransformer
+
+    def decode_footprint(self, input_length: int) -> int:
+        return input_length * self.width * 2 * self.layers  # keys and values of every layer
 
 
-def _shapes(c: TransformerSeedConfig) -> dict[str, tuple[int, ...]]:
+def _shapes(c: TransformerSeedConfig, shape: ModelShape) -> dict[str, tuple[int, ...]]:
     d, f = c.width, c.ffn
-    shapes: dict[str, tuple[int, ...]] = {"src_emb": (c.src_vocab, d), "tgt_emb": (c.tgt_vocab, d)}
+    shapes: dict[str, tuple[int, ...]] = {
+        "src_emb": (shape.src_vocab, d),
+        "tgt_emb": (shape.tgt_vocab, d),
+    }
     if c.positions == "learned":
         shapes["pos_emb"] = (c.max_positions, d)
 
@@ -104,7 +126,7 @@ def _shapes(c: TransformerSeedConfig) -> dict[str, tuple[int, ...]]:
             linear(f"{p}_ff1", d, f)
             linear(f"{p}_ff2", f, d)
         norm(f"{side}_ln")
-    linear("gen", d, c.tgt_vocab)
+    linear("gen", d, shape.tgt_vocab)
     return shapes
 
 
@@ -128,10 +150,12 @@ class StackedTransformer(MemberStack):
     shapes = staticmethod(_shapes)
 
     @classmethod
-    def initialized(cls, config: TransformerSeedConfig, seeds: Sequence[int]) -> StackedTransformer:
+    def initialized(
+        cls, config: TransformerSeedConfig, shape: ModelShape, seeds: Sequence[int]
+    ) -> StackedTransformer:
         """Member k drawn from `torch.Generator().manual_seed(seeds[k])`: weights and
         embeddings normal(0, 0.02), biases 0, LayerNorm gains 1."""
-        model = cls(config, len(seeds))
+        model = cls(config, shape, len(seeds))
         with torch.no_grad():
             for k, seed in enumerate(seeds):
                 generator = torch.Generator().manual_seed(seed)

@@ -19,13 +19,15 @@ target vocabulary, O the size of what the output layer reads (`RecurrentConfig.o
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 from torch import Tensor
 
 from genprobe.data.seq2seq import BOS, PAD
 from genprobe.errors import ConfigError, check_choice
+from genprobe.models.architectures.base import Architecture, ModelShape
 from genprobe.models.cells import gru_cell, lstm_cell
 from genprobe.models.member_stack import MemberStack, biased_bmm
 
@@ -34,9 +36,9 @@ ATTENTIONS = ("bilinear", "dot", "mlp", "none")
 
 
 @dataclass(frozen=True)
-class RecurrentConfig:
-    src_vocab: int  # source symbols + padding (id 0)
-    tgt_vocab: int  # target tokens + PAD, BOS, EOS
+class RecurrentConfig(Architecture):
+    member_format: ClassVar[str] = "genprobe.lstm-seq2seq/1"  # its first name, for older runs
+
     emb: int = 32
     hidden: int = 32
     layers: int = 1  # stacked recurrent layers, in the encoder and in the decoder
@@ -54,8 +56,14 @@ class RecurrentConfig:
         check_choice("attention", self.attention, ATTENTIONS)
         if self.input_feeding and self.attention == "none":
             raise ConfigError("input_feeding", "off when attention is none", True)
-        if not isinstance(self.layers, int) or self.layers < 1:
-            raise ConfigError("layers", "an integer >= 1", self.layers)
+        for name in ("emb", "hidden", "layers"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ConfigError(name, "an integer >= 1", value)
+        if not 0 <= self.dropout < 1:
+            raise ConfigError("dropout", "in [0, 1)", self.dropout)
+        if not self.init_range > 0:
+            raise ConfigError("init_range", "> 0", self.init_range)
 
     @property
     def gates(self) -> int:
@@ -68,8 +76,24 @@ class RecurrentConfig:
             return self.hidden
         return 2 * self.hidden
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+    def describe(self) -> str:
+        layers = f"{self.layers}-layer " if self.layers > 1 else ""
+        attention = "no attention" if self.attention == "none" else f"{self.attention} attention"
+        extras = [
+            "input feeding" if self.input_feeding else "",
+            "" if self.attention_layer else "no tanh attentional layer",
+        ]
+        architecture = ", ".join(e for e in [attention, *extras] if e)
+        return (
+            f"{layers}{self.cell.upper()} seq2seq with {architecture} (embedding {self.emb}, "
+            f"hidden {self.hidden}, dropout {self.dropout})"
+        )
+
+    def model_class(self) -> type[StackedSeq2Seq]:
+        return StackedSeq2Seq
+
+    def decode_footprint(self, input_length: int) -> int:
+        return input_length * self.hidden  # the encoder's states that attention reads
 
 
 def layer_name(side: str, layer: int) -> str:
@@ -79,16 +103,16 @@ def layer_name(side: str, layer: int) -> str:
 
 # name → shape without the member axis; the order fixes how a member's seed fills them (the
 # weights of layers above the first come after all others, so one layer draws as before).
-def _shapes(c: RecurrentConfig) -> dict[str, tuple[int, ...]]:
+def _shapes(c: RecurrentConfig, shape: ModelShape) -> dict[str, tuple[int, ...]]:
     e, h, g = c.emb, c.hidden, c.gates
     gru = c.cell == "gru"
     shapes: dict[str, tuple[int, ...]] = {
-        "src_emb": (c.src_vocab, e),
+        "src_emb": (shape.src_vocab, e),
         "enc_w_ih": (e, g),
         "enc_w_hh": (h, g),
         "enc_b": (1, g),
         **({"enc_b_hh": (1, g)} if gru else {}),
-        "tgt_emb": (c.tgt_vocab, e),
+        "tgt_emb": (shape.tgt_vocab, e),
         "dec_w_ih": (e, g),
         **({"dec_w_feed": (c.out_size, g)} if c.input_feeding else {}),
         "dec_w_hh": (h, g),
@@ -103,7 +127,7 @@ def _shapes(c: RecurrentConfig) -> dict[str, tuple[int, ...]]:
         if c.attention != "none":
             shapes["out_w_ctx"] = (h, h)  # W_c = [out_w_ctx; out_w_h]: two products, no concat
         shapes["out_w_h"] = (h, h)
-    shapes.update(gen_w=(c.out_size, c.tgt_vocab), gen_b=(1, c.tgt_vocab))
+    shapes.update(gen_w=(c.out_size, shape.tgt_vocab), gen_b=(1, shape.tgt_vocab))
     for side in ("enc", "dec"):
         for layer in range(1, c.layers):
             name = layer_name(side, layer)
@@ -139,9 +163,11 @@ class StackedSeq2Seq(MemberStack):
     shapes = staticmethod(_shapes)
 
     @classmethod
-    def initialized(cls, config: RecurrentConfig, seeds: Sequence[int]) -> StackedSeq2Seq:
+    def initialized(
+        cls, config: RecurrentConfig, shape: ModelShape, seeds: Sequence[int]
+    ) -> StackedSeq2Seq:
         """A model whose member k is drawn from `torch.Generator().manual_seed(seeds[k])`."""
-        model = cls(config, len(seeds))
+        model = cls(config, shape, len(seeds))
         with torch.no_grad():
             for k, seed in enumerate(seeds):
                 generator = torch.Generator().manual_seed(seed)
