@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import inspect
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from genprobe.cli.console import console
 from genprobe.cli.group import command_group
 from genprobe.cli.sweep import print_judged
+from genprobe.cli.sweep import sweep as sweep_command
 from genprobe.errors import GenprobeError
 
 app = command_group("Symbol rewriting (Weber et al. 2018): data, validity checks, seed sweeps.")
@@ -114,42 +117,47 @@ def check(
     print_judged(len(outputs), valid, as_json, ("valid", "invalid"))
 
 
-# The grammar's flags of `rewriting sweep`, as the rewriting task's options.
-GRAMMAR_FLAGS = {
-    "--symbols": "n_symbols",
-    "--letters": "letters",
-    "--variants": "n_variants",
-    "--identity-weight": "identity_weight",
+# `rewriting sweep`'s grammar options, as the rewriting task's options
+GRAMMAR = {
+    "symbols": ("n_symbols", SYMBOLS),
+    "letters": ("letters", LETTERS),
+    "variants": ("n_variants", VARIANTS),
+    "identity_weight": ("identity_weight", IDENTITY),
+    "authors_b_quirk": ("authors_b_quirk", B_QUIRK),
 }
-SWITCHES = {"--authors-b-quirk": "authors_b_quirk=true", "--no-authors-b-quirk": None}
+SUITE_SIZE = typer.Option(2_000, help="Examples per test suite (the paper's 2,000).")
 
 
-@app.command(
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+def rewriting_sweep(**options: Any) -> None:
+    """Train N seeds on the rewriting task: `genprobe sweep --task rewriting --suite-size 2000`
+    (every option of `genprobe sweep --help`) with the grammar's --symbols, --letters,
+    --variants, --identity-weight and --authors-b-quirk."""
+    grammar = [f"{name}={options.pop(flag)}" for flag, (name, _) in GRAMMAR.items()]
+    sweep_command(task="rewriting", task_option=grammar, **options)
+
+
+def _rewriting_sweep_signature() -> inspect.Signature:
+    """`genprobe sweep`'s options less --task and --task-option, the suites at the paper's size,
+    and the grammar's options."""
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    own = [
+        p.replace(kind=keyword, default=SUITE_SIZE if p.name == "suite_size" else p.default)
+        for p in inspect.signature(sweep_command, eval_str=True).parameters.values()
+        if p.name not in ("task", "task_option")
+    ]
+    grammar = [
+        inspect.Parameter(flag, keyword, default=option, annotation=type(option.default))
+        for flag, (_, option) in GRAMMAR.items()
+    ]
+    return inspect.Signature([*own, *grammar])
+
+
+rewriting_sweep.__signature__ = _rewriting_sweep_signature()  # type: ignore[attr-defined]
+rewriting_sweep.__annotations__ = {
+    p.name: p.annotation for p in rewriting_sweep.__signature__.parameters.values()
+}
+app.command(
+    name="sweep",
     epilog="Examples:\n\n  genprobe rewriting sweep --seeds 50 --out runs/weber\n\n"
     "  genprobe rewriting sweep --seeds 8 --train-size 20000 --symbols 30 --out runs/small",
-)
-def sweep(ctx: typer.Context) -> None:
-    """Train N seeds on the rewriting task: `genprobe sweep --task rewriting --suite-size 2000`
-    (every option of `genprobe sweep --help`), plus the grammar's --symbols, --letters,
-    --variants, --identity-weight and --authors-b-quirk."""
-    from genprobe.cli import main
-
-    args, options = [], []
-    words = iter(ctx.args)
-    for word in words:
-        flag, equals, value = word.partition("=")
-        if flag in GRAMMAR_FLAGS:
-            options += [
-                "--task-option",
-                f"{GRAMMAR_FLAGS[flag]}={value if equals else next(words, '')}",
-            ]
-        elif word in SWITCHES:
-            options += ["--task-option", SWITCHES[word]] if SWITCHES[word] else []
-        elif word == "--task" or word.startswith("--task="):
-            raise GenprobeError(
-                "rewriting sweep runs the rewriting task: use genprobe sweep --task"
-            )
-        else:
-            args.append(word)
-    main(["sweep", "--task", "rewriting", "--suite-size", "2000", *options, *args])
+)(rewriting_sweep)
