@@ -17,7 +17,7 @@ $(BIN)/genprobe: pyproject.toml
 	touch $@
 
 # the test extras on top: pytest, hypothesis, ruff, and the optional backends the tests cover
-# (Ray, TensorBoard, httpx)
+# (Ray, TensorBoard, httpx, transformers)
 $(VENV)/.test-extras: $(BIN)/genprobe
 	$(BIN)/pip install -q -e ".[test]"
 	touch $@
