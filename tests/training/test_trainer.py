@@ -228,7 +228,7 @@ def test_padding_lanes_change_no_member_through_early_stopping_and_resume(monkey
         return t
 
     plain = fresh().run()
-    monkeypatch.setattr(trainer_module, "min_lanes", lambda device: 5)
+    monkeypatch.setattr(trainer_module, "min_lanes", lambda device, model: 5)
 
     class Killed(Exception):
         pass

@@ -65,6 +65,9 @@ class MemberStack(nn.Module):
     # Its training step can be recorded as a CUDA graph (`training.captured`): static shapes,
     # no host synchronization, no host-side randomness.
     capturable: ClassVar[bool] = True
+    # Its batched kernels reduce across the members' rows, which CUDA splits differently for
+    # few members: on a GPU a stack is padded to more lanes (`training.trainer.min_lanes`).
+    pads_on_gpu: ClassVar[bool] = True
 
     def __init__(self, config: Any, shape: Any, members: int) -> None:
         super().__init__()

@@ -68,9 +68,10 @@ CUDA_MIN_LANES = 16
 CUBLAS_NO_SPLIT_K = ":0:0"  # CUBLAS_WORKSPACE_CONFIG: no workspace, so no split-K kernels
 
 
-def min_lanes(device: torch.device) -> int:
-    """The fewest members a stack holds on `device` (padded with copies of its first)."""
-    return CUDA_MIN_LANES if device.type == "cuda" else 1
+def min_lanes(device: torch.device, model: type[MemberStack]) -> int:
+    """The fewest members a stack of `model` holds on `device` (padded with copies of its
+    first): on CUDA, a stack whose kernels reduce across its members' rows."""
+    return CUDA_MIN_LANES if device.type == "cuda" and model.pads_on_gpu else 1
 
 
 def cuda_determinism() -> None:
@@ -220,7 +221,7 @@ class SweepTrainer:
         self.streams = streams or {seed: MemberSeeds(seed, seed) for seed in seeds}
         self.results = {seed: MemberResult(seed) for seed in seeds}
         self.active = list(seeds)
-        self.lanes = min_lanes(self.device)
+        self.lanes = min_lanes(self.device, architecture.model_class())
         inits = [self.streams[seed].init for seed in seeds]
         self.model = architecture.initialized(shape, self._padded(inits)).to(self.device)
         self.noise_rngs = [self._noise_rng(seed) for seed in seeds]

@@ -231,6 +231,7 @@ class ModuleStack(MemberStack):
     """S members of a builder's module, parameter `a.b.w` stacked as `a__b__w` (S, *shape)."""
 
     capturable = False  # a module genprobe did not write is not recorded as a CUDA graph
+    pads_on_gpu = False  # its members run on their own (loop) or as vmap batches them
 
     def __init__(self, config: ModuleArchitecture, shape: ModelShape, members: int) -> None:
         nn.Module.__init__(self)
@@ -334,10 +335,12 @@ class ModuleStack(MemberStack):
                 randomness = "error" if seeds is None else "different"
                 logits = vmap(call, randomness=randomness)(params, *inputs)
         else:
+            # unbind, not param[k]: the backward of S selects would write S full-size zeros
+            unbound = {name: param.unbind(0) for name, param in params.items()}
             members = []
             for k in range(self.members):
                 with _seeded(None if seeds is None else seeds[k], src.device):
-                    member = {name: param[k] for name, param in params.items()}
+                    member = {name: slices[k] for name, slices in unbound.items()}
                     members.append(call(member, *(x[k] for x in inputs)))
             logits = torch.stack(members)
         if not self._checked:

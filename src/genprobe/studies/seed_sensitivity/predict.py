@@ -104,7 +104,7 @@ def decode_and_check(
     `min_lanes`, as it trains.
     """
     device = next(model.parameters()).device
-    members, lanes = model.members, min_lanes(device)
+    members, lanes = model.members, min_lanes(device, type(model))
     if device.type == "cuda":
         cuda_determinism()
     if members < lanes:
