@@ -42,7 +42,7 @@ from typing import Any, ClassVar
 
 import torch
 from torch import Tensor, nn
-from torch.func import functional_call, vmap
+from torch.func import functional_call, stack_module_state, vmap
 
 from genprobe.data.seq2seq import BOS, PAD
 from genprobe.errors import ConfigError, GenprobeError, ModelContractError, check_choice
@@ -286,24 +286,24 @@ class ModuleStack(MemberStack):
             ModelContractError: the builder's parameters or buffers differ between seeds.
         """
         model = cls(config, shape, len(seeds))
-        buffers = dict(model.named_buffers())
+        modules = [config.build_module(shape, seed) for seed in seeds]
+        names = [[(n, p.shape) for n, p in module.named_parameters()] for module in modules]
+        for seed, named in zip(seeds, names, strict=True):
+            if named != names[0]:
+                raise ModelContractError(
+                    f"{config.builder}: the parameters of seeds {seeds[0]} and {seed} differ"
+                )
+        params, buffers = stack_module_state(modules)  # dotted name → (S, *shape)
         with torch.no_grad():
-            for k, seed in enumerate(seeds):
-                module = config.build_module(shape, seed)
-                params = {n.replace(".", "__"): p for n, p in module.named_parameters()}
-                for name, stacked in model.named_parameters():
-                    if name not in params or params[name].shape != stacked.shape[1:]:
-                        raise ModelContractError(
-                            f"{config.builder}: parameter {model.aliases[name][0]} differs between "
-                            f"seeds 0 and {seed}"
-                        )
-                    stacked[k].copy_(params[name])
-                for dotted, buffer in module.named_buffers():
-                    if not torch.equal(buffer, buffers[dotted.replace(".", "__")]):
-                        raise ModelContractError(
-                            f"{config.builder}: buffer {dotted} differs between seeds 0 and "
-                            f"{seed} (members share buffers)"
-                        )
+            for name, stacked in model.named_parameters():
+                stacked.copy_(params[model.aliases[name][0]])
+        for name, shared in model.named_buffers():
+            dotted = model.aliases[name][0]
+            if not all(torch.equal(member, shared) for member in buffers[dotted]):
+                raise ModelContractError(
+                    f"{config.builder}: buffer {dotted} differs between seeds (members share "
+                    "buffers)"
+                )
         return model
 
     # -- how the members run --------------------------------------------------------------------
