@@ -46,15 +46,18 @@ ADDED_DEFAULTS = {
 # Before architectures were plug-ins, a run's identity held the model's options as flat
 # settings, with the architecture as `arch` (absent: recurrent): option -> flat name. A
 # transformer's width was `hidden` (and `emb`, always the same).
-RECURRENT_FLAT = ("emb", "hidden", "layers", "dropout", "init_range", "cell", "attention")
 FLAT_MODEL = {
-    "recurrent": {name: name for name in (*RECURRENT_FLAT, "input_feeding", "attention_layer")},
+    "recurrent": {
+        name: name
+        for name in ("emb", "hidden", "layers", "dropout", "init_range", "cell", "attention",
+                     "input_feeding", "attention_layer")
+    },
     "transformer": {
         "width": "hidden",
-        **{name: name for name in ("heads", "layers", "ffn", "dropout", "decoder_only")},
-        **{name: name for name in ("positions", "random_positions")},
+        **{name: name for name in ("heads", "layers", "ffn", "dropout", "decoder_only",
+                                   "positions", "random_positions")},
     },
-}
+}  # fmt: skip
 FLAT_SETTINGS = {"arch", "emb", *(name for m in FLAT_MODEL.values() for name in m.values())}
 ROLES = ("train", "validation")
 
