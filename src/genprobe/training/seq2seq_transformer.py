@@ -27,18 +27,14 @@ import torch
 
 from genprobe.errors import ConfigError, DataFormatError, GenprobeError, check_choice
 from genprobe.models.checkpoints import load_transformer, save_transformer
-from genprobe.models.transformer import (
-    Seq2SeqTransformer,
-    TransformerConfig,
-    decoder_io,
-    pad_sequences,
-)
+from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig, pad_sequences
 from genprobe.runs.atomic import atomic_path, write_text
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.rundir import open_run
 from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, encode_tokens
 from genprobe.training.loss import token_cross_entropy
+from genprobe.training.teacher_forcing import decoder_io
 
 SMALL = TransformerConfig(dim=128, n_enc_layers=2, n_dec_layers=2, n_heads=4, max_positions=1024)
 MEDIUM = TransformerConfig(dim=512, n_enc_layers=4, n_dec_layers=4, n_heads=8, max_positions=1024)
