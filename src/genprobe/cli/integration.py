@@ -282,9 +282,9 @@ def predict(
     """Ranked candidate antiderivatives, with scores, for every problem of a file."""
     from genprobe.cli.console import console
     from genprobe.runs.atomic import write_text
-    from genprobe.studies.integration_models import prediction_records, read_problems
+    from genprobe.studies.integration_models import prediction_records, read_problem_file
 
-    problems, skipped = read_problems(problems_path)
+    problems, skipped = read_problem_file(problems_path)
     loaded = model.load(min_beam=k)
     try:
         found = loaded.candidates([p.expr for p in problems], k)

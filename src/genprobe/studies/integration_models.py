@@ -30,16 +30,18 @@ from genprobe.tasks.lines import json_lines
 
 
 @dataclass(frozen=True)
-class Problem:
+class FileProblem:
+    """A problem as a problem file gives it."""
+
     line: int  # 1-based line (or row) in the file
     text: str  # as given (prefix tokens joined by spaces)
     expr: Expr
     reference: str | None = None  # the dataset's antiderivative, if it has one
 
 
-def read_problems(
+def read_problem_file(
     path: str | Path, split: str | None = None
-) -> tuple[list[Problem], list[tuple[int, str]]]:
+) -> tuple[list[FileProblem], list[tuple[int, str]]]:
     """The problems of a file, and (line, reason) for those outside the task (skipped).
 
     Raises:
@@ -54,7 +56,7 @@ def read_problems(
         except GenprobeError as error:
             raise DataFormatError(path, row.row, f"problem: {error}") from None
         else:
-            problems.append(Problem(row.row, row.input, expr, row.output))
+            problems.append(FileProblem(row.row, row.input, expr, row.output))
     return problems, skipped
 
 
@@ -99,7 +101,7 @@ def _is_token_list(value: Any) -> bool:
 
 
 def prediction_records(
-    problems: Sequence[Problem], found: Sequence[Sequence[Candidate]]
+    problems: Sequence[FileProblem], found: Sequence[Sequence[Candidate]]
 ) -> list[dict[str, Any]]:
     return [
         {
