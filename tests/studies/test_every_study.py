@@ -3,6 +3,7 @@ evaluation, a SAGGA search, data generation) through the real command line:
 
 - killed with SIGKILL mid-run, it leaves no process behind, and the same command finishes with
   the results of a run that was never killed;
+- its shards run only in the stages its declaration (`genprobe.studies.STUDIES`) names;
 - the same --out with another setting is refused, naming the setting and both values, and
   changes nothing;
 - bad input is one line on stderr and exit code 2, and makes no run directory."""
@@ -20,6 +21,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from helpers import examples
+
+from genprobe import studies
+from genprobe.runs.rundir import read_config
+from genprobe.runs.shards import MANIFESTS
 
 pytestmark = pytest.mark.slow
 
@@ -142,6 +147,7 @@ def test_a_run_killed_mid_way_finishes_with_the_results_of_one_never_killed(
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     done = _run([*argv, "--out", str(whole)])
     assert done.returncode == 0, done.stderr
+    assert _stages(study.run_of(whole)) <= _declared_stages(study.run_of(whole))
 
     process = subprocess.Popen(
         _genprobe([*argv, "--out", str(killed)]),
@@ -182,6 +188,19 @@ def test_bad_input_is_one_line_exit_2_and_no_run_directory(kind, fixtures, tmp_p
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith("genprobe: error: ") and option in done.stderr
     assert not out.exists() and not study.run_of(out).exists()
+
+
+def _stages(run: Path) -> set[str]:
+    return (
+        {path.name for path in (run / MANIFESTS).iterdir()} if (run / MANIFESTS).exists() else set()
+    )
+
+
+def _declared_stages(run: Path) -> set[str]:
+    """The stages the run's study declares (every stage for a run that is no study's)."""
+    kind = read_config(run)["kind"]
+    declared = [set(s.stages) for s in studies.STUDIES if kind in s.kinds]
+    return declared[0] if declared else _stages(run)
 
 
 def _replace(argv: list[str], option: str, value: str) -> list[str]:

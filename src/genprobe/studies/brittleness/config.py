@@ -25,8 +25,6 @@ from genprobe.tasks.integration.suites.operators import PAPER_MAX_OPS
 from genprobe.tasks.integration.suites.primitives import SOLVED
 from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
 
-KIND = "integration-brittleness"
-
 # what the run can hold, in report order; `validation-primitives` is solved only to build the
 # suites made of solved validation problems
 STUDY_SUITES = (
