@@ -1,5 +1,6 @@
 """What every study promises, tested once over each kind of run (a seed sweep, a brittleness
-evaluation, a SAGGA search, data generation) through the real command line:
+evaluation, a SAGGA search, training the integration transformer, data generation) through the
+real command line:
 
 - killed with SIGKILL mid-run, it leaves no process behind, and the same command finishes with
   the results of a run that was never killed;
@@ -9,6 +10,7 @@ evaluation, a SAGGA search, data generation) through the real command line:
 - bad input is one line on stderr and exit code 2, and makes no run directory."""
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -47,6 +49,19 @@ def _predictions(run: Path) -> dict:
     return {p.name: pd.read_parquet(p).to_dict("list") for p in paths}
 
 
+def _trained(run: Path) -> tuple[dict, list]:
+    """The trained weights and every validation, timing aside."""
+    from genprobe.models.checkpoints import load_transformer
+
+    weights = load_transformer(run / "model.pt")[0].state_dict()
+    lines = (run / "metrics.jsonl").read_text().splitlines()
+    untimed = [
+        {k: v for k, v in json.loads(line).items() if k not in ("train_seconds", "elapsed")}
+        for line in lines
+    ]
+    return {name: w.tolist() for name, w in weights.items()}, untimed
+
+
 STUDIES = {
     "sweep": Study(
         argv=lambda f: [
@@ -81,6 +96,17 @@ STUDIES = {
         results=lambda run: (run / "archive.jsonl").read_text(),
         changed=("--seed", "7", "43"),
         bad=("--generation-size", "0"),
+    ),
+    "train": Study(
+        argv=lambda f: [
+            "integration", "train", "--data", str(f["validation"]), "--epochs", "3",
+            "--epoch-size", "16", "--batch-size", "4", "--valid-size", "2", "--warmup", "2",
+            "--max-len", "40", "--device", "cpu",
+        ],
+        under_way="state.pt",  # the first epoch saved
+        results=_trained,
+        changed=("--epochs", "4", "3"),
+        bad=("--epochs", "0"),
     ),
     "generate": Study(
         argv=lambda f: [

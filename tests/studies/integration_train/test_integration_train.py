@@ -8,8 +8,9 @@ import sympy as sp
 import torch
 
 from genprobe.models.registry import load_model
+from genprobe.studies.integration_train.config import PRESETS, IntegrationTrainConfig
+from genprobe.studies.integration_train.run import run_training
 from genprobe.tasks.integration import X, from_sympy, problem_prefix, to_prefix
-from genprobe.training.seq2seq_transformer import PRESETS, IntegrationTrainConfig, Trainer
 
 
 @pytest.fixture(scope="module")
@@ -164,9 +165,11 @@ def test_every_preset_is_a_valid_config_of_a_known_size():
 def test_progress_is_reported_every_few_steps_and_at_each_epochs_end(data, tmp_path):
     config = IntegrationTrainConfig(str(data), epochs=2, epoch_size=200, batch_size=8, valid_size=5)
     reported = []
-    Trainer(config, tmp_path / "run").run(
-        lambda network, problems: {"valid_fail@1": 1.0},
+    run_training(
+        config,
+        tmp_path / "run",
         on_step=lambda done, total, loss: reported.append((done, total, loss)),
+        validate=lambda network, problems: {"valid_fail@1": 1.0},
     )
     steps = [done for done, _, _ in reported]
     assert steps == [1, 21, 25] * 2  # 25 steps per epoch, every REPORT_EVERY = 20th and the last
