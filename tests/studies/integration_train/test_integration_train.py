@@ -86,6 +86,34 @@ def test_an_interrupted_run_resumes_where_it_stopped_and_ends_with_the_same_weig
     assert code == 2 and "different run" in err
 
 
+def test_a_rerun_resumes_from_state_pt_alone(cli, data, tmp_path):
+    """model.pt and metrics.jsonl are written before state.pt: a run killed between them has
+    newer ones, which the rerun replaces."""
+    whole, parts = tmp_path / "whole", tmp_path / "parts"
+    common = ("--epochs", "2", "--epoch-size", "32")
+    assert train(cli, data, whole, *common)[0] == 0
+    assert train(cli, data, parts, *common, "--max-minutes", "0")[0] == 0  # saved at step 1
+    for name in ("model.pt", "metrics.jsonl"):  # as if a later save was killed before state.pt
+        (parts / name).write_bytes((whole / name).read_bytes())
+    assert train(cli, data, parts, *common)[0] == 0
+    assert_same_weights(whole, parts)
+    assert [(m["epoch"], m["step"]) for m in metrics_of(parts)] == [(0, 4), (1, 8)]
+
+
+def test_a_state_pt_saved_without_weights_and_metrics_still_resumes(cli, data, tmp_path):
+    """Runs made before state.pt held them resume from model.pt and metrics.jsonl."""
+    whole, parts = tmp_path / "whole", tmp_path / "parts"
+    common = ("--epochs", "2", "--epoch-size", "32")
+    assert train(cli, data, whole, *common)[0] == 0
+    assert train(cli, data, parts, *common, "--max-minutes", "0")[0] == 0
+    state = torch.load(parts / "state.pt", weights_only=True)
+    del state["network"], state["history"]
+    torch.save(state, parts / "state.pt")
+    assert train(cli, data, parts, *common)[0] == 0
+    assert_same_weights(whole, parts)
+    assert [(m["epoch"], m["step"]) for m in metrics_of(parts)] == [(0, 4), (1, 8)]
+
+
 @pytest.mark.parametrize("precision", ["bf16", "fp16"])
 def test_mixed_precision_trains_and_resumes_exactly(cli, data, tmp_path, precision):
     """The autocast path GPUs take (bf16, or fp16 with a gradient scaler), run on the CPU."""
