@@ -44,6 +44,11 @@ TEMPERATURES = (0.6, 0.8, 1.0)
 ADDED_DEFAULTS = {"solved_by": "paper", "train_max_ops": None, "train_data": None}
 
 
+def recorded_setting(config: Mapping[str, Any], name: str) -> Any:
+    """A setting of a run's recorded config (a run made before the setting has its default)."""
+    return {**ADDED_DEFAULTS, **config}[name]
+
+
 @dataclass(frozen=True)
 class Preset:
     sizes: Mapping[str, int]  # suite -> its N

@@ -8,6 +8,7 @@ members.py  member checkpoint files; load_members stacks them for decoding
 predict.py  stage `predict`: one suite per shard → predictions/<suite>.parquet
 results.py  predictions, training summaries and metrics.json from recorded files only
 run.py      run_sweep and evaluate_external: the drivers
+summary.py  the statistics of the result files → stats.json
 report.py   the report's content (rendered by genprobe.analysis.render)
 
 The names below other than KIND are imported on first use: `genprobe.studies` reads
