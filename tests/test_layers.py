@@ -21,9 +21,9 @@ LAYERS = [
 # The models under test wrap a network with a decoding method (or a CAS with a deadline) and
 # answer with candidates: they use decoding and verification, so they stand above them.
 UNDER_TEST = ("models.adapters", "models.registry", "models.cached", "models.settings")
-# A study's report, plots and run comparisons read finished results and render them with
-# `analysis`; nothing that runs a study imports them.
-REPORT_MODULES = ("report", "plots", "compare", "tables")
+# A study's summary (the statistics of its result files), report, plots and run comparisons
+# read finished results and render them with `analysis`; nothing that runs a study imports them.
+REPORT_MODULES = ("summary", "report", "plots", "compare", "tables")
 
 # (importer prefix, imported prefix): why it is allowed.
 EXCEPTIONS = {
@@ -141,6 +141,7 @@ def test_every_module_has_a_known_layer():
         ("models.adapters.seq2seq", "under_test"),
         ("studies.brittleness.run", "studies"),
         ("studies.brittleness.report", "reports"),
+        ("studies.seed_sensitivity.summary", "reports"),
         ("analysis.render", "reports"),
         ("__main__", "cli"),
     ],

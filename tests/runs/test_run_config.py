@@ -13,9 +13,9 @@ from genprobe.models.settings import ModelSettings
 from genprobe.runs.provenance import config_hash, git_state
 from genprobe.runs.rundir import open_run, read_config
 from genprobe.studies.brittleness.config import BrittlenessConfig
+from genprobe.studies.integration_train.config import IntegrationTrainConfig
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.seed_sensitivity.config import SweepConfig
-from genprobe.training.seq2seq_transformer import IntegrationTrainConfig
 from genprobe.training.trainer import TrainConfig
 
 MODEL = ModelSettings(

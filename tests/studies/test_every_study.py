@@ -1,13 +1,16 @@
 """What every study promises, tested once over each kind of run (a seed sweep, a brittleness
-evaluation, a SAGGA search, data generation) through the real command line:
+evaluation, a SAGGA search, training the integration transformer, data generation) through the
+real command line:
 
 - killed with SIGKILL mid-run, it leaves no process behind, and the same command finishes with
   the results of a run that was never killed;
+- its shards run only in the stages its declaration (`genprobe.studies.STUDIES`) names;
 - the same --out with another setting is refused, naming the setting and both values, and
   changes nothing;
 - bad input is one line on stderr and exit code 2, and makes no run directory."""
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -20,6 +23,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from helpers import examples
+
+from genprobe import studies
+from genprobe.runs.rundir import read_config
+from genprobe.runs.shards import MANIFESTS
 
 pytestmark = pytest.mark.slow
 
@@ -40,6 +47,19 @@ def _predictions(run: Path) -> dict:
     paths = sorted((run / "predictions").glob("*.parquet"))
     assert paths
     return {p.name: pd.read_parquet(p).to_dict("list") for p in paths}
+
+
+def _trained(run: Path) -> tuple[dict, list]:
+    """The trained weights and every validation, timing aside."""
+    from genprobe.models.checkpoints import load_transformer
+
+    weights = load_transformer(run / "model.pt")[0].state_dict()
+    lines = (run / "metrics.jsonl").read_text().splitlines()
+    untimed = [
+        {k: v for k, v in json.loads(line).items() if k not in ("train_seconds", "elapsed")}
+        for line in lines
+    ]
+    return {name: w.tolist() for name, w in weights.items()}, untimed
 
 
 STUDIES = {
@@ -76,6 +96,17 @@ STUDIES = {
         results=lambda run: (run / "archive.jsonl").read_text(),
         changed=("--seed", "7", "43"),
         bad=("--generation-size", "0"),
+    ),
+    "train": Study(
+        argv=lambda f: [
+            "integration", "train", "--data", str(f["validation"]), "--epochs", "3",
+            "--epoch-size", "16", "--batch-size", "4", "--valid-size", "2", "--warmup", "2",
+            "--max-len", "40", "--device", "cpu",
+        ],
+        under_way="state.pt",  # the first epoch saved
+        results=_trained,
+        changed=("--epochs", "4", "3"),
+        bad=("--epochs", "0"),
     ),
     "generate": Study(
         argv=lambda f: [
@@ -142,6 +173,7 @@ def test_a_run_killed_mid_way_finishes_with_the_results_of_one_never_killed(
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     done = _run([*argv, "--out", str(whole)])
     assert done.returncode == 0, done.stderr
+    assert _stages(study.run_of(whole)) <= _declared_stages(study.run_of(whole))
 
     process = subprocess.Popen(
         _genprobe([*argv, "--out", str(killed)]),
@@ -182,6 +214,19 @@ def test_bad_input_is_one_line_exit_2_and_no_run_directory(kind, fixtures, tmp_p
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith("genprobe: error: ") and option in done.stderr
     assert not out.exists() and not study.run_of(out).exists()
+
+
+def _stages(run: Path) -> set[str]:
+    return (
+        {path.name for path in (run / MANIFESTS).iterdir()} if (run / MANIFESTS).exists() else set()
+    )
+
+
+def _declared_stages(run: Path) -> set[str]:
+    """The stages the run's study declares (every stage for a run that is no study's)."""
+    kind = read_config(run)["kind"]
+    declared = [set(s.stages) for s in studies.STUDIES if kind in s.kinds]
+    return declared[0] if declared else _stages(run)
 
 
 def _replace(argv: list[str], option: str, value: str) -> list[str]:

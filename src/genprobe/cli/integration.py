@@ -282,9 +282,9 @@ def predict(
     """Ranked candidate antiderivatives, with scores, for every problem of a file."""
     from genprobe.cli.console import console
     from genprobe.runs.atomic import write_text
-    from genprobe.studies.integration_models import prediction_records, read_problems
+    from genprobe.studies.integration_models import prediction_records, read_problem_file
 
-    problems, skipped = read_problems(problems_path)
+    problems, skipped = read_problem_file(problems_path)
     loaded = model.load(min_beam=k)
     try:
         found = loaded.candidates([p.expr for p in problems], k)
@@ -357,17 +357,15 @@ def train(
     epoch. Validation comes from DATA's validation split (NAME.valid beside a NAME.train, else
     held out of DATA); writes OUT/report.html."""
     from genprobe.cli.console import console, progress_bar
-    from genprobe.studies.integration_models import greedy_fail_at_1
+    from genprobe.studies.integration_train.config import IntegrationTrainConfig
     from genprobe.studies.integration_train.report import write_train_report
-    from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
-    from genprobe.training.seq2seq_transformer import IntegrationTrainConfig, Trainer
+    from genprobe.studies.integration_train.run import run_training
 
     config = IntegrationTrainConfig.from_preset(
         preset, str(data), size=size, dropout=dropout, lr=lr, warmup=warmup, schedule=schedule,
         batch_size=batch_size, clip=clip, epochs=epochs, epoch_size=epoch_size,
         valid_size=valid_size, max_len=max_len, seed=seed, device=device, precision=precision,
     )  # fmt: skip
-    trainer = Trainer(config, out)
     with progress_bar() as progress:
         task = progress.add_task("training", total=None)
 
@@ -382,8 +380,7 @@ def train(
             )
 
         budget = None if max_minutes is None else 60 * max_minutes
-        with Verifier(VerifierConfig(deadline=config.verify_deadline)) as verifier:
-            trainer.run(greedy_fail_at_1(verifier, config.max_len), on_step, on_epoch, budget)
-    write_train_report(out)
+        run = run_training(config, out, on_step, on_epoch, budget)
+    write_train_report(run)
     console.print(f"model in {out / 'model.pt'} (use --model ckpt:{out})")
     console.print(f"report: {out / 'report.html'}")

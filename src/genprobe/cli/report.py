@@ -1,5 +1,5 @@
 """`genprobe report RUN_DIR`: statistics, figures, report.md and report.html of any study's run
-(the run's kind picks the study, see `genprobe.studies.REPORTS`), from its result files alone:
+(the run's kind picks the study, see `genprobe.studies.STUDIES`), from its result files alone:
 no model runs and no SymPy."""
 
 from __future__ import annotations

@@ -333,12 +333,13 @@ def print_judged(
 
 def finish(run: Path, report: bool, as_json: bool, threshold: float) -> None:
     """Write the report (unless not wanted) and print the per-suite summary."""
-    from genprobe.studies.seed_sensitivity.report import suite_summaries, write_report
+    from genprobe.studies.seed_sensitivity.report import write_report
     from genprobe.studies.seed_sensitivity.results import (
         accuracy_table,
         read_predictions,
         read_sweep,
     )
+    from genprobe.studies.seed_sensitivity.summary import suite_summaries
 
     if report:
         write_report(run, threshold)  # also writes the summaries to stats.json

@@ -269,17 +269,6 @@ def pad_sequences(sequences: Sequence[Sequence[int]], pad: int) -> Tensor:
     return nn.utils.rnn.pad_sequence(rows, batch_first=True, padding_value=pad)
 
 
-def decoder_io(tgt: Tensor, lengths: Tensor, eos: int, pad: int) -> tuple[Tensor, Tensor]:
-    """Targets (B, T) of `lengths` tokens (EOS excluded, `pad` after) → decoder inputs
-    `EOS y1..ym` and outputs `y1..ym EOS`, both (B, T + 1), `pad` after the end."""
-    n, width = tgt.shape
-    tgt_in = torch.cat([tgt.new_full((n, 1), eos), tgt], dim=1)
-    tgt_out = torch.cat([tgt, tgt.new_full((n, 1), pad)], dim=1)
-    tgt_out[torch.arange(n, device=tgt.device), lengths] = eos
-    inside = torch.arange(width + 1, device=tgt.device) <= lengths[:, None]
-    return tgt_in.masked_fill(~inside, pad), tgt_out.masked_fill(~inside, pad)
-
-
 def _append(cache: Tensor, new: Tensor, rows: Tensor | None) -> Tensor:
     """cache (N0, H, t, d) with rows picked by `rows` (N,), then new (N, H, 1, d) appended."""
     if rows is None:

@@ -1,10 +1,11 @@
 """Studies: each turns a config into a run directory of result files and reports it.
 
-`REPORTS` is the one table from a run's kind (`config.json`) to the function that writes its
-report, as "module:function", imported only when a run of that kind is reported (so reporting
-one study never loads another's dependencies). A report function takes the run directory,
-reads only its result files, and returns the paths of `report.md` and `report.html`
-(`genprobe.analysis.render.write_report` writes both from a list of blocks).
+`STUDIES` is the one table of the studies, each declared once in its own `study.py`
+(`genprobe.studies.study.Study`: the kind a run records in `config.json`, its stages, its
+report). `report_run` finds a run's study by its kind and imports the report function only
+then (so reporting one study never loads another's dependencies). A report function takes the
+run directory, reads only its result files, and returns the paths of `report.md` and
+`report.html` (`genprobe.analysis.render.write_report` writes both from a list of blocks).
 """
 
 from __future__ import annotations
@@ -15,18 +16,15 @@ from typing import Any
 
 from genprobe.errors import ConfigError, RunDirError
 from genprobe.runs.rundir import read_config
+from genprobe.studies.brittleness.study import BRITTLENESS
+from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
+from genprobe.studies.sagga.study import SAGGA
+from genprobe.studies.seed_sensitivity.study import SEED_SENSITIVITY
+from genprobe.studies.study import Study
 
-REPORTS: dict[str, str] = {
-    "seed-sweep": "genprobe.studies.seed_sensitivity.report:write_report",
-    "rewriting-sweep": "genprobe.studies.seed_sensitivity.report:write_report",  # before tasks
-    "integration-brittleness": "genprobe.studies.brittleness.report:write_report",
-    "integration-sagga": "genprobe.studies.sagga.report:write_sagga_report",
-    "integration-train": "genprobe.studies.integration_train.report:write_train_report",
-}
-
-
-# The settings a study's report takes beside the run directory.
-SETTINGS = {"seed-sweep": ("threshold",), "rewriting-sweep": ("threshold",)}
+STUDIES: tuple[Study, ...] = (SEED_SENSITIVITY, BRITTLENESS, SAGGA, INTEGRATION_TRAIN)
+# a run's kind -> its study's report function, as "module:function"
+REPORTS: dict[str, str] = {kind: study.report for study in STUDIES for kind in study.kinds}
 
 
 def report_run(run: str | Path, **settings: Any) -> tuple[Path, Path]:
@@ -38,13 +36,13 @@ def report_run(run: str | Path, **settings: Any) -> tuple[Path, Path]:
         ConfigError: a setting the study's report does not take.
     """
     kind = read_config(run).get("kind")
-    target = REPORTS.get(kind) if isinstance(kind, str) else None
-    if target is None:
+    study = next((s for s in STUDIES if kind in s.kinds), None)
+    if study is None:
         raise RunDirError(
             f"{run}: no report for runs of kind {kind!r} (known: {', '.join(sorted(REPORTS))})"
         )
     for name in settings:
-        if name not in SETTINGS.get(kind, ()):
+        if name not in study.report_settings:
             raise ConfigError(name, f"a setting of this run's report ({kind})", "given")
-    module, _, function = target.partition(":")
+    module, _, function = study.report.partition(":")
     return getattr(importlib.import_module(module), function)(Path(run), **settings)

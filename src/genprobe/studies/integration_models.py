@@ -5,8 +5,6 @@ Files accepted (every problem and candidate as infix text or prefix tokens):
   lines, JSONL/Parquet with `input` or `problem` columns, as written by `integration generate`
   and `integration suite`), or text with one problem per line;
 - pairs (for scoring and verifying): JSONL `{"problem": …, "candidate": …}`.
-
-Also the validation the integration trainer reports every epoch (`greedy_fail_at_1`).
 """
 
 from __future__ import annotations
@@ -14,32 +12,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from genprobe.errors import DataFormatError, GenprobeError, UnsupportedExpressionError
 from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.reading import read_expression
 from genprobe.tasks.integration.under_test import Candidate
-from genprobe.tasks.integration.verifier import Verifier
-from genprobe.verification.ranked import verify_ranked
-
-if TYPE_CHECKING:
-    from genprobe.training.seq2seq_transformer import Validate
 from genprobe.tasks.lines import json_lines
 
 
 @dataclass(frozen=True)
-class Problem:
+class FileProblem:
+    """A problem as a problem file gives it."""
+
     line: int  # 1-based line (or row) in the file
     text: str  # as given (prefix tokens joined by spaces)
     expr: Expr
     reference: str | None = None  # the dataset's antiderivative, if it has one
 
 
-def read_problems(
+def read_problem_file(
     path: str | Path, split: str | None = None
-) -> tuple[list[Problem], list[tuple[int, str]]]:
+) -> tuple[list[FileProblem], list[tuple[int, str]]]:
     """The problems of a file, and (line, reason) for those outside the task (skipped).
 
     Raises:
@@ -54,7 +49,7 @@ def read_problems(
         except GenprobeError as error:
             raise DataFormatError(path, row.row, f"problem: {error}") from None
         else:
-            problems.append(Problem(row.row, row.input, expr, row.output))
+            problems.append(FileProblem(row.row, row.input, expr, row.output))
     return problems, skipped
 
 
@@ -99,7 +94,7 @@ def _is_token_list(value: Any) -> bool:
 
 
 def prediction_records(
-    problems: Sequence[Problem], found: Sequence[Sequence[Candidate]]
+    problems: Sequence[FileProblem], found: Sequence[Sequence[Candidate]]
 ) -> list[dict[str, Any]]:
     return [
         {
@@ -109,23 +104,3 @@ def prediction_records(
         }
         for problem, candidates in zip(problems, found, strict=True)
     ]
-
-
-def greedy_fail_at_1(verifier: Verifier, max_len: int) -> Validate:
-    """The trainer's validation: `valid_fail@1`, the share of validation problems whose greedy
-    output (at most `max_len` tokens) the verifier does not pass."""
-    from genprobe.models.adapters.seq2seq import DecodingConfig, Seq2SeqModel
-
-    def validate(network, problems_text: Sequence[str]) -> dict[str, float]:
-        device = str(next(network.parameters()).device)
-        model = Seq2SeqModel(
-            network, DecodingConfig(method="greedy", max_len=max_len, batch_size=64), device
-        )
-        problems = [read_expression(p, canonical=True) for p in problems_text]
-        found = model.candidates(problems, 1)
-        answers = [[c.answer for c in candidates] for candidates in found]
-        ranked = verify_ranked(problems, answers, verifier.verify_many, k_max=1)
-        failed = sum(r.first_pass(verifier.config.policy) != 1 for r in ranked)
-        return {"valid_fail@1": failed / len(problems)}
-
-    return validate

@@ -1,138 +1,66 @@
 """Training the integration transformer on (integrand, primitive) prefix pairs.
 
 AdamW with linear warm-up, gradient-norm clipping, bf16 (or fp16 with loss scaling) autocast on
-GPU, batches of similar lengths. `model.pt` (the model, readable as `ckpt:DIR`) and `state.pt`
-(optimizer, step, RNG, position in the epoch) are saved after every epoch, every ten minutes and
-when the time budget runs out, so an interrupted run resumes at the batch where it stopped and
-ends with the same weights as an uninterrupted one. After every epoch (and at a time-budget
-stop), the caller's `validate` measures the network on held-out problems (the CLI: Fail@1 of
-greedy decoding, verified) and its metrics are appended to `metrics.jsonl`.
-
-Sizes: `SMALL` trains on two CPU cores, `MEDIUM` on one GPU in minutes; `PAPER` is Lample &
-Charton's (dim 1024, 6 + 6 layers, 8 heads).
+GPU, batches of similar lengths, in a run directory its study opened
+(`genprobe.studies.integration_train`, which holds the config, sizes and presets). After every
+epoch, every ten minutes and when the time budget runs out, `model.pt` (the model, readable as
+`ckpt:DIR`), `metrics.jsonl` and then `state.pt` are saved. `state.pt` (weights, optimizer,
+step, RNGs, position in the epoch, the metrics so far) is written last and alone decides where
+a rerun resumes, so an interrupted run, even one killed between two of these files, resumes at
+the batch where it stopped and ends with the same weights as an uninterrupted one. After every
+epoch (and at a time-budget stop), the caller's `validate` measures the network on held-out
+problems (the study: Fail@1 of greedy decoding, verified) and its metrics are appended to
+`metrics.jsonl`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 
-from genprobe.errors import ConfigError, DataFormatError, GenprobeError, check_choice
+from genprobe.errors import DataFormatError, GenprobeError
 from genprobe.models.checkpoints import load_transformer, save_transformer
-from genprobe.models.transformer import (
-    Seq2SeqTransformer,
-    TransformerConfig,
-    decoder_io,
-    pad_sequences,
-)
+from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig, pad_sequences
 from genprobe.runs.atomic import atomic_path, write_text
-from genprobe.runs.config import identity_fields, without_added_defaults
-from genprobe.runs.rundir import open_run
 from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, encode_tokens
 from genprobe.training.loss import token_cross_entropy
+from genprobe.training.teacher_forcing import decoder_io
 
-SMALL = TransformerConfig(dim=128, n_enc_layers=2, n_dec_layers=2, n_heads=4, max_positions=1024)
-MEDIUM = TransformerConfig(dim=512, n_enc_layers=4, n_dec_layers=4, n_heads=8, max_positions=1024)
-PAPER = TransformerConfig(dim=1024, n_enc_layers=6, n_dec_layers=6, n_heads=8)
-SIZES = {"small": SMALL, "medium": MEDIUM, "paper": PAPER}
-PRECISIONS = ("auto", "fp32", "bf16", "fp16")
-SCHEDULES = ("constant", "cosine")
-# `integration train --preset NAME`: the settings of a measured recipe; options given beside
-# it win. "cpu": the strong model of docs/models.md trained on 2 CPU cores; "gpu": a larger one
-# trained on one GPU in under 3 minutes (docs/models.md#a-larger-model-on-one-gpu).
-PRESETS: dict[str, dict[str, Any]] = {
-    "cpu": {"size": "small", "lr": 1e-3, "warmup": 2000, "schedule": "cosine", "epochs": 6},
-    "gpu": {
-        "size": "medium",
-        "batch_size": 512,
-        "lr": 6e-4,
-        "warmup": 800,
-        "schedule": "cosine",
-        "epochs": 4,
-        "epoch_size": 175_000,
-    },
-}
 SAVE_EVERY_SECONDS = 600
 REPORT_EVERY = 20  # steps between calls of `on_step` (each waits for the GPU to catch up)
-KIND = "integration-train"
 
 # metrics of the network (in eval mode) on the validation problems (input prefix text)
 Validate = Callable[[Seq2SeqTransformer, Sequence[str]], dict[str, float]]
 
 
-@dataclass(frozen=True)
-class IntegrationTrainConfig:
-    """A `genprobe.runs.config.RunConfig`; `Trainer` validates it and opens its run."""
+class TrainSettings(Protocol):
+    """What the trainer reads of its run's config (the integration-train study's
+    `IntegrationTrainConfig`)."""
 
-    RUNTIME: ClassVar[tuple[str, ...]] = ()  # device and precision change the weights
-    data: str  # L&C text (`count|input<TAB>output`), or JSONL/Parquet from `generate`
-    size: str = "small"  # "small" or "paper"
-    dropout: float = 0.0  # L&C trained without dropout
-    lr: float = 5e-4
-    warmup: int = 1000  # steps of linear warm-up
-    # after warm-up: constant (L&C), or cosine decay to 0 at the end of the last epoch
-    schedule: str = "constant"
-    weight_decay: float = 0.0
-    batch_size: int = 64  # examples per step
-    clip: float = 5.0  # gradient-norm clipping (L&C: 5)
-    epochs: int = 10
-    epoch_size: int | None = None  # examples per epoch [default: the whole training set]
-    valid_size: int = 300  # held-out problems for Fail@1 (from the valid split, else train)
-    verify_deadline: float = 2.0
-    max_len: int = 256  # longest sequence kept for training and decoded in validation
-    seed: int = 0
-    device: str = "auto"  # auto: cuda when available
-    # autocast: auto = bf16 on GPUs that support it, else fp16 on GPU, fp32 on CPU
-    precision: str = "auto"
-    extra: dict[str, Any] = field(default_factory=dict)  # free-form notes, kept in config.json
+    valid_size: int  # problems held out of the training data when it has no validation split
+    seed: int
+    device: str  # "auto": cuda when available
+    precision: str  # "auto", "fp32", "bf16" or "fp16"
+    lr: float
+    weight_decay: float
+    batch_size: int
+    clip: float
+    epochs: int
+    epoch_size: int | None  # None: the whole training set
 
-    def validated(self) -> IntegrationTrainConfig:
-        check_choice("--size", self.size, sorted(SIZES))
-        check_choice("--precision", self.precision, PRECISIONS)
-        check_choice("--schedule", self.schedule, SCHEDULES)
-        for name in ("batch_size", "epochs", "valid_size", "max_len"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"--{name.replace('_', '-')}", "at least 1", getattr(self, name))
-        if not self.lr > 0:
-            raise ConfigError("--lr", "a positive number", self.lr)
-        return self
+    def model_config(self) -> TransformerConfig: ...
 
-    def identity(self) -> dict[str, Any]:
-        return without_added_defaults(identity_fields(self), {"schedule": "constant"})
+    def learning_rate(self, step: int, total_steps: int) -> float: ...
 
-    def learning_rate(self, step: int, total_steps: int) -> float:
-        """The rate of the `step`-th step (0-based) of a run of `total_steps`."""
-        rate = self.lr * min(1.0, (step + 1) / max(self.warmup, 1))
-        if self.schedule == "cosine" and step >= self.warmup:
-            done = (step - self.warmup) / max(total_steps - self.warmup, 1)
-            rate *= 0.5 * (1 + math.cos(math.pi * min(done, 1.0)))
-        return rate
-
-    @classmethod
-    def from_identity(cls, identity: dict[str, Any]) -> IntegrationTrainConfig:
-        return cls(**identity)
-
-    @classmethod
-    def from_preset(cls, preset: str | None, data: str, **given: Any) -> IntegrationTrainConfig:
-        """The preset's settings (none: the defaults) with the `given` ones that are not None
-        over them."""
-        if preset is not None:
-            check_choice("--preset", preset, sorted(PRESETS))
-        chosen = {k: v for k, v in given.items() if v is not None}
-        return cls(data=data, **{**PRESETS.get(preset, {}), **chosen})
-
-    def model_config(self) -> TransformerConfig:
-        base = SIZES[self.size]
-        return TransformerConfig(**{**base.to_dict(), "dropout": self.dropout})
+    def identity(self) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -195,6 +123,37 @@ def _rows(path: Path, split: str) -> list[tuple[int, str, str]]:
         if row.output is None:
             raise DataFormatError(path, row.row, "a training pair needs an antiderivative")
     return [(row.row, row.input, row.output) for row in rows]
+
+
+@dataclass
+class TrainingData:
+    """A dataset's pairs, read before its run directory is opened (a data error writes
+    nothing)."""
+
+    train: Pairs
+    valid: Pairs  # the dataset's validation split; none: held out of `train` by the trainer
+    valid_from: str  # where the validation problems come from, for the metrics
+
+
+def read_training_data(path: str | Path, max_len: int, valid_size: int) -> TrainingData:
+    """The training and validation pairs of the dataset `path` (see `split_file`).
+
+    Raises:
+        DataFormatError: a row the vocabulary cannot encode, no training pair (after the
+            length limit), or no validation split and too few pairs to hold `valid_size` out.
+    """
+    train = read_training_pairs(path, "train", max_len)
+    if not len(train):
+        raise DataFormatError(path, None, "no training pairs (after the length limit)")
+    valid = read_training_pairs(path, "valid", max_len)
+    if not len(valid) and len(train) <= valid_size:
+        raise DataFormatError(
+            path, None, f"{len(train)} training pairs (after the length limit) and no "
+            f"validation split: holding out --valid-size {valid_size} leaves none to train "
+            "on; lower --valid-size or give a validation split",
+        )  # fmt: skip
+    valid_from = str(split_file(path, "valid")) if len(valid) else "held out of the data"
+    return TrainingData(train, valid, valid_from)
 
 
 def split_valid(
@@ -300,17 +259,11 @@ class _Progress:
 
 
 class Trainer:
-    """Trains in the run directory `out` (opened here: a new one, or one made by the same
-    config, resumed from `state.pt`).
+    """Trains in the run directory `run`, opened by its study for `config` (a new one, or one
+    made by the same config, resumed from `state.pt`), on `data`."""
 
-    Raises:
-        ConfigError: a setting out of range.
-        RunDirError: `out` holds another run.
-    """
-
-    def __init__(self, config: IntegrationTrainConfig, out: Path) -> None:
-        self.config = config.validated()
-        self.out = open_run(out, KIND, self.config)
+    def __init__(self, config: TrainSettings, run: Path, data: TrainingData) -> None:
+        self.config, self.out, self.data = config, run, data
 
     def run(
         self,
@@ -328,18 +281,7 @@ class Trainer:
         device = _device(c.device)
         torch.manual_seed(c.seed)
         rng = np.random.default_rng(c.seed)
-        train = read_training_pairs(c.data, "train", c.max_len)
-        if not len(train):
-            raise DataFormatError(c.data, None, "no training pairs (after the length limit)")
-        valid = read_training_pairs(c.data, "valid", c.max_len)
-        valid_from = str(split_file(c.data, "valid")) if len(valid) else "held out of the data"
-        if not len(valid) and len(train) <= c.valid_size:
-            raise DataFormatError(
-                c.data, None, f"{len(train)} training pairs (after the length limit) and no "
-                f"validation split: holding out --valid-size {c.valid_size} leaves none to train "
-                "on; lower --valid-size or give a validation split",
-            )  # fmt: skip
-        train, valid = split_valid(train, valid, c.valid_size, rng)
+        train, valid = split_valid(self.data.train, self.data.valid, c.valid_size, rng)
         network = Seq2SeqTransformer(c.model_config()).to(device)
         optimizer = torch.optim.AdamW(network.parameters(), lr=c.lr, weight_decay=c.weight_decay)
         dtype, scaled = _autocast(device, c.precision)
@@ -387,7 +329,7 @@ class Trainer:
                 "epoch": epoch, "step": at.step, "train_loss": _weighted_mean(losses, token_counts),
                 "train_seconds": round(time.perf_counter() - epoch_start, 2),
                 **validate(network, valid.problems),
-                "valid_size": len(valid), "valid_from": valid_from,
+                "valid_size": len(valid), "valid_from": self.data.valid_from,
                 "elapsed": round(at.elapsed, 2),
             }  # fmt: skip
             if at.batches_done < len(plan):
@@ -406,31 +348,35 @@ class Trainer:
     def _resume(
         self, network, optimizer, scaler, rng: np.random.Generator, device: torch.device
     ) -> tuple[_Progress, list[dict[str, Any]]]:
-        loaded, _ = load_transformer(self.out / "model.pt")
-        network.load_state_dict(loaded.state_dict())
         state = torch.load(self.out / "state.pt", map_location=device, weights_only=True)
+        if "network" in state:
+            network.load_state_dict(state["network"])
+        else:  # saved before state.pt held the weights and the metrics
+            network.load_state_dict(load_transformer(self.out / "model.pt")[0].state_dict())
         optimizer.load_state_dict(state["optimizer"])
         scaler.load_state_dict(state["scaler"])
         rng.bit_generator.state = state["rng"]
         torch.set_rng_state(state["torch_rng"].cpu())
         if "cuda_rng" in state:
             torch.cuda.set_rng_state(state["cuda_rng"].cpu(), device)
-        lines = (self.out / "metrics.jsonl").read_text().splitlines()
+        if "history" in state:
+            history = state["history"]
+        else:
+            history = list(map(json.loads, (self.out / "metrics.jsonl").read_text().splitlines()))
         # a partly trained epoch's validation is replaced when the epoch is finished
-        history = [m for m in map(json.loads, lines) if "partial" not in m]
-        return _Progress(**state["progress"]), history
+        return _Progress(**state["progress"]), [m for m in history if "partial" not in m]
 
     def _save(self, network, optimizer, scaler, rng, at: _Progress, history) -> None:
         save_transformer(
             self.out / "model.pt", network, self.config.identity(), step=at.step, epoch=at.epoch
         )
+        write_text(self.out / "metrics.jsonl", "".join(json.dumps(m) + "\n" for m in history))
         state = {
-            "optimizer": optimizer.state_dict(), "scaler": scaler.state_dict(),
-            "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
-            "progress": asdict(at),
+            "network": network.state_dict(), "optimizer": optimizer.state_dict(),
+            "scaler": scaler.state_dict(), "rng": rng.bit_generator.state,
+            "torch_rng": torch.get_rng_state(), "progress": asdict(at), "history": history,
         }  # fmt: skip
         if next(network.parameters()).is_cuda:
             state["cuda_rng"] = torch.cuda.get_rng_state(next(network.parameters()).device)
-        with atomic_path(self.out / "state.pt") as tmp:
+        with atomic_path(self.out / "state.pt") as tmp:  # last: the point a rerun resumes from
             torch.save(state, tmp)
-        write_text(self.out / "metrics.jsonl", "".join(json.dumps(m) + "\n" for m in history))

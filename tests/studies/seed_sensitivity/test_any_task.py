@@ -9,7 +9,8 @@ import pytest
 
 from genprobe.runs.provenance import config_hash
 from genprobe.runs.rundir import open_run
-from genprobe.studies.seed_sensitivity.config import KIND, LEGACY_KIND, SweepConfig
+from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.studies.seed_sensitivity.study import KIND, LEGACY_KIND
 from genprobe.tasks import load_task
 from genprobe.training.trainer import TrainConfig
 

@@ -10,7 +10,8 @@ from genprobe.models.architectures.recurrent import RecurrentConfig
 from genprobe.models.architectures.transformer import TransformerSeedConfig
 from genprobe.runs.provenance import config_hash
 from genprobe.runs.rundir import open_run
-from genprobe.studies.seed_sensitivity.config import KIND, SweepConfig
+from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.studies.seed_sensitivity.study import KIND
 from genprobe.tasks import load_task
 from genprobe.training.trainer import TrainConfig
 

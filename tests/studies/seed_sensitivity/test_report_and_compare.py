@@ -8,7 +8,7 @@ from scipy import stats
 
 from genprobe.analysis.stats import compare_groups
 from genprobe.models.architectures.recurrent import RecurrentConfig
-from genprobe.studies.seed_sensitivity import report, run_sweep
+from genprobe.studies.seed_sensitivity import report, run_sweep, summary
 from genprobe.studies.seed_sensitivity.compare import load_runs, write_comparison
 from genprobe.tasks.rewriting.task import RewritingTask
 from genprobe.training.trainer import TrainConfig
@@ -118,11 +118,11 @@ def test_what_ended_a_seed_is_told_from_its_record():
         "epochs": 4,
         "validation": [0.3, 0.5, 0.5, 0.4],
     }
-    assert report.stopped_by(record, train) == report.EARLY_STOPPING
+    assert summary.stopped_by(record, train) == summary.EARLY_STOPPING
     improving = {**record, "epochs": 5, "last_improvement": 4, "validation": [0.1] * 5}
-    assert report.stopped_by(improving, train) == report.EPOCH_CAP
+    assert summary.stopped_by(improving, train) == summary.EPOCH_CAP
     at_zero = {**record, "epochs": 5, "last_improvement": 0, "validation": [0.0] * 5}
-    assert report.stopped_by(at_zero, train) == report.EPOCH_CAP
+    assert summary.stopped_by(at_zero, train) == summary.EPOCH_CAP
 
 
 @pytest.mark.slow

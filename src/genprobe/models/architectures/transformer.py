@@ -1,4 +1,4 @@
-"""Transformer seq2seq, S independent members in one set of tensors (as `models.recurrent`).
+"""Transformer seq2seq, S independent members in one set of tensors (as `architectures.recurrent`).
 
 Two layouts: encoder-decoder (Vaswani et al., 2017) and decoder-only, where the input and the
 output are one sequence (input, BOS, output) read causally and only the output is scored

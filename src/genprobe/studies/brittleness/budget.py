@@ -27,9 +27,9 @@ from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.brittleness.solve import answer_text, read_problems
+from genprobe.studies.brittleness.study import BUDGET
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 
-STAGE = "budget"
 TEMPLATES = ("k1*exp(k2*x)", "k1*sin(k2*x)", "k1*cos(k2*x)", "k1*tan(k2*x)")
 # a beam of 500 is heavy: small shards lose little when interrupted
 SHARD_PROBLEMS = 16
@@ -50,7 +50,9 @@ def shards(suites: pd.DataFrame) -> list[Shard]:
     records = problems_of(suites).to_dict("records")
     return [
         Shard(
-            STAGE, f"{chunk:05d}", {"chunk": chunk, "rows": records[start : start + SHARD_PROBLEMS]}
+            BUDGET,
+            f"{chunk:05d}",
+            {"chunk": chunk, "rows": records[start : start + SHARD_PROBLEMS]},
         )
         for chunk, start in enumerate(range(0, len(records), SHARD_PROBLEMS))
     ]

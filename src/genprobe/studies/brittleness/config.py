@@ -25,8 +25,6 @@ from genprobe.tasks.integration.suites.operators import PAPER_MAX_OPS
 from genprobe.tasks.integration.suites.primitives import SOLVED
 from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
 
-KIND = "integration-brittleness"
-
 # what the run can hold, in report order; `validation-primitives` is solved only to build the
 # suites made of solved validation problems
 STUDY_SUITES = (
@@ -44,6 +42,11 @@ NEEDS_VALIDATION = ("in-distribution", "robustness-validation")
 TEMPERATURES = (0.6, 0.8, 1.0)
 # settings added after runs existed (`without_added_defaults`)
 ADDED_DEFAULTS = {"solved_by": "paper", "train_max_ops": None, "train_data": None}
+
+
+def recorded_setting(config: Mapping[str, Any], name: str) -> Any:
+    """A setting of a run's recorded config (a run made before the setting has its default)."""
+    return {**ADDED_DEFAULTS, **config}[name]
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,13 @@
 """The brittleness report: the paper's tables and figures for our model, Lample & Charton's
-numbers beside them (labelled as the paper's), computed from the run's result files only.
+numbers beside them (labelled as the paper's), from the run's result files only.
 
-Writes `summary.json` (every number the report shows), `figures/*.png`, `report.md` and a
-self-contained `report.html`.
+The numbers come from `summary.py`, which writes `summary.json` and `examples.parquet`; this
+module renders them as `figures/*.png`, `report.md` and a self-contained `report.html`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +17,9 @@ import pandas as pd
 from genprobe.analysis.render import Figure, Heading, Table, Text, clip
 from genprobe.analysis.render import write_report as render
 from genprobe.errors import GenprobeError
-from genprobe.runs.atomic import atomic_path, write_json
-from genprobe.runs.pool import DeadlineCounts
 from genprobe.studies.brittleness import compare, paper, plots, tables
 from genprobe.studies.brittleness.compare import Beside
-from genprobe.studies.brittleness.config import ADDED_DEFAULTS
+from genprobe.studies.brittleness.config import recorded_setting
 from genprobe.studies.brittleness.results import (
     read_budget,
     read_examples,
@@ -31,24 +27,14 @@ from genprobe.studies.brittleness.results import (
     read_recorded,
     read_training,
 )
+from genprobe.studies.brittleness.summary import SOLVES, summarize_run, write_summary
 from genprobe.tasks.integration.expression import to_sympy
 from genprobe.tasks.integration.prefix import from_prefix
-from genprobe.tasks.integration.suites import FAMILIES
 from genprobe.tasks.integration.suites.operators import OFFSETS, PAPER_MAX_OPS, paper_rows
-from genprobe.tasks.integration.suites.primitives import SOLVED, is_solved
-from genprobe.verification.verdict import deadline_counts
 
-POLICIES = ("strict", "generous")
 EXAMPLES_SHOWN = 4
 PAPER_KS = (50, 10, 1)  # the order of the k in `paper`'s tuples
 INTEGRAND_WIDTH = 120  # characters of an expression shown in a table
-# the suites made of problems the model solved -> the sets those come from
-SOLVED_FROM = {
-    "robustness-validation": ("valid_primitive",),
-    "compositionality": tuple(s for family in FAMILIES.values() for s in family.sets),
-}
-
-
 # the suite's BWD problems come from `GeneratorConfig`'s default engine
 ENGINE_NOTE = (
     " BWD's fast engine made them: SymPy's forms of F and F', and a cheaper simplification"
@@ -57,125 +43,18 @@ ENGINE_NOTE = (
 
 
 def write_report(run: str | Path) -> tuple[Path, Path]:
-    """summary.json, figures, report.md and report.html of a brittleness run."""
+    """Summarize the run's result files (`summary.json`, `examples.parquet`), draw figures,
+    write report.md and report.html of a brittleness run."""
     run = Path(run)
     stored = read_recorded(run)
     config = stored["config"]
     examples = read_examples(run)
-    with atomic_path(run / "examples.parquet") as tmp:
-        examples.to_parquet(tmp, index=False)
-    ks = config["ks"]
-    policy = config["policy"]
     budget_rows = read_budget(run)
-    summary = _summary(examples, ks, budget_rows, read_model_deadlines(run))
-    summary["left_out"] = left_out(examples, config["suites"], _setting(config, "solved_by"))
     training = read_training(run)
-    if "integers" in training:
-        summary["training_integers"] = _integer_shares(training)
-    write_json(run / "summary.json", summary)
-    blocks = _blocks(run, stored, examples, summary, budget_rows, policy, training)
+    summary = summarize_run(config, examples, budget_rows, read_model_deadlines(run), training)
+    write_summary(run, examples, summary)
+    blocks = _blocks(run, stored, examples, summary, budget_rows, config["policy"], training)
     return render(run, "Symbolic brittleness", blocks)
-
-
-# -- numbers ---------------------------------------------------------------------------------
-
-
-def _summary(
-    examples: pd.DataFrame,
-    ks: Sequence[int],
-    budget_rows: pd.DataFrame | None,
-    model_deadlines: DeadlineCounts | None,
-) -> dict[str, Any]:
-    summary: dict[str, Any] = {
-        "fail": {
-            policy: _records(tables.fail_table(examples, ["suite"], ks, policy))
-            for policy in POLICIES
-        },
-        "fail_by_set": {
-            policy: _records(tables.fail_table(examples, ["suite", "set", "template"], ks, policy))
-            for policy in POLICIES
-        },
-        "outcomes": _records(tables.outcome_counts(examples)),
-        "unresolved": _records(tables.unresolved(examples, ks)),
-    }
-    verified = _deadlines(examples)
-    summary["deadlines"] = asdict(verified)
-    warnings = [verified.warning("candidates verified")]
-    if budget_rows is not None:
-        per_problem = tables.budget_problems(budget_rows)
-        summary["budget"] = _records(tables.budget_summary(per_problem, examples, max(ks)))
-        searched = _budget_deadlines(budget_rows)
-        summary["budget_deadlines"] = asdict(searched)
-        warnings.append(searched.warning("candidates of the search budget verified"))
-    if model_deadlines is not None:
-        summary["model_deadlines"] = asdict(model_deadlines)
-        warnings.append(model_deadlines.warning("problems the model was asked (its own deadline)"))
-    summary["deadline_warnings"] = [w for w in warnings if w]
-    return summary
-
-
-def _deadlines(examples: pd.DataFrame) -> DeadlineCounts:
-    """Candidates verified, and how many timed out on the CPU budget or the backstop."""
-    return deadline_counts(
-        (c["outcome"], c["method"])
-        for candidates in examples["candidates"]
-        for c in candidates
-        if c["outcome"] is not None
-    )
-
-
-def _budget_deadlines(rows: pd.DataFrame) -> DeadlineCounts:
-    """The search budget's distinct answers (each verified once), and how many timed out."""
-    verified = rows.drop_duplicates(["suite", "row", "answer"])
-    methods = verified["method"] if "method" in verified else [""] * len(verified)
-    return deadline_counts(zip(verified["outcome"], methods, strict=True))
-
-
-def _setting(config: Mapping[str, Any], name: str) -> Any:
-    """A setting of the run's config (a run made before the setting has its default)."""
-    return {**ADDED_DEFAULTS, **config}[name]
-
-
-# criterion of solved -> what the report says of a primitive the model solved
-SOLVES = {
-    "paper": "solves at rank 1",
-    "code": "solves as the authors' code counts it (a verifier timeout passing; a simple "
-    "primitive at rank 1, a validation problem at any rank of its candidates)",
-}
-
-
-def left_out(
-    examples: pd.DataFrame, requested: Sequence[str], solved_by: str = "paper"
-) -> dict[str, str]:
-    """The suites asked for that hold no problem, each with why."""
-    reasons = {}
-    for suite in (s for s in requested if s not in set(examples["suite"])):
-        if suite in SOLVED_FROM:
-            sets = SOLVED_FROM[suite]
-            source = examples[examples["set"].isin(sets)]
-            ranks = source[SOLVED[solved_by]]
-            solved = sum(
-                is_solved(solved_by, set_name, None if pd.isna(rank) else int(rank))
-                for set_name, rank in zip(source["set"], ranks, strict=True)
-            )
-            reasons[suite] = (
-                f"made of the problems of {', '.join(sets)} that the model {SOLVES[solved_by]}, "
-                f"and it solved {solved} of {len(source)}"
-            )
-        else:
-            reasons[suite] = "no problem of it was built"
-    return reasons
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """JSON-ready rows: NaN and NA as null, NumPy scalars as Python ones."""
-    return [{key: _plain(value) for key, value in row.items()} for row in frame.to_dict("records")]
-
-
-def _plain(value: Any) -> Any:
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return value.item() if hasattr(value, "item") else value
 
 
 # -- blocks ------------------------------------------------------------------------------------
@@ -234,8 +113,9 @@ def _blocks(
     if "robustness-simple" in suites:
         blocks += _robustness_simple(examples, beside)
     if suites & {"robustness-simple", "integer-extrapolation"}:
-        blocks += _integer_extrapolation(run, examples, ks, policy, training)
-    solved_by = _setting(config, "solved_by")
+        integers = summary.get("training_integers")
+        blocks += _integer_extrapolation(run, examples, ks, policy, training, integers)
+    solved_by = recorded_setting(config, "solved_by")
     if "robustness-validation" in suites:
         blocks += _robustness_validation(examples, beside, solved_by)
     if "compositionality" in suites:
@@ -314,14 +194,19 @@ def _robustness_simple(examples: pd.DataFrame, beside: Beside) -> list:
 
 
 def _integer_extrapolation(
-    run: Path, examples: pd.DataFrame, ks: Sequence[int], policy: str, training: dict
+    run: Path,
+    examples: pd.DataFrame,
+    ks: Sequence[int],
+    policy: str,
+    training: dict,
+    integers: dict | None,
 ) -> list:
     rows = examples[examples["set"] == "simple_coeff1_range"]
     if rows.empty:
         return []
     frame = tables.fail_table(rows, ["template", "coeff_range"], ks, policy)
     shown_k = [k for k in (1, 10) if k in ks] or [min(ks)]
-    shares = _integer_shares(training)["share"] if "integers" in training else None
+    shares = integers["share"] if integers else None
     path = plots.failure_by_range(
         frame, shown_k, run / "figures" / "integer_extrapolation.png", shares
     )
@@ -339,7 +224,7 @@ def _integer_extrapolation(
             "failure on large coefficients."
         ),
         Table(formatted),
-        *_training_integers(rows, shown_k[-1], policy, training),
+        *_training_integers(rows, shown_k[-1], policy, training, integers),
         Figure(path.relative_to(run), f"{caption} (cf. Welleck et al. 2022, Figure 2)."),
     ]
 
@@ -348,29 +233,19 @@ def _range_start(label: str) -> int:
     return int(label.split("-")[0])
 
 
-def _integer_shares(training: dict) -> dict[str, Any]:
-    """The training data's positive integers per coefficient range, as percentages."""
-    integers = training["integers"]
-    total = integers["total"]
-    share = {
-        label: 100.0 * count / total if total else None
-        for label, count in integers["in_range"].items()
-    }
-    return {"data": training["data"], "total": total, "share": share}
-
-
-def _training_integers(rows: pd.DataFrame, k: int, policy: str, training: dict) -> list:
+def _training_integers(
+    rows: pd.DataFrame, k: int, policy: str, training: dict, shares: dict | None
+) -> list:
     """Figure 2's statistic: how often each range's integers occur in the model's training
-    data, beside the failure rate on that range."""
+    data (`shares`: the summary's `training_integers`), beside the failure rate on that range."""
     source = training.get("sources", {}).get("data", "the run did not record it")
-    if "integers" not in training:
+    if shares is None:
         return [
             Text(
                 f"The model's training data is not known ({source}): `--train-data FILE` adds "
                 "the share of its integers in each range."
             )
         ]
-    shares = _integer_shares(training)
     frame = tables.fail_table(rows, ["coeff_range"], [k], policy)
     frame = frame.iloc[frame["coeff_range"].map(_range_start).argsort()]
     out = frame[["coeff_range", "n"]].astype(str)
@@ -438,7 +313,7 @@ def _operator_extrapolation(
     examples: pd.DataFrame, beside: Beside, config: dict, training: dict
 ) -> list:
     rows = examples[examples["suite"] == "operator-extrapolation"]
-    known = _setting(config, "train_max_ops")
+    known = recorded_setting(config, "train_max_ops")
     m = PAPER_MAX_OPS if known is None else known
     source = training.get("sources", {}).get("max_ops", "the run did not record it")
     if known is None:

@@ -14,9 +14,8 @@ import pyarrow.parquet as pq
 
 from genprobe.errors import RunDirError
 from genprobe.runs.pool import DeadlineCounts
-from genprobe.runs.rundir import read_config
-from genprobe.studies.brittleness.config import KIND
 from genprobe.studies.brittleness.solve import MODEL_DEADLINES, RESULT_SCHEMA
+from genprobe.studies.brittleness.study import BRITTLENESS
 from genprobe.tasks.integration.suites.table import suite_frame
 
 
@@ -26,10 +25,7 @@ def read_recorded(run: str | Path) -> dict[str, Any]:
     Raises:
         RunDirError: no config.json, or a run of another study.
     """
-    recorded = read_config(run)
-    if recorded.get("kind") != KIND:
-        raise RunDirError(f"{run} holds a {recorded.get('kind')} run, not a brittleness study")
-    return recorded
+    return BRITTLENESS.recorded(run)
 
 
 def read_suites(run: str | Path) -> pd.DataFrame:

@@ -33,8 +33,9 @@ from genprobe.runs.executor import Executor, LocalExecutor, StageTask, relayed, 
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Outputs, Shard, ShardStore, json_bytes, parquet_bytes
 from genprobe.studies.brittleness import budget, solve
-from genprobe.studies.brittleness.config import KIND, BrittlenessConfig
+from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.brittleness.results import read_results, read_suites
+from genprobe.studies.brittleness.study import BRITTLENESS, SOLVE, SUITE, TRAINING
 from genprobe.studies.brittleness.suite_cache import SuiteCache
 from genprobe.studies.brittleness.training import Training, trained_on
 from genprobe.tasks.integration.integer_counts import count_integers
@@ -53,8 +54,6 @@ from genprobe.tasks.integration.suites.simple import RANGES, range_label
 from genprobe.tasks.integration.verifier import VerifierConfig
 from genprobe.verification.verdict import TimeoutPolicy
 
-BUILD = "suite"
-TRAINING = "training"
 # what the suites take from the model's training (`training.Training`) -> the suites that use it
 USES = {
     "max_ops": ("operator-extrapolation",),  # its sets
@@ -86,7 +85,7 @@ def run_brittleness(
     """Run (or resume) the whole study in `out`; returns the run directory, ready for
     `report.write_report`."""
     config, training = _with_training(config.validated(), log)
-    run = open_run(out, KIND, config)
+    run = open_run(out, BRITTLENESS.kind, config)
     run_stage(run, TrainingTask(), [Shard(TRAINING, "training", asdict(training))], executor)
     base = base_suites(config)
     _build_base_suites(run, config, base, log, executor)
@@ -154,7 +153,7 @@ def _solve(
         for chunk, start in enumerate(range(0, len(records), config.shard_size)):
             rows = records[start : start + config.shard_size]
             spec = solve.shard_spec(name, chunk, rows)
-            shards.append(Shard(solve.STAGE, f"{name}.{chunk:05d}", spec))
+            shards.append(Shard(SOLVE, f"{name}.{chunk:05d}", spec))
     log(f"solving {sum(len(s.spec['rows']) for s in shards)} problems in {len(shards)} shards")
     if not ShardStore(run).pending(shards):
         return  # solved before: no channel to open, no worker to start
@@ -188,7 +187,7 @@ def _build_base_suites(
 
 
 def _build_shard(config: BrittlenessConfig, name: str) -> Shard:
-    return Shard(BUILD, name, {"suite": name, "n": config.sizes.get(name)})
+    return Shard(SUITE, name, {"suite": name, "n": config.sizes.get(name)})
 
 
 def _request(config: BrittlenessConfig, shard: Shard) -> SuiteRequest:
@@ -228,7 +227,7 @@ def _derived_shard(
             family: [_primitive_record(p) for p in ps] for family, ps in families.items()
         },
     }
-    return Shard(BUILD, name, spec)
+    return Shard(SUITE, name, spec)
 
 
 def _solved_frame(run: Path) -> pd.DataFrame:

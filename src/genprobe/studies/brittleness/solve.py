@@ -41,7 +41,6 @@ from genprobe.tasks.integration.under_test import Candidate, Model
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.verification.ranked import RankedResult, verify_ranked
 
-STAGE = "solve"
 # a result file's metadata: the model's own deadline hits over its problems (see Model)
 MODEL_DEADLINES = "model_deadlines"
 

@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from genprobe.errors import DataFormatError
+from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
 from genprobe.tasks.integration.datasets import dataset_meta, meta_max_ops
 from genprobe.tasks.lines import json_object
-
-TRAIN_KIND = "integration-train"  # the kind in the config.json of an `integration train` run
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ def _recorded_data(spec: str) -> tuple[str | None, str]:
     if not config.is_file():
         return None, f"no {config} beside the checkpoint"
     recorded = json_object(config)
-    if recorded.get("kind") != TRAIN_KIND:
+    if recorded.get("kind") != INTEGRATION_TRAIN.kind:
         return None, f"{config} is not the record of an `integration train` run"
     settings = recorded.get("config")
     data = settings.get("data") if isinstance(settings, dict) else None

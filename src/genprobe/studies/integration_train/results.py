@@ -10,9 +10,8 @@ from typing import Any
 import pandas as pd
 
 from genprobe.errors import RunDirError
-from genprobe.runs.rundir import read_config
+from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
 
-KIND = "integration-train"
 METRICS = "metrics.jsonl"
 
 
@@ -22,10 +21,7 @@ def read_train_config(run: str | Path) -> dict[str, Any]:
     Raises:
         RunDirError: `run` is not a run directory, or holds another kind of run.
     """
-    recorded = read_config(run)
-    if recorded.get("kind") != KIND:
-        raise RunDirError(f"{run} holds a {recorded.get('kind')} run, not a training run")
-    return recorded["config"]
+    return INTEGRATION_TRAIN.recorded(run)["config"]
 
 
 def read_metrics(run: str | Path) -> pd.DataFrame:

@@ -43,6 +43,7 @@ from genprobe.studies.sagga.mutations import PRESETS
 from genprobe.studies.sagga.results import CLUSTERS, read_archive, read_tags, successes
 from genprobe.studies.sagga.selection import cluster_labels
 from genprobe.studies.sagga.slices import Slice, find_slice, tree_features
+from genprobe.studies.sagga.study import CLUSTER, NEARBY, TAG
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.integration.verifier import Verifier
@@ -159,7 +160,7 @@ def cluster_shard(run: Path, config: SaggaConfig, generations: int) -> Shard:
         "archive": archive[["problem", "text"]].values.tolist(),
         "successes": sample["problem"].tolist(),
     }
-    return Shard("cluster", "archive", spec)
+    return Shard(CLUSTER, "archive", spec)
 
 
 @dataclass(frozen=True)
@@ -190,7 +191,7 @@ def tagged_rows(clusters: Sequence[Sequence[int]], limit: int | None) -> list[in
 def tag_shards(keys: Sequence[str]) -> list[Shard]:
     """Shards named by a digest of their problems: one never overwrites another's tags."""
     chunks = [list(keys[i : i + TAG_CHUNK]) for i in range(0, len(keys), TAG_CHUNK)]
-    return [Shard("tag", _digest(chunk), {"problems": chunk}) for chunk in chunks]
+    return [Shard(TAG, _digest(chunk), {"problems": chunk}) for chunk in chunks]
 
 
 def _digest(keys: Sequence[str]) -> str:
@@ -263,7 +264,7 @@ def analyse(
     run_stage(run, TagTask(config.workers), tag_shards(keys), executor)
     log(f"searching a nearby success for {len(found)} clusters")
     shards = [
-        Shard("nearby", f"{i:03d}", {"cluster": i, "members": c["central"]})
+        Shard(NEARBY, f"{i:03d}", {"cluster": i, "members": c["central"]})
         for i, c in enumerate(found)
     ]
     run_stage(run, NearbyTask(config), shards, executor)

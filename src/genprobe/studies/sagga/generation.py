@@ -48,6 +48,7 @@ from genprobe.studies.sagga.fitness import Fitness, make_fitness
 from genprobe.studies.sagga.mutants import Mutant, SimplifyMemo, mutate_generation
 from genprobe.studies.sagga.mutations import PRESETS
 from genprobe.studies.sagga.seeds import TARGETS, read_problem_file
+from genprobe.studies.sagga.study import GENERATION, PROPOSE, VERIFY
 from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.limits import TRUSTED_LIMITS
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
@@ -56,7 +57,6 @@ from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.verification.ranked import RankedResult, verify_ranked
 from genprobe.verification.verdict import Outcome, TimeoutPolicy, deadline_counts
 
-STAGE = "generation"  # the score shard's: its manifest marks the generation done
 DIFFERENCE_SECONDS = 1.0
 Row = dict[str, Any]
 
@@ -99,7 +99,7 @@ def deadline_pool(config: SaggaConfig) -> DeadlinePool:
 def propose_shard(generation: int, seeds: Sequence[str], per_seed: int) -> Shard:
     """`seeds` as prefix strings."""
     spec = {"generation": generation, "seeds": list(seeds), "per_seed": per_seed}
-    return Shard("propose", f"{generation:05d}", spec)
+    return Shard(PROPOSE, f"{generation:05d}", spec)
 
 
 def verify_shards(generation: int, proposal: Sequence[Row], chunk: int) -> list[Shard]:
@@ -111,7 +111,7 @@ def verify_shards(generation: int, proposal: Sequence[Row], chunk: int) -> list[
     ]
     return [
         Shard(
-            "verify",
+            VERIFY,
             f"{generation:05d}-{start // chunk:04d}",
             {
                 "generation": generation,
@@ -126,7 +126,7 @@ def verify_shards(generation: int, proposal: Sequence[Row], chunk: int) -> list[
 def score_shard(generation: int, proposed: Row, verified: Sequence[Row]) -> Shard:
     """`proposed`: the proposal's file; `verified`: its verify shards' files."""
     spec = {"generation": generation, "proposed": proposed, "verified": list(verified)}
-    return Shard(STAGE, f"{generation:05d}", spec)
+    return Shard(GENERATION, f"{generation:05d}", spec)
 
 
 class _ToolsTask(StageTask):

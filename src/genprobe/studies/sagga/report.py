@@ -3,13 +3,12 @@ paper's Tables 4, 6 and 11 (central members, the model's answers, a readable sli
 tags, a nearby success), read from the run's files (`results.py`): it runs no model and no
 SymPy, so it can be rewritten at any time.
 
-Writes `summary.json`, `figures/*.png`, `report.md` and a self-contained `report.html`.
+The numbers come from `summary.py`, which writes `summary.json`; this module renders them as
+`figures/*.png`, `report.md` and a self-contained `report.html`.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -17,98 +16,22 @@ import pandas as pd
 
 from genprobe.analysis.render import Figure, Heading, Table, Text
 from genprobe.analysis.render import write_report as render
-from genprobe.runs.atomic import write_json
-from genprobe.runs.pool import DeadlineCounts
 from genprobe.studies.sagga import plots
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.results import FoundCluster, read_results
-
-SHOWN = 5  # members shown per cluster
-EFFORT = (
-    ("attempts", "mutations tried"),
-    ("simplified", "raw mutants simplified or evaluated (the rest met before)"),
-    ("rejected", "rejected by the filter or the simplify deadline"),
-    ("duplicates", "duplicates within a generation"),
-    ("mutants", "distinct mutants evaluated"),
-    ("queries", "model queries"),
-    ("cache_hits", "answered from the query cache"),
-    ("solved", "solved"),
-    ("failed", "failed"),
-    ("unsupported", "unsupported (the model cannot read it, or outside the task)"),
-)
-DEADLINE_ITEMS = {
-    "mutation": "raw mutants simplified",
-    "verification": "candidates verified",
-    "tagging": "failures tagged (SymPy integrate)",
-}
+from genprobe.studies.sagga.summary import EFFORT, SHOWN, summarize_run, write_summary
 
 
 def write_sagga_report(run: str | Path) -> tuple[Path, Path]:
-    """summary.json, figures, report.md and report.html of a SAGGA run."""
+    """Summarize the run's files (`summary.json`), draw figures, write report.md and
+    report.html of a SAGGA run."""
     run = Path(run)
     results = read_results(run)
-    config, archive, found = results.config, results.archive, results.clusters
-    stats = results.stats
-    summary = _summary(results.state, stats, archive, found)
-    write_json(run / "summary.json", summary)
-    blocks = _blocks(run, config, summary, stats, archive, found)
+    summary = summarize_run(results)
+    write_summary(run, summary)
+    config = results.config
+    blocks = _blocks(run, config, summary, results.stats, results.archive, results.clusters)
     return render(run, f"SAGGA: where {config.model.spec} fails", blocks)
-
-
-def _effort(stats: pd.DataFrame, archive: pd.DataFrame) -> dict[str, Any]:
-    totals: dict[str, Any] = {}
-    for key, _ in EFFORT:
-        if key == "rejected":
-            reasons: Counter[str] = Counter()
-            for row in stats.get("rejected", []):
-                reasons.update(row)
-            totals["rejected"] = sum(reasons.values())
-            totals["rejected_by_reason"] = dict(sorted(reasons.items()))
-        else:
-            totals[key] = int(stats[key].sum()) if key in stats else 0
-    for key in ("verifier_seconds", "mutation_worker_seconds"):
-        totals[key] = round(float(stats[key].sum()), 1) if key in stats else 0.0
-    deadlines = {stage: DeadlineCounts() for stage in DEADLINE_ITEMS}
-    for row in stats.get("deadlines", pd.Series(dtype=object)).dropna():  # none before counts
-        for stage, counts in row.items():
-            deadlines[stage] += DeadlineCounts(**counts)
-    statuses = archive["tag_status"].dropna()  # none for tags made before statuses were kept
-    deadlines["tagging"] = DeadlineCounts(
-        len(statuses), int((statuses == "timeout").sum()), int((statuses == "hang").sum())
-    )
-    totals["deadlines"] = {stage: asdict(counts) for stage, counts in deadlines.items()}
-    warnings = (counts.warning(DEADLINE_ITEMS[stage]) for stage, counts in deadlines.items())
-    totals["deadline_warnings"] = [w for w in warnings if w]
-    return totals
-
-
-def _summary(
-    state: dict[str, Any], stats: pd.DataFrame, archive: pd.DataFrame, found: list[FoundCluster]
-) -> dict[str, Any]:
-    clusters = []
-    for c in found:
-        rows = archive.iloc[list(c.members)]
-        clusters.append(
-            {
-                "size": len(c.members),
-                "mean_fitness": round(float(rows["fitness"].mean()), 4),
-                "slice": c.slice,
-                "coverage": round(c.coverage, 3),
-                "precision": round(c.precision, 3),
-                "tags": {k: int(v) for k, v in rows["tag"].value_counts().items()},
-                "central": rows["text"].head(SHOWN).tolist(),
-                "nearby_success": c.nearby,
-            }
-        )
-    tags = archive["tag"].value_counts() if len(archive) else pd.Series(dtype=int)
-    return {
-        "stop": state["stop"],
-        "generations": state["generations"],
-        "archive_size": len(archive),
-        "effort": _effort(stats, archive),
-        "tags": {k: int(v) for k, v in tags.items()},
-        "clusters": clusters,
-    }
 
 
 def _answer(answers: Any) -> str:

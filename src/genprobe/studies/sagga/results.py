@@ -22,11 +22,10 @@ import pandas as pd
 from genprobe.decoding.config import DecodingConfig
 from genprobe.errors import RunDirError
 from genprobe.models.settings import ModelSettings
-from genprobe.runs.rundir import read_config
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.sagga.config import SaggaConfig
+from genprobe.studies.sagga.study import NEARBY, SAGGA, TAG
 
-KIND = "integration-sagga"
 ARCHIVE = "archive.jsonl"
 SEARCH = "search.json"
 CLUSTERS = "analysis/clusters.json"
@@ -43,10 +42,7 @@ def stored_config(run: str | Path) -> SaggaConfig:
     Raises:
         RunDirError: `run` is not a run directory, or holds another study's run.
     """
-    recorded = read_config(run)
-    if recorded.get("kind") != KIND:
-        raise RunDirError(f"{run} holds a {recorded.get('kind')} run, not a SAGGA search")
-    stored = dict(recorded["config"])
+    stored = dict(SAGGA.recorded(run)["config"])
     model = stored.pop("model")
     settings = ModelSettings(
         model["spec"], DecodingConfig(**model["decoding"]), deadline=model["deadline"],
@@ -107,7 +103,7 @@ class SaggaResults:
 def read_tags(run: str | Path) -> pd.DataFrame:
     """problem -> tag, why, tag_status, for every problem a finished `tag` shard tagged (a
     problem's tag depends on the problem alone; tags made before statuses were kept have none)."""
-    frames = [pd.read_parquet(path) for path in ShardStore(run).outputs("tag")]
+    frames = [pd.read_parquet(path) for path in ShardStore(run).outputs(TAG)]
     if not frames:
         return pd.DataFrame(columns=TAG_COLUMNS)
     tags = pd.concat(frames, ignore_index=True).drop_duplicates("problem")
@@ -138,7 +134,7 @@ def read_results(run: str | Path) -> SaggaResults:
     nearby = {
         tuple(result["members"]): result["found"]
         for result in (
-            json.loads(p.read_text(encoding="utf-8")) for p in ShardStore(run).outputs("nearby")
+            json.loads(p.read_text(encoding="utf-8")) for p in ShardStore(run).outputs(NEARBY)
         )
     }
     clusters = []

@@ -39,7 +39,6 @@ from genprobe.studies.sagga.clusters import analyse
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.embedding import Embedder, make_embedder
 from genprobe.studies.sagga.generation import (
-    STAGE,
     ProposeTask,
     ScoreTask,
     VerifyTask,
@@ -51,9 +50,10 @@ from genprobe.studies.sagga.generation import (
     verify_shards,
 )
 from genprobe.studies.sagga.mutants import canonical_key
-from genprobe.studies.sagga.results import ARCHIVE, ARCHIVE_COLUMNS, KIND, SEARCH, read_state
+from genprobe.studies.sagga.results import ARCHIVE, ARCHIVE_COLUMNS, SEARCH, read_state
 from genprobe.studies.sagga.seeds import named_basis, read_problem_file
 from genprobe.studies.sagga.selection import select_fitness, select_kmeans
+from genprobe.studies.sagga.study import GENERATION, SAGGA
 from genprobe.tasks.integration.expression import Expr
 
 Log = Callable[[str], None]
@@ -166,7 +166,7 @@ def run_generations(
     budget; returns the run directory."""
     config = config.validated()
     seeds0 = list(dict.fromkeys(canonical_key(p) for p in basis(config)))  # before any file
-    run = open_run(out, KIND, config)
+    run = open_run(out, SAGGA.kind, config)
     search = Search(config, make_embedder(config.embedding), seeds0)
     log(f"searching from {len(seeds0)} seeds, {config.generation_size} mutants per generation")
     seeds, stop = seeds0, "generations"
@@ -213,7 +213,7 @@ class _Steps:
 
     def generation(self, generation: int, seeds: list[str], per_seed: int) -> bool:
         """Run generation `generation` unless it is done; returns whether it ran."""
-        if ShardStore(self.run).finished(STAGE, f"{generation:05d}"):
+        if ShardStore(self.run).finished(GENERATION, f"{generation:05d}"):
             return False  # however its verification was chunked
         propose, verify, score = self.tasks
         self.log(f"generation {generation}: mutating {len(seeds)} seeds, asking the model")

@@ -1,5 +1,6 @@
 """The seed-sensitivity study (Weber, Shekhar & Balasubramanian 2018) on symbol rewriting.
 
+study.py    its declaration: run kind, stages, report
 config.py   SweepConfig: what a run hashes; the data it implies
 device.py   the runtime device: its name checked early, its presence only when used
 train.py    stage `train`: chunks of seeds, each one stacked model → member checkpoints
@@ -7,11 +8,33 @@ members.py  member checkpoint files; load_members stacks them for decoding
 predict.py  stage `predict`: one suite per shard → predictions/<suite>.parquet
 results.py  predictions, training summaries and metrics.json from recorded files only
 run.py      run_sweep and evaluate_external: the drivers
+summary.py  the statistics of the result files → stats.json
 report.py   the report's content (rendered by genprobe.analysis.render)
+
+The names below other than KIND are imported on first use: `genprobe.studies` reads
+`study.py` of every study, and reading it must not load torch.
 """
 
-from genprobe.studies.seed_sensitivity.config import KIND, SweepConfig
-from genprobe.studies.seed_sensitivity.members import load_members
-from genprobe.studies.seed_sensitivity.run import evaluate_external, run_sweep
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from genprobe.studies.seed_sensitivity.study import KIND
+
+# a public name -> the module of this package that defines it
+_DEFINED_IN = {
+    "SweepConfig": "config",
+    "load_members": "members",
+    "evaluate_external": "run",
+    "run_sweep": "run",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _DEFINED_IN:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_DEFINED_IN[name]}"), name)
+
 
 __all__ = ["KIND", "SweepConfig", "evaluate_external", "load_members", "run_sweep"]

@@ -30,10 +30,6 @@ from genprobe.tasks.rewriting.task import RewritingTask
 from genprobe.tasks.task import Examples, Split, Task
 from genprobe.training.trainer import MemberSeeds, TrainConfig
 
-KIND = "seed-sweep"
-# Runs made before tasks were plug-ins: only the rewriting task, under this kind.
-LEGACY_KIND = "rewriting-sweep"
-KINDS = (KIND, LEGACY_KIND)
 # settings added after runs existed (`without_added_defaults`): a nested one as `train.name`
 ADDED_DEFAULTS = {
     "train.optimizer": "sgd",

@@ -23,11 +23,11 @@ from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.device import cpu_threads, device_facts
 from genprobe.studies.seed_sensitivity.members import load_members
+from genprobe.studies.seed_sensitivity.study import PREDICT as STAGE
 from genprobe.tasks.task import DeterministicTask
 from genprobe.tasks.tokens import input_lines, output_lines
 from genprobe.training.trainer import cuda_determinism, min_lanes
 
-STAGE = "predict"
 # Examples × input positions × hidden units held per member while decoding (float32: 4 bytes
 # each; a transformer holds keys and values per layer): long inputs (a Chomsky task's length
 # 500) are decoded in fewer rows at a time. Per member, so that how a seed's inputs are batched

@@ -1,18 +1,16 @@
 """The report of a seed sweep on any task: what it says (tables, figures, text), from result
 files only.
 
-Statistics go to `stats.json`, figures to `figures/`, and the blocks to `analysis.render`,
-which writes `report.md` and `report.html`. What a paper reports for the task (its
-`published()`) is printed beside the run, labelled as the paper's.
+The statistics come from `summary.py`, which writes them to `stats.json`; this module renders
+them: figures to `figures/`, the blocks to `analysis.render`, which writes `report.md` and
+`report.html`. What a paper reports for the task (its `published()`) is printed beside the
+run, labelled as the paper's. The validation curves also go to TensorBoard
+(`analysis.tensorboard`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
-import os
-import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,23 +22,11 @@ import pandas as pd
 from genprobe.analysis import plots
 from genprobe.analysis.render import Block, Figure, Heading, Table, Text, interval
 from genprobe.analysis.render import write_report as render
-from genprobe.analysis.stats import (
-    MIN_CORRELATION_SEEDS,
-    Correlation,
-    Summary,
-    correlate,
-    pooled_iqm,
-    share_at_least,
-    summarize,
-)
-from genprobe.analysis.variance import Component, VarianceDecomposition, decompose_variance
-from genprobe.errors import ConfigError
-from genprobe.runs.atomic import write_json
+from genprobe.analysis.stats import MIN_CORRELATION_SEEDS, Correlation, Share, Summary
+from genprobe.analysis.tensorboard import write_validation_curves
+from genprobe.analysis.variance import Component, VarianceDecomposition
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.results import (
-    TOKEN_ACCURACY,
-    accuracy_table,
-    length_table,
     read_config_hash,
     read_model_notes,
     read_predictions,
@@ -49,20 +35,28 @@ from genprobe.studies.seed_sensitivity.results import (
     shard_devices,
     trained_lengths,
 )
+from genprobe.studies.seed_sensitivity.summary import (
+    EARLY_STOPPING,
+    EPOCH_CAP,
+    MAX_SUITES,
+    STALL_THRESHOLD,
+    THRESHOLD,
+    SweepSummary,
+    learned,
+    stopped_by,
+    summarize_sweep,
+    write_stats,
+)
 from genprobe.tasks.published import Published
 from genprobe.tasks.registry import task_name
 from genprobe.training.trainer import TrainConfig
 
 TITLE = "Seed sensitivity of generalization"
-STALL_THRESHOLD = 0.95  # a seed whose best validation accuracy is below this stopped learning
-THRESHOLD = 0.9  # by default, a seed "generalizes" to a suite at this accuracy or above
-MAX_SUITES = 12  # suites shown one by one (per-seed table, correlations, box plot)
-EARLY_STOPPING = "early stopping"
-EPOCH_CAP = "epoch cap"
 
 
 def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, Path]:
-    """Compute statistics, draw figures, write `stats.json`, `report.md` and `report.html`.
+    """Summarize the run's result files (`stats.json`), draw figures, write `report.md` and
+    `report.html`.
 
     Args:
         run: the sweep's run directory.
@@ -72,55 +66,15 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
         ConfigError: a threshold outside [0, 1].
         RunDirError: not a sweep, or nothing evaluated yet.
     """
-    if not 0 <= threshold <= 1:
-        raise ConfigError("threshold", "in [0, 1]", threshold)
     run = Path(run)
     config = read_sweep(run)
-    published = config.task.published()
-    predictions = read_predictions(run, config)
-    accuracy = accuracy_table(predictions, config.task.suites())
     training = read_training(run)
-    stalled = stalled_seeds(training)
-    capped = [seed for seed, t in training.items() if stopped_by(t, config.train) == EPOCH_CAP]
-    summaries = suite_summaries(accuracy)
-    shares = {suite: share_at_least(accuracy[suite].dropna(), threshold) for suite in accuracy}
-    pooled = pooled_iqm([accuracy[suite].dropna().to_numpy() for suite in accuracy])
-    healthy = accuracy.drop(index=[int(seed) for seed in stalled], errors="ignore")
-    shown = list(accuracy.columns[:MAX_SUITES])
-    pairs = list(itertools.combinations(shown, 2))
-    pairs += [p for p in (published.pairs if published else {}) if p not in pairs]
-    correlations = [
-        correlate(a, accuracy[a].to_numpy(), b, accuracy[b].to_numpy())
-        for a, b in pairs
-        if a in accuracy and b in accuracy
-    ]
-    by_length = length_table(predictions)
-    tokens = (
-        accuracy_table(predictions, config.task.suites(), TOKEN_ACCURACY)
-        if TOKEN_ACCURACY in predictions
-        else None
-    )
-    token_summaries = suite_summaries(tokens) if tokens is not None else {}
-    variance = variance_by_suite(config, accuracy) if config.grid else {}
-    write_json(
-        run / "stats.json",
-        {
-            "summary": {suite: s.to_dict() for suite, s in summaries.items()},
-            "generalize": {suite: s.to_dict() for suite, s in shares.items()},
-            "pooled_iqm": dict(zip(("iqm", "ci_low", "ci_high"), pooled, strict=True)),
-            "per_length": _per_length(by_length, predictions),
-            "stalled_seeds": stalled,
-            "capped_seeds": capped,
-            "summary_without_stalled": {
-                suite: s.to_dict() for suite, s in suite_summaries(healthy).items()
-            }
-            if stalled and len(healthy) > 0
-            else None,
-            "correlations": [c.to_dict() for c in correlations],
-            "token_summary": {suite: s.to_dict() for suite, s in token_summaries.items()},
-            "variance": {suite: v.to_dict() for suite, v in variance.items()},
-        },
-    )
+    predictions = read_predictions(run, config)
+    summary = summarize_sweep(config, predictions, training, threshold)
+    write_stats(run, summary)
+    published = config.task.published()
+    accuracy, stalled = summary.accuracy, summary.stalled
+    shown = accuracy[accuracy.columns[:MAX_SUITES]]
     blocks = [
         _introduction(read_config_hash(run), config, len(accuracy), published),
         Text(_devices(*shard_devices(run)) + _members_alone(read_model_notes(run))),
@@ -132,21 +86,29 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
             "percentile-bootstrap interval over seeds; a 95 % bootstrap interval of the mean; "
             f"and how many seeds generalize, i.e. reach {_pct(threshold)} % (95 % Wilson "
             "interval of the share). Pooled over all suites, with a bootstrap stratified by "
-            f"suite (seeds resampled within each): IQM {_pct(pooled[0])} %"
-            + ("" if np.isnan(pooled[1]) else f" {interval(pooled[1], pooled[2], _pct)}")
+            f"suite (seeds resampled within each): IQM {_pct(summary.pooled[0])} %"
+            + (
+                ""
+                if np.isnan(summary.pooled[1])
+                else f" {interval(summary.pooled[1], summary.pooled[2], _pct)}"
+            )
             + "."
             + (
                 " –: no interval with fewer than 3 seeds."
-                if any(np.isnan(s.ci_low) for s in summaries.values())
+                if any(np.isnan(s.ci_low) for s in summary.summaries.values())
                 else ""
             )
         ),
-        _summary_table(summaries, shares),
-        *(_variance_blocks(config.grid, variance) if config.grid else []),
-        *(_published_blocks(published, summaries, correlations) if published else []),
-        *(_stalled_blocks(stalled, training, healthy, config.train) if learned(training) else []),
-        *_length_blocks(run, by_length, "accuracy", "per_length.png"),
-        *(_token_blocks(run, predictions, tokens, threshold) if tokens is not None else []),
+        _summary_table(summary.summaries, summary.shares),
+        *(_variance_blocks(config.grid, summary.variance) if config.grid else []),
+        *(
+            _published_blocks(published, summary.summaries, summary.correlations)
+            if published
+            else []
+        ),
+        *(_stalled_blocks(summary, training, config.train) if learned(training) else []),
+        *_length_blocks(run, summary.by_length, "accuracy", "per_length.png"),
+        *(_token_blocks(run, summary) if summary.tokens is not None else []),
         Heading("Accuracy per seed (%)"),
         Text(
             "The highest and lowest value of each suite in bold; `validation`: the best "
@@ -155,58 +117,15 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
             f"{EPOCH_CAP} (`--max-epochs` {config.train.max_epochs}); `stalled`: stopped "
             f"below {_pct(STALL_THRESHOLD, 0)} % validation accuracy." + _cut_note(accuracy.columns)
         ),
-        _per_seed_table(accuracy[shown], training, stalled, config),
-        *_correlation_blocks(run, accuracy[shown], correlations, published),
+        _per_seed_table(shown, training, stalled, config),
+        *_correlation_blocks(run, shown, summary.correlations, published),
         Heading("Learning curves"),
         *_learning_curves(run, training, stalled),
         Heading("Figures"),
-        *_figures(run, accuracy[shown], published),
+        *_figures(run, shown, published),
     ]
-    write_tensorboard(run, training)
+    write_validation_curves(run, {seed: t["validation"] for seed, t in training.items()})
     return render(run, TITLE, blocks)
-
-
-def stalled_seeds(training: dict[str, Any]) -> list[str]:
-    """Seeds (as strings, in run order) whose best validation accuracy is below the threshold."""
-    return [seed for seed, t in training.items() if t["best_accuracy"] < STALL_THRESHOLD]
-
-
-def learned(training: dict[str, Any]) -> bool:
-    """Whether some seed's validation accuracy ever rose above 0 % (True with no records)."""
-    return not training or any(max(t["validation"]) > 0 for t in training.values())
-
-
-def stopped_by(record: dict[str, Any], train: TrainConfig) -> str:
-    """What ended a seed's training (`read_training`'s record), by the trainer's rule: early
-    stopping after `patience` epochs without improvement, except for a seed still at 0 %,
-    which only the epoch cap ends."""
-    last = record.get("last_improvement", record["best_epoch"])  # older records lack it
-    waiting = record["epochs"] - last < train.patience or record["validation"][-1] == 0
-    return EPOCH_CAP if waiting else EARLY_STOPPING
-
-
-def write_tensorboard(run: Path, training: dict[str, Any]) -> Path | None:
-    """Validation accuracy per epoch as TensorBoard scalars (`validation/seed=N`) in
-    `run/tensorboard`, if the optional `tensorboard` package is installed; else None."""
-    try:
-        from torch.utils.tensorboard import SummaryWriter
-    except ImportError:
-        return None
-    target = run / "tensorboard"
-    with tempfile.TemporaryDirectory(dir=run, prefix=".tensorboard-") as tmp:
-        writer = SummaryWriter(tmp)
-        for seed, t in training.items():
-            for epoch, value in enumerate(t["validation"], start=1):
-                writer.add_scalar(f"validation/seed={seed}", value, epoch)
-        writer.close()
-        shutil.rmtree(target, ignore_errors=True)
-        os.replace(tmp, target)
-    return target
-
-
-def suite_summaries(accuracy: pd.DataFrame) -> dict[str, Summary]:
-    """Per suite, the summary across seeds of `accuracy_table`'s column."""
-    return {suite: summarize(accuracy[suite].dropna().to_numpy()) for suite in accuracy.columns}
 
 
 def task_description(config: SweepConfig) -> str:
@@ -271,20 +190,6 @@ def _introduction(
 def model_description(config: SweepConfig) -> str:
     """The architecture in words, e.g. "2-layer LSTM seq2seq with bilinear attention (…)"."""
     return config.model.describe()
-
-
-def variance_by_suite(
-    config: SweepConfig, accuracy: pd.DataFrame
-) -> dict[str, VarianceDecomposition]:
-    """Per suite, the split of the members' variance into init seed, order seed and residual."""
-    assert config.grid is not None
-    shape = tuple(len(seeds) for seeds in config.grid)
-    members = accuracy.reindex(list(config.seeds))
-    return {
-        suite: decompose_variance(members[suite].to_numpy().reshape(shape))
-        for suite in accuracy.columns
-        if members[suite].notna().all()
-    }
 
 
 STACKINGS = {
@@ -443,8 +348,9 @@ def _published_blocks(
 
 
 def _stalled_blocks(
-    stalled: list[str], training: dict[str, Any], healthy: pd.DataFrame, train: TrainConfig
+    summary: SweepSummary, training: dict[str, Any], train: TrainConfig
 ) -> list[Block]:
+    stalled = summary.stalled
     if not stalled:
         return []
     listed = ", ".join(
@@ -468,13 +374,13 @@ def _stalled_blocks(
             )
             + (
                 " The statistics without them:"
-                if len(healthy)
+                if summary.without_stalled is not None
                 else " Every seed stalled, so no statistics are left without them."
             )
         ),
     ]
-    if len(healthy) > 0:
-        blocks.append(_summary_table(suite_summaries(healthy)))
+    if summary.without_stalled is not None:
+        blocks.append(_summary_table(summary.without_stalled))
     return blocks
 
 
@@ -494,12 +400,8 @@ def _length_blocks(run: Path, by_length: pd.DataFrame, what: str, name: str) -> 
     ]
 
 
-def _token_blocks(
-    run: Path, predictions: pd.DataFrame, tokens: pd.DataFrame, threshold: float
-) -> list[Block]:
-    summaries = suite_summaries(tokens)
-    shares = {s: share_at_least(tokens[s].dropna(), threshold) for s in tokens}
-    by_length = length_table(predictions, TOKEN_ACCURACY)
+def _token_blocks(run: Path, summary: SweepSummary) -> list[Block]:
+    assert summary.token_by_length is not None
     return [
         Heading("Per-token accuracy across seeds (%)"),
         Text(
@@ -507,19 +409,11 @@ def _token_blocks(
             "averaged over a suite's examples: the score of Delétang et al. (2023), where "
             "accuracy above counts whole outputs only. Columns as above."
         ),
-        _summary_table(summaries, shares),
-        *_length_blocks(run, by_length, "per-token accuracy", "per_length_tokens.png"),
+        _summary_table(summary.token_summaries, summary.token_shares),
+        *_length_blocks(
+            run, summary.token_by_length, "per-token accuracy", "per_length_tokens.png"
+        ),
     ]
-
-
-def _per_length(by_length: pd.DataFrame, predictions: pd.DataFrame) -> dict[str, Any]:
-    examples = predictions.groupby("length")["index"].size() // predictions["seed"].nunique()
-    with np.errstate(all="ignore"):
-        low, median, high = np.nanpercentile(by_length.to_numpy(float), [25, 50, 75], axis=0)
-    return {
-        str(length): {"examples": int(examples[length]), "q25": q25, "median": m, "q75": q75}
-        for length, q25, m, q75 in zip(by_length.columns, low, median, high, strict=True)
-    }
 
 
 def _correlation_blocks(
@@ -628,7 +522,7 @@ def _range(values: Sequence[float]) -> str:
     return "" if np.isnan(values[2]) else f"{values[2]:.2f} – {values[3]:.2f}"
 
 
-def _summary_table(summaries: dict[str, Summary], shares: dict | None = None) -> Table:
+def _summary_table(summaries: dict[str, Summary], shares: dict[str, Share] | None = None) -> Table:
     rows = []
     for suite, s in summaries.items():
         row = {

@@ -14,12 +14,10 @@ import pandas as pd
 
 from genprobe.errors import RunDirError
 from genprobe.runs.atomic import write_json
-from genprobe.runs.rundir import read_config
 from genprobe.runs.shards import ShardStore
-from genprobe.studies.seed_sensitivity import predict, train
-from genprobe.studies.seed_sensitivity.config import KIND, KINDS, SweepConfig
+from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.studies.seed_sensitivity.study import PREDICT, SEED_SENSITIVITY, TRAIN
 from genprobe.tasks.tokens import encode_inputs
-from genprobe.user_code import remember
 
 ROLES_FILE = "data/roles.json"  # per role of the study's data: split, examples, lengths
 
@@ -30,26 +28,18 @@ def read_sweep(run: str | Path) -> SweepConfig:
     Raises:
         RunDirError: no config.json, or a run of another study.
     """
-    return SweepConfig.from_identity(_recorded(run)["config"])
+    return SweepConfig.from_identity(SEED_SENSITIVITY.recorded(run)["config"])
 
 
 def read_config_hash(run: str | Path) -> str:
     """The hash of the config the run was made with."""
-    return _recorded(run)["hash"]
+    return SEED_SENSITIVITY.recorded(run)["hash"]
 
 
 def read_model_notes(run: str | Path) -> dict[str, Any] | None:
     """What was measured of the model before the run trained (`model_check.members_alone`);
     None for runs made before it was measured."""
-    return _recorded(run).get("provenance", {}).get("model")
-
-
-def _recorded(run: str | Path) -> dict[str, Any]:
-    stored = read_config(run)
-    if stored.get("kind") not in KINDS:
-        raise RunDirError(f"{run} holds a {stored.get('kind')} run, not a {KIND}")
-    remember(stored.get("provenance", {}).get("user_modules", {}))  # a py: task or model
-    return stored
+    return SEED_SENSITIVITY.recorded(run).get("provenance", {}).get("model")
 
 
 def read_predictions(run: str | Path, config: SweepConfig | None = None) -> pd.DataFrame:
@@ -58,7 +48,7 @@ def read_predictions(run: str | Path, config: SweepConfig | None = None) -> pd.D
     Raises:
         RunDirError: no suite has been evaluated yet.
     """
-    files = ShardStore(run).outputs(predict.STAGE)
+    files = ShardStore(run).outputs(PREDICT)
     if not files:
         raise RunDirError(f"{run} has no predictions yet")
     frame = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
@@ -82,7 +72,7 @@ def trained_lengths(run: str | Path) -> tuple[int, int] | None:
 def read_training(run: str | Path) -> dict[str, Any]:
     """Per seed (as a string): epochs, best epoch, validation accuracy per epoch."""
     summaries: dict[str, Any] = {}
-    for path in ShardStore(run).outputs(train.STAGE):
+    for path in ShardStore(run).outputs(TRAIN):
         if path.suffix == ".json":
             summaries.update(json.loads(path.read_text(encoding="utf-8")))
     return summaries
@@ -153,4 +143,4 @@ def shard_devices(run: str | Path) -> tuple[list[dict[str, Any]], list[dict[str,
     def facts(stage: str) -> list[dict[str, Any]]:
         return [{k: m[k] for k in DEVICE_FACTS if k in m} for m in store.manifests(stage)]
 
-    return facts(train.STAGE), facts(predict.STAGE)
+    return facts(TRAIN), facts(PREDICT)

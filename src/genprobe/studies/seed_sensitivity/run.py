@@ -30,7 +30,7 @@ from genprobe.runs.atomic import write_json
 from genprobe.runs.executor import Executor, LocalExecutor, relayed, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import ShardStore
-from genprobe.studies.seed_sensitivity.config import KIND, LEGACY_KIND, SweepConfig
+from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.device import check_device
 from genprobe.studies.seed_sensitivity.model_check import check_contract, members_alone
 from genprobe.studies.seed_sensitivity.predict import PredictTask, predict_shard, prediction_path
@@ -40,6 +40,7 @@ from genprobe.studies.seed_sensitivity.results import (
     read_sweep,
     write_metrics,
 )
+from genprobe.studies.seed_sensitivity.study import KIND, LEGACY_KIND
 from genprobe.studies.seed_sensitivity.train import OnProgress, TrainTask, train_shards
 from genprobe.tasks.files import write_examples
 from genprobe.tasks.task import Examples

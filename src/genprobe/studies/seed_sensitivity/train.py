@@ -23,9 +23,9 @@ from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.device import cpu_threads, device_facts
 from genprobe.studies.seed_sensitivity.members import member_bytes, member_path
 from genprobe.studies.seed_sensitivity.predict import decode_and_check
+from genprobe.studies.seed_sensitivity.study import TRAIN as STAGE
 from genprobe.training.trainer import Progress, SweepTrainer
 
-STAGE = "train"
 STATE_FILE = "state.pt"
 PROGRESS_STEPS = 20
 

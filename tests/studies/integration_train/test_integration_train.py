@@ -8,8 +8,9 @@ import sympy as sp
 import torch
 
 from genprobe.models.registry import load_model
+from genprobe.studies.integration_train.config import PRESETS, IntegrationTrainConfig
+from genprobe.studies.integration_train.run import run_training
 from genprobe.tasks.integration import X, from_sympy, problem_prefix, to_prefix
-from genprobe.training.seq2seq_transformer import PRESETS, IntegrationTrainConfig, Trainer
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +84,34 @@ def test_an_interrupted_run_resumes_where_it_stopped_and_ends_with_the_same_weig
     assert_same_weights(whole, parts)
     code, err = train(cli, data, parts, "--epochs", "3", "--epoch-size", "32")
     assert code == 2 and "different run" in err
+
+
+def test_a_rerun_resumes_from_state_pt_alone(cli, data, tmp_path):
+    """model.pt and metrics.jsonl are written before state.pt: a run killed between them has
+    newer ones, which the rerun replaces."""
+    whole, parts = tmp_path / "whole", tmp_path / "parts"
+    common = ("--epochs", "2", "--epoch-size", "32")
+    assert train(cli, data, whole, *common)[0] == 0
+    assert train(cli, data, parts, *common, "--max-minutes", "0")[0] == 0  # saved at step 1
+    for name in ("model.pt", "metrics.jsonl"):  # as if a later save was killed before state.pt
+        (parts / name).write_bytes((whole / name).read_bytes())
+    assert train(cli, data, parts, *common)[0] == 0
+    assert_same_weights(whole, parts)
+    assert [(m["epoch"], m["step"]) for m in metrics_of(parts)] == [(0, 4), (1, 8)]
+
+
+def test_a_state_pt_saved_without_weights_and_metrics_still_resumes(cli, data, tmp_path):
+    """Runs made before state.pt held them resume from model.pt and metrics.jsonl."""
+    whole, parts = tmp_path / "whole", tmp_path / "parts"
+    common = ("--epochs", "2", "--epoch-size", "32")
+    assert train(cli, data, whole, *common)[0] == 0
+    assert train(cli, data, parts, *common, "--max-minutes", "0")[0] == 0
+    state = torch.load(parts / "state.pt", weights_only=True)
+    del state["network"], state["history"]
+    torch.save(state, parts / "state.pt")
+    assert train(cli, data, parts, *common)[0] == 0
+    assert_same_weights(whole, parts)
+    assert [(m["epoch"], m["step"]) for m in metrics_of(parts)] == [(0, 4), (1, 8)]
 
 
 @pytest.mark.parametrize("precision", ["bf16", "fp16"])
@@ -164,9 +193,11 @@ def test_every_preset_is_a_valid_config_of_a_known_size():
 def test_progress_is_reported_every_few_steps_and_at_each_epochs_end(data, tmp_path):
     config = IntegrationTrainConfig(str(data), epochs=2, epoch_size=200, batch_size=8, valid_size=5)
     reported = []
-    Trainer(config, tmp_path / "run").run(
-        lambda network, problems: {"valid_fail@1": 1.0},
+    run_training(
+        config,
+        tmp_path / "run",
         on_step=lambda done, total, loss: reported.append((done, total, loss)),
+        validate=lambda network, problems: {"valid_fail@1": 1.0},
     )
     steps = [done for done, _, _ in reported]
     assert steps == [1, 21, 25] * 2  # 25 steps per epoch, every REPORT_EVERY = 20th and the last

@@ -1,0 +1,15 @@
+"""The brittleness study's declaration (`genprobe.studies.study`)."""
+
+from genprobe.studies.study import Study
+
+TRAINING = "training"  # what the model was trained on (`training.py`)
+SUITE = "suite"  # one shard per suite table built (`run.py`)
+SOLVE = "solve"  # decode and verify a chunk of a suite's problems (`solve.py`)
+BUDGET = "budget"  # the large search on the simple primitives (`budget.py`)
+
+BRITTLENESS = Study(
+    kind="integration-brittleness",
+    name="a brittleness study",
+    report="genprobe.studies.brittleness.report:write_report",
+    stages=(TRAINING, SUITE, SOLVE, BUDGET),
+)

@@ -1,0 +1,10 @@
+"""The integration-train study's declaration (`genprobe.studies.study`): its run has no
+shards; the trainer resumes from `state.pt`."""
+
+from genprobe.studies.study import Study
+
+INTEGRATION_TRAIN = Study(
+    kind="integration-train",
+    name="an integration training run",
+    report="genprobe.studies.integration_train.report:write_train_report",
+)

@@ -1,0 +1,19 @@
+"""The SAGGA study's declaration (`genprobe.studies.study`)."""
+
+from genprobe.studies.study import Study
+
+# a generation's three kinds of shard (`generation.py`)
+PROPOSE = "propose"
+VERIFY = "verify"
+GENERATION = "generation"  # the score shard's: its manifest marks the generation done
+# the archive's analysis (`clusters.py`)
+CLUSTER = "cluster"
+TAG = "tag"
+NEARBY = "nearby"
+
+SAGGA = Study(
+    kind="integration-sagga",
+    name="a SAGGA search",
+    report="genprobe.studies.sagga.report:write_sagga_report",
+    stages=(PROPOSE, VERIFY, GENERATION, CLUSTER, TAG, NEARBY),
+)

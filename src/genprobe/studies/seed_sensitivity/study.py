@@ -1,0 +1,18 @@
+"""The seed-sensitivity study's declaration (`genprobe.studies.study`)."""
+
+from genprobe.studies.study import Study
+
+KIND = "seed-sweep"
+# Runs made before tasks were plug-ins: only the rewriting task, under this kind.
+LEGACY_KIND = "rewriting-sweep"
+TRAIN = "train"  # one shard per chunk of seeds, each one stacked model (`train.py`)
+PREDICT = "predict"  # one shard per suite (`predict.py`)
+
+SEED_SENSITIVITY = Study(
+    kind=KIND,
+    name="a seed sweep",
+    report="genprobe.studies.seed_sensitivity.report:write_report",
+    stages=(TRAIN, PREDICT),
+    report_settings=("threshold",),
+    older_kinds=(LEGACY_KIND,),
+)
