@@ -13,8 +13,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
-from genprobe.errors import GenprobeError
+from genprobe.errors import ConfigError, GenprobeError
 
 _found: dict[str, str] = {}  # module name → its file, for every user module imported
 _remembered: dict[str, str] = {}  # module name → the file a run recorded
@@ -46,6 +47,19 @@ def import_user_module(name: str, spec: str) -> ModuleType:
     if getattr(module, "__file__", None):
         _found[name] = str(Path(module.__file__).resolve())
     return module
+
+
+def user_object(spec: str, setting: str, form: str) -> Any:
+    """What a `py:module:name` spec names in the user's module; None if it has no such name.
+
+    Raises:
+        ConfigError: a spec not of that form (named as `setting`, expected as `form`).
+        GenprobeError: the module cannot be imported.
+    """
+    module_name, colon, name = spec.partition(":")[2].partition(":")
+    if not colon or not module_name or not name:
+        raise ConfigError(setting, form, spec)
+    return getattr(import_user_module(module_name, f"{setting} {spec}"), name, None)
 
 
 def found_modules() -> dict[str, str]:

@@ -18,10 +18,10 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
-from genprobe.errors import ConfigError, GenprobeError, TaskContractError, UnknownTaskError
+from genprobe.errors import GenprobeError, TaskContractError, UnknownTaskError
 from genprobe.options import field_types, typed_options
 from genprobe.tasks.task import Task
-from genprobe.user_code import import_user_module
+from genprobe.user_code import user_object
 
 TASKS: dict[str, str] = {
     "rewriting": "genprobe.tasks.rewriting.task:RewritingTask",
@@ -103,15 +103,10 @@ def load_task(name: str, options: Mapping[str, Any] | None = None) -> Task:
 
 
 def _user_class(name: str) -> type[Task]:
-    _, _, path = name.partition(":")
-    module_name, colon, cls_name = path.partition(":")
-    if not colon or not module_name or not cls_name:
-        raise ConfigError("task", "py:module:Class", name)
-    module = import_user_module(module_name, f"task {name}")
-    cls = getattr(module, cls_name, None)
+    cls = user_object(name, "task", "py:module:Class")
     if not (isinstance(cls, type) and issubclass(cls, Task)):
         raise TaskContractError(
-            f"task {name}: {module_name}.{cls_name} must be a subclass of genprobe.tasks.Task, "
-            f"got {cls!r}"
+            f"task {name}: {name.partition(':')[2].replace(':', '.')} must be a subclass of "
+            f"genprobe.tasks.Task, got {cls!r}"
         )
     return cls

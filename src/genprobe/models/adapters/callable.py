@@ -15,7 +15,7 @@ from genprobe.errors import ConfigError, GenprobeError
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.reading import read_expression
 from genprobe.tasks.integration.under_test import Candidate, Model, problem_text
-from genprobe.user_code import import_user_module
+from genprobe.user_code import user_object
 
 Answer = str | tuple[str, float]
 
@@ -61,12 +61,8 @@ def user_function(target: str) -> Callable[[str, int], Any]:
     Raises:
         ConfigError: not of that form, no such module or attribute, or not callable.
     """
-    module_name, colon, attribute = target.partition(":")
-    if not colon or not module_name or not attribute:
-        raise ConfigError("--model", "py:package.module:function", f"py:{target}")
-    module = import_user_module(module_name, f"--model py:{target}")
-    function = getattr(module, attribute, None)
+    spec = f"py:{target}"
+    function = user_object(spec, "--model", "py:package.module:function")
     if not callable(function):
-        raise ConfigError("--model", f"py:module:function with a function {attribute!r} in "
-                          f"{module_name}", f"py:{target}")  # fmt: skip
+        raise ConfigError("--model", "py:module:function naming a function", spec)
     return function

@@ -45,11 +45,11 @@ from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from genprobe.data.seq2seq import BOS, PAD
-from genprobe.errors import ConfigError, GenprobeError, ModelContractError, check_choice
+from genprobe.errors import GenprobeError, ModelContractError, check_choice
 from genprobe.models.architectures.base import Architecture, ModelShape
 from genprobe.models.member_stack import MemberStack
 from genprobe.options import typed_options
-from genprobe.user_code import import_user_module
+from genprobe.user_code import user_object
 
 STACKINGS = ("auto", "loop", "vmap")
 ENCODER_DECODER, DECODER_ONLY = "encoder-decoder", "decoder-only"
@@ -117,16 +117,11 @@ def builder_function(spec: str) -> Builder:
     Raises:
         ConfigError: a spec that is not py:module:function.
         GenprobeError: the module cannot be imported.
-        ModelContractError: it has no such callable.
+        ModelContractError: it has no such function.
     """
-    _, _, path = spec.partition(":")
-    module_name, colon, name = path.partition(":")
-    if not colon or not module_name or not name:
-        raise ConfigError("arch", "py:module:function", spec)
-    module = import_user_module(module_name, f"architecture {spec}")
-    function = getattr(module, name, None)
+    function = user_object(spec, "arch", "py:module:function")
     if not callable(function):
-        raise ModelContractError(f"{spec}: {module_name} has no callable {name!r}")
+        raise ModelContractError(f"{spec}: its module has no function of that name")
     return function
 
 
