@@ -30,7 +30,7 @@ def test_a_users_model_runs_the_whole_study_and_reports_from_anywhere(cli, tmp_p
     }
     notes = stored["provenance"]["model"]
     assert notes["members_equal_alone"] and notes["stacking"] == "loop"
-    assert stored["provenance"]["user_modules"] == {"my_model": str(EXAMPLES / "my_model.py")}
+    assert stored["provenance"]["user_modules"]["my_model"] == str(EXAMPLES / "my_model.py")
     assert cli("compare", str(lstm), str(mine), "--out", str(tmp_path / "cmp"))[0] == 0
     compared = (tmp_path / "cmp" / "report.md").read_text()
     assert "py:my_model:build(dropout=0.0, heads=4, layers=2, width=32)" in compared
