@@ -192,7 +192,7 @@ def model_description(config: SweepConfig) -> str:
     return config.model.describe()
 
 
-STACKINGS = {
+STACKING_WORDS = {
     "stacked": "The members of a stacked model run as one model",
     "loop": "The members of a stacked model run one after another (torch.func)",
     "vmap": "The members of a stacked model run as one batched call (torch.func.vmap)",
@@ -203,7 +203,7 @@ def _members_alone(notes: dict[str, Any] | None) -> str:
     """Whether a member computes what its seed alone computes, as measured before training."""
     if notes is None:
         return ""
-    how = STACKINGS.get(notes["stacking"], notes["stacking"])
+    how = STACKING_WORDS.get(notes["stacking"], notes["stacking"])
     if notes["members_equal_alone"]:
         return f" {how}, each bit for bit its seed trained alone ({notes['measured']})."
     return (
