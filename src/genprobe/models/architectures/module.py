@@ -36,7 +36,8 @@ import functools
 import inspect
 import typing
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -375,24 +376,15 @@ class ModuleStack(MemberStack):
         return logits, ModuleState(state.src, out)
 
 
-class _seeded:
-    """Torch's generators seeded from a member's uniform for one call, then restored."""
-
-    def __init__(self, seed: Tensor | None, device: torch.device) -> None:
-        self.seed, self.device = seed, device
-        self.fork: Any = None
-
-    def __enter__(self) -> None:
-        if self.seed is None:
-            return
-        devices = [self.device] if self.device.type == "cuda" else []
-        self.fork = torch.random.fork_rng(devices=devices)
-        self.fork.__enter__()
-        torch.manual_seed(int(self.seed))
-
-    def __exit__(self, *exc: object) -> None:
-        if self.fork is not None:
-            self.fork.__exit__(*exc)
+@contextmanager
+def _seeded(seed: Tensor | None, device: torch.device) -> Iterator[None]:
+    """Torch's generators seeded from a member's seed for one call, then restored."""
+    if seed is None:
+        yield
+        return
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        torch.manual_seed(int(seed))
+        yield
 
 
 def joint_sequence(src: Tensor, tgt_in: Tensor, src_vocab: int) -> Tensor:
