@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 EXAMPLES = Path(__file__).parents[3] / "examples"
@@ -100,3 +101,15 @@ def test_a_bad_model_is_one_line_and_exit_2_with_nothing_written(case, cli, tmp_
     code, _, err = cli("sweep", *SCAN, *args, "--out", str(tmp_path / "run"))
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+def test_an_mlp_sweep_runs_and_cuts_inputs_longer_than_its_own(cli, tmp_path):
+    run = tmp_path / "mlp"
+    args = ["--task", "parity_check", "--task-option", "test_lengths=41", "--seeds", "2"]
+    args += ["--max-epochs", "2", "--train-size", "500", "--validation-size", "50"]
+    args += ["--suite-size", "40", "--optimizer", "adam", "--arch", "mlp"]
+    assert cli("sweep", *args, "--model-option", "hidden=32", "--out", str(run), "--json")[0] == 0
+    assert "MLP over a fixed-length input (1 hidden layer of 32" in (run / "report.md").read_text()
+    predictions = pd.read_parquet(run / "predictions" / "length_41.parquet")
+    assert len(predictions) == 80 and set(predictions["seed"]) == {1, 2}
