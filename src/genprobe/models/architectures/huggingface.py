@@ -18,6 +18,7 @@ Needs the `transformers` package (`pip install 'genprobe[hf]'`), imported only w
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -87,12 +88,13 @@ def _transformers() -> Any:
 
 
 def _config(model_type: str, spec: str, **fields: Any) -> Any:
-    try:
-        return _transformers().AutoConfig.for_model(model_type, **fields)
-    except ValueError as error:
-        raise ConfigError(
-            "arch", f"hf:TYPE with a type transformers knows ({error})", spec
-        ) from None
+    transformers = _transformers()
+    known = transformers.models.auto.configuration_auto.CONFIG_MAPPING_NAMES
+    if model_type not in known:
+        near = difflib.get_close_matches(model_type, known, n=3)
+        hint = f" (did you mean {', '.join(f'hf:{name}' for name in near)}?)" if near else ""
+        raise ConfigError("arch", f"hf:TYPE with a model type transformers knows{hint}", spec)
+    return transformers.AutoConfig.for_model(model_type, **fields)
 
 
 def _config_fields(spec: str) -> dict[str, Any]:
