@@ -121,7 +121,7 @@ def test_a_hugging_face_option_must_be_a_field_of_its_config():
     with pytest.raises(ConfigError, match=r"one of hf:gpt2's options: .*n_embd.*Got 'width'"):
         load_architecture("hf:gpt2", {"width": "16"})
     assert dict(load_architecture("hf:gpt2", {"n_inner": "64"}).settings) == {"n_inner": 64}
-    with pytest.raises(ConfigError, match="a model type transformers knows .did you mean hf:gpt2"):
+    with pytest.raises(ConfigError, match=r"a model type transformers knows .did you mean hf:gpt2"):
         load_architecture("hf:gtp2")
 
 

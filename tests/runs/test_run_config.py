@@ -10,7 +10,7 @@ import pytest
 from genprobe.decoding.config import DecodingConfig
 from genprobe.models.architectures.recurrent import RecurrentConfig
 from genprobe.models.settings import ModelSettings
-from genprobe.runs.provenance import config_hash, git_state
+from genprobe.runs.provenance import config_hash, git_state, provenance
 from genprobe.runs.rundir import open_run, read_config
 from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.integration_train.config import IntegrationTrainConfig
@@ -130,3 +130,17 @@ def test_provenance_says_whether_the_code_differs_from_its_commit(tmp_path):
     assert git_state(tmp_path)["git_dirty"] is False
     (tmp_path / "code.py").write_text("a = 2\n")
     assert git_state(tmp_path)["git_dirty"] is True
+
+
+def test_provenance_names_the_cpu_kernels_and_settings_that_round_the_floats(monkeypatch):
+    import torch
+
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx2")
+    monkeypatch.delenv("MKL_CBWR", raising=False)
+    facts = provenance()["machine"]
+    assert facts["torch_cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+    assert (
+        facts["settings"]["ATEN_CPU_CAPABILITY"] == "avx2" and "MKL_CBWR" not in facts["settings"]
+    )
+    assert facts["cpu"] and facts["cores"] >= 1
+    assert (facts["mkl"] is None) == (not torch.backends.mkl.is_available())

@@ -62,7 +62,11 @@ def brittleness(
         None, help="Section 6: beam and samples of this size on k1*{exp,sin,cos,tan}(k2*x)."
     ),
     policy: str = typer.Option("strict", help="The report's main timeout policy."),
-    validation: Path = typer.Option(None, help="Test or validation file (L&C text, JSONL, …)."),
+    validation: Path = typer.Option(
+        None,
+        help="Test or validation file (L&C text, JSONL, …); bundled:integration-cpu's "
+        "test split is data/mix6.txt.test, made by `make strong-data`.",
+    ),
     split: str = typer.Option(None, help="Its split, for JSONL/Parquet datasets."),
     method: str = typer.Option("bwd", help="operator-extrapolation: fwd, bwd or ibp."),
     deadline: float = typer.Option(2.0, help="Verifier seconds per candidate."),

@@ -75,7 +75,8 @@ MODELS: dict[str, ModelKind] = {
     "bundled": ModelKind(
         "genprobe.models.adapters.seq2seq:from_bundled",
         "bundled:NAME",
-        "a transformer shipped with genprobe (integration-cpu: docs/models.md)",
+        "a transformer shipped with genprobe (integration-cpu: docs/models.md; its test split "
+        "is data/mix6.txt.test from `make strong-data`)",
         ("decoding", "device"),
         seq2seq=True,
         check=_bundled_name,

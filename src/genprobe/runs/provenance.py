@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -46,11 +47,60 @@ def provenance() -> dict[str, Any]:
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
+        "machine": machine(),
         "versions": versions,
         **git_state(),
         "argv": sys.argv,
         **({"user_modules": modules} if (modules := found_modules()) else {}),
     }
+
+
+# Environment variables that choose torch's CPU kernels or thread counts (and so the float
+# rounding of a training trajectory: docs/rewriting.md#other-machines).
+KERNEL_SETTINGS = (
+    "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS", "MKL_CBWR",
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+)  # fmt: skip
+
+
+def machine() -> dict[str, Any]:
+    """The CPU and the math libraries that ran the numbers: another CPU model, kernel set or
+    library build rounds floats differently, so one seed's trajectory differs across machines."""
+    import torch
+
+    build = torch.__config__.show()
+    return {
+        "cpu": _cpu_model(),
+        "cores": os.cpu_count(),
+        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "torch_threads": torch.get_num_threads(),
+        "mkl": _build_line(build, "Math Kernel Library Version"),
+        "onednn": _build_line(build, "MKL-DNN v"),
+        "settings": {name: os.environ[name] for name in KERNEL_SETTINGS if name in os.environ},
+    }
+
+
+def _cpu_model() -> str:
+    """The CPU's name, with its family and model numbers where Linux gives them (a virtual
+    machine often names every AMD EPYC generation alike)."""
+    try:
+        first = Path("/proc/cpuinfo").read_text().split("\n\n")[0]
+    except OSError:
+        return platform.processor() or platform.machine()
+    fields = dict(line.split(":", 1) for line in first.splitlines() if ":" in line)
+    fields = {key.strip(): value.strip() for key, value in fields.items()}
+    name = fields.get("model name", platform.machine())
+    if "cpu family" in fields and "model" in fields:
+        return f"{name} (family {fields['cpu family']}, model {fields['model']})"
+    return name
+
+
+def _build_line(build: str, marker: str) -> str | None:
+    """The text after `marker` on the line of torch's build configuration that has it."""
+    for line in build.splitlines():
+        if marker in line:
+            return line.split(marker, 1)[1].strip()
+    return None
 
 
 def _git(where: Path, *args: str) -> str | None:

@@ -41,6 +41,8 @@ def test_sweep_writes_a_complete_run_and_resumes_without_redoing_work(tmp_path, 
             ["rewriting", "sweep", *TINY, "--device", "cuda", "--out", str(run), "--json"], capsys
         )
         assert code == 2 and "device must be a device that exists here" in err
+        if torch.version.cuda is None:
+            assert "CPU build; docs/gpu.md" in err
         assert len(err.strip().splitlines()) == 1 and not (run / "members").exists()
     code, out, _ = run_cli(["rewriting", "sweep", *TINY, "--out", str(run), "--json"], capsys)
     assert code == 0

@@ -59,9 +59,12 @@ def device_facts(name: str) -> dict[str, Any]:
     if device.type == "cuda":
         visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if (device.index or 0) >= visible:
-            raise ConfigError(
-                "device", f"a device that exists here ({visible} CUDA GPUs visible)", name
+            why = (
+                "this torch is a CPU build; docs/gpu.md says how to install a CUDA build"
+                if torch.version.cuda is None
+                else f"{visible} CUDA GPUs visible"
             )
+            raise ConfigError("device", f"a device that exists here ({why})", name)
         facts["gpu"] = torch.cuda.get_device_name(device)
         facts["cublas_workspace_config"] = os.environ.get("CUBLAS_WORKSPACE_CONFIG")
     return facts
