@@ -11,6 +11,7 @@ from genprobe import __version__
 from genprobe.cli import (
     architectures,
     brittleness,
+    export,
     integration,
     models,
     report,
@@ -63,6 +64,7 @@ integration.app.command(name="brittleness")(brittleness.brittleness)
 integration.app.command(name="sagga")(sagga.sagga)
 integration.app.command(name="sagga-report")(sagga.sagga_report)
 app.command(name="report")(report.report)
+app.command(name="export")(export.export)
 app.command(name="models")(models.models)
 
 

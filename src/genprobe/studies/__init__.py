@@ -2,15 +2,15 @@
 
 `STUDIES` is the one table of the studies, each declared once in its own `study.py`
 (`genprobe.studies.study.Study`: the kind a run records in `config.json`, its stages, its
-report). `report_run` finds a run's study by its kind and imports the report function only
-then (so reporting one study never loads another's dependencies). A report function takes the
-run directory, reads only its result files, and returns the paths of `report.md` and
-`report.html` (`genprobe.analysis.render.write_report` writes both from a list of blocks).
+report, its tables). `study_of` finds a run's study by its kind; `report_run` imports the
+report function only then (so reporting one study never loads another's dependencies). A
+report function takes the run directory, reads only its result files, and returns the paths of
+`report.md` and `report.html` (`genprobe.analysis.render.write_report` writes both from a list
+of blocks).
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +20,26 @@ from genprobe.studies.brittleness.study import BRITTLENESS
 from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
 from genprobe.studies.sagga.study import SAGGA
 from genprobe.studies.seed_sensitivity.study import SEED_SENSITIVITY
-from genprobe.studies.study import Study
+from genprobe.studies.study import Study, load_function
 
 STUDIES: tuple[Study, ...] = (SEED_SENSITIVITY, BRITTLENESS, SAGGA, INTEGRATION_TRAIN)
-# a run's kind -> its study's report function, as "module:function"
-REPORTS: dict[str, str] = {kind: study.report for study in STUDIES for kind in study.kinds}
+KINDS: tuple[str, ...] = tuple(kind for study in STUDIES for kind in study.kinds)
+
+
+def study_of(run: str | Path) -> Study:
+    """The study whose run `run` holds, by the kind its config.json records.
+
+    Raises:
+        RunDirError: `run` has no readable config.json, or its kind is no study's.
+    """
+    kind = read_config(run).get("kind")
+    study = next((s for s in STUDIES if kind in s.kinds), None)
+    if study is None:
+        raise RunDirError(
+            f"{run} holds a run of kind {kind!r}, which no study knows "
+            f"(known: {', '.join(sorted(KINDS))})"
+        )
+    return study
 
 
 def report_run(run: str | Path, **settings: Any) -> tuple[Path, Path]:
@@ -32,17 +47,11 @@ def report_run(run: str | Path, **settings: Any) -> tuple[Path, Path]:
     `settings` (e.g. a seed sweep's `threshold`) go to the study's report function.
 
     Raises:
-        RunDirError: `run` has no readable config.json, or its kind has no report.
+        RunDirError: `run` has no readable config.json, or its kind is no study's.
         ConfigError: a setting the study's report does not take.
     """
-    kind = read_config(run).get("kind")
-    study = next((s for s in STUDIES if kind in s.kinds), None)
-    if study is None:
-        raise RunDirError(
-            f"{run}: no report for runs of kind {kind!r} (known: {', '.join(sorted(REPORTS))})"
-        )
+    study = study_of(run)
     for name in settings:
         if name not in study.report_settings:
-            raise ConfigError(name, f"a setting of this run's report ({kind})", "given")
-    module, _, function = study.report.partition(":")
-    return getattr(importlib.import_module(module), function)(Path(run), **settings)
+            raise ConfigError(name, f"a setting of this run's report ({study.kind})", "given")
+    return load_function(study.report)(Path(run), **settings)

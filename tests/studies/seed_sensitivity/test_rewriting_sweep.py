@@ -239,7 +239,7 @@ def test_generate_then_check(tmp_path, capsys):
     "config, message",
     [
         (None, "is not a run directory (no config.json)"),
-        ({"kind": "unheard-of", "hash": "0", "config": {}}, "no report for runs of kind"),
+        ({"kind": "unheard-of", "hash": "0", "config": {}}, "which no study knows"),
     ],
 )
 def test_report_of_a_directory_that_is_no_known_run_exits_2(tmp_path, capsys, config, message):

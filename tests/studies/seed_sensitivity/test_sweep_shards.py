@@ -2,7 +2,6 @@
 processes, give the members one stacked model gives and report their progress; the study's
 report kind is registered."""
 
-import importlib
 import json
 
 import pytest
@@ -11,8 +10,9 @@ import torch
 from genprobe.errors import RunDirError
 from genprobe.models.architectures.recurrent import RecurrentConfig
 from genprobe.runs.executor import LocalExecutor
-from genprobe.studies import REPORTS
 from genprobe.studies.seed_sensitivity import KIND, SweepConfig, load_members, run_sweep
+from genprobe.studies.seed_sensitivity.study import SEED_SENSITIVITY
+from genprobe.studies.study import load_function
 
 
 @pytest.fixture
@@ -85,5 +85,4 @@ def test_only_more_seeds_in_whole_stacked_models_extend_a_config(tiny_sweep):
 
 
 def test_the_sweep_kind_has_a_report_function():
-    module, _, function = REPORTS[KIND].partition(":")
-    assert callable(getattr(importlib.import_module(module), function))
+    assert callable(load_function(SEED_SENSITIVITY.report)) and KIND in SEED_SENSITIVITY.kinds

@@ -11,5 +11,6 @@ BRITTLENESS = Study(
     kind="integration-brittleness",
     name="a brittleness study",
     report="genprobe.studies.brittleness.report:write_report",
+    tables="genprobe.studies.brittleness.tables:run_tables",
     stages=(TRAINING, SUITE, SOLVE, BUDGET),
 )

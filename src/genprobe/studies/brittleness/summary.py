@@ -26,7 +26,6 @@ from genprobe.tasks.integration.suites import FAMILIES
 from genprobe.tasks.integration.suites.primitives import SOLVED, is_solved
 from genprobe.verification.verdict import deadline_counts
 
-POLICIES = ("strict", "generous")
 # the suites made of problems the model solved -> the sets those come from
 SOLVED_FROM = {
     "robustness-validation": ("valid_primitive",),
@@ -53,11 +52,11 @@ def summarize_run(
     summary: dict[str, Any] = {
         "fail": {
             policy: _records(tables.fail_table(examples, ["suite"], ks, policy))
-            for policy in POLICIES
+            for policy in tables.POLICIES
         },
         "fail_by_set": {
             policy: _records(tables.fail_table(examples, ["suite", "set", "template"], ks, policy))
-            for policy in POLICIES
+            for policy in tables.POLICIES
         },
         "outcomes": _records(tables.outcome_counts(examples)),
         "unresolved": _records(tables.unresolved(examples, ks)),

@@ -1,5 +1,6 @@
 """The numbers of the brittleness report, computed from the examples table (one row per problem,
-see `results.read_examples`) and the large-search rows: plain DataFrames, no formatting.
+see `results.read_examples`) and the large-search rows: plain DataFrames, no formatting; and
+the run's results as tidy tables (`run_tables`, which `genprobe.analysis.tables` reads).
 
 Fail@k of a group is the share of its problems with no passing candidate among the first k:
 under the strict policy the first *correct* rank counts, under the generous one (SAGGA's) the
@@ -11,11 +12,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from genprobe.studies.brittleness.results import read_budget, read_examples, read_recorded
+from genprobe.studies.brittleness.solve import CANDIDATE
+
 RANK_COLUMN = {"strict": "first_correct_rank", "generous": "first_generous_rank"}
+POLICIES = tuple(RANK_COLUMN)
 
 
 def failed(ranks: pd.Series, k: int) -> pd.Series:
@@ -167,3 +173,52 @@ def budget_summary(per_problem: pd.DataFrame, examples: pd.DataFrame, k: int) ->
             }
         )
     return pd.DataFrame(rows)
+
+
+# -- the run's tables ---------------------------------------------------------------------------
+
+
+def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
+    """The run's tables by name:
+
+        examples    one row per problem (the model × suite × its row): the problem, its
+                    reference, its suite's metadata (set, template, coefficients, …), how many
+                    candidates the model gave, the first rank that passes under each policy
+        candidates  one row per problem × candidate, in rank order, with its verdict
+        scores      one row per suite × policy: problems the model could read, Fail@k (%)
+        budget      (a run with `--search-budget`) one row per candidate of the large search
+
+    Raises:
+        RunDirError: not a brittleness run, or nothing solved yet.
+    """
+    config = read_recorded(run)["config"]
+    model = config["model"]["spec"]
+    examples = read_examples(run)
+    candidates = pd.DataFrame(
+        [
+            {"suite": suite, "row": row, **candidate}
+            for suite, row, ranked in zip(
+                examples["suite"], examples["row"], examples["candidates"], strict=True
+            )
+            for candidate in ranked
+        ],
+        columns=["suite", "row", *CANDIDATE.names],
+    ).astype({"rank": "int64", "score": "float64", "logprob": "float64", "seconds": "float64"})
+    scores = pd.concat(
+        [
+            fail_table(examples, ["suite"], config["ks"], policy).assign(policy=policy)
+            for policy in POLICIES
+        ],
+        ignore_index=True,
+    )
+    tables = {
+        "examples": examples.drop(columns="candidates"),
+        "candidates": candidates,
+        "scores": scores[["suite", "policy", "n", *fail_columns(config["ks"])]],
+    }
+    budget = read_budget(run)
+    if budget is not None:
+        tables["budget"] = budget
+    for table in tables.values():
+        table.insert(0, "model", model)
+    return tables

@@ -7,4 +7,5 @@ INTEGRATION_TRAIN = Study(
     kind="integration-train",
     name="an integration training run",
     report="genprobe.studies.integration_train.report:write_train_report",
+    tables="genprobe.studies.integration_train.tables:run_tables",
 )

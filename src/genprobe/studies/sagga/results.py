@@ -67,14 +67,20 @@ def read_state(run: str | Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def read_mutants(
+    run: str | Path, generations: int, columns: list[str] | None = None
+) -> pd.DataFrame:
+    """Every distinct mutant of the first `generations` generations with its verdict (only
+    `columns`, where given), in the order made."""
+    paths = sorted((Path(run) / "generations").glob("*.parquet"))[:generations]
+    frames = [pd.read_parquet(path, columns=columns) for path in paths]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+
+
 def successes(run: str | Path, generations: int) -> pd.DataFrame:
     """Every distinct problem the model solved in the first `generations` generations."""
-    paths = sorted((Path(run) / "generations").glob("*.parquet"))[:generations]
-    frames = [pd.read_parquet(path, columns=["problem", "text", "status"]) for path in paths]
-    if not frames:
-        return pd.DataFrame(columns=["problem", "text"])
-    frame = pd.concat(frames, ignore_index=True)
-    return frame[frame["status"] == "solved"].drop_duplicates("problem")[["problem", "text"]]
+    mutants = read_mutants(run, generations, ["problem", "text", "status"])
+    return mutants[mutants["status"] == "solved"].drop_duplicates("problem")[["problem", "text"]]
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,11 @@ class SaggaResults:
         return pd.DataFrame(self.state["stats"])
 
 
+def read_tagged_archive(run: str | Path) -> pd.DataFrame:
+    """The archive with each failure's exploit tag, why and tag_status, where tagged."""
+    return read_archive(run).merge(read_tags(run), on="problem", how="left")
+
+
 def read_tags(run: str | Path) -> pd.DataFrame:
     """problem -> tag, why, tag_status, for every problem a finished `tag` shard tagged (a
     problem's tag depends on the problem alone; tags made before statuses were kept have none)."""
@@ -120,7 +131,7 @@ def read_results(run: str | Path) -> SaggaResults:
     run = Path(run)
     config = stored_config(run)
     state = read_state(run)
-    archive = read_archive(run)
+    archive = read_tagged_archive(run)
     unfinished = RunDirError(
         f"{run}: the search's analysis (clusters, tags, nearby successes) is not finished; "
         "rerun the search with the same command to finish it"
@@ -145,5 +156,4 @@ def read_results(run: str | Path) -> SaggaResults:
         clusters.append(
             FoundCluster(tuple(c["members"]), c["slice"], c["coverage"], c["precision"], near)
         )
-    archive = archive.merge(read_tags(run), on="problem", how="left")
     return SaggaResults(config, state, archive, clusters)

@@ -15,5 +15,6 @@ SAGGA = Study(
     kind="integration-sagga",
     name="a SAGGA search",
     report="genprobe.studies.sagga.report:write_sagga_report",
+    tables="genprobe.studies.sagga.tables:run_tables",
     stages=(PROPOSE, VERIFY, GENERATION, CLUSTER, TAG, NEARBY),
 )

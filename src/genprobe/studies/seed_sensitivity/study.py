@@ -12,6 +12,7 @@ SEED_SENSITIVITY = Study(
     kind=KIND,
     name="a seed sweep",
     report="genprobe.studies.seed_sensitivity.report:write_report",
+    tables="genprobe.studies.seed_sensitivity.tables:run_tables",
     stages=(TRAIN, PREDICT),
     report_settings=("threshold",),
     older_kinds=(LEGACY_KIND,),

@@ -1,0 +1,96 @@
+"""A seed sweep's results as tidy tables (`genprobe.analysis.tables` reads any run's):
+
+    examples  one row per example × member × suite: the member's output and whether the task's
+              verifier accepts it (`valid`), the input's length, per-token accuracy where the
+              task scores it
+    scores    one row per member × suite: examples, accuracy (and mean per-token accuracy)
+    members   one row per member: epochs trained, the kept epoch, its validation accuracy,
+              what ended training, whether it stalled
+    curves    one row per member × validation: validation accuracy after each epoch
+
+A member is a seed; in a grid of init × data-order seeds every table also names its `init`
+and `order` seeds. Rows run by seed, then suite in the task's order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.studies.seed_sensitivity.results import (
+    TOKEN_ACCURACY,
+    read_predictions,
+    read_sweep,
+    read_training,
+)
+from genprobe.studies.seed_sensitivity.summary import stalled_seeds, stopped_by
+
+
+def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
+    """The sweep's tables by name: examples, scores, members, curves.
+
+    Raises:
+        RunDirError: not a sweep, or no suite evaluated yet.
+    """
+    config = read_sweep(run)
+    examples = _in_order(read_predictions(run, config), config)
+    training = read_training(run)
+    stalled = set(stalled_seeds(training))
+    scored = {"n": ("index", "size"), "accuracy": ("valid", "mean")}
+    if TOKEN_ACCURACY in examples:
+        scored[TOKEN_ACCURACY] = (TOKEN_ACCURACY, "mean")
+    scores = examples.groupby(["seed", "suite"], sort=False).agg(**scored).reset_index()
+    members = pd.DataFrame(
+        [
+            {
+                "seed": int(seed),
+                "epochs": record["epochs"],
+                "best_epoch": record["best_epoch"],
+                "validation_accuracy": record["best_accuracy"],
+                "stopped_by": stopped_by(record, config.train),
+                "stalled": seed in stalled,
+            }
+            for seed, record in training.items()
+        ],
+        columns=["seed", "epochs", "best_epoch", "validation_accuracy", "stopped_by", "stalled"],
+    )
+    curves = pd.DataFrame(
+        [
+            {
+                "seed": int(seed),
+                "epoch": epoch,
+                "validation_accuracy": accuracy,
+                "kept": epoch == record["best_epoch"],
+            }
+            for seed, record in training.items()
+            for epoch, accuracy in enumerate(record["validation"], start=1)
+        ],
+        columns=["seed", "epoch", "validation_accuracy", "kept"],
+    )
+    tables = {"examples": examples, "scores": scores, "members": members, "curves": curves}
+    if config.grid:
+        tables = {name: _with_grid_seeds(table, config) for name, table in tables.items()}
+    return tables
+
+
+def _in_order(predictions: pd.DataFrame, config: SweepConfig) -> pd.DataFrame:
+    """By seed, then suite (the task's suites first, in its order; others by name), then index."""
+    suites = [s for s in config.task.suites() if s in set(predictions["suite"])]
+    suites += sorted(set(predictions["suite"]) - set(suites))
+    position = {suite: i for i, suite in enumerate(suites)}
+    return predictions.sort_values(
+        ["seed", "suite", "index"],
+        key=lambda column: column.map(position) if column.name == "suite" else column,
+        ignore_index=True,
+    )
+
+
+def _with_grid_seeds(table: pd.DataFrame, config: SweepConfig) -> pd.DataFrame:
+    """`table` with each member's init and order seeds after its `seed`."""
+    streams = config.streams()
+    table = table.copy()
+    table.insert(1, "init", [streams[seed].init for seed in table["seed"]])
+    table.insert(2, "order", [streams[seed].order for seed in table["seed"]])
+    return table
