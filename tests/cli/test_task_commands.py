@@ -54,13 +54,22 @@ def test_check_judges_outputs_with_the_tasks_rule(cli, tmp_path):
     gold = tmp_path / "gold.jsonl"
     cli("task", "generate", "duplicate_string", "--split", "test", "--n", "50", "--out", str(gold))
     code, out, _ = cli("task", "check", "duplicate_string", "--input", str(gold), "--json")
-    assert code == 0 and json.loads(out) == {"n": 50, "right": 50, "wrong": 0, "accuracy": 1.0}
+    assert code == 0 and json.loads(out) == {
+        "n": 50, "right": 50, "wrong": 0, "accuracy": 1.0, "wrong_lines": []
+    }  # fmt: skip
     rows = read(gold)
     rows[0]["output"] += " 0"
     rows[1]["output"] = "not a token"
-    gold.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rows[40]["output"] = ""
+    # a blank line: the examples after it are a line further down
+    lines = [json.dumps(r) for r in rows[:10]] + [""] + [json.dumps(r) for r in rows[10:]]
+    gold.write_text("".join(line + "\n" for line in lines))
+    code, out, _ = cli("task", "check", "duplicate_string", "--input", str(gold), "--json")
+    assert code == 0 and json.loads(out) == {
+        "n": 50, "right": 47, "wrong": 3, "accuracy": 0.94, "wrong_lines": [1, 2, 42]
+    }  # fmt: skip
     code, _, err = cli("task", "check", "duplicate_string", "--input", str(gold))
-    assert code == 0 and "48 of 50 outputs right, accuracy 96.00 %" in err
+    assert code == 0 and "47 of 50 outputs right, accuracy 94.00 %; wrong: lines 1, 2, 42" in err
 
 
 @pytest.mark.parametrize(

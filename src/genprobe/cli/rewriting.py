@@ -95,12 +95,16 @@ def generate(
 def check(
     src: Path = typer.Option(..., help="Inputs, one per line (.src or a TSV)."),
     tgt: Path = typer.Option(None, help="Outputs to judge, one per line (omit for a TSV)."),
-    as_json: bool = typer.Option(False, "--json", help="Print {n, valid, invalid, accuracy}."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print {n, valid, invalid, accuracy, invalid_lines}."
+    ),
     symbols: int = SYMBOLS,
     letters: str = LETTERS,
     variants: int = VARIANTS,
 ) -> None:
     """Count how many given outputs satisfy the validity rule."""
+    import numpy as np
+
     from genprobe.tasks.rewriting.formats import read_pairs, read_tsv
     from genprobe.tasks.rewriting.validity import valid_outputs
     from genprobe.tasks.tokens import encode_outputs
@@ -113,8 +117,9 @@ def check(
     else:
         inputs, outputs = read_pairs(src, tgt, grammar)
     out, length = encode_outputs(grammar.output_tokens, outputs)
-    valid = int(valid_outputs(grammar, inputs, out, length).sum())
-    print_judged(len(outputs), valid, as_json, ("valid", "invalid"))
+    valid = valid_outputs(grammar, inputs, out, length)
+    lines = np.arange(1, len(outputs) + 1)  # every line of the file(s) holds an example
+    print_judged(valid, lines, as_json, ("valid", "invalid"))
 
 
 # `rewriting sweep`'s grammar options, as the rewriting task's options

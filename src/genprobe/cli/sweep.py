@@ -14,13 +14,16 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, make_executor
 from genprobe.cli.console import console, progress_bar
 from genprobe.errors import GenprobeError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DEVICE = typer.Option(
     "cpu",
@@ -298,7 +301,7 @@ def evaluate(
             raise GenprobeError(f"{input}: .src and .tsv inputs are for rewriting runs only")
         src = read_inputs(input, task)
     else:
-        src, _, _ = read_examples(input, task, outputs=False)
+        src = read_examples(input, task, outputs=False).src
     evaluate_external(run_dir, src, name or input.stem, device)
     finish(run_dir, report, as_json, threshold)
 
@@ -318,17 +321,31 @@ def compare(
     console.print(f"compared {len(loaded)} runs: {html}")
 
 
+LINES_SHOWN = 10  # lines of wrong outputs a plain line names (--json lists them all)
+
+
 def print_judged(
-    n: int, right: int, as_json: bool, words: tuple[str, str] = ("right", "wrong")
+    accepted: np.ndarray,
+    lines: np.ndarray,
+    as_json: bool,
+    words: tuple[str, str] = ("right", "wrong"),
 ) -> None:
-    """How many of n outputs a rule accepted: {n, right, wrong, accuracy} as JSON, or a line
+    """Which outputs a rule accepted (`accepted`, one per example, on `lines` of its file):
+    {n, right, wrong, accuracy, wrong_lines} as JSON, or a line naming the first wrong lines
     (`words` names the two kinds)."""
     good, bad = words
-    result = {"n": n, good: right, bad: n - right, "accuracy": right / n}
+    n, right = len(accepted), int(accepted.sum())
+    wrong = lines[~accepted].tolist()
     if as_json:
+        result = {"n": n, good: right, bad: n - right, "accuracy": right / n, f"{bad}_lines": wrong}
         print(json.dumps(result))
-    else:
-        console.print(f"{right:,} of {n:,} outputs {good}, accuracy {100 * right / n:.2f} %")
+        return
+    shown = ", ".join(map(str, wrong[:LINES_SHOWN]))
+    more = f" and {len(wrong) - LINES_SHOWN:,} more (--json lists all)" * (len(wrong) > LINES_SHOWN)
+    console.print(
+        f"{right:,} of {n:,} outputs {good}, accuracy {100 * right / n:.2f} %"
+        + (f"; {bad}: line{'s' * (len(wrong) > 1)} {shown}{more}" if wrong else "")
+    )
 
 
 def finish(run: Path, report: bool, as_json: bool, threshold: float) -> None:

@@ -75,7 +75,9 @@ def check(
     input: Path = typer.Option(
         ..., "--input", help='JSON lines with "input" and "output" fields, tokens by spaces.'
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print {n, right, wrong, accuracy}."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print {n, right, wrong, accuracy, wrong_lines}."
+    ),
     task_option: list[str] = TASK_OPTION,
 ) -> None:
     """Judge each line's output against its input with the task's exact rule."""
@@ -84,5 +86,5 @@ def check(
     from genprobe.tasks.registry import load_task
 
     task = load_task(name, parse_pairs(task_option, "--task-option"))
-    src, out, length = read_examples(input, task)
-    print_judged(len(src), int(task.verify(src, out, length).sum()), as_json)
+    read = read_examples(input, task)
+    print_judged(task.verify(read.src, read.out, read.length), read.lines, as_json)

@@ -100,8 +100,8 @@ def check_task(task: Task, name: str, size: int = 200) -> None:
                 _broken(name, f"verify({damage} outputs of {split!r})", "True", "False")
         with tempfile.TemporaryDirectory() as tmp:
             path = write_examples(Path(tmp) / "x.jsonl", task, examples)
-            src, out, _ = read_examples(path, task)
-        if not _same(examples, Examples(src, out)):
+            read = read_examples(path, task)
+        if not _same(examples, Examples(read.src, read.out)):
             _broken(name, "write_examples/read_examples", "other examples", "a round trip")
         if task.split_spec(split).disjoint and _keys(examples) & train_keys:
             _broken(name, f"generate({split!r})", "training inputs", "inputs not in training")

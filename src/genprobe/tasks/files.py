@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,15 +26,17 @@ def write_examples(path: str | Path, task: Task, examples: Examples) -> Path:
     return Path(path)
 
 
-def read_examples(
-    path: str | Path, task: Task, outputs: bool = True
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Inputs (known tokens only) and outputs (any tokens) of an example file.
+class ExampleArrays(NamedTuple):
+    src: np.ndarray  # (n, L) input ids
+    out: np.ndarray  # (n, M) output ids, -1 for tokens outside the vocabulary
+    length: np.ndarray  # (n,) output lengths
+    lines: np.ndarray  # (n,) each example's line in its file, from 1 (blank lines are skipped)
 
-    Returns:
-        (n, L) input ids, (n, M) output ids (-1 for tokens outside the vocabulary) and (n,)
-        output lengths; with `outputs=False` the `output` field may be absent and the last two
-        are empty.
+
+def read_examples(path: str | Path, task: Task, outputs: bool = True) -> ExampleArrays:
+    """Inputs (known tokens only) and outputs (any tokens) of an example file, with the line
+    each example is on; with `outputs=False` the `output` field may be absent and `out` and
+    `length` are empty.
 
     Raises:
         DataFormatError: unreadable, not JSON objects, no examples, a missing or non-string
@@ -48,8 +51,9 @@ def read_examples(
             if not isinstance(row.get(name), str):
                 raise DataFormatError(path, number, f"field {name!r} must be a string of tokens")
     src = encode_inputs(task.source_vocab, [(n, row["input"].split()) for n, row in rows], path)
+    lines = np.array([number for number, _ in rows])
     if not outputs:
         empty = np.zeros((len(rows), 0), dtype=np.int64)
-        return src, empty, np.zeros(len(rows), dtype=np.int64)
+        return ExampleArrays(src, empty, np.zeros(len(rows), dtype=np.int64), lines)
     out, length = encode_outputs(task.target_vocab, [row["output"].split() for _, row in rows])
-    return src, out, length
+    return ExampleArrays(src, out, length, lines)

@@ -187,7 +187,9 @@ def test_generate_then_check(tmp_path, capsys):
     code, out, _ = run_cli(
         ["rewriting", "check", "--src", f"{prefix}.src", "--tgt", f"{prefix}.tgt", "--json"], capsys
     )
-    assert json.loads(out) == {"n": 40, "valid": 40, "invalid": 0, "accuracy": 1.0}
+    assert json.loads(out) == {
+        "n": 40, "valid": 40, "invalid": 0, "accuracy": 1.0, "invalid_lines": []
+    }  # fmt: skip
 
     lines = (tmp_path / "long.tgt").read_text().splitlines()
     lines[0] = "junk " + lines[0]
@@ -205,7 +207,7 @@ def test_generate_then_check(tmp_path, capsys):
         ],
         capsys,
     )
-    assert json.loads(out)["invalid"] == 2
+    assert json.loads(out)["invalid"] == 2 and json.loads(out)["invalid_lines"] == [1, 2]
 
     code, _, _ = run_cli(
         [
