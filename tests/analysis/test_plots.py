@@ -50,3 +50,25 @@ def test_one_epoch_learning_curves_have_integer_epochs(monkeypatch, tmp_path):
     )
     assert _ticks_shown(ax) == [1.0]
     assert [t.get_text() for t in ax.texts] == ["seeds 1, 2"]
+
+
+def test_learning_curves_give_each_seed_a_colour_the_colour_bar_names(monkeypatch, tmp_path):
+    from genprobe.analysis import plots
+
+    seeds = [str(s) for s in range(1, 51)]
+    curves = {seed: [0.0, 0.5, 0.99] for seed in seeds}
+    curves["7"] = [0.0, 0.1]
+    ax = _drawn(
+        monkeypatch,
+        plots,
+        lambda: plots.learning_curves(
+            curves, dict.fromkeys(seeds, 3) | {"7": 2}, {"7"}, tmp_path / "c.png"
+        ),
+    )
+    lines = ax.get_lines()
+    assert len(lines) == 50 and len({line.get_color() for line in lines}) == 50
+    assert [line.get_linestyle() for line in lines].count("--") == 1  # the stalled seed
+    assert lines[6].get_linestyle() == "--"
+    bar = ax.figure.axes[1]  # the colour bar
+    assert bar.get_ylabel() == "seed"
+    assert [t.get_text() for t in bar.get_yticklabels()] == seeds[::5]

@@ -14,12 +14,12 @@ def test_blocks_render_as_markdown_and_self_contained_html(tmp_path):
     ax.plot([0, 1])
     fig.savefig(tmp_path / "figures" / "line.png", format="png")
     plt.close(fig)
-    frame = pd.DataFrame({"suite": ["long", "a<b"], "accuracy": ["15.49", "99.00"]})
+    frame = pd.DataFrame({"suite": ["long", "a<b", "c"], "accuracy": ["15.49", "99.00", "1.00"]})
     blocks = [
         Heading("Results"),
         Heading("Beside `ref`", level=3),
         Text("Config hash `abc`; x < y."),
-        Table(frame, {(0, "accuracy")}),
+        Table(frame, high={(1, "accuracy")}, low={(2, "accuracy")}),
         Figure("figures/line.png", "A line."),
     ]
     md, page = write_report(tmp_path, "A study & its title", blocks)
@@ -29,7 +29,8 @@ def test_blocks_render_as_markdown_and_self_contained_html(tmp_path):
     assert text.startswith(
         "# A study & its title\n\n## Results\n\n### Beside `ref`\n\nConfig hash `abc`; x < y."
     )
-    assert "| suite | accuracy |\n|---|---|\n| long | **15.49** |\n| a<b | 99.00 |" in text
+    # the highest and the lowest value marked apart: bold and italics
+    assert "|---|---|\n| long | 15.49 |\n| a<b | **99.00** |\n| c | *1.00* |" in text
     assert "![A line.](figures/line.png)" in text
 
     html = page.read_text()
@@ -37,7 +38,10 @@ def test_blocks_render_as_markdown_and_self_contained_html(tmp_path):
     assert "<p>Config hash <code>abc</code>; x &lt; y.</p>" in html
     assert "<h3>Beside <code>ref</code></h3>" in html
     # numbers right-aligned (the default), text cells marked to align left; tables scroll
-    assert "<td><b>15.49</b></td>" in html and '<td class="text">a&lt;b</td>' in html
+    assert '<td class="high"><b>99.00</b></td>' in html
+    assert '<td class="low"><i>1.00</i></td>' in html
+    assert "td.high {" in html and "td.low {" in html  # each with its own colour
+    assert "<td>15.49</td>" in html and '<td class="text">a&lt;b</td>' in html
     assert '<div class="table"><table>' in html
     png = base64.b64encode((tmp_path / "figures" / "line.png").read_bytes()).decode()
     assert f"data:image/png;base64,{png}" in html and "figures/line.png" not in html

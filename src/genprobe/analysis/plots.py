@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -10,6 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.ticker import MaxNLocator
 
 from genprobe.runs.atomic import atomic_path
@@ -68,23 +71,23 @@ def correlation_heatmap(matrix: pd.DataFrame, path: Path, title: str) -> Path:
 def learning_curves(
     curves: dict[str, list[float]], best: dict[str, int], flagged: set[str], path: Path
 ) -> Path:
-    """Validation accuracy per epoch, one line per seed; a dot where each seed's kept (best)
-    epoch is, a cross where it stopped; `flagged` seeds drawn in red and labelled, seeds that
-    end at the same point under one label."""
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    """Validation accuracy per epoch, one line per seed in a colour of its own (the colour bar
+    names the seeds); a dot where each seed's kept (best) epoch is, a cross where it stopped;
+    `flagged` seeds dashed and labelled, seeds that end at the same point under one label."""
+    fig, ax = plt.subplots(figsize=(9, 4.5))
     last = max(map(len, curves.values()), default=1)
     ends = {seed: (len(curves[seed]), 100 * curves[seed][-1]) for seed in curves if seed in flagged}
     for text, (epoch, value, height) in end_labels(ends).items():
         ax.annotate(text, (epoch, value), (epoch + 0.03 * last, height), fontsize=8,
-                    color="tab:red", va="center",
-                    arrowprops={"arrowstyle": "-", "color": "tab:red", "lw": 0.5})  # fmt: skip
+                    va="center", arrowprops={"arrowstyle": "-", "lw": 0.5})  # fmt: skip
+    colors = seed_colors(list(curves), fig, ax)
     for seed, curve in curves.items():
         epochs = np.arange(1, len(curve) + 1)
         values = 100 * np.asarray(curve)
-        color = "tab:red" if seed in flagged else "tab:gray"
-        ax.plot(epochs, values, color=color, alpha=0.9 if seed in flagged else 0.35, lw=1)
-        ax.scatter(best[seed], values[best[seed] - 1], color=color, s=12, zorder=3)
-        ax.scatter(epochs[-1], values[-1], color=color, marker="x", s=18, zorder=3)
+        style = "--" if seed in flagged else "-"
+        ax.plot(epochs, values, color=colors[seed], ls=style, alpha=0.8, lw=1.2)
+        ax.scatter(best[seed], values[best[seed] - 1], color=colors[seed], s=14, zorder=3)
+        ax.scatter(epochs[-1], values[-1], color=colors[seed], marker="x", s=20, zorder=3)
     ax.set_xlabel("epoch")
     ax.set_xlim(0.5, last + 0.5 + 0.12 * last)  # room for the labels right of the last epoch
     ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
@@ -93,6 +96,23 @@ def learning_curves(
     ax.set_title("Validation accuracy per epoch (dot: kept epoch, x: stopped)")
     ax.grid(alpha=0.3)
     return save_figure(fig, path)
+
+
+MAX_SEED_TICKS = 12  # seeds the colour bar names; with more, every k-th
+
+
+def seed_colors(seeds: list[str], fig: plt.Figure, ax: plt.Axes) -> dict[str, Any]:
+    """A colour per seed, in order along viridis (its pale yellow end left out, for contrast
+    on white), and a colour bar beside `ax` with a band per seed, named by its seed."""
+    n = max(len(seeds), 1)
+    cmap = ListedColormap(plt.get_cmap("viridis")(np.linspace(0, 0.88, n)))
+    bar = fig.colorbar(
+        ScalarMappable(BoundaryNorm(np.arange(n + 1) - 0.5, n), cmap), ax=ax, pad=0.02
+    )
+    shown = range(0, len(seeds), -(-len(seeds) // MAX_SEED_TICKS))
+    bar.set_ticks(list(shown), labels=[seeds[i] for i in shown])
+    bar.set_label("seed")
+    return {seed: cmap(i) for i, seed in enumerate(seeds)}
 
 
 def end_labels(

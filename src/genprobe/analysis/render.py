@@ -6,14 +6,17 @@ always say the same thing. Both are written atomically into the run directory.
 
     Heading(text, level=2)          a section title (level 1 is the page title's)
     Text(text)                      a paragraph; `backticks` mark code
-    Table(frame, bold=frozenset())  a pandas DataFrame whose cells are already strings; `bold`
-                                    holds (row position, column name) cells to emphasize
+    Table(frame, high=(), low=())   a pandas DataFrame whose cells are already strings; `high`
+                                    and `low` hold (row position, column name) cells to mark
+                                    as a column's highest (bold; green in HTML) and lowest
+                                    (italics; red in HTML)
     Figure(path, caption)           a PNG file, `path` relative to the run directory
 
     write_report(run, title, blocks) -> (run / "report.md", run / "report.html")
 
 Example:
-    table = Table(pd.DataFrame({"suite": ["long"], "accuracy": ["15.49"]}), {(0, "accuracy")})
+    frame = pd.DataFrame({"seed": ["1", "2"], "long": ["15.49", "3.20"]})
+    table = Table(frame, high={(0, "long")}, low={(1, "long")})
     write_report(run, "Seed sensitivity", [Heading("Accuracy"), Text("Per suite."), table])
 
 Nothing here knows a study: the numbers, their formatting and the figures are the study's.
@@ -51,10 +54,13 @@ class Text:
 @dataclass(frozen=True, eq=False)
 class Table:
     frame: pd.DataFrame  # already formatted as strings
-    bold: Collection[tuple[int, str]] = frozenset()  # (row position, column) cells to emphasize
+    # (row position, column) cells that hold their column's highest and lowest value
+    high: Collection[tuple[int, str]] = frozenset()
+    low: Collection[tuple[int, str]] = frozenset()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "bold", frozenset(self.bold))
+        object.__setattr__(self, "high", frozenset(self.high))
+        object.__setattr__(self, "low", frozenset(self.low))
 
 
 @dataclass(frozen=True)
@@ -126,18 +132,27 @@ def html_page(title: str, blocks: Sequence[Block], run: Path) -> str:
     return _PAGE.format(title=html.escape(title), body="\n".join(body))
 
 
-def _cells(table: Table) -> Iterator[list[tuple[str, bool]]]:
-    """Each row as (text, bold) cells."""
+HIGH, LOW = "high", "low"
+# how a marked cell's text is wrapped: Markdown, then the HTML inside its <td class="…">
+_MARKS = {HIGH: ("**{}**", "<b>{}</b>"), LOW: ("*{}*", "<i>{}</i>")}
+
+
+def _cells(table: Table) -> Iterator[list[tuple[str, str | None]]]:
+    """Each row as (text, mark) cells; mark is HIGH, LOW or None."""
     columns = list(table.frame.columns)
     for i, row in enumerate(table.frame.itertuples(index=False)):
-        yield [(str(v), (i, c) in table.bold) for c, v in zip(columns, row, strict=True)]
+        yield [
+            (str(v), HIGH if (i, c) in table.high else LOW if (i, c) in table.low else None)
+            for c, v in zip(columns, row, strict=True)
+        ]
 
 
 def _markdown_table(table: Table) -> str:
     columns = [str(c) for c in table.frame.columns]
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for row in _cells(table):
-        lines.append("| " + " | ".join(f"**{v}**" if bold else v for v, bold in row) + " |")
+        cells = (_MARKS[mark][0].format(v) if mark else v for v, mark in row)
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -151,8 +166,10 @@ def _html_table(table: Table) -> str:
     rows = []
     for row in _cells(table):
         cells = "".join(
-            _tag("td", f"<b>{html.escape(v)}</b>" if bold else html.escape(v), left)
-            for (v, bold), left in zip(row, text, strict=True)
+            _tag("td", _MARKS[mark][1].format(html.escape(v)), left, mark)
+            if mark
+            else _tag("td", html.escape(v), left)
+            for (v, mark), left in zip(row, text, strict=True)
         )
         rows.append(f"<tr>{cells}</tr>")
     body = f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
@@ -160,8 +177,13 @@ def _html_table(table: Table) -> str:
     return f'<div class="table"><table>{body}</table></div>'
 
 
-def _tag(name: str, content: str, left: bool) -> str:
-    return f'<{name} class="text">{content}</{name}>' if left else f"<{name}>{content}</{name}>"
+def _tag(name: str, content: str, left: bool, mark: str | None = None) -> str:
+    classes = " ".join(c for c in ("text" if left else None, mark) if c)
+    return (
+        f'<{name} class="{classes}">{content}</{name}>'
+        if classes
+        else f"<{name}>{content}</{name}>"
+    )
 
 
 def _is_number(value: str) -> bool:
@@ -180,6 +202,7 @@ table {{ border-collapse: collapse; margin: 1rem 0; font-variant-numeric: tabula
 th, td {{ border: 1px solid #ccc; padding: .25rem .6rem; text-align: right; }}
 td.text, th.text {{ text-align: left; }} div.table {{ overflow-x: auto; }}
 th {{ background: #f3f3f3; }}
+td.high {{ background: #d8f0d8; }} td.low {{ background: #f8dada; }}
 figure {{ margin: 1.5rem 0; }} img {{ max-width: 100%; }}
 </style></head><body>
 {body}

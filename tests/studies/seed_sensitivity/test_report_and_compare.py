@@ -165,3 +165,27 @@ def test_the_report_says_where_the_seeds_trained(runs):
     where = "Trained on `cpu` (1 torch thread) on host "
     assert where in (run / "report.md").read_text()
     assert where.replace("`cpu`", "<code>cpu</code>") in (run / "report.html").read_text()
+
+
+@pytest.mark.slow
+def test_the_per_seed_table_marks_each_suites_highest_and_lowest_apart(runs, monkeypatch):
+    run = runs[0]
+    predictions = report.read_predictions(run)
+    share = {1: 1.0, 2: 0.5, 3: 0.0}  # of long's 12 examples each seed gets right
+    long = predictions["suite"] == "long"
+    predictions["valid"] = False
+    predictions.loc[long, "valid"] = [
+        index < 12 * share[seed]
+        for seed, index in zip(predictions["seed"][long], predictions["index"][long], strict=True)
+    ]
+    monkeypatch.setattr(report, "read_predictions", lambda *_: predictions)
+    report.write_report(run)
+    text = (run / "report.md").read_text()
+    assert "highest value in bold (green in report.html), its lowest in italics (red)" in text
+    # seed, standard, repeat, short, long, uncharacteristic: the other suites tie, unmarked
+    assert "| 1 | 0.00 | 0.00 | 0.00 | **100.00** | 0.00 |" in text
+    assert "| 2 | 0.00 | 0.00 | 0.00 | 50.00 | 0.00 |" in text
+    assert "| 3 | 0.00 | 0.00 | 0.00 | *0.00* | 0.00 |" in text
+    page = (run / "report.html").read_text()
+    assert '<td class="high"><b>100.00</b></td>' in page
+    assert '<td class="low"><i>0.00</i></td>' in page

@@ -111,7 +111,8 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
         *(_token_blocks(run, summary) if summary.tokens is not None else []),
         Heading("Accuracy per seed (%)"),
         Text(
-            "The highest and lowest value of each suite in bold; `validation`: the best "
+            "Each suite's highest value in bold (green in report.html), its lowest in italics "
+            "(red), where the seeds differ; `validation`: the best "
             "validation accuracy, the epoch kept after `epochs` epochs; `stopped by`: "
             f"{EARLY_STOPPING} (no improvement for {config.train.patience} epochs) or the "
             f"{EPOCH_CAP} (`--max-epochs` {config.train.max_epochs}); `stalled`: stopped "
@@ -476,8 +477,9 @@ def _learning_curves(run: Path, training: dict[str, Any], stalled: list[str]) ->
     return [
         Figure(
             path.relative_to(run),
-            "Validation accuracy per epoch, one line per seed; dot: the epoch kept, x: the "
-            f"epoch it stopped; red: stopped below {_pct(STALL_THRESHOLD, 0)} %.",
+            "Validation accuracy per epoch, one line per seed in its own colour (the bar names "
+            "the seeds); dot: the epoch kept, x: the epoch it stopped; dashed and labelled: "
+            f"stopped below {_pct(STALL_THRESHOLD, 0)} %.",
         )
     ]
 
@@ -560,12 +562,13 @@ def _per_seed_table(
         frame["epochs"] = [str(training[s]["epochs"]) for s in frame["seed"]]
         frame["stopped by"] = [stopped_by(training[s], config.train) for s in frame["seed"]]
         frame["stalled"] = ["yes" if s in stalled else "" for s in frame["seed"]]
-    bold = set()
+    high, low = set(), set()
     for suite in accuracy.columns:
         values = accuracy[suite].to_numpy()
-        for target in (np.nanmax(values), np.nanmin(values)):
-            bold.update((int(i), suite) for i in np.flatnonzero(values == target))
-    return Table(frame, bold)
+        if np.nanmax(values) > np.nanmin(values):  # a suite where every seed ties has neither
+            high.update((int(i), suite) for i in np.flatnonzero(values == np.nanmax(values)))
+            low.update((int(i), suite) for i in np.flatnonzero(values == np.nanmin(values)))
+    return Table(frame, high, low)
 
 
 def _correlation_table(correlations: list[Correlation]) -> Table:
