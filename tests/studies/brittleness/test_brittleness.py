@@ -51,6 +51,10 @@ def test_sympy_runs_every_suite_and_writes_the_report(cli, validation, tmp_path)
                     "Is it a search problem?", "no log-probabilities"):  # fmt: skip
         assert heading in page
     assert "Fail@k (%) per suite" in err
+    # the quick preset's handful of problems per row, beside the paper's 1,000, is warned of
+    text = " ".join((run / "report.md").read_text().split())
+    warning = "Warning: 7 of 7 rows hold fewer than 100 problems (as few as 2) beside the paper's"
+    assert f"{warning} 1,000 per row" in text
     assert "] solving " in err  # off a terminal, progress comes as plain lines
     # SymPy records no training: the paper's 15 is assumed, said, and left out of the identity
     assert "train_max_ops" not in json.loads((run / "config.json").read_text())["config"]

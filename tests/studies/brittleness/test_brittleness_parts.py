@@ -9,12 +9,14 @@ import pytest
 import sympy as sp
 import torch
 
+from genprobe.analysis.render import Text
 from genprobe.cli import _spread_values
 from genprobe.errors import ConfigError
 from genprobe.models.adapters.seq2seq import DecodingConfig, Seq2SeqModel
 from genprobe.models.settings import ModelSettings
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
-from genprobe.studies.brittleness import report, tables
+from genprobe.studies.brittleness import paper, report, tables
+from genprobe.studies.brittleness.compare import Beside
 from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.brittleness.solve import Problem, solve
 from genprobe.tasks.integration import Verifier, VerifierConfig, X, from_sympy, to_prefix
@@ -176,3 +178,27 @@ def test_train_data_is_in_the_identity_by_its_bytes_unless_not_known(tmp_path):
     before = known.identity()["train_data"]["sha256"]
     data.write_text("1|sub Y' sin x\tcos x\n")
     assert known.identity()["train_data"]["sha256"] != before
+
+
+@pytest.mark.parametrize(("per_template", "warned"), [(3, True), (100, False)])
+def test_small_rows_beside_the_papers_numbers_get_a_warning(per_template, warned):
+    templates = [t for t in paper.TABLE2_SIMPLE for _ in range(per_template)]
+    ranks = pd.array([1 if i % 2 else None for i in range(len(templates))], dtype="Int64")
+    examples = pd.DataFrame(
+        {"template": templates, "readable": True, "first_correct_rank": ranks,
+         "first_generous_rank": ranks}
+    )  # fmt: skip
+    beside = Beside(ks=(1, 10), policy="generous", beam=10, search="a beam of 10")
+    blocks = report._beside_paper(
+        examples, ["template"], beside, paper.TABLE2_SIMPLE, paper_n=paper.TABLE2_SIMPLE_N
+    )
+    warnings = [b.text for b in blocks if isinstance(b, Text) and b.text.startswith("Warning")]
+    assert warnings == (
+        [
+            "Warning: 7 of 7 rows hold fewer than 100 problems (as few as 3) beside the paper's "
+            "1,000 per row: one problem moves such a row's Fail@k by 33 points, too coarse to "
+            "set beside the paper's. `--preset paper` runs the paper's sizes."
+        ]
+        if warned
+        else []
+    )

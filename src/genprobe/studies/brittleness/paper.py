@@ -23,6 +23,10 @@ TABLE2_SIMPLE: dict[str, tuple[float, float, float]] = {
     "k1*tan(k2*x)": (13.9, 17.4, 24.2),
 }
 
+# the problems behind each of their rows, where the paper says: 1,000 k1, k2 pairs per primitive
+# (section 3.1)
+TABLE2_SIMPLE_N = 1000
+
 # Table 2, bottom: perturbed validation problems the model solves: (Fail@50, Fail@10, Fail@1)
 TABLE2_VALIDATION: dict[str, tuple[float, float, float]] = {
     "coeff_f/k": (5.9, 12.0, 13.7),
@@ -52,6 +56,9 @@ TABLE8: dict[str, dict[int, tuple[float, float, float]]] = {
         4: (52.5, 69.0, 79.2),
     },
 }
+
+# 1,000 sums per family and k (section 4)
+TABLE8_N = 1000
 
 # Table 9: operator nodes -> (Fail@10, Fail@1); training used 1-15 nodes
 TABLE9: dict[str, tuple[float, float]] = {

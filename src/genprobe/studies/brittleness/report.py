@@ -33,6 +33,7 @@ from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.integration.suites.operators import OFFSETS, PAPER_MAX_OPS, paper_rows
 
 EXAMPLES_SHOWN = 4
+SMALL_ROW = 100  # problems: a row beside the paper's with fewer gets a warning
 PAPER_KS = (50, 10, 1)  # the order of the k in `paper`'s tuples
 INTEGRAND_WIDTH = 120  # characters of an expression shown in a table
 # the suite's BWD problems come from `GeneratorConfig`'s default engine
@@ -154,15 +155,34 @@ def _beside_paper(
     beside: Beside,
     numbers: Mapping[Any, Sequence[float]],
     paper_ks: Sequence[int] = PAPER_KS,
+    paper_n: int | None = None,
 ) -> list:
-    """Fail@k per group with the paper's beside ours, like with like (`compare.py`), and the
+    """Fail@k per group with the paper's beside ours, like with like (`compare.py`), a warning
+    where our rows are small (`paper_n`: the paper's problems per row, where it says), and the
     notes on what is left out or marked."""
     table = _fail_frame(examples, by, beside.ks, beside.policy)
     columns, marked = compare.paper_columns(examples, by, beside, numbers, paper_ks)
     for name in columns:
         mark = compare.MARK if name in marked else ""
         table.frame[name] = [_pct(v) + (mark if pd.notna(v) else "") for v in columns[name]]
-    return [table, *(Text(note) for note in compare.notes(beside, paper_ks))]
+    notes = compare.notes(beside, paper_ks)
+    return [table, *_small_rows(table.frame["n"].astype(int), paper_n), *map(Text, notes)]
+
+
+def _small_rows(n: pd.Series, paper_n: int | None) -> list[Text]:
+    """A warning where rows of fewer than SMALL_ROW problems sit beside the paper's numbers."""
+    small = n < SMALL_ROW
+    if not small.any():
+        return []
+    theirs = f"the paper's {paper_n:,} per row" if paper_n else "the paper's numbers"
+    return [
+        Text(
+            f"Warning: {small.sum()} of {len(n)} rows hold fewer than {SMALL_ROW} problems (as "
+            f"few as {n.min()}) beside {theirs}: one problem moves such a row's Fail@k by "
+            f"{100 / n.min():.0f} points, too coarse to set beside the paper's. `--preset "
+            "paper` runs the paper's sizes."
+        )
+    ]
 
 
 def _overview(summary: dict, policy: str, ks: Sequence[int]) -> list:
@@ -183,7 +203,9 @@ def _robustness_simple(examples: pd.DataFrame, beside: Beside) -> list:
             "`simple_coeff1`: coefficients k1, k2 drawn from [1, 100). The paper's sample was "
             "1,000 pairs per primitive; SAGGA's code, which we follow, draws 500."
         ),
-        *_beside_paper(coeff1, ["template"], beside, paper.TABLE2_SIMPLE),
+        *_beside_paper(
+            coeff1, ["template"], beside, paper.TABLE2_SIMPLE, paper_n=paper.TABLE2_SIMPLE_N
+        ),
         Text(
             "The other sets of the suite (not in the paper's table): coefficients from "
             "[100, 11,000) (`simple_coeff1_range`, Figure 2), 32·cos(k·x) with k in "
@@ -305,7 +327,7 @@ def _compositionality(examples: pd.DataFrame, beside: Beside, solved_by: str) ->
                 "run again; under this criterion some of them fail at rank 1."
             )
         ),
-        *_beside_paper(rows, ["set", "k"], beside, numbers),
+        *_beside_paper(rows, ["set", "k"], beside, numbers, paper_n=paper.TABLE8_N),
     ]
 
 
