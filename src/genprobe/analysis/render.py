@@ -166,9 +166,7 @@ def _html_table(table: Table) -> str:
     rows = []
     for row in _cells(table):
         cells = "".join(
-            _tag("td", _MARKS[mark][1].format(html.escape(v)), left, mark)
-            if mark
-            else _tag("td", html.escape(v), left)
+            _tag("td", html.escape(v), left, mark)
             for (v, mark), left in zip(row, text, strict=True)
         )
         rows.append(f"<tr>{cells}</tr>")
@@ -178,12 +176,10 @@ def _html_table(table: Table) -> str:
 
 
 def _tag(name: str, content: str, left: bool, mark: str | None = None) -> str:
+    """A cell; its classes: `text` (aligned left) and its mark (which also wraps `content`)."""
     classes = " ".join(c for c in ("text" if left else None, mark) if c)
-    return (
-        f'<{name} class="{classes}">{content}</{name}>'
-        if classes
-        else f"<{name}>{content}</{name}>"
-    )
+    opening = f'<{name} class="{classes}">' if classes else f"<{name}>"
+    return f"{opening}{_MARKS[mark][1].format(content) if mark else content}</{name}>"
 
 
 def _is_number(value: str) -> bool:
