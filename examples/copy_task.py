@@ -2,7 +2,11 @@
 
 From this folder, the whole seed study on it (train on 1-8 letters, test on 9-16):
 
-    genprobe sweep --task py:copy_task:Copy --seeds 4 --train-size 2000 --out runs/copy
+    genprobe sweep --task py:copy_task:Copy --seeds 4 --optimizer adam --lr 0.003 \
+        --hidden 64 --emb 32 --patience 5 --max-epochs 25 --out runs/copy
+
+Every seed reaches 100 % validation accuracy in 9-14 epochs, and 1-10 % on the longer inputs:
+the LSTM copies only the lengths it was trained on (4 seeds, 2-core AMD EPYC, 2026-11-26).
 
 A task is a frozen dataclass (its fields are its options: `--task-option letters=8`) with two
 vocabularies, named splits, a generator and a rule. `DeterministicTask` turns `solve` into the

@@ -2,6 +2,7 @@
 on SCAN, a Chomsky-hierarchy task and a user's own `py:` task."""
 
 import json
+import shlex
 from pathlib import Path
 
 import pandas as pd
@@ -132,16 +133,27 @@ def test_a_chomsky_sweep_reports_per_length_and_compares_runs(cli, tmp_path):
     assert code == 2 and "threshold must be in [0, 1]" in err
 
 
+def documented_command(text: str) -> list[str]:
+    """The `genprobe ...` command of a docstring, its continuation lines joined."""
+    joined = text.replace("\\\n", " ")
+    line = next(line for line in joined.splitlines() if line.strip().startswith("genprobe "))
+    return shlex.split(line)[1:]
+
+
 @pytest.mark.slow
-def test_a_users_task_file_runs_the_whole_study(cli, tmp_path, monkeypatch):
+def test_the_users_task_example_learns_with_its_documented_command(cli, tmp_path, monkeypatch):
+    example = (EXAMPLES / "copy_task.py").read_text()
+    args = documented_command(example)
+    tasks_page = " ".join((EXAMPLES.parent / "docs" / "tasks.md").read_text().split())
+    assert " ".join(["genprobe", *args]) in tasks_page.replace(" \\", "")
     monkeypatch.chdir(EXAMPLES)
     monkeypatch.setattr("sys.path", list(__import__("sys").path))
     run = tmp_path / "copy"
-    args = ["sweep", "--task", "py:copy_task:Copy", *TINY, "--train-size", "200"]
-    code, _, _ = cli(*args, "--suite-size", "20", "--out", str(run), "--workers", "2")
+    code, _, _ = cli(*args[: args.index("--out")], "--out", str(run))
     assert code == 0
     metrics = json.loads((run / "metrics.json").read_text())
-    assert metrics["suites"] == ["longer"] and set(metrics["seeds"]) == {"1", "2"}
+    assert metrics["suites"] == ["longer"] and set(metrics["seeds"]) == {"1", "2", "3", "4"}
+    assert all(seed["training"]["best_accuracy"] >= 0.99 for seed in metrics["seeds"].values())
     assert (run / "report.html").exists()
 
 
