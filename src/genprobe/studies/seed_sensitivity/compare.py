@@ -161,9 +161,11 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
             "bootstrap interval (seeds resampled within each run); the probability of "
             "improvement, P(a seed of the run beats a seed of the reference) + ½ P(tie) "
             "(0.5: neither is better; rliable's statistic) with its 95 % bootstrap interval; "
-            "and the p of the two-sided Mann-Whitney U test (SciPy) of the two runs' seeds, "
-            "the rank test of P = 0.5: exact (the U distribution; with tied seeds, every split "
-            f"of the seeds up to {N_RESAMPLES:,} splits, else {N_RESAMPLES:,} random ones)."
+            "and the p of the two-sided Mann-Whitney U test (SciPy) over the two runs' seeds, "
+            "whose U is P times the pairs of seeds: exact (every split of the seeds into two "
+            f"runs, ties included) up to {N_RESAMPLES:,} splits (7 seeds against 8); "
+            "beyond, SciPy's choice (exact for up to 8 seeds in a run without ties, else the "
+            "normal approximation with tie correction)."
         ),
         _difference_table(differences),
         *_no_interval(differences),
@@ -207,7 +209,7 @@ def _summary_table(
     rows = []
     for suite in suites:
         for run in runs:
-            s = summarize(run.accuracy[suite].to_numpy())
+            s = summarize(run.seeds(suite))
             values = [100 * v for v in (s.mean, s.std, s.median, s.min, s.max)]
             rows.append(_summary_row(suite, run.name, str(s.n), values))
         if published and suite in published.suites:
@@ -245,14 +247,23 @@ def _difference_table(differences: dict) -> Table:
 
 
 def _no_interval(differences: dict) -> list[Block]:
-    """What a `–` in the difference table's intervals stands for, rows grouped by reason."""
-    rows: dict[str, list[str]] = {}
+    """What a `–` in the difference table's intervals stands for, per column and reason."""
+    suites = list(dict.fromkeys(suite for _, suite in differences))
+    missing: dict[tuple[str, str], dict[str, list[str]]] = {}
     for (name, suite), (d, p) in differences.items():
-        for what, reason in (("difference", d.ci_reason), ("P", p.ci_reason)):
+        for column, reason in (("95% CI", d.ci_reason), ("95% CI of P", p.ci_reason)):
             if reason:
-                rows.setdefault(reason, []).append(f"{what} of {name} on {suite}")
+                missing.setdefault((column, reason), {}).setdefault(name, []).append(suite)
     return [
-        Text(f"No interval (–) for {', '.join(where)}: {reason}.") for reason, where in rows.items()
+        Text(
+            f"No interval (–) in `{column}` for "
+            + "; ".join(
+                f"{name} on {'every suite' if on == suites and len(on) > 1 else ', '.join(on)}"
+                for name, on in runs.items()
+            )
+            + f": {reason}."
+        )
+        for (column, reason), runs in missing.items()
     ]
 
 
