@@ -68,6 +68,12 @@ def test_runs_whose_seeds_do_not_overlap_have_an_exact_p_and_no_certain_interval
     assert d.mann_whitney_p == pytest.approx(2 / math.comb(12, 6))
     assert d.mann_whitney_p == pytest.approx(stats.mannwhitneyu(b, a, method="exact").pvalue)
     assert d.ci_low > 0 and d.ci_reason is None  # the difference of means still varies
+    ten, others = np.linspace(0.0, 0.1, 10), np.linspace(0.2, 0.3, 10)
+    assert compare_groups(ten, others).mann_whitney_p == pytest.approx(2 / math.comb(20, 10))
+    tied = np.r_[others[:5], others[:5]]  # too many splits (184,756) to enumerate with ties
+    assert compare_groups(ten, tied).mann_whitney_p == pytest.approx(
+        stats.mannwhitneyu(tied, ten, method="asymptotic").pvalue
+    )
     overlapping = probability_of_improvement(a, np.array([0.25, 0.55, 0.6, 0.61, 0.7, 0.8]))
     assert overlapping.ci_low < overlapping.probability <= overlapping.ci_high == 1.0
 
@@ -133,9 +139,20 @@ def test_correlations_and_intervals():
     assert c.spearman == pytest.approx(stats.spearmanr(x, y).statistic)
     assert c.pearson_ci[0] < c.pearson < c.pearson_ci[1] < 0
     assert c.spearman_ci[0] < c.spearman < c.spearman_ci[1] < 0
-    # Too many orders of 50 seeds to enumerate: SciPy's large-sample p-values.
-    assert c.pearson_p == stats.pearsonr(x, y).pvalue
-    assert c.spearman_p == stats.spearmanr(x, y).pvalue
+    # Too many orders of 50 seeds to enumerate: 10,000 random ones, none as extreme.
+    assert c.pearson_p == c.spearman_p == pytest.approx(2 / 10_001)
+
+
+def test_a_tied_correlation_of_ten_seeds_is_not_certain():
+    # Two seeds stalled on every suite (parity, LSTM): ρ = 1, but 1 in 45 orders of the seeds
+    # lines the two up as well; SciPy's large-sample p says 0.
+    x = np.array([1, 1, 1, 0.475, 1, 1, 0.475, 1, 1, 1])
+    y = np.where(x == 1, 1, 0.455)
+    c = correlate("test", x, "length_41", y)
+    assert c.spearman == pytest.approx(1) and stats.spearmanr(x, y).pvalue == 0.0
+    assert c.spearman_p == pytest.approx(2 / 45, abs=0.01)  # random orders: Monte Carlo error
+    assert c.pearson_p == pytest.approx(2 / 45, abs=0.01)
+    assert np.isnan(c.spearman_ci).all() and np.isnan(c.pearson_ci).all()
 
 
 def test_few_seeds_still_give_finite_intervals():

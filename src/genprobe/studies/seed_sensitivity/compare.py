@@ -162,10 +162,10 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
             "improvement, P(a seed of the run beats a seed of the reference) + ½ P(tie) "
             "(0.5: neither is better; rliable's statistic) with its 95 % bootstrap interval; "
             "and the p of the two-sided Mann-Whitney U test (SciPy) over the two runs' seeds, "
-            "whose U is P times the pairs of seeds: exact (every split of the seeds into two "
-            f"runs, ties included) up to {N_RESAMPLES:,} splits (7 seeds against 8); "
-            "beyond, SciPy's choice (exact for up to 8 seeds in a run without ties, else the "
-            "normal approximation with tie correction)."
+            "whose U is P times the pairs of seeds: exact where no seeds tie (the U "
+            "distribution) or where tied seeds have at most "
+            f"{N_RESAMPLES:,} splits into the two runs (7 seeds against 8; every split "
+            "counted), else the normal approximation with tie correction."
         ),
         _difference_table(differences),
         *_no_interval(differences),

@@ -22,7 +22,7 @@ import pandas as pd
 from genprobe.analysis import plots
 from genprobe.analysis.render import Block, Figure, Heading, Table, Text, interval
 from genprobe.analysis.render import write_report as render
-from genprobe.analysis.stats import MIN_SEEDS, Correlation, Share, Summary
+from genprobe.analysis.stats import MIN_SEEDS, N_RESAMPLES, Correlation, Share, Summary
 from genprobe.analysis.tensorboard import write_validation_curves
 from genprobe.analysis.variance import Component, VarianceDecomposition
 from genprobe.studies.seed_sensitivity.config import SweepConfig
@@ -461,8 +461,8 @@ def _correlation_blocks(
         blocks += [
             Text(
                 "The pairs the paper discusses, with n, 95 % bootstrap intervals over seeds and "
-                "the p of no correlation: exact (every order of the seeds) up to 7 seeds, "
-                "SciPy's large-sample p beyond:"
+                "the p of a permutation test of no correlation: exact (every order of the seeds) "
+                f"up to 7 seeds, else over {N_RESAMPLES:,} random orders:"
             ),
             _correlation_table(called_out),
         ]
