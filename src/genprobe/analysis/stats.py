@@ -80,10 +80,11 @@ class Correlation:
     b: str
     n: int
     pearson: float
-    pearson_p: float  # permutation test: exact (every order of the seeds) up to 7 seeds
+    # permutation tests: over every order of the seeds up to 7 seeds, else N_RESAMPLES random ones
+    pearson_p: float
     pearson_ci: tuple[float, float]
     spearman: float
-    spearman_p: float  # likewise
+    spearman_p: float
     spearman_ci: tuple[float, float]
     reason: str | None = None  # why the correlation is NaN, if it is
     pearson_ci_reason: str | None = None  # why a defined correlation has no interval
@@ -244,7 +245,7 @@ def compare_groups(a: np.ndarray, b: np.ndarray, seed: int = 0) -> Difference:
     """Difference of means of two runs' per-seed accuracies, its bootstrap interval (seeds
     resampled within each run) and a Mann-Whitney U test."""
     a, b = _finite(a), _finite(b)
-    constant = len(a) and len(b) and np.ptp(a) == np.ptp(b) == 0
+    constant = min(len(a), len(b)) > 0 and np.ptp(a) == np.ptp(b) == 0
     equal = "each group's seeds are equal" if constant else None
     low, high, reason = _interval((a, b), _difference_of_means, seed, equal, paired=False)
     return Difference(
@@ -336,25 +337,12 @@ def _interval(
     paired: bool = True,
     batch: int | None = None,
 ) -> tuple[float, float, str | None]:
-    """The bootstrap interval of `statistic`, or NaN bounds and why there is none: too few
-    seeds, or every resample giving the same value (`equal`: why they do, where it is known)."""
+    """The percentile bootstrap interval of `statistic`, or NaN bounds and why there is none:
+    too few seeds, or every resample giving the same value (`equal`: why they do, if known)."""
     seeds = min(len(d) for d in data)
     if seeds < MIN_SEEDS:
         each = " in each group" if len(data) > 1 and not paired else ""
         return NAN, NAN, f"needs at least {MIN_SEEDS} seeds{each}, has {seeds}"
-    low, high = _bootstrap(data, statistic, seed, paired, batch)
-    if np.isclose(low, high, rtol=0, atol=1e-12):
-        return NAN, NAN, f"{equal}, so {FLAT}" if equal else FLAT
-    return low, high, None
-
-
-def _bootstrap(
-    data: tuple[np.ndarray, ...],
-    statistic: Callable[..., np.ndarray],
-    seed: int,
-    paired: bool,
-    batch: int | None,
-) -> tuple[float, float]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # degenerate resamples give NaN statistics, dropped below
         result = stats.bootstrap(
@@ -372,4 +360,6 @@ def _bootstrap(
     # the percentile interval is taken over the resamples where the statistic exists.
     tail = 100 * (1 - CONFIDENCE) / 2
     low, high = np.nanpercentile(result.bootstrap_distribution, [tail, 100 - tail])
-    return float(low), float(high)
+    if np.isclose(low, high, rtol=0, atol=1e-12):
+        return NAN, NAN, f"{equal}, so {FLAT}" if equal else FLAT
+    return float(low), float(high), None

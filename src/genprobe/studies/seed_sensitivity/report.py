@@ -466,19 +466,16 @@ def _correlation_blocks(
             ),
             _correlation_table(called_out),
         ]
-        missing = {
-            f"{c.a} vs {c.b}, {name}": reason
+        notes = [
+            f"No interval (–) for {c.a} vs {c.b}, {name}: {reason}."
             for c in called_out
             for name, reason in (
                 ("Pearson", c.pearson_ci_reason),
                 ("Spearman", c.spearman_ci_reason),
             )
             if reason
-        }
-        if missing:
-            blocks.append(
-                Text(" ".join(f"No interval (–) for {k}: {v}." for k, v in missing.items()))
-            )
+        ]
+        blocks += [Text(" ".join(notes))] if notes else []
     return blocks
 
 
