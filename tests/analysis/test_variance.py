@@ -113,6 +113,11 @@ def test_a_pure_row_effect_leaves_nothing_to_the_order_seed():
     exact = decompose_variance(np.repeat(a, 6, axis=1), resamples=500)
     assert exact.init.share == pytest.approx(1.0)
     assert exact.order.share == pytest.approx(0.0, abs=1e-9)
+    # Every resample splits the same way: no zero-width interval claims that certainty.
+    assert exact.init.share_ci is exact.order.share_ci is exact.residual.share_ci is None
+    assert exact.init.variance_ci[0] < exact.init.variance < exact.init.variance_ci[1]
+    flat = "init share, order variance, order share, residual variance, residual share"
+    assert f"no interval for the {flat}: every resample gives the same" in exact.reason
     noisy = decompose_variance(a + rng.normal(0, 0.005, (8, 6)), resamples=500)
     assert noisy.init.share > 0.95 and noisy.order.share < 0.02
     assert noisy.order.share_ci[1] < 0.05 and noisy.order.p > 0.01
@@ -128,6 +133,7 @@ def test_one_seed_of_a_kind_is_a_one_factor_study(transpose):
         d = decompose_variance(y, resamples=500)
     moving, still = getattr(d, varying), getattr(d, fixed)
     assert moving.variance == pytest.approx(np.var(x, ddof=1)) and moving.share == 1.0
+    assert moving.share_ci is None and f"no interval for the {varying} share" in d.reason
     assert moving.variance_ci[0] < moving.variance < moving.variance_ci[1]
     assert moving.f is None and moving.p is None and moving.df == 6
     for c in (still, d.residual):
@@ -160,8 +166,8 @@ def test_a_constant_matrix_has_zero_variance_and_no_shares(shape):
     estimable = [c for c in _components(d) if c.variance is not None]
     assert len(estimable) == (3 if shape[0] > 1 else 1)
     for c in estimable:
-        assert c.variance == 0.0 and c.variance_ci == (0.0, 0.0)
-    assert "zero variance" in d.reason
+        assert c.variance == 0.0 and c.variance_ci is None
+    assert "zero variance" in d.reason and "no interval for the" in d.reason
 
 
 @pytest.mark.parametrize(

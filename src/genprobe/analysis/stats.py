@@ -7,10 +7,21 @@ reproducible. Beside mean ± std, the distribution-first summaries of Agarwal et
 stratified bootstrap (seeds resampled within each suite), and the probability that one run's
 seed beats another's. `scipy.stats.bootstrap` does the resampling: with one sample per stratum
 and `paired=False` it is rliable's stratified bootstrap, without rliable's extra dependencies.
+
+An interval is left out, with its reason in words, where the bootstrap cannot give one: fewer
+than `MIN_SEEDS` seeds, or seeds that make every resample give the same value (all seeds
+equal, two runs whose seeds do not overlap, ranks in exactly the same order), where the
+percentile interval would have zero width: a certainty that seeds cannot give. p-values come
+from tests that hold for few seeds: a correlation's from `scipy.stats.permutation_test`, over
+every order of the seeds where there are at most `N_RESAMPLES` (up to 7 seeds: exact), else
+over that many random orders; Mann-Whitney's from the exact U distribution without ties, with
+ties over every split of the seeds into the two runs where there are at most `N_RESAMPLES`,
+else from the normal approximation.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -20,9 +31,13 @@ from scipy import stats
 
 N_RESAMPLES = 10_000
 CONFIDENCE = 0.95
-# A correlation of two seeds is ±1 whatever the seeds did, and its bootstrap has nothing to
-# resample: a correlation across seeds needs at least three.
-MIN_CORRELATION_SEEDS = 3
+# Two seeds have three distinct resamples, and their correlation is ±1 whatever they did: an
+# interval, and a correlation, across seeds needs at least three.
+MIN_SEEDS = 3
+FLAT = "every resample gives the same value and the bootstrap cannot bound what other seeds do"
+
+
+NAN = float("nan")
 
 
 @dataclass(frozen=True)
@@ -36,10 +51,26 @@ class Summary:
     iqm: float  # interquartile mean: the mean of the middle 50 %
     ci_low: float  # bootstrap CI of the mean over seeds
     ci_high: float
-    iqm_ci_low: float = float("nan")  # bootstrap CI of the IQM over seeds
-    iqm_ci_high: float = float("nan")
+    iqm_ci_low: float = NAN  # bootstrap CI of the IQM over seeds
+    iqm_ci_high: float = NAN
+    ci_reason: str | None = None  # why the mean has no interval (NaN bounds), if it has none
+    iqm_ci_reason: str | None = None
 
-    def to_dict(self) -> dict[str, float]:
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class PooledIQM:
+    """The IQM of every (seed, suite) score pooled, with a bootstrap interval stratified by
+    suite."""
+
+    iqm: float
+    ci_low: float
+    ci_high: float
+    ci_reason: str | None = None  # why there is no interval, if there is none
+
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
@@ -49,12 +80,15 @@ class Correlation:
     b: str
     n: int
     pearson: float
+    # permutation tests: over every order of the seeds up to 7 seeds, else N_RESAMPLES random ones
     pearson_p: float
     pearson_ci: tuple[float, float]
     spearman: float
     spearman_p: float
     spearman_ci: tuple[float, float]
     reason: str | None = None  # why the correlation is NaN, if it is
+    pearson_ci_reason: str | None = None  # why a defined correlation has no interval
+    spearman_ci_reason: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -69,9 +103,10 @@ class Difference:
     difference: float
     ci_low: float  # bootstrap CI of the difference, resampling seeds within each group
     ci_high: float
-    mann_whitney_p: float  # two-sided rank test of "same distribution"
+    mann_whitney_p: float  # two-sided rank test of "same distribution", exact for few seeds
+    ci_reason: str | None = None  # why there is no interval, if there is none
 
-    def to_dict(self) -> dict[str, float]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
@@ -87,7 +122,7 @@ class Share:
 
     @property
     def share(self) -> float:
-        return self.k / self.n if self.n else float("nan")
+        return self.k / self.n if self.n else NAN
 
     def to_dict(self) -> dict[str, float]:
         return {**asdict(self), "share": self.share}
@@ -101,21 +136,26 @@ class Improvement:
     probability: float
     ci_low: float  # bootstrap CI, seeds resampled within each run
     ci_high: float
+    ci_reason: str | None = None  # why there is no interval, if there is none
 
-    def to_dict(self) -> dict[str, float]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
 def summarize(values: np.ndarray, seed: int = 0) -> Summary:
-    """Summary of one suite's accuracies over seeds."""
-    x = np.asarray(values, dtype=float)
-    constant = len(x) > 0 and np.ptp(x) == 0
-    low, high = (float(x[0]), float(x[0])) if constant else _bootstrap((x,), np.mean, seed)
-    iqm_low, iqm_high = (low, high) if constant else _bootstrap((x,), _iqm, seed)
+    """Summary of one suite's accuracies over seeds.
+
+    Raises:
+        ValueError: a value is NaN or infinite (a missing seed: leave it out).
+    """
+    x = _finite(values)
+    equal = f"all {len(x)} seeds are equal" if np.ptp(x) == 0 else None
+    low, high, reason = _interval((x,), np.mean, seed, equal)
+    iqm_low, iqm_high, iqm_reason = _interval((x,), _iqm, seed, equal)
     return Summary(
         n=len(x),
         mean=float(x.mean()),
-        std=float(x.std(ddof=1)) if len(x) > 1 else float("nan"),
+        std=float(x.std(ddof=1)) if len(x) > 1 else NAN,
         min=float(x.min()),
         max=float(x.max()),
         median=float(np.median(x)),
@@ -124,6 +164,8 @@ def summarize(values: np.ndarray, seed: int = 0) -> Summary:
         ci_high=high,
         iqm_ci_low=iqm_low,
         iqm_ci_high=iqm_high,
+        ci_reason=reason,
+        iqm_ci_reason=iqm_reason,
     )
 
 
@@ -132,87 +174,96 @@ def share_at_least(values: np.ndarray, threshold: float) -> Share:
     x = np.asarray(values, dtype=float)
     k = int((x >= threshold).sum())
     if len(x) == 0:
-        return Share(threshold, 0, 0, float("nan"), float("nan"))
+        return Share(threshold, 0, 0, NAN, NAN)
     interval = stats.binomtest(k, len(x)).proportion_ci(CONFIDENCE, method="wilson")
     return Share(threshold, k, len(x), float(interval.low), float(interval.high))
 
 
-def pooled_iqm(columns: list[np.ndarray], seed: int = 0) -> tuple[float, float, float]:
+def pooled_iqm(columns: list[np.ndarray], seed: int = 0) -> PooledIQM:
     """The IQM of every (seed, suite) score pooled, and its 95 % stratified bootstrap interval
     (seeds resampled within each suite), as rliable aggregates runs × tasks."""
-    data = tuple(np.asarray(c, dtype=float) for c in columns)
-    iqm = float(stats.trim_mean(np.concatenate(data), 0.25))
-    if all(np.ptp(c) == 0 for c in data) or min(map(len, data)) < 2:
-        return iqm, float("nan"), float("nan")
-    low, high = _bootstrap(data, _pooled_iqm, seed, paired=False)
-    return iqm, low, high
+    data = tuple(_finite(c) for c in columns)
+    equal = "every suite's seeds are equal" if all(np.ptp(c) == 0 for c in data) else None
+    low, high, reason = _interval(data, _pooled_iqm, seed, equal, paired=False)
+    return PooledIQM(float(stats.trim_mean(np.concatenate(data), 0.25)), low, high, reason)
 
 
 def probability_of_improvement(a: np.ndarray, b: np.ndarray, seed: int = 0) -> Improvement:
     """P(X_b > X_a) + ½ P(X_b = X_a) over seeds of two runs, with a bootstrap interval."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    a, b = _finite(a), _finite(b)
     if not len(a) or not len(b):
-        return Improvement(float("nan"), float("nan"), float("nan"))
+        return Improvement(NAN, NAN, NAN)
     p = float(_improvement(a, b))
-    if min(len(a), len(b)) < 3 or (np.ptp(a) == 0 and np.ptp(b) == 0):
-        return Improvement(p, float("nan"), float("nan"))
+    apart = "the seeds do not overlap" if p in (0.0, 1.0) else None
     # In batches: each resample compares every pair of seeds.
-    low, high = _bootstrap((a, b), _improvement, seed, paired=False, batch=200)
-    return Improvement(p, low, high)
+    low, high, reason = _interval((a, b), _improvement, seed, apart, paired=False, batch=200)
+    return Improvement(p, low, high, reason)
 
 
 def correlate(a: str, x: np.ndarray, b: str, y: np.ndarray, seed: int = 0) -> Correlation:
-    """Pearson and Spearman correlation of two suites across the same seeds (paired)."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    """Pearson and Spearman correlation of two suites across the same seeds (paired).
+
+    Raises:
+        ValueError: `x` and `y` differ in length, or hold NaN or infinite values.
+    """
+    x, y = _finite(x), _finite(y)
     if len(x) != len(y):
         raise ValueError(
             f"suites {a} and {b} have different numbers of seeds: {len(x)} != {len(y)}"
         )
-    enough = len(x) >= MIN_CORRELATION_SEEDS
-    with warnings.catch_warnings():
-        # A constant suite (every seed at 100 %) has no correlation: the result is NaN.
-        warnings.simplefilter("ignore")
-        pearson = stats.pearsonr(x, y) if enough else None
-        spearman = stats.spearmanr(x, y) if enough else None
     reason = None
-    if not enough:
-        reason = f"needs at least {MIN_CORRELATION_SEEDS} seeds, has {len(x)}"
-    elif np.isnan(_value(pearson, "statistic")):
-        constant = [name for name, v in ((a, x), (b, y)) if np.ptp(v) == 0]
+    if len(x) < MIN_SEEDS:
+        reason = f"needs at least {MIN_SEEDS} seeds, has {len(x)}"
+    elif constant := [name for name, v in ((a, x), (b, y)) if np.ptp(v) == 0]:
+        # A constant suite (every seed at 100 %) correlates with nothing.
         reason = f"{' and '.join(constant)} {'is' if len(constant) == 1 else 'are'} constant"
+    if reason:
+        return Correlation(a, b, len(x), NAN, NAN, (NAN, NAN), NAN, NAN, (NAN, NAN), reason)
+    spearman = float(_spearman(x, y))
+    ordered = None
+    if np.isclose(abs(spearman), 1):
+        order = "the same" if spearman > 0 else "reverse"
+        ordered = f"the seeds rank in {order} order on {a} and {b}"
+    pearson_low, pearson_high, pearson_reason = _interval((x, y), _pearson, seed)
+    spearman_low, spearman_high, spearman_reason = _interval((x, y), _spearman, seed, ordered)
     return Correlation(
         a=a,
         b=b,
         n=len(x),
-        pearson=_value(pearson, "statistic"),
-        pearson_p=_value(pearson, "pvalue"),
-        pearson_ci=_bootstrap((x, y), _pearson, seed),
-        spearman=_value(spearman, "statistic"),
-        spearman_p=_value(spearman, "pvalue"),
-        spearman_ci=_bootstrap((x, y), _spearman, seed),
-        reason=reason,
+        pearson=float(_pearson(x, y)),
+        pearson_p=_association_p(_pearson, x, y, seed),
+        pearson_ci=(pearson_low, pearson_high),
+        spearman=spearman,
+        spearman_p=_association_p(_spearman, x, y, seed),
+        spearman_ci=(spearman_low, spearman_high),
+        pearson_ci_reason=pearson_reason,
+        spearman_ci_reason=spearman_reason,
     )
 
 
 def compare_groups(a: np.ndarray, b: np.ndarray, seed: int = 0) -> Difference:
     """Difference of means of two runs' per-seed accuracies, its bootstrap interval (seeds
     resampled within each run) and a Mann-Whitney U test."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if min(len(a), len(b)) < 3 or (np.ptp(a) == 0 and np.ptp(b) == 0):
-        low = high = float("nan")
-    else:
-        low, high = _bootstrap((a, b), _difference_of_means, seed, paired=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # identical constant groups: p is NaN
-        p = stats.mannwhitneyu(b, a, alternative="two-sided").pvalue if len(a) and len(b) else None
+    a, b = _finite(a), _finite(b)
+    constant = min(len(a), len(b)) > 0 and np.ptp(a) == np.ptp(b) == 0
+    equal = "each group's seeds are equal" if constant else None
+    low, high, reason = _interval((a, b), _difference_of_means, seed, equal, paired=False)
     return Difference(
         n_a=len(a),
         n_b=len(b),
-        difference=float(b.mean() - a.mean()),
+        difference=float(b.mean() - a.mean()) if len(a) and len(b) else NAN,
         ci_low=low,
         ci_high=high,
-        mann_whitney_p=float("nan") if p is None else float(p),
+        mann_whitney_p=_rank_test_p(a, b),
+        ci_reason=reason,
     )
+
+
+def _finite(values: np.ndarray) -> np.ndarray:
+    x = np.asarray(values, dtype=float)
+    if not np.isfinite(x).all():
+        raise ValueError(f"values over seeds must be finite (leave a missing seed out): {x}")
+    return x
 
 
 def _iqm(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -234,10 +285,6 @@ def _difference_of_means(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.nda
     return np.mean(b, axis=axis) - np.mean(a, axis=axis)
 
 
-def _value(result: object, name: str) -> float:
-    return float("nan") if result is None else float(getattr(result, name))
-
-
 def _pearson(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
     return stats.pearsonr(x, y, axis=axis).statistic
 
@@ -246,15 +293,56 @@ def _spearman(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
     return _pearson(stats.rankdata(x, axis=axis), stats.rankdata(y, axis=axis), axis=axis)
 
 
-def _bootstrap(
+def _association_p(
+    statistic: Callable[..., np.ndarray], x: np.ndarray, y: np.ndarray, seed: int
+) -> float:
+    """Two-sided permutation p of "no association" between paired seeds: over every order of
+    the seeds of `x` against `y` where there are at most N_RESAMPLES (exact: 720 at 6 seeds),
+    else over N_RESAMPLES random orders. Not SciPy's large-sample p, which is 0 at ρ = ±1
+    however few the seeds and however many of them tie."""
+    result = stats.permutation_test(
+        (x,),
+        lambda shuffled, axis=-1: statistic(shuffled, y, axis=axis),
+        permutation_type="pairings",
+        vectorized=True,
+        n_resamples=N_RESAMPLES,
+        rng=np.random.default_rng(seed),
+    )
+    return float(result.pvalue)
+
+
+def _rank_test_p(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided Mann-Whitney p of "same distribution", exact: from the U distribution where no
+    two seeds tie, else over every split of the seeds into the two groups where there are at
+    most N_RESAMPLES splits (7 seeds against 8). Beyond, with ties, the normal approximation
+    with tie correction: enumerating 184,756 splits of 10 seeds against 10 takes seconds."""
+    if not len(a) or not len(b):
+        return NAN
+    if np.unique(np.concatenate([a, b])).size == a.size + b.size:
+        method = "exact"
+    elif math.comb(a.size + b.size, a.size) <= N_RESAMPLES:
+        method = stats.PermutationMethod(n_resamples=np.inf)
+    else:
+        method = "asymptotic"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # many seeds, all equal: the approximation's p is NaN
+        return float(stats.mannwhitneyu(b, a, method=method).pvalue)
+
+
+def _interval(
     data: tuple[np.ndarray, ...],
     statistic: Callable[..., np.ndarray],
     seed: int,
+    equal: str | None = None,
     paired: bool = True,
     batch: int | None = None,
-) -> tuple[float, float]:
-    if paired and (len(data[0]) < 3 or any(np.ptp(d) == 0 for d in data)):
-        return float("nan"), float("nan")
+) -> tuple[float, float, str | None]:
+    """The percentile bootstrap interval of `statistic`, or NaN bounds and why there is none:
+    too few seeds, or every resample giving the same value (`equal`: why they do, if known)."""
+    seeds = min(len(d) for d in data)
+    if seeds < MIN_SEEDS:
+        each = " in each group" if len(data) > 1 and not paired else ""
+        return NAN, NAN, f"needs at least {MIN_SEEDS} seeds{each}, has {seeds}"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # degenerate resamples give NaN statistics, dropped below
         result = stats.bootstrap(
@@ -265,11 +353,13 @@ def _bootstrap(
             n_resamples=N_RESAMPLES,
             confidence_level=CONFIDENCE,
             method="percentile",
-            random_state=np.random.default_rng(seed),
+            rng=np.random.default_rng(seed),
             batch=batch,
         )
     # With few seeds some resamples repeat one seed only (a correlation is then undefined):
     # the percentile interval is taken over the resamples where the statistic exists.
     tail = 100 * (1 - CONFIDENCE) / 2
     low, high = np.nanpercentile(result.bootstrap_distribution, [tail, 100 - tail])
-    return float(low), float(high)
+    if np.isclose(low, high, rtol=0, atol=1e-12):
+        return NAN, NAN, f"{equal}, so {FLAT}" if equal else FLAT
+    return float(low), float(high), None

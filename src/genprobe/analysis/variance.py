@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats
 
-from genprobe.analysis.stats import CONFIDENCE, N_RESAMPLES
+from genprobe.analysis.stats import CONFIDENCE, FLAT, N_RESAMPLES
 from genprobe.errors import ConfigError
 
 # Resampled matrices are built this many cells at a time (float64: 16 MiB per array).
@@ -35,7 +35,8 @@ class Component:
     variance: float | None  # method-of-moments estimate, truncated at 0
     raw: float | None  # the estimate before truncation (negative when MS_factor < MS_resid)
     share: float | None  # variance / the sum of the truncated components
-    variance_ci: tuple[float, float] | None  # pigeonhole bootstrap, percentile interval
+    variance_ci: tuple[float, float] | None  # pigeonhole bootstrap, percentile interval; None
+    # also where every resample gives the same value (a zero-width interval claims certainty)
     share_ci: tuple[float, float] | None
     sum_of_squares: float  # the three add up to Σ (y - mean)²
     df: int  # degrees of freedom of the sum of squares
@@ -120,6 +121,9 @@ def decompose_variance(
       and `residual` are None, and there are no F tests. One order seed (O = 1) likewise.
     - one member (I = O = 1): nothing is estimable; every component is None.
     - a constant matrix: every estimable component is 0 and every share None.
+    An interval is None where every resample gives the same value (a constant matrix; a share
+    that is 1 by construction; a pure row effect): its zero width would claim a certainty
+    that a few seeds cannot give.
 
     Args:
       y: accuracies of shape (init seeds, order seeds), one member per cell.
@@ -185,6 +189,17 @@ def decompose_variance(
         )
         for k in range(3)
     ]
+    flat = [
+        f"{name} {what}"
+        for name, c in zip(_NAMES, components, strict=True)
+        for what, value, ci in (
+            ("variance", c.variance, c.variance_ci),
+            ("share", c.share, c.share_ci),
+        )
+        if value is not None and ci is None
+    ]
+    if flat:
+        reasons.append(f"no interval for the {', '.join(flat)}: {FLAT}")
     return VarianceDecomposition(
         n_init=n_init,
         n_order=n_order,
@@ -286,7 +301,7 @@ def _interval(x: np.ndarray, confidence: float) -> tuple[float, float] | None:
         return None
     tail = 50 * (1 - confidence)
     low, high = np.percentile(x, [tail, 100 - tail])
-    return float(low), float(high)
+    return None if np.isclose(low, high, rtol=0, atol=1e-12) else (float(low), float(high))
 
 
 def _value(x: float) -> float | None:

@@ -1,15 +1,18 @@
 """The sweep report's stalled seeds and the comparison of runs (`rewriting compare`)."""
 
 import json
+import math
+import re
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
 from genprobe.analysis.stats import compare_groups
 from genprobe.models.architectures.recurrent import RecurrentConfig
 from genprobe.studies.seed_sensitivity import report, run_sweep, summary
-from genprobe.studies.seed_sensitivity.compare import load_runs, write_comparison
+from genprobe.studies.seed_sensitivity.compare import Run, load_runs, write_comparison
 from genprobe.tasks.rewriting.task import RewritingTask
 from genprobe.training.trainer import TrainConfig
 
@@ -32,8 +35,42 @@ def test_compare_groups_is_the_difference_of_means_with_a_rank_test():
     d = compare_groups(a, b)
     assert d.difference == pytest.approx(b.mean() - a.mean())
     assert d.ci_low < d.difference < d.ci_high and d.ci_low > 0
-    assert d.mann_whitney_p == pytest.approx(stats.mannwhitneyu(b, a).pvalue)
+    # Tied seeds (0.5): exact over all 252 splits of the 10 seeds, not the normal approximation.
+    every_split = stats.PermutationMethod(n_resamples=np.inf)
+    assert d.mann_whitney_p == pytest.approx(stats.mannwhitneyu(b, a, method=every_split).pvalue)
     assert (d.n_a, d.n_b) == (5, 5)
+
+
+def test_compare_leaves_out_a_seed_missing_from_a_suite_and_says_why_an_interval_is(
+    tmp_path, tiny_sweep
+):
+    seeds = pd.Index([1, 2, 3, 4], name="seed")
+    config = tiny_sweep(seeds=tuple(seeds))
+    reference = {"short": [0.1, 0.2, 0.3, 0.4], "long": [0.5, np.nan, 0.6, 0.7]}
+    variant = {"short": [0.5, 0.6, 0.7, 0.8], "long": [0.2, 0.25, 0.3, 0.35]}
+    runs = [
+        Run(name, config, pd.DataFrame(accuracy, index=seeds))
+        for name, accuracy in (("paper", reference), ("variant", variant))
+    ]
+    write_comparison(runs, tmp_path)
+    saved = json.loads((tmp_path / "compare.json").read_text())
+    long = saved["summary"]["paper"]["long"]
+    assert long["n"] == 3 and long["mean"] == pytest.approx(0.6)
+    assert long["ci_low"] < 0.6 < long["ci_high"]
+    differences = {d["suite"]: d for d in saved["differences"]}
+    assert differences["long"]["n_a"] == 3
+    assert differences["long"]["difference"] == pytest.approx(0.275 - 0.6)
+    short = differences["short"]
+    assert short["improvement"]["probability"] == 1.0  # every variant seed beats the paper's
+    assert math.isnan(short["improvement"]["ci_low"])
+    assert short["mann_whitney_p"] == pytest.approx(2 / math.comb(8, 4))
+    text = (tmp_path / "report.md").read_text()
+    assert "| long | paper | 3 | 60.00 |" in text and "nan" not in text.lower()
+    assert "| variant | short | +40.00 | [+25.00, +55.00] | 1.00 | – | 0.0286 | 4 vs 4 |" in text
+    assert (
+        "No interval (–) in `95% CI of P` for variant on every suite: the seeds do not "
+        "overlap, so every resample gives the same value" in text
+    )
 
 
 @pytest.mark.slow
@@ -147,6 +184,10 @@ def test_two_seeds_get_no_correlations_and_no_nan_intervals(tmp_path, tiny_sweep
     text = (run / "report.md").read_text()
     assert "a correlation across seeds needs at least 3 seeds, and this sweep has 2" in text
     assert "nan" not in text.lower()
+    # Two seeds give no interval, even where they are equal, and neither does the pooled IQM.
+    assert "No interval (–) for every suite: needs at least 3 seeds, has 2." in text
+    assert "(no interval: needs at least 3 seeds in each group, has 2)." in text
+    assert not re.search(r"\[\d+\.\d+, \d+\.\d+\]", text.split("## Beside the paper")[0])
     assert "repeat–long Pearson r ours undefined (needs at least 3 seeds, has 2)" in text
     saved = json.loads((run / "stats.json").read_text())
     assert {c["reason"] for c in saved["correlations"]} == {"needs at least 3 seeds, has 2"}
@@ -156,6 +197,29 @@ def test_two_seeds_get_no_correlations_and_no_nan_intervals(tmp_path, tiny_sweep
     write_comparison(load_runs([run, other]), tmp_path / "cmp")
     compared = (tmp_path / "cmp" / "report.md").read_text()
     assert "nan" not in compared.lower() and "undefined (needs at least 3 seeds" in compared
+
+
+@pytest.mark.slow
+def test_equal_seeds_get_the_reason_for_no_interval_not_a_zero_width_one(runs, tmp_path):
+    run = runs[0]
+    report.write_report(run)
+    saved = json.loads((run / "stats.json").read_text())
+    # One epoch on 200 examples: every seed of this run stays at 0 % on every suite.
+    assert {(s["n"], s["min"], s["max"]) for s in saved["summary"].values()} == {(3, 0.0, 0.0)}
+    assert saved["summary"]["long"]["ci_reason"].startswith("all 3 seeds are equal, so every")
+    assert saved["pooled_iqm"]["ci_reason"].startswith("every suite's seeds are equal, so every")
+    text = (run / "report.md").read_text()
+    assert "[0.00, 0.00]" not in text
+    assert (
+        "No interval (–) for every suite: all 3 seeds are equal, so every resample gives the "
+        "same value and the bootstrap cannot bound what other seeds do." in text
+    )
+    write_comparison(load_runs([run, runs[1]]), tmp_path / "cmp")
+    compared = (tmp_path / "cmp" / "report.md").read_text()
+    assert "[+0.00, +0.00]" not in compared and "[0.50, 0.50]" not in compared
+    assert "No interval (–) in `95% CI of P` for dot-feeding on every suite: every resample" in (
+        compared
+    )
 
 
 @pytest.mark.slow

@@ -22,8 +22,8 @@ from genprobe.analysis import plots
 from genprobe.analysis.render import Block, Figure, Heading, Table, Text, interval
 from genprobe.analysis.render import write_report as render
 from genprobe.analysis.stats import (
+    N_RESAMPLES,
     compare_groups,
-    correlate,
     probability_of_improvement,
     summarize,
 )
@@ -36,6 +36,7 @@ from genprobe.studies.seed_sensitivity.results import (
     read_predictions,
     read_sweep,
 )
+from genprobe.studies.seed_sensitivity.summary import correlated
 from genprobe.tasks.published import Published
 
 TITLE = "Seed distributions side by side"
@@ -45,7 +46,11 @@ TITLE = "Seed distributions side by side"
 class Run:
     name: str
     config: SweepConfig
-    accuracy: pd.DataFrame  # one row per seed, one column per suite, in [0, 1]
+    accuracy: pd.DataFrame  # one row per seed, one column per suite, in [0, 1]; NaN: not evaluated
+
+    def seeds(self, suite: str) -> np.ndarray:
+        """The accuracies on `suite` of the seeds evaluated on it."""
+        return self.accuracy[suite].dropna().to_numpy()
 
 
 def load_runs(paths: Sequence[str | Path], names: Sequence[str] | None = None) -> list[Run]:
@@ -85,16 +90,14 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
     pairs = list(published.pairs) if published else []
     differences = {
         (run.name, suite): (
-            compare_groups(reference.accuracy[suite].to_numpy(), run.accuracy[suite].to_numpy()),
-            probability_of_improvement(
-                reference.accuracy[suite].to_numpy(), run.accuracy[suite].to_numpy()
-            ),
+            compare_groups(reference.seeds(suite), run.seeds(suite)),
+            probability_of_improvement(reference.seeds(suite), run.seeds(suite)),
         )
         for run in runs[1:]
         for suite in suites
     }
     correlations = {
-        (run.name, a, b): correlate(a, run.accuracy[a].to_numpy(), b, run.accuracy[b].to_numpy())
+        (run.name, a, b): correlated(run.accuracy, a, b)
         for run in runs
         for a, b in pairs
         if a in run.accuracy and b in run.accuracy
@@ -104,6 +107,7 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
             run.accuracy[suites]
             .reset_index()
             .melt(id_vars="seed", var_name="suite", value_name="accuracy")
+            .dropna()
             .assign(run=run.name)
             for run in runs
         ]
@@ -114,8 +118,7 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
         {
             "runs": {run.name: run.config.identity() for run in runs},
             "summary": {
-                run.name: {s: summarize(run.accuracy[s].to_numpy()).to_dict() for s in suites}
-                for run in runs
+                run.name: {s: summarize(run.seeds(s)).to_dict() for s in suites} for run in runs
             },
             "differences": [
                 {
@@ -141,7 +144,8 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
         _settings_table(runs),
         Heading("Accuracy across seeds (%)"),
         Text(
-            "Mean, sample standard deviation, median and range over each run's seeds"
+            "Mean, sample standard deviation, median and range over each run's seeds "
+            "(`seeds`: those evaluated on the suite)"
             + (
                 f"; after each suite, {published.source} ({published.seeds} seeds; "
                 f"{published.note})."
@@ -154,12 +158,17 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
         Heading(f"Difference from `{reference.name}`"),
         Text(
             "Mean of the run minus mean of the reference, in points, with a 95 % percentile "
-            "bootstrap interval (seeds resampled within each run) and the p-value of a "
-            "two-sided Mann-Whitney U test (SciPy) over seeds; and the probability of "
+            "bootstrap interval (seeds resampled within each run); the probability of "
             "improvement, P(a seed of the run beats a seed of the reference) + ½ P(tie) "
-            "(0.5: neither is better; rliable's statistic) with its 95 % bootstrap interval."
+            "(0.5: neither is better; rliable's statistic) with its 95 % bootstrap interval; "
+            "and the p of the two-sided Mann-Whitney U test (SciPy) over the two runs' seeds, "
+            "whose U is P times the pairs of seeds: exact where no seeds tie (the U "
+            "distribution) or where tied seeds have at most "
+            f"{N_RESAMPLES:,} splits into the two runs (7 seeds against 8; every split "
+            "counted), else the normal approximation with tie correction."
         ),
         _difference_table(differences),
+        *_no_interval(differences),
     ]
     if correlations:
         reported = [f"{a}-{b} {v:+.2f}" for (a, b), v in published.pairs.items() if v is not None]
@@ -200,7 +209,7 @@ def _summary_table(
     rows = []
     for suite in suites:
         for run in runs:
-            s = summarize(run.accuracy[suite].to_numpy())
+            s = summarize(run.seeds(suite))
             values = [100 * v for v in (s.mean, s.std, s.median, s.min, s.max)]
             rows.append(_summary_row(suite, run.name, str(s.n), values))
         if published and suite in published.suites:
@@ -227,14 +236,35 @@ def _difference_table(differences: dict) -> Table:
             "suite": suite,
             "difference": _signed(100 * d.difference),
             "95% CI": interval(100 * d.ci_low, 100 * d.ci_high, _signed),
-            "Mann-Whitney p": "–" if np.isnan(d.mann_whitney_p) else f"{d.mann_whitney_p:.3g}",
             "P(improvement)": _probability(p.probability),
             "95% CI of P": interval(p.ci_low, p.ci_high, _probability),
+            "Mann-Whitney p": "–" if np.isnan(d.mann_whitney_p) else f"{d.mann_whitney_p:.3g}",
             "seeds": f"{d.n_b} vs {d.n_a}",
         }
         for (name, suite), (d, p) in differences.items()
     ]
     return Table(pd.DataFrame(rows))
+
+
+def _no_interval(differences: dict) -> list[Block]:
+    """What a `–` in the difference table's intervals stands for, per column and reason."""
+    suites = list(dict.fromkeys(suite for _, suite in differences))
+    missing: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for (name, suite), (d, p) in differences.items():
+        for column, reason in (("95% CI", d.ci_reason), ("95% CI of P", p.ci_reason)):
+            if reason:
+                missing.setdefault((column, reason), {}).setdefault(name, []).append(suite)
+    return [
+        Text(
+            f"No interval (–) in `{column}` for "
+            + "; ".join(
+                f"{name} on {'every suite' if on == suites and len(on) > 1 else ', '.join(on)}"
+                for name, on in runs.items()
+            )
+            + f": {reason}."
+        )
+        for (column, reason), runs in missing.items()
+    ]
 
 
 def _probability(x: float) -> str:
@@ -255,6 +285,7 @@ def _correlation_table(
                 row[f"{a}-{b}"] = f"undefined ({c.reason})" if c.reason else "–"
             else:
                 ci = interval(*c.pearson_ci, _signed)
-                row[f"{a}-{b}"] = _signed(c.pearson) + ("" if ci == "–" else f" {ci}")
+                missing = f" (no interval: {c.pearson_ci_reason})" if c.pearson_ci_reason else ""
+                row[f"{a}-{b}"] = _signed(c.pearson) + ("" if ci == "–" else f" {ci}") + missing
         rows.append(row)
     return Table(pd.DataFrame(rows))

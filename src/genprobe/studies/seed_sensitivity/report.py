@@ -22,7 +22,7 @@ import pandas as pd
 from genprobe.analysis import plots
 from genprobe.analysis.render import Block, Figure, Heading, Table, Text, interval
 from genprobe.analysis.render import write_report as render
-from genprobe.analysis.stats import MIN_CORRELATION_SEEDS, Correlation, Share, Summary
+from genprobe.analysis.stats import MIN_SEEDS, N_RESAMPLES, Correlation, Share, Summary
 from genprobe.analysis.tensorboard import write_validation_curves
 from genprobe.analysis.variance import Component, VarianceDecomposition
 from genprobe.studies.seed_sensitivity.config import SweepConfig
@@ -86,18 +86,14 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
             "percentile-bootstrap interval over seeds; a 95 % bootstrap interval of the mean; "
             f"and how many seeds generalize, i.e. reach {_pct(threshold)} % (95 % Wilson "
             "interval of the share). Pooled over all suites, with a bootstrap stratified by "
-            f"suite (seeds resampled within each): IQM {_pct(summary.pooled[0])} %"
+            f"suite (seeds resampled within each): IQM {_pct(summary.pooled.iqm)} %"
             + (
-                ""
-                if np.isnan(summary.pooled[1])
-                else f" {interval(summary.pooled[1], summary.pooled[2], _pct)}"
+                f" (no interval: {summary.pooled.ci_reason})"
+                if summary.pooled.ci_reason
+                else f" {interval(summary.pooled.ci_low, summary.pooled.ci_high, _pct)}"
             )
             + "."
-            + (
-                " –: no interval with fewer than 3 seeds."
-                if any(np.isnan(s.ci_low) for s in summary.summaries.values())
-                else ""
-            )
+            + _no_interval(summary.summaries)
         ),
         _summary_table(summary.summaries, summary.shares),
         *(_variance_blocks(config.grid, summary.variance) if config.grid else []),
@@ -274,8 +270,10 @@ def _variance_blocks(
     grid: tuple[tuple[int, ...], tuple[int, ...]], variance: dict[str, VarianceDecomposition]
 ) -> list[Block]:
     def cell(c: Component) -> str:
-        if c.share is None or c.share_ci is None:
+        if c.share is None:
             return "–"
+        if c.share_ci is None:
+            return _pct(c.share, 0)
         return f"{_pct(c.share, 0)} [{_pct(c.share_ci[0], 0)}, {_pct(c.share_ci[1], 0)}]"
 
     def test(c: Component) -> str:
@@ -305,7 +303,7 @@ def _variance_blocks(
             "pigeonhole-bootstrap intervals (rows and columns resampled), and the F tests' p "
             "for each seed having no effect. `sd`: the standard deviation the components add "
             "up to. On small grids the intervals are wide; trust the shares more than the "
-            "components." + (f" Not estimable: {'; '.join(reasons)}." if reasons else "")
+            "components." + (f" Left out: {'; '.join(reasons)}." if reasons else "")
         ),
         Table(pd.DataFrame(rows)),
     ]
@@ -382,6 +380,8 @@ def _stalled_blocks(
     ]
     if summary.without_stalled is not None:
         blocks.append(_summary_table(summary.without_stalled))
+        if note := _no_interval(summary.without_stalled).strip():
+            blocks.append(Text(note))
     return blocks
 
 
@@ -409,6 +409,7 @@ def _token_blocks(run: Path, summary: SweepSummary) -> list[Block]:
             "The share of each right output's positions that a seed's output gets right, "
             "averaged over a suite's examples: the score of Delétang et al. (2023), where "
             "accuracy above counts whole outputs only. Columns as above."
+            + _no_interval(summary.token_summaries)
         ),
         _summary_table(summary.token_summaries, summary.token_shares),
         *_length_blocks(
@@ -423,12 +424,12 @@ def _correlation_blocks(
     suites = list(accuracy.columns)
     if len(suites) < 2:
         return []
-    if len(accuracy) < MIN_CORRELATION_SEEDS:
+    if len(accuracy) < MIN_SEEDS:
         return [
             Heading("Correlation between suites across seeds"),
             Text(
                 f"Not computed: a correlation across seeds needs at least "
-                f"{MIN_CORRELATION_SEEDS} seeds, and this sweep has {len(accuracy)}."
+                f"{MIN_SEEDS} seeds, and this sweep has {len(accuracy)}."
             ),
         ]
     constant = [suite for suite in suites if accuracy[suite].nunique() == 1]
@@ -459,9 +460,23 @@ def _correlation_blocks(
     called_out = [c for c in correlations if published and (c.a, c.b) in published.pairs]
     if called_out:
         blocks += [
-            Text("The pairs the paper discusses, with n and 95 % bootstrap intervals over seeds:"),
+            Text(
+                "The pairs the paper discusses, with n, 95 % bootstrap intervals over seeds and "
+                "the p of a permutation test of no correlation: exact (every order of the seeds) "
+                f"up to 7 seeds, else over {N_RESAMPLES:,} random orders:"
+            ),
             _correlation_table(called_out),
         ]
+        notes = [
+            f"No interval (–) for {c.a} vs {c.b}, {name}: {reason}."
+            for c in called_out
+            for name, reason in (
+                ("Pearson", c.pearson_ci_reason),
+                ("Spearman", c.spearman_ci_reason),
+            )
+            if reason
+        ]
+        blocks += [Text(" ".join(notes))] if notes else []
     return blocks
 
 
@@ -508,6 +523,23 @@ def _pct(x: float, digits: int = 2) -> str:
 
 def _signed(x: float) -> str:
     return "–" if np.isnan(x) else f"{x:+.2f}"
+
+
+def _p(x: float) -> str:
+    return "–" if np.isnan(x) else f"{x:.2g}"
+
+
+def _no_interval(summaries: dict[str, Summary]) -> str:
+    """What a `–` in a summary table's interval columns stands for, suites grouped by reason."""
+    suites: dict[str, list[str]] = {}
+    for suite, s in summaries.items():
+        for reason in dict.fromkeys(r for r in (s.ci_reason, s.iqm_ci_reason) if r):
+            suites.setdefault(reason, []).append(suite)
+    return "".join(
+        f" No interval (–) for "
+        f"{'every suite' if len(names) == len(summaries) > 1 else ', '.join(names)}: {reason}."
+        for reason, names in suites.items()
+    )
 
 
 def _ours(c: Correlation) -> str:
@@ -579,8 +611,10 @@ def _correlation_table(correlations: list[Correlation]) -> Table:
                 "n": str(c.n),
                 "Pearson r": _signed(c.pearson),
                 "95% CI (Pearson)": interval(*c.pearson_ci, _signed),
+                "p (Pearson)": _p(c.pearson_p),
                 "Spearman ρ": _signed(c.spearman),
                 "95% CI (Spearman)": interval(*c.spearman_ci, _signed),
+                "p (Spearman)": _p(c.spearman_p),
             }
             for c in correlations
         ]

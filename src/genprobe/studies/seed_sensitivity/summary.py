@@ -21,6 +21,7 @@ import pandas as pd
 
 from genprobe.analysis.stats import (
     Correlation,
+    PooledIQM,
     Share,
     Summary,
     correlate,
@@ -49,7 +50,7 @@ class SweepSummary:
     accuracy: pd.DataFrame  # one row per seed, one column per suite, in [0, 1]
     summaries: dict[str, Summary]  # per suite, across seeds
     shares: dict[str, Share]  # per suite, the seeds at `threshold` or above
-    pooled: tuple[float, float, float]  # IQM over all suites, its 95 % interval
+    pooled: PooledIQM  # IQM over all suites, its 95 % interval
     stalled: list[str]  # seeds (as strings) stopped below STALL_THRESHOLD validation accuracy
     capped: list[str]  # seeds the epoch cap ended
     healthy: pd.DataFrame  # `accuracy` without the stalled seeds
@@ -69,7 +70,7 @@ class SweepSummary:
         return {
             "summary": _dicts(self.summaries),
             "generalize": _dicts(self.shares),
-            "pooled_iqm": dict(zip(("iqm", "ci_low", "ci_high"), self.pooled, strict=True)),
+            "pooled_iqm": self.pooled.to_dict(),
             "per_length": self.per_length,
             "stalled_seeds": self.stalled,
             "capped_seeds": self.capped,
@@ -117,9 +118,7 @@ def summarize_sweep(
         healthy=healthy,
         without_stalled=suite_summaries(healthy) if stalled and len(healthy) > 0 else None,
         correlations=[
-            correlate(a, accuracy[a].to_numpy(), b, accuracy[b].to_numpy())
-            for a, b in pairs
-            if a in accuracy and b in accuracy
+            correlated(accuracy, a, b) for a, b in pairs if a in accuracy and b in accuracy
         ],
         by_length=by_length,
         per_length=_per_length(by_length, predictions),
@@ -160,6 +159,12 @@ def stopped_by(record: dict[str, Any], train: TrainConfig) -> str:
 def suite_summaries(accuracy: pd.DataFrame) -> dict[str, Summary]:
     """Per suite, the summary across seeds of `accuracy_table`'s column."""
     return {suite: summarize(accuracy[suite].dropna().to_numpy()) for suite in accuracy.columns}
+
+
+def correlated(accuracy: pd.DataFrame, a: str, b: str) -> Correlation:
+    """The correlation of suites `a` and `b` over the seeds evaluated on both."""
+    both = accuracy[[a, b]].dropna()
+    return correlate(a, both[a].to_numpy(), b, both[b].to_numpy())
 
 
 def variance_by_suite(
