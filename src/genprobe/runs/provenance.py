@@ -56,7 +56,7 @@ def provenance() -> dict[str, Any]:
 
 
 # Environment variables that choose torch's CPU kernels or thread counts (and so the float
-# rounding of a training trajectory: docs/rewriting.md#other-machines).
+# rounding of a training trajectory: docs/rewriting.md#other-cpus).
 KERNEL_SETTINGS = (
     "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS", "MKL_CBWR",
     "OMP_NUM_THREADS", "MKL_NUM_THREADS",
@@ -70,7 +70,7 @@ def machine() -> dict[str, Any]:
 
     build = torch.__config__.show()
     return {
-        "cpu": _cpu_model(),
+        "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "torch_threads": torch.get_num_threads(),
@@ -80,7 +80,7 @@ def machine() -> dict[str, Any]:
     }
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     """The CPU's name, with its family and model numbers where Linux gives them (a virtual
     machine often names every AMD EPYC generation alike)."""
     try:

@@ -7,10 +7,12 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from scipy import stats
 
 from genprobe.analysis.stats import compare_groups
 from genprobe.models.architectures.recurrent import RecurrentConfig
+from genprobe.runs.provenance import cpu_model
 from genprobe.studies.seed_sensitivity import report, run_sweep, summary
 from genprobe.studies.seed_sensitivity.compare import Run, load_runs, write_comparison
 from genprobe.tasks.rewriting.task import RewritingTask
@@ -226,7 +228,8 @@ def test_equal_seeds_get_the_reason_for_no_interval_not_a_zero_width_one(runs, t
 def test_the_report_says_where_the_seeds_trained(runs):
     run = runs[0]
     report.write_report(run)
-    where = "Trained on `cpu` (1 torch thread) on host "
+    kernels = torch.backends.cpu.get_cpu_capability()
+    where = f"Trained on `cpu` (1 torch thread, {cpu_model()}, {kernels} kernels) on host "
     assert where in (run / "report.md").read_text()
     assert where.replace("`cpu`", "<code>cpu</code>") in (run / "report.html").read_text()
 

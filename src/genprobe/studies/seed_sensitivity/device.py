@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from genprobe.errors import ConfigError
+from genprobe.runs.provenance import cpu_model
 
 _NAME = re.compile(r"^(cpu|cuda(:\d+)?)$")
 
@@ -56,6 +57,9 @@ def device_facts(name: str) -> dict[str, Any]:
     """
     device = torch.device(check_device(name))
     facts: dict[str, Any] = {"device": name, "torch_threads": CPU_THREADS}
+    if device.type == "cpu":
+        # the kernel set (AVX2, AVX512) rounds floats its own way: docs/rewriting.md#other-cpus
+        facts.update(cpu=cpu_model(), kernels=torch.backends.cpu.get_cpu_capability())
     if device.type == "cuda":
         visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if (device.index or 0) >= visible:

@@ -229,8 +229,11 @@ def _devices(trained: list[dict[str, Any]], evaluated: list[dict[str, Any]]) -> 
 
 def _place(facts: dict[str, Any]) -> str:
     threads = facts.get("torch_threads")
-    detail = facts.get("gpu") or (
-        f"{threads} torch thread{'s' * (threads != 1)}" if threads is not None else None
+    detail = facts.get("gpu") or ", ".join(
+        [
+            *([f"{threads} torch thread{'s' * (threads != 1)}"] if threads is not None else []),
+            *([f"{facts['cpu']}, {facts['kernels']} kernels"] if "kernels" in facts else []),
+        ]
     )
     place = f"`{facts.get('device', 'an unrecorded device')}`"
     place += f" ({detail})" if detail else ""

@@ -132,7 +132,7 @@ def incomplete_suites(metrics: dict[str, Any]) -> list[str]:
     return [suite for suite in metrics["suites"] if any(suite not in s["accuracy"] for s in seeds)]
 
 
-DEVICE_FACTS = ("device", "gpu", "torch_threads", "host")
+DEVICE_FACTS = ("device", "gpu", "torch_threads", "cpu", "kernels", "host")
 
 
 def shard_devices(run: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
