@@ -9,7 +9,7 @@ the weights of an uninterrupted one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -18,7 +18,7 @@ import numpy as np
 from genprobe.data.seq2seq import Seq2SeqTensors, encode
 from genprobe.models.member_stack import MemberStack
 from genprobe.runs.executor import StageTask
-from genprobe.runs.shards import Outputs, Shard, json_bytes
+from genprobe.runs.shards import Outputs, Shard, ShardStore, json_bytes
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.device import cpu_threads, device_facts
 from genprobe.studies.seed_sensitivity.members import member_bytes, member_path
@@ -32,12 +32,20 @@ PROGRESS_STEPS = 20
 OnProgress = Callable[[Shard, Progress], None]
 
 
-def train_shards(config: SweepConfig) -> list[Shard]:
-    """One shard per chunk of seeds, keyed by its first and last seed."""
+def train_shards(config: SweepConfig, trained: Collection[int] = ()) -> list[Shard]:
+    """One shard per chunk of the seeds not `trained`, keyed by its first and last seed: a run
+    grown by more seeds trains them in stacked models of their own."""
+    untrained = [seed for seed in config.seeds if seed not in trained]
     return [
         Shard(STAGE, f"seeds={chunk[0]}-{chunk[-1]}", {"seeds": list(chunk)})
-        for chunk in config.seed_chunks()
+        for chunk in config.seed_chunks(untrained)
     ]
+
+
+def trained_seeds(run: Path, config: SweepConfig) -> set[int]:
+    """The seeds of `config` whose member a finished `train` shard of the run recorded."""
+    recorded = set(ShardStore(run).outputs(STAGE))
+    return {seed for seed in config.seeds if run / member_path(seed) in recorded}
 
 
 def training_path(shard: Shard) -> str:
