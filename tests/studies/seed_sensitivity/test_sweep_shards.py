@@ -31,10 +31,18 @@ def test_chunks_of_seeds_in_two_workers_train_the_members_of_one_stacked_model(t
         tiny(seeds_per_shard=2),
         tmp_path / "chunked",
         executor=LocalExecutor(workers=2),
-        on_progress=lambda shard, p: progress.append((shard.key, p.epoch, p.step, p.steps)),
+        on_progress=lambda shard, p: progress.append(
+            (shard.key, p.epoch, p.step, p.steps, p.evaluation and p.evaluation.seeds)
+        ),
     )
-    # relayed from both worker processes: each shard's epoch end (200 examples = 4 steps)
-    assert sorted(progress) == [("seeds=3-4", 1, 4, 4), ("seeds=5-5", 1, 4, 4)]
+    # relayed from both worker processes: each shard's epoch end (200 examples = 4 steps),
+    # then its validation
+    assert sorted(progress, key=str) == [
+        ("seeds=3-4", 1, 4, 4, (3, 4)),
+        ("seeds=3-4", 1, 4, 4, None),
+        ("seeds=5-5", 1, 4, 4, (5,)),
+        ("seeds=5-5", 1, 4, 4, None),
+    ]
     keys = sorted(p.stem for p in (chunked / "shards" / "train").iterdir())
     assert keys == ["seeds=3-4", "seeds=5-5"]
     for a, b in zip(
