@@ -248,6 +248,43 @@ def test_padding_lanes_change_no_member_through_early_stopping_and_resume(monkey
             assert torch.equal(padded[seed].state[name], tensor), (seed, name)
 
 
+@pytest.mark.slow
+def test_each_epoch_reports_its_members_validation_accuracy_and_loss(monkeypatch):
+    # padded to 3 lanes, as a GPU pads a stack: the evaluation holds the two members only
+    monkeypatch.setattr(trainer_module, "min_lanes", lambda device, model: 3)
+    curves = {11: [0.25, 0.5], 22: [0.0, 0.75]}
+
+    def validate(stacked):
+        real = [curves[seed][t.epoch - 1] for seed in t.active]
+        return np.array(real + [0.9] * (stacked.members - len(real)))
+
+    held_out = generate("validation", 24, seed=1)
+    data = encode(held_out.src, held_out.tgt)
+    config = TrainConfig(batch_size=32, max_epochs=2)
+    train = encode(TRAIN.src, TRAIN.tgt)
+    t = SweepTrainer(CONFIG, SHAPE, config, [11, 22], train, validate, validation=data)
+    reported = []
+    results = t.run(reported.append)
+    evaluations = [(p.epoch, p.active, p.evaluation) for p in reported if p.evaluation]
+    assert [(epoch, active, e.seeds, e.accuracy) for epoch, active, e in evaluations] == [
+        (1, 2, (11, 22), (0.25, 0.0)),
+        (2, 0, (11, 22), (0.5, 0.75)),
+    ]
+    # The last epoch's loss: each member's summed NLL per validation sequence, teacher-forced
+    # without dropout, under its final weights (its best epoch's).
+    last = evaluations[-1][2].loss
+    assert len(last) == 2 and evaluations[0][2].loss != last
+    for k, seed in enumerate((11, 22)):
+        alone = StackedSeq2Seq.from_members(CONFIG, SHAPE, [results[seed].state])
+        with torch.no_grad():
+            out = alone.teacher_forced(data.src[None], data.tgt_in[None])
+            logits = out.hidden[0] @ out.weight[0] + out.bias[0]
+            summed = torch.nn.functional.cross_entropy(
+                logits.flatten(0, 1), data.tgt_out.flatten(), ignore_index=PAD, reduction="sum"
+            )
+        assert last[k] == pytest.approx(float(summed) / len(data), rel=1e-5)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_on_a_gpu_a_replayed_member_is_its_seed_trained_alone():
     # Steps 1-2 run op by op, step 3 records the graph, steps 4-6 replay it.

@@ -54,7 +54,13 @@ def sagga(
     seed_size: int = typer.Option(100, help="Seeds selected per generation."),
     archive_size: int = typer.Option(1000, help="Stop at this many archived failures."),
     generations: int = typer.Option(100, help="Stop after this many generations."),
-    minutes: float = typer.Option(None, help="Stop after this long (rerun to go on)."),
+    minutes: float = typer.Option(
+        None,
+        help="Stop the search after this many minutes of wall clock (checked between its "
+        "shards; rerun to go on). Where it stops depends on the machine's speed and load; "
+        "--generations and --archive-size do not. The analysis after the search is not "
+        "counted: --tag-limit and --nearby-attempts bound it.",
+    ),
     k: int = typer.Option(1, "--k", help="Candidates checked per problem."),
     policy: str = typer.Option("generous", help="generous (a timeout passes) or strict."),
     deadline: float = typer.Option(2.0, help="Verifier seconds per candidate."),
@@ -64,7 +70,16 @@ def sagga(
     verify_chunk: int = typer.Option(
         100, help="Problems per verification shard (what a cluster spreads over workers)."
     ),
-    tag_limit: int = typer.Option(None, help="Tag at most this many failures [all]."),
+    tag_limit: int = typer.Option(
+        200,
+        help="Analysis: tag at most this many failures exploit or robustness, the clusters' "
+        "central members first (SymPy gets 3 s of CPU time for each).",
+    ),
+    nearby_attempts: int = typer.Option(
+        20,
+        help="Analysis: mutants of each of a cluster's 3 central members that the model "
+        "answers in the search for a nearby success (0: none).",
+    ),
     seed: int = typer.Option(43, help="Seed of mutations and selection."),
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
@@ -85,7 +100,7 @@ def sagga(
         generation_size=generation_size, seed_size=seed_size, archive_size=archive_size,
         generations=generations, seed=seed, k=k, policy=policy, deadline=deadline,
         minutes=minutes, workers=verifier_workers(workers, backend), verify_chunk=verify_chunk,
-        tag_limit=tag_limit,
+        tag_limit=tag_limit, nearby_attempts=nearby_attempts,
     )  # fmt: skip
     executor = model_study_executor(backend, ray_address, workers, model.device)
     with executor or contextlib.nullcontext(), status("starting") as log:

@@ -226,22 +226,38 @@ def sweep(
     )
     with executor, progress_bar(quiet=as_json) as bar:
         tasks: dict[str, Any] = {}  # one bar per stacked model (shard)
+        validated: dict[str, str] = {}  # each stacked model's latest validation, described
 
         def on_progress(shard, p) -> None:
             chunk = shard.spec["seeds"]
             if shard.key not in tasks:
                 tasks[shard.key] = bar.add_task(shard.key, total=p.steps)
+            if p.evaluation is not None:
+                validated[shard.key] = f" ({describe_evaluation(p.epoch, p.evaluation)})"
             bar.update(
                 tasks[shard.key],
                 completed=p.step,
                 total=p.steps,
                 description=f"seeds {chunk[0]}-{chunk[-1]}: epoch {p.epoch}, "
-                f"{p.active} of {len(chunk)} training",
+                f"{p.active} of {len(chunk)} training{validated.get(shard.key, '')}",
             )
 
         log = bar.console.log if not as_json else lambda m: None
         run = run_sweep(config, out, device, executor, on_progress, log)
     finish(run, report, as_json, threshold)
+
+
+def describe_evaluation(epoch: int, evaluation: Any) -> str:
+    """A stacked model's validation after `epoch` (a `training.trainer.Evaluation`) in a few
+    words: its members' accuracy and loss, as a range where they differ."""
+    percent = [100 * accuracy for accuracy in evaluation.accuracy]
+    text = f"validation after epoch {epoch}: accuracy {_span(percent, '.1f')} %"
+    return text if evaluation.loss is None else f"{text}, loss {_span(evaluation.loss, '#.3g')}"
+
+
+def _span(values: Any, spec: str) -> str:
+    low, high = format(min(values), spec), format(max(values), spec)
+    return low if low == high else f"{low}–{high}"
 
 
 def model_config(arch: str, options: dict[str, str], flags: dict[str, Any]) -> Any:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from genprobe.models.member_stack import OutputLayer, biased_bmm
+from genprobe.data.seq2seq import PAD, Seq2SeqTensors
+from genprobe.models.member_stack import MemberStack, OutputLayer, biased_bmm
 
 
 class _SoftmaxCrossEntropy(torch.autograd.Function):
@@ -105,3 +106,19 @@ def member_losses(
     members, vocab = out.shape[0], out.shape[-1]
     nll = token_cross_entropy(out.reshape(-1, vocab), target.reshape(-1), ignore_index)
     return nll.view(members, -1).sum(1)
+
+
+@torch.no_grad()
+def shared_example_losses(
+    model: MemberStack, data: Seq2SeqTensors, batched: bool, rows: int
+) -> Tensor:
+    """Each member's summed token NLL (S,) on the same examples, teacher-forced without noise
+    (no dropout), `rows` examples at a time."""
+    total = torch.zeros(model.members, device=data.src.device)
+    for start in range(0, len(data), rows):
+        src, tgt_in, tgt_out = (
+            t[start : start + rows].unsqueeze(0).expand(model.members, -1, -1)
+            for t in (data.src, data.tgt_in, data.tgt_out)
+        )
+        total += member_losses(model.teacher_forced(src, tgt_in), tgt_out, PAD, batched)
+    return total

@@ -53,7 +53,7 @@ from genprobe.models.member_stack import MemberStack
 from genprobe.runs.atomic import atomic_path
 from genprobe.runs.config import identity_fields
 from genprobe.training.captured import CapturedStep
-from genprobe.training.loss import member_losses
+from genprobe.training.loss import member_losses, shared_example_losses
 from genprobe.training.step_inputs import StepInputs
 
 LOSS_NORMALIZATIONS = ("sequences", "tokens")
@@ -162,11 +162,21 @@ class MemberResult:
 
 
 @dataclass(frozen=True)
+class Evaluation:
+    """A stack's validation after an epoch, per member validated (in the order of `seeds`)."""
+
+    seeds: tuple[int, ...]
+    accuracy: tuple[float, ...]
+    loss: tuple[float, ...] | None  # on the validation examples (None: none were given)
+
+
+@dataclass(frozen=True)
 class Progress:
     epoch: int  # 1-based
     step: int  # steps done in this epoch
     steps: int  # steps per epoch
     active: int  # members still training
+    evaluation: Evaluation | None = None  # once per epoch, after its validation
 
 
 Validator = Callable[[MemberStack], np.ndarray]  # model → (S,) validation accuracy
@@ -190,7 +200,9 @@ class SweepTrainer:
     `checkpoint`.
 
     `seeds` name the members; `streams` gives a member's init and order seeds (default: both
-    the member's seed)."""
+    the member's seed). `validation`, if given, are the examples whose loss each epoch's
+    evaluation reports beside `validate`'s accuracy (what a user watches on a loss plateau).
+    """
 
     def __init__(
         self,
@@ -204,6 +216,7 @@ class SweepTrainer:
         checkpoint: Path | None = None,
         checkpoint_seconds: float = 60.0,
         streams: dict[int, MemberSeeds] | None = None,
+        validation: Seq2SeqTensors | None = None,
     ) -> None:
         if len(set(seeds)) != len(seeds) or not seeds:
             raise ConfigError("seeds", "a non-empty list of distinct integers", list(seeds))
@@ -215,6 +228,7 @@ class SweepTrainer:
         self.config = config
         self.train = train.to(device)
         self.validate = validate
+        self.validation = None if validation is None else validation.to(device)
         self.checkpoint = checkpoint
         self.checkpoint_seconds = checkpoint_seconds
         self.steps_per_epoch = -(-len(train) // config.batch_size)
@@ -267,7 +281,10 @@ class SweepTrainer:
                 ):
                     self._save()
                     last_save = time.monotonic()
-            self._end_epoch()
+            epoch, evaluation = self.epoch, self._end_epoch()
+            if on_progress is not None:
+                steps = self.steps_per_epoch
+                on_progress(Progress(epoch, steps, steps, len(self.active), evaluation))
             if self.checkpoint is not None:
                 self._save()
                 last_save = time.monotonic()
@@ -374,8 +391,25 @@ class SweepTrainer:
             square.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
             p.addcdiv_(mean * -step, square.sqrt().div_(root).add_(ADAM_EPS))
 
-    def _end_epoch(self) -> None:
+    def _validation_loss(self) -> tuple[float, ...] | None:
+        """Each active member's loss on the validation examples, normalized as in training."""
+        if self.validation is None:
+            return None
+        data = self.validation
+        summed = shared_example_losses(self.model, data, self.on_gpu, self.config.batch_size)
+        if self.config.loss_normalization == "sequences":
+            per_member = summed / len(data)
+        else:
+            per_member = summed / (data.tgt_out != PAD).sum()
+        return tuple(per_member[: len(self.active)].tolist())
+
+    def _end_epoch(self) -> Evaluation:
+        """Validate, stop the members that are done; returns the epoch's evaluation."""
         accuracy = self.validate(self.model)
+        members = len(self.active)  # a GPU's stack has padding lanes after them
+        evaluation = Evaluation(
+            tuple(self.active), tuple(float(a) for a in accuracy[:members]), self._validation_loss()
+        )
         keep = []
         for k, seed in enumerate(self.active):
             result = self.results[seed]
@@ -399,6 +433,7 @@ class SweepTrainer:
                 self.moments = {n: (m[lanes], v[lanes]) for n, (m, v) in self.moments.items()}
                 self._new_stack()
         self.epoch, self.step = self.epoch + 1, 0
+        return evaluation
 
     # -- resume ---------------------------------------------------------------------------
 

@@ -224,6 +224,33 @@ def test_the_budget_stops_a_generation_between_its_shards_and_a_rerun_goes_on(tm
     assert state["stop"] == "generations" and state["generations"] == 2
 
 
+def test_the_analysis_has_budgets_of_work_of_its_own_not_the_searchs_time(tmp_path):
+    log = []
+    config = _py_config(tag_limit=3, nearby_attempts=2)
+    run = run_sagga(config, tmp_path / "run", log=log.append)
+    archive = read_results(run).archive
+    assert len(archive) > 3 and archive["tag"].notna().sum() == 3
+    assert "tagging 3 failures (exploit or robustness; --tag-limit 3, at most 3 s of" in "".join(
+        log
+    )
+    nearby = [json.loads(p.read_text()) for p in sorted((run / "analysis" / "nearby").iterdir())]
+    assert nearby and all(0 < n["tried"] <= 2 * len(n["members"]) for n in nearby)
+    assert any("2 mutants of each of their 3 central members" in line for line in log)
+
+    # a rerun with other budgets tags only what is new and searches again with the new count
+    run_sagga(replace(config, tag_limit=5, nearby_attempts=0), run, log=log.append)
+    assert read_results(run).archive["tag"].notna().sum() == 5
+    nearby = [json.loads(p.read_text()) for p in sorted((run / "analysis" / "nearby").iterdir())]
+    assert all(n["tried"] == 0 and n["found"] is None for n in nearby)
+    # the search's time budget spent: the analysis still runs, whole, on its own budgets
+    stopped = run_sagga(
+        replace(config, minutes=20, generations=5), tmp_path / "stopped", clock=MinuteClock()
+    )
+    state = json.loads((stopped / "search.json").read_text())
+    assert state["stop"] == "time budget" and state["generations"] >= 1
+    assert read_results(stopped).archive["tag"].notna().sum() == 3
+
+
 def test_the_report_reads_files_only_and_refuses_an_unfinished_analysis(cli, tmp_path, monkeypatch):
     run = run_sagga(_py_config(), tmp_path / "run")
     write_sagga_report(run)

@@ -14,6 +14,11 @@ exploit tags, and a nearby success per cluster (Welleck et al. 2022, Tables 4, 6
                the robustness preset does) that the model solves: the paper's 30^x beside
                119^x; one shard per cluster, `analysis/nearby/`
 
+Tags and nearby successes have budgets of work (`tag_limit` failures, `nearby_attempts`
+mutants per central member), not of time, so what the report shows does not depend on the
+machine's load; the time they take is bounded by those counts and the deadlines of CPU time
+each item gets (`TAG_SECONDS` a tag; the mutation and verification deadlines of the search).
+
 These are the search's last three stages (`analyse`), so a killed search resumes them like its
 generations, and the report only reads their files (`results.py`).
 """
@@ -51,7 +56,6 @@ from genprobe.tasks.integration.verifier import Verifier
 TAG_CHUNK = 200
 TAG_SECONDS = 3.0
 CENTRAL = 3  # members whose mutants are searched for a nearby success
-NEARBY_ATTEMPTS = 20  # mutants per central member
 MAX_SUCCESSES = 5000  # model successes the slices are contrasted with (a seeded sample)
 
 
@@ -214,7 +218,7 @@ class NearbyTask(ProposeTask):
         (model, pool, memo, verifier), config = context, self.config
         members = shard.spec["members"]
         report = mutate_generation(
-            pool, _problems(members), NEARBY_ATTEMPTS, PRESETS["robustness"],
+            pool, _problems(members), shard.spec["attempts"], PRESETS["robustness"],
             run_seed=config.seed, generation=10**6 + int(shard.spec["cluster"]),
             deadline=config.mutation_deadline, form=config.mutant_form, memo=memo,
         )  # fmt: skip
@@ -260,11 +264,19 @@ def analyse(
     archive = read_archive(run)
     wanted = archive["problem"].iloc[tagged_rows([c["members"] for c in found], config.tag_limit)]
     keys = sorted(set(wanted) - set(read_tags(run)["problem"]))  # a tag is the problem's alone
-    log(f"tagging {len(keys)} failures (exploit or robustness)")
+    log(
+        f"tagging {len(keys)} failures (exploit or robustness; --tag-limit "
+        f"{'all' if config.tag_limit is None else config.tag_limit}, at most "
+        f"{TAG_SECONDS:g} s of SymPy's CPU time each)"
+    )
     run_stage(run, TagTask(config.workers), tag_shards(keys), executor)
-    log(f"searching a nearby success for {len(found)} clusters")
+    attempts = config.nearby_attempts
+    log(
+        f"searching a nearby success for {len(found)} clusters among {attempts} mutants of "
+        f"each of their {CENTRAL} central members (--nearby-attempts {attempts})"
+    )
     shards = [
-        Shard(NEARBY, f"{i:03d}", {"cluster": i, "members": c["central"]})
+        Shard(NEARBY, f"{i:03d}", {"cluster": i, "members": c["central"], "attempts": attempts})
         for i, c in enumerate(found)
     ]
     run_stage(run, NearbyTask(config), shards, executor)

@@ -1,7 +1,8 @@
 """What a SAGGA run is: the model, the recipe (basis, mutation preset, fitness, selection) and
 the search's sizes. Defaults are the original CLI's (research notes A.2); its identity, hashed
-into the run directory, leaves out the time budget, the worker count and how verification
-is chunked.
+into the run directory, leaves out the search's time budget, the worker count, how verification
+is chunked and the analysis's budgets of work (failures tagged, mutants tried for a nearby
+success).
 
 Example:
     SaggaConfig(ModelSettings("ckpt:runs/bwd"), basis="polynomial_robustness",
@@ -32,7 +33,9 @@ ADDED_DEFAULTS = {"mutant_form": "simplified"}
 class SaggaConfig:
     """A `genprobe.runs.config.RunConfig`; `run_sagga` validates it."""
 
-    RUNTIME: ClassVar[tuple[str, ...]] = ("minutes", "workers", "verify_chunk", "tag_limit")
+    RUNTIME: ClassVar[tuple[str, ...]] = (
+        "minutes", "workers", "verify_chunk", "tag_limit", "nearby_attempts",
+    )  # fmt: skip
     model: ModelSettings
     preset: str = "uniform"  # mutation preset: uniform, robustness, distance
     mutant_form: str = "simplified"  # or "automatic": no SymPy simplify (`mutants.py`)
@@ -54,10 +57,13 @@ class SaggaConfig:
     policy: str = "generous"  # a timeout passes, as in the original; or strict
     deadline: float = 2.0  # verifier seconds per candidate
     mutation_deadline: float = 1.0  # SymPy simplify seconds per mutant (the original's alarm)
-    minutes: float | None = None  # time budget of this invocation
+    minutes: float | None = None  # wall-clock budget of this invocation's search (not analysis)
     workers: int | None = None  # mutation and verifier processes (None: one per CPU)
     verify_chunk: int = 100  # problems per verify shard (the unit a cluster spreads)
-    tag_limit: int | None = None  # the analysis tags at most this many failures (None: all)
+    # The analysis's budgets, in units of work: failures tagged (None: all), and mutants of each
+    # of a cluster's central members tried for a nearby success (the robustness preset's 20).
+    tag_limit: int | None = 200
+    nearby_attempts: int = 20
 
     def validated(self) -> SaggaConfig:
         self.model.validated()
@@ -88,6 +94,8 @@ class SaggaConfig:
             raise ConfigError("--deadline", "positive seconds", self.deadline)
         if self.tag_limit is not None and self.tag_limit < 0:
             raise ConfigError("--tag-limit", "a count ≥ 0", self.tag_limit)
+        if self.nearby_attempts < 0:
+            raise ConfigError("--nearby-attempts", "a count ≥ 0", self.nearby_attempts)
         if self.minutes is not None and not self.minutes > 0:
             raise ConfigError("--minutes", "positive minutes", self.minutes)
         return self

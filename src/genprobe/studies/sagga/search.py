@@ -6,9 +6,11 @@ archive of novel failures, then its analysis (the files the cluster report reads
              model's worker, verify spread over workers, score); archive its failures with
              fitness >= tau that are novel (by canonical form); select the next seeds among
              them (`selection.py`); stop at the archive size, the generation limit or the time
-             budget of this invocation (checked between a generation's stages and shards too)
+             budget of this invocation's search (checked between a generation's stages and
+             shards too)
     analyse  cluster the archive, tag its failures, search a nearby success per cluster
-             (`clusters.py`): the stages the report (`report.py`) reads, never reruns
+             (`clusters.py`, with budgets of work of its own, not the search's time budget):
+             the stages the report (`report.py`) reads, never reruns
 
 The archive and the next seeds are functions of the generation files alone, so a killed
 search, rerun with the same command, replays the finished generations from disk (skipping
@@ -191,7 +193,10 @@ def run_generations(
                 steps.budget.check()
         except OutOfTime:
             stop = "time budget"
-            log(f"time budget spent after {len(search.stats)} generations")
+            log(
+                f"the search's time budget (--minutes) spent after {len(search.stats)} "
+                "generations: rerun to search on"
+            )
     _write_state(run, search, stop=stop, generation=len(search.stats))
     return run
 

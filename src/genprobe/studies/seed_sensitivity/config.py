@@ -12,6 +12,7 @@ so its validation role is the first examples of its training split.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -150,22 +151,31 @@ class SweepConfig:
         """The most input tokens an example of the role can have."""
         return self._split_spec(role).lengths[1]
 
-    def seed_chunks(self) -> list[tuple[int, ...]]:
-        """The seeds of each stacked model, in the order of `seeds`."""
-        size = self.seeds_per_shard or len(self.seeds)
-        return [self.seeds[start : start + size] for start in range(0, len(self.seeds), size)]
+    def seed_chunks(self, seeds: Sequence[int] | None = None) -> list[tuple[int, ...]]:
+        """The seeds of each stacked model: `seeds` (default: the run's) in their order, in
+        groups of `seeds_per_shard`."""
+        seeds = self.seeds if seeds is None else tuple(seeds)
+        size = self.seeds_per_shard or len(seeds)
+        return [seeds[start : start + size] for start in range(0, len(seeds), size)]
 
     def extends(self, earlier: SweepConfig) -> bool:
-        """Whether this config is `earlier` with more seeds appended, its stacked models kept
-        whole, so that a run of `earlier` can grow into this one (a seed's numbers do not
-        depend on the seeds beside it)."""
+        """Whether this config is `earlier` with more seeds appended, every other setting the
+        same: a run of `earlier` can grow into this one and keep the members it trained."""
         if self.grid is not None or earlier.grid is not None:
             return False  # a grid does not grow
-        chunks = earlier.seed_chunks()
+        n = len(earlier.seeds)
         return (
-            replace(self, seeds=earlier.seeds) == earlier
-            and self.seed_chunks()[: len(chunks)] == chunks
+            len(self.seeds) > n
+            and self.seeds[:n] == earlier.seeds
+            and replace(self, seeds=earlier.seeds) == earlier
         )
+
+    def keeps_stacks(self, earlier: SweepConfig) -> bool:
+        """Whether the stacked models of `earlier` are stacked models of this config too (the
+        old seed count a multiple of `seeds_per_shard`), so that its new seeds train in stacks
+        of their own even where a member's numbers depend on the seeds beside it."""
+        chunks = earlier.seed_chunks()
+        return self.seed_chunks()[: len(chunks)] == chunks
 
     def roles(self) -> tuple[str, ...]:
         """The study's data: training, validation, then the task's test suites."""

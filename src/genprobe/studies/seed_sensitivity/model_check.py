@@ -28,7 +28,7 @@ from genprobe.models.member_stack import MemberStack
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.device import cpu_threads
 from genprobe.studies.seed_sensitivity.members import member_bytes
-from genprobe.training.loss import member_losses
+from genprobe.training.loss import shared_example_losses
 from genprobe.training.trainer import MemberResult, SweepTrainer
 
 SAMPLE = 8  # examples a check decodes, or trains on per step
@@ -133,13 +133,7 @@ def _longest(config: SweepConfig) -> Seq2SeqTensors:
 
 def _losses(model: MemberStack, data: Seq2SeqTensors) -> torch.Tensor:
     """Every member's summed training loss on the same examples (S,)."""
-
-    def stacked(x: torch.Tensor) -> torch.Tensor:
-        return x.unsqueeze(0).expand(model.members, *x.shape)
-
-    with torch.no_grad():
-        out = model.teacher_forced(stacked(data.src), stacked(data.tgt_in))
-        return member_losses(out, stacked(data.tgt_out), PAD, batched=False)
+    return shared_example_losses(model, data, batched=False, rows=len(data))
 
 
 def _decoded(model: MemberStack, config: SweepConfig, src: np.ndarray) -> np.ndarray:

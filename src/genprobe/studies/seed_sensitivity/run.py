@@ -17,6 +17,7 @@ uninterrupted run. `device` and the executor say where shards run, not what they
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from genprobe.errors import ConfigError
+from genprobe.errors import ConfigError, RunDirError
 from genprobe.runs.atomic import write_json
 from genprobe.runs.executor import Executor, LocalExecutor, relayed, run_stage
 from genprobe.runs.rundir import open_run
@@ -41,7 +42,12 @@ from genprobe.studies.seed_sensitivity.results import (
     write_metrics,
 )
 from genprobe.studies.seed_sensitivity.study import KIND, LEGACY_KIND
-from genprobe.studies.seed_sensitivity.train import OnProgress, TrainTask, train_shards
+from genprobe.studies.seed_sensitivity.train import (
+    OnProgress,
+    TrainTask,
+    train_shards,
+    trained_seeds,
+)
 from genprobe.tasks.files import write_examples
 from genprobe.tasks.task import Examples
 
@@ -70,21 +76,24 @@ def run_sweep(
     check_contract(config)  # a broken model writes nothing
     data = {role: config.split(role) for role in config.roles()}  # nor does a data error
 
+    @functools.cache
     def model_notes() -> dict[str, Any]:
         measured_on = device if device == "cpu" or torch.cuda.is_available() else "cpu"
         return {"model": members_alone(config, measured_on)}
 
-    run = open_run(out, KIND, config, config.extends, older_kinds=(LEGACY_KIND,), notes=model_notes)
+    def grows(earlier: SweepConfig) -> bool:
+        return _grows(config, earlier, lambda: model_notes()["model"], Path(out))
+
+    run = open_run(out, KIND, config, grows, older_kinds=(LEGACY_KIND,), notes=model_notes)
     for role, examples in data.items():
         if not (run / "data" / f"{role}.jsonl").exists():
             write_examples(run / "data" / f"{role}.jsonl", config.task, examples)
     if not (run / ROLES_FILE).exists():
         write_json(run / ROLES_FILE, _describe(config, data))
-    shards = train_shards(config)
-    if pending := ShardStore(run).pending(shards):
-        seeds = sum(len(shard.spec["seeds"]) for shard in pending)
+    if shards := train_shards(config, trained_seeds(run, config)):
+        seeds = sum(len(shard.spec["seeds"]) for shard in shards)
         log(f"training {seeds} seeds on {config.train_size:,} examples "
-            f"({len(pending)} stacked model{'s' * (len(pending) > 1)})")  # fmt: skip
+            f"({len(shards)} stacked model{'s' * (len(shards) > 1)})")  # fmt: skip
     executor = executor or LocalExecutor()
     relay = None if on_progress is None else lambda item: on_progress(*item)
     with relayed(executor, relay) as progress:
@@ -96,6 +105,31 @@ def run_sweep(
     if stale := incomplete_suites(write_metrics(run)):
         log(f"{', '.join(stale)}: evaluated before the run grew; run `evaluate --src` again")
     return run
+
+
+def _grows(
+    config: SweepConfig, earlier: SweepConfig, alone: Callable[[], dict[str, Any]], out: Path
+) -> bool:
+    """Whether a run of `earlier` in `out` grows into `config`: more seeds, trained in stacked
+    models of their own where each member is bit for bit its seed alone (`alone()`, measured
+    only for a config that extends), else only where the earlier stacks stay whole.
+
+    Raises:
+        RunDirError: `config` extends `earlier` but the run cannot grow, saying why.
+    """
+    if not config.extends(earlier):
+        return False
+    measured = alone()
+    if config.keeps_stacks(earlier) or measured["members_equal_alone"]:
+        return True
+    last = earlier.seed_chunks()[-1]
+    raise RunDirError(
+        f"{out.absolute()} cannot grow from {len(earlier.seeds)} to {len(config.seeds)} seeds: "
+        f"the new seeds would join the stacked model of seeds {last[0]}-{last[-1]} "
+        f"(--seeds-per-shard {config.seeds_per_shard}), and a member of this model differs "
+        f"from its seed trained alone (by up to {measured['largest_difference']:.2g}), so the "
+        "grown run would not be the one this command makes anew: choose another --out"
+    )
 
 
 def _describe(config: SweepConfig, data: dict[str, Examples]) -> dict[str, Any]:

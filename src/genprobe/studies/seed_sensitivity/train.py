@@ -9,7 +9,7 @@ the weights of an uninterrupted one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -18,12 +18,13 @@ import numpy as np
 from genprobe.data.seq2seq import Seq2SeqTensors, encode
 from genprobe.models.member_stack import MemberStack
 from genprobe.runs.executor import StageTask
-from genprobe.runs.shards import Outputs, Shard, json_bytes
+from genprobe.runs.shards import Outputs, Shard, ShardStore, json_bytes
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.device import cpu_threads, device_facts
 from genprobe.studies.seed_sensitivity.members import member_bytes, member_path
 from genprobe.studies.seed_sensitivity.predict import decode_and_check
 from genprobe.studies.seed_sensitivity.study import TRAIN as STAGE
+from genprobe.tasks.task import Examples
 from genprobe.training.trainer import Progress, SweepTrainer
 
 STATE_FILE = "state.pt"
@@ -32,12 +33,20 @@ PROGRESS_STEPS = 20
 OnProgress = Callable[[Shard, Progress], None]
 
 
-def train_shards(config: SweepConfig) -> list[Shard]:
-    """One shard per chunk of seeds, keyed by its first and last seed."""
+def train_shards(config: SweepConfig, trained: Collection[int] = ()) -> list[Shard]:
+    """One shard per chunk of the seeds not `trained`, keyed by its first and last seed: a run
+    grown by more seeds trains them in stacked models of their own."""
+    untrained = [seed for seed in config.seeds if seed not in trained]
     return [
         Shard(STAGE, f"seeds={chunk[0]}-{chunk[-1]}", {"seeds": list(chunk)})
-        for chunk in config.seed_chunks()
+        for chunk in config.seed_chunks(untrained)
     ]
+
+
+def trained_seeds(run: Path, config: SweepConfig) -> set[int]:
+    """The seeds of `config` whose member a finished `train` shard of the run recorded."""
+    recorded = set(ShardStore(run).outputs(STAGE))
+    return {seed for seed in config.seeds if run / member_path(seed) in recorded}
 
 
 def training_path(shard: Shard) -> str:
@@ -48,8 +57,8 @@ class TrainTask(StageTask):
     """Trains with the run's data, generated once per worker from the config.
 
     `progress`, if given, is a queue (a `multiprocessing` manager's, so that worker processes can
-    reach it) that receives `(shard, Progress)` every `PROGRESS_STEPS` steps and at each epoch's
-    end.
+    reach it) that receives `(shard, Progress)` every `PROGRESS_STEPS` steps, at each epoch's
+    last step and after its validation (the members' accuracy and loss).
     """
 
     needs_device: ClassVar[bool] = True
@@ -57,17 +66,15 @@ class TrainTask(StageTask):
     def __init__(self, config: SweepConfig, device: str = "cpu", progress: Any = None) -> None:
         self.config, self.device, self.progress = config, device, progress
 
-    def setup(self) -> tuple[Seq2SeqTensors, np.ndarray]:
+    def setup(self) -> tuple[Seq2SeqTensors, Examples]:
         train = self.config.split("train")
-        return encode(train.src, train.tgt), self.config.split("validation").src
+        return encode(train.src, train.tgt), self.config.split("validation")
 
-    def run(
-        self, context: tuple[Seq2SeqTensors, np.ndarray], shard: Shard, scratch: Path
-    ) -> Outputs:
+    def run(self, context: tuple[Seq2SeqTensors, Examples], shard: Shard, scratch: Path) -> Outputs:
         train, validation = context
 
         def validate(model: MemberStack) -> np.ndarray:
-            return decode_and_check(model, self.config, validation)[2].mean(axis=1)
+            return decode_and_check(model, self.config, validation.src)[2].mean(axis=1)
 
         def progress(p: Progress) -> None:
             if self.progress is not None and (p.step % PROGRESS_STEPS == 0 or p.step == p.steps):
@@ -83,6 +90,7 @@ class TrainTask(StageTask):
             device=self.device,
             checkpoint=scratch / STATE_FILE,
             streams=self.config.streams(),
+            validation=encode(validation.src, validation.tgt),
         )
         with cpu_threads():
             results = trainer.run(progress)
