@@ -1,0 +1,26 @@
+"""Resume points: a damaged state is named in one warning and not loaded; an intact one loads."""
+
+import pytest
+import torch
+
+from genprobe.errors import GenprobeWarning
+from genprobe.runs.resume import load_state, save_state
+
+
+@pytest.mark.parametrize("how", ["truncated", "flipped"])
+def test_a_damaged_state_is_named_and_not_loaded(tmp_path, how):
+    path = tmp_path / "state.pt"
+    save_state(path, {"step": 3, "weights": torch.arange(10_000, dtype=torch.float32)})
+    assert load_state(path, "cpu", "starting over")["step"] == 3
+    data = bytearray(path.read_bytes())
+    if how == "truncated":
+        del data[len(data) // 2 :]
+    else:  # inside the tensor's bytes: torch.load alone would load wrong weights
+        data[len(data) // 2] ^= 0xFF
+    path.write_bytes(data)
+    with pytest.warns(GenprobeWarning, match=f"^{path} is damaged \\(.*\\); starting over$"):
+        assert load_state(path, "cpu", "starting over") is None
+
+
+def test_no_state_is_none(tmp_path):
+    assert load_state(tmp_path / "state.pt", "cpu", "starting over") is None
