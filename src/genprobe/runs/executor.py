@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -24,7 +25,8 @@ from multiprocessing.managers import SyncManager
 from pathlib import Path
 from typing import Any, ClassVar
 
-from genprobe.errors import ConfigError
+from genprobe.errors import ConfigError, show_warning
+from genprobe.runs.interrupts import children_ignore_ctrl_c, leave_on_ctrl_c
 from genprobe.runs.shards import Outputs, Shard, ShardStore
 
 
@@ -76,7 +78,8 @@ class Executor(abc.ABC):
         """A queue that shards may `put` on from wherever they run and the driver may `get`
         from (progress reports)."""
         manager = SyncManager(ctx=multiprocessing.get_context("spawn"))
-        manager.start(_exit_with_parent, (os.getpid(),))
+        with children_ignore_ctrl_c():  # the manager's server ignores it too, once it runs
+            manager.start(_exit_with_parent, (os.getpid(),))
         with manager:
             yield manager.Queue()
 
@@ -180,15 +183,16 @@ class LocalExecutor(Executor):
             initargs=(task, os.getpid()),
         )
         try:
-            futures = {
-                pool.submit(_run_in_worker, shard, scratch(shard)): shard for shard in shards
-            }
+            with children_ignore_ctrl_c():  # the pool starts its processes as work comes
+                futures = {
+                    pool.submit(_run_in_worker, shard, scratch(shard)): shard for shard in shards
+                }
             for future in as_completed(futures):
                 outputs, seconds = future.result()
                 yield futures[future], outputs, seconds
         finally:
             # On an error or an interrupt, shards not started yet are dropped rather than run
-            # for results nobody would record.
+            # for results nobody would record (on Ctrl-C the workers have left already).
             pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -198,6 +202,8 @@ _WORKER: Worker | None = None  # a pool process's
 def _start_worker(task: StageTask, parent: int) -> None:
     global _WORKER
     _exit_with_parent(parent)
+    leave_on_ctrl_c()
+    warnings.showwarning = show_warning  # a shard's warning as the driver shows its own
     _WORKER = Worker(task)
 
 
