@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from helpers import damage
 
 from genprobe.errors import GenprobeWarning
 from genprobe.runs.resume import load_state, save_state
@@ -12,12 +13,7 @@ def test_a_damaged_state_is_named_and_not_loaded(tmp_path, how):
     path = tmp_path / "state.pt"
     save_state(path, {"step": 3, "weights": torch.arange(10_000, dtype=torch.float32)})
     assert load_state(path, "cpu", "starting over")["step"] == 3
-    data = bytearray(path.read_bytes())
-    if how == "truncated":
-        del data[len(data) // 2 :]
-    else:  # inside the tensor's bytes: torch.load alone would load wrong weights
-        data[len(data) // 2] ^= 0xFF
-    path.write_bytes(data)
+    damage(path, how)  # flipped: a byte of the tensor, which torch.load alone would load
     with pytest.warns(GenprobeWarning, match=f"^{path} is damaged \\(.*\\); starting over$"):
         assert load_state(path, "cpu", "starting over") is None
 

@@ -5,6 +5,7 @@ import hashlib
 import json
 
 import pytest
+from helpers import damage
 from shard_tasks import BrokenSetup, HalfThenWhole, Interrupted, Squares, Unavailable, Writes
 
 from genprobe.errors import ConfigError, DamagedFileError, GenprobeWarning, RunDirError
@@ -95,16 +96,6 @@ def test_a_missing_output_file_makes_its_shard_run_again(tmp_path):
     (tmp_path / "squares" / "01.parquet").unlink()
     with pytest.warns(GenprobeWarning, match="01.parquet is missing; computing shard square/01"):
         assert ShardStore(tmp_path).pending(squares(2)) == [squares(2)[1]]
-
-
-def damage(path, how):
-    """Damage a file as disks and copies do: cut it short, or flip one byte."""
-    data = bytearray(path.read_bytes())
-    if how == "truncated":
-        path.write_bytes(data[: len(data) // 2])
-    else:
-        data[len(data) // 2] ^= 0xFF
-        path.write_bytes(data)
 
 
 @pytest.mark.parametrize("how", ["truncated", "flipped"])

@@ -4,6 +4,7 @@ it back; a rerun computes again what it lost and keeps the rest; nothing damaged
 import shutil
 
 import pytest
+from helpers import damage
 
 from genprobe.studies.seed_sensitivity.members import member_path
 from genprobe.training.trainer import SweepTrainer
@@ -18,18 +19,6 @@ AGAIN = "rerun the command that made it (same run directory) to compute shard"
 
 def sweep(cli, run):
     return cli(*SWEEP, "--out", str(run))
-
-
-def damage(path, how):
-    """Damage a file as disks and copies do: cut it short, flip one byte, or lose it."""
-    data = bytearray(path.read_bytes())
-    if how == "missing":
-        path.unlink()
-    elif how == "truncated":
-        path.write_bytes(data[: len(data) // 2])
-    else:
-        data[len(data) // 2] ^= 0xFF
-        path.write_bytes(data)
 
 
 @pytest.fixture(scope="module")
