@@ -1,4 +1,5 @@
-"""Resume points: a damaged state is named in one warning and not loaded; an intact one loads."""
+"""Resume points: a damaged state is named in one warning, set aside and not loaded; an intact
+one loads."""
 
 import pytest
 import torch
@@ -14,8 +15,11 @@ def test_a_damaged_state_is_named_and_not_loaded(tmp_path, how):
     save_state(path, {"step": 3, "weights": torch.arange(10_000, dtype=torch.float32)})
     assert load_state(path, "cpu", "starting over")["step"] == 3
     damage(path, how)  # flipped: a byte of the tensor, which torch.load alone would load
-    with pytest.warns(GenprobeWarning, match=f"^{path} is damaged \\(.*\\); starting over$"):
+    damaged = path.read_bytes()
+    expected = f"^{path} is damaged \\(.*\\): set aside as state.pt.damaged; starting over$"
+    with pytest.warns(GenprobeWarning, match=expected):
         assert load_state(path, "cpu", "starting over") is None
+    assert not path.exists() and (tmp_path / "state.pt.damaged").read_bytes() == damaged
 
 
 def test_no_state_is_none(tmp_path):

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, show_warning
 from genprobe.runs.interrupts import children_ignore_ctrl_c, leave_on_ctrl_c
+from genprobe.runs.resume import check_state
 from genprobe.runs.shards import Outputs, Shard, ShardStore
 
 
@@ -35,6 +36,9 @@ class StageTask(abc.ABC):
 
     # whether shards run the model on its device: an executor gives GPUs only to such tasks
     needs_device: ClassVar[bool] = False
+    # files in a shard's scratch directory that `run` resumes from (`runs.resume` states): the
+    # driver sets a damaged one aside before the shard runs, and says so where the user sees it
+    resume_states: ClassVar[tuple[str, ...]] = ()
 
     def setup(self) -> Any:
         """Per-worker state made once and passed to every `run` (a loaded model, a pool)."""
@@ -254,6 +258,10 @@ def run_stage(
         return 0
     executor = executor or LocalExecutor()
     facts = executor.runtime(task)
+    for shard in pending:
+        for name in task.resume_states:
+            restart = f"shard {shard.name} starts again from the beginning"
+            check_state(store.scratch(shard) / name, restart)
     for shard, outputs, seconds in executor.map(task, pending, store.scratch):
         store.record(shard, outputs, {**facts, "seconds": round(seconds, 3)})
         store.clear_scratch(shard)

@@ -2,8 +2,8 @@
 
 A state is a `torch.save` file, written atomically and read weights-only. One that is damaged
 (truncated, a flipped bit: the zip archive torch writes keeps a CRC of every record, which
-`torch.load` does not check) is reported in one line naming it, and the computation starts
-again from the beginning instead of failing on every rerun.
+`torch.load` does not check) is set aside and reported in one line naming it, and the
+computation starts again from the beginning instead of failing on every rerun.
 """
 
 from __future__ import annotations
@@ -24,16 +24,23 @@ def save_state(path: Path, state: dict[str, Any]) -> None:
         torch.save(state, tmp)
 
 
+def check_state(path: Path, restart: str) -> None:
+    """If the state at `path` is damaged, set it aside (as `<name>.damaged`) and say so in a
+    `GenprobeWarning` naming it, with what happens instead (`restart`)."""
+    if path.exists() and (damage := _damage(path)) is not None:
+        aside = path.with_name(f"{path.name}.damaged")
+        path.replace(aside)
+        warn(f"{path} is damaged ({damage}): set aside as {aside.name}; {restart}")
+
+
 def load_state(path: Path, device: torch.device | str, restart: str) -> dict[str, Any] | None:
     """The state saved at `path`, its tensors on `device`; None if there is none, or if it is
-    damaged: then a `GenprobeWarning` names it and says what happens instead (`restart`).
+    damaged (see `check_state`).
 
     Only damage of the file itself counts: an intact file that does not load is an error.
     """
+    check_state(path, restart)
     if not path.exists():
-        return None
-    if (damage := _damage(path)) is not None:
-        warn(f"{path} is damaged ({damage}); {restart}")
         return None
     return torch.load(path, map_location=device, weights_only=True)
 

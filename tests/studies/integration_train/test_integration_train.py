@@ -126,8 +126,10 @@ def test_a_damaged_state_pt_is_named_and_training_starts_again(cli, data, tmp_pa
     assert code == 0
     assert [line for line in err.splitlines() if "warning" in line] == [
         f"genprobe: warning: {state} is damaged (not a whole torch file: File is not a zip "
-        "file); training starts again from the first step (its next save replaces model.pt)"
+        "file): set aside as state.pt.damaged; training starts again from the first step (its "
+        "next save replaces model.pt)"
     ]
+    assert (parts / "state.pt.damaged").stat().st_size == 1000
     assert_same_weights(whole, parts)
     assert [(m["epoch"], m["step"]) for m in metrics_of(parts)] == [(0, 4), (1, 8)]
 

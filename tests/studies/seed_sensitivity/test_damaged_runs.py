@@ -62,13 +62,15 @@ def test_a_damaged_resume_state_is_named_and_its_stack_trains_again_from_the_sta
     damage(state, "truncated")
     kept = (run / member_path(1)).stat().st_mtime_ns
 
-    code, _, err = sweep(cli, run)
+    code, _, err = cli(*SWEEP, "--workers", "2", "--out", str(run))  # said by the driver
     assert code == 0
     warnings = [line for line in err.splitlines() if "warning" in line]
     assert warnings == [
         f"genprobe: warning: {state} is damaged (not a whole torch file: File is not a zip "
-        "file); training this stack of seeds starts again from the beginning"
+        "file): set aside as state.pt.damaged; shard train/seeds=2-2 starts again from the "
+        "beginning"
     ]
+    assert not (run / "scratch").exists()  # the damaged state went with its shard's scratch
     assert (run / member_path(1)).stat().st_mtime_ns == kept  # seed 1 is not trained again
     for seed in (1, 2):  # and seed 2 ends as if nothing had happened
         path = member_path(seed)
