@@ -1,5 +1,5 @@
-"""Module-level functions for pool tests (spawned workers import them by name), and what the
-study tests compare between runs."""
+"""Module-level functions for pool tests (spawned workers import them by name), what the
+study tests compare between runs, and damage done to a run's files."""
 
 from __future__ import annotations
 
@@ -10,6 +10,19 @@ import pandas as pd
 import sympy as sp
 
 from genprobe.tasks.integration.expression import X
+
+
+def damage(path, how: str) -> None:
+    """Damage a file as disks and copies do: `truncated` (cut to half), `flipped` (one byte
+    in the middle inverted) or `missing`."""
+    data = bytearray(path.read_bytes())
+    if how == "missing":
+        path.unlink()
+    elif how == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    else:
+        data[len(data) // 2] ^= 0xFF
+        path.write_bytes(data)
 
 
 def square_slowly(delay: float, n: int) -> int:

@@ -7,8 +7,11 @@ message and exit code 2) can catch user errors without catching bugs.
 from __future__ import annotations
 
 import difflib
+import sys
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TextIO
 
 
 class GenprobeError(Exception):
@@ -41,6 +44,16 @@ class RunDirError(GenprobeError):
     """A run directory is missing, incomplete, or was made by a different configuration."""
 
 
+class DamagedFileError(RunDirError):
+    """A file a run recorded is missing, or its contents are not what was recorded (its sha256
+    differs from its shard's manifest, or it cannot be read): `path` names it, `problem` says
+    what is wrong, `recovery` how to get it back."""
+
+    def __init__(self, path: str | Path, problem: str, recovery: str) -> None:
+        self.path, self.problem, self.recovery = Path(path), problem, recovery
+        super().__init__(f"{path} {problem}; {recovery}")
+
+
 class DifferentRunError(RunDirError):
     """A run directory holds a run of another configuration: `differences` are the settings
     that differ, as (dotted key, the run's value, this command's value)."""
@@ -69,6 +82,36 @@ def _show(value: object) -> str:
         items = [_show(item) for item in value]
         return " ".join(items if len(items) <= 6 else [*items[:3], "…", items[-1]])
     return repr(value)
+
+
+class GenprobeWarning(UserWarning):
+    """Something the user should know that does not stop the command (a damaged file that is
+    computed again); the CLI shows it as one line."""
+
+
+def warn(message: str) -> None:
+    """Tell the user `message` and go on (a `GenprobeWarning`)."""
+    warnings.warn(message, GenprobeWarning, stacklevel=3)
+
+
+def show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """`warnings.showwarning` for genprobe's commands and the processes they start: a
+    `GenprobeWarning` as one line, `genprobe: warning: …`, on stderr; any other as Python
+    shows it."""
+    if issubclass(category, GenprobeWarning):
+        print(f"genprobe: warning: {message}", file=file or sys.stderr)
+    else:
+        _PYTHON_SHOW_WARNING(message, category, filename, lineno, file, line)
+
+
+_PYTHON_SHOW_WARNING = warnings.showwarning
 
 
 class ParseError(GenprobeError, ValueError):

@@ -87,3 +87,15 @@ class WhoRuns(StageTask):
         time.sleep(self.seconds)
         context["served"] += 1
         return {f"who/{shard.key}.json": json_bytes(context)}
+
+
+class Nap(StageTask):
+    """Shard `quick` returns at once; any other marks `started` in its scratch and sleeps a
+    minute: a stage with one worker busy and one idle, to interrupt."""
+
+    def run(self, context: Any, shard: Shard, scratch: Path) -> Outputs:
+        if shard.key != "quick":
+            scratch.mkdir(parents=True, exist_ok=True)
+            (scratch / "started").touch()
+            time.sleep(60)
+        return {f"naps/{shard.key}.txt": b"slept"}

@@ -5,9 +5,10 @@ import hashlib
 import json
 
 import pytest
+from helpers import damage
 from shard_tasks import BrokenSetup, HalfThenWhole, Interrupted, Squares, Unavailable, Writes
 
-from genprobe.errors import ConfigError, RunDirError
+from genprobe.errors import ConfigError, DamagedFileError, GenprobeWarning, RunDirError
 from genprobe.runs import atomic
 from genprobe.runs.executor import LocalExecutor, run_stage
 from genprobe.runs.shards import Shard, ShardStore
@@ -93,7 +94,40 @@ def test_a_shard_whose_spec_changed_runs_again(tmp_path):
 def test_a_missing_output_file_makes_its_shard_run_again(tmp_path):
     run_stage(tmp_path, Squares(), squares(2))
     (tmp_path / "squares" / "01.parquet").unlink()
-    assert ShardStore(tmp_path).pending(squares(2)) == [squares(2)[1]]
+    with pytest.warns(GenprobeWarning, match="01.parquet is missing; computing shard square/01"):
+        assert ShardStore(tmp_path).pending(squares(2)) == [squares(2)[1]]
+
+
+@pytest.mark.parametrize("how", ["truncated", "flipped"])
+def test_a_damaged_output_file_is_named_and_its_shard_alone_runs_again(tmp_path, how):
+    run_stage(tmp_path, Squares(), squares(3))
+    whole = files(tmp_path)
+    damage(tmp_path / "squares" / "01.parquet", how)
+    store = ShardStore(tmp_path)
+    expected = f"{tmp_path / 'squares' / '01.parquet'} is damaged"
+    with pytest.raises(DamagedFileError, match="compute shard square/01 again") as raised:
+        store.outputs("square")
+    assert str(raised.value).startswith(expected)
+    with pytest.raises(DamagedFileError, match="square/01"):
+        store.read(squares(3)[1])
+    assert store.outputs("square", ".json") == [
+        tmp_path / "squares" / f"{i:02d}.json" for i in range(3)
+    ]  # the readable files of a stage are still read
+    ran = []
+    with pytest.warns(GenprobeWarning, match=f"{expected}.*; computing shard square/01 again"):
+        assert run_stage(tmp_path, Squares(), squares(3), on_done=ran.append) == 1
+    assert ran == [squares(3)[1]] and files(tmp_path) == whole
+
+
+def test_a_damaged_manifest_is_named_and_its_shard_runs_again(tmp_path):
+    run_stage(tmp_path, Squares(), squares(2))
+    manifest = tmp_path / "shards" / "square" / "01.json"
+    damage(manifest, "truncated")
+    with pytest.raises(DamagedFileError, match=f"{manifest} is not a readable shard manifest"):
+        ShardStore(tmp_path).outputs("square")
+    with pytest.warns(GenprobeWarning, match=f"{manifest} is not a readable shard manifest"):
+        assert run_stage(tmp_path, Squares(), squares(2)) == 1
+    assert len(ShardStore(tmp_path).outputs("square")) == 4
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import Any
 
 import typer
@@ -23,7 +24,13 @@ from genprobe.cli import (
 )
 from genprobe.cli.group import command_group, help_when_bare
 from genprobe.cli.spelling import option_spelling
-from genprobe.errors import ConfigError, DifferentRunError, GenprobeError
+from genprobe.errors import (
+    ConfigError,
+    DifferentRunError,
+    GenprobeError,
+    GenprobeWarning,
+    show_warning,
+)
 
 
 def _print_version(wanted: bool) -> None:
@@ -73,9 +80,12 @@ def main(argv: list[str] | None = None) -> None:
     Ctrl-C exits 130 with a line on how to resume."""
     argv = sys.argv[1:] if argv is None else argv
     try:
-        # not standalone: usage errors come here as exceptions, exit codes (0 for --help, 130
-        # for Ctrl-C) as the return value
-        code = app(args=_spread_values(argv), prog_name="genprobe", standalone_mode=False)
+        with warnings.catch_warnings():
+            warnings.showwarning = show_warning  # genprobe's warnings as one line each
+            warnings.simplefilter("default", GenprobeWarning)  # each once, however often met
+            # not standalone: usage errors come here as exceptions, exit codes (0 for --help,
+            # 130 for Ctrl-C) as the return value
+            code = app(args=_spread_values(argv), prog_name="genprobe", standalone_mode=False)
     except (ConfigError, DifferentRunError) as error:
         _fail(error.describe(option_spelling(_command(argv))))
     except GenprobeError as error:

@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -24,7 +25,9 @@ from multiprocessing.managers import SyncManager
 from pathlib import Path
 from typing import Any, ClassVar
 
-from genprobe.errors import ConfigError
+from genprobe.errors import ConfigError, show_warning
+from genprobe.runs.interrupts import children_ignore_ctrl_c, leave_on_ctrl_c
+from genprobe.runs.resume import check_state
 from genprobe.runs.shards import Outputs, Shard, ShardStore
 
 
@@ -33,6 +36,9 @@ class StageTask(abc.ABC):
 
     # whether shards run the model on its device: an executor gives GPUs only to such tasks
     needs_device: ClassVar[bool] = False
+    # files in a shard's scratch directory that `run` resumes from (`runs.resume` states): the
+    # driver sets a damaged one aside before the shard runs, and says so where the user sees it
+    resume_states: ClassVar[tuple[str, ...]] = ()
 
     def setup(self) -> Any:
         """Per-worker state made once and passed to every `run` (a loaded model, a pool)."""
@@ -76,7 +82,8 @@ class Executor(abc.ABC):
         """A queue that shards may `put` on from wherever they run and the driver may `get`
         from (progress reports)."""
         manager = SyncManager(ctx=multiprocessing.get_context("spawn"))
-        manager.start(_exit_with_parent, (os.getpid(),))
+        with children_ignore_ctrl_c():  # the manager's server ignores it too, once it runs
+            manager.start(_exit_with_parent, (os.getpid(),))
         with manager:
             yield manager.Queue()
 
@@ -180,15 +187,16 @@ class LocalExecutor(Executor):
             initargs=(task, os.getpid()),
         )
         try:
-            futures = {
-                pool.submit(_run_in_worker, shard, scratch(shard)): shard for shard in shards
-            }
+            with children_ignore_ctrl_c():  # the pool starts its processes as work comes
+                futures = {
+                    pool.submit(_run_in_worker, shard, scratch(shard)): shard for shard in shards
+                }
             for future in as_completed(futures):
                 outputs, seconds = future.result()
                 yield futures[future], outputs, seconds
         finally:
             # On an error or an interrupt, shards not started yet are dropped rather than run
-            # for results nobody would record.
+            # for results nobody would record (on Ctrl-C the workers have left already).
             pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -198,6 +206,8 @@ _WORKER: Worker | None = None  # a pool process's
 def _start_worker(task: StageTask, parent: int) -> None:
     global _WORKER
     _exit_with_parent(parent)
+    leave_on_ctrl_c()
+    warnings.showwarning = show_warning  # a shard's warning as the driver shows its own
     _WORKER = Worker(task)
 
 
@@ -248,6 +258,10 @@ def run_stage(
         return 0
     executor = executor or LocalExecutor()
     facts = executor.runtime(task)
+    for shard in pending:
+        for name in task.resume_states:
+            restart = f"shard {shard.name} starts again from the beginning"
+            check_state(store.scratch(shard) / name, restart)
     for shard, outputs, seconds in executor.map(task, pending, store.scratch):
         store.record(shard, outputs, {**facts, "seconds": round(seconds, 3)})
         store.clear_scratch(shard)

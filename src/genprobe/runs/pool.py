@@ -35,6 +35,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, Literal
 
 from genprobe.errors import ConfigError, check_choice
+from genprobe.runs.interrupts import children_ignore_ctrl_c
 
 # "timeout": over its CPU budget; "hang": past the wall-clock backstop, the worker killed
 Status = Literal["done", "timeout", "hang", "error"]
@@ -183,7 +184,8 @@ class _Worker:
     def __init__(self, context: Any) -> None:
         self.conn, child = context.Pipe()
         self.process = context.Process(target=_worker_main, args=(child,), daemon=True)
-        self.process.start()
+        with children_ignore_ctrl_c():  # until `_worker_main` ignores it itself
+            self.process.start()
         child.close()
         self.ready = False
         # items sent and not answered yet; the first is running since `started`

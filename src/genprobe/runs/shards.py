@@ -4,9 +4,10 @@ Every study is shaped the same way:
 
     run   = a hashed config (rundir.py) + ordered lists of shards, one list per stage
     shard = (stage, key, spec): a pure function of its spec and the run's config gives files
-    store = the driver writes a shard's files atomically, then its manifest; a shard whose
-            manifest exists, names the same spec and lists files that all exist is done, so
-            rerunning a killed run skips it (and a shard whose spec changed runs again)
+    store = the driver writes a shard's files atomically, then its manifest (with each file's
+            sha256); a shard whose manifest exists, names the same spec and lists files that
+            all exist with those digests is done, so rerunning a killed run skips it (and a
+            shard whose spec changed, or whose file is missing or damaged, runs again)
 
 A shard's function never writes into the run directory itself: it returns its files
 (run-relative path -> bytes), so the same function can run in this process, in a worker
@@ -27,12 +28,12 @@ import json
 import platform
 import re
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from genprobe.errors import RunDirError
+from genprobe.errors import DamagedFileError, RunDirError, warn
 from genprobe.runs.atomic import atomic_path, write_json
 from genprobe.runs.rundir import CONFIG_FILE
 
@@ -74,40 +75,90 @@ class Shard:
 
 
 class ShardStore:
-    """The shard results of one run directory: which shards are done, and writing new ones."""
+    """The shard results of one run directory: which shards are done, and writing new ones.
+
+    Every file is checked against the sha256 its manifest records before it counts: a shard
+    whose file is missing or damaged is not done (a rerun computes it again, saying so in a
+    `GenprobeWarning`), and a reader of its results gets a `DamagedFileError` naming the file.
+    """
 
     def __init__(self, run: str | Path) -> None:
         self.run = Path(run)
 
-    def _manifest(self, shard: Shard) -> Path:
-        return self.run / MANIFESTS / shard.stage / f"{shard.key}.json"
+    def _manifest(self, stage: str, key: str) -> Path:
+        return self.run / MANIFESTS / stage / f"{key}.json"
 
     def _recorded(self, manifest: Path) -> dict[str, Any] | None:
-        """The manifest, if it exists and all the files it lists exist."""
-        if not manifest.exists():
+        """The manifest, None if there is none.
+
+        Raises:
+            DamagedFileError: it is not a readable manifest.
+        """
+        try:
+            recorded = json.loads(manifest.read_text(encoding="utf-8"))
+        except FileNotFoundError:
             return None
-        recorded = json.loads(manifest.read_text(encoding="utf-8"))
-        return recorded if all((self.run / p).exists() for p in recorded["files"]) else None
+        except (OSError, ValueError):  # ValueError: not JSON, not UTF-8
+            recorded = None
+        if not isinstance(recorded, dict) or not isinstance(recorded.get("files"), dict):
+            shard = f"{manifest.parent.name}/{manifest.stem}"
+            raise DamagedFileError(manifest, "is not a readable shard manifest", _redo(shard))
+        return recorded
+
+    def _check(self, shard: str, recorded: dict[str, Any], suffix: str = "") -> list[Path]:
+        """The files that shard `shard` (stage/key) recorded (those whose path ends with
+        `suffix`), each checked against its recorded sha256.
+
+        Raises:
+            DamagedFileError: one is missing or damaged.
+        """
+        files = []
+        for path, digest in recorded["files"].items():
+            if not path.endswith(suffix):
+                continue
+            file = self.run / path
+            if not file.is_file():
+                raise DamagedFileError(file, "is missing", _redo(shard))
+            if _sha256(file) != digest:
+                manifest = f"{MANIFESTS}/{shard}.json"
+                problem = f"is damaged (its sha256 differs from the one {manifest} records)"
+                raise DamagedFileError(file, problem, _redo(shard))
+            files.append(file)
+        return files
+
+    def _intact(self, stage: str, key: str, spec: str | None) -> dict[str, Any] | None:
+        """The manifest of shard `stage/key` if it was made from `spec` (None: any) and its
+        files are as recorded; else None, with a warning where a file is damaged or missing."""
+        try:
+            recorded = self._recorded(self._manifest(stage, key))
+            if recorded is None or spec not in (None, recorded.get("spec")):
+                return None
+            self._check(f"{stage}/{key}", recorded)
+        except DamagedFileError as damage:
+            warn(f"{damage.path} {damage.problem}; computing shard {stage}/{key} again")
+            return None
+        return recorded
 
     def done(self, shard: Shard) -> bool:
-        """The shard's manifest exists, was made from this spec, and all its files exist."""
-        recorded = self._recorded(self._manifest(shard))
-        return recorded is not None and recorded.get("spec") == shard.digest
+        """The shard's manifest exists, was made from this spec, and its files are intact."""
+        return self._intact(shard.stage, shard.key, shard.digest) is not None
 
     def finished(self, stage: str, key: str) -> bool:
-        """A shard `stage/key` was recorded, from whatever spec, and all its files exist: for a
-        shard whose spec holds results of earlier shards (which a rerun could change)."""
-        return self._recorded(self.run / MANIFESTS / stage / f"{key}.json") is not None
+        """A shard `stage/key` was recorded, from whatever spec, and its files are intact: for
+        a shard whose spec holds results of earlier shards (which a rerun could change)."""
+        return self._intact(stage, key, None) is not None
 
     def read(self, shard: Shard) -> Outputs:
         """The files a finished shard recorded, as its task returned them.
 
         Raises:
             RunDirError: the shard is not done.
+            DamagedFileError: one of its files is missing or damaged.
         """
-        recorded = self._recorded(self._manifest(shard))
-        if recorded is None:
+        recorded = self._recorded(self._manifest(shard.stage, shard.key))
+        if recorded is None or recorded.get("spec") != shard.digest:
             raise RunDirError(f"shard {shard.name} of {self.run} is not done")
+        self._check(shard.name, recorded)
         return {path: (self.run / path).read_bytes() for path in recorded["files"]}
 
     def pending(self, shards: Iterable[Shard]) -> list[Shard]:
@@ -126,7 +177,7 @@ class ShardStore:
         for path, data in outputs.items():
             _write_bytes(targets[path], data)
         write_json(
-            self._manifest(shard),
+            self._manifest(shard.stage, shard.key),
             {
                 "host": platform.node(),
                 **facts,
@@ -146,16 +197,32 @@ class ShardStore:
         return target
 
     def manifests(self, stage: str) -> list[dict[str, Any]]:
-        """Manifests of the finished shards of `stage`, in key order."""
-        folder = self.run / MANIFESTS / stage
-        return [
-            json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.json"))
-        ]
+        """Manifests of the recorded shards of `stage`, in key order.
 
-    def outputs(self, stage: str) -> list[Path]:
-        """Every file recorded by the finished shards of `stage`, in key order: what a reader of
-        results uses, so a file no manifest lists is never counted."""
-        return [self.run / path for manifest in self.manifests(stage) for path in manifest["files"]]
+        Raises:
+            DamagedFileError: one is not readable.
+        """
+        return [manifest for _, manifest in self._manifests(stage)]
+
+    def _manifests(self, stage: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(shard name, manifest) of each recorded shard of `stage`, in key order."""
+        for path in sorted((self.run / MANIFESTS / stage).glob("*.json")):
+            if (manifest := self._recorded(path)) is not None:
+                yield f"{stage}/{path.stem}", manifest
+
+    def outputs(self, stage: str, suffix: str = "") -> list[Path]:
+        """Every file recorded by the shards of `stage` (those whose path ends with `suffix`),
+        in key order, each checked against its recorded sha256: what a reader of results uses,
+        so a file no manifest lists is never counted, and a damaged one never read.
+
+        Raises:
+            DamagedFileError: a manifest or a file is missing or damaged.
+        """
+        return [
+            file
+            for shard, manifest in self._manifests(stage)
+            for file in self._check(shard, manifest, suffix)
+        ]
 
     def scratch(self, shard: Shard) -> Path:
         """A directory the shard may use to resume itself; removed once the shard is done."""
@@ -168,6 +235,19 @@ class ShardStore:
         for parent in (folder.parent, folder.parent.parent):
             with contextlib.suppress(OSError):  # not empty, or already gone
                 parent.rmdir()
+
+
+def _redo(shard: str) -> str:
+    """How to get a shard's damaged or missing file back."""
+    return f"rerun the command that made it (same run directory) to compute shard {shard} again"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _write_bytes(path: Path, data: bytes) -> None:

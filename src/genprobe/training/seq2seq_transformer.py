@@ -28,12 +28,14 @@ import torch
 from genprobe.errors import DataFormatError, GenprobeError
 from genprobe.models.checkpoints import load_transformer, save_transformer
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig, pad_sequences
-from genprobe.runs.atomic import atomic_path, write_text
+from genprobe.runs.atomic import write_text
+from genprobe.runs.resume import load_state, save_state
 from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, encode_tokens
 from genprobe.training.loss import token_cross_entropy
 from genprobe.training.teacher_forcing import decoder_io
 
+STATE = "state.pt"
 SAVE_EVERY_SECONDS = 600
 REPORT_EVERY = 20  # steps between calls of `on_step` (each waits for the GPU to catch up)
 
@@ -287,8 +289,9 @@ class Trainer:
         dtype, scaled = _autocast(device, c.precision)
         scaler = torch.amp.GradScaler(device.type, enabled=scaled)
         at, history = _Progress(), []
-        if (self.out / "state.pt").exists():
-            at, history = self._resume(network, optimizer, scaler, rng, device)
+        restart = "training starts again from the first step (its next save replaces model.pt)"
+        if (state := load_state(self.out / STATE, device, restart)) is not None:
+            at, history = self._resume(state, network, optimizer, scaler, rng, device)
         n_examples = c.epoch_size or len(train)
         started = last_save = time.perf_counter()
         elapsed_before = at.elapsed
@@ -346,9 +349,8 @@ class Trainer:
         return history
 
     def _resume(
-        self, network, optimizer, scaler, rng: np.random.Generator, device: torch.device
+        self, state, network, optimizer, scaler, rng: np.random.Generator, device: torch.device
     ) -> tuple[_Progress, list[dict[str, Any]]]:
-        state = torch.load(self.out / "state.pt", map_location=device, weights_only=True)
         if "network" in state:
             network.load_state_dict(state["network"])
         else:  # saved before state.pt held the weights and the metrics
@@ -378,5 +380,4 @@ class Trainer:
         }  # fmt: skip
         if next(network.parameters()).is_cuda:
             state["cuda_rng"] = torch.cuda.get_rng_state(next(network.parameters()).device)
-        with atomic_path(self.out / "state.pt") as tmp:  # last: the point a rerun resumes from
-            torch.save(state, tmp)
+        save_state(self.out / STATE, state)  # last: the point a rerun resumes from

@@ -50,8 +50,8 @@ from genprobe.data.seq2seq import PAD, Seq2SeqTensors
 from genprobe.errors import ConfigError, check_choice
 from genprobe.models.architectures import Architecture, ModelShape
 from genprobe.models.member_stack import MemberStack
-from genprobe.runs.atomic import atomic_path
 from genprobe.runs.config import identity_fields
+from genprobe.runs.resume import load_state, save_state
 from genprobe.training.captured import CapturedStep
 from genprobe.training.loss import member_losses, shared_example_losses
 from genprobe.training.step_inputs import StepInputs
@@ -243,8 +243,10 @@ class SweepTrainer:
         self.epoch, self.step = 1, 0  # the next step to run
         self.updates = 0  # optimizer steps taken (Adam's bias correction counts them)
         self.moments: dict[str, tuple[Tensor, Tensor]] = {}  # Adam's, per parameter
-        if checkpoint is not None and checkpoint.exists():
-            self._restore(torch.load(checkpoint, map_location=self.device, weights_only=True))
+        if checkpoint is not None:
+            restart = "training this stack of seeds starts again from the beginning"
+            if (state := load_state(checkpoint, self.device, restart)) is not None:
+                self._restore(state)
         self._new_stack()
 
     def _padded(self, items: list) -> list:
@@ -451,8 +453,7 @@ class SweepTrainer:
             "results": {seed: asdict(result) for seed, result in self.results.items()},
         }
         assert self.checkpoint is not None
-        with atomic_path(self.checkpoint) as tmp:
-            torch.save(state, tmp)
+        save_state(self.checkpoint, state)
 
     def _restore(self, state: dict) -> None:
         if sorted(state["results"]) != sorted(self.results):

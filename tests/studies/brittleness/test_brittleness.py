@@ -8,6 +8,7 @@ import shutil
 
 import pandas as pd
 import pytest
+from helpers import damage
 
 from genprobe.studies.brittleness.results import read_budget
 
@@ -280,6 +281,25 @@ def test_evaluate_is_the_in_distribution_suite(cli, validation, tmp_path):
     [row] = summary["fail"]["strict"]
     assert row["suite"] == "in-distribution" and row["n"] == 3
     assert row["Fail@1"] == pytest.approx(200 / 3)
+
+
+def test_report_names_a_damaged_results_file_and_a_rerun_computes_it_again(cli, tmp_path):
+    problems = tmp_path / "problems.txt"
+    problems.write_text("x^2\n3*x^2 + 2\n")
+    run = tmp_path / "eval"
+    evaluate = (
+        "integration", "evaluate", "--model", "py:test_brittleness:cli_answer",
+        "--data", str(problems), "--k", "1", "--out", str(run), "--workers", "1",
+    )  # fmt: skip
+    assert cli(*evaluate)[0] == 0
+    [results] = (run / "results").glob("*/*.parquet")
+    damage(results, "flipped")
+    code, _, err = cli("report", str(run))
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"genprobe: error: {results} is damaged")
+    code, _, err = cli(*evaluate)
+    assert code == 0 and f"genprobe: warning: {results} is damaged" in err
+    assert cli("report", str(run))[0] == 0
 
 
 def test_evaluate_says_once_how_it_decodes_and_verifies(cli, tmp_path):

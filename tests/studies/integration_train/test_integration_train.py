@@ -114,6 +114,26 @@ def test_a_state_pt_saved_without_weights_and_metrics_still_resumes(cli, data, t
     assert [(m["epoch"], m["step"]) for m in metrics_of(parts)] == [(0, 4), (1, 8)]
 
 
+@pytest.mark.slow
+def test_a_damaged_state_pt_is_named_and_training_starts_again(cli, data, tmp_path):
+    whole, parts = tmp_path / "whole", tmp_path / "parts"
+    common = ("--epochs", "2", "--epoch-size", "32")
+    assert train(cli, data, whole, *common)[0] == 0
+    assert train(cli, data, parts, *common, "--max-minutes", "0")[0] == 0
+    state = parts / "state.pt"
+    state.write_bytes(state.read_bytes()[:1000])  # a copy cut short
+    code, err = train(cli, data, parts, *common)
+    assert code == 0
+    assert [line for line in err.splitlines() if "warning" in line] == [
+        f"genprobe: warning: {state} is damaged (not a whole torch file: File is not a zip "
+        "file): set aside as state.pt.damaged; training starts again from the first step (its "
+        "next save replaces model.pt)"
+    ]
+    assert (parts / "state.pt.damaged").stat().st_size == 1000
+    assert_same_weights(whole, parts)
+    assert [(m["epoch"], m["step"]) for m in metrics_of(parts)] == [(0, 4), (1, 8)]
+
+
 @pytest.mark.parametrize("precision", ["bf16", "fp16"])
 def test_mixed_precision_trains_and_resumes_exactly(cli, data, tmp_path, precision):
     """The autocast path GPUs take (bf16, or fp16 with a gradient scaler), run on the CPU."""

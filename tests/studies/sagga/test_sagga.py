@@ -13,12 +13,14 @@ from dataclasses import replace
 
 import pandas as pd
 import pytest
+from helpers import damage
 
+from genprobe.errors import DamagedFileError, GenprobeWarning
 from genprobe.models.settings import ModelSettings
 from genprobe.runs.executor import LocalExecutor
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.report import write_sagga_report
-from genprobe.studies.sagga.results import read_results
+from genprobe.studies.sagga.results import read_mutants, read_results
 from genprobe.studies.sagga.search import run_generations, run_sagga
 
 pytestmark = pytest.mark.slow
@@ -191,6 +193,20 @@ def _py_config(**changes):
         ModelSettings("py:test_sagga:py_answer"), basis="x", generations=2, generation_size=24,
         seed_size=6, workers=2, verify_chunk=5, **changes,
     )  # fmt: skip
+
+
+def test_a_damaged_generation_file_is_named_and_that_generation_computed_again(tmp_path):
+    run = run_generations(_py_config(), tmp_path / "run")
+    archive = (run / "archive.jsonl").read_text()
+    generation = run / "generations" / "00001.parquet"
+    good = generation.read_bytes()
+    damage(generation, "truncated")
+    with pytest.raises(DamagedFileError, match=f"{generation} is damaged"):
+        read_mutants(run, 2)  # what the report reads
+    with pytest.warns(GenprobeWarning, match=f"{generation} is damaged"):
+        run_generations(_py_config(), run)
+    assert generation.read_bytes() == good
+    assert (run / "archive.jsonl").read_text() == archive
 
 
 class MinuteClock:

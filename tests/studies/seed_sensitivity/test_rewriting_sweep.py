@@ -1,5 +1,6 @@
 """End-to-end: the `genprobe rewriting` and `genprobe report` commands on tiny sweeps."""
 
+import hashlib
 import io
 import json
 import zipfile
@@ -148,7 +149,8 @@ def test_sweep_writes_a_complete_run_and_resumes_without_redoing_work(tmp_path, 
 
 
 def saved_on_cuda(path):
-    """Rewrite a checkpoint so that its tensors say they were saved on cuda:0."""
+    """Rewrite a checkpoint so that its tensors say they were saved on cuda:0, and its shard's
+    manifest so that it records those bytes (as a GPU machine's run would)."""
     original = zipfile.ZipFile(io.BytesIO(path.read_bytes()))
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as rewritten:
         for info in original.infolist():
@@ -156,6 +158,13 @@ def saved_on_cuda(path):
             if info.filename.endswith("/data.pkl"):
                 data = data.replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0")
             rewritten.writestr(info, data)
+    run = path.parents[1]
+    for manifest in (run / "shards" / "train").glob("*.json"):
+        recorded = json.loads(manifest.read_text())
+        name = path.relative_to(run).as_posix()
+        if name in recorded["files"]:
+            recorded["files"][name] = hashlib.sha256(path.read_bytes()).hexdigest()
+            manifest.write_text(json.dumps(recorded))
 
 
 @pytest.mark.parametrize(

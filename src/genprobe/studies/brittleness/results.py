@@ -1,6 +1,7 @@
 """Reading a brittleness run's result files: its recorded config, the suite tables, the solve
 results, the two joined into one table of examples (one row per problem, with its metadata),
-and the search budget's rows."""
+and the search budget's rows. Shard files are found through their manifests and checked against
+their sha256 (`ShardStore.outputs`): a damaged or missing one is a `DamagedFileError` naming it."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ import pyarrow.parquet as pq
 
 from genprobe.errors import RunDirError
 from genprobe.runs.pool import DeadlineCounts
+from genprobe.runs.shards import ShardStore
 from genprobe.studies.brittleness.solve import MODEL_DEADLINES, RESULT_SCHEMA
-from genprobe.studies.brittleness.study import BRITTLENESS
+from genprobe.studies.brittleness.study import BRITTLENESS, BUDGET, SOLVE, SUITE
 from genprobe.tasks.integration.suites.table import suite_frame
 
 
@@ -30,7 +32,7 @@ def read_recorded(run: str | Path) -> dict[str, Any]:
 
 def read_suites(run: str | Path) -> pd.DataFrame:
     """Every suite table of the run, with `row`: the problem's position in its suite."""
-    files = sorted((Path(run) / "suites").glob("*.parquet"))
+    files = _recorded(run, SUITE)
     frames = []
     for file in files:
         frame = suite_frame(pd.read_parquet(file).to_dict("records"))
@@ -43,7 +45,7 @@ def read_suites(run: str | Path) -> pd.DataFrame:
 
 def read_results(run: str | Path) -> pd.DataFrame:
     """Every solved shard's rows; ranks as nullable integers."""
-    files = sorted((Path(run) / "results").glob("*/*.parquet"))
+    files = _recorded(run, SOLVE)
     if not files:
         raise RunDirError(f"{run} has no results yet: run the study")
     table = pa.concat_tables([pq.read_table(file, schema=RESULT_SCHEMA) for file in files])
@@ -57,7 +59,7 @@ def read_model_deadlines(run: str | Path) -> DeadlineCounts | None:
     """The model's own deadline hits over every solved shard (`sympy`), None for a model
     without a deadline."""
     total = None
-    for file in sorted((Path(run) / "results").glob("*/*.parquet")):
+    for file in _recorded(run, SOLVE):
         recorded = (pq.read_schema(file).metadata or {}).get(MODEL_DEADLINES.encode())
         if recorded is not None:
             total = (total or DeadlineCounts()) + DeadlineCounts(**json.loads(recorded))
@@ -79,7 +81,12 @@ def read_training(run: str | Path) -> dict[str, Any]:
 
 def read_budget(run: str | Path) -> pd.DataFrame | None:
     """The search budget's rows (`--search-budget`), or None where none was run."""
-    files = sorted((Path(run) / "budget").glob("*.parquet"))
+    files = _recorded(run, BUDGET)
     if not files:
         return None
     return pd.concat([pd.read_parquet(file) for file in files], ignore_index=True)
+
+
+def _recorded(run: str | Path, stage: str) -> list[Path]:
+    """The Parquet files the shards of `stage` recorded, checked, in path order."""
+    return sorted(ShardStore(run).outputs(stage, ".parquet"))

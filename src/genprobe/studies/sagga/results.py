@@ -24,7 +24,7 @@ from genprobe.errors import RunDirError
 from genprobe.models.settings import ModelSettings
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.sagga.config import SaggaConfig
-from genprobe.studies.sagga.study import NEARBY, SAGGA, TAG
+from genprobe.studies.sagga.study import GENERATION, NEARBY, SAGGA, TAG
 
 ARCHIVE = "archive.jsonl"
 SEARCH = "search.json"
@@ -72,7 +72,7 @@ def read_mutants(
 ) -> pd.DataFrame:
     """Every distinct mutant of the first `generations` generations with its verdict (only
     `columns`, where given), in the order made."""
-    paths = sorted((Path(run) / "generations").glob("*.parquet"))[:generations]
+    paths = ShardStore(run).outputs(GENERATION, ".parquet")[:generations]  # each checked
     frames = [pd.read_parquet(path, columns=columns) for path in paths]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 

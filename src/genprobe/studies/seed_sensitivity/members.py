@@ -1,7 +1,8 @@
 """Member checkpoints: one file per seed, written by the `train` stage, stacked for decoding.
 
 A member is saved with CPU tensors and loaded with `weights_only=True` onto any device, so
-where it was trained does not matter to whoever reads it.
+where it was trained does not matter to whoever reads it; only once its file is checked against
+the sha256 its shard's manifest records.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import torch
 from genprobe.errors import RunDirError
 from genprobe.models.member_stack import MemberStack
 from genprobe.runs.rundir import read_config
+from genprobe.runs.shards import ShardStore
 from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.studies.seed_sensitivity.study import TRAIN
 from genprobe.training.trainer import MemberResult
 
 
@@ -46,16 +49,17 @@ def load_members(run: str | Path, device: str = "cpu") -> MemberStack:
 
     Raises:
         RunDirError: a member is missing (training did not finish) or is not a member file.
+        DamagedFileError: a member's file is missing or damaged (not what its shard recorded).
     """
     run = Path(run)
     config = SweepConfig.from_identity(read_config(run)["config"])
+    recorded = set(ShardStore(run).outputs(TRAIN, ".pt"))  # each checked against its sha256
     states = []
     for seed in config.seeds:
         path = run / member_path(seed)
-        try:
-            checkpoint = torch.load(path, map_location=device, weights_only=True)
-        except FileNotFoundError:
-            raise RunDirError(f"{path} is missing: run the sweep to finish training") from None
+        if path not in recorded:
+            raise RunDirError(f"{path} is missing: run the sweep to finish training")
+        checkpoint = torch.load(path, map_location=device, weights_only=True)
         expected = config.model.member_format
         if checkpoint.get("format") != expected:
             raise RunDirError(f"{path}: not a {expected} checkpoint")

@@ -47,6 +47,7 @@ def read_predictions(run: str | Path, config: SweepConfig | None = None) -> pd.D
 
     Raises:
         RunDirError: no suite has been evaluated yet.
+        DamagedFileError: a recorded predictions file is missing or damaged.
     """
     files = ShardStore(run).outputs(PREDICT)
     if not files:
@@ -72,9 +73,8 @@ def trained_lengths(run: str | Path) -> tuple[int, int] | None:
 def read_training(run: str | Path) -> dict[str, Any]:
     """Per seed (as a string): epochs, best epoch, validation accuracy per epoch."""
     summaries: dict[str, Any] = {}
-    for path in ShardStore(run).outputs(TRAIN):
-        if path.suffix == ".json":
-            summaries.update(json.loads(path.read_text(encoding="utf-8")))
+    for path in ShardStore(run).outputs(TRAIN, ".json"):
+        summaries.update(json.loads(path.read_text(encoding="utf-8")))
     return summaries
 
 

@@ -62,6 +62,7 @@ class TrainTask(StageTask):
     """
 
     needs_device: ClassVar[bool] = True
+    resume_states: ClassVar[tuple[str, ...]] = (STATE_FILE,)
 
     def __init__(self, config: SweepConfig, device: str = "cpu", progress: Any = None) -> None:
         self.config, self.device, self.progress = config, device, progress

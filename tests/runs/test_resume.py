@@ -1,0 +1,26 @@
+"""Resume points: a damaged state is named in one warning, set aside and not loaded; an intact
+one loads."""
+
+import pytest
+import torch
+from helpers import damage
+
+from genprobe.errors import GenprobeWarning
+from genprobe.runs.resume import load_state, save_state
+
+
+@pytest.mark.parametrize("how", ["truncated", "flipped"])
+def test_a_damaged_state_is_named_and_not_loaded(tmp_path, how):
+    path = tmp_path / "state.pt"
+    save_state(path, {"step": 3, "weights": torch.arange(10_000, dtype=torch.float32)})
+    assert load_state(path, "cpu", "starting over")["step"] == 3
+    damage(path, how)  # flipped: a byte of the tensor, which torch.load alone would load
+    damaged = path.read_bytes()
+    expected = f"^{path} is damaged \\(.*\\): set aside as state.pt.damaged; starting over$"
+    with pytest.warns(GenprobeWarning, match=expected):
+        assert load_state(path, "cpu", "starting over") is None
+    assert not path.exists() and (tmp_path / "state.pt.damaged").read_bytes() == damaged
+
+
+def test_no_state_is_none(tmp_path):
+    assert load_state(tmp_path / "state.pt", "cpu", "starting over") is None

@@ -1,0 +1,114 @@
+"""A sweep's run directory with a damaged file: the file is named in one line with how to get
+it back; a rerun computes again what it lost and keeps the rest; nothing damaged is read."""
+
+import shutil
+
+import pytest
+from helpers import damage
+
+from genprobe.studies.seed_sensitivity.members import member_path
+from genprobe.training.trainer import SweepTrainer
+
+SWEEP = (
+    "sweep", "--task", "reverse_string", "--seeds", "2", "--seeds-per-shard", "1",
+    "--train-size", "40", "--validation-size", "10", "--suite-size", "10", "--max-epochs", "2",
+    "--workers", "1", "--no-report",
+)  # fmt: skip
+AGAIN = "rerun the command that made it (same run directory) to compute shard"
+
+
+def sweep(cli, run):
+    return cli(*SWEEP, "--out", str(run))
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """A finished tiny sweep, its path; tests damage copies of it."""
+    from genprobe.cli import main
+
+    run = tmp_path_factory.mktemp("finished") / "run"
+    main([*SWEEP, "--out", str(run)])  # returns: exit code 0
+    return run
+
+
+@pytest.fixture
+def run(finished, tmp_path):
+    copy = tmp_path / "run"
+    shutil.copytree(finished, copy)
+    return copy
+
+
+class Killed(Exception):
+    pass
+
+
+@pytest.mark.slow
+def test_a_damaged_resume_state_is_named_and_its_stack_trains_again_from_the_start(
+    cli, finished, tmp_path, monkeypatch
+):
+    save = SweepTrainer._save
+
+    def killed_after_saving_seed_2(trainer):
+        save(trainer)
+        if 2 in trainer.results:
+            raise Killed
+
+    run = tmp_path / "run"
+    monkeypatch.setattr(SweepTrainer, "_save", killed_after_saving_seed_2)
+    with pytest.raises(Killed):
+        sweep(cli, run)  # seed 1 trained, seed 2 saved after its first epoch, then killed
+    monkeypatch.undo()
+    state = run / "scratch" / "train" / "seeds=2-2" / "state.pt"
+    damage(state, "truncated")
+    kept = (run / member_path(1)).stat().st_mtime_ns
+
+    code, _, err = cli(*SWEEP, "--workers", "2", "--out", str(run))  # said by the driver
+    assert code == 0
+    warnings = [line for line in err.splitlines() if "warning" in line]
+    assert warnings == [
+        f"genprobe: warning: {state} is damaged (not a whole torch file: File is not a zip "
+        "file): set aside as state.pt.damaged; shard train/seeds=2-2 starts again from the "
+        "beginning"
+    ]
+    assert not (run / "scratch").exists()  # the damaged state went with its shard's scratch
+    assert (run / member_path(1)).stat().st_mtime_ns == kept  # seed 1 is not trained again
+    for seed in (1, 2):  # and seed 2 ends as if nothing had happened
+        path = member_path(seed)
+        assert (run / path).read_bytes() == (finished / path).read_bytes()
+
+
+@pytest.mark.slow
+def test_a_damaged_member_is_refused_by_evaluate_and_trained_again_by_a_rerun(cli, run):
+    member = run / member_path(1)
+    good = member.read_bytes()
+    damage(member, "flipped")
+    evaluate = ("evaluate", str(run), "--input", str(run / "data" / "test.jsonl"), "--name",
+                "again", "--no-report")  # fmt: skip
+    code, _, err = cli(*evaluate)
+    assert code == 2
+    assert err == (
+        f"genprobe: error: {member} is damaged (its sha256 differs from the one "
+        f"shards/train/seeds=1-1.json records); {AGAIN} train/seeds=1-1 again\n"
+    )
+    code, _, err = sweep(cli, run)
+    assert code == 0
+    assert f"genprobe: warning: {member} is damaged" in err
+    assert member.read_bytes() == good
+    assert cli(*evaluate)[0] == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["missing", "truncated", "flipped"])
+def test_report_names_a_missing_or_damaged_predictions_file_and_exits_2(cli, run, how):
+    predictions = run / "predictions" / "test.parquet"
+    good = predictions.read_bytes()
+    damage(predictions, how)
+    code, _, err = cli("report", str(run))
+    problem = "is missing" if how == "missing" else "is damaged"
+    assert code == 2
+    assert err.startswith(f"genprobe: error: {predictions} {problem}")
+    assert err.endswith(f"; {AGAIN} predict/test again\n") and err.count("\n") == 1
+    assert not (run / "report.html").exists()
+    assert sweep(cli, run)[0] == 0  # the sweep computes that suite again, and nothing else
+    assert predictions.read_bytes() == good
+    assert cli("report", str(run))[0] == 0
