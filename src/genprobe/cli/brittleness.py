@@ -26,6 +26,7 @@ from genprobe.cli.backend import (
     verifier_workers,
 )
 from genprobe.cli.model_options import ModelOptions, with_model_options
+from genprobe.cli.paths import output_folder
 from genprobe.cli.suites import SOLVED_BY_HELP
 
 if TYPE_CHECKING:
@@ -51,7 +52,10 @@ OVERLAP = typer.Option(
 @with_model_options
 def brittleness(
     model: ModelOptions,
-    out: Annotated[Path, typer.Option("--out", help="Run directory (resumed if it exists).")],
+    out: Annotated[
+        Path,
+        typer.Option("--out", help="Run directory (resumed if it exists).", callback=output_folder),
+    ],
     suites: list[str] = typer.Option(None, "--suites", help=SUITE_HELP, metavar="SUITE…"),
     n: int = typer.Option(None, "--n", help="Every suite's N (as in `integration suite`)."),
     ks: list[int] = typer.Option(
@@ -137,7 +141,9 @@ def evaluate(
     ks: list[int] = typer.Option(
         [1, 10], "--k", help="Fail@k for each k: --k 1 10 50.", metavar="K…"
     ),
-    out: Path = typer.Option(None, "--out", help="Run directory [default: DATA.eval]."),
+    out: Path = typer.Option(
+        None, "--out", help="Run directory [default: DATA.eval].", callback=output_folder
+    ),
     split: str = typer.Option(None, help="Only rows of this split (JSONL/Parquet datasets)."),
     n: int = typer.Option(None, "--n", help="A sample of N problems [default: all]."),
     policy: str = typer.Option("strict", help="strict (timeout fails) or generous (passes)."),
