@@ -137,7 +137,9 @@ def _suite_cache(directory: Path | None, off: bool) -> str | None:
 @with_model_options
 def evaluate(
     model: ModelOptions,
-    data: Annotated[Path, typer.Option("--data", help="Problems file (see docs).")],
+    data: Annotated[
+        Path, typer.Option("--data", help="Problems file (see docs).", exists=True, dir_okay=False)
+    ],
     ks: list[int] = typer.Option(
         [1, 10], "--k", help="Fail@k for each k: --k 1 10 50.", metavar="K…"
     ),
@@ -164,7 +166,7 @@ def evaluate(
         seed=seed, policy=policy, deadline=deadline, validation=str(data), split=split,
         workers=workers, overlap=overlap,
     )  # fmt: skip
-    _run(config, out or data.with_name(data.name + ".eval"))
+    _run(config, output_folder(out or data.with_name(data.name + ".eval")))
 
 
 def _run(config: Any, out: Path, executor: Executor | None = None) -> None:
