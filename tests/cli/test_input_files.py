@@ -169,3 +169,14 @@ def test_evaluate_checks_the_run_directory_it_makes_beside_the_data(cli, tmp_pat
     code, _, err = cli("integration", "evaluate", "--model", "sympy", "--data", str(data))
     assert code == 2 and len(err.splitlines()) == 1, err
     assert f"{tmp_path / 'data.txt.eval'} is a file, not a folder" in err
+
+
+@pytest.mark.parametrize("name", list(BAD_INPUTS))
+def test_a_study_refuses_a_missing_input_before_it_makes_a_run_directory(cli, tmp_path, name):
+    argv, _, _ = BAD_INPUTS[name]
+    missing = tmp_path / "missing.txt"
+    out = tmp_path / "run"
+    code, _, err = cli(*[str(missing) if a == "INPUT" else a for a in argv], "--out", str(out))
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert str(missing) in err
+    assert not out.exists()

@@ -78,3 +78,22 @@ def test_the_current_folder_is_no_output_file(cli, tmp_path, monkeypatch):
     assert code == 2
     assert err == "genprobe: error: Invalid value for '--out': . is a folder, not a file\n"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["integration", "brittleness", "--model", "sympy", "--preset", "quick", "--n", "1",
+         "--suites", "robustness-simple", "--out", "run", "--suite-cache"],
+        ["integration", "predict", "--model", "openai:some-model", "--problems", "p.txt",
+         "--out", "p.jsonl", "--cache-dir"],
+    ],
+)  # fmt: skip
+def test_a_cache_folder_under_a_file_is_one_line_and_exit_2(cli, tmp_path, monkeypatch, argv):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "FILE").write_text("mine\n")
+    (tmp_path / "p.txt").write_text("x\n")
+    code, _, err = cli(*argv, "FILE/cache")
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "FILE is a file, not a folder" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["FILE", "p.txt"]

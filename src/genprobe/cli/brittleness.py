@@ -88,7 +88,12 @@ def brittleness(
         show_default=False,
     ),
     suite_cache: Path = typer.Option(
-        None, "--suite-cache", metavar="DIR", help=SUITE_CACHE_HELP, show_default=False
+        None,
+        "--suite-cache",
+        metavar="DIR",
+        help=SUITE_CACHE_HELP,
+        show_default=False,
+        callback=output_folder,
     ),
     no_suite_cache: bool = typer.Option(
         False, "--no-suite-cache", help="Build every suite; read and write no suite cache."
