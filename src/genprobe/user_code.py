@@ -42,8 +42,9 @@ def import_user_module(name: str, spec: str) -> ModuleType:
         module = importlib.import_module(name)
     except ImportError as error:
         raise GenprobeError(f"{spec}: cannot import {name!r}: {error}") from None
-    except Exception as error:  # the user's module raised while it was imported
-        raise GenprobeError(f"{spec}: importing {name!r} raised {error!r}") from None
+    except (Exception, SystemExit) as error:  # the user's module failed as it was imported
+        raised = " ".join(f"{type(error).__name__}: {error}".split()).rstrip(":")  # one line
+        raise GenprobeError(f"{spec}: importing {name!r} raised {raised}") from None
     if getattr(module, "__file__", None):
         _found[name] = str(Path(module.__file__).resolve())
     return module

@@ -119,7 +119,7 @@ def test_bad_task_input_is_one_line_and_writes_nothing(cli, tmp_path, args, mess
         (['{"input": "0 7", "output": ""}'], "x.jsonl:1: unknown input token '7'"),
         (['{"input": "", "output": ""}'], "x.jsonl:1: empty input"),
         (["[1, 2]"], "x.jsonl:1: expected a JSON object"),
-        ([], "x.jsonl: no examples"),
+        ([], "x.jsonl: empty: no rows to read"),
     ],
 )
 def test_a_malformed_example_file_names_file_and_line(cli, tmp_path, lines, message):

@@ -26,6 +26,7 @@ from genprobe.cli.backend import (
     verifier_workers,
 )
 from genprobe.cli.model_options import ModelOptions, with_model_options
+from genprobe.cli.paths import output_folder
 from genprobe.cli.suites import SOLVED_BY_HELP
 
 if TYPE_CHECKING:
@@ -51,7 +52,10 @@ OVERLAP = typer.Option(
 @with_model_options
 def brittleness(
     model: ModelOptions,
-    out: Annotated[Path, typer.Option("--out", help="Run directory (resumed if it exists).")],
+    out: Annotated[
+        Path,
+        typer.Option("--out", help="Run directory (resumed if it exists).", callback=output_folder),
+    ],
     suites: list[str] = typer.Option(None, "--suites", help=SUITE_HELP, metavar="SUITE…"),
     n: int = typer.Option(None, "--n", help="Every suite's N (as in `integration suite`)."),
     ks: list[int] = typer.Option(
@@ -88,7 +92,12 @@ def brittleness(
         show_default=False,
     ),
     suite_cache: Path = typer.Option(
-        None, "--suite-cache", metavar="DIR", help=SUITE_CACHE_HELP, show_default=False
+        None,
+        "--suite-cache",
+        metavar="DIR",
+        help=SUITE_CACHE_HELP,
+        show_default=False,
+        callback=output_folder,
     ),
     no_suite_cache: bool = typer.Option(
         False, "--no-suite-cache", help="Build every suite; read and write no suite cache."
@@ -137,11 +146,15 @@ def _suite_cache(directory: Path | None, off: bool) -> str | None:
 @with_model_options
 def evaluate(
     model: ModelOptions,
-    data: Annotated[Path, typer.Option("--data", help="Problems file (see docs).")],
+    data: Annotated[
+        Path, typer.Option("--data", help="Problems file (see docs).", exists=True, dir_okay=False)
+    ],
     ks: list[int] = typer.Option(
         [1, 10], "--k", help="Fail@k for each k: --k 1 10 50.", metavar="K…"
     ),
-    out: Path = typer.Option(None, "--out", help="Run directory [default: DATA.eval]."),
+    out: Path = typer.Option(
+        None, "--out", help="Run directory [default: DATA.eval].", callback=output_folder
+    ),
     split: str = typer.Option(None, help="Only rows of this split (JSONL/Parquet datasets)."),
     n: int = typer.Option(None, "--n", help="A sample of N problems [default: all]."),
     policy: str = typer.Option("strict", help="strict (timeout fails) or generous (passes)."),
@@ -162,7 +175,7 @@ def evaluate(
         seed=seed, policy=policy, deadline=deadline, validation=str(data), split=split,
         workers=workers, overlap=overlap,
     )  # fmt: skip
-    _run(config, out or data.with_name(data.name + ".eval"))
+    _run(config, output_folder(out or data.with_name(data.name + ".eval")))
 
 
 def _run(config: Any, out: Path, executor: Executor | None = None) -> None:

@@ -30,6 +30,7 @@ from genprobe.cli.model_options import (
     ModelSpec,
     with_model_options,
 )
+from genprobe.cli.paths import output_file, output_folder
 from genprobe.errors import ConfigError
 
 app = command_group("Symbolic integration: generate data, verify candidates, run and train models.")
@@ -61,7 +62,10 @@ def _parse_operators(text: str) -> dict[str, float]:
 @app.command()
 def generate(
     out: Annotated[
-        Path, typer.Option("--out", help="Output file (text: also OUT.train/valid/test).")
+        Path,
+        typer.Option(
+            "--out", help="Output file (text: also OUT.train/valid/test).", callback=output_file
+        ),
     ],
     method: str = typer.Option("fwd", help="fwd, bwd or ibp."),
     n: int = typer.Option(1000, "--n", help="Distinct pairs wanted."),
@@ -163,7 +167,10 @@ def mix(
         list[Path],
         typer.Option("--part", help="A dataset: a file, or NAME with NAME.train/valid/test."),
     ],
-    out: Annotated[Path, typer.Option("--out", help="Output file (text: also OUT.train/…).")],
+    out: Annotated[
+        Path,
+        typer.Option("--out", help="Output file (text: also OUT.train/…).", callback=output_file),
+    ],
     fmt: str = typer.Option("text", "--format", help="text, jsonl or parquet."),
     valid_fraction: float = typer.Option(0.0, help="Share of inputs in the valid split."),
     test_fraction: float = typer.Option(0.0, help="Share of inputs in the test split."),
@@ -276,7 +283,10 @@ def verify(
 def predict(
     model: ModelOptions,
     problems_path: Annotated[Path, typer.Option("--problems", help="Problems file (see docs).")],
-    out: Annotated[Path, typer.Option("--out", help="JSONL: ranked candidates per problem.")],
+    out: Annotated[
+        Path,
+        typer.Option("--out", help="JSONL: ranked candidates per problem.", callback=output_file),
+    ],
     k: int = typer.Option(10, "--k", help="Candidates per problem."),
 ) -> None:
     """Ranked candidate antiderivatives, with scores, for every problem of a file."""
@@ -329,7 +339,10 @@ def score(
 @app.command()
 def train(
     data: Annotated[Path, typer.Option("--data", help="Pairs: L&C text, or JSONL/Parquet.")],
-    out: Annotated[Path, typer.Option("--out", help="Run directory (resumed if it exists).")],
+    out: Annotated[
+        Path,
+        typer.Option("--out", help="Run directory (resumed if it exists).", callback=output_folder),
+    ],
     preset: str = typer.Option(None, help="A recipe's settings (docs/models.md): cpu or gpu."),
     size: str = typer.Option(
         None, help="small (2 CPU cores), medium (512, 4+4; GPU) or paper (1024, 6+6) [small]."

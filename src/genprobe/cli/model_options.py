@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
 import typer
 
+from genprobe.cli.paths import output_folder
+
 if TYPE_CHECKING:
     from genprobe.models.settings import ModelSettings
 
@@ -30,7 +32,10 @@ BatchSize = Annotated[int, typer.Option(help="Problems per model call.")]
 Device = Annotated[str, typer.Option(help="cpu, cuda, cuda:1, ...")]
 Deadline = Annotated[float, typer.Option("--model-deadline", help="sympy: seconds per problem.")]
 CacheDir = Annotated[
-    Path, typer.Option(help="openai: answer cache directory (a rerun sends nothing).")
+    Path,
+    typer.Option(
+        help="openai: answer cache directory (a rerun sends nothing).", callback=output_folder
+    ),
 ]
 Concurrency = Annotated[int, typer.Option(help="openai: requests in flight at once.")]
 

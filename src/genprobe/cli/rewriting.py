@@ -11,6 +11,7 @@ import typer
 
 from genprobe.cli.console import console
 from genprobe.cli.group import command_group
+from genprobe.cli.paths import output_file
 from genprobe.cli.sweep import print_judged
 from genprobe.cli.sweep import sweep as sweep_command
 from genprobe.errors import GenprobeError
@@ -66,7 +67,11 @@ def generate(
     n: int = typer.Option(None, "--n", help="Number of examples (default: the suite's size)."),
     seed: int = typer.Option(0, help="Data seed; each suite draws from it and its own name."),
     file_format: FileFormat = typer.Option(FileFormat.srctgt, "--format", help="srctgt or tsv."),
-    out: Path = typer.Option(..., help="Output prefix: PREFIX.src + PREFIX.tgt, or PREFIX.tsv."),
+    out: Path = typer.Option(
+        ...,
+        help="Output prefix: PREFIX.src + PREFIX.tgt, or PREFIX.tsv.",
+        callback=output_file,
+    ),
     symbols: int = SYMBOLS,
     letters: str = LETTERS,
     variants: int = VARIANTS,

@@ -24,12 +24,16 @@ from genprobe.cli.backend import (
     verifier_workers,
 )
 from genprobe.cli.model_options import ModelOptions, with_model_options
+from genprobe.cli.paths import output_folder
 
 
 @with_model_options
 def sagga(
     model: ModelOptions,
-    out: Annotated[Path, typer.Option("--out", help="Run directory (resumed if it exists).")],
+    out: Annotated[
+        Path,
+        typer.Option("--out", help="Run directory (resumed if it exists).", callback=output_folder),
+    ],
     preset: str = typer.Option("uniform", help="Mutations: uniform, robustness or distance."),
     mutant_form: str = typer.Option(
         "simplified",

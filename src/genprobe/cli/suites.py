@@ -16,6 +16,8 @@ from typing import Annotated
 
 import typer
 
+from genprobe.cli.paths import output_file
+
 SOLVED_BY_HELP = (
     "What counts as solved for the suites made of solved problems: paper (a pass at rank 1, "
     "a verifier timeout failing) or code (as the authors' code: a timeout passing; simple "
@@ -31,7 +33,9 @@ def suite(
             "robustness-validation, compositionality, operator-extrapolation, in-distribution."
         ),
     ],
-    out: Annotated[Path, typer.Option("--out", help="Output file: .jsonl or .parquet.")],
+    out: Annotated[
+        Path, typer.Option("--out", help="Output file: .jsonl or .parquet.", callback=output_file)
+    ],
     n: int = typer.Option(
         None, "--n", help="Size per set or cell (see docs); default: the suite's."
     ),

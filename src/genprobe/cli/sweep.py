@@ -20,6 +20,7 @@ import typer
 
 from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, make_executor
 from genprobe.cli.console import console, progress_bar
+from genprobe.cli.paths import output_folder
 from genprobe.errors import GenprobeError
 
 if TYPE_CHECKING:
@@ -60,7 +61,9 @@ def _model_flag(help: str, *names: str) -> Any:
 
 def sweep(
     out: Path = typer.Option(
-        ..., help="Run directory (created, or resumed if it holds this config)."
+        ...,
+        help="Run directory (created, or resumed if it holds this config).",
+        callback=output_folder,
     ),
     task: str = typer.Option("rewriting", help="The task (`genprobe tasks` lists them)."),
     task_option: list[str] = TASK_OPTION,
@@ -324,7 +327,9 @@ def evaluate(
 
 def compare(
     runs: list[Path] = typer.Argument(..., help="Two or more sweep run directories."),
-    out: Path = typer.Option(..., help="Directory for report.md, report.html, compare.json."),
+    out: Path = typer.Option(
+        ..., help="Directory for report.md, report.html, compare.json.", callback=output_folder
+    ),
     names: str = typer.Option(
         None, help="Comma-separated run names (default: the directory names)."
     ),

@@ -16,6 +16,7 @@ import typer
 
 from genprobe.cli.console import console
 from genprobe.cli.group import command_group
+from genprobe.cli.paths import output_file
 from genprobe.cli.sweep import TASK_OPTION, print_judged
 
 app = command_group("Any task's examples and exact rule (`genprobe tasks` lists the tasks).")
@@ -51,7 +52,9 @@ def tasks(as_json: bool = typer.Option(False, "--json", help="One JSON object pe
 def generate(
     name: str = typer.Argument(..., help="The task."),
     split: str = typer.Option(..., help="Which split (`genprobe tasks` lists them)."),
-    out: Path = typer.Option(..., help="Output file: one JSON object per line."),
+    out: Path = typer.Option(
+        ..., help="Output file: one JSON object per line.", callback=output_file
+    ),
     n: int = typer.Option(
         None, "--n", help="Number of examples (default: the split's size; a finite one whole)."
     ),

@@ -19,7 +19,7 @@ from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.reading import read_expression
 from genprobe.tasks.integration.under_test import Candidate
-from genprobe.tasks.lines import json_lines
+from genprobe.tasks.lines import json_lines, some_rows
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,8 @@ def read_problem_file(
     """The problems of a file, and (line, reason) for those outside the task (skipped).
 
     Raises:
-        DataFormatError: a row without a problem, or one that cannot be parsed (file and line).
+        DataFormatError: a row without a problem, or one that cannot be parsed (file and line);
+            no problem at all (`lines.some_rows`).
     """
     problems, skipped = [], []
     for row in read_dataset(path, split, bare_problems=True):
@@ -50,14 +51,14 @@ def read_problem_file(
             raise DataFormatError(path, row.row, f"problem: {error}") from None
         else:
             problems.append(FileProblem(row.row, row.input, expr, row.output))
-    return problems, skipped
+    return some_rows(path, problems, skipped), skipped
 
 
 def read_pair_records(path: str | Path) -> list[tuple[int, str | list[str], str | list[str]]]:
     """(line, problem, candidate) per JSONL line, each a string or a list of prefix tokens.
 
     Raises:
-        DataFormatError: not JSON, a missing field, a field of another type.
+        DataFormatError: not JSON, a missing field, a field of another type, no line.
     """
     records = []
     for number, record in json_lines(path, objects=True):
@@ -68,7 +69,7 @@ def read_pair_records(path: str | Path) -> list[tuple[int, str | list[str], str 
                     path, number, f"field {name!r} must be a string or a list of tokens"
                 )
         records.append((number, values[0], values[1]))
-    return records
+    return some_rows(path, records)
 
 
 def read_candidate_pairs(path: str | Path) -> list[tuple[Expr, Expr]]:

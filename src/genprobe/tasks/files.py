@@ -12,7 +12,7 @@ import numpy as np
 
 from genprobe.errors import DataFormatError
 from genprobe.runs.atomic import write_text
-from genprobe.tasks.lines import json_lines
+from genprobe.tasks.lines import json_lines, some_rows
 from genprobe.tasks.task import Examples, Task
 from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, output_lines
 
@@ -42,9 +42,7 @@ def read_examples(path: str | Path, task: Task, outputs: bool = True) -> Example
         DataFormatError: unreadable, not JSON objects, no examples, a missing or non-string
             field, an empty input or an unknown input token.
     """
-    rows = json_lines(path, objects=True)
-    if not rows:
-        raise DataFormatError(path, None, "no examples")
+    rows = some_rows(path, json_lines(path, objects=True))
     fields = ("input", "output") if outputs else ("input",)
     for number, row in rows:
         for name in fields:

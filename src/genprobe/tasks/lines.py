@@ -1,12 +1,16 @@
-"""Line-numbered reading of text and JSONL files, with errors that name the file and line."""
+"""Line-numbered reading of text and JSONL files, with errors that name the file and line;
+and the one rule for every input file: it must give a row to use (`some_rows`)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence, Sized
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from genprobe.errors import DataFormatError
+
+Rows = TypeVar("Rows", bound=Sized)
 
 
 def text_lines(path: str | Path) -> list[tuple[int, str]]:
@@ -53,3 +57,19 @@ def json_object(path: str | Path) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise DataFormatError(path, None, "expected a JSON object")
     return value
+
+
+def some_rows(path: str | Path, rows: Rows, skipped: Sequence[tuple[int, str]] = ()) -> Rows:
+    """`rows`, what a reader could use of the input file `path`, unless there is none.
+
+    Raises:
+        DataFormatError: no rows (an empty file), or every row left out (`skipped`: the line or
+            row of each, and why): then the first one and why are named, as a file of another
+            kind (another task's examples) gives none a reader can use.
+    """
+    if len(rows):
+        return rows
+    if skipped:
+        line, why = skipped[0]
+        raise DataFormatError(path, line, f"all {len(skipped)} rows left out; this one: {why}")
+    raise DataFormatError(path, None, "empty: no rows to read")

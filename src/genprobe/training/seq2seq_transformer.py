@@ -96,7 +96,8 @@ def read_training_pairs(path: str | Path, split: str, max_len: int) -> Pairs:
     rows longer than `max_len` tokens are left out.
 
     Raises:
-        DataFormatError: a row with a token outside the vocabulary (file and line).
+        DataFormatError: a row with a token outside the vocabulary (file and line); no row of
+            the train split (another split may be empty).
     """
     found = split_file(path, split)
     if found is None:
@@ -120,7 +121,7 @@ def read_training_pairs(path: str | Path, split: str, max_len: int) -> Pairs:
 def _rows(path: Path, split: str) -> list[tuple[int, str, str]]:
     """(line, problem, answer) of a dataset's split; a text file holds one split."""
     tabular = path.suffix in (".jsonl", ".parquet")
-    rows = read_dataset(path, split if tabular else None)
+    rows = read_dataset(path, split if tabular else None, may_be_empty=split != "train")
     for row in rows:
         if row.output is None:
             raise DataFormatError(path, row.row, "a training pair needs an antiderivative")

@@ -11,6 +11,10 @@
     budget   with a search budget B: beam B and B samples per temperature on the
              k1*{exp,sin,cos,tan}(k2*x) problems, every distinct candidate verified
 
+The files the run reads (the validation file, the training data) are read once before its
+directory is made (`read_inputs`): one it cannot use is refused with nothing written, so the
+corrected file (another digest in `config.json`) is not refused as another run's.
+
 The run writes result files only; `report.write_report` reads them (through `results.py`).
 
 Every stage is a list of shards run by `run_stage`: a killed run, rerun with the same command,
@@ -45,9 +49,11 @@ from genprobe.tasks.integration.suites import (
     SuiteRequest,
     build_suite,
     compositionality,
+    dataset_primitives,
     robustness_validation,
     solved_families,
     solved_primitives,
+    validation_candidates,
 )
 from genprobe.tasks.integration.suites.operators import PAPER_MAX_OPS
 from genprobe.tasks.integration.suites.simple import RANGES, range_label
@@ -85,6 +91,7 @@ def run_brittleness(
     """Run (or resume) the whole study in `out`; returns the run directory, ready for
     `report.write_report`."""
     config, training = _with_training(config.validated(), log)
+    read_inputs(config, training)
     run = open_run(out, BRITTLENESS.kind, config)
     run_stage(run, TrainingTask(), [Shard(TRAINING, "training", asdict(training))], executor)
     base = base_suites(config)
@@ -116,6 +123,23 @@ def base_suites(config: BrittlenessConfig) -> list[str]:
     if config.validation is not None and set(DERIVED) & set(config.suites):
         names.append("validation-primitives")
     return list(dict.fromkeys(names))
+
+
+def read_inputs(config: BrittlenessConfig, training: Training) -> None:
+    """Read every file the run will read, as its stages will read it.
+
+    Raises:
+        DataFormatError: a malformed file, or one with no row to use (`lines.some_rows`).
+    """
+    base = base_suites(config)
+    for suite, read in (
+        ("in-distribution", dataset_primitives),
+        ("validation-primitives", validation_candidates),
+    ):
+        if suite in base:
+            read(config.validation, config.split)
+    if training.data is not None:
+        count_integers(training.data, RANGES)
 
 
 def _with_training(config: BrittlenessConfig, log: Log) -> tuple[BrittlenessConfig, Training]:

@@ -167,7 +167,10 @@ def run_generations(
     """The search alone: generations until the archive size, the generation limit or the time
     budget; returns the run directory."""
     config = config.validated()
-    seeds0 = list(dict.fromkeys(canonical_key(p) for p in basis(config)))  # before any file
+    # the files it reads, read before any file is written
+    seeds0 = list(dict.fromkeys(canonical_key(p) for p in basis(config)))
+    if config.targets_file is not None:
+        read_problem_file(config.targets_file)  # as the fitness will read it
     run = open_run(out, SAGGA.kind, config)
     search = Search(config, make_embedder(config.embedding), seeds0)
     log(f"searching from {len(seeds0)} seeds, {config.generation_size} mutants per generation")

@@ -15,6 +15,7 @@ from pathlib import Path
 from genprobe.errors import DataFormatError, GenprobeError, check_choice
 from genprobe.tasks.integration.expression import Expr, from_sympy, to_sympy
 from genprobe.tasks.integration.reading import read_expression
+from genprobe.tasks.lines import some_rows
 
 # the ten targets of the `target_problems` fitness and the `target` basis, in SymPy's printing
 TARGETS = (
@@ -88,6 +89,4 @@ def read_problem_file(path: str | Path) -> list[Expr]:
             problems.append(canonical(read_expression(text, prose=False)))
         except GenprobeError as error:
             raise DataFormatError(path, number, f"not a problem: {error}") from None
-    if not problems:
-        raise DataFormatError(path, None, "holds no problem")
-    return problems
+    return some_rows(path, problems)

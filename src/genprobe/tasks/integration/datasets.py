@@ -24,7 +24,7 @@ from genprobe.runs.atomic import atomic_path, write_text
 from genprobe.tasks.integration.generation import Row
 from genprobe.tasks.integration.tabular import FORMATS as TABLE_FORMATS
 from genprobe.tasks.integration.tabular import is_missing, read_table, require_columns
-from genprobe.tasks.lines import json_object, text_lines
+from genprobe.tasks.lines import json_object, some_rows, text_lines
 
 SPLITS = ("train", "valid", "test")
 SPLIT_SUFFIXES = tuple(f".{split}" for split in SPLITS)  # the text splits NAME.train, …
@@ -107,19 +107,28 @@ class DatasetRow:
 
 
 def read_dataset(
-    path: str | Path, split: str | None = None, *, bare_problems: bool = False
+    path: str | Path,
+    split: str | None = None,
+    *,
+    bare_problems: bool = False,
+    may_be_empty: bool = False,
 ) -> list[DatasetRow]:
     """The rows of a dataset: Lample & Charton's text (`count|input<TAB>output` per line, the
     count optional), or JSONL/Parquet with an `input` (or `problem`) column and optional
     `output` (or `reference`) and `split` columns, as `generate` and `integration suite`
-    write them. With `bare_problems`, a text line without a tab is a problem alone.
+    write them. With `bare_problems`, a text line without a tab is a problem alone. A dataset
+    without rows (of `split`) is one only `may_be_empty` allows: a split `generate` wrote empty.
 
     Raises:
-        DataFormatError: a malformed line or row, a missing column (file and line named).
+        DataFormatError: a malformed line or row, a missing column (file and line named), no
+            row (of `split`).
         ConfigError: `split` for a text file (L&C keep each split in its own file).
     """
     if Path(path).suffix in TABLE_FORMATS:
-        return _table_rows(path, split)
+        rows = _table_rows(path, split)
+        if not (rows or may_be_empty):
+            raise DataFormatError(path, None, f"no rows of split {split!r}")
+        return rows
     if split is not None:
         raise ConfigError("split", "used only with JSONL or Parquet datasets", split)
     rows = []
@@ -135,7 +144,7 @@ def read_dataset(
                 number, problem if bar else head, output if tab else None, int(count) if bar else 1
             )
         )
-    return rows
+    return rows if may_be_empty else some_rows(path, rows)
 
 
 def _table_rows(path: str | Path, split: str | None) -> list[DatasetRow]:

@@ -25,6 +25,7 @@ from genprobe.tasks.integration.datasets import (
     write_dataset,
 )
 from genprobe.tasks.integration.generation import Row
+from genprobe.tasks.lines import some_rows
 
 
 def part_files(part: str | Path) -> list[Path]:
@@ -49,20 +50,22 @@ def pooled_rows(parts: Sequence[str | Path]) -> tuple[list[Row], list[int]]:
     order; and how many rows each part gave.
 
     Raises:
-        DataFormatError: a part is missing, malformed, or has a row without an output.
+        DataFormatError: a part is missing, malformed, empty (one of its splits may be), or has
+            a row without an output.
     """
     counts: dict[tuple[str, str], int] = {}
     sizes = []
     for part in parts:
-        size = 0
-        for path in part_files(part):
-            for row in read_dataset(path):
-                if row.output is None:
-                    raise DataFormatError(path, row.row, "a training pair needs an output")
-                key = (row.input, row.output)
-                counts[key] = counts.get(key, 0) + row.count
-                size += 1
-        sizes.append(size)
+        files = part_files(part)
+        rows = [
+            (path, row) for path in files for row in read_dataset(path, may_be_empty=len(files) > 1)
+        ]
+        for path, row in some_rows(part, rows):
+            if row.output is None:
+                raise DataFormatError(path, row.row, "a training pair needs an output")
+            key = (row.input, row.output)
+            counts[key] = counts.get(key, 0) + row.count
+        sizes.append(len(rows))
     return [Row(i, o, count) for (i, o), count in counts.items()], sizes
 
 

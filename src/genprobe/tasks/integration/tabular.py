@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from genprobe.errors import DataFormatError
-from genprobe.tasks.lines import json_lines
+from genprobe.tasks.lines import json_lines, some_rows
 
 FORMATS = (".jsonl", ".parquet")
 
@@ -21,7 +21,8 @@ def read_table(path: str | Path) -> pd.DataFrame:
     line or row.
 
     Raises:
-        DataFormatError: unreadable, another extension, a line that is not a JSON object.
+        DataFormatError: unreadable, another extension, a line that is not a JSON object, no
+            row.
     """
     path = Path(path)
     if path.suffix not in FORMATS:
@@ -32,8 +33,8 @@ def read_table(path: str | Path) -> pd.DataFrame:
         except (OSError, ValueError) as error:
             raise DataFormatError(path, None, f"cannot read Parquet: {error}") from None
         frame.index = range(1, len(frame) + 1)
-        return frame
-    numbered = json_lines(path, objects=True)
+        return some_rows(path, frame)
+    numbered = some_rows(path, json_lines(path, objects=True))
     return pd.DataFrame([record for _, record in numbered], index=[n for n, _ in numbered])
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from genprobe.errors import DataFormatError
 from genprobe.runs.atomic import write_text
 from genprobe.tasks import tokens
+from genprobe.tasks.lines import some_rows
 from genprobe.tasks.rewriting.grammar import Grammar
 from genprobe.tasks.task import Examples
 
@@ -100,9 +101,7 @@ def _read_lines(path: Path) -> list[tuple[int, str]]:
 
 
 def _encode_inputs(grammar: Grammar, rows: list[tuple[int, list[str]]], path: Path) -> np.ndarray:
-    if not rows:
-        raise DataFormatError(path, None, "no examples")
-    return tokens.encode_inputs(grammar.symbols, rows, path)
+    return tokens.encode_inputs(grammar.symbols, some_rows(path, rows), path)
 
 
 def _joined(lines: list[str]) -> str:

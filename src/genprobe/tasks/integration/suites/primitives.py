@@ -30,6 +30,7 @@ from genprobe.tasks.integration.suites.table import (
     read_table,
     require_columns,
 )
+from genprobe.tasks.lines import some_rows
 
 RESULT_COLUMNS = ("problem", "set", "reference")
 # criterion of solved -> the rank column it reads
@@ -128,7 +129,8 @@ def dataset_primitives(
     or output text contains any string of `exclude`, and those outside the task's vocabulary.
 
     Raises:
-        DataFormatError: a malformed file or expression (file and row named).
+        DataFormatError: a malformed file or expression (file and row named); no primitive
+            (`lines.some_rows`).
     """
     primitives, skipped = [], []
     for row in read_dataset(path, split, bare_problems=True):
@@ -142,4 +144,4 @@ def dataset_primitives(
             skipped.append((row.row, str(error)))
         else:
             primitives.append(primitive)
-    return primitives, skipped
+    return some_rows(path, primitives, skipped), skipped
