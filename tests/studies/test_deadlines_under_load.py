@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from helpers import examples
+from helpers import examples, rerecord
 
 from genprobe.models.settings import ModelSettings
 from genprobe.studies.brittleness.solve import RESULT_SCHEMA
@@ -121,6 +121,7 @@ def test_the_brittleness_report_warns_when_many_verdicts_hit_a_deadline(cli, tmp
     rows = pq.read_table(path).to_pylist()
     rows[0]["candidates"][0].update(outcome="timeout", method="deadline")
     pq.write_table(pa.Table.from_pylist(rows, schema=RESULT_SCHEMA), path)
+    rerecord(run, path)
     err = evaluate()  # the finished run is replayed from its files, and reported again
     summary = json.loads((run / "summary.json").read_text())
     assert summary["deadlines"] == {"items": 2, "over_budget": 1, "hung": 0}

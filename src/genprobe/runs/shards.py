@@ -224,6 +224,15 @@ class ShardStore:
             for file in self._check(shard, manifest, suffix)
         ]
 
+    def intact_outputs(self, stage: str) -> list[Path]:
+        """Every file recorded by the intact shards of `stage`: a shard with a damaged or
+        missing file is left out, with the warning `done` gives, so that it is computed again."""
+        files = []
+        for manifest in sorted((self.run / MANIFESTS / stage).glob("*.json")):
+            if (recorded := self._intact(stage, manifest.stem, None)) is not None:
+                files += [self.run / path for path in recorded["files"]]
+        return files
+
     def scratch(self, shard: Shard) -> Path:
         """A directory the shard may use to resume itself; removed once the shard is done."""
         return self.run / SCRATCH / shard.stage / shard.key

@@ -91,7 +91,7 @@ def test_a_damaged_member_is_refused_by_evaluate_and_trained_again_by_a_rerun(cl
         f"shards/train/seeds=1-1.json records); {AGAIN} train/seeds=1-1 again\n"
     )
     code, _, err = sweep(cli, run)
-    assert code == 0
+    assert code == 0, err
     assert f"genprobe: warning: {member} is damaged" in err
     assert member.read_bytes() == good
     assert cli(*evaluate)[0] == 0

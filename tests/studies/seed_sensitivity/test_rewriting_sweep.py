@@ -1,6 +1,5 @@
 """End-to-end: the `genprobe rewriting` and `genprobe report` commands on tiny sweeps."""
 
-import hashlib
 import io
 import json
 import zipfile
@@ -8,6 +7,7 @@ import zipfile
 import pandas as pd
 import pytest
 import torch
+from helpers import rerecord
 
 from genprobe.cli import main
 
@@ -158,13 +158,7 @@ def saved_on_cuda(path):
             if info.filename.endswith("/data.pkl"):
                 data = data.replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0")
             rewritten.writestr(info, data)
-    run = path.parents[1]
-    for manifest in (run / "shards" / "train").glob("*.json"):
-        recorded = json.loads(manifest.read_text())
-        name = path.relative_to(run).as_posix()
-        if name in recorded["files"]:
-            recorded["files"][name] = hashlib.sha256(path.read_bytes()).hexdigest()
-            manifest.write_text(json.dumps(recorded))
+    rerecord(path.parents[1], path)
 
 
 @pytest.mark.parametrize(

@@ -34,15 +34,17 @@ def _long_enough(config):
 
 
 def _local_and_ray(config, root, executor, fault):
-    """Run `config` locally and on Ray, calling `fault()` once during the Ray run, when a shard
-    ends its first epoch; check that both wrote the same metrics. Returns (local run, Ray run,
-    what `fault` returned)."""
+    """Run `config` locally and on Ray, calling `fault()` during the Ray run when a shard ends
+    an epoch before its last, until it returns True (the shards on other nodes may still be
+    starting when the first one ends its first epoch); check that both wrote the same metrics.
+    Returns (local run, Ray run, [True] if the fault happened, else [])."""
     local = run_sweep(config, root / "local")
     happened = []
 
     def on_progress(shard, progress):
-        if not happened and progress.epoch == 1 and progress.step == progress.steps:
-            happened.append(fault())
+        mid_run = progress.epoch < config.train.max_epochs and progress.step == progress.steps
+        if not happened and mid_run and fault():
+            happened.append(True)
 
     with executor:
         on_ray = run_sweep(config, root / "ray", executor=executor, on_progress=on_progress)

@@ -44,8 +44,9 @@ def train_shards(config: SweepConfig, trained: Collection[int] = ()) -> list[Sha
 
 
 def trained_seeds(run: Path, config: SweepConfig) -> set[int]:
-    """The seeds of `config` whose member a finished `train` shard of the run recorded."""
-    recorded = set(ShardStore(run).outputs(STAGE))
+    """The seeds of `config` whose member a finished, intact `train` shard of the run
+    recorded (a damaged member's seeds train again)."""
+    recorded = set(ShardStore(run).intact_outputs(STAGE))
     return {seed for seed in config.seeds if run / member_path(seed) in recorded}
 
 
