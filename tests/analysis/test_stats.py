@@ -70,10 +70,8 @@ def test_runs_whose_seeds_do_not_overlap_have_an_exact_p_and_no_certain_interval
     assert d.ci_low > 0 and d.ci_reason is None  # the difference of means still varies
     ten, others = np.linspace(0.0, 0.1, 10), np.linspace(0.2, 0.3, 10)
     assert compare_groups(ten, others).mann_whitney_p == pytest.approx(2 / math.comb(20, 10))
-    tied = np.r_[others[:5], others[:5]]  # too many splits (184,756) to enumerate with ties
-    assert compare_groups(ten, tied).mann_whitney_p == pytest.approx(
-        stats.mannwhitneyu(tied, ten, method="asymptotic").pvalue
-    )
+    tied = np.r_[others[:5], others[:5]]  # with ties, still only the split and its mirror
+    assert compare_groups(ten, tied).mann_whitney_p == pytest.approx(2 / math.comb(20, 10))
     overlapping = probability_of_improvement(a, np.array([0.25, 0.55, 0.6, 0.61, 0.7, 0.8]))
     assert overlapping.ci_low < overlapping.probability <= overlapping.ci_high == 1.0
 
@@ -89,6 +87,16 @@ def test_the_rank_test_with_ties_is_exact_over_every_split_of_few_seeds():
     exact = min(1.0, 2 * min(np.mean(np.array(splits) >= u), np.mean(np.array(splits) <= u)))
     assert compare_groups(a, b).mann_whitney_p == pytest.approx(exact)
     assert compare_groups(a, b).mann_whitney_p != pytest.approx(stats.mannwhitneyu(b, a).pvalue)
+
+
+def test_the_rank_test_with_ties_is_exact_at_ten_seeds_against_ten():
+    rng = np.random.default_rng(3)
+    a, b = rng.choice([0.0, 0.5, 1.0], 10), rng.choice([0.0, 0.5, 0.9, 1.0], 10)
+    ranks = stats.rankdata(np.concatenate([b, a]))
+    sums = ranks[np.array(list(itertools.combinations(range(20), 10)))].sum(axis=1)
+    observed = ranks[:10].sum()  # every split listed: 184,756 rank sums of the first group
+    exact = min(1.0, 2 * min(np.mean(sums >= observed - 1e-9), np.mean(sums <= observed + 1e-9)))
+    assert compare_groups(a, b).mann_whitney_p == pytest.approx(exact)
 
 
 def test_a_perfect_rank_correlation_of_six_seeds_has_its_exact_p_and_no_certain_interval():

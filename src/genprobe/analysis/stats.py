@@ -14,14 +14,12 @@ equal, two runs whose seeds do not overlap, ranks in exactly the same order), wh
 percentile interval would have zero width: a certainty that seeds cannot give. p-values come
 from tests that hold for few seeds: a correlation's from `scipy.stats.permutation_test`, over
 every order of the seeds where there are at most `N_RESAMPLES` (up to 7 seeds: exact), else
-over that many random orders; Mann-Whitney's from the exact U distribution without ties, with
-ties over every split of the seeds into the two runs where there are at most `N_RESAMPLES`,
-else from the normal approximation.
+over that many random orders; Mann-Whitney's exact, ties included, over every split of the
+seeds into the two runs (counted, not listed).
 """
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -312,21 +310,27 @@ def _association_p(
 
 
 def _rank_test_p(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sided Mann-Whitney p of "same distribution", exact: from the U distribution where no
-    two seeds tie, else over every split of the seeds into the two groups where there are at
-    most N_RESAMPLES splits (7 seeds against 8). Beyond, with ties, the normal approximation
-    with tie correction: enumerating 184,756 splits of 10 seeds against 10 takes seconds."""
+    """Two-sided Mann-Whitney p of "same distribution", exact at any number of seeds, ties
+    included: the share of all splits of the pooled seeds into groups of b's and a's sizes whose
+    rank sum of the b group is as far out as the observed one (`_rank_sum_counts`)."""
     if not len(a) or not len(b):
         return NAN
-    if np.unique(np.concatenate([a, b])).size == a.size + b.size:
-        method = "exact"
-    elif math.comb(a.size + b.size, a.size) <= N_RESAMPLES:
-        method = stats.PermutationMethod(n_resamples=np.inf)
-    else:
-        method = "asymptotic"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # many seeds, all equal: the approximation's p is NaN
-        return float(stats.mannwhitneyu(b, a, method=method).pvalue)
+    doubled = np.rint(2 * stats.rankdata(np.concatenate([b, a]))).astype(int)  # midranks x2
+    counts = _rank_sum_counts(doubled, b.size)
+    observed = int(doubled[: b.size].sum())
+    splits = counts.sum()
+    below, above = counts[: observed + 1].sum() / splits, counts[observed:].sum() / splits
+    return float(min(1.0, 2 * min(below, above)))
+
+
+def _rank_sum_counts(ranks: np.ndarray, size: int) -> np.ndarray:
+    """How many subsets of `size` of `ranks` (non-negative integers) have each sum: counting
+    the splits instead of listing them (184,756 at 10 seeds against 10)."""
+    counts = np.zeros((size + 1, int(ranks.sum()) + 1))
+    counts[0, 0] = 1.0
+    for rank in ranks:  # counts[k, s] += counts[k - 1, s - rank], from the counts before it
+        counts[1:, rank:] += counts[:-1, : counts.shape[1] - rank].copy()
+    return counts[size]
 
 
 def _interval(

@@ -22,7 +22,6 @@ from genprobe.analysis import plots
 from genprobe.analysis.render import Block, Figure, Heading, Table, Text, interval
 from genprobe.analysis.render import write_report as render
 from genprobe.analysis.stats import (
-    N_RESAMPLES,
     compare_groups,
     probability_of_improvement,
     summarize,
@@ -162,10 +161,8 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
             "improvement, P(a seed of the run beats a seed of the reference) + ½ P(tie) "
             "(0.5: neither is better; rliable's statistic) with its 95 % bootstrap interval; "
             "and the p of the two-sided Mann-Whitney U test (SciPy) over the two runs' seeds, "
-            "whose U is P times the pairs of seeds: exact where no seeds tie (the U "
-            "distribution) or where tied seeds have at most "
-            f"{N_RESAMPLES:,} splits into the two runs (7 seeds against 8; every split "
-            "counted), else the normal approximation with tie correction."
+            "whose U is P times the pairs of seeds: exact, ties included (every split of "
+            "the seeds into the two runs counted)."
         ),
         _difference_table(differences),
         *_no_interval(differences),
