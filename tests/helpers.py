@@ -3,7 +3,6 @@ study tests compare between runs, and damage done to a run's files (or edits rec
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -11,6 +10,7 @@ import time
 import pandas as pd
 import sympy as sp
 
+from genprobe.runs.provenance import file_sha256
 from genprobe.tasks.integration.expression import X
 
 
@@ -34,7 +34,7 @@ def rerecord(run, path) -> None:
     for manifest in (run / "shards").glob("*/*.json"):
         recorded = json.loads(manifest.read_text())
         if name in recorded["files"]:
-            recorded["files"][name] = hashlib.sha256(path.read_bytes()).hexdigest()
+            recorded["files"][name] = file_sha256(path)
             manifest.write_text(json.dumps(recorded))
 
 

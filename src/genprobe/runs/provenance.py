@@ -27,13 +27,18 @@ def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def file_digest(path: str | Path) -> str:
-    """sha256 of a file's bytes (first 16 hex digits), read in blocks."""
+def file_sha256(path: str | Path) -> str:
+    """sha256 of a file's bytes (hex), read in blocks."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
-    return digest.hexdigest()[:16]
+    return digest.hexdigest()
+
+
+def file_digest(path: str | Path) -> str:
+    """sha256 of a file's bytes (first 16 hex digits): what a config's identity records."""
+    return file_sha256(path)[:16]
 
 
 def provenance() -> dict[str, Any]:

@@ -35,6 +35,7 @@ from typing import Any
 
 from genprobe.errors import DamagedFileError, RunDirError, warn
 from genprobe.runs.atomic import atomic_path, write_json
+from genprobe.runs.provenance import file_sha256
 from genprobe.runs.rundir import CONFIG_FILE
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9=_.,+-]{0,127}$")
@@ -119,7 +120,7 @@ class ShardStore:
             file = self.run / path
             if not file.is_file():
                 raise DamagedFileError(file, "is missing", _redo(shard))
-            if _sha256(file) != digest:
+            if file_sha256(file) != digest:
                 manifest = f"{MANIFESTS}/{shard}.json"
                 problem = f"is damaged (its sha256 differs from the one {manifest} records)"
                 raise DamagedFileError(file, problem, _redo(shard))
@@ -249,14 +250,6 @@ class ShardStore:
 def _redo(shard: str) -> str:
     """How to get a shard's damaged or missing file back."""
     return f"rerun the command that made it (same run directory) to compute shard {shard} again"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
