@@ -160,7 +160,7 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
             "bootstrap interval (seeds resampled within each run); the probability of "
             "improvement, P(a seed of the run beats a seed of the reference) + ½ P(tie) "
             "(0.5: neither is better; rliable's statistic) with its 95 % bootstrap interval; "
-            "and the p of the two-sided Mann-Whitney U test (SciPy) over the two runs' seeds, "
+            "and the p of the two-sided Mann-Whitney U test over the two runs' seeds, "
             "whose U is P times the pairs of seeds: exact, ties included (every split of "
             "the seeds into the two runs counted)."
         ),
