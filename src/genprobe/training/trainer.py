@@ -99,11 +99,15 @@ class TrainConfig:
     optimizer: str = "sgd"  # "sgd" (plain), "adam" or "adamw"
     weight_decay: float = 0.0  # adamw's decoupled decay (Loshchilov & Hutter), on every weight
     # The learning rate rises linearly over `warmup` steps, then stays (constant) or falls to 0
-    # at the end of `max_epochs` (linear, cosine).
+    # at the end of `max_epochs`, or of `steps` where it is given (linear, cosine).
     schedule: str = "constant"
     warmup: int = 0
     max_grad_norm: float = 5.0  # clipped per member
     max_epochs: int = 20  # a cap; early stopping usually ends training after 5-10 epochs
+    # Training over time (`training.over_time`): every member takes exactly this many steps, no
+    # early stopping, and is evaluated on every role at `eval_every` steps (0: log-spaced).
+    steps: int | None = None
+    eval_every: int = 0
     # A noisy dip of validation accuracy stops a seed mid-learning under the literal rule
     # (patience 1): seen at 69 % and 88 %. See docs/rewriting.md, "Early stopping".
     patience: int = 2
@@ -135,6 +139,18 @@ class TrainConfig:
                 "weight_decay", ">= 0, and 0 unless the optimizer is adamw", self.weight_decay
             )
         check_choice("loss_normalization", self.loss_normalization, LOSS_NORMALIZATIONS)
+        self._check_over_time()
+
+    def _check_over_time(self) -> None:
+        if self.steps is not None and (not isinstance(self.steps, int) or self.steps < 1):
+            raise ConfigError("steps", "an integer >= 1 or None", self.steps)
+        if not isinstance(self.eval_every, int) or self.eval_every < 0:
+            raise ConfigError("eval_every", "an integer >= 0", self.eval_every)
+        if self.eval_every and self.steps is None:
+            raise ConfigError("eval_every", "0 without a step budget (steps)", self.eval_every)
+        if self.steps is not None and self.eval_every > self.steps:
+            within = f"at most the step budget ({self.steps:,})"
+            raise ConfigError("eval_every", within, self.eval_every)
 
     def validated(self) -> TrainConfig:
         return self  # checked in __post_init__: no TrainConfig is ever unchecked
@@ -200,8 +216,10 @@ class SweepTrainer:
     `checkpoint`.
 
     `seeds` name the members; `streams` gives a member's init and order seeds (default: both
-    the member's seed). `validation`, if given, are the examples whose loss each epoch's
-    evaluation reports beside `validate`'s accuracy (what a user watches on a loss plateau).
+    the member's seed). `validate` gives each epoch's accuracy for early stopping (None only
+    for a subclass that never ends an epoch that way, `training.over_time`). `validation`, if
+    given, are the examples whose loss each epoch's evaluation reports beside `validate`'s
+    accuracy (what a user watches on a loss plateau).
     """
 
     def __init__(
@@ -211,7 +229,7 @@ class SweepTrainer:
         config: TrainConfig,
         seeds: Sequence[int],
         train: Seq2SeqTensors,
-        validate: Validator,
+        validate: Validator | None,
         device: torch.device | str = "cpu",
         checkpoint: Path | None = None,
         checkpoint_seconds: float = 60.0,
@@ -370,7 +388,7 @@ class SweepTrainer:
             return c.lr * self.updates / c.warmup
         if c.schedule == "constant":
             return c.lr
-        total = c.max_epochs * self.steps_per_epoch
+        total = c.steps or c.max_epochs * self.steps_per_epoch
         done = min(1.0, (self.updates - c.warmup) / max(1, total - c.warmup))
         if c.schedule == "linear":
             return c.lr * (1 - done)
@@ -407,6 +425,7 @@ class SweepTrainer:
 
     def _end_epoch(self) -> Evaluation:
         """Validate, stop the members that are done; returns the epoch's evaluation."""
+        assert self.validate is not None, "early stopping needs a validator"
         accuracy = self.validate(self.model)
         members = len(self.active)  # a GPU's stack has padding lanes after them
         evaluation = Evaluation(
@@ -440,8 +459,13 @@ class SweepTrainer:
     # -- resume ---------------------------------------------------------------------------
 
     def _save(self) -> None:
-        members = len(self.active)  # the padding lanes are not saved
-        state = {
+        assert self.checkpoint is not None
+        save_state(self.checkpoint, self._state())
+
+    def _state(self) -> dict[str, Any]:
+        """What resuming needs, the padding lanes left out."""
+        members = len(self.active)
+        return {
             "epoch": self.epoch,
             "step": self.step,
             "active": self.active,
@@ -452,8 +476,6 @@ class SweepTrainer:
             "dropout_rngs": [g.bit_generator.state for g in self.noise_rngs],
             "results": {seed: asdict(result) for seed, result in self.results.items()},
         }
-        assert self.checkpoint is not None
-        save_state(self.checkpoint, state)
 
     def _restore(self, state: dict) -> None:
         if sorted(state["results"]) != sorted(self.results):

@@ -37,6 +37,8 @@ ADDED_DEFAULTS = {
     "train.weight_decay": 0.0,
     "train.schedule": "constant",
     "train.warmup": 0,
+    "train.steps": None,
+    "train.eval_every": 0,
     "init_seeds": None,
     "order_seeds": None,
 }
@@ -146,6 +148,18 @@ class SweepConfig:
             tgt_len=task.max_output_length(src_len) + 1,  # + EOS
             max_positions=longest + task.max_output_length(longest) + 2,  # + BOS, EOS
         )
+
+    def watched_roles(self) -> tuple[str, ...]:
+        """What training over time evaluates at every point of its schedule: training, each
+        suite, and validation where its split is not already one of them."""
+        suites = self.task.suites()
+        validation = () if self.task.validation_split in suites else ("validation",)
+        return ("train", *validation, *suites)
+
+    def validation_role(self) -> str:
+        """The watched role that holds the validation split."""
+        split = self.task.validation_split
+        return split if split in self.task.suites() else "validation"
 
     def longest_input(self, role: str) -> int:
         """The most input tokens an example of the role can have."""

@@ -2,6 +2,9 @@
 
 A shard's outputs are its members' checkpoints (`members/seed=N.pt`) and the chunk's training
 summary (`training/<key>.json`: per seed, epochs, best epoch, validation accuracy per epoch).
+Trained over time (a step budget, `training.over_time`), a member's checkpoint holds its final
+weights and the shard also writes its members' curves (`curves/<key>.parquet`, read by
+`curves.read_curves`).
 While it trains, the trainer's resume point (`state.pt`, every 60 s and after each epoch) lives
 in the shard's scratch directory, so a killed shard continues where it stopped and ends with
 the weights of an uninterrupted one.
@@ -20,11 +23,13 @@ from genprobe.models.member_stack import MemberStack
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, ShardStore, json_bytes
 from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.studies.seed_sensitivity.curves import curve_bytes, curve_path
 from genprobe.studies.seed_sensitivity.device import cpu_threads, device_facts
 from genprobe.studies.seed_sensitivity.members import member_bytes, member_path
 from genprobe.studies.seed_sensitivity.predict import decode_and_check
 from genprobe.studies.seed_sensitivity.study import TRAIN as STAGE
 from genprobe.tasks.task import Examples
+from genprobe.training.over_time import OverTimeTrainer
 from genprobe.training.trainer import Progress, SweepTrainer
 
 STATE_FILE = "state.pt"
@@ -73,14 +78,12 @@ class TrainTask(StageTask):
         return encode(train.src, train.tgt), self.config.split("validation")
 
     def run(self, context: tuple[Seq2SeqTensors, Examples], shard: Shard, scratch: Path) -> Outputs:
+        if self.config.train.steps is not None:
+            return self._run_over_time(context[0], shard, scratch)
         train, validation = context
 
         def validate(model: MemberStack) -> np.ndarray:
             return decode_and_check(model, self.config, validation.src)[2].mean(axis=1)
-
-        def progress(p: Progress) -> None:
-            if self.progress is not None and (p.step % PROGRESS_STEPS == 0 or p.step == p.steps):
-                self.progress.put((shard, p))
 
         trainer = SweepTrainer(
             self.config.model,
@@ -95,10 +98,46 @@ class TrainTask(StageTask):
             validation=encode(validation.src, validation.tgt),
         )
         with cpu_threads():
-            results = trainer.run(progress)
+            results = trainer.run(self._relay(shard))
         outputs = {member_path(seed): member_bytes(self.config, r) for seed, r in results.items()}
         summaries = {str(seed): r.summary() for seed, r in results.items()}
         return {**outputs, training_path(shard): json_bytes(summaries)}
+
+    def _run_over_time(self, train: Seq2SeqTensors, shard: Shard, scratch: Path) -> Outputs:
+        config = self.config
+        watched = {"train": train}
+        for role in config.watched_roles()[1:]:
+            examples = config.split(role)
+            watched[role] = encode(examples.src, examples.tgt)
+        trainer = OverTimeTrainer(
+            config.model,
+            config.model_shape(),
+            config.train,
+            shard.spec["seeds"],
+            train,
+            device=self.device,
+            checkpoint=scratch / STATE_FILE,
+            streams=config.streams(),
+            roles=watched,
+            validation_role=config.validation_role(),
+            eval_rows=config.eval_batch_size,
+        )
+        with cpu_threads():
+            results = trainer.run(self._relay(shard))
+        outputs = {member_path(seed): member_bytes(config, r) for seed, r in results.items()}
+        summaries = {str(seed): r.summary() for seed, r in results.items()}
+        return {
+            **outputs,
+            training_path(shard): json_bytes(summaries),
+            curve_path(shard): curve_bytes(trainer.curve()),
+        }
+
+    def _relay(self, shard: Shard) -> Callable[[Progress], None]:
+        def progress(p: Progress) -> None:
+            if self.progress is not None and (p.step % PROGRESS_STEPS == 0 or p.step == p.steps):
+                self.progress.put((shard, p))
+
+        return progress
 
     def runtime(self) -> dict[str, Any]:
         return device_facts(self.device)
