@@ -126,3 +126,27 @@ def test_a_killed_run_resumes_to_the_numbers_of_an_uninterrupted_one(tmp_path):
     for seed in (1, 2):
         for name, tensor in expected[seed].state.items():
             torch.testing.assert_close(results[seed].state[name], tensor, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("beta2", [0.999, 0.98])
+def test_unclipped_adamw_is_torchs_with_the_same_betas_and_decay(beta2):
+    config = TrainConfig(
+        batch_size=len(TRAIN), optimizer="adamw", lr=0.01, weight_decay=1.0, beta2=beta2,
+        max_grad_norm=0, steps=5,
+    )  # fmt: skip
+    ours = OverTimeTrainer(
+        MODEL, SHAPE, config, [3], TRAIN, roles={"train": TRAIN}, validation_role="train"
+    )
+    reference = MODEL.initialized(SHAPE, [3])
+    opt = torch.optim.AdamW(reference.parameters(), lr=0.01, betas=(0.9, beta2), weight_decay=1.0)
+    for _ in range(5):
+        logits = reference.teacher_forced(TRAIN.src[None], TRAIN.tgt_in[None])
+        loss = torch.nn.functional.cross_entropy(
+            logits.flatten(0, 2), TRAIN.tgt_out.flatten(), ignore_index=PAD, reduction="sum"
+        )
+        opt.zero_grad()
+        (loss / len(TRAIN)).backward()
+        opt.step()
+    ours.run()
+    for name, tensor in reference.state_dict().items():
+        torch.testing.assert_close(ours.model.state_dict()[name], tensor, rtol=1e-5, atol=1e-6)

@@ -7,6 +7,11 @@ Examples:
         --init-seeds 5 --order-seeds 5 --optimizer adamw --out runs/addition-grid
     genprobe evaluate runs/scan-length --input more.jsonl --name more
     genprobe compare runs/scan-lstm runs/scan-gru --out runs/scan-compare
+    genprobe sweep --task binary_operation --arch mlp --steps 3000 --full-batch \
+        --optimizer adamw --lr 0.003 --weight-decay 1 --seeds 100 --out runs/grok
+    genprobe sweep --task binary_operation --arch mlp --steps 3000 --full-batch \
+        --optimizer adamw --lr 0.003 --vary task.train_fraction=0.3,0.5 \
+        --vary train.weight_decay=0.1,1 --seeds 20 --out runs/grok-grid
 """
 
 from __future__ import annotations
@@ -91,7 +96,19 @@ def sweep(
     max_epochs: int = typer.Option(
         20, help="Upper bound on epochs; early stopping usually ends sooner."
     ),
+    steps: int = typer.Option(
+        None,
+        help="Train over time: every seed takes exactly this many steps (no early stopping) and "
+        "is evaluated on every split along the way (--eval-every); the report then shows the "
+        "curves and when each seed learned the rule (grokking).",
+    ),
+    eval_every: int = typer.Option(
+        0, help="With --steps: evaluate every this many steps (0: about 200 log-spaced points)."
+    ),
     batch_size: int = typer.Option(64, help="Examples per member and step."),
+    full_batch: bool = typer.Option(
+        False, "--full-batch", help="Every step on the whole training set (sets --batch-size)."
+    ),
     optimizer: str = typer.Option("sgd", help="sgd (plain), adam or adamw."),
     lr: float = typer.Option(None, help="Learning rate (default: sgd 0.125, adam(w) 0.001)."),
     weight_decay: float = typer.Option(0.0, help="adamw's decoupled weight decay."),
@@ -100,7 +117,8 @@ def sweep(
         help="Learning rate after warmup: constant, or to 0 by max-epochs (linear, cosine).",
     ),
     warmup: int = typer.Option(0, help="Steps of linear learning-rate warmup."),
-    max_grad_norm: float = typer.Option(5.0, help="Gradient norm clip, per member."),
+    max_grad_norm: float = typer.Option(5.0, help="Gradient norm clip, per member (0: none)."),
+    beta2: float = typer.Option(0.999, help="Adam(W)'s second-moment decay."),
     patience: int = typer.Option(
         2,
         help="Stop a seed after this many epochs without a validation improvement "
@@ -149,6 +167,14 @@ def sweep(
         "[ctx; h])",
         "--attention-layer/--no-attention-layer",
     ),
+    vary: list[str] = typer.Option(
+        None,
+        "--vary",
+        metavar="PLACE.NAME=V1,V2",
+        help="Run a grid of sweeps, one per combination of values (repeatable): a task option "
+        "(task.train_fraction=0.3,0.5), a training setting (train.weight_decay=0.1,1) or a model "
+        "option (model.hidden=64,128). --out then holds one run per cell and grid.json.",
+    ),
     seeds_per_shard: int = typer.Option(
         25,
         help="Seeds trained as one stacked model, one process each (50 seeds: two, one per "
@@ -189,6 +215,8 @@ def sweep(
         }
         members = tuple(range(init_seeds * order_seeds))  # a grid numbers its cells
     chosen = load_task(task, parse_pairs(task_option, "--task-option"))
+    if train_size is None:
+        train_size = chosen.split_spec(chosen.train_split).size
     flags = {
         "emb": emb, "hidden": hidden, "layers": layers, "dropout": dropout, "heads": heads,
         "ffn": ffn, "decoder_only": decoder_only, "positions": positions,
@@ -201,19 +229,22 @@ def sweep(
         **grid,
         task=chosen,
         data_seed=data_seed,
-        train_size=chosen.split_spec(chosen.train_split).size if train_size is None else train_size,
+        train_size=train_size,
         validation_size=validation_size,
         suite_size=suite_size,
         model=model_config(arch, parse_pairs(model_option, "--model-option"), flags),
         train=TrainConfig(
-            batch_size=batch_size,
+            batch_size=_full_batch(chosen, train_size) if full_batch else batch_size,
             lr=LEARNING_RATES.get(optimizer, 0.001) if lr is None else lr,
             optimizer=optimizer,
             weight_decay=weight_decay,
             schedule=schedule,
             warmup=warmup,
             max_grad_norm=max_grad_norm,
+            beta2=beta2,
             max_epochs=max_epochs,
+            steps=steps,
+            eval_every=eval_every,
             patience=patience,
             min_delta=min_delta,
             loss_normalization=loss_normalization,
@@ -228,26 +259,55 @@ def sweep(
         gpus=1 if device.startswith("cuda") else 0,
     )
     with executor, progress_bar(quiet=as_json) as bar:
-        tasks: dict[str, Any] = {}  # one bar per stacked model (shard)
-        validated: dict[str, str] = {}  # each stacked model's latest validation, described
-
-        def on_progress(shard, p) -> None:
-            chunk = shard.spec["seeds"]
-            if shard.key not in tasks:
-                tasks[shard.key] = bar.add_task(shard.key, total=p.steps)
-            if p.evaluation is not None:
-                validated[shard.key] = f" ({describe_evaluation(p.epoch, p.evaluation)})"
-            bar.update(
-                tasks[shard.key],
-                completed=p.step,
-                total=p.steps,
-                description=f"seeds {chunk[0]}-{chunk[-1]}: epoch {p.epoch}, "
-                f"{p.active} of {len(chunk)} training{validated.get(shard.key, '')}",
-            )
-
         log = bar.console.log if not as_json else lambda m: None
-        run = run_sweep(config, out, device, executor, on_progress, log)
-    finish(run, report, as_json, threshold)
+
+        def run_one(cell: Any, folder: Path, label: str = "") -> Path:
+            return run_sweep(cell, folder, device, executor, _progress(bar, label), log)
+
+        if not vary:
+            finish(run_one(config, out), report, as_json, threshold)
+            return
+        from genprobe.studies.seed_sensitivity.grid import parse_axes, run_grid
+
+        cells = run_grid(
+            config, parse_axes(vary), out, lambda cell, folder: run_one(cell, folder, folder.name)
+        )
+    for cell in cells:
+        finish(cell.run, report, as_json, threshold)
+    if report:
+        from genprobe.studies.seed_sensitivity.grid_report import write_grid_report
+
+        console.print(f"grid report: {write_grid_report(out, threshold)[1]}")
+
+
+def _progress(bar: Any, label: str) -> Any:
+    """What receives a sweep's progress: one bar per stacked model (shard), its description
+    headed by `label` (a grid's cell)."""
+    tasks: dict[str, Any] = {}
+    validated: dict[str, str] = {}  # each stacked model's latest validation, described
+
+    def on_progress(shard: Any, p: Any) -> None:
+        chunk = shard.spec["seeds"]
+        if shard.key not in tasks:
+            tasks[shard.key] = bar.add_task(shard.key, total=p.steps)
+        if p.evaluation is not None:
+            validated[shard.key] = f" ({describe_evaluation(p.epoch, p.evaluation)})"
+        where = f"step {p.step:,} of {p.steps:,}" if p.over_time else f"epoch {p.epoch}"
+        bar.update(
+            tasks[shard.key],
+            completed=p.step,
+            total=p.steps,
+            description=f"{label + ': ' if label else ''}seeds {chunk[0]}-{chunk[-1]}: {where}, "
+            f"{p.active} of {len(chunk)} training{validated.get(shard.key, '')}",
+        )
+
+    return on_progress
+
+
+def _full_batch(task: Any, train_size: int) -> int:
+    """The batch size that holds the whole training set."""
+    spec = task.split_spec(task.train_split)
+    return min(train_size, spec.size) if spec.finite else train_size
 
 
 def describe_evaluation(epoch: int, evaluation: Any) -> str:

@@ -118,6 +118,7 @@ class OverTimeTrainer(SweepTrainer):
         self.budget = self.config.steps
         self.schedule = set(evaluation_steps(self.budget, self.config.eval_every))
         self.roles = {name: data.to(self.device) for name, data in roles.items()}
+        assert validation_role in roles, f"{validation_role} is not one of the roles"
         self.validation_role = validation_role
         self.eval_rows = eval_rows
 
@@ -139,7 +140,15 @@ class OverTimeTrainer(SweepTrainer):
                 if self.steps_done in self.schedule:
                     self._evaluate()
                 if on_progress is not None:
-                    on_progress(Progress(1, self.steps_done, self.budget, len(self.active)))
+                    on_progress(
+                        Progress(
+                            self.epoch,
+                            self.steps_done,
+                            self.budget,
+                            len(self.active),
+                            over_time=True,
+                        )
+                    )
                 if self.checkpoint is not None and (
                     time.monotonic() - last_save > self.checkpoint_seconds
                 ):

@@ -59,7 +59,7 @@ from genprobe.training.step_inputs import StepInputs
 LOSS_NORMALIZATIONS = ("sequences", "tokens")
 OPTIMIZERS = ("sgd", "adam", "adamw")
 SCHEDULES = ("constant", "linear", "cosine")
-ADAM_BETAS, ADAM_EPS = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults (Lake & Baroni's)
+ADAM_BETA1, ADAM_EPS = 0.9, 1e-8  # torch.optim.Adam's defaults (Lake & Baroni's)
 # Stream ids: a member's data order and training-step draws (dropout, random positions) come
 # from (its order seed, stream id); its weights from its init seed.
 ORDER_STREAM, NOISE_STREAM = 1, 2
@@ -102,7 +102,8 @@ class TrainConfig:
     # at the end of `max_epochs`, or of `steps` where it is given (linear, cosine).
     schedule: str = "constant"
     warmup: int = 0
-    max_grad_norm: float = 5.0  # clipped per member
+    max_grad_norm: float = 5.0  # clipped per member; 0: not clipped
+    beta2: float = 0.999  # Adam's second-moment decay (torch's default; Nanda et al. use 0.98)
     max_epochs: int = 20  # a cap; early stopping usually ends training after 5-10 epochs
     # Training over time (`training.over_time`): every member takes exactly this many steps, no
     # early stopping, and is evaluated on every role at `eval_every` steps (0: log-spaced).
@@ -122,8 +123,10 @@ class TrainConfig:
             raise ConfigError("batch_size", "an integer >= 1", self.batch_size)
         if not self.lr > 0:
             raise ConfigError("lr", "> 0", self.lr)
-        if not self.max_grad_norm > 0:
-            raise ConfigError("max_grad_norm", "> 0", self.max_grad_norm)
+        if not self.max_grad_norm >= 0:
+            raise ConfigError("max_grad_norm", ">= 0 (0: no clipping)", self.max_grad_norm)
+        if not 0 < self.beta2 < 1:
+            raise ConfigError("beta2", "in (0, 1)", self.beta2)
         if not isinstance(self.max_epochs, int) or self.max_epochs < 1:
             raise ConfigError("max_epochs", "an integer >= 1", self.max_epochs)
         if not isinstance(self.patience, int) or self.patience < 1:
@@ -193,6 +196,7 @@ class Progress:
     steps: int  # steps per epoch
     active: int  # members still training
     evaluation: Evaluation | None = None  # once per epoch, after its validation
+    over_time: bool = False  # step and steps count the whole budget (`training.over_time`)
 
 
 Validator = Callable[[MemberStack], np.ndarray]  # model → (S,) validation accuracy
@@ -358,12 +362,11 @@ class SweepTrainer:
         """What the update of step `self.updates` reads besides the gradients: the learning
         rate, AdamW's decay factor, Adam's bias-corrected step size and second-moment root."""
         lr = self._learning_rate()
-        beta1, beta2 = ADAM_BETAS
         return [
             lr,
             1 - lr * self.config.weight_decay,
-            lr / (1 - beta1**self.updates),
-            math.sqrt(1 - beta2**self.updates),
+            lr / (1 - ADAM_BETA1**self.updates),
+            math.sqrt(1 - self.config.beta2**self.updates),
         ]
 
     @torch.no_grad()
@@ -371,9 +374,12 @@ class SweepTrainer:
         params = dict(self.model.named_parameters())
         # Summed parameter by parameter: a reduction over a stacked (P, S) tensor adds in
         # another order when S is 1 than when it is larger.
-        squares = sum(p.grad.pow(2).flatten(1).sum(1) for p in params.values())
-        # The same rule as torch.nn.utils.clip_grad_norm_, applied to each member's own norm.
-        clip = (self.config.max_grad_norm / (squares.sqrt() + 1e-6)).clamp(max=1.0)  # (S,)
+        if self.config.max_grad_norm:
+            squares = sum(p.grad.pow(2).flatten(1).sum(1) for p in params.values())
+            # The same rule as torch.nn.utils.clip_grad_norm_, applied to each member's own norm.
+            clip = (self.config.max_grad_norm / (squares.sqrt() + 1e-6)).clamp(max=1.0)  # (S,)
+        else:
+            clip = torch.ones(self.model.members, device=self.device)
         if self.config.optimizer in ("adam", "adamw"):
             self._adam(params, clip, scalars)
             return
@@ -398,7 +404,7 @@ class SweepTrainer:
         """torch.optim.Adam's update on clipped gradients, elementwise (AdamW's: with the
         decoupled weight decay first). The scalars are tensors, so that a recorded step reads
         each step's own; the arithmetic is torch.optim.Adam's, rounded the same way."""
-        beta1, beta2 = ADAM_BETAS
+        beta1, beta2 = ADAM_BETA1, self.config.beta2
         _, decay, step, root = scalars.unbind()
         for name, p in params.items():
             grad = p.grad * clip.view(-1, *[1] * (p.dim() - 1))

@@ -37,6 +37,7 @@ ADDED_DEFAULTS = {
     "train.weight_decay": 0.0,
     "train.schedule": "constant",
     "train.warmup": 0,
+    "train.beta2": 0.999,
     "train.steps": None,
     "train.eval_every": 0,
     "init_seeds": None,

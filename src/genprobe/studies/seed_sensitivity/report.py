@@ -167,17 +167,25 @@ def _introduction(
     optimizer = f"{train.optimizer.upper()} lr {train.lr}"
     if train.weight_decay:
         optimizer += f" weight decay {train.weight_decay}"
+    if train.beta2 != 0.999 and train.optimizer != "sgd":
+        optimizer += f" β₂ {train.beta2}"
     if train.warmup or train.schedule != "constant":
         optimizer += f" ({train.warmup} warmup steps, {train.schedule} schedule)"
     members = f"{seeds} seeds"
     if config.grid:
         members = f"{seeds} members (the grid of {_grid_words(config.grid)})"
+    clip = f"gradient norm {train.max_grad_norm}" if train.max_grad_norm else "no gradient clip"
+    stopping = (
+        f"with early stopping on {config.validation_size:,} validation examples ({rule}; at most "
+        f"{train.max_epochs} epoch{'s' * (train.max_epochs != 1)}; it keeps its best epoch)"
+        if train.steps is None
+        else f"for exactly {train.steps:,} steps each (no early stopping; the final weights are "
+        "evaluated)"
+    )
     return Text(
         f"{members} of one {model_description(config)}, trained with {optimizer}, batch "
-        f"{train.batch_size}, gradient norm {train.max_grad_norm}, on "
-        f"{config.train_size:,} examples of the task `{task_description(config)}` with early "
-        f"stopping on {config.validation_size:,} validation examples ({rule}; at most "
-        f"{train.max_epochs} epoch{'s' * (train.max_epochs != 1)}; it keeps its best epoch). "
+        f"{train.batch_size}, {clip}, on {config.train_size:,} examples of the task "
+        f"`{task_description(config)}` {stopping}. "
         "Accuracy = share of outputs the task's verifier accepts. "
         + (f"Differs from {published.source} in: {'; '.join(differs)}. " if differs else "")
         + f"Config hash `{digest}`, data seed {config.data_seed}."
