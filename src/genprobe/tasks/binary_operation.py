@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genprobe.errors import ConfigError, check_choice
-from genprobe.tasks.task import NO_ANSWER, DeterministicTask, Examples, Split
+from genprobe.tasks.task import NO_ANSWER, DeterministicTask, Examples, Split, is_integer
 
 MAX_P = 1_000  # a table of p² equations: a million at most
 
@@ -80,7 +80,7 @@ class BinaryOperation(DeterministicTask):
 
     def __post_init__(self) -> None:
         check_choice("operation", self.operation, OPERATIONS)
-        if not _integer(self.p) or not 2 <= self.p <= MAX_P:
+        if not is_integer(self.p) or not 2 <= self.p <= MAX_P:
             raise ConfigError("p", f"an integer in 2..{MAX_P}", self.p)
         if self.operation in DIVIDING and not _prime(self.p):
             raise ConfigError("p", f"a prime for operation {self.operation}", self.p)
@@ -150,10 +150,6 @@ class BinaryOperation(DeterministicTask):
 
     def _train_size(self) -> int:
         return round(self.equations * self.train_fraction)
-
-
-def _integer(value: object) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _prime(p: int) -> bool:

@@ -17,14 +17,20 @@ about half each); 1 bit is refused, as both of its strings fall in the held-out 
 from __future__ import annotations
 
 import hashlib
-import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from genprobe.errors import ConfigError
-from genprobe.tasks.task import NO_ANSWER, DeterministicTask, Examples, Split, split_stream
+from genprobe.tasks.task import (
+    NO_ANSWER,
+    DeterministicTask,
+    Examples,
+    Split,
+    is_integer,
+    split_stream,
+)
 
 MAX_BITS = 1_000
 DRAWS = 4_096  # strings drawn per chunk of a split's random stream, before half are dropped
@@ -58,12 +64,12 @@ class SparseParity(DeterministicTask):
     validation_split = "held_out"
 
     def __post_init__(self) -> None:
-        if not _integer(self.n) or not 2 <= self.n <= MAX_BITS:
+        if not is_integer(self.n) or not 2 <= self.n <= MAX_BITS:
             # n = 1: both strings fall in the held-out half, none is left for training
             raise ConfigError("n", f"an integer in 2..{MAX_BITS}", self.n)
-        if not _integer(self.k) or not 1 <= self.k <= self.n:
+        if not is_integer(self.k) or not 1 <= self.k <= self.n:
             raise ConfigError("k", f"an integer in 1..n ({self.n})", self.k)
-        if not _integer(self.subset_seed) or self.subset_seed < 0:
+        if not is_integer(self.subset_seed) or self.subset_seed < 0:
             raise ConfigError("subset_seed", "an integer >= 0", self.subset_seed)
 
     @property
@@ -111,7 +117,3 @@ class SparseParity(DeterministicTask):
 
     def max_output_length(self, input_length: int) -> int:
         return 1
-
-
-def _integer(value: object) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
