@@ -21,7 +21,6 @@ output is the sum alone).
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -30,7 +29,15 @@ import numpy as np
 from genprobe.errors import ConfigError, check_choice
 from genprobe.tasks.chomsky.base import CHUNK, LENGTH_SPLIT, parse_lengths
 from genprobe.tasks.published import Published
-from genprobe.tasks.task import NO_ANSWER, DeterministicTask, Examples, Split, split_stream, trim
+from genprobe.tasks.task import (
+    NO_ANSWER,
+    DeterministicTask,
+    Examples,
+    Split,
+    is_integer,
+    split_stream,
+    trim,
+)
 
 FORMATS = ("plain", "reversed", "index_hints")
 DIGITS = tuple("0123456789")
@@ -95,12 +102,12 @@ class Addition(DeterministicTask):
 
     def __post_init__(self) -> None:
         check_choice("format", self.format, FORMATS)
-        if not _integer(self.train_digits) or not 1 <= self.train_digits < MAX_DIGITS:
+        if not is_integer(self.train_digits) or not 1 <= self.train_digits < MAX_DIGITS:
             raise ConfigError(
                 "train_digits", f"an integer in 1..{MAX_DIGITS - 1}", self.train_digits
             )
         needed = max(self.train_digits, *self._test_lengths()) + 1
-        if not _integer(self.hint_tokens) or self.hint_tokens < 0:
+        if not is_integer(self.hint_tokens) or self.hint_tokens < 0:
             raise ConfigError("hint_tokens", "an integer >= 0", self.hint_tokens)
         if self.hint_tokens and self.format != "index_hints":
             raise ConfigError("hint_tokens", "0 unless format is index_hints", self.hint_tokens)
@@ -271,10 +278,6 @@ class Addition(DeterministicTask):
             start = marks[0, :, 0]
             ok &= ((marks == start[:, None] + k) | ~inside).all(axis=(0, 2))
         return digits[0], digits[1], start, ok
-
-
-def _integer(value: object) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _number(rng: np.random.Generator, length: np.ndarray, width: int) -> np.ndarray:

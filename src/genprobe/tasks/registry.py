@@ -47,6 +47,8 @@ TASKS: dict[str, str] = {
     "binary_multiplication": "genprobe.tasks.chomsky.cs.binary_multiplication:BinaryMultiplication",
     "compute_sqrt": "genprobe.tasks.chomsky.cs.compute_sqrt:ComputeSqrt",
     "bucket_sort": "genprobe.tasks.chomsky.cs.bucket_sort:BucketSort",
+    "binary_operation": "genprobe.tasks.binary_operation:BinaryOperation",  # Power et al. (2022)
+    "sparse_parity": "genprobe.tasks.sparse_parity:SparseParity",  # Barak et al. (2022)
 }
 USER = "py"
 

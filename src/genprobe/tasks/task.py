@@ -64,6 +64,11 @@ def split_stream(seed: int, split: str, chunk: int = 0) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(split.encode()), chunk])
 
 
+def is_integer(value: object) -> bool:
+    """Whether an option's value is a whole number (a bool is not)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def trim(ids: np.ndarray, pad: int) -> np.ndarray:
     """Drop the trailing columns that are `pad` in every row."""
     width = int((ids != pad).sum(axis=1).max(initial=0))
@@ -146,7 +151,7 @@ class Task(abc.ABC):
             ConfigError: no such split, n < 1, or more than a finite split holds.
         """
         spec = self.split_spec(split)
-        if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 1:
+        if not is_integer(n) or n < 1:
             raise ConfigError("n", "an integer >= 1", n)
         if spec.finite and n > spec.size:
             raise ConfigError("n", f"<= {spec.size:,} (all of split {split})", n)
