@@ -31,6 +31,7 @@ SMALL = {
     "recurrent": {"emb": 8, "hidden": 12, "attention": "mlp", "input_feeding": True},
     "transformer": {"width": 16, "heads": 2, "ffn": 32, "layers": 2, "decoder_only": True},
     "mlp": {"emb": 4, "hidden": 16, "layers": 2, "dropout": 0.2},
+    "nanda_transformer": {"width": 16, "heads": 2, "mlp": 32, "layers": 2},
     "py:my_model:build": {"width": 16, "heads": 2, "layers": 1, "dropout": 0.1},
     "hf:gpt2": {"n_layer": 1, "n_embd": 16, "n_head": 2},  # GPT-2's dropout 0.1 on
     "hf:t5": {"num_layers": 1, "d_model": 16, "d_kv": 8, "num_heads": 2, "d_ff": 32},
@@ -66,6 +67,10 @@ def test_every_architecture_keeps_the_contract(arch):
     check_model(config)
     assert architecture_name(config.model) == arch
     assert SweepConfig.from_identity(config.identity()) == config
+
+
+def test_the_mlp_with_one_hot_inputs_keeps_the_contract():
+    check_model(sweep("mlp", input_encoding="one_hot"))
 
 
 def test_a_module_vmapped_agrees_with_its_members_alone_to_rounding():

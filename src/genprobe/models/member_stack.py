@@ -44,7 +44,13 @@ def biased_bmm(bias: Tensor, x: Tensor, weight: Tensor) -> Tensor:
     """
     if not x.is_cuda:
         return torch.baddbmm(bias, x, weight)
-    return _RowBias.apply(torch.bmm(x, weight), bias)
+    return add_bias(torch.bmm(x, weight), bias)
+
+
+def add_bias(out: Tensor, bias: Tensor) -> Tensor:
+    """out (S, R, N) + bias (S, 1, N), whose gradient on CUDA is summed along rows, for the
+    reason `biased_bmm` gives."""
+    return _RowBias.apply(out, bias) if out.is_cuda else out + bias
 
 
 @dataclass(frozen=True)

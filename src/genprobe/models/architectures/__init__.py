@@ -32,6 +32,7 @@ ARCHITECTURES: dict[str, str] = {
     "recurrent": "genprobe.models.architectures.recurrent:RecurrentConfig",  # Weber et al.'s
     "transformer": "genprobe.models.architectures.transformer:TransformerSeedConfig",
     "mlp": "genprobe.models.architectures.mlp:MLPConfig",
+    "nanda_transformer": "genprobe.models.architectures.nanda_transformer:NandaTransformerConfig",
 }
 USER = "py"  # py:module:function, a researcher's own nn.Module
 HUGGING_FACE = "hf"  # hf:TYPE, a transformers architecture such as hf:gpt2

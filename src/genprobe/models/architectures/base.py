@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -48,6 +48,9 @@ class Architecture(abc.ABC):
 
     # the `format` a member checkpoint of this architecture records
     member_format: ClassVar[str]
+    # Options added after runs of this architecture existed, with their defaults: `options()`
+    # leaves one out while it is at its default, so that an older run keeps its identity.
+    added_options: ClassVar[Mapping[str, Any]] = {}
 
     @abc.abstractmethod
     def describe(self) -> str:
@@ -74,8 +77,11 @@ class Architecture(abc.ABC):
         return None
 
     def options(self) -> dict[str, Any]:
-        """The options as a run's config records them."""
-        return dataclasses.asdict(self)  # type: ignore[call-overload]
+        """The options as a run's config records them (`added_options` at their default
+        left out)."""
+        options = dataclasses.asdict(self)  # type: ignore[call-overload]
+        added = self.added_options
+        return {k: v for k, v in options.items() if k not in added or v != added[k]}
 
     def decode_footprint(self, input_length: int) -> int:
         """About how many floats a member holds per example while it decodes an input of

@@ -2,14 +2,12 @@
 
 The model of the grokking literature (Power et al. 2022's MLP baselines; Liu et al. 2022;
 Gromov 2023, whose one hidden layer with a quadratic activation learns modular addition): each
-input position is embedded, the embeddings are concatenated, hidden layers follow, and the
-output layer scores every output position at once (one output per target position, no
-decoder). It reads the task's longest training input (`ModelShape.src_len`) and writes its
-longest training output with its end token (`tgt_len`): a longer input is cut to that many
-positions and a longer output cannot be written, so on longer inputs it fails by construction.
+input position is embedded (`input_encoding=embedding`) or one-hot encoded (`one_hot`, as
+Gromov's), the encodings are concatenated, hidden layers follow, and the output layer scores
+every output position at once (one output per target position, no decoder; `readout`).
 
 Shapes: S members, B examples, L input positions, E embedding, H hidden, T output positions,
-V output vocabulary.
+V output vocabulary, Vs input vocabulary.
 """
 
 from __future__ import annotations
@@ -20,26 +18,29 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
-from genprobe.data.seq2seq import BOS, EOS
 from genprobe.errors import ConfigError, check_choice
 from genprobe.models.architectures.base import Architecture, ModelShape
-from genprobe.models.member_stack import MemberStack, biased_bmm
+from genprobe.models.architectures.readout import ReadoutStack, activate
+from genprobe.models.member_stack import add_bias, biased_bmm
 
 ACTIVATIONS = ("relu", "gelu", "quadratic")
+INPUT_ENCODINGS = ("embedding", "one_hot")
 
 
 @dataclass(frozen=True)
 class MLPConfig(Architecture):
     member_format: ClassVar[str] = "genprobe.mlp/1"
+    added_options: ClassVar[Mapping[str, object]] = {"input_encoding": "embedding"}
 
     emb: int = 32  # per input position
     hidden: int = 256
     layers: int = 1  # hidden layers
     activation: str = "relu"  # quadratic: x² (Gromov 2023)
     dropout: float = 0.0  # on each hidden layer's output
+    # one_hot: each position one-hot (L·Vs inputs) into the first hidden layer; `emb` unused
+    input_encoding: str = "embedding"
 
     def __post_init__(self) -> None:
         for name in ("emb", "hidden", "layers"):
@@ -47,6 +48,7 @@ class MLPConfig(Architecture):
             if not isinstance(value, int) or value < 1:
                 raise ConfigError(name, "an integer >= 1", value)
         check_choice("activation", self.activation, ACTIVATIONS)
+        check_choice("input_encoding", self.input_encoding, INPUT_ENCODINGS)
         if not 0 <= self.dropout < 1:
             raise ConfigError("dropout", "in [0, 1)", self.dropout)
 
@@ -54,20 +56,29 @@ class MLPConfig(Architecture):
         layers = f"{self.layers} hidden layers" if self.layers > 1 else "1 hidden layer"
         return (
             f"MLP over a fixed-length input ({layers} of {self.hidden}, {self.activation}, "
-            f"embedding {self.emb} per position, dropout {self.dropout}; every output position "
-            "scored at once)"
+            f"{self._encoding()}, dropout {self.dropout}; every output position scored at once)"
         )
+
+    def _encoding(self) -> str:
+        if self.input_encoding == "one_hot":
+            return "each input position one-hot (emb unused)"
+        return f"embedding {self.emb} per position"
 
     def model_class(self) -> type[StackedMLP]:
         return StackedMLP
 
     def decode_footprint(self, input_length: int) -> int:
-        return input_length * self.emb + self.hidden
+        encoded = self.hidden if self.input_encoding == "one_hot" else self.emb
+        return input_length * encoded + self.hidden
 
 
 def _shapes(c: MLPConfig, shape: ModelShape) -> dict[str, tuple[int, ...]]:
-    shapes: dict[str, tuple[int, ...]] = {"src_emb": (shape.src_vocab, c.emb)}
-    width = shape.src_len * c.emb
+    if c.input_encoding == "one_hot":
+        shapes: dict[str, tuple[int, ...]] = {}
+        width = shape.src_len * shape.src_vocab
+    else:
+        shapes = {"src_emb": (shape.src_vocab, c.emb)}
+        width = shape.src_len * c.emb
     for layer in range(c.layers):
         shapes.update({f"h{layer}_w": (width, c.hidden), f"h{layer}_b": (1, c.hidden)})
         width = c.hidden
@@ -76,17 +87,10 @@ def _shapes(c: MLPConfig, shape: ModelShape) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-@dataclass(frozen=True)
-class MLPState:
-    logits: Tensor  # (S, B, T, V): every output position, scored when decoding starts
-    step: int
-
-
-class StackedMLP(MemberStack):
+class StackedMLP(ReadoutStack):
     """S MLP members; parameter `name` has shape (S, *shape) for each entry of `_shapes`."""
 
     shapes = staticmethod(_shapes)
-    capturable = False  # not yet recorded and replayed on a GPU
 
     @classmethod
     def initialized(cls, config: MLPConfig, shape: ModelShape, seeds: Sequence[int]) -> StackedMLP:
@@ -114,43 +118,24 @@ class StackedMLP(MemberStack):
     def scores(self, src: Tensor, noise: Mapping[str, Tensor] | None = None) -> Tensor:
         """Logits (S, B, T, V) of every output position for src (S, B, Ls)."""
         s, b, _ = src.shape
-        width = self.shape.src_len
-        src = F.pad(src[:, :, :width], (0, max(0, width - src.shape[2])))  # cut or pad to L
-        x = self._embed(self.src_emb, src).reshape(s, b, -1)  # (S, B, L·E)
+        src = self.fixed_input(src)
+        one_hot = self.config.input_encoding == "one_hot"
+        x = src if one_hot else self._embed(self.src_emb, src).reshape(s, b, -1)  # (S, B, L·E)
         p = self.config.dropout
         for layer in range(self.config.layers):
             weight, bias = getattr(self, f"h{layer}_w"), getattr(self, f"h{layer}_b")
-            x = self._activate(biased_bmm(bias, x, weight))  # (S, B, H)
+            if layer == 0 and one_hot:
+                x = add_bias(self._one_hot_matmul(x, weight), bias)
+            else:
+                x = biased_bmm(bias, x, weight)
+            x = activate(x, self.config.activation)  # (S, B, H)
             if noise and (u := noise.get(f"h{layer}")) is not None:
                 x = x * u.ge(p).to(x.dtype).mul_(1 / (1 - p))
         logits = biased_bmm(self.out_b, x, self.out_w)  # (S, B, T·V)
         return logits.view(s, b, self.shape.tgt_len, self.shape.tgt_vocab)
 
-    def _activate(self, x: Tensor) -> Tensor:
-        if self.config.activation == "quadratic":
-            return x * x
-        return F.gelu(x) if self.config.activation == "gelu" else F.relu(x)
-
-    def teacher_forced(
-        self, src: Tensor, tgt_in: Tensor, noise: Mapping[str, Tensor] | None = None
-    ) -> Tensor:
-        """Logits (S, B, T, V) of the first T = tgt_in's length output positions (the MLP does
-        not read tgt_in: it writes every position at once)."""
-        return self.scores(src, noise)[:, :, : tgt_in.shape[2]]
-
-    # -- decoding (see `genprobe.decoding.greedy`) ---------------------------------------------
-
-    def start(self, src: Tensor, max_len: int | None = None) -> tuple[MLPState, Tensor]:
-        """Score every output position of src (B, Ls) at once: the state and BOS (S, B)."""
-        logits = self.scores(src.unsqueeze(0).expand(self.members, -1, -1))
-        return MLPState(logits, 0), torch.full(logits.shape[:2], BOS, device=src.device)
-
-    def step(self, state: MLPState, token: Tensor) -> tuple[Tensor, MLPState]:
-        """The scores (S, B, V) of the next position (the token fed is not read); past the
-        last position it can write, the end of the sequence."""
-        if state.step < state.logits.shape[2]:
-            logits = state.logits[:, :, state.step]
-        else:
-            logits = torch.full_like(state.logits[:, :, 0], -math.inf)
-            logits[..., EOS] = 0.0
-        return logits, MLPState(state.logits, state.step + 1)
+    def _one_hot_matmul(self, src: Tensor, weight: Tensor) -> Tensor:
+        """one_hot(src) (S, B, L·Vs) @ weight (S, L·Vs, H) → (S, B, H), as the sum of the
+        weight rows the positions' tokens pick: no (B, L·Vs) one-hot tensor is made."""
+        rows = src + torch.arange(src.shape[2], device=src.device) * self.shape.src_vocab
+        return self._embed(weight, rows).sum(2)
