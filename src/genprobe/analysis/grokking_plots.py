@@ -60,7 +60,7 @@ def grokking_cdf(estimates: Mapping[str, KaplanMeier], path: Path) -> Path:
         ax.fill_between(steps, low, high, step="post", color=color, alpha=0.2)
         if censored := share.n - share.k:
             ax.plot(km.budget, cdf[-1], "+", color=color, ms=12, mew=2)
-            ax.annotate(f"{censored} censored", (km.budget, cdf[-1]), (-6, 8), color=color,
+            ax.annotate(f"{censored} censored", (km.budget, cdf[-1]), (-6, 8 + 12 * i), color=color,
                         textcoords="offset points", ha="right", fontsize=8)  # fmt: skip
     ax.axhline(50, color="black", ls=":", lw=1)
     _step_axis(ax, budget)
@@ -84,7 +84,8 @@ def delay_distribution(members: pd.DataFrame, path: Path) -> Path:
         ax.axvline(np.median(delays), color="black", ls=":", lw=1,
                    label=f"median {np.median(delays):,.0f} steps")  # fmt: skip
         ax.legend(loc="lower right", fontsize=8)
-        _step_axis(ax, int(delays.max()), low=min(0, int(delays.min())))
+        first = int(delays.min())  # a seed may grok before it memorizes: a negative delay
+        _step_axis(ax, int(delays.max()), low=first // 2 if first > 0 else first)
     else:
         ax.text(0.5, 0.5, "no seed both memorized and grokked", ha="center", va="center",
                 transform=ax.transAxes)  # fmt: skip
@@ -123,8 +124,7 @@ def phase_grid(table: pd.DataFrame, x: str, y: str | None, path: Path) -> Path:
     ys = sorted(table[y].unique()) if y else [None]
     shares = np.full((len(ys), len(xs)), np.nan)
     fig, ax = plt.subplots(figsize=(1.5 * len(xs) + 2.5, 1.1 * len(ys) + 1.6))
-    for row in table.itertuples(index=False):
-        cell = row._asdict()
+    for cell in table.to_dict("records"):
         i, j = ys.index(cell[y]) if y else 0, xs.index(cell[x])
         shares[i, j] = cell["share"]
         median = cell["median_step"]
