@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.colors import SymLogNorm
+from matplotlib.ticker import StrMethodFormatter
 
 from genprobe.analysis.grokking import KaplanMeier
 from genprobe.analysis.plots import save_figure
@@ -84,8 +85,7 @@ def delay_distribution(members: pd.DataFrame, path: Path) -> Path:
         ax.axvline(np.median(delays), color="black", ls=":", lw=1,
                    label=f"median {np.median(delays):,.0f} steps")  # fmt: skip
         ax.legend(loc="lower right", fontsize=8)
-        first = int(delays.min())  # a seed may grok before it memorizes: a negative delay
-        _step_axis(ax, int(delays.max()), low=first // 2 if first > 0 else first)
+        ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
     else:
         ax.text(0.5, 0.5, "no seed both memorized and grokked", ha="center", va="center",
                 transform=ax.transAxes)  # fmt: skip
@@ -145,7 +145,7 @@ def phase_grid(table: pd.DataFrame, x: str, y: str | None, path: Path) -> Path:
     return save_figure(fig, path)
 
 
-def _step_axis(ax: plt.Axes, last: int, low: int = 0) -> None:
+def _step_axis(ax: plt.Axes, last: int) -> None:
     ax.set_xscale("symlog", linthresh=1)
-    ax.set_xlim(low, max(last, 1) * 1.05)
+    ax.set_xlim(0, max(last, 1) * 1.05)
     ax.set_xlabel("training step")
