@@ -23,7 +23,7 @@ def test_every_grokking_figure_is_written_as_a_png(tmp_path):
         grokking_plots.delay_distribution(result.members, tmp_path / "c.png"),
         grokking_plots.delay_distribution(result.members.iloc[:0], tmp_path / "c0.png"),
         grokking_plots.weight_norm_against_accuracy(curves, "held_out", tmp_path / "d.png"),
-        grokking_plots.phase_grid(table, "fraction", None, tmp_path / "e.png"),
+        grokking_plots.phase_grid(table, {"fraction": [0.3, 0.5]}, tmp_path / "e.png"),
     ]
     for path in paths:
         assert path.read_bytes().startswith(PNG)
@@ -34,11 +34,11 @@ def test_the_phase_grid_labels_each_cell_with_its_share_and_median(monkeypatch, 
     monkeypatch.setattr(grokking_plots, "save_figure", lambda fig, path: caught.append(fig))
     nan = float("nan")
     table = pd.DataFrame(
-        {"f": [0.3, 0.3, 0.5, 0.5], "wd": [0.1, 1.0, 0.1, 1.0], "share": [0, 0.5, 0.25, 1],
-         "grokked": [0, 2, 1, 4], "seeds": [4] * 4, "median_step": [nan, 900, nan, 120]}
+        {"f": [0.3, 0.3, 0.5, 0.5], "wd": [1.0, 0.1, 1.0, 0.1], "share": [0.5, 0, 1, 0.25],
+         "grokked": [2, 0, 4, 1], "seeds": [4] * 4, "median_step": [900, nan, 120, nan]}
     )  # fmt: skip
-    grokking_plots.phase_grid(table, "f", "wd", tmp_path / "g.png")
-    ax = caught[0].axes[0]
+    grokking_plots.phase_grid(table, {"f": [0.3, 0.5], "wd": [0.1, 1.0]}, tmp_path / "g.png")
+    ax = caught[0].axes[0]  # cells in the axes' order of values, not the table's
     labels = {(t.get_position(), t.get_text()) for t in ax.texts}
     assert labels == {
         ((0, 0), "0/4\nmedian –"),

@@ -6,8 +6,9 @@ logarithmic after, so the early evaluations and the budget both show.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -116,16 +117,16 @@ def weight_norm_against_accuracy(curves: pd.DataFrame, held_out_role: str, path:
     return save_figure(fig, path)
 
 
-def phase_grid(table: pd.DataFrame, x: str, y: str | None, path: Path) -> Path:
-    """The grid of runs, `x` across and `y` up (one row without `y`): each cell coloured by
-    the share of seeds that grokked, labelled with it and the median grokking step. `table`
-    has columns x, y, share, grokked, seeds, median_step (NaN: no median within the budget)."""
-    xs = sorted(table[x].unique())
-    ys = sorted(table[y].unique()) if y else [None]
+def phase_grid(table: pd.DataFrame, axes: Mapping[str, Sequence[Any]], path: Path) -> Path:
+    """The grid of runs, the first axis across and the second up (one row without it), in the
+    order of each axis's values: each cell coloured by the share of seeds that grokked,
+    labelled with it and the median grokking step. `table` has a column per axis, and share,
+    grokked, seeds, median_step (NaN: no median within the budget)."""
+    (x, xs), (y, ys) = (*axes.items(), (None, [None]))[:2]
     shares = np.full((len(ys), len(xs)), np.nan)
     fig, ax = plt.subplots(figsize=(1.5 * len(xs) + 2.5, 1.1 * len(ys) + 1.6))
     for cell in table.to_dict("records"):
-        i, j = ys.index(cell[y]) if y else 0, xs.index(cell[x])
+        i, j = list(ys).index(cell[y]) if y else 0, list(xs).index(cell[x])
         shares[i, j] = cell["share"]
         median = cell["median_step"]
         step = "median –" if np.isnan(median) else f"median {median:,.0f}"
@@ -133,16 +134,21 @@ def phase_grid(table: pd.DataFrame, x: str, y: str | None, path: Path) -> Path:
         color = "white" if cell["share"] < 0.35 or cell["share"] > 0.8 else "black"
         ax.text(j, i, text, ha="center", va="center", fontsize=8, color=color)
     image = ax.imshow(shares, cmap="viridis", vmin=0, vmax=1, origin="lower", aspect="auto")
-    ax.set_xticks(range(len(xs)), [f"{v:g}" for v in xs])
+    ax.set_xticks(range(len(xs)), [setting(v) for v in xs])
     ax.set_xlabel(x)
     if y:
-        ax.set_yticks(range(len(ys)), [f"{v:g}" for v in ys])
+        ax.set_yticks(range(len(ys)), [setting(v) for v in ys])
         ax.set_ylabel(y)
     else:
         ax.set_yticks([])
     fig.colorbar(image, ax=ax, pad=0.02).set_label("share of seeds that grokked")
     ax.set_title("Seeds that grokked within the budget (median grokking step)")
     return save_figure(fig, path)
+
+
+def setting(value: Any) -> str:
+    """A setting's value as a label: numbers short (`0.3`, `1e-05`), anything else as text."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _step_axis(ax: plt.Axes, last: int) -> None:

@@ -1,11 +1,9 @@
-import json
+import itertools
 
-import pytest
 from helpers import grokking_curves
 
 from genprobe.analysis.render import Figure, Table, write_report
-from genprobe.errors import DataFormatError, RunDirError
-from genprobe.studies.seed_sensitivity.grokking_grid import read_grid, write_grid_report
+from genprobe.studies.seed_sensitivity.grokking_grid import GridCell, write_grid_report
 from genprobe.studies.seed_sensitivity.over_time_report import compare_blocks, over_time_blocks
 
 BUDGET = 10_000
@@ -53,51 +51,17 @@ def test_comparing_runs_gives_the_later_run_a_positive_difference(tmp_path):
     assert (tmp_path / "figures" / "grokking_steps.png").is_file()
 
 
-def _grid(tmp_path, cells):
-    (tmp_path / "grid.json").write_text(json.dumps(cells))
-    return tmp_path
-
-
-def test_a_grid_report_reads_grid_json_and_loads_each_cell_through_the_callers_function(
-    tmp_path,
-):
-    axes = {"task.train_fraction": [0.3, 0.5], "train.weight_decay": [0.1, 1.0]}
+def test_a_grid_report_has_the_phase_diagram_and_a_row_per_cell(tmp_path):
+    axes = {"task.train_fraction": [0.5, 0.3], "train.weight_decay": [0.1, 1.0]}
     cells = [
-        {"values": {"task.train_fraction": f, "train.weight_decay": w}, "run": f"f{f}_wd{w}"}
-        for f in axes["task.train_fraction"]
-        for w in axes["train.weight_decay"]
-    ]
-    loaded = []
-
-    def load(run):
-        loaded.append(run.name)
-        return grokking_curves(seeds=3 + len(loaded), budget=BUDGET), BUDGET
-
-    names, read = read_grid(_grid(tmp_path, {"axes": axes, "cells": cells}), load)
-    assert names == list(axes) and loaded == [c["run"] for c in cells]
-    assert read[3].values == {"task.train_fraction": 0.5, "train.weight_decay": 1.0}
-    md, page = write_grid_report(tmp_path, names, read, "held_out", 0.99)
+        GridCell({"task.train_fraction": f, "train.weight_decay": w},
+                 grokking_curves(seeds=4 + i, budget=BUDGET), BUDGET)
+        for i, (f, w) in enumerate(itertools.product(*axes.values()))
+    ]  # fmt: skip
+    md, page = write_grid_report(tmp_path, axes, cells, "held_out", 0.99)
     assert page.read_text().count("data:image/png;base64,") == 1
-    assert "| 0.5 | 1 | 4 of 7 | 57 % | [25, 84] | 3,070 |" in md.read_text()
-
-
-@pytest.mark.parametrize(
-    ("grid", "words"),
-    [
-        ("{", "not JSON"),
-        ({"cells": []}, "needs an object `axes`"),
-        ({"axes": {"a": [1]}, "cells": []}, "needs a non-empty list `cells`"),
-        ({"axes": {"a": [1]}, "cells": [{"values": {"b": 1}, "run": "x"}]},
-         r"cells\[0\].values must name each of \['a'\]"),
-        ({"axes": {"a": [1]}, "cells": [{"values": {"a": 1}}]}, r"cells\[0\].run must be"),
-    ],
-)  # fmt: skip
-def test_a_malformed_grid_json_is_named(tmp_path, grid, words):
-    (tmp_path / "grid.json").write_text(grid if isinstance(grid, str) else json.dumps(grid))
-    with pytest.raises(DataFormatError, match=words):
-        read_grid(tmp_path, lambda run: pytest.fail("no cell is loaded"))
-
-
-def test_a_directory_without_grid_json_is_not_a_grid(tmp_path):
-    with pytest.raises(RunDirError, match=r"has no grid\.json"):
-        read_grid(tmp_path, lambda run: pytest.fail("no cell is loaded"))
+    assert (tmp_path / "figures" / "phase_grid.png").is_file()
+    rows = [line for line in md.read_text().splitlines() if line.startswith("| 0.")]
+    # the last cell, 7 seeds: 4 grok, Wilson [25 %, 84 %] by hand
+    assert rows[3].startswith("| 0.3 | 1 | 4 of 7 | 57 % | [25, 84] | 3,070 |")
+    assert len(rows) == 4
