@@ -1,5 +1,6 @@
 """Module-level functions for pool tests (spawned workers import them by name), what the
-study tests compare between runs, and damage done to a run's files (or edits recorded)."""
+study tests compare between runs, damage done to a run's files (or edits recorded), and
+synthetic curves over training time (what `read_curves` returns)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import os
 import time
 
+import numpy as np
 import pandas as pd
 import sympy as sp
 
@@ -119,3 +121,47 @@ def swallow_every_time(shared: None, seconds: float) -> str:
         except BaseException:
             pass
     return "finished"
+
+
+def curves_frame(steps, train, held_out, held_out_role="held_out") -> pd.DataFrame:
+    """A curves table (`read_curves`' columns) from accuracies per seed at `steps`: `train`
+    and `held_out` map a seed to one accuracy per step; the weight norm falls as held-out
+    accuracy rises, the loss is 1 - accuracy."""
+    rows = [
+        {
+            "seed": seed,
+            "step": step,
+            "role": role,
+            "accuracy": float(accuracy[seed][i]),
+            "loss": 1.0 - float(accuracy[seed][i]),
+            "weight_norm": 30.0 - 20.0 * float(held_out[seed][i]),
+        }
+        for seed in train
+        for i, step in enumerate(steps)
+        for role, accuracy in (("train", train), (held_out_role, held_out))
+    ]
+    return pd.DataFrame(rows).astype({"seed": "int64", "step": "int64"})
+
+
+def grokking_curves(seeds: int = 12, budget: int = 10_000) -> pd.DataFrame:
+    """Synthetic curves over a log-spaced schedule: every seed memorizes early; two thirds grok
+    later (held-out accuracy a sigmoid in log steps that ends at 100 %); seed 0 passes 99 %
+    held-out accuracy and drops back to 90 %; the rest never grok (censored)."""
+    steps = np.unique(np.r_[0, np.geomspace(1, budget, 40).round().astype(int)])
+    log = np.log10(np.maximum(steps, 1))
+    rng = np.random.default_rng(0)
+
+    def sigmoid(center: float, top: float) -> np.ndarray:
+        return np.clip(top / (1 + np.exp(-8 * (log - center))), 0, 1)
+
+    train, held_out = {}, {}
+    for seed in range(seeds):
+        train[seed] = np.where(log >= rng.uniform(1.5, 2.3), 1.0, sigmoid(1.6, 0.98))
+        if seed == 0:
+            held_out[seed] = np.where((log > 2.8) & (log < 3.2), 0.995, sigmoid(2.8, 0.9))
+        elif seed % 3:
+            held_out[seed] = np.where(log >= (center := rng.uniform(2.3, 3.2)) + 0.4, 1.0,
+                                      sigmoid(center, 1.0))  # fmt: skip
+        else:
+            held_out[seed] = sigmoid(3.0, rng.uniform(0.3, 0.6))
+    return curves_frame(steps, train, held_out)
