@@ -17,8 +17,16 @@ def report(
         None, help="Seed sweeps: the accuracy (0-1) at which a seed generalizes (default: 0.9)."
     ),
 ) -> None:
-    """Write report.md and a self-contained report.html with tables and figures."""
+    """Write report.md and a self-contained report.html with tables and figures (of a grid of
+    sweeps, `sweep --vary`: its phase diagram)."""
     from genprobe.studies import report_run
+    from genprobe.studies.seed_sensitivity.grid import is_grid
 
+    if is_grid(run_dir):
+        from genprobe.studies.seed_sensitivity.grokking_grid import report_grid
+
+        md, page = report_grid(run_dir)
+        console.print(f"wrote {md} and {page}")
+        return
     md, page = report_run(run_dir, **({} if threshold is None else {"threshold": threshold}))
     console.print(f"wrote {md} and {page}")

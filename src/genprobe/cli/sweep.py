@@ -275,9 +275,9 @@ def sweep(
     for cell in cells:
         finish(cell.run, report, as_json, threshold)
     if report:
-        from genprobe.studies.seed_sensitivity.grid_report import write_grid_report
+        from genprobe.studies.seed_sensitivity.grokking_grid import report_grid
 
-        console.print(f"grid report: {write_grid_report(out, threshold)[1]}")
+        console.print(f"grid report: {report_grid(out)[1]}")
 
 
 def _progress(bar: Any, label: str) -> Any:

@@ -51,7 +51,7 @@ def test_compare_leaves_out_a_seed_missing_from_a_suite_and_says_why_an_interval
     reference = {"short": [0.1, 0.2, 0.3, 0.4], "long": [0.5, np.nan, 0.6, 0.7]}
     variant = {"short": [0.5, 0.6, 0.7, 0.8], "long": [0.2, 0.25, 0.3, 0.35]}
     runs = [
-        Run(name, config, pd.DataFrame(accuracy, index=seeds))
+        Run(name, config, pd.DataFrame(accuracy, index=seeds), tmp_path / name)
         for name, accuracy in (("paper", reference), ("variant", variant))
     ]
     write_comparison(runs, tmp_path)

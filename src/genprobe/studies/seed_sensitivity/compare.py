@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from genprobe.analysis import plots
+from genprobe.analysis.grokking import THRESHOLD as GROKKING
 from genprobe.analysis.render import Block, Figure, Heading, Table, Text, interval
 from genprobe.analysis.render import write_report as render
 from genprobe.analysis.stats import (
@@ -29,6 +30,8 @@ from genprobe.analysis.stats import (
 from genprobe.errors import ConfigError
 from genprobe.runs.atomic import write_json
 from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.studies.seed_sensitivity.curves import read_curves
+from genprobe.studies.seed_sensitivity.over_time_report import compare_blocks
 from genprobe.studies.seed_sensitivity.report import model_description, task_description
 from genprobe.studies.seed_sensitivity.results import (
     accuracy_table,
@@ -46,6 +49,7 @@ class Run:
     name: str
     config: SweepConfig
     accuracy: pd.DataFrame  # one row per seed, one column per suite, in [0, 1]; NaN: not evaluated
+    path: Path
 
     def seeds(self, suite: str) -> np.ndarray:
         """The accuracies on `suite` of the seeds evaluated on it."""
@@ -68,7 +72,8 @@ def load_runs(paths: Sequence[str | Path], names: Sequence[str] | None = None) -
     for name, path in zip(names, paths, strict=True):
         config = read_sweep(path)
         predictions = read_predictions(path, config)
-        runs.append(Run(name, config, accuracy_table(predictions, config.task.suites())))
+        accuracy = accuracy_table(predictions, config.task.suites())
+        runs.append(Run(name, config, accuracy, Path(path)))
     return runs
 
 
@@ -178,7 +183,16 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
             ),
             _correlation_table(runs, pairs, correlations),
         ]
+    if all(run.config.train.steps is not None for run in runs):
+        blocks += _grokking_blocks(runs, out)
     return render(out, TITLE, blocks)
+
+
+def _grokking_blocks(runs: Sequence[Run], out: Path) -> list[Block]:
+    """When every run was trained over time: their grokking steps against the reference's."""
+    held_out = runs[0].config.task.suites()[0]
+    curves = [(run.name, read_curves(run.path), run.config.train.steps) for run in runs]
+    return compare_blocks(out, curves, GROKKING, held_out)
 
 
 def _settings_table(runs: Sequence[Run]) -> Table:

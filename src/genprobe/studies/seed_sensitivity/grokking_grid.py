@@ -17,9 +17,13 @@ import numpy as np
 import pandas as pd
 
 from genprobe.analysis import grokking_plots as plots
-from genprobe.analysis.grokking import grokking
+from genprobe.analysis.grokking import THRESHOLD, grokking
 from genprobe.analysis.render import Block, Figure, Heading, Table, Text, interval
 from genprobe.analysis.render import write_report as render
+from genprobe.errors import RunDirError
+from genprobe.studies.seed_sensitivity.curves import read_curves
+from genprobe.studies.seed_sensitivity.grid import read_grid
+from genprobe.studies.seed_sensitivity.results import read_sweep
 
 TITLE = "Grokking across a grid of settings"
 
@@ -140,3 +144,21 @@ def _counts(values: pd.Series) -> str:
 
 def _step(value: float) -> str:
     return "–" if np.isnan(value) else f"{value:,.0f}"
+
+
+def report_grid(path: str | Path, threshold: float = THRESHOLD) -> tuple[Path, Path]:
+    """Write the report of the grid of runs in `path` (`grid.run_grid`), from its cells' curves.
+
+    Raises:
+        RunDirError: not a grid, a cell not trained over time, or one not finished.
+        ConfigError: a threshold outside (0, 1].
+    """
+    axes, cells = read_grid(path)
+    loaded = []
+    for cell in cells:
+        config = read_sweep(cell.run)
+        if config.train.steps is None:
+            raise RunDirError(f"{cell.run}: not trained over time (--steps)")
+        loaded.append(GridCell(cell.values, read_curves(cell.run), config.train.steps))
+    held_out = read_sweep(cells[0].run).task.suites()[0]
+    return write_grid_report(path, axes, loaded, held_out, threshold)

@@ -20,12 +20,15 @@ import numpy as np
 import pandas as pd
 
 from genprobe.analysis import plots
+from genprobe.analysis.grokking import THRESHOLD as GROKKING
 from genprobe.analysis.render import Block, Figure, Heading, Table, Text, interval
 from genprobe.analysis.render import write_report as render
 from genprobe.analysis.stats import MIN_SEEDS, N_RESAMPLES, Correlation, Share, Summary
 from genprobe.analysis.tensorboard import write_validation_curves
 from genprobe.analysis.variance import Component, VarianceDecomposition
 from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.studies.seed_sensitivity.curves import read_curves
+from genprobe.studies.seed_sensitivity.over_time_report import over_time_blocks
 from genprobe.studies.seed_sensitivity.results import (
     read_config_hash,
     read_model_notes,
@@ -75,10 +78,16 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
     published = config.task.published()
     accuracy, stalled = summary.accuracy, summary.stalled
     shown = accuracy[accuracy.columns[:MAX_SUITES]]
+    over_time = config.train.steps is not None
+    stopping = learned(training) and not over_time
     blocks = [
         _introduction(read_config_hash(run), config, len(accuracy), published),
         Text(_devices(*shard_devices(run)) + _members_alone(read_model_notes(run))),
-        *([] if learned(training) else _nothing_learned(training, accuracy, config.train)),
+        *(
+            []
+            if learned(training) or over_time
+            else _nothing_learned(training, accuracy, config.train)
+        ),
         Heading("Accuracy across seeds (%)"),
         Text(
             "Per suite: mean, sample standard deviation, extremes and median over seeds; the "
@@ -102,27 +111,42 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
             if published
             else []
         ),
-        *(_stalled_blocks(summary, training, config.train) if learned(training) else []),
+        *(_stalled_blocks(summary, training, config.train) if stopping else []),
         *_length_blocks(run, summary.by_length, "accuracy", "per_length.png"),
         *(_token_blocks(run, summary) if summary.tokens is not None else []),
         Heading("Accuracy per seed (%)"),
         Text(
             "Each suite's highest value in bold (green in report.html), its lowest in italics "
-            "(red), where the seeds differ; `validation`: the best "
-            "validation accuracy, the epoch kept after `epochs` epochs; `stopped by`: "
-            f"{EARLY_STOPPING} (no improvement for {config.train.patience} epochs) or the "
-            f"{EPOCH_CAP} (`--max-epochs` {config.train.max_epochs}); `stalled`: stopped "
-            f"below {_pct(STALL_THRESHOLD, 0)} % validation accuracy." + _cut_note(accuracy.columns)
+            "(red), where the seeds differ"
+            + (
+                "; the final weights of each seed."
+                if over_time
+                else "; `validation`: the best validation accuracy, the epoch kept after "
+                f"`epochs` epochs; `stopped by`: {EARLY_STOPPING} (no improvement for "
+                f"{config.train.patience} epochs) or the {EPOCH_CAP} (`--max-epochs` "
+                f"{config.train.max_epochs}); `stalled`: stopped below "
+                f"{_pct(STALL_THRESHOLD, 0)} % validation accuracy."
+            )
+            + _cut_note(accuracy.columns)
         ),
-        _per_seed_table(shown, training, stalled, config),
+        _per_seed_table(shown, {} if over_time else training, stalled, config),
         *_correlation_blocks(run, shown, summary.correlations, published),
-        Heading("Learning curves"),
-        *_learning_curves(run, training, stalled),
+        *(
+            _over_time_blocks(run, config)
+            if over_time
+            else [Heading("Learning curves"), *_learning_curves(run, training, stalled)]
+        ),
         Heading("Figures"),
         *_figures(run, shown, published),
     ]
     write_validation_curves(run, {seed: t["validation"] for seed, t in training.items()})
     return render(run, TITLE, blocks)
+
+
+def _over_time_blocks(run: Path, config: SweepConfig) -> list[Block]:
+    assert config.train.steps is not None
+    held_out = config.task.suites()[0]
+    return over_time_blocks(run, read_curves(run), config.train.steps, GROKKING, held_out)
 
 
 def task_description(config: SweepConfig) -> str:

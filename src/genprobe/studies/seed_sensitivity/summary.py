@@ -99,7 +99,9 @@ def summarize_sweep(
         raise ConfigError("threshold", "in [0, 1]", threshold)
     published = config.task.published()
     accuracy = accuracy_table(predictions, config.task.suites())
-    stalled = stalled_seeds(training)
+    # Trained over time, no seed stops: what a low validation accuracy means is the grokking
+    # section's (`over_time_report`), not a stall.
+    stalled = stalled_seeds(training) if config.train.steps is None else []
     healthy = accuracy.drop(index=[int(seed) for seed in stalled], errors="ignore")
     pairs = list(itertools.combinations(accuracy.columns[:MAX_SUITES], 2))
     pairs += [p for p in (published.pairs if published else {}) if p not in pairs]
@@ -114,7 +116,9 @@ def summarize_sweep(
         shares=_shares(accuracy, threshold),
         pooled=pooled_iqm([accuracy[suite].dropna().to_numpy() for suite in accuracy]),
         stalled=stalled,
-        capped=[seed for seed, t in training.items() if stopped_by(t, config.train) == EPOCH_CAP],
+        capped=[]
+        if config.train.steps is not None
+        else [seed for seed, t in training.items() if stopped_by(t, config.train) == EPOCH_CAP],
         healthy=healthy,
         without_stalled=suite_summaries(healthy) if stalled and len(healthy) > 0 else None,
         correlations=[
