@@ -7,6 +7,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import typer
@@ -29,11 +30,11 @@ def architectures(
 
     for name in ARCHITECTURES:
         model = load_architecture(name)
-        about = model.describe()
+        about, options = model.describe(), dataclasses.asdict(model)
         if as_json:
-            print(json.dumps({"arch": name, "about": about, "options": model.options()}))
+            print(json.dumps({"arch": name, "about": about, "options": options}))
             continue
-        options = ", ".join(f"{k}={v}" for k, v in model.options().items())
+        options = ", ".join(f"{k}={v}" for k, v in options.items())
         print(f"{name}: {about}\n  options: {options}")
     for name, about in OPEN.items():
         if as_json:

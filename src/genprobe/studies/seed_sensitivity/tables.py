@@ -8,6 +8,12 @@
               what ended training, whether it stalled
     curves    one row per member × validation: validation accuracy after each epoch
 
+A sweep trained over time (`--steps`) has instead:
+
+    members   one row per member: when it memorized, grokked, the delay, its outcome
+              (`analysis.grokking.members`)
+    curves    one row per member × evaluation × role: accuracy, loss, weight norm
+
 A member is a seed; in a grid of init × data-order seeds every table also names its `init`
 and `order` seeds. Rows run by seed, then suite in the task's order.
 """
@@ -18,7 +24,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from genprobe.analysis.grokking import THRESHOLD as GROKKING
+from genprobe.analysis.grokking import members as grokking_members
 from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.studies.seed_sensitivity.curves import read_curves
 from genprobe.studies.seed_sensitivity.results import (
     TOKEN_ACCURACY,
     read_predictions,
@@ -42,6 +51,16 @@ def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
     if TOKEN_ACCURACY in examples:
         scored[TOKEN_ACCURACY] = (TOKEN_ACCURACY, "mean")
     scores = examples.groupby(["seed", "suite"], sort=False).agg(**scored).reset_index()
+    if config.train.steps is not None:
+        over_time = read_curves(run)
+        held_out = config.task.suites()[0]
+        tables = {
+            "examples": examples,
+            "scores": scores,
+            "members": grokking_members(over_time, config.train.steps, held_out, GROKKING),
+            "curves": over_time,
+        }
+        return _with_grid_seeds_where(tables, config)
     members = pd.DataFrame(
         [
             {
@@ -70,9 +89,15 @@ def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
         columns=["seed", "epoch", "validation_accuracy", "kept"],
     )
     tables = {"examples": examples, "scores": scores, "members": members, "curves": curves}
-    if config.grid:
-        tables = {name: _with_grid_seeds(table, config) for name, table in tables.items()}
-    return tables
+    return _with_grid_seeds_where(tables, config)
+
+
+def _with_grid_seeds_where(
+    tables: dict[str, pd.DataFrame], config: SweepConfig
+) -> dict[str, pd.DataFrame]:
+    if not config.grid:
+        return tables
+    return {name: _with_grid_seeds(table, config) for name, table in tables.items()}
 
 
 def _in_order(predictions: pd.DataFrame, config: SweepConfig) -> pd.DataFrame:
