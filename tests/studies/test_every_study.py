@@ -1,6 +1,6 @@
-"""What every study promises, tested once over each kind of run (a seed sweep, a brittleness
-evaluation, a SAGGA search, training the integration transformer, data generation) through the
-real command line:
+"""What every study promises, tested once over each kind of run (a seed sweep, one trained
+over time, a brittleness evaluation, a SAGGA search, training the integration transformer, data
+generation) through the real command line:
 
 - killed with SIGKILL mid-run, it leaves no process behind, and the same command finishes with
   the results of a run that was never killed;
@@ -49,6 +49,13 @@ def _predictions(run: Path) -> dict:
     return {p.name: pd.read_parquet(p).to_dict("list") for p in paths}
 
 
+def _over_time(run: Path) -> tuple[dict, dict]:
+    """Every member's curve and every seed's output on every suite example."""
+    curves = sorted((run / "curves").glob("*.parquet"))
+    assert curves
+    return {p.name: pd.read_parquet(p).to_dict("list") for p in curves}, _predictions(run)
+
+
 def _trained(run: Path) -> tuple[dict, list]:
     """The trained weights and every validation, timing aside."""
     from genprobe.models.checkpoints import load_transformer
@@ -72,6 +79,18 @@ STUDIES = {
         results=_predictions,
         changed=("--max-epochs", "4", "3"),
         bad=("--seeds", "0"),
+    ),
+    "over time": Study(
+        argv=lambda f: [
+            "sweep", "--task", "binary_operation", "--task-option", "p=23", "--arch", "mlp",
+            "--model-option", "hidden=32", "--steps", "600", "--full-batch", "--optimizer",
+            "adamw", "--lr", "0.01", "--weight-decay", "1", "--seeds", "2",
+            "--seeds-per-shard", "1", "--workers", "1", "--no-report",
+        ],
+        under_way="training/seeds=1-1.json",  # the first seed done, the second training
+        results=_over_time,
+        changed=("--steps", "500", "600"),
+        bad=("--eval-every", "601"),
     ),
     "brittleness": Study(
         argv=lambda f: [
