@@ -105,6 +105,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
             + _no_interval(summary.summaries)
         ),
         _summary_table(summary.summaries, summary.shares),
+        *(_over_time_blocks(run, config) if over_time else []),
         *(_variance_blocks(config.grid, summary.variance) if config.grid else []),
         *(
             _published_blocks(published, summary.summaries, summary.correlations)
@@ -113,7 +114,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
         ),
         *(_stalled_blocks(summary, training, config.train) if stopping else []),
         *_length_blocks(run, summary.by_length, "accuracy", "per_length.png"),
-        *(_token_blocks(run, summary) if summary.tokens is not None else []),
+        *(_token_blocks(run, summary) if _tokens_differ(config, summary) else []),
         Heading("Accuracy per seed (%)"),
         Text(
             "Each suite's highest value in bold (green in report.html), its lowest in italics "
@@ -132,7 +133,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
         _per_seed_table(shown, {} if over_time else training, stalled, config),
         *_correlation_blocks(run, shown, summary.correlations, published),
         *(
-            _over_time_blocks(run, config)
+            []
             if over_time
             else [Heading("Learning curves"), *_learning_curves(run, training, stalled)]
         ),
@@ -420,7 +421,16 @@ def _stalled_blocks(
     return blocks
 
 
+def _tokens_differ(config: SweepConfig, summary: SweepSummary) -> bool:
+    """Whether per-token accuracy can say more than accuracy: it is scored, and some suite has
+    outputs longer than one token."""
+    longest = (config.task.max_output_length(config.longest_input(s)) for s in config.task.suites())
+    return summary.tokens is not None and max(longest) > 1
+
+
 def _length_blocks(run: Path, by_length: pd.DataFrame, what: str, name: str) -> list[Block]:
+    if len(by_length.columns) < 2:
+        return []  # one length: the table per suite says it all
     trained = trained_lengths(run)
     path = plots.length_curves(by_length, run / "figures" / name, trained, what=what)
     lengths = by_length.columns
