@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -215,7 +216,8 @@ def sweep(
         }
         members = tuple(range(init_seeds * order_seeds))  # a grid numbers its cells
     chosen = load_task(task, parse_pairs(task_option, "--task-option"))
-    if train_size is None:
+    whole_split = train_size is None
+    if whole_split:
         train_size = chosen.split_spec(chosen.train_split).size
     flags = {
         "emb": emb, "hidden": hidden, "layers": layers, "dropout": dropout, "heads": heads,
@@ -269,8 +271,18 @@ def sweep(
             return
         from genprobe.studies.seed_sensitivity.grid import parse_axes, run_grid
 
+        def fit(cell: Any) -> Any:
+            """A cell whose task differs: its own training split whole, its own full batch."""
+            size = cell.task.split_spec(cell.task.train_split).size if whole_split else train_size
+            batch = _full_batch(cell.task, size) if full_batch else cell.train.batch_size
+            return replace(cell, train_size=size, train=replace(cell.train, batch_size=batch))
+
         cells = run_grid(
-            config, parse_axes(vary), out, lambda cell, folder: run_one(cell, folder, folder.name)
+            config,
+            parse_axes(vary),
+            out,
+            lambda cell, folder: run_one(cell, folder, folder.name),
+            fit,
         )
     for cell in cells:
         finish(cell.run, report, as_json, threshold)

@@ -72,9 +72,11 @@ def test_a_grid_runs_one_sweep_per_cell_resumes_and_draws_the_phase_diagram(cli,
         "train_fraction=0.5,weight_decay=0.1", "train_fraction=0.5,weight_decay=1.0",
         "train_fraction=0.7,weight_decay=0.1", "train_fraction=0.7,weight_decay=1.0",
     ]  # fmt: skip
-    for cell in cells:
+    for cell in cells:  # each cell trains on its own training split, whole, in one batch
         config = json.loads((grid / cell / "config.json").read_text())["config"]
+        equations = round(float(cell.split(",")[0].split("=")[1]) * 121)
         assert config["train"]["steps"] == 60
+        assert config["train_size"] == config["train"]["batch_size"] == equations
     assert "Phase diagram" in (grid / "report.md").read_text()
     members = sorted((grid / cells[0] / "members").glob("*.pt"))
     stamps = [p.stat().st_mtime_ns for p in members]

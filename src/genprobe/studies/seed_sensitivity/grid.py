@@ -63,10 +63,13 @@ def parse_axes(given: Sequence[str]) -> dict[str, list[str]]:
 
 
 def grid_configs(
-    config: SweepConfig, axes: Mapping[str, Sequence[str]]
+    config: SweepConfig,
+    axes: Mapping[str, Sequence[str]],
+    fit: Callable[[SweepConfig], SweepConfig] = lambda cell: cell,
 ) -> list[tuple[dict, SweepConfig]]:
-    """Every cell of the grid: its values (typed) and `config` with them set. Every cell's
-    config is built (and so checked) before anything runs.
+    """Every cell of the grid: its values (typed) and `config` with them set, then `fit` (what
+    follows from the cell's task, such as the training set's size). Every cell's config is
+    built (and so checked) before anything runs.
 
     Raises:
         ConfigError: a setting the task, training or model does not have, or a value that is
@@ -79,7 +82,7 @@ def grid_configs(
         for setting, value in changes.items():
             cell = _with_setting(cell, setting, value)
         typed = {setting: _value(cell, setting) for setting in changes}
-        cells.append((typed, cell))
+        cells.append((typed, fit(cell)))
     return cells
 
 
@@ -108,16 +111,18 @@ def run_grid(
     axes: Mapping[str, Sequence[str]],
     out: str | Path,
     run_cell: Callable[[SweepConfig, Path], Path],
+    fit: Callable[[SweepConfig], SweepConfig] = lambda cell: cell,
 ) -> list[Cell]:
-    """Run (or resume) every cell with `run_cell(cell config, its folder)`, in order; returns
-    the cells. `grid.json` is written first, so a killed grid resumes from any cell.
+    """Run (or resume) every cell with `run_cell(cell config, its folder)`, in order (each cell's
+    config as `grid_configs` makes it with `fit`); returns the cells. `grid.json` is written
+    first, so a killed grid resumes from any cell.
 
     Raises:
         RunDirError: `out` holds another grid.
         ConfigError: see `grid_configs`.
     """
     out = Path(out)
-    configs = grid_configs(config, axes)
+    configs = grid_configs(config, axes, fit)
     cells = [Cell(values, out / cell_name(values)) for values, _ in configs]
     description = _description(axes, cells)
     if (out / GRID_FILE).exists():
