@@ -6,7 +6,7 @@ VENV ?= .venv
 TORCH ?= torch==2.13.0
 BIN := $(VENV)/bin
 
-.PHONY: install demo test lint reproduce strong-data strong-model
+.PHONY: install demo test lint reproduce grokking strong-data strong-model
 
 # the package and what it needs to run
 $(BIN)/genprobe: pyproject.toml
@@ -40,6 +40,15 @@ DEVICE ?= cpu
 reproduce: $(BIN)/genprobe
 	$(BIN)/genprobe rewriting sweep --seeds 50 --device $(DEVICE) \
 		$(if $(filter cuda%,$(DEVICE)),--seeds-per-shard 50 --out runs/weber-gpu,--out runs/weber)
+
+# Grokking's seed study (docs/grokking.md): 100 seeds of the MLP on x+y mod 97 trained over
+# time, with the distribution of the step at which they learn the rule.
+grokking: $(BIN)/genprobe
+	$(BIN)/genprobe sweep --task binary_operation --task-option operation=x+y \
+		--task-option p=97 --task-option train_fraction=0.4 --arch mlp \
+		--model-option hidden=64 --steps 1500 --full-batch --optimizer adamw --lr 0.01 \
+		--weight-decay 1 --beta2 0.98 --max-grad-norm 0 --seeds 100 --seeds-per-shard 50 \
+		--out runs/grokking
 
 # The integration model strong in distribution that the brittleness study probes
 # (docs/integration.md, "A strong model on 2 CPU cores"): BWD and FWD pairs of up to 6
