@@ -134,8 +134,8 @@ def sweep(
     arch: str = typer.Option(
         "recurrent",
         help="The architecture: recurrent (LSTM/GRU), transformer, mlp, nanda_transformer, "
-        "py:module:function (your own torch.nn.Module) or hf:TYPE (a Hugging Face architecture trained from scratch); "
-        "`genprobe architectures` lists them with their options.",
+        "py:module:function (your own torch.nn.Module) or hf:TYPE (a Hugging Face architecture "
+        "trained from scratch); `genprobe architectures` lists them with their options.",
     ),
     model_option: list[str] = MODEL_OPTION,
     emb: int = _model_flag("Embedding size (a transformer's is its width)"),
