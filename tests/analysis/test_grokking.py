@@ -166,7 +166,7 @@ def test_grokking_summarizes_the_synthetic_run():
 @pytest.mark.parametrize(
     ("change", "error", "words"),
     [
-        ({"threshold": 1.5}, ConfigError, "threshold must be an accuracy in (0, 1]"),
+        ({"threshold": 1.5}, ConfigError, "grokking_threshold must be an accuracy in (0, 1]"),
         ({"held_out_role": "test"}, ConfigError, "held_out_role must be one of the curves"),
         ({"budget": 50}, RunDirError, "before the budget of 50 steps: the run is not finished"),
         ({"budget": 30}, RunDirError, "step 40, after the budget of 30"),

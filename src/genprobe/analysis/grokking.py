@@ -91,7 +91,7 @@ def check_threshold(threshold: float) -> float:
         ConfigError: a threshold outside (0, 1].
     """
     if not 0 < threshold <= 1:
-        raise ConfigError("threshold", "an accuracy in (0, 1]", threshold)
+        raise ConfigError("grokking_threshold", "an accuracy in (0, 1]", threshold)
     return float(threshold)
 
 

@@ -16,6 +16,11 @@ def report(
     threshold: float = typer.Option(
         None, help="Seed sweeps: the accuracy (0-1) at which a seed generalizes (default: 0.9)."
     ),
+    grokking_threshold: float = typer.Option(
+        None,
+        help="Sweeps trained over time (and grids of them): the accuracy (0-1) at which a seed "
+        "has memorized (training) or grokked (held out, and stays there) (default: 0.99).",
+    ),
 ) -> None:
     """Write report.md and a self-contained report.html with tables and figures (of a grid of
     sweeps, `sweep --vary`: its phase diagram)."""
@@ -25,8 +30,11 @@ def report(
     if is_grid(run_dir):
         from genprobe.studies.seed_sensitivity.grokking_grid import report_grid
 
-        md, page = report_grid(run_dir)
+        md, page = report_grid(
+            run_dir, *([] if grokking_threshold is None else [grokking_threshold])
+        )
         console.print(f"wrote {md} and {page}")
         return
-    md, page = report_run(run_dir, **({} if threshold is None else {"threshold": threshold}))
+    settings = {"threshold": threshold, "grokking_threshold": grokking_threshold}
+    md, page = report_run(run_dir, **{k: v for k, v in settings.items() if v is not None})
     console.print(f"wrote {md} and {page}")

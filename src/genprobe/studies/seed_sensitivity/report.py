@@ -57,13 +57,17 @@ from genprobe.training.trainer import TrainConfig
 TITLE = "Seed sensitivity of generalization"
 
 
-def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, Path]:
+def write_report(
+    run: str | Path, threshold: float = THRESHOLD, grokking_threshold: float = GROKKING
+) -> tuple[Path, Path]:
     """Summarize the run's result files (`stats.json`), draw figures, write `report.md` and
     `report.html`.
 
     Args:
         run: the sweep's run directory.
         threshold: the accuracy (in [0, 1]) at which a seed counts as generalizing to a suite.
+        grokking_threshold: trained over time, the accuracy (in (0, 1]) at which a seed has
+            memorized (training) or grokked (held out, and staying there).
 
     Raises:
         ConfigError: a threshold outside [0, 1].
@@ -105,7 +109,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
             + _no_interval(summary.summaries)
         ),
         _summary_table(summary.summaries, summary.shares),
-        *(_over_time_blocks(run, config) if over_time else []),
+        *(_over_time_blocks(run, config, grokking_threshold) if over_time else []),
         *(_variance_blocks(config.grid, summary.variance) if config.grid else []),
         *(
             _published_blocks(published, summary.summaries, summary.correlations)
@@ -144,10 +148,10 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
     return render(run, TITLE, blocks)
 
 
-def _over_time_blocks(run: Path, config: SweepConfig) -> list[Block]:
+def _over_time_blocks(run: Path, config: SweepConfig, threshold: float) -> list[Block]:
     assert config.train.steps is not None
     held_out = config.task.suites()[0]
-    return over_time_blocks(run, read_curves(run), config.train.steps, GROKKING, held_out)
+    return over_time_blocks(run, read_curves(run), config.train.steps, threshold, held_out)
 
 
 def task_description(config: SweepConfig) -> str:

@@ -14,6 +14,6 @@ SEED_SENSITIVITY = Study(
     report="genprobe.studies.seed_sensitivity.report:write_report",
     tables="genprobe.studies.seed_sensitivity.tables:run_tables",
     stages=(TRAIN, PREDICT),
-    report_settings=("threshold",),
+    report_settings=("threshold", "grokking_threshold"),
     older_kinds=(LEGACY_KIND,),
 )
