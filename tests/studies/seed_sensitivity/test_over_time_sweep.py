@@ -34,6 +34,9 @@ def test_a_sweep_over_time_records_every_member_at_every_evaluation_and_reports_
     assert "for exactly 60 steps each (no early stopping" in report
     for figure in ("over_time", "grokking_steps", "grokking_delay", "weight_norm"):
         assert (out / "figures" / f"{figure}.png").stat().st_size > 0
+    code, _, err = cli("report", str(out), "--grokking-threshold", "0.001")
+    assert code == 0, err  # at 0.1 %, one right training equation is "memorized"
+    assert "\n| 3 | 3 | " in (out / "report.md").read_text()
     code, _, err = cli("export", str(out))
     assert code == 0, err
     members = pd.read_csv(out / "tables" / "members.csv")
