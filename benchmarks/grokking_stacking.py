@@ -14,7 +14,7 @@ Prints the median member-steps/s of each side and `S=N: stacked/baseline = X`; t
 ≥ 10× at S = 100 on a CPU.
 
     python benchmarks/grokking_stacking.py [--members 100] [--batch 512] [--baseline-seeds 5]
-        [--steps 10] [--repeats 5] [--hidden 128] [--emb 32]
+        [--steps 10] [--repeats 5] [--hidden 64] [--emb 32]
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def main() -> None:
     parser.add_argument("--baseline-seeds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--emb", type=int, default=32)
     args = parser.parse_args()
     torch.set_num_threads(1)
