@@ -110,3 +110,25 @@ def test_bad_settings_are_one_line_exit_2_and_write_nothing(cli, tmp_path, args,
                        "--out", str(out))  # fmt: skip
     assert code == 2 and err.count("\n") == 1 and named in err, err
     assert not out.exists()
+
+
+def test_over_time_watches_training_every_suite_and_a_validation_split_of_its_own(tiny_sweep):
+    from genprobe.tasks.registry import load_task
+
+    rewriting = tiny_sweep((1,))  # the rewriting task: validation is a split of its own
+    assert rewriting.watched_roles() == ("train", "validation", *rewriting.task.suites())
+    assert rewriting.validation_role() == "validation"
+    tables = tiny_sweep((1,), task=load_task("binary_operation", {"p": 5}))
+    assert tables.watched_roles() == ("train", "held_out")  # validation is the held-out split
+    assert tables.validation_role() == "held_out"
+
+
+def test_a_config_trained_over_time_keeps_the_hash_of_runs_made_before_it(tiny_sweep):
+    from dataclasses import replace
+
+    from genprobe.training.trainer import TrainConfig
+
+    plain = tiny_sweep((1,)).identity()["train"]
+    assert {"steps", "eval_every", "beta2"}.isdisjoint(plain)  # at their defaults: left out
+    over_time = tiny_sweep((1,), train=replace(TrainConfig(), steps=10)).identity()["train"]
+    assert over_time["steps"] == 10
