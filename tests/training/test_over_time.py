@@ -9,6 +9,7 @@ from genprobe.decoding.greedy import greedy
 from genprobe.errors import ConfigError
 from genprobe.models.architectures import ModelShape
 from genprobe.models.architectures.mlp import MLPConfig
+from genprobe.models.architectures.nanda_transformer import NandaTransformerConfig
 from genprobe.tasks.registry import load_task
 from genprobe.training.over_time import (
     CURVE_COLUMNS,
@@ -26,12 +27,12 @@ TRAIN = encode(*(lambda e: (e.src, e.tgt))(TASK.generate("train", 96, seed=0)))
 HELD_OUT = encode(*(lambda e: (e.src, e.tgt))(TASK.generate("validation", 40, seed=0)))
 
 
-def trainer(seeds, steps=12, checkpoint=None, **settings):
+def trainer(seeds, steps=12, checkpoint=None, model=MODEL, **settings):
     config = TrainConfig(
         batch_size=32, optimizer="adamw", lr=0.01, weight_decay=0.5, steps=steps, **settings
     )
     return OverTimeTrainer(
-        MODEL,
+        model,
         SHAPE,
         config,
         seeds,
@@ -150,3 +151,26 @@ def test_unclipped_adamw_is_torchs_with_the_same_betas_and_decay(beta2):
     ours.run()
     for name, tensor in reference.state_dict().items():
         torch.testing.assert_close(ours.model.state_dict()[name], tensor, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        MODEL,
+        MLPConfig(emb=8, hidden=32, dropout=0.3),
+        NandaTransformerConfig(width=16, heads=2, mlp=32),
+    ],
+    ids=["mlp", "mlp-dropout", "nanda"],
+)
+def test_a_cpu_step_in_chunks_of_members_computes_what_one_pass_does(monkeypatch, model):
+    from genprobe.training import trainer as trainer_module
+
+    whole = trainer([1, 2, 3], steps=6, model=model)
+    whole.run()
+    monkeypatch.setattr(trainer_module, "CPU_CHUNK_ROWS", 32)  # one member per pass
+    chunked = trainer([1, 2, 3], steps=6, model=model)
+    assert chunked._member_chunk(32) == 1
+    chunked.run()
+    assert chunked.curve().equals(whole.curve())
+    for name, tensor in whole.model.state_dict().items():
+        torch.testing.assert_close(chunked.model.state_dict()[name], tensor, rtol=0, atol=0)

@@ -74,6 +74,9 @@ class MemberStack(nn.Module):
     # Its batched kernels reduce across the members' rows, which CUDA splits differently for
     # few members: on a GPU a stack is padded to more lanes (`training.trainer.min_lanes`).
     pads_on_gpu: ClassVar[bool] = True
+    # Its teacher-forced pass reads nothing but its parameters and inputs (no member count of
+    # its own), so a CPU trainer may run it on slices of the members (`training.trainer`).
+    chunkable: ClassVar[bool] = False
 
     def __init__(self, config: Any, shape: Any, members: int) -> None:
         super().__init__()

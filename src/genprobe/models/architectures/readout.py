@@ -42,6 +42,7 @@ class ReadoutStack(MemberStack, abc.ABC):
     """S members that score every output position of a fixed-length input at once."""
 
     capturable = False  # not yet recorded and replayed on a GPU
+    chunkable = True
 
     @abc.abstractmethod
     def scores(self, src: Tensor, noise: Mapping[str, Tensor] | None = None) -> Tensor:
