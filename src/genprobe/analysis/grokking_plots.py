@@ -131,7 +131,7 @@ def phase_grid(table: pd.DataFrame, axes: Mapping[str, Sequence[Any]], path: Pat
         median = cell["median_step"]
         step = "median –" if np.isnan(median) else f"median {median:,.0f}"
         text = f"{cell['grokked']}/{cell['seeds']}\n{step}"
-        color = "white" if cell["share"] < 0.35 or cell["share"] > 0.8 else "black"
+        color = "white" if cell["share"] < 0.35 else "black"  # viridis: dark below, light above
         ax.text(j, i, text, ha="center", va="center", fontsize=8, color=color)
     image = ax.imshow(shares, cmap="viridis", vmin=0, vmax=1, origin="lower", aspect="auto")
     ax.set_xticks(range(len(xs)), [setting(v) for v in xs])
