@@ -21,8 +21,9 @@ LAYERS = [
 # The models under test wrap a network with a decoding method (or a CAS with a deadline) and
 # answer with candidates: they use decoding and verification, so they stand above them.
 UNDER_TEST = ("models.adapters", "models.registry", "models.cached", "models.settings")
-# A study's summary (the statistics of its result files), report, plots and run comparisons
-# read finished results and render them with `analysis`; nothing that runs a study imports them.
+# A study's summary (the statistics of its result files), report (and a `*_report` of one of
+# its parts), plots and run comparisons read finished results and render them with `analysis`;
+# nothing that runs a study imports them.
 REPORT_MODULES = ("summary", "report", "plots", "compare", "tables")
 
 # (importer prefix, imported prefix): why it is allowed.
@@ -36,7 +37,8 @@ EXCEPTIONS = {
 def layer_of(module: str) -> str:
     """The layer of a module named relative to `genprobe` (`models.adapters.seq2seq`)."""
     parts = module.split(".")
-    if parts[0] == "analysis" or (parts[0] == "studies" and parts[-1] in REPORT_MODULES):
+    reporting = parts[-1] in REPORT_MODULES or parts[-1].endswith("_report")
+    if parts[0] == "analysis" or (parts[0] == "studies" and reporting):
         return "reports"
     if module.startswith(UNDER_TEST):
         return "under_test"

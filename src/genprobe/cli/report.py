@@ -28,7 +28,7 @@ def report(
     from genprobe.studies.seed_sensitivity.grid import is_grid
 
     if is_grid(run_dir):
-        from genprobe.studies.seed_sensitivity.grokking_grid import report_grid
+        from genprobe.studies.seed_sensitivity.grid_report import report_grid
 
         md, page = report_grid(
             run_dir, *([] if grokking_threshold is None else [grokking_threshold])

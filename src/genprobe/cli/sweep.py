@@ -287,7 +287,7 @@ def sweep(
     for cell in cells:
         finish(cell.run, report, as_json, threshold)
     if report:
-        from genprobe.studies.seed_sensitivity.grokking_grid import report_grid
+        from genprobe.studies.seed_sensitivity.grid_report import report_grid
 
         console.print(f"grid report: {report_grid(out)[1]}")
 

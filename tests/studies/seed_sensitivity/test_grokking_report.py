@@ -3,7 +3,7 @@ import itertools
 from helpers import grokking_curves
 
 from genprobe.analysis.render import Figure, Table, write_report
-from genprobe.studies.seed_sensitivity.grokking_grid import GridCell, write_grid_report
+from genprobe.studies.seed_sensitivity.grid_report import GridCell, write_grid_report
 from genprobe.studies.seed_sensitivity.over_time_report import compare_blocks, over_time_blocks
 
 BUDGET = 10_000
