@@ -31,6 +31,9 @@ EXCEPTIONS = {
     ("tasks.integration.verifier", "verification.verdict"): (
         "the integration task's verifier answers in the shared Verdict and TimeoutPolicy types"
     ),
+    ("tasks.task", "verification.verdict"): (
+        "the task contract's `outcomes` answers in the shared Outcome values"
+    ),
 }
 
 

@@ -16,6 +16,10 @@ padding, so a model is free to add its own special tokens.
     checked_split(split, n)      a helper for `generate`: the split, n checked against it
     published()                  a paper's numbers for the seed study on it, if any
     train_split, validation_split, suites()   what the seed study trains, stops and tests on
+    outcomes(src, out, out_len, finished)      a verdict per output: correct / incorrect /
+                                 unparseable (what the probe studies count)
+    families(), relations(), valid_inputs(), features(), mutations()   what the probe studies
+                                 perturb, pair, search and slice by (`genprobe.tasks.probing`)
 
 `DeterministicTask` is the common case, one right output per input: write `solve`, and
 `verify` compares token for token. A new task is one file and one row of `registry.TASKS`;
@@ -34,8 +38,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from genprobe.errors import ConfigError, check_choice
+from genprobe.errors import ConfigError, TaskContractError, check_choice
+from genprobe.tasks.probing import Family, Relation, token_edits
 from genprobe.tasks.published import Published
+from genprobe.verification.verdict import Outcome
 
 
 @dataclass(frozen=True)
@@ -139,6 +145,56 @@ class Task(abc.ABC):
         """What a paper reports for the seed study on this task with these options, if any."""
         return None
 
+    def outcomes(
+        self, src: np.ndarray, out: np.ndarray, out_len: np.ndarray, finished: np.ndarray
+    ) -> np.ndarray:
+        """(n,) the `Outcome` value of each output (ids as for `verify`): unparseable where it
+        holds a token outside the vocabulary or did not end (`finished` False: cut at the length
+        limit), else correct or incorrect as `verify` says."""
+        out_len = np.asarray(out_len)
+        inside = np.arange(out.shape[1])[None, :] < out_len[:, None]
+        readable = ~((out < 0) & inside).any(axis=1) & np.asarray(finished, dtype=bool)
+        right = self.verify(src, out, out_len)
+        return np.where(
+            readable,
+            np.where(right, Outcome.CORRECT.value, Outcome.INCORRECT.value),
+            Outcome.UNPARSEABLE.value,
+        )
+
+    def families(self) -> Mapping[str, Family]:
+        """The perturbation families the probe study can build suites from, by name."""
+        return {}
+
+    def relations(self) -> Mapping[str, Relation]:
+        """The metamorphic relations the probe study checks consistency on, by name."""
+        return {}
+
+    def valid_inputs(self, src: np.ndarray) -> np.ndarray:
+        """(n,) bool: whether each input (ids as in `Examples.src`) is one of the task's.
+
+        Raises:
+            TaskContractError: the task does not say (the genetic search needs it).
+        """
+        raise TaskContractError(
+            f"{type(self).__name__} does not say which inputs are valid (Task.valid_inputs), "
+            "so its inputs cannot be mutated"
+        )
+
+    def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
+        """(n,) numbers per input by name, that failure slices and clusters are read by: the
+        task's length and how often each input token occurs."""
+        src = np.asarray(src)
+        counts = {
+            f"count {token}": (src == i).sum(axis=1)
+            for i, token in enumerate(self.source_vocab, start=1)
+        }
+        return {"length": self.length(src), **counts}
+
+    def mutations(self) -> Mapping[str, Family]:
+        """What the genetic search mutates inputs with: token edits and the task's families
+        (a mutant that `valid_inputs` refuses is counted, never scored)."""
+        return {**token_edits(len(self.source_vocab)), **self.families()}
+
     def options(self) -> dict[str, Any]:
         """The task's settings (its dataclass fields), as a run's config records them."""
         return dataclasses.asdict(self) if dataclasses.is_dataclass(self) else {}
@@ -169,6 +225,14 @@ class DeterministicTask(Task):
         """(n, M) the right output ids of (n, L) inputs, -1 after the end; a row that starts
         with `NO_ANSWER` belongs to an input that is not one of the task's (no output is
         right)."""
+
+    def valid_inputs(self, src: np.ndarray) -> np.ndarray:
+        """(n,) bool: the inputs `solve` has a right output for."""
+        src = np.asarray(src)
+        unique, inverse = np.unique(src, axis=0, return_inverse=True)
+        solved = self.solve(unique)
+        answered = solved[:, 0] != NO_ANSWER if solved.shape[1] else np.ones(len(unique), bool)
+        return answered[inverse.reshape(-1)]
 
     def verify(self, src: np.ndarray, out: np.ndarray, out_len: np.ndarray) -> np.ndarray:
         gold, matches, inside = self._aligned(src, out)

@@ -1,0 +1,61 @@
+"""The contract of a model under test of a token task (every task of `genprobe.tasks`): one or
+more members (the seeds of a sweep), each giving ranked candidate outputs for input ids, and,
+where it can, the log-probability of given outputs.
+
+Outputs are the task's output ids (0-based, -1 after the end), for all members at once, so the
+probe studies verify S members × N inputs × k candidates in one call of the task's verifier.
+
+Example:
+    model = load_model("run:runs/scan-transformer")      # ten seeds of a sweep
+    ranked = model.candidates(src, k=1)                  # greedy
+    model.task.outcomes(src, ranked.out[0, :, 0], ranked.length[0, :, 0], ranked.finished[0, :, 0])
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from genprobe.tasks.task import Task
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """Up to k candidates per member and input, best first."""
+
+    out: np.ndarray  # (S, N, k, M) output ids, -1 after the end (and for a missing candidate)
+    length: np.ndarray  # (S, N, k) tokens per candidate
+    finished: np.ndarray  # (S, N, k) bool: it ended (False: cut at the length limit, or missing)
+    score: np.ndarray  # (S, N, k) what the model ranks by, higher first; -inf where missing
+    logprob: np.ndarray  # (S, N, k) total log-probability; NaN where the model gives none
+
+
+class SequenceModel(abc.ABC):
+    """A model under test of a token task: `members` decode as one."""
+
+    task: Task  # the task (and options) its inputs and outputs belong to
+    members: tuple[str, ...]  # one label per member, as reports name it ("seed=3")
+    can_score: bool = False  # whether `score` gives log-probabilities
+
+    @abc.abstractmethod
+    def candidates(self, src: np.ndarray, k: int) -> Ranked:
+        """The k best outputs of every member for inputs src (N, L): k = 1 decodes greedily,
+        a larger k by beam search of width k."""
+
+    def score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """(S, N) each member's total log-probability of output i (ids (N, M), `length` tokens,
+        then the end) for input i, teacher-forced.
+
+        Raises:
+            ModelCapabilityError: the model gives no log-probabilities.
+        """
+        from genprobe.errors import ModelCapabilityError
+
+        raise ModelCapabilityError(f"{type(self).__name__} gives no log-probabilities")
+
+    @abc.abstractmethod
+    def subset(self, members: Sequence[int]) -> SequenceModel:
+        """The same model with only the members at these positions."""

@@ -1,0 +1,131 @@
+"""What a task declares for the probe studies (`genprobe probe`, `genprobe search`).
+
+    families()      name -> Family: a perturbation of inputs; the new gold output is the task's
+                    own (its verifier judges the perturbed input), so a family only moves inputs
+    relations()     name -> Relation: a metamorphic relation, a partner input per input and
+                    what a model's two outputs must satisfy (a + b and b + a: the same sum)
+    valid_inputs()  which inputs are the task's (a mutated input that is not is never scored)
+    features()      name -> (n,) number per input, for readable slices and failure clusters
+    mutations()     name -> Family: what the genetic search mutates with (token edits kept
+                    valid by `valid_inputs`, and the task's families)
+
+The `Task` base class gives defaults: no families or relations, validity from `solve` for a
+task with one right output per input, input length and token counts as features.
+
+Example:
+    task = load_task("addition")
+    moved = task.families()["operand_swap"].perturb(src, np.random.default_rng(0))
+    moved.src, moved.origin  -> the swapped inputs, and the row of `src` each came from
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from genprobe.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Perturbed:
+    """Inputs made from others: row i of `src` was made from row `origin[i]` of the input."""
+
+    src: np.ndarray  # (m, L') input ids, 1-based, 0 = padding
+    origin: np.ndarray  # (m,) int, rows of the original inputs; inputs left out are not here
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+
+Perturb = Callable[[np.ndarray, np.random.Generator], Perturbed]
+# (out_a, len_a, out_b, len_b) -> (n,) bool: whether the two outputs keep the relation
+Agree = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+def same_output(
+    out_a: np.ndarray, len_a: np.ndarray, out_b: np.ndarray, len_b: np.ndarray
+) -> np.ndarray:
+    """(n,) whether two outputs (ids, -1 after the end) are the same tokens."""
+    width = max(out_a.shape[1], out_b.shape[1])
+    a = np.pad(out_a, ((0, 0), (0, width - out_a.shape[1])), constant_values=-1)
+    b = np.pad(out_b, ((0, 0), (0, width - out_b.shape[1])), constant_values=-1)
+    inside = np.arange(width)[None, :] < np.asarray(len_a)[:, None]
+    return (np.asarray(len_a) == np.asarray(len_b)) & ((a == b) | ~inside).all(axis=1)
+
+
+@dataclass(frozen=True)
+class Family:
+    """A named perturbation: `perturb(src, rng)` moves (n, L) inputs to new valid inputs."""
+
+    description: str
+    perturb: Perturb
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A metamorphic relation: `partner(src, rng)` gives each input's partner; a model keeps
+    the relation on a pair when `agree` holds of its outputs on the input and on the partner."""
+
+    description: str
+    partner: Perturb
+    agree: Agree = same_output
+
+
+def padded(rows: list[np.ndarray]) -> np.ndarray:
+    """(n, L) ids from rows of different lengths, 0 after each row's end."""
+    width = max((len(row) for row in rows), default=0)
+    out = np.zeros((len(rows), width), dtype=np.int64)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = row
+    return out
+
+
+def chosen(declared: Mapping[str, object], names: list[str] | None, what: str) -> list[str]:
+    """The names asked for (all declared ones for None), checked against the declared ones.
+
+    Raises:
+        ConfigError: a name the task does not declare (the message lists those it has).
+    """
+    if names is None:
+        return list(declared)
+    for name in names:
+        if name not in declared:
+            has = ", ".join(declared) or "none"
+            raise ConfigError(what, f"one the task declares ({has})", name)
+    return list(names)
+
+
+def token_edits(vocab_size: int) -> dict[str, Family]:
+    """The generic mutations of a token sequence: one token substituted, inserted, deleted, or
+    two neighbours swapped, at a random position (the genetic search keeps the valid ones)."""
+
+    def edit(kind: str) -> Perturb:
+        def perturb(src: np.ndarray, rng: np.random.Generator) -> Perturbed:
+            lengths = (src > 0).sum(axis=1)
+            rows = []
+            for row, length in zip(src, lengths, strict=True):
+                tokens = list(row[:length])
+                at = int(rng.integers(max(length, 1)))
+                token = int(rng.integers(1, vocab_size + 1))
+                if kind == "substitute" and tokens:
+                    tokens[at] = token
+                elif kind == "insert":
+                    tokens.insert(int(rng.integers(length + 1)), token)
+                elif kind == "delete" and length > 1:
+                    del tokens[at]
+                elif kind == "swap" and length > 1:
+                    at = min(at, length - 2)
+                    tokens[at], tokens[at + 1] = tokens[at + 1], tokens[at]
+                rows.append(np.array(tokens, dtype=np.int64))
+            return Perturbed(padded(rows), np.arange(len(src)))
+
+        return perturb
+
+    return {
+        "substitute": Family("one token replaced by a random one", edit("substitute")),
+        "insert": Family("a random token inserted", edit("insert")),
+        "delete": Family("one token deleted", edit("delete")),
+        "swap": Family("two neighbouring tokens swapped", edit("swap")),
+    }
