@@ -20,7 +20,9 @@ LAYERS = [
 
 # The models under test wrap a network with a decoding method (or a CAS with a deadline) and
 # answer with candidates: they use decoding and verification, so they stand above them.
-UNDER_TEST = ("models.adapters", "models.registry", "models.cached", "models.settings")
+UNDER_TEST = (
+    "models.adapters", "models.registry", "models.cached", "models.settings", "models.sequences",
+)  # fmt: skip
 # A study's summary (the statistics of its result files), report (and a `*_report` of one of
 # its parts), plots and run comparisons read finished results and render them with `analysis`;
 # nothing that runs a study imports them.
