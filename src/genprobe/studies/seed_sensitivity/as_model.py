@@ -67,9 +67,9 @@ class SweepModel(SequenceModel):
             _teacher_forced_logprob(
                 self.stack,
                 torch.as_tensor(np.asarray(src[start : start + rows], np.int64), device=device),
-                torch.as_tensor(gold[start : start + rows], device=device),
+                torch.as_tensor(gold[..., start : start + rows, :], device=device),
             )
-            for start in range(0, len(gold), rows)
+            for start in range(0, len(src), rows)
         ]
         return np.concatenate(parts, axis=1)
 
@@ -103,25 +103,25 @@ def _beam(model: MemberStack, src: Tensor, max_len: int, k: int) -> BeamResult:
 
 
 def _decoder_ids(out: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """(N, M + 1) decoder ids of outputs (task ids, -1 after the end), EOS after each."""
-    n, width = out.shape
+    """(..., M + 1) decoder ids of outputs (..., M) (task ids, -1 after the end), EOS after
+    each output's `length` tokens, PAD after that."""
     ids = np.where(out >= 0, out + N_SPECIAL, PAD)
-    ids = np.concatenate([ids, np.full((n, 1), PAD)], axis=1)
-    ids[np.arange(n), length] = EOS
-    inside = np.arange(width + 1) <= np.asarray(length)[:, None]
-    return np.where(inside, ids, PAD)
+    ids = np.concatenate([ids, np.full((*out.shape[:-1], 1), PAD)], axis=-1)
+    position = np.arange(out.shape[-1] + 1)
+    ids = np.where(position == length[..., None], EOS, ids)
+    return np.where(position <= length[..., None], ids, PAD)
 
 
 @torch.no_grad()
 def _teacher_forced_logprob(model: MemberStack, src: Tensor, gold: Tensor) -> np.ndarray:
-    """(S, N) total log-probability of gold (N, T) decoder ids (EOS included, PAD after),
-    fed to the decoder one step at a time."""
-    state, token = model.start(src, max_len=gold.shape[1])
+    """(S, N) total log-probability of gold decoder ids (EOS included, PAD after): (N, T) for
+    every member, or (S, N, T), fed to the decoder one step at a time."""
+    state, token = model.start(src, max_len=gold.shape[-1])
     total = torch.zeros(token.shape, dtype=torch.float64, device=src.device)
-    for t in range(gold.shape[1]):
+    for t in range(gold.shape[-1]):
         logits, state = model.step(state, token)
-        target = gold[:, t].expand_as(token)
+        target = gold[..., t].expand_as(token)
         picked = torch.log_softmax(logits.float(), dim=-1).gather(-1, target[..., None])[..., 0]
         total += torch.where(target != PAD, picked, 0.0).double()
-        token = torch.where(target != PAD, target, torch.full_like(target, PAD))
+        token = target
     return total.cpu().numpy()
