@@ -47,8 +47,7 @@ class ProbeConfig:
         return self.base_split or task.validation_split
 
     def validated(self) -> ProbeConfig:
-        kind = check_spec(self.model)
-        if not kind.tokens:
+        if not check_spec(self.model).tokens:
             raise ConfigError("--model", "a model of a token task (run:RUN_DIR)", self.model)
         task = self.load_task()
         task.split_spec(self.base(task))

@@ -1,0 +1,130 @@
+"""The probe study on a finished sweep: every member decodes every suite as that member alone
+would, the verdicts and statistics follow from the outputs, a rerun resumes, and bad input is
+one line with nothing written."""
+
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from genprobe.errors import GenprobeWarning
+from genprobe.models.registry import load_model
+from genprobe.studies import report_run
+from genprobe.studies.probe.config import ProbeConfig
+from genprobe.studies.probe.decode import decoded
+from genprobe.studies.probe.results import read_probe, read_results
+from genprobe.studies.probe.run import run_probe
+from genprobe.studies.probe.summary import accuracy, failure_sharing
+from genprobe.studies.seed_sensitivity import run_sweep
+from genprobe.tasks.registry import load_task
+from genprobe.tasks.tokens import encode_outputs
+
+
+@pytest.fixture(scope="module")
+def sweep(tiny_sweep, tmp_path_factory):
+    """Three seeds of addition, trained for seconds (they get some sums right)."""
+    task = load_task("addition", {"format": "reversed", "train_digits": 2})
+    config = tiny_sweep(seeds=(1, 2, 3), task=task)
+    return run_sweep(config, tmp_path_factory.mktemp("run") / "sweep")
+
+
+@pytest.fixture(scope="module")
+def probed(sweep, tmp_path_factory):
+    out = tmp_path_factory.mktemp("probe") / "run"
+    return run_probe(ProbeConfig(f"run:{sweep}", size=24, k=3), out)
+
+
+@pytest.mark.slow
+def test_every_row_is_the_verdict_of_what_its_member_answered(probed, sweep):
+    results = read_results(probed)
+    task = load_model(f"run:{sweep}").task
+    assert set(results["member"]) == {"seed=1", "seed=2", "seed=3"}
+    assert {"base", "task-length_3"} <= set(results["suite"])
+    vocab = task.target_vocab
+    out, length = encode_outputs(vocab, [s.split() for s in results["output"]])
+    ids = {t: i for i, t in enumerate(task.source_vocab, 1)}
+    rows = [[ids[t] for t in line.split()] for line in results["input"]]
+    src = np.zeros((len(rows), max(map(len, rows))), dtype=np.int64)
+    for i, row in enumerate(rows):
+        src[i, : len(row)] = row
+    right = task.verify(src, out, length)
+    assert list(right) == list(results["outcome"] == "correct")
+    ranks = results["first_correct"].dropna()
+    assert ranks.between(1, 3).all()
+    checked = results.dropna(subset=["first_correct"])
+    for rank, outcomes in zip(checked["first_correct"], checked["candidate_outcomes"], strict=True):
+        assert list(outcomes).index("correct") == rank - 1
+    failed = results["first_correct"].isna()
+    search = results["gold_logprob"] > results["output_logprob"]
+    expected = np.where(failed, np.where(search, "search", "model"), None)
+    assert list(results["error"].fillna("-")) == [e or "-" for e in expected]
+
+
+@pytest.mark.slow
+def test_members_decoded_together_answer_as_each_alone(sweep):
+    model = load_model(f"run:{sweep}")
+    src = model.task.generate(model.task.validation_split, 16, 7).src
+    together = decoded(model, model.task, src, 2)
+    alone = pd.concat(
+        [decoded(model.subset([k]), model.task, src, 2) for k in range(3)], ignore_index=True
+    )
+    columns = ["member", "index", "output", "outcome", "first_correct", "error"]
+    pd.testing.assert_frame_equal(together[columns], alone[columns])
+    np.testing.assert_allclose(together["gold_logprob"], alone["gold_logprob"], rtol=1e-5)
+
+
+@pytest.mark.slow
+def test_a_rerun_redoes_only_what_is_missing(probed, tmp_path):
+    copy = shutil.copytree(probed, tmp_path / "copy")
+    before = read_results(copy)
+    (copy / "results" / "base.parquet").unlink()
+    with pytest.warns(GenprobeWarning, match="base.parquet is missing"):
+        run_probe(read_probe(copy), copy)
+    pd.testing.assert_frame_equal(
+        read_results(copy).sort_values(["suite", "member", "index"]).reset_index(drop=True),
+        before.sort_values(["suite", "member", "index"]).reset_index(drop=True),
+    )
+
+
+@pytest.mark.slow
+def test_the_report_says_how_many_members_fail_each_input(probed):
+    results = read_results(probed)
+    sharing = failure_sharing(results)
+    per_input = (
+        results.assign(wrong=results["outcome"] != "correct")
+        .groupby(["suite", "index"])["wrong"]
+        .sum()
+    )
+    assert sharing.loc["base", "every"] == (per_input["base"] == 3).sum()
+    assert sharing.loc["base", "one"] == (per_input["base"] == 1).sum()
+    markdown = report_run(probed)[0].read_text()
+    assert "Accuracy per suite across members" in markdown
+    scores = accuracy(results)
+    assert f"{100 * np.median(scores['base']):.1f}" in markdown
+
+
+BAD = {
+    "undeclared family": (["--families", "no_such"], "--families must be one the task declares"),
+    "other task": (["--task", "scan"], "--task must be the model's own task (addition"),
+    "integration model": (["--model", "sympy"], "--model must be a model of a token task"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", BAD)
+def test_bad_input_is_one_line_and_writes_nothing(cli, sweep, tmp_path, case):
+    extra, message = BAD[case]
+    args = ["--model", f"run:{sweep}", *extra] if "--model" not in extra else extra
+    code, _, err = cli("probe", *args, "--out", str(tmp_path / "out"))
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_directory_that_is_not_a_finished_sweep_is_refused(cli, tmp_path):
+    (tmp_path / "empty").mkdir()
+    code, _, err = cli(
+        "probe", "--model", f"run:{tmp_path / 'empty'}", "--out", str(tmp_path / "o")
+    )
+    assert code == 2 and "config.json" in err
+    assert not (tmp_path / "o").exists()
