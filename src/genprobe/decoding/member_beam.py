@@ -2,10 +2,11 @@
 
 `beam_search` decodes sources whose beams it reorders and drops; a stacked model's decoder state
 holds every member's rows of the same sources, (S, B, ...) in every tensor. `FoldedMembers`
-shows `beam_search` S × N sources (member-major) and keeps the stacked state whole: reordering a
-source's beams is a gather within its member (beams never leave their source), and a finished
-source's rows stay in the state, decoded with padding, until the step where every source is
-done. What a member decodes does not depend on the members beside it.
+shows `beam_search` S × N sources (member-major) and keeps one stacked state: reordering a
+source's beams is a gather within its member (beams never leave their source); a finished
+source's rows are decoded with padding until at most half of the rows are live, when each
+member's live rows move to the front and the state shrinks to the member with the most. What a
+member decodes does not depend on the members beside it.
 """
 
 from __future__ import annotations
@@ -89,7 +90,16 @@ class FoldedMembers:
 
     def keep(self, state: _Folded, sources: Tensor) -> _Folded:
         alive = state.alive.view(-1, self.beams)[sources].reshape(-1)
-        return dataclasses.replace(state, alive=alive)
+        member = alive // state.rows
+        counts = torch.bincount(member, minlength=self.members)
+        width = int(counts.max())
+        if 2 * width > state.rows:  # not worth copying the state yet
+            return dataclasses.replace(state, alive=alive)
+        # Each member's live rows move to its first `width` rows (the rest repeat its row 0).
+        slot = torch.arange(len(alive), device=alive.device) - (counts.cumsum(0) - counts)[member]
+        index = torch.zeros(self.members, width, dtype=torch.long, device=alive.device)
+        index[member, slot] = alive % state.rows
+        return _Folded(_gather_rows(state.inner, index), width, member * width + slot)
 
 
 @torch.no_grad()

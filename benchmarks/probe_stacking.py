@@ -1,0 +1,81 @@
+"""Probing the seeds of a sweep: every member decoding as one stacked model vs the same members
+probed one after another.
+
+Both sides run `genprobe.studies.probe.decode.decoded` (greedy, then beam search of width k,
+verification, scoring of the right outputs, features) on the same inputs: the run's suites as a
+probe builds them (`--size` inputs each); the baseline calls it once per member on a one-member
+model (`SequenceModel.subset`), which is what probing each seed's checkpoint alone costs. The
+sides alternate, repeat by repeat, and must give the same rows. One torch thread, as a probe's
+workers run.
+
+Prints the median seconds of each side and `S=N: stacked/one-by-one = X`; the target is ≥ 3×
+at 10 seeds on a CPU.
+
+    python benchmarks/probe_stacking.py RUN_DIR [--size 100] [--k 3] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+import pandas as pd
+import torch
+
+from genprobe.models.registry import load_model
+from genprobe.studies.probe.config import ProbeConfig
+from genprobe.studies.probe.decode import decoded
+from genprobe.studies.probe.run import resolved
+from genprobe.studies.probe.suites import build_suites
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", help="a finished sweep's run directory")
+    parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--k", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    model = load_model(f"run:{args.run}")
+    task = model.task
+    config = resolved(ProbeConfig(f"run:{args.run}", size=args.size))
+    inputs = [suite.src for suite in build_suites(config, task) if len(suite.src)]
+    alone = [model.subset([k]) for k in range(len(model.members))]
+
+    def stacked() -> pd.DataFrame:
+        return pd.concat([decoded(model, task, src, args.k) for src in inputs])
+
+    def one_by_one() -> pd.DataFrame:
+        return pd.concat([decoded(m, task, src, args.k) for src in inputs for m in alone])
+
+    times: dict[str, list[float]] = {"stacked": [], "one-by-one": []}
+    for _ in range(args.repeats):
+        for name, side in (("stacked", stacked), ("one-by-one", one_by_one)):
+            start = time.perf_counter()
+            frame = side()
+            times[name].append(time.perf_counter() - start)
+            if name == "stacked":
+                together = frame
+            else:
+                _check_same(together, frame)
+    members, n = len(model.members), sum(len(src) for src in inputs)
+    print(f"{members} members × {n} inputs in {len(inputs)} suites, k = {args.k}")
+    for name, seconds in times.items():
+        print(f"{name}: median {statistics.median(seconds):.2f} s over {args.repeats} repeats")
+    ratio = statistics.median(times["one-by-one"]) / statistics.median(times["stacked"])
+    print(f"S={members}: stacked/one-by-one = {ratio:.2f}x")
+
+
+def _check_same(together: pd.DataFrame, apart: pd.DataFrame) -> None:
+    key = ["member", "index", "input"]
+    a = together.sort_values(key).reset_index(drop=True)
+    b = apart.sort_values(key).reset_index(drop=True)
+    assert list(a["output"]) == list(b["output"]), "the two sides decoded different outputs"
+    assert np.allclose(a["gold_logprob"], b["gold_logprob"], rtol=1e-4, equal_nan=True)
+
+
+if __name__ == "__main__":
+    main()
