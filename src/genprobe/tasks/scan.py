@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genprobe.errors import check_choice
+from genprobe.tasks.probing import Family, Relation
 from genprobe.tasks.published import Published
 from genprobe.tasks.task import (
     NO_ANSWER,
@@ -113,6 +114,13 @@ def _table() -> tuple[np.ndarray, np.ndarray, dict[tuple[str, ...], int]]:
         src[row, : len(command)] = [word_id[w] for w in command]
         tgt[row, : len(acts)] = [action_id[a] for a in acts]
     return src, tgt, {c: i for i, c in enumerate(rows)}
+
+
+@functools.cache
+def sentences() -> np.ndarray:
+    """(S, 3) input ids of the one-sentence commands (the grammar's S), in its order."""
+    one = sum(1 for command in commands() if not {"and", "after"} & set(command))
+    return trim(_table()[0][:one], 0)
 
 
 @functools.cache
@@ -227,6 +235,24 @@ class Scan(DeterministicTask):
 
     def max_output_length(self, input_length: int) -> int:
         return _longest(input_length)
+
+    # The probe declarations live in scan_probes, which builds on this module's grammar.
+    def families(self) -> Mapping[str, Family]:
+        from genprobe.tasks import scan_probes
+
+        return scan_probes.families(self)
+
+    def relations(self) -> Mapping[str, Relation]:
+        from genprobe.tasks import scan_probes
+
+        return scan_probes.relations(self)
+
+    def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
+        """The default's (length: actions; a count per word, `count and` among them), and
+        words, sentences and twice/thrice modifiers per command."""
+        from genprobe.tasks import scan_probes
+
+        return {**super().features(src), **scan_probes.features(src)}
 
     def published(self) -> Published | None:
         return LAKE_BARONI_2018.get(self.split)
