@@ -9,11 +9,11 @@ from genprobe.tasks.task import trim
 
 
 def inserted(src: np.ndarray, at: np.ndarray, token: np.ndarray) -> np.ndarray:
-    """(n, L + 1) ids: row i with `token[i]` put at column `at[i]`, the rest shifted right."""
+    """Row i with `token[i]` put at column `at[i]`, the rest shifted right (trimmed)."""
     column = np.arange(src.shape[1] + 1)[None, :]
     at = np.asarray(at)[:, None]
     moved = np.take_along_axis(np.pad(src, ((0, 0), (0, 1))), column - (column > at), axis=1)
-    return np.where(column == at, np.asarray(token)[:, None], moved)
+    return trim(np.where(column == at, np.asarray(token)[:, None], moved), 0)
 
 
 def deleted(src: np.ndarray, at: np.ndarray) -> np.ndarray:
