@@ -15,6 +15,7 @@ from genprobe.cli import (
     export,
     integration,
     models,
+    probe,
     report,
     rewriting,
     sagga,
@@ -57,6 +58,7 @@ app.command(name="architectures")(architectures.architectures)
 app.command(name="sweep")(sweep.sweep)
 app.command(name="evaluate")(sweep.evaluate)
 app.command(name="compare")(sweep.compare)
+app.command(name="probe")(probe.probe)
 app.add_typer(
     rewriting.app,
     name="rewriting",

@@ -53,9 +53,20 @@ class ModelKind:
     seq2seq: bool = False
     # checks the spec's argument without loading the model (raises a GenprobeError)
     check: Callable[[str], None] | None = None
+    # a model of a token task (`genprobe.models.sequences.SequenceModel`), not of integration
+    tokens: bool = False
 
 
 MODELS: dict[str, ModelKind] = {
+    "run": ModelKind(
+        "genprobe.studies.seed_sensitivity.as_model:from_run",
+        "run:RUN_DIR",
+        "every seed of a finished sweep (`genprobe sweep`), decoding as one stacked model: a "
+        "model of the sweep's task for `probe` and `search`",
+        ("device",),
+        check=_checkpoint_path,
+        tokens=True,
+    ),
     "ckpt": ModelKind(
         "genprobe.models.adapters.seq2seq:from_checkpoint",
         "ckpt:PATH",

@@ -46,8 +46,9 @@ class SequenceModel(abc.ABC):
         a larger k by beam search of width k."""
 
     def score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
-        """(S, N) each member's total log-probability of output i (ids (N, M), `length` tokens,
-        then the end) for input i, teacher-forced.
+        """(S, N) each member's total log-probability of output i for input i, teacher-forced:
+        `out` (N, M) ids (-1 after the end) and `length` (N,), the same outputs for every
+        member, or (S, N, M) and (S, N), each member's own (what it decoded).
 
         Raises:
             ModelCapabilityError: the model gives no log-probabilities.

@@ -18,11 +18,12 @@ from genprobe.errors import ConfigError, RunDirError
 from genprobe.runs.rundir import read_config
 from genprobe.studies.brittleness.study import BRITTLENESS
 from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
+from genprobe.studies.probe.study import PROBE
 from genprobe.studies.sagga.study import SAGGA
 from genprobe.studies.seed_sensitivity.study import SEED_SENSITIVITY
 from genprobe.studies.study import Study, load_function
 
-STUDIES: tuple[Study, ...] = (SEED_SENSITIVITY, BRITTLENESS, SAGGA, INTEGRATION_TRAIN)
+STUDIES: tuple[Study, ...] = (SEED_SENSITIVITY, BRITTLENESS, SAGGA, INTEGRATION_TRAIN, PROBE)
 KINDS: tuple[str, ...] = tuple(kind for study in STUDIES for kind in study.kinds)
 
 

@@ -7,7 +7,9 @@ evaluating other inputs under a name already used replaces its predictions.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+import functools
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -100,8 +102,30 @@ def decode_and_check(
     """Greedy outputs of every member: ((S, N, M) token indices, (S, N) lengths, (S, N) valid).
 
     A member may decode one token more than the longest right output, so a right output must
-    end with the end-of-sequence token to count. A stack decodes padded to the device's
-    `min_lanes`, as it trains.
+    end with the end-of-sequence token to count.
+    """
+    tokens = decoded_chunks(model, config, src, functools.partial(greedy, eos=EOS, pad=PAD))
+    out, length = decoded_outputs(tokens)
+    members, n, width = out.shape
+    valid = config.task.verify(
+        np.tile(src, (members, 1)), out.reshape(members * n, width), length.reshape(-1)
+    )
+    return out, length, valid.reshape(members, n)
+
+
+def decoded_chunks(
+    model: MemberStack,
+    config: SweepConfig,
+    src: np.ndarray,
+    decode: Callable[..., Any],
+    per_row: int = 1,
+) -> Any:
+    """`decode(model, src_chunk, max_len=...)` over chunks of src (N, L), its results (tensors
+    or tensor dataclasses with leading axes (S, chunk)) joined along the inputs as NumPy arrays.
+
+    Up to one token more than the longest right output is decoded. Chunks hold at most
+    `DECODE_BUDGET` of a member's decoding state (`per_row` rows each, e.g. beams), and a stack
+    decodes padded to the device's `min_lanes`, as it trains.
     """
     device = next(model.parameters()).device
     members, lanes = model.members, min_lanes(device, type(model))
@@ -110,17 +134,18 @@ def decode_and_check(
     if members < lanes:
         model = model.subset([*range(members), *[0] * (lanes - members)])
     max_len = config.task.max_output_length(src.shape[1]) + 1
-    held = config.model.decode_footprint(src.shape[1])
+    held = config.model.decode_footprint(src.shape[1]) * per_row
     rows = max(1, min(config.eval_batch_size, DECODE_BUDGET // held))
     chunks = []
     for start in range(0, len(src), rows):
-        part = src[start : start + rows]
-        part = torch.as_tensor(part, device=device)
-        tokens = greedy(model, part, max_len=max_len, eos=EOS, pad=PAD)
-        chunks.append(tokens[:members].cpu().numpy())
-    out, length = decoded_outputs(np.concatenate(chunks, axis=1))
-    members, n, width = out.shape
-    valid = config.task.verify(
-        np.tile(src, (members, 1)), out.reshape(members * n, width), length.reshape(-1)
+        part = torch.as_tensor(src[start : start + rows], device=device)
+        chunks.append(decode(model, part, max_len=max_len))
+    if isinstance(chunks[0], torch.Tensor):
+        return torch.cat([chunk[:members] for chunk in chunks], dim=1).cpu().numpy()
+    fields = [f.name for f in dataclasses.fields(chunks[0])]
+    return type(chunks[0])(
+        *(
+            torch.cat([getattr(chunk, name)[:members] for chunk in chunks], dim=1).cpu().numpy()
+            for name in fields
+        )
     )
-    return out, length, valid.reshape(members, n)

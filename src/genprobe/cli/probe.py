@@ -1,0 +1,70 @@
+"""`genprobe probe`: the probe study on any token task, against every seed of a sweep.
+
+Examples:
+    genprobe probe --model run:runs/scan-transformer --out runs/scan-probe
+    genprobe probe --model run:runs/addition --families operand_swap,carry_chain --k 5 \
+        --out runs/addition-probe
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, model_study_executor
+from genprobe.cli.paths import output_folder
+from genprobe.cli.sweep import TASK_OPTION
+from genprobe.options import parse_pairs
+
+
+def probe(
+    model: Annotated[str, typer.Option("--model", help="The model under test: run:RUN_DIR.")],
+    out: Annotated[
+        Path,
+        typer.Option("--out", help="Run directory (resumed if it exists).", callback=output_folder),
+    ],
+    task: str = typer.Option("", help="The task (default: the model's own; another is refused)."),
+    task_option: list[str] = TASK_OPTION,
+    families: str = typer.Option(
+        None, help="Perturbation families, comma-separated [every one the task declares]."
+    ),
+    relations: str = typer.Option(
+        None, help="Metamorphic relations, comma-separated [every one the task declares]."
+    ),
+    task_suites: bool = typer.Option(True, help="Also decode the task's own shifted suites."),
+    base_split: str = typer.Option("", help="The inputs perturbed [the task's validation split]."),
+    size: int = typer.Option(200, help="Inputs per suite."),
+    data_seed: int = typer.Option(0, help="Data seed of the base inputs and task suites."),
+    seed: int = typer.Option(0, help="Seed of the perturbations' random draws."),
+    k: int = typer.Option(1, "--k", help="Candidates per input: 1 greedy, more by beam search."),
+    device: str = typer.Option("cpu", help="cpu, cuda or cuda:N."),
+    workers: int = typer.Option(1, help="Processes decoding suites side by side."),
+    backend: Backend = BACKEND,
+    ray_address: str = RAY_ADDRESS,
+) -> None:
+    """Perturb a task's inputs by its families and relations, decode them with every member of
+    the model, verify; writes RUN_DIR/report.html."""
+    from genprobe.cli.console import console, status
+    from genprobe.studies.probe.config import ProbeConfig
+    from genprobe.studies.probe.report import write_report
+    from genprobe.studies.probe.run import run_probe
+
+    config = ProbeConfig(
+        model=model, task=task,
+        task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
+        families=_names(families), relations=_names(relations), task_suites=task_suites,
+        base_split=base_split, size=size, data_seed=data_seed, seed=seed, k=k, device=device,
+        workers=workers,
+    )  # fmt: skip
+    executor = model_study_executor(backend, ray_address, None, device)
+    with executor or contextlib.nullcontext(), status("starting") as log:
+        run = run_probe(config, out, executor=executor, log=log)
+    write_report(run)
+    console.print(f"report: {run / 'report.html'}")
+
+
+def _names(text: str | None) -> tuple[str, ...] | None:
+    return None if text is None else tuple(name.strip() for name in text.split(",") if name.strip())

@@ -1,0 +1,139 @@
+"""The `decode` stage: every member of the model decodes one suite (greedy, and beam search
+for Fail@k), the task's verifier judges every candidate, and for a task with one right output
+per input the model scores that output, which splits failures into search errors (the model
+prefers the right output, its search missed it) and model errors (Welleck et al. 2022, §6).
+
+Result rows (one per member and input): member, suite, kind, name, index, origin, input, gold
+(null where a task has many right outputs), output, outcome (greedy), first_correct (1-based
+rank among the k candidates, null: none; greedy's 1 for k = 1), candidates and
+candidate_outcomes (k > 1), gold_logprob and output_logprob (null where the model gives none),
+error ("search", "model", or null for a success or an unscored model), and the task's
+features of the input as `feature: NAME` columns.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+
+from genprobe.models.registry import load_model
+from genprobe.models.sequences import Ranked, SequenceModel
+from genprobe.runs.executor import StageTask
+from genprobe.runs.shards import Outputs, Shard, parquet_bytes
+from genprobe.studies.probe.config import ProbeConfig
+from genprobe.studies.probe.study import DECODE
+from genprobe.studies.probe.suites import Suite
+from genprobe.tasks.task import DeterministicTask, Task
+from genprobe.tasks.tokens import input_lines, output_lines
+from genprobe.verification.verdict import Outcome
+
+FEATURE = "feature: "
+
+
+def decode_shard(suite: Suite, k: int) -> Shard:
+    spec = {
+        "suite": suite.key,
+        "kind": suite.kind,
+        "name": suite.name,
+        "src": suite.src.tolist(),
+        "origin": suite.origin.tolist(),
+        "k": k,
+    }
+    return Shard(DECODE, suite.key, spec)
+
+
+def result_path(key: str) -> str:
+    return f"results/{key}.parquet"
+
+
+class DecodeTask(StageTask):
+    """Decodes with the model under test, loaded once per worker."""
+
+    needs_device: ClassVar[bool] = True
+
+    def __init__(self, config: ProbeConfig) -> None:
+        self.config = config
+
+    def setup(self) -> SequenceModel:
+        return load_model(self.config.model, device=self.config.device)
+
+    def run(self, context: SequenceModel, shard: Shard, scratch: Path) -> Outputs:
+        spec = shard.spec
+        src = np.asarray(spec["src"], dtype=np.int64).reshape(len(spec["src"]), -1)
+        frame = decoded(context, self.config.load_task(), src, spec["k"])
+        frame.insert(1, "suite", spec["suite"])
+        frame.insert(2, "kind", spec["kind"])
+        frame.insert(3, "name", spec["name"])
+        frame.insert(5, "origin", np.tile(np.asarray(spec["origin"], np.int64), _members(frame)))
+        return {result_path(spec["suite"]): parquet_bytes(frame)}
+
+
+def _members(frame: pd.DataFrame) -> int:
+    return frame["member"].nunique() if len(frame) else 0
+
+
+def decoded(model: SequenceModel, task: Task, src: np.ndarray, k: int) -> pd.DataFrame:
+    """One row per (member, input) of src (N, L): see the module's description."""
+    greedy = model.candidates(src, 1)
+    members, n = greedy.out.shape[:2]
+    out, length = greedy.out[:, :, 0], greedy.length[:, :, 0]
+    outcome = _outcomes(task, src, greedy)[:, :, 0]
+    frame = pd.DataFrame(
+        {
+            "member": np.repeat(np.array(model.members, dtype=object), n),
+            "index": np.tile(np.arange(n), members),
+            "input": input_lines(task.source_vocab, src) * members,
+            "gold": None,
+            "output": output_lines(task.target_vocab, out.reshape(members * n, -1)),
+            "outcome": outcome.reshape(-1),
+        }
+    )
+    top_logprob = greedy.logprob[:, :, 0]
+    if k == 1:
+        first = np.where(outcome == Outcome.CORRECT.value, 1.0, np.nan)
+    else:
+        beam = model.candidates(src, k)
+        outcomes = _outcomes(task, src, beam)
+        correct = outcomes == Outcome.CORRECT.value
+        first = np.where(correct.any(axis=2), correct.argmax(axis=2) + 1.0, np.nan)
+        width = beam.out.shape[-1]
+        texts = output_lines(task.target_vocab, beam.out.reshape(-1, width))
+        frame["candidates"] = [texts[i * k : (i + 1) * k] for i in range(members * n)]
+        frame["candidate_outcomes"] = list(outcomes.reshape(members * n, k))
+        top_logprob = beam.logprob[:, :, 0]
+    frame["first_correct"] = pd.array(first.reshape(-1), dtype="Int64")
+    frame["gold_logprob"] = np.nan
+    frame["output_logprob"] = np.nan
+    frame["error"] = None
+    if isinstance(task, DeterministicTask):
+        gold = task.solve(src)
+        gold_len = (gold >= 0).sum(axis=1)
+        frame["gold"] = output_lines(task.target_vocab, gold) * members
+        if model.can_score:
+            if k == 1:
+                top_logprob = model.score(src, out, length)
+            gold_logprob = model.score(src, gold, gold_len)
+            failed = np.isnan(first)
+            error = np.where(gold_logprob > top_logprob, "search", "model")
+            frame["gold_logprob"] = gold_logprob.reshape(-1)
+            frame["output_logprob"] = top_logprob.reshape(-1)
+            frame["error"] = np.where(failed, error, None).reshape(-1)
+    for name, values in task.features(src).items():
+        frame[FEATURE + name] = np.tile(np.asarray(values), members)
+    return frame
+
+
+def _outcomes(task: Task, src: np.ndarray, ranked: Ranked) -> np.ndarray:
+    """(S, N, k) the outcome of every candidate, in one call of the task's verifier."""
+    members, n, k, width = ranked.out.shape
+    every = np.repeat(np.tile(src, (members, 1)), k, axis=0)
+    outcomes = task.outcomes(
+        every,
+        ranked.out.reshape(-1, width),
+        ranked.length.reshape(-1),
+        ranked.finished.reshape(-1),
+    )
+    return np.asarray(outcomes).reshape(members, n, k)

@@ -1,0 +1,204 @@
+"""The report of a probe run, from its result files only: per suite the accuracy of every
+member (and Fail@k), the drop from the inputs a perturbation started from, how many members
+fail each input (failures every seed shares against seed-specific ones), consistency under
+the task's metamorphic relations, search against model errors, and whether in-distribution
+accuracy predicts probe accuracy across members."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from genprobe.analysis.plots import suite_distributions
+from genprobe.analysis.render import Figure, Heading, Table, Text
+from genprobe.analysis.render import write_report as render
+from genprobe.analysis.stats import summarize
+from genprobe.studies.probe.results import read_probe, read_results, read_suites
+from genprobe.studies.probe.summary import (
+    accuracy,
+    consistency,
+    errors,
+    fail_at,
+    failure_sharing,
+    paired_drop,
+    predicts,
+)
+
+EXAMPLES = 5  # inputs every member fails, shown per suite
+
+
+def write_report(run: str | Path) -> tuple[Path, Path]:
+    """report.md and report.html of a probe run; returns their paths."""
+    run = Path(run)
+    config = read_probe(run)
+    task = config.load_task()
+    results = read_results(run)
+    suites = read_suites(run).set_index("suite")
+    scores = accuracy(results)
+    members = len(scores)
+    figure = suite_distributions(scores, run / "figures" / "accuracy.png").relative_to(run)
+    options = ", ".join(f"{k}={v}" for k, v in config.task_options)
+    decoding = "greedy" if config.k == 1 else f"greedy, and beam search of width {config.k}"
+    blocks = [
+        Text(
+            f"Model `{config.model}`: {members} members. Task `{config.task}` ({options}). "
+            f"Base: {config.size:,} inputs of split `{config.base(task)}` (data seed "
+            f"{config.data_seed}); perturbations drawn with seed {config.seed}. Decoding: "
+            f"{decoding}; every output judged by the task's verifier."
+        ),
+        Figure(figure, "Accuracy per suite, one dot per member"),
+        Heading("Accuracy per suite across members"),
+        Text(
+            "Greedy accuracy over the members: median, min–max and IQM with its 95 % bootstrap "
+            "interval. *Drop*: accuracy on the base inputs a suite was made from minus accuracy "
+            "on the suite, median over members. *Every* / *one*: inputs that every member "
+            "fails (the task's hard region) and inputs that exactly one member fails "
+            "(seed-specific). *Refused*: perturbed inputs the task does not accept, never "
+            "decoded."
+        ),
+        Table(_suite_table(results, scores, suites, config.k)),
+    ]
+    relations = consistency(results, task)
+    if len(relations):
+        blocks += [
+            Heading("Consistency under metamorphic relations"),
+            Text(
+                "Per relation, the share of pairs (a base input and its partner) whose two "
+                "outputs keep the relation, and the share where both are right: median "
+                "(min–max) over members. A member can be consistent and wrong."
+            ),
+            Table(_relation_table(relations)),
+        ]
+    split = errors(results)
+    if split.values.sum():
+        blocks += [
+            Heading("Search errors and model errors"),
+            Text(
+                "Failures whose right output the model scores above what it answered "
+                "(*search*: a wider search could find it) against those it scores below "
+                "(*model*: the model prefers a wrong output), summed over members."
+            ),
+            Table(_error_table(split)),
+        ]
+    correlations = predicts(scores)
+    if correlations:
+        blocks += [
+            Heading("Does in-distribution accuracy predict probe accuracy?"),
+            Text("Spearman correlation across members of base accuracy with each suite's."),
+            Table(_correlation_table(correlations)),
+        ]
+    blocks += _shared_failures(results)
+    return render(run, "Probe study", blocks)
+
+
+def _suite_table(
+    results: pd.DataFrame, scores: pd.DataFrame, suites: pd.DataFrame, k: int
+) -> pd.DataFrame:
+    sharing = failure_sharing(results)
+    drop = paired_drop(results)
+    failed = fail_at(results, k) if k > 1 else None
+    rows = []
+    for suite in scores.columns:
+        values = scores[suite].to_numpy()
+        summary = summarize(values)
+        interval = (
+            f" [{100 * summary.iqm_ci_low:.1f}, {100 * summary.iqm_ci_high:.1f}]"
+            if summary.iqm_ci_reason is None and len(values) > 1
+            else ""
+        )
+        row = {
+            "suite": suite,
+            "kind": suites.loc[suite, "kind"],
+            "inputs": f"{int(suites.loc[suite, 'inputs']):,}",
+            "refused": f"{int(suites.loc[suite, 'invalid']):,}",
+            "median": f"{100 * summary.median:.1f}",
+            "min–max": f"{100 * summary.min:.1f}–{100 * summary.max:.1f}",
+            "IQM": f"{100 * summary.iqm:.1f}{interval}",
+            "drop": f"{100 * drop[suite].median():+.1f}" if suite in drop else "",
+            "every": f"{int(sharing.loc[suite, 'every']):,}",
+            "one": f"{int(sharing.loc[suite, 'one']):,}",
+        }
+        if failed is not None:
+            row[f"Fail@{k}"] = f"{100 * failed[suite].median():.1f}"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _relation_table(relations: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for suite, group in relations.groupby("suite", sort=False):
+        rows.append(
+            {
+                "relation": suite,
+                "pairs": f"{int(group['pairs'].max()):,}",
+                "consistent": _spread(group["consistent"]),
+                "both right": _spread(group["both_right"]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _spread(values: pd.Series) -> str:
+    return f"{100 * values.median():.1f} ({100 * values.min():.1f}–{100 * values.max():.1f})"
+
+
+def _error_table(split: pd.DataFrame) -> pd.DataFrame:
+    total = split.sum(axis=1)
+    return pd.DataFrame(
+        {
+            "suite": split.index,
+            "failures scored": [f"{int(n):,}" for n in total],
+            "search": [f"{int(n):,}" for n in split["search"]],
+            "model": [f"{int(n):,}" for n in split["model"]],
+            "search share": [
+                f"{100 * s / n:.1f}" if n else "–"
+                for s, n in zip(split["search"], total, strict=True)
+            ],
+        }
+    )
+
+
+def _correlation_table(correlations: list) -> pd.DataFrame:
+    rows = []
+    for c in correlations:
+        if c.reason:
+            rows.append({"suite": c.b, "Spearman ρ": "–", "95 % CI": c.reason, "p": "–"})
+            continue
+        low, high = c.spearman_ci
+        interval = c.spearman_ci_reason or f"[{low:.2f}, {high:.2f}]"
+        rows.append(
+            {"suite": c.b, "Spearman ρ": f"{c.spearman:.2f}", "95 % CI": interval,
+             "p": f"{c.spearman_p:.3f}"}
+        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _shared_failures(results: pd.DataFrame) -> list:
+    members = results["member"].nunique()
+    wrong = results[results["outcome"] != "correct"]
+    counts = wrong.groupby(["suite", "index"], sort=False)["member"].transform("size")
+    every = wrong[counts == members]
+    if not len(every):
+        return []
+    blocks = [
+        Heading("Inputs every member fails"),
+        Text(f"Up to {EXAMPLES} per suite: the input, the right output, and the most common "
+             "wrong answer with how many members gave it."),
+    ]  # fmt: skip
+    rows = []
+    for (suite, _index), group in every.groupby(["suite", "index"], sort=False):
+        if sum(r["suite"] == suite for r in rows) >= EXAMPLES:
+            continue
+        answers = group["output"].value_counts()
+        rows.append(
+            {"suite": suite, "input": _short(group["input"].iloc[0]),
+             "right": _short(group["gold"].iloc[0] or "–"),
+             "most common answer": f"{_short(answers.index[0])} ({answers.iloc[0]} of {members})"}
+        )  # fmt: skip
+    return [*blocks, Table(pd.DataFrame(rows))]
+
+
+def _short(text: str, width: int = 90) -> str:
+    """`text`, cut to `width` characters with an ellipsis (the export tables hold it whole)."""
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,84 @@
+"""A probe run, end to end: which inputs break a model, and do all its seeds break on them?
+
+    check    the model is a token task's (a finished sweep), its task the one asked for, the
+             families and relations ones the task declares: before anything is written
+    open     config.json: the hashed config, with the task resolved from the model
+    suites   suites.json: each suite's kind, name, size and the perturbed inputs the task
+             refused (`suites.py`)
+    decode   one shard per suite: every member decodes and the verifier judges
+             (results/<suite>.parquet, `decode.py`)
+
+Every stage is a list of shards run by `run_stage`: rerunning the same command skips what is
+done, so a killed run ends with the results of an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from genprobe.errors import ConfigError
+from genprobe.models.registry import load_model
+from genprobe.runs.atomic import write_json
+from genprobe.runs.executor import Executor, LocalExecutor, run_stage
+from genprobe.runs.rundir import open_run
+from genprobe.runs.shards import ShardStore
+from genprobe.studies.probe.config import ProbeConfig
+from genprobe.studies.probe.decode import DecodeTask, decode_shard
+from genprobe.studies.probe.study import KIND
+from genprobe.studies.probe.suites import build_suites
+from genprobe.tasks.registry import task_name
+
+SUITES_FILE = "suites.json"
+
+Log = Callable[[str], None]
+
+
+def resolved(config: ProbeConfig) -> ProbeConfig:
+    """`config` with the model's own task where it names none, validated.
+
+    Raises:
+        ConfigError: a task other than the model's, or any setting out of range.
+        RunDirError: the model's run directory is not a finished sweep.
+    """
+    model = load_model(config.model, device="cpu")
+    own, options = task_name(model.task), model.task.options()
+    if config.task:
+        asked = config.load_task()
+        if (task_name(asked), asked.options()) != (own, options):
+            shown = " ".join(f"{k}={v}" for k, v in options.items())
+            given = " ".join([config.task, *(f"{k}={v}" for k, v in config.task_options)])
+            raise ConfigError("--task", f"the model's own task ({own} {shown}) or left out", given)
+    return replace(config, task=own, task_options=tuple(sorted(options.items()))).validated()
+
+
+def run_probe(
+    config: ProbeConfig,
+    out: str | Path,
+    executor: Executor | None = None,
+    log: Log = lambda message: None,
+) -> Path:
+    """Run (or resume) the probe study in `out`; returns the run directory.
+
+    Raises:
+        ConfigError, RunDirError: see `resolved`; `out` holds another run.
+    """
+    config = resolved(config)
+    task = config.load_task()
+    suites = build_suites(config, task)  # a data error writes nothing
+    run = open_run(out, KIND, config)
+    write_json(
+        run / SUITES_FILE,
+        [
+            {"suite": s.key, "kind": s.kind, "name": s.name, "inputs": len(s.src),
+             "invalid": s.invalid}
+            for s in suites
+        ],
+    )  # fmt: skip
+    shards = [decode_shard(suite, config.k) for suite in suites if len(suite.src)]
+    if pending := ShardStore(run).pending(shards):
+        log(f"decoding {len(pending)} suites: {', '.join(shard.key for shard in pending)}")
+    executor = executor or LocalExecutor(workers=config.workers)
+    run_stage(run, DecodeTask(config), shards, executor)
+    return run

@@ -1,0 +1,14 @@
+"""The probe study's declaration (`genprobe.studies.study`)."""
+
+from genprobe.studies.study import Study
+
+KIND = "probe"
+DECODE = "decode"  # one shard per suite (`decode.py`)
+
+PROBE = Study(
+    kind=KIND,
+    name="a probe study",
+    report="genprobe.studies.probe.report:write_report",
+    tables="genprobe.studies.probe.tables:run_tables",
+    stages=(DECODE,),
+)

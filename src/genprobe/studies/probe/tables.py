@@ -1,0 +1,32 @@
+"""A probe run's results as tidy tables (`genprobe.analysis.tables` reads any run's):
+
+results   one row per member and input of every decoded suite (`decode.py`)
+members   one row per member and suite: accuracy (greedy) and Fail@k
+inputs    one row per suite and input: how many members fail it
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from genprobe.studies.probe.results import read_probe, read_results
+from genprobe.studies.probe.summary import accuracy, fail_at, members_failing
+
+
+def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
+    """The run's tables by name: results, members, inputs.
+
+    Raises:
+        RunDirError: not a probe run, or nothing decoded yet.
+    """
+    k = read_probe(run).k
+    results = read_results(run)
+    members = accuracy(results).stack().rename("accuracy").to_frame()
+    members[f"fail@{k}"] = fail_at(results, k).stack()
+    return {
+        "results": results,
+        "members": members.reset_index(),
+        "inputs": members_failing(results),
+    }

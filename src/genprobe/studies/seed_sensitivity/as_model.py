@@ -1,0 +1,127 @@
+"""A finished sweep as a model under test (`--model run:RUN_DIR`): every seed a member, all of
+them decoding as the one stacked model the predict stage uses, so a probe of ten seeds costs
+about what a probe of one does.
+
+k = 1 decodes greedily (the predict stage's outputs, bit for bit); k > 1 by beam search of
+width k over every member at once (`decoding.member_beam`). `score` feeds the given outputs
+through the decoder step by step, in evaluation mode.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from genprobe.data.seq2seq import EOS, N_SPECIAL, PAD, decoded_outputs
+from genprobe.decoding.beam import BeamResult
+from genprobe.decoding.greedy import greedy
+from genprobe.decoding.member_beam import member_beam_search
+from genprobe.models.member_stack import MemberStack
+from genprobe.models.sequences import Ranked, SequenceModel
+from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.studies.seed_sensitivity.members import load_members
+from genprobe.studies.seed_sensitivity.predict import decoded_chunks
+from genprobe.studies.seed_sensitivity.results import read_sweep
+
+
+class SweepModel(SequenceModel):
+    can_score = True
+
+    def __init__(
+        self, run: Path, config: SweepConfig, stack: MemberStack, members: tuple[str, ...]
+    ) -> None:
+        self.run, self.config, self.stack = run, config, stack
+        self.task, self.members = config.task, members
+
+    def candidates(self, src: np.ndarray, k: int) -> Ranked:
+        src = np.asarray(src, dtype=np.int64)
+        if k == 1:
+            tokens = decoded_chunks(self.stack, self.config, src, _greedy)
+            out, length = decoded_outputs(tokens)
+            finished = (tokens == EOS).any(axis=-1)
+            nan = np.full(length.shape, np.nan)
+            return Ranked(
+                out[:, :, None], length[:, :, None], finished[:, :, None], *[nan[..., None]] * 2
+            )
+        return self.beam(src, k)
+
+    def beam(self, src: np.ndarray, k: int) -> Ranked:
+        """The k best outputs of every member by beam search of width k (k = 1 too)."""
+        src = np.asarray(src, dtype=np.int64)
+        decode = functools.partial(_beam, k=k)
+        beams = decoded_chunks(self.stack, self.config, src, decode, per_row=k)
+        inside = np.arange(beams.tokens.shape[-1]) < beams.lengths[..., None]
+        out = np.where(inside & (beams.tokens >= N_SPECIAL), beams.tokens - N_SPECIAL, -1)
+        return Ranked(out, beams.lengths, beams.finished, beams.scores, beams.logprobs)
+
+    def score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
+        device = next(self.stack.parameters()).device
+        gold = _decoder_ids(np.asarray(out), np.asarray(length))
+        rows = self.config.eval_batch_size
+        parts = [
+            _teacher_forced_logprob(
+                self.stack,
+                torch.as_tensor(np.asarray(src[start : start + rows], np.int64), device=device),
+                torch.as_tensor(gold[..., start : start + rows, :], device=device),
+            )
+            for start in range(0, len(src), rows)
+        ]
+        return np.concatenate(parts, axis=1)
+
+    def subset(self, members: Sequence[int]) -> SweepModel:
+        labels = tuple(self.members[i] for i in members)
+        return SweepModel(self.run, self.config, self.stack.subset(list(members)), labels)
+
+
+def from_run(argument: str, device: str = "cpu") -> SweepModel:
+    """Every member of the finished sweep in directory `argument`, stacked on `device`.
+
+    Raises:
+        RunDirError: not a sweep's run directory, or its training has not finished.
+    """
+    run = Path(argument).absolute()
+    config = read_sweep(run)
+    stack = load_members(run, device).eval()
+    return SweepModel(run, config, stack, tuple(f"seed={seed}" for seed in config.seeds))
+
+
+def _greedy(model: MemberStack, src: Tensor, max_len: int) -> Tensor:
+    return greedy(model, src, max_len=max_len, eos=EOS, pad=PAD)
+
+
+def _beam(model: MemberStack, src: Tensor, max_len: int, k: int) -> BeamResult:
+    """Beam search of width k, tokens padded to `max_len` (chunks join along the inputs)."""
+    found = member_beam_search(model, src, k, max_len=max_len, eos=EOS, pad=PAD)
+    width = max_len - found.tokens.shape[-1]
+    tokens = torch.nn.functional.pad(found.tokens, (0, width), value=PAD)
+    return BeamResult(tokens, found.lengths, found.scores, found.logprobs, found.finished)
+
+
+def _decoder_ids(out: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """(..., M + 1) decoder ids of outputs (..., M) (task ids, -1 after the end), EOS after
+    each output's `length` tokens, PAD after that."""
+    ids = np.where(out >= 0, out + N_SPECIAL, PAD)
+    ids = np.concatenate([ids, np.full((*out.shape[:-1], 1), PAD)], axis=-1)
+    position = np.arange(out.shape[-1] + 1)
+    ids = np.where(position == length[..., None], EOS, ids)
+    return np.where(position <= length[..., None], ids, PAD)
+
+
+@torch.no_grad()
+def _teacher_forced_logprob(model: MemberStack, src: Tensor, gold: Tensor) -> np.ndarray:
+    """(S, N) total log-probability of gold decoder ids (EOS included, PAD after): (N, T) for
+    every member, or (S, N, T), fed to the decoder one step at a time."""
+    state, token = model.start(src, max_len=gold.shape[-1])
+    total = torch.zeros(token.shape, dtype=torch.float64, device=src.device)
+    for t in range(gold.shape[-1]):
+        logits, state = model.step(state, token)
+        target = gold[..., t].expand_as(token)
+        picked = torch.log_softmax(logits.float(), dim=-1).gather(-1, target[..., None])[..., 0]
+        total += torch.where(target != PAD, picked, 0.0).double()
+        token = target
+    return total.cpu().numpy()

@@ -1,0 +1,75 @@
+"""A finished sweep as a model under test (`run:RUN_DIR`): greedy candidates are the predict
+stage's outputs, beam search decodes every member as that member alone would, and scores are
+the log-probabilities beam search reports."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from genprobe.errors import RunDirError
+from genprobe.models.architectures.transformer import TransformerSeedConfig
+from genprobe.models.registry import load_model
+from genprobe.studies.seed_sensitivity import run_sweep
+from genprobe.tasks.tokens import output_lines
+
+
+@pytest.fixture(scope="module", params=["recurrent", "transformer"])
+def sweep(request, tiny_sweep, tmp_path_factory):
+    model = (
+        {} if request.param == "recurrent" else {"model": TransformerSeedConfig(decoder_only=True)}
+    )
+    config = tiny_sweep(seeds=(1, 2, 3), **model)
+    return run_sweep(config, tmp_path_factory.mktemp("run") / request.param)
+
+
+@pytest.mark.slow
+def test_greedy_candidates_are_the_predict_stages_outputs(sweep):
+    model = load_model(f"run:{sweep}")
+    assert model.members == ("seed=1", "seed=2", "seed=3")
+    predicted = pd.concat(pd.read_parquet(p) for p in (sweep / "predictions").glob("*.parquet"))
+    suite = predicted["suite"].iloc[0]
+    rows = predicted[predicted["suite"] == suite].sort_values(["seed", "index"])
+    src = model.config.split(suite).src
+    ranked = model.candidates(src, 1)
+    members, n = ranked.out.shape[:2]
+    lines = output_lines(model.task.target_vocab, ranked.out[:, :, 0].reshape(members * n, -1))
+    assert lines == list(rows["output"])
+    outcomes = model.task.outcomes(
+        np.tile(src, (members, 1)),
+        ranked.out[:, :, 0].reshape(members * n, -1),
+        ranked.length[:, :, 0].reshape(-1),
+        ranked.finished[:, :, 0].reshape(-1),
+    )
+    assert list(outcomes == "correct") == list(rows["valid"])
+
+
+@pytest.mark.slow
+def test_beam_search_decodes_each_member_as_it_alone_would(sweep):
+    model = load_model(f"run:{sweep}")
+    src = model.task.generate(model.task.validation_split, 9, 5).src
+    together = model.candidates(src, 3)
+    assert together.out.shape[:3] == (3, 9, 3)
+    for k in range(3):
+        alone = model.subset([k]).candidates(src, 3)
+        assert np.array_equal(alone.out[0], together.out[k])
+        np.testing.assert_allclose(alone.logprob[0], together.logprob[k], rtol=1e-5)
+    # ranked by score, best first; width 1 is greedy
+    assert (np.diff(together.score, axis=2) <= 1e-6).all()
+    greedy, narrow = model.candidates(src, 1), model.beam(src, 1)
+    assert np.array_equal(narrow.out[..., : greedy.out.shape[-1]], greedy.out)
+
+
+@pytest.mark.slow
+def test_scores_are_the_log_probabilities_beam_search_found(sweep):
+    model = load_model(f"run:{sweep}")
+    src = model.task.generate(model.task.validation_split, 9, 5).src
+    ranked = model.candidates(src, 2)
+    for rank in range(2):
+        kept = ranked.finished[0, :, rank]
+        scored = model.score(src, ranked.out[0, :, rank], ranked.length[0, :, rank])
+        np.testing.assert_allclose(scored[0][kept], ranked.logprob[0, :, rank][kept], atol=1e-4)
+
+
+def test_a_run_that_is_not_a_finished_sweep_is_refused(tmp_path):
+    with pytest.raises(RunDirError):
+        load_model(f"run:{tmp_path}")
