@@ -265,3 +265,15 @@ def test_token_edits_never_crash_addition_and_what_they_break_is_refused(fmt):
         valid = task.valid_inputs(edited)
         _a, _b, _count, _, ok = task.read(edited)
         assert (valid <= ok).all()
+
+
+def test_and_is_after_turns_two_sentence_commands_and_the_gold_outputs_agree(scan_src):
+    src = encoded(SCAN, "jump left twice and walk", "look after run around right", "walk")
+    relation = SCAN.relations()["and_is_after"]
+    partner = relation.partner(src, np.random.default_rng(RNG))
+    assert partner.origin.tolist() == [0, 1]
+    assert words(SCAN, partner.src) == [("walk", "after", "jump", "left", "twice"),
+                                        ("run", "around", "right", "and", "look")]  # fmt: skip
+    partner = relation.partner(scan_src, np.random.default_rng(RNG))
+    assert len(partner) > 590 and SCAN.valid_inputs(partner.src).all()
+    assert relation.agree(*gold(SCAN, scan_src[partner.origin]), *gold(SCAN, partner.src)).all()

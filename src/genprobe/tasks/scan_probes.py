@@ -34,10 +34,15 @@ def families(task: Scan) -> dict[str, Family]:
 
 def relations(task: Scan) -> dict[str, Relation]:
     return {
+        "and_is_after": Relation(
+            "`S1 and S2` and `S2 after S1` mean the same actions (two-sentence commands; "
+            "`S1 after S2` is paired with `S2 and S1`)",
+            lambda src, rng: _conjunction_turned(task, src),
+        ),
         "twice_is_and": Relation(
             "`x twice` and `x and x` mean the same actions (one-sentence commands ending in twice)",
             lambda src, rng: _twice_as_and(task, src),
-        )
+        ),
     }
 
 
@@ -82,6 +87,22 @@ def _lengthen_conjunction(task: Scan, src: np.ndarray, rng: np.random.Generator)
     drawn = sentences()[rng.integers(0, len(sentences()), size=len(rows))]
     conjunction = CONJUNCTION_IDS[rng.integers(0, len(CONJUNCTION_IDS), size=len(rows))]
     return Perturbed(appended(src[rows], np.column_stack([conjunction, drawn])), rows)
+
+
+def _conjunction_turned(task: Scan, src: np.ndarray) -> Perturbed:
+    src = np.asarray(src)
+    conjunction = np.isin(src, CONJUNCTION_IDS)
+    rows = np.flatnonzero(conjunction.any(axis=1) & task.valid_inputs(src))
+    src = src[rows]
+    length = (src > 0).sum(axis=1)[:, None]
+    at = np.argmax(conjunction[rows], axis=1)[:, None]  # S1 is src[:at], S2 src[at + 1:]
+    column = np.arange(src.shape[1])[None, :]
+    second = length - at - 1  # S2's words, which now come first
+    source = np.where(column < second, column + at + 1, column - second - 1)
+    turned = np.take_along_axis(src, np.clip(source, 0, src.shape[1] - 1), axis=1)
+    other = CONJUNCTION_IDS.sum() - src[np.arange(len(src)), at[:, 0]]  # and <-> after
+    turned = np.where(column == second, other[:, None], turned)
+    return Perturbed(np.where(column < length, turned, 0), rows)
 
 
 def _twice_as_and(task: Scan, src: np.ndarray) -> Perturbed:
