@@ -8,6 +8,7 @@ import pytest
 from genprobe.tasks import load_task
 from genprobe.tasks.addition import carries
 from genprobe.tasks.probing import token_edits
+from genprobe.tasks.registry import TASKS
 from genprobe.tasks.tokens import encode_inputs
 
 SCAN = load_task("scan")
@@ -236,6 +237,8 @@ NOT_THE_TASKS = {
     "modular_arithmetic": ["1 +", "+ 1"],
     "scan": ["walk and", "twice walk", "turn"],
     "addition": ["1 2", "+ 1", "1 + + 2"],
+    "binary_operation": ["1 2", "1 2 = 3", "= 1 2", "1 = 2"],
+    "sparse_parity": ["0 1 1", " ".join("1" * 41)],
 }
 
 
@@ -277,3 +280,13 @@ def test_and_is_after_turns_two_sentence_commands_and_the_gold_outputs_agree(sca
     partner = relation.partner(scan_src, np.random.default_rng(RNG))
     assert len(partner) > 590 and SCAN.valid_inputs(partner.src).all()
     assert relation.agree(*gold(SCAN, scan_src[partner.origin]), *gold(SCAN, partner.src)).all()
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_no_task_takes_an_empty_input_or_one_with_a_gap(name):
+    task = load_task(name)
+    src = task.generate(task.train_split, 64, 0).src
+    src = src[(src > 0).sum(axis=1) >= 2]
+    gapped = np.insert(src, 1, 0, axis=1)  # padding after the first token, then the rest
+    empty = np.zeros((2, gapped.shape[1]), dtype=np.int64)
+    assert not task.valid_inputs(np.concatenate([gapped, empty])).any()

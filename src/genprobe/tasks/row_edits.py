@@ -1,5 +1,6 @@
 """Edits of padded id rows (0 after each row's end), vectorized over rows, for the tasks'
-perturbation families: a token inserted or deleted at a column per row, tokens appended."""
+perturbation families: a token inserted or deleted at a column per row, tokens appended; and
+which rows are not padded that way."""
 
 from __future__ import annotations
 
@@ -31,3 +32,9 @@ def appended(src: np.ndarray, tail: np.ndarray) -> np.ndarray:
     rows, columns = np.nonzero(tail > 0)
     out[rows, length[rows] + columns] = tail[rows, columns]
     return trim(out, 0)
+
+
+def gapped(src: np.ndarray) -> np.ndarray:
+    """(n,) whether a row has padding before a token (no input of any task)."""
+    src = np.asarray(src)
+    return ((src[:, :-1] == 0) & (src[:, 1:] > 0)).any(axis=1)

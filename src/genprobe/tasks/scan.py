@@ -19,6 +19,7 @@ import numpy as np
 from genprobe.errors import check_choice
 from genprobe.tasks.probing import Family, Relation
 from genprobe.tasks.published import Published
+from genprobe.tasks.row_edits import gapped
 from genprobe.tasks.task import (
     NO_ANSWER,
     DeterministicTask,
@@ -223,6 +224,7 @@ class Scan(DeterministicTask):
     def solve(self, src: np.ndarray) -> np.ndarray:
         _, tgt, row = _table()
         found = [row.get(command) for command in self._commands(src)]
+        found = [None if gap else r for r, gap in zip(found, gapped(src), strict=True)]
         gold = np.full((len(src), tgt.shape[1]), -1, dtype=np.int64)
         known = [i for i, r in enumerate(found) if r is not None]
         gold[known] = tgt[[found[i] for i in known]]

@@ -21,6 +21,7 @@ import numpy as np
 
 from genprobe.errors import ConfigError
 from genprobe.tasks.probing import Family, Perturbed
+from genprobe.tasks.row_edits import gapped
 from genprobe.tasks.task import NO_ANSWER, DeterministicTask, Examples, Split, split_stream, trim
 
 TRAIN_LENGTHS = (1, 40)
@@ -137,8 +138,7 @@ class LengthTask(DeterministicTask):
         length = (src > 0).sum(axis=1)
         width = self.max_output_length(max(src.shape[1], 1))
         gold = np.full((len(src), width), -1, dtype=np.int64)
-        gap = ((src[:, :-1] == 0) & (src[:, 1:] > 0)).any(axis=1)
-        unanswered = (length == 0) | gap
+        unanswered = (length == 0) | gapped(src)
         gold[unanswered, :1] = NO_ANSWER
         for value in np.unique(length[~unanswered]):
             rows = np.flatnonzero((length == value) & ~unanswered)

@@ -7,18 +7,17 @@ from __future__ import annotations
 import numpy as np
 
 from genprobe.tasks.probing import Family, Perturbed
-from genprobe.tasks.row_edits import deleted, inserted
+from genprobe.tasks.row_edits import deleted, gapped, inserted
 
 
 def valid_inputs(n_symbols: int, src: np.ndarray) -> np.ndarray:
     """(n,) non-empty rows of symbol ids 1..n_symbols, padding only after the end."""
     src = np.asarray(src)
-    gap = ((src[:, :-1] == 0) & (src[:, 1:] > 0)).any(axis=1)
     return (
         (src[:, :1] > 0).any(axis=1)
         & (src <= n_symbols).all(axis=1)
         & (src >= 0).all(axis=1)
-        & ~gap
+        & ~gapped(src)
     )
 
 
