@@ -142,3 +142,40 @@ def test_the_checks_catch_a_task_that_breaks_the_contract(task, message):
 def test_the_structural_check_alone_finds_what_a_py_task_breaks_at_load():
     with pytest.raises(TaskContractError, match="verify"):
         check_contract(VerifiesAList(), "py:m:VerifiesAList")
+
+
+def declared_moves(task):
+    """Every family, relation partner and mutation a task declares, by a readable name."""
+    moves = {f"family {n}": f.perturb for n, f in task.families().items()}
+    moves |= {f"relation {n}": r.partner for n, r in task.relations().items()}
+    return moves | {f"mutation {n}": m.perturb for n, m in task.mutations().items()}
+
+
+@pytest.mark.parametrize(
+    "name, options",
+    [*((name, {}) for name in TASKS), ("addition", {"format": "plain"}),
+     ("addition", {"format": "reversed"}), ("binary_operation", {"operation": "x-y"})],
+)  # fmt: skip
+def test_every_tasks_probe_declarations_keep_the_contract(name, options):
+    task = load_task(name, options)
+    src = task.generate(task.train_split, 64, 0).src
+    valid = task.valid_inputs(src)
+    assert valid.dtype == bool and valid.shape == (64,) and valid.all()
+    assert set(task.mutations()) >= {"substitute", "insert", "delete", "swap"}
+    for label, move in declared_moves(task).items():
+        first = move(src, np.random.default_rng(7))
+        again = move(src, np.random.default_rng(7))
+        assert first.src.dtype == src.dtype and first.origin.dtype.kind == "i", label
+        assert np.array_equal(first.src, again.src), f"{label}: not the same for one seed"
+        assert np.array_equal(first.origin, again.origin), label
+        assert len(first.origin) == len(first.src), label
+        assert ((first.origin >= 0) & (first.origin < len(src))).all(), label
+        checked = task.valid_inputs(first.src)  # a token edit may break an input, never crash
+        assert checked.dtype == bool and checked.shape == (len(first.src),), label
+        if not label.startswith("mutation") or label[9:] in task.families():
+            assert checked.all(), f"{label}: an output that is not one of the task's inputs"
+    features = task.features(src)
+    assert features and all(isinstance(k, str) for k in features)
+    for key, values in features.items():
+        assert isinstance(values, np.ndarray) and values.shape == (64,), key
+        assert np.issubdtype(values.dtype, np.number), key

@@ -28,6 +28,7 @@ import numpy as np
 
 from genprobe.errors import ConfigError, check_choice
 from genprobe.tasks.chomsky.base import CHUNK, LENGTH_SPLIT, parse_lengths
+from genprobe.tasks.probing import Family, Relation
 from genprobe.tasks.published import Published
 from genprobe.tasks.task import (
     NO_ANSWER,
@@ -57,17 +58,23 @@ def hint_names(count: int) -> tuple[str, ...]:
     return tuple(names)
 
 
-def add_digits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(n, D) and (n, D) digits, least significant first -> (n, D + 1) digits of the sums.
+def carries(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(n, D) and (n, D) digits, least significant first -> (n, D + 1) whether each column of
+    the sum carries a 1 into the next.
 
-    No loop over positions: a carry reaches column k when the nearest column below k whose
+    No loop over positions: column k carries when the nearest column at or below k whose
     digit sum is not 9 overflowed (a run of 9s passes a carry on, anything else stops it).
     """
     column = np.pad(a + b, ((0, 0), (0, 1)))  # (n, D + 1) column sums, 0..18
     position = np.arange(column.shape[1])
     last = np.maximum.accumulate(np.where(column != 9, position, -1), axis=1)  # -1: none
-    overflow = np.take_along_axis(column >= 10, np.maximum(last, 0), axis=1) & (last >= 0)
-    carry = np.pad(overflow[:, :-1], ((0, 0), (1, 0)))  # into column k: out of column k - 1
+    return np.take_along_axis(column >= 10, np.maximum(last, 0), axis=1) & (last >= 0)
+
+
+def add_digits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(n, D) and (n, D) digits, least significant first -> (n, D + 1) digits of the sums."""
+    column = np.pad(a + b, ((0, 0), (0, 1)))
+    carry = np.pad(carries(a, b)[:, :-1], ((0, 0), (1, 0)))  # into column k: out of k - 1
     return (column + carry) % 10
 
 
@@ -167,7 +174,7 @@ class Addition(DeterministicTask):
         return Examples(src, self.solve(src))
 
     def solve(self, src: np.ndarray) -> np.ndarray:
-        a, b, start, ok = self._read(np.asarray(src))
+        a, b, _, start, ok = self.read(np.asarray(src))
         total = add_digits(a, b)
         count = digit_count(total)
         if self.hints:
@@ -176,6 +183,24 @@ class Addition(DeterministicTask):
         gold[~ok] = -1
         gold[~ok, 0] = NO_ANSWER
         return trim(gold, -1)
+
+    # The probe declarations live in addition_probes, which builds on this module.
+    def families(self) -> Mapping[str, Family]:
+        from genprobe.tasks import addition_probes
+
+        return addition_probes.families(self)
+
+    def relations(self) -> Mapping[str, Relation]:
+        from genprobe.tasks import addition_probes
+
+        return addition_probes.relations(self)
+
+    def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
+        """The default's, and the digits of each operand, the carries and the longest carry
+        chain."""
+        from genprobe.tasks import addition_probes
+
+        return {**super().features(src), **addition_probes.features(self, src)}
 
     def length(self, src: np.ndarray) -> np.ndarray:
         """(n,) digits of the longer operand."""
@@ -226,12 +251,20 @@ class Addition(DeterministicTask):
         start = np.zeros(CHUNK, dtype=np.int64)
         if self.hints:  # a run of consecutive hints, as long as the sum, anywhere in the set
             start = rng.integers(0, self.hints - digit_count(add_digits(a, b)) + 1)
+        return self.inputs(a, b, lengths, start)
+
+    def inputs(
+        self, a: np.ndarray, b: np.ndarray, count: np.ndarray, start: np.ndarray
+    ) -> np.ndarray:
+        """(n, L) inputs of operands `a`, `b` ((n, D) digits, least significant first) of
+        `count` (2, n) digits each, their hints from `start` (ignored without hints); L holds
+        two operands of D digits."""
         parts = [
-            self._written(a, lengths[0], start, 1, PLUS + 1),
-            np.full((CHUNK, 1), PLUS),
-            self._written(b, lengths[1], start, 1, PLUS + 1),
+            self._written(a, count[0], start, 1, PLUS + 1),
+            np.full((len(a), 1), PLUS),
+            self._written(b, count[1], start, 1, PLUS + 1),
         ]
-        return _joined(parts, self._input_length(drawn[1], drawn[1]))
+        return _joined(parts, self._input_length(a.shape[1], a.shape[1]))
 
     def _written(
         self, digits: np.ndarray, count: np.ndarray, start: np.ndarray, digit: int, hint: int
@@ -249,9 +282,10 @@ class Addition(DeterministicTask):
             inside = np.repeat(inside, 2, axis=1)
         return np.where(inside, ids, -1)
 
-    def _read(self, src: np.ndarray) -> tuple[np.ndarray, ...]:
-        """(n, L) inputs -> (a, b) digits least significant first, the first hint, and whether
-        the input is one of the task's (two numbers around one "+", hints in one run)."""
+    def read(self, src: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(n, L) inputs -> (a, b) digits least significant first, the (2, n) digits of each
+        (leading zeros counted), the first hint, and whether the input is one of the task's
+        (two numbers around one "+", hints in one run)."""
         src = np.pad(src, ((0, 0), (0, max(0, 1 - src.shape[1]))))  # argmax needs a column
         step = 2 if self.hints else 1
         plus = np.argmax(src == PLUS, axis=1)
@@ -277,7 +311,7 @@ class Addition(DeterministicTask):
             marks = _at(src, where - 1) - PLUS - 1
             start = marks[0, :, 0]
             ok &= ((marks == start[:, None] + k) | ~inside).all(axis=(0, 2))
-        return digits[0], digits[1], start, ok
+        return digits[0], digits[1], count, start, ok
 
 
 def _number(rng: np.random.Generator, length: np.ndarray, width: int) -> np.ndarray:

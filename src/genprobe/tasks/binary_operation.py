@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genprobe.errors import ConfigError, check_choice
+from genprobe.tasks.probing import Perturbed, Relation
 from genprobe.tasks.task import NO_ANSWER, DeterministicTask, Examples, Split, is_integer
 
 MAX_P = 1_000  # a table of p² equations: a million at most
@@ -57,6 +58,7 @@ OPERATIONS: dict[str, Callable[[np.ndarray, np.ndarray, int], np.ndarray]] = {
     "x+y if x even else x-y": lambda x, y, p: np.where(x % 2, x - y, x + y) % p,  # +-
 }
 DIVIDING = ("x/y", "x/y if y odd else x-y")
+COMMUTATIVE = ("x+y", "x*y", "x^2+y^2", "x^2+xy+y^2")  # x ∘ y = y ∘ x for every x, y
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,23 @@ class BinaryOperation(DeterministicTask):
 
     def max_output_length(self, input_length: int) -> int:
         return 1
+
+    def relations(self) -> Mapping[str, Relation]:
+        """`commutativity` (x y = and y x =, x != y) where the operation is commutative."""
+        if self.operation not in COMMUTATIVE:
+            return {}
+        return {"commutativity": Relation("x ∘ y = y ∘ x (x != y)", self._swapped)}
+
+    def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
+        """The input length, and the operands x and y (-1 where not a number)."""
+        src = np.pad(np.asarray(src), ((0, 0), (0, max(0, 2 - np.shape(src)[1]))))
+        operand = np.where((src[:, :2] >= 1) & (src[:, :2] <= self.p), src[:, :2] - 1, -1)
+        return {"length": self.length(src), "x": operand[:, 0], "y": operand[:, 1]}
+
+    def _swapped(self, src: np.ndarray, rng: np.random.Generator) -> Perturbed:
+        src = np.asarray(src)
+        rows = np.flatnonzero(self.valid_inputs(src) & (src[:, 0] != src[:, 1]))
+        return Perturbed(src[rows][:, [1, 0, *range(2, src.shape[1])]], rows)
 
     def _table(self) -> tuple[np.ndarray, np.ndarray]:
         """(x, y) of every equation, in grok's order: by x, then y; for x/y by the quotient z,

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from genprobe.errors import check_choice
+from genprobe.tasks.probing import Family, Relation
 from genprobe.tasks.published import Published
+from genprobe.tasks.row_edits import gapped
 from genprobe.tasks.task import (
     NO_ANSWER,
     DeterministicTask,
@@ -113,6 +115,13 @@ def _table() -> tuple[np.ndarray, np.ndarray, dict[tuple[str, ...], int]]:
         src[row, : len(command)] = [word_id[w] for w in command]
         tgt[row, : len(acts)] = [action_id[a] for a in acts]
     return src, tgt, {c: i for i, c in enumerate(rows)}
+
+
+@functools.cache
+def sentences() -> np.ndarray:
+    """(S, 3) input ids of the one-sentence commands (the grammar's S), in its order."""
+    one = sum(1 for command in commands() if not {"and", "after"} & set(command))
+    return trim(_table()[0][:one], 0)
 
 
 @functools.cache
@@ -215,6 +224,7 @@ class Scan(DeterministicTask):
     def solve(self, src: np.ndarray) -> np.ndarray:
         _, tgt, row = _table()
         found = [row.get(command) for command in self._commands(src)]
+        found = [None if gap else r for r, gap in zip(found, gapped(src), strict=True)]
         gold = np.full((len(src), tgt.shape[1]), -1, dtype=np.int64)
         known = [i for i, r in enumerate(found) if r is not None]
         gold[known] = tgt[[found[i] for i in known]]
@@ -227,6 +237,24 @@ class Scan(DeterministicTask):
 
     def max_output_length(self, input_length: int) -> int:
         return _longest(input_length)
+
+    # The probe declarations live in scan_probes, which builds on this module's grammar.
+    def families(self) -> Mapping[str, Family]:
+        from genprobe.tasks import scan_probes
+
+        return scan_probes.families(self)
+
+    def relations(self) -> Mapping[str, Relation]:
+        from genprobe.tasks import scan_probes
+
+        return scan_probes.relations(self)
+
+    def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
+        """The default's (length: actions; a count per word, `count and` among them), and
+        words, sentences and twice/thrice modifiers per command."""
+        from genprobe.tasks import scan_probes
+
+        return {**super().features(src), **scan_probes.features(src)}
 
     def published(self) -> Published | None:
         return LAKE_BARONI_2018.get(self.split)

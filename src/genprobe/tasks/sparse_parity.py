@@ -117,3 +117,12 @@ class SparseParity(DeterministicTask):
 
     def max_output_length(self, input_length: int) -> int:
         return 1
+
+    def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
+        """The input length, its ones, and the ones among the k relevant bits."""
+        bits = np.pad(np.asarray(src), ((0, 0), (0, max(0, self.n - np.shape(src)[1])))) == 2
+        return {
+            "length": self.length(src),
+            "ones": bits.sum(axis=1),
+            "relevant ones": bits[:, self.relevant].sum(axis=1),
+        }

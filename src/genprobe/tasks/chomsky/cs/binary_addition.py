@@ -60,10 +60,13 @@ class BinaryOperation(LengthTask):
         return operands(rng, n, length)
 
     def answer(self, x: np.ndarray) -> np.ndarray:
+        """The result's bits; NO_ANSWER unless the input is as `sample` draws it: below
+        length 3 one number, else two non-zero numbers around one operator."""
         out = np.full((len(x), x.shape[1]), -1, dtype=np.int64)
         for row, tokens in enumerate(x.tolist()):
             parts = numbers(tokens)
-            bits = self.result(parts, len(tokens)) if len(parts) <= 2 else [NO_ANSWER]
+            drawn = len(parts) == 1 if len(tokens) < 3 else len(parts) == 2 and all(parts)
+            bits = self.result(parts, len(tokens)) if drawn else [NO_ANSWER]
             out[row, : len(bits)] = bits
         return out
 

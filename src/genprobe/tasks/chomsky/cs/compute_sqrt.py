@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genprobe.tasks.chomsky.base import LengthTask
+from genprobe.tasks.task import NO_ANSWER
 
 
 @dataclass(frozen=True)
@@ -32,9 +33,13 @@ class ComputeSqrt(LengthTask):
         return bits
 
     def answer(self, x: np.ndarray) -> np.ndarray:
+        """The roots' bits; NO_ANSWER for the number 0, which `sample` never draws."""
         width = self.answer_length(x.shape[1])
         roots = [math.isqrt(int("".join(map(str, row)), 2)) for row in x.tolist()]
-        return np.array([[int(b) for b in f"{r:0{width}b}"] for r in roots], dtype=np.int64)
+        bits = np.array([[int(b) for b in f"{r:0{width}b}"] for r in roots], dtype=np.int64)
+        bits = bits.reshape(len(x), width)
+        bits[~x.any(axis=1), 0] = NO_ANSWER
+        return bits
 
     def answer_length(self, length: int) -> int:
         return math.ceil(length / 2)

@@ -35,14 +35,19 @@ class MissingDuplicateString(LengthTask):
         return x
 
     def answer(self, x: np.ndarray) -> np.ndarray:
+        """The hidden bit; NO_ANSWER unless the input is as `sample` draws it: a string twice
+        with one `_`, then `.` for an odd length (NNCH's `1` for length 1)."""
+        if x.shape[1] == 1:  # NNCH's input `1`
+            return np.where(x == 1, 1, NO_ANSWER)
         half = x.shape[1] // 2
+        first, second, tail = x[:, :half], x[:, half : 2 * half], x[:, 2 * half :]
         blank = np.argmax(x == BLANK, axis=1)
         twin = np.where(blank < half, blank + half, blank - half)
         hidden = x[np.arange(len(x)), twin]
-        known = (x == BLANK).sum(axis=1) == 1
-        if x.shape[1] == 1:  # NNCH's input `1`
-            return np.ones((len(x), 1), dtype=np.int64)
-        return np.where(known & (hidden < BLANK), hidden, NO_ANSWER)[:, None]
+        drawn = ((x == BLANK).sum(axis=1) == 1) & (tail == PAD).all(axis=1)
+        drawn &= ((first == second) | (first == BLANK) | (second == BLANK)).all(axis=1)
+        drawn &= ~((first == PAD) | (second == PAD)).any(axis=1)
+        return np.where(drawn, hidden, NO_ANSWER)[:, None]
 
     def answer_length(self, length: int) -> int:
         return 1

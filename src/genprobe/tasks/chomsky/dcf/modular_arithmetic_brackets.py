@@ -39,42 +39,42 @@ def expression(
     return f"({left}{op}{right})", value % modulus
 
 
-def evaluate(text: str, modulus: int = MODULUS) -> int | None:
-    """The value of a bracketed expression modulo `modulus`; None if it is not one. Inside a
-    bracket, operators apply left to right (the expressions drawn here have one per bracket)."""
+def evaluate(text: str, mult: bool = True, modulus: int = MODULUS) -> int | None:
+    """The value modulo `modulus` of an expression `expression` can draw (`d`, `-d`, `(d)`,
+    `(-d)` or `(left op right)`, op one of + - and, with `mult`, *); None for any other text."""
     position = 0
 
-    def operand() -> int | None:
+    def term() -> tuple[int, bool] | None:
+        """The value of the term from `position` on, and whether it is a digit or `-d`."""
         nonlocal position
-        if position >= len(text):
-            return None
-        char = text[position]
+        char = text[position : position + 1]
         position += 1
         if char == "-":
-            value = operand()
-            return None if value is None else -value
-        if char == "(":
-            value = chain()
-            if value is None or position >= len(text) or text[position] != ")":
-                return None
+            char = text[position : position + 1]
             position += 1
-            return value
-        return int(char) if char.isdigit() and int(char) < modulus else None
+            return (-int(char), True) if char.isdigit() and int(char) < modulus else None
+        if char.isdigit():
+            return (int(char), True) if int(char) < modulus else None
+        if char != "(":
+            return None
+        left = term()
+        if left is None or position >= len(text):
+            return None
+        op = text[position]
+        position += 1
+        if op == ")":
+            return (left[0], False) if left[1] else None
+        if op not in ("+-*" if mult else "+-"):
+            return None
+        right = term()
+        if right is None or text[position : position + 1] != ")":
+            return None
+        position += 1
+        value = {"+": left[0] + right[0], "-": left[0] - right[0]}.get(op, left[0] * right[0])
+        return value, False
 
-    def chain() -> int | None:
-        nonlocal position
-        value = operand()
-        while value is not None and position < len(text) and text[position] in "+-*":
-            op = text[position]
-            position += 1
-            right = operand()
-            if right is None:
-                return None
-            value = value + right if op == "+" else value - right if op == "-" else value * right
-        return value
-
-    value = chain()
-    return None if value is None or position != len(text) else value % modulus
+    value = term()
+    return None if value is None or position != len(text) else value[0] % modulus
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ class ModularArithmeticBrackets(LengthTask):
 
     def answer(self, x: np.ndarray) -> np.ndarray:
         texts = ("".join(self.input_tokens[i] for i in row) for row in x.tolist())
-        values = (evaluate(text) for text in texts)
+        values = (evaluate(text, self.mult) for text in texts)
         return np.array([[NO_ANSWER if v is None else v] for v in values], dtype=np.int64)
 
     def answer_length(self, length: int) -> int:

@@ -52,9 +52,9 @@ class SolveEquation(LengthTask):
         if set(text) == {"0"} and len(text) < 3:
             return 0
         left, equals, right = text.partition("=")
-        if not equals or left.count("x") != 1 or not right.isdigit():
+        if not equals or left.count("x") != 1 or right not in self.output_tokens:
             return NO_ANSWER
         for value in range(MODULUS):
-            if evaluate(left.replace("x", str(value))) == int(right) % MODULUS:
+            if evaluate(left.replace("x", str(value)), mult=False) == int(right):
                 return value
         return NO_ANSWER

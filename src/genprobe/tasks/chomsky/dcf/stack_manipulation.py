@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genprobe.tasks.chomsky.base import LengthTask
+from genprobe.tasks.task import NO_ANSWER
 
 POP, PUSH_0, PUSH_1 = 2, 3, 4  # input tokens after the stack's bits 0 and 1
 
@@ -35,8 +36,14 @@ class StackManipulation(LengthTask):
         return np.where(np.arange(length) < stack[:, None], bits, actions)
 
     def answer(self, x: np.ndarray) -> np.ndarray:
+        """The final stacks; NO_ANSWER unless the input is bits then actions, with at least
+        one bit and (from length 2 on) at least one action, as `sample` draws them."""
         out = np.full((len(x), x.shape[1]), -1, dtype=np.int64)
-        for row, tokens in enumerate(x.tolist()):
+        bits = np.cumprod(x < POP, axis=1).sum(axis=1)  # the initial stack's size
+        actions = (x >= POP).sum(axis=1)
+        drawn = (bits >= 1) & (bits + actions == x.shape[1]) & ((actions >= 1) | (bits == 1))
+        out[~drawn, 0] = NO_ANSWER
+        for row, tokens in zip(np.flatnonzero(drawn), x[drawn].tolist(), strict=True):
             stack: list[int] = []
             for token in tokens:
                 if token < POP:  # still the initial stack (the input starts with it)
