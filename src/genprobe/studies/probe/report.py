@@ -23,6 +23,7 @@ from genprobe.studies.probe.summary import (
     failure_sharing,
     paired_drop,
     predicts,
+    reported,
 )
 
 EXAMPLES = 5  # inputs every member fails, shown per suite
@@ -52,7 +53,8 @@ def write_report(run: str | Path) -> tuple[Path, Path]:
         Text(
             "Greedy accuracy over the members: median, min–max and IQM with its 95 % bootstrap "
             "interval. *Drop*: accuracy on the base inputs a suite was made from minus accuracy "
-            "on the suite, median over members. *Every* / *one*: inputs that every member "
+            "on the suite, median over members (a perturbed input against the input it was made "
+            "from). *Every* / *one*: inputs that every member "
             "fails (the task's hard region) and inputs that exactly one member fails "
             "(seed-specific). *Refused*: perturbed inputs the task does not accept, never "
             "decoded."
@@ -88,7 +90,7 @@ def write_report(run: str | Path) -> tuple[Path, Path]:
             Text("Spearman correlation across members of base accuracy with each suite's."),
             Table(_correlation_table(correlations)),
         ]
-    blocks += _shared_failures(results)
+    blocks += _shared_failures(reported(results))
     return render(run, "Probe study", blocks)
 
 

@@ -1,7 +1,13 @@
 """The suites of a probe run, built before any model runs: the base inputs (a split of the
 task), each family's perturbation of them, each relation's partners of them, and the task's own
-shifted suites. A perturbed input keeps the row of the base input it was made from (`origin`),
-so a report can pair the two; an input the task does not accept is counted, never decoded.
+shifted suites.
+
+Families and relations perturb a pool of `POOL` × size inputs of the base split and keep the
+first `size` they apply to (SCAN's `twice_is_and` applies to one command in 250); the base suite
+is the pool's first `size`. A perturbed input keeps its pool row (`origin`), and the pool rows
+it was made from that the base suite lacks are decoded as the suite `origins` (not reported as
+a suite), so a report pairs every perturbed input with its original. An input the task does
+not accept is counted, never decoded.
 """
 
 from __future__ import annotations
@@ -16,7 +22,9 @@ from genprobe.tasks.probing import chosen
 from genprobe.tasks.task import Task, trim
 
 BASE = "base"
-KINDS = ("base", "family", "relation", "task")
+ORIGINS = "origins"
+KINDS = ("base", "family", "relation", "task", "origin")
+POOL = 20
 
 
 @dataclass(frozen=True)
@@ -24,13 +32,13 @@ class Suite:
     kind: str  # one of KINDS
     name: str  # the family's, relation's or task suite's name; "base"
     src: np.ndarray  # (n, L) input ids
-    origin: np.ndarray  # (n,) the base row each input was made from; -1 for base and task
+    origin: np.ndarray  # (n,) the pool row each input is or was made from; -1 for task suites
     invalid: int = 0  # perturbed inputs the task refused (not in src)
 
     @property
     def key(self) -> str:
         """Its name among the run's suites (shard key and file name)."""
-        return self.name if self.kind == BASE else f"{self.kind}-{self.name}"
+        return self.name if self.kind in ("base", "origin") else f"{self.kind}-{self.name}"
 
 
 def build_suites(config: ProbeConfig, task: Task) -> list[Suite]:
@@ -39,25 +47,30 @@ def build_suites(config: ProbeConfig, task: Task) -> list[Suite]:
     Raises:
         ConfigError: a family, relation or split the task does not have.
     """
-    base = _split(task, config.base(task), config)
-    suites = [Suite(BASE, BASE, base, np.arange(len(base)))]
+    pool = _split(task, config.base(task), config, POOL * config.size)
+    size = min(config.size, len(pool))
+    suites = [Suite(BASE, BASE, trim(pool[:size], 0), np.arange(size))]
     declared = (("family", task.families(), config.families, "--families"),
                 ("relation", task.relations(), config.relations, "--relations"))  # fmt: skip
     for kind, table, names, option in declared:
         for name in chosen(table, None if names is None else list(names), option):
             rng = np.random.default_rng([config.seed, zlib.crc32(f"{kind}:{name}".encode())])
-            moved = getattr(table[name], "perturb" if kind == "family" else "partner")(base, rng)
+            moved = getattr(table[name], "perturb" if kind == "family" else "partner")(pool, rng)
             valid = task.valid_inputs(moved.src) if len(moved) else np.zeros(0, bool)
-            src = trim(moved.src[valid], 0)
-            suites.append(Suite(kind, name, src, moved.origin[valid], int((~valid).sum())))
+            kept = np.flatnonzero(valid)[:size]
+            src = trim(moved.src[kept], 0)
+            refused = int((~valid[: kept[-1] + 1]).sum()) if len(kept) else int((~valid).sum())
+            suites.append(Suite(kind, name, src, moved.origin[kept], refused))
+    used = np.unique(np.concatenate([s.origin for s in suites[1:]] or [np.zeros(0, int)]))
+    if len(extra := used[used >= size]):
+        suites.append(Suite("origin", ORIGINS, trim(pool[extra], 0), extra))
     if config.task_suites:
         for name in task.suites():
-            src = _split(task, name, config)
+            src = _split(task, name, config, config.size)
             suites.append(Suite("task", name, src, np.full(len(src), -1)))
     return suites
 
 
-def _split(task: Task, split: str, config: ProbeConfig) -> np.ndarray:
+def _split(task: Task, split: str, config: ProbeConfig, n: int) -> np.ndarray:
     spec = task.split_spec(split)
-    n = min(config.size, spec.size) if spec.finite else config.size
-    return task.generate(split, n, config.data_seed).src
+    return task.generate(split, min(n, spec.size) if spec.finite else n, config.data_seed).src

@@ -18,9 +18,20 @@ def correct(results: pd.DataFrame) -> pd.Series:
     return results["outcome"] == Outcome.CORRECT.value
 
 
+def reported(results: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the suites a report shows (not the originals decoded only for pairing)."""
+    return results[results["kind"] != "origin"]
+
+
+def originals(results: pd.DataFrame) -> pd.DataFrame:
+    """The rows of every decoded pool input: the base suite and the originals' suite."""
+    return results[results["kind"].isin(["base", "origin"])]
+
+
 def accuracy(results: pd.DataFrame) -> pd.DataFrame:
     """Greedy accuracy: one row per member, one column per suite (in the order results list
-    them), members in their order."""
+    them), members in their order; the originals decoded only for pairing left out."""
+    results = reported(results)
     table = results.assign(correct=correct(results)).pivot_table(
         index="member", columns="suite", values="correct", aggfunc="mean", sort=False
     )
@@ -30,6 +41,7 @@ def accuracy(results: pd.DataFrame) -> pd.DataFrame:
 def fail_at(results: pd.DataFrame, k: int) -> pd.DataFrame:
     """Fail@k per member and suite: the share of inputs none of whose first k candidates is
     right."""
+    results = reported(results)
     failed = results["first_correct"].isna() | (results["first_correct"] > k)
     table = results.assign(failed=failed).pivot_table(
         index="member", columns="suite", values="failed", aggfunc="mean", sort=False
@@ -40,6 +52,7 @@ def fail_at(results: pd.DataFrame, k: int) -> pd.DataFrame:
 def members_failing(results: pd.DataFrame) -> pd.DataFrame:
     """One row per suite and input: suite, index, failing (how many members fail it, greedy),
     members."""
+    results = reported(results)
     grouped = results.assign(failing=~correct(results)).groupby(["suite", "index"], sort=False)
     return grouped.agg(failing=("failing", "sum"), members=("failing", "size")).reset_index()
 
@@ -60,13 +73,10 @@ def failure_sharing(results: pd.DataFrame) -> pd.DataFrame:
 def paired_drop(results: pd.DataFrame) -> pd.DataFrame:
     """Per member and perturbed suite: accuracy on the base inputs the suite was made from,
     minus accuracy on the suite (positive: the perturbation hurts)."""
-    base = results[results["suite"] == BASE].assign(base_correct=correct)
+    base = originals(results).assign(base_correct=correct)
     moved = results[results["kind"].isin(["family", "relation"])].assign(moved_correct=correct)
     paired = moved.merge(
-        base[["member", "index", "base_correct"]],
-        left_on=["member", "origin"],
-        right_on=["member", "index"],
-        suffixes=("", "_base"),
+        base[["member", "origin", "base_correct"]], on=["member", "origin"], suffixes=("", "_base")
     )
     paired["drop"] = paired["base_correct"].astype(float) - paired["moved_correct"]
     return paired.pivot_table(
@@ -78,13 +88,12 @@ def consistency(results: pd.DataFrame, task: Task) -> pd.DataFrame:
     """Per relation suite and member: pairs, the share whose outputs keep the relation, and the
     share where both outputs are right."""
     relations = task.relations()
-    base = results[results["suite"] == BASE]
+    base = originals(results)
     rows = []
     for suite, partner in results[results["kind"] == "relation"].groupby("suite", sort=False):
         pairs = partner.merge(
-            base[["member", "index", "output", "outcome"]],
-            left_on=["member", "origin"],
-            right_on=["member", "index"],
+            base[["member", "origin", "output", "outcome"]],
+            on=["member", "origin"],
             suffixes=("", "_base"),
         )
         vocab = task.target_vocab
@@ -104,7 +113,8 @@ def consistency(results: pd.DataFrame, task: Task) -> pd.DataFrame:
 
 def errors(results: pd.DataFrame) -> pd.DataFrame:
     """Per suite: failures the model was scored on, split into search and model errors."""
-    scored = results[results["error"].notna()]
+    scored = reported(results)
+    scored = scored[scored["error"].notna()]
     table = scored.groupby(["suite", "error"], sort=False).size().unstack(fill_value=0)
     return table.reindex(columns=["search", "model"], fill_value=0)
 
