@@ -15,7 +15,7 @@ from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import decoded
 from genprobe.studies.probe.results import read_probe, read_results
 from genprobe.studies.probe.run import run_probe
-from genprobe.studies.probe.summary import accuracy, failure_sharing
+from genprobe.studies.probe.summary import accuracy, consistency, failure_sharing
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.tokens import encode_outputs
@@ -128,3 +128,16 @@ def test_a_directory_that_is_not_a_finished_sweep_is_refused(cli, tmp_path):
     )
     assert code == 2 and "config.json" in err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_consistency_compares_each_members_answers_to_a_pair(probed):
+    results = read_results(probed)
+    table = consistency(results, read_probe(probed).load_task())
+    assert set(table["suite"]) == {"relation-commutativity"}
+    partners = results[results["suite"] == "relation-commutativity"]
+    originals = results[results["kind"].isin(["base", "origin"])]
+    pairs = partners.merge(originals, on=["member", "origin"], suffixes=("", "_original"))
+    same = (pairs["output"] == pairs["output_original"]).groupby(pairs["member"]).mean()
+    assert dict(table.set_index("member")["consistent"]) == pytest.approx(dict(same))
+    assert (table["pairs"] == len(partners) / 3).all()
