@@ -18,6 +18,9 @@ def models(as_json: bool = typer.Option(False, "--json", help="One JSON object p
 
     for name, kind in MODELS.items():
         if as_json:
-            print(json.dumps({"kind": name, "usage": kind.usage, "help": kind.help}))
+            tasks = "token tasks" if kind.tokens else "integration"
+            print(
+                json.dumps({"kind": name, "usage": kind.usage, "help": kind.help, "tasks": tasks})
+            )
         else:
             print(f"{kind.usage:<20} {kind.help}")

@@ -2,8 +2,9 @@
 its factory as "module:function", imported only when that kind is loaded, so listing models
 imports neither torch nor httpx.
 
-To add a kind: write an adapter (a `genprobe.tasks.integration.under_test.Model`) with a
-factory taking the text after the colon plus its keyword settings, and add a row here.
+To add a kind: write an adapter (a `genprobe.tasks.integration.under_test.Model` for the
+integration task, a `genprobe.models.sequences.SequenceModel` for token tasks, `tokens=True`)
+with a factory taking the text after the colon plus its keyword settings, and add a row here.
 
 Example:
     load_model("lc:fwd_bwd_ibp.pth", decoding=DecodingConfig(beam_size=10))
@@ -58,15 +59,6 @@ class ModelKind:
 
 
 MODELS: dict[str, ModelKind] = {
-    "run": ModelKind(
-        "genprobe.studies.seed_sensitivity.as_model:from_run",
-        "run:RUN_DIR",
-        "every seed of a finished sweep (`genprobe sweep`), decoding as one stacked model: a "
-        "model of the sweep's task for `probe` and `search`",
-        ("device",),
-        check=_checkpoint_path,
-        tokens=True,
-    ),
     "ckpt": ModelKind(
         "genprobe.models.adapters.seq2seq:from_checkpoint",
         "ckpt:PATH",
@@ -111,6 +103,15 @@ MODELS: dict[str, ModelKind] = {
         "any Python function f(problem_text, k) -> answer(s)",
         (),
         check=_user_function,
+    ),
+    "run": ModelKind(
+        "genprobe.studies.seed_sensitivity.as_model:from_run",
+        "run:RUN_DIR",
+        "every seed of a finished sweep (`genprobe sweep`), decoding as one stacked model: a "
+        "model of the sweep's task for `probe` and `search`",
+        ("device",),
+        check=_checkpoint_path,
+        tokens=True,
     ),
 }
 
