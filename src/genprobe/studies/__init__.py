@@ -19,10 +19,11 @@ from genprobe.runs.rundir import read_config
 from genprobe.studies.brittleness.study import BRITTLENESS
 from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
 from genprobe.studies.sagga.study import SAGGA
+from genprobe.studies.search.study import SEARCH
 from genprobe.studies.seed_sensitivity.study import SEED_SENSITIVITY
 from genprobe.studies.study import Study, load_function
 
-STUDIES: tuple[Study, ...] = (SEED_SENSITIVITY, BRITTLENESS, SAGGA, INTEGRATION_TRAIN)
+STUDIES: tuple[Study, ...] = (SEED_SENSITIVITY, BRITTLENESS, SAGGA, INTEGRATION_TRAIN, SEARCH)
 KINDS: tuple[str, ...] = tuple(kind for study in STUDIES for kind in study.kinds)
 
 
