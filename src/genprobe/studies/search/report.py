@@ -131,7 +131,8 @@ def _range(low: float, high: float) -> str:
 
 def _apart(cluster: dict[str, Any]) -> str:
     parts = [
-        f"{a['feature']} {_range(a['low'], a['high'])} (all: {_range(a['all_low'], a['all_high'])})"
+        f"{a['feature']} {_range(a['low'], a['high'])}, mean {a['mean']:.3g} "
+        f"(all: {_range(a['all_low'], a['all_high'])}, mean {a['all_mean']:.3g})"
         for a in cluster["apart"]
     ]
     return "; ".join(parts) or "nothing stands out"
