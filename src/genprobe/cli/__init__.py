@@ -19,6 +19,7 @@ from genprobe.cli import (
     report,
     rewriting,
     sagga,
+    search,
     suites,
     sweep,
     tasks,
@@ -72,6 +73,7 @@ integration.app.command(name="evaluate")(brittleness.evaluate)
 integration.app.command(name="brittleness")(brittleness.brittleness)
 integration.app.command(name="sagga")(sagga.sagga)
 integration.app.command(name="sagga-report")(sagga.sagga_report)
+app.command(name="search")(search.search)
 app.command(name="report")(report.report)
 app.command(name="export")(export.export)
 app.command(name="models")(models.models)
@@ -115,6 +117,7 @@ RESUMES = {
     "integration evaluate": "the finished shards are kept",
     "integration sagga": "the finished generations are replayed from disk",
     "integration sagga-report": "the finished tagging shards are kept",
+    "search": "the finished generations are replayed from disk",
     "integration train": "training goes on from the last save, made after every epoch and "
     "every ten minutes",
 }

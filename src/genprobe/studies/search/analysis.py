@@ -1,0 +1,139 @@
+"""What a failure search found, made readable: clusters of the archive and failure slices.
+
+Clusters: the archive's inputs as their task features (`Task.features`), each feature
+standardized (constant ones dropped), k-means with k = round(sqrt(n / 2)) clusters, at least 1
+and at most `MAX_CLUSTERS`, seeded. A cluster is described by the features that set it apart
+(its mean at least `APART` standard deviations from the archive's, the farthest first) with
+their range in it and in the whole archive, its size, the inputs nearest its centre with the
+right output and every member's answer, and the share of seeds that fail its inputs (the mean
+over its inputs, and how many of them all seeds fail).
+
+Slices: over every input evaluated, the failure rate (the mean share of seeds failing) per
+binned feature value: each value where a feature takes at most `VALUES`, else quintiles, so a
+reader sees "fails when 30 <= length <= 41".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from genprobe.runs.atomic import atomic_path, write_json
+from genprobe.studies.sagga.selection import cluster_labels
+from genprobe.studies.search.evolve import from_keys
+from genprobe.studies.search.results import (
+    CLUSTERS,
+    SEARCH,
+    SLICES,
+    read_archive,
+    read_evaluated,
+    read_json,
+)
+from genprobe.tasks.task import Task
+
+MAX_CLUSTERS = 8
+APART = 0.5  # standard deviations of the archive
+FEATURES_SHOWN = 3
+EXAMPLES = 3
+VALUES = 6  # a feature with at most this many values is binned by value, else by quintile
+SEED = 0
+
+
+def features(task: Task, inputs: Sequence[str]) -> pd.DataFrame:
+    """One column per task feature, one row per input (keys of `evolve.keys`)."""
+    if not len(inputs):
+        return pd.DataFrame()
+    return pd.DataFrame(task.features(from_keys(list(inputs))))
+
+
+def cluster_count(n: int) -> int:
+    return max(1, min(MAX_CLUSTERS, round(np.sqrt(n / 2))))
+
+
+def clusters(archive: pd.DataFrame, task: Task, members: int) -> list[dict[str, Any]]:
+    """The archive's clusters, largest first (see the module's docstring)."""
+    table = features(task, archive["input"])
+    if table.empty:
+        return []
+    spread = table.std(ddof=0)
+    varying = table.loc[:, spread > 0]
+    z = (varying - varying.mean()) / spread[varying.columns]
+    labels = cluster_labels(z.to_numpy(), cluster_count(len(table)), SEED)
+    share = archive["failed"].to_numpy() / members
+    found = []
+    for label in np.unique(labels):
+        rows = np.flatnonzero(labels == label)
+        centre = z.iloc[rows].mean()
+        apart = centre[centre.abs() >= APART].abs().sort_values(ascending=False, kind="stable")
+        nearest = rows[np.argsort(((z.iloc[rows] - centre) ** 2).sum(axis=1), kind="stable")]
+        found.append(
+            {
+                "size": len(rows),
+                "rows": rows.tolist(),
+                "apart": [
+                    {
+                        "feature": name,
+                        "low": float(table[name].iloc[rows].min()),
+                        "high": float(table[name].iloc[rows].max()),
+                        "all_low": float(table[name].min()),
+                        "all_high": float(table[name].max()),
+                        "mean": float(table[name].iloc[rows].mean()),
+                        "all_mean": float(table[name].mean()),
+                    }
+                    for name in apart.index[:FEATURES_SHOWN]
+                ],
+                "seeds_failing": float(share[rows].mean()),
+                "all_seeds_fail": int((archive["failed"].to_numpy()[rows] == members).sum()),
+                "examples": [
+                    {
+                        "text": archive["text"].iloc[i],
+                        "gold": archive["gold"].iloc[i],
+                        "answers": list(archive["answers"].iloc[i]),
+                        "outcomes": list(archive["outcomes"].iloc[i]),
+                    }
+                    for i in nearest[:EXAMPLES]
+                ],
+            }
+        )
+    return sorted(found, key=lambda c: -c["size"])
+
+
+def slices(evaluated: pd.DataFrame, task: Task, members: int) -> pd.DataFrame:
+    """Failure rate per binned feature value: feature, low, high, inputs, failure."""
+    table = features(task, evaluated["input"])
+    share = evaluated["failed"].to_numpy() / members
+    parts = []
+    for name in table.columns:
+        values = table[name]
+        if values.nunique() < 2:
+            continue
+        if values.nunique() <= VALUES:
+            bins = values
+        else:
+            bins = pd.qcut(values, 5, labels=False, duplicates="drop")
+        grouped = pd.DataFrame({"bin": bins, "value": values, "failure": share}).groupby("bin")
+        part = grouped.agg(
+            low=("value", "min"), high=("value", "max"), inputs=("value", "size"),
+            failure=("failure", "mean"),
+        )  # fmt: skip
+        part.insert(0, "feature", name)
+        parts.append(part.reset_index(drop=True))
+    columns = ["feature", "low", "high", "inputs", "failure"]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
+
+
+def analyse(run: Path, task: Task, members: int) -> None:
+    """Write clusters.json and slices.parquet from the run's result files."""
+    state = read_json(run, SEARCH)
+    archive = read_archive(run)
+    found = clusters(archive, task, members)
+    write_json(
+        run / CLUSTERS,
+        {"generations": state["generations"], "archive_size": len(archive), "clusters": found},
+    )
+    with atomic_path(run / SLICES) as tmp:
+        slices(read_evaluated(run, state["generations"]), task, members).to_parquet(tmp)

@@ -1,0 +1,130 @@
+"""One generation of the failure search as a shard: decode its inputs with every member of the
+sweep (greedy, `SequenceModel.candidates(src, 1)`), judge each output (`Task.outcomes`), and
+score each input's fitness for the target:
+
+    most            the share of members that fail it
+    any             1 if any member fails it, else 0
+    disagree:A,B    1 if seed A is right and seed B is not, else 0
+
+"Fail" is any outcome but correct (an unparseable output fails too). The shard's spec holds the
+inputs (as ids), so the model's worker needs nothing else; the driver made them (`search.py`).
+
+Files: `generations/NNNNN.parquet` (one row per input: its ids and text, the operator and
+parent that made it, each member's outcome and answer, how many members failed, its fitness,
+the right output where the task has one) and `generations/NNNNN.json` (the generation's effort:
+mutants asked for, not applicable, invalid and duplicate per operator; inputs evaluated).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from genprobe.models.registry import load_model
+from genprobe.models.sequences import SequenceModel
+from genprobe.runs.executor import StageTask
+from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
+from genprobe.studies.search.config import SearchConfig
+from genprobe.studies.search.evolve import from_keys
+from genprobe.studies.search.study import GENERATION
+from genprobe.tasks.task import DeterministicTask, Task
+from genprobe.tasks.tokens import input_lines, output_lines
+from genprobe.verification.verdict import Outcome
+
+
+def generation_path(generation: int, suffix: str) -> str:
+    return f"generations/{generation:05d}.{suffix}"
+
+
+def generation_shard(
+    generation: int, inputs: list[str], operator: list[str], parent: list[str | None],
+    effort: dict[str, Any],
+) -> Shard:  # fmt: skip
+    """`inputs` as `evolve.keys`; `parent`: the key each mutant was made from (None: a base
+    input)."""
+    spec = {
+        "generation": generation, "inputs": inputs, "operator": operator, "parent": parent,
+        "effort": effort,
+    }  # fmt: skip
+    return Shard(GENERATION, f"{generation:05d}", spec)
+
+
+def fitness(failed: np.ndarray, target: tuple[int, int] | None, how: str) -> np.ndarray:
+    """(N,) fitness of inputs from (S, N) bool: member s failed input n."""
+    if target is not None:
+        a, b = target
+        return (~failed[a] & failed[b]).astype(float)
+    if how == "any":
+        return failed.any(axis=0).astype(float)
+    return failed.mean(axis=0)
+
+
+def judged(model: SequenceModel, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(S, N) outcome values and (S, N) answers as text, of every member's greedy output."""
+    if not len(src):  # a generation whose mutants were all met before
+        empty = np.empty((len(model.members), 0), dtype=object)
+        return empty, empty
+    ranked = model.candidates(src, 1)
+    members, n = ranked.out.shape[:2]
+    out = ranked.out[:, :, 0].reshape(members * n, -1)
+    outcomes = model.task.outcomes(
+        np.tile(src, (members, 1)), out, ranked.length[:, :, 0].reshape(-1),
+        ranked.finished[:, :, 0].reshape(-1),
+    )  # fmt: skip
+    answers = np.array(output_lines(model.task.target_vocab, out), dtype=object)
+    return outcomes.reshape(members, n), answers.reshape(members, n)
+
+
+def gold_lines(task: Task, src: np.ndarray) -> list[str | None]:
+    """The right output of each input as text, where the task has exactly one."""
+    if not isinstance(task, DeterministicTask):
+        return [None] * len(src)
+    return output_lines(task.target_vocab, task.solve(src))
+
+
+@dataclass(frozen=True)
+class GenerationTask(StageTask):
+    config: SearchConfig
+    target: tuple[int, int] | None  # the members of a disagree target
+    needs_device: ClassVar[bool] = True
+
+    def setup(self) -> SequenceModel:
+        if self.config.workers is not None:
+            import torch
+
+            torch.set_num_threads(self.config.workers)
+        return load_model(self.config.model, device=self.config.device)
+
+    def runtime(self) -> dict[str, Any]:
+        return {"device": self.config.device}
+
+    def run(self, context: SequenceModel, shard: Shard, scratch: Path) -> Outputs:
+        spec, task = shard.spec, context.task
+        generation = int(spec["generation"])
+        src = from_keys(spec["inputs"])
+        outcomes, answers = judged(context, src)
+        failed = outcomes != Outcome.CORRECT.value
+        frame = pd.DataFrame(
+            {
+                "generation": generation,
+                "position": np.arange(len(src), dtype=np.int64),
+                "input": spec["inputs"],
+                "text": input_lines(task.source_vocab, src),
+                "operator": spec["operator"],
+                "parent": spec["parent"],
+                "outcomes": [list(column) for column in outcomes.T],
+                "answers": [list(column) for column in answers.T],
+                "failed": failed.sum(axis=0),
+                "fitness": fitness(failed, self.target, self.config.target),
+                "gold": gold_lines(task, src),
+            }
+        )
+        effort = {**spec["effort"], "generation": generation, "evaluated": len(src)}
+        return {
+            generation_path(generation, "parquet"): parquet_bytes(frame),
+            generation_path(generation, "json"): json_bytes(effort),
+        }

@@ -1,0 +1,215 @@
+"""The failure search's report: the search's effort (invalid mutants per operator among it),
+the archive's clusters with examples and the share of seeds failing each, and the failure
+slices, read from the run's result files only (`results.py`): it runs no model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from genprobe.analysis.render import Figure, Heading, Table, Text, write_report
+from genprobe.studies.sagga.plots import progress
+from genprobe.studies.search.config import SearchConfig
+from genprobe.studies.search.results import (
+    CLUSTERS,
+    SEARCH,
+    read_evaluated,
+    read_json,
+    read_slices,
+    stored_config,
+)
+from genprobe.verification.verdict import Outcome
+
+SLICES_SHOWN = 12
+MIN_SLICE = 10  # inputs a slice needs to be shown (or 2% of those evaluated, if more)
+TARGETS = {
+    "most": "the share of seeds that fail it",
+    "any": "1 if any seed fails it",
+}
+
+
+def write_search_report(run: str | Path) -> tuple[Path, Path]:
+    """Write report.md and report.html of a failure search's run directory."""
+    run = Path(run)
+    config = stored_config(run)
+    state = read_json(run, SEARCH)
+    found = read_json(run, CLUSTERS)
+    evaluated = read_evaluated(run, state["generations"])
+    blocks = [
+        *_summary(config, state, evaluated),
+        *_effort(run, state, evaluated),
+        *_clusters(found["clusters"], state["members"]),
+        *_slices(read_slices(run), evaluated, len(state["members"])),
+    ]
+    options = "".join(f" {k}={v}" for k, v in state["task_options"].items())
+    title = f"Failure search: {state['task']}{options}, {len(state['members'])} seeds"
+    return write_report(run, title, blocks)
+
+
+def _target(config: SearchConfig) -> str:
+    if config.target in TARGETS:
+        return TARGETS[config.target]
+    a, b = config.target.partition(":")[2].split(",")
+    return f"1 if seed {a} is right and seed {b} is not"
+
+
+def _summary(config: SearchConfig, state: dict[str, Any], evaluated: pd.DataFrame) -> list:
+    failing = int((evaluated["failed"] > 0).sum())
+    recipe = (
+        f"Model `{config.model}` ({', '.join(state['members'])}). Target `{config.target}`: "
+        f"an input's fitness is {_target(config)}; inputs of fitness at least {config.tau} "
+        f"are archived. Generation 0 is {config.base_size:,} inputs of split "
+        f"`{state['base_split']}`; each later one mutates {config.population} parents, "
+        f"chosen by tournaments of two by fitness, {config.mutants} times each "
+        f"(seed {config.seed})."
+    )
+    rows = [
+        ("generations after the base", f"{state['generations']:,}"),
+        ("inputs evaluated", f"{len(evaluated):,}"),
+        ("failed by at least one seed", f"{failing:,}"),
+        ("archived", f"{state['stats'][-1]['archive_size']:,}" if state["stats"] else "0"),
+        ("stopped by", _stop(state["stop"])),
+    ]
+    return [Text(recipe), Heading("Search"), Table(pd.DataFrame(rows, columns=["", "value"]))]
+
+
+def _stop(stop: str) -> str:
+    return {
+        "generations": "the generation limit (--generations)",
+        "archive size": "the archive size (--archive-size)",
+        "time budget": "the CPU-time budget (--minutes): rerun to search on",
+        "running": "nothing yet: the search was interrupted (rerun it)",
+    }[stop]
+
+
+def _effort(run: Path, state: dict[str, Any], evaluated: pd.DataFrame) -> list:
+    counts: dict[str, dict[str, int]] = {}
+    for stats in state["stats"]:
+        for name, made in stats.get("operators", {}).items():
+            for key, n in made.items():
+                counts.setdefault(name, {}).setdefault(key, 0)
+                counts[name][key] += n
+    blocks: list = [Heading("Mutants by operator")]
+    if not counts:
+        return [*blocks, Text("No generation after the base ran.")]
+    mutants = evaluated[evaluated["operator"] != "base"]
+    made_here = mutants["operator"].value_counts()
+    failing = mutants.loc[mutants["failed"] > 0, "operator"].value_counts()
+    rows = [
+        {
+            "operator": name,
+            "asked": f"{made['asked']:,}",
+            "not applicable": f"{made['not applicable']:,}",
+            "invalid (never scored)": f"{made['invalid']:,}",
+            "met before": f"{made['duplicate']:,}",
+            "evaluated": f"{made_here.get(name, 0):,}",
+            "failed by a seed": f"{failing.get(name, 0):,}",
+        }
+        for name, made in counts.items()
+    ]
+    blocks.append(
+        Text(
+            "Mutants the task's `valid_inputs` refuses are counted here and never decoded or "
+            'scored; "not applicable": the operator does not apply to the parent.'
+        )
+    )
+    blocks.append(Table(pd.DataFrame(rows)))
+    stats = pd.DataFrame(state["stats"])
+    path = progress(stats, run / "figures" / "progress.png")
+    blocks.append(Figure(path.relative_to(run), "Archived inputs per generation (0: the base)"))
+    return blocks
+
+
+def _range(low: float, high: float) -> str:
+    show = lambda v: f"{v:g}"  # noqa: E731
+    return show(low) if low == high else f"{show(low)}–{show(high)}"
+
+
+def _apart(cluster: dict[str, Any]) -> str:
+    parts = [
+        f"{a['feature']} {_range(a['low'], a['high'])}, mean {a['mean']:.3g} "
+        f"(all: {_range(a['all_low'], a['all_high'])}, mean {a['all_mean']:.3g})"
+        for a in cluster["apart"]
+    ]
+    return "; ".join(parts) or "nothing stands out"
+
+
+def _answers(example: dict[str, Any], members: Sequence[str]) -> str:
+    by: dict[str, list[str]] = {}
+    for member, answer, outcome in zip(
+        members, example["answers"], example["outcomes"], strict=True
+    ):
+        right = " (right)" if outcome == Outcome.CORRECT.value else ""
+        by.setdefault(f"`{answer or '(empty)'}`{right}", []).append(member)
+    return "; ".join(f"{answer}: {', '.join(who)}" for answer, who in by.items())
+
+
+def _clusters(found: list[dict[str, Any]], members: Sequence[str]) -> list:
+    blocks: list = [Heading("Clusters of the archive")]
+    if not found:
+        return [*blocks, Text("Nothing was archived: no cluster to show.")]
+    blocks.append(
+        Text(
+            "The archived inputs clustered by the task's features (k-means over standardized "
+            "features). Seeds failing: the mean share of seeds that fail the cluster's inputs; "
+            "all seeds: how many of its inputs every seed fails (shared failures, against "
+            "seed-specific ones)."
+        )
+    )
+    rows = [
+        {
+            "cluster": str(i + 1),
+            "inputs": f"{c['size']:,}",
+            "what sets it apart": _apart(c),
+            "seeds failing": f"{c['seeds_failing']:.0%}",
+            "all seeds fail": f"{c['all_seeds_fail']:,} of {c['size']:,}",
+        }
+        for i, c in enumerate(found)
+    ]
+    blocks.append(Table(pd.DataFrame(rows)))
+    for i, c in enumerate(found):
+        blocks.append(Heading(f"Cluster {i + 1}: examples nearest its centre", level=3))
+        examples = [
+            {
+                "input": f"`{e['text']}`",
+                "right output": "–" if e["gold"] is None else f"`{e['gold']}`",
+                "answers": _answers(e, members),
+            }
+            for e in c["examples"]
+        ]
+        blocks.append(Table(pd.DataFrame(examples)))
+    return blocks
+
+
+def _slices(slices: pd.DataFrame, evaluated: pd.DataFrame, members: int) -> list:
+    overall = float((evaluated["failed"] / members).mean())
+    support = max(MIN_SLICE, int(0.02 * len(evaluated)))
+    shown = slices[slices["inputs"] >= support].sort_values(
+        ["failure", "inputs"], ascending=False, kind="stable"
+    )[:SLICES_SHOWN]
+    blocks: list = [
+        Heading("Where the seeds fail"),
+        Text(
+            f"Over every input evaluated, the mean share of seeds failing is {overall:.0%}. "
+            f"The slices of a feature's values where it is highest (at least {support:,} "
+            "inputs each; a search's inputs are where it looked, not a natural distribution)."
+        ),
+    ]
+    if shown.empty:
+        return [*blocks, Text("No slice holds enough inputs.")]
+    rows = pd.DataFrame(
+        {
+            "slice": [
+                f"{r.feature} = {r.low:g}" if r.low == r.high
+                else f"{r.low:g} ≤ {r.feature} ≤ {r.high:g}"
+                for r in shown.itertuples()
+            ],
+            "inputs": [f"{n:,}" for n in shown["inputs"]],
+            "seeds failing": [f"{f:.0%}" for f in shown["failure"]],
+        }
+    )  # fmt: skip
+    return [*blocks, Table(rows)]

@@ -1,0 +1,57 @@
+"""A failure search's result files and their readers (the report and the tables read only
+these).
+
+    generations/NNNNN.parquet, .json   each generation (`generation.py`), found through the
+                                       shard manifests
+    archive.parquet                    the archived inputs, rows of the generation files
+    search.json                        why it stopped, the effort per generation
+    clusters.json, slices.parquet      the analysis (`analysis.py`)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from genprobe.errors import RunDirError
+from genprobe.runs.shards import ShardStore
+from genprobe.studies.search.config import SearchConfig
+from genprobe.studies.search.study import GENERATION
+from genprobe.studies.search.study import SEARCH as STUDY
+
+ARCHIVE = "archive.parquet"
+SEARCH = "search.json"
+CLUSTERS = "clusters.json"
+SLICES = "slices.parquet"
+
+
+def stored_config(run: str | Path) -> SearchConfig:
+    """Raises RunDirError: not a failure search's run directory."""
+    return SearchConfig.from_identity(STUDY.recorded(run)["config"])
+
+
+def read_json(run: str | Path, name: str) -> Any:
+    path = Path(run) / name
+    if not path.exists():
+        raise RunDirError(f"{run} has no {name} yet: run the search (the same command resumes)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_evaluated(run: str | Path, generations: int) -> pd.DataFrame:
+    """Every input of generations 0..`generations`, in the order evaluated."""
+    paths = ShardStore(run).outputs(GENERATION, ".parquet")[: generations + 1]
+    return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+
+
+def read_archive(run: str | Path) -> pd.DataFrame:
+    path = Path(run) / ARCHIVE
+    if not path.exists():
+        raise RunDirError(f"{run} has no {ARCHIVE} yet: run the search (the same command resumes)")
+    return pd.read_parquet(path)
+
+
+def read_slices(run: str | Path) -> pd.DataFrame:
+    return pd.read_parquet(Path(run) / SLICES)

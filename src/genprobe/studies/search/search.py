@@ -1,0 +1,176 @@
+"""A failure search over every seed of a finished sweep, end to end.
+
+    generation 0   the base inputs (`--base-split`, `--base-size`, the sweep's data seed)
+    generation g   parents by tournament among every input evaluated so far, `--mutants`
+                   mutants of each by the task's `mutations()` (rng [seed, g]); mutants that
+                   `valid_inputs` refuses are counted per operator and dropped, as are
+                   duplicates and inputs met before; the rest decoded by every member and
+                   scored (`generation.py`); the new ones with fitness >= tau archived
+    stop           after `--generations`, at `--archive-size`, or when `--minutes` of this
+                   process's CPU time are spent (checked between generations)
+    analyse        clusters and slices of what was found (`analysis.py`)
+
+Every generation's mutants are a function of the generation files before it, so a killed
+search, rerun with the same command, replays the finished generations from disk (their shards
+are skipped) and ends with the archive an uninterrupted run gives. `archive.parquet` and
+`search.json` (effort per generation, why it stopped) are rewritten atomically after each one.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from genprobe.runs.atomic import atomic_path, write_json
+from genprobe.runs.executor import Executor, LocalExecutor, run_stage
+from genprobe.runs.rundir import open_run
+from genprobe.runs.shards import Shard
+from genprobe.studies.sagga.search import Budget, OutOfTime
+from genprobe.studies.search.analysis import analyse
+from genprobe.studies.search.config import SearchConfig, members
+from genprobe.studies.search.evolve import from_keys, keys, mutate, parents
+from genprobe.studies.search.generation import GenerationTask, generation_path, generation_shard
+from genprobe.studies.search.results import ARCHIVE, SEARCH
+from genprobe.studies.search.study import SEARCH as STUDY
+from genprobe.tasks.registry import task_name
+from genprobe.tasks.task import Task
+
+Log = Callable[[str], None]
+
+
+@dataclass
+class Search:
+    """What the search knows between generations: rebuilt from the generation files."""
+
+    config: SearchConfig
+    task: Task
+    evaluated: list[str] = field(default_factory=list)  # every input's key, in order
+    fitness: list[float] = field(default_factory=list)
+    archive: list[pd.DataFrame] = field(default_factory=list)
+    stats: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def archived(self) -> int:
+        return sum(len(part) for part in self.archive)
+
+    def base(self, src: np.ndarray) -> Shard:
+        found = list(dict.fromkeys(keys(src)))
+        return generation_shard(0, found, ["base"] * len(found), [None] * len(found), {})
+
+    def offspring(self, generation: int) -> Shard:
+        """Generation `generation`'s shard: the new valid mutants of its parents."""
+        config = self.config
+        rng = np.random.default_rng([config.seed, generation])
+        chosen = parents(np.array(self.fitness), config.population, rng)
+        parent_keys = [self.evaluated[i] for i in chosen]
+        made = mutate(self.task, from_keys(parent_keys), config.mutants, rng)
+        seen, duplicates = set(self.evaluated), Counter[str]()
+        inputs, operator, parent = [], [], []
+        for key, name, row in zip(keys(made.src), made.operator, made.parent, strict=True):
+            if key in seen:
+                duplicates[name] += 1
+                continue
+            seen.add(key)
+            inputs.append(key)
+            operator.append(name)
+            parent.append(parent_keys[row])
+        effort = {
+            "operators": {
+                name: {**counts, "duplicate": duplicates[name]}
+                for name, counts in made.counts.items()
+            }
+        }
+        return generation_shard(generation, inputs, operator, parent, effort)
+
+    def absorb(self, frame: pd.DataFrame, effort: dict[str, Any]) -> None:
+        """Take in a finished generation: its inputs join those evaluated, the fit ones the
+        archive (every input of a generation is new: duplicates were dropped before)."""
+        self.evaluated += list(frame["input"])
+        self.fitness += list(frame["fitness"])
+        fit = frame[frame["fitness"] >= self.config.tau]
+        self.archive.append(fit)
+        self.stats.append(
+            {
+                **effort,
+                "failed": int((frame["failed"] > 0).sum()),
+                "novel_found": len(fit),
+                "archive_size": self.archived,
+                "mean_fitness": float(frame["fitness"].mean()) if len(frame) else None,
+            }
+        )
+
+
+def run_search(
+    config: SearchConfig,
+    out: str | Path,
+    log: Log = lambda message: None,
+    executor: Executor | None = None,
+    task: Task | None = None,
+    clock: Callable[[], float] = time.process_time,
+) -> Path:
+    """Run (or resume) a search in `out`, then its analysis; returns the run directory, which
+    `report.write_search_report` reports. `task`: the task asked for, which must be the run's.
+
+    Raises:
+        ConfigError, RunDirError, TaskContractError: bad input, found before anything is
+            written.
+    """
+    sweep = config.checked(task)  # before the run directory is made
+    config = replace(config, model=f"run:{config.run.absolute()}")  # for workers elsewhere
+    target = members(config.target, sweep.seeds)
+    run = open_run(out, STUDY.kind, config)
+    base_split = config.base_split or sweep.task.validation_split
+    search = Search(config, sweep.task)
+    stage = GenerationTask(config, target)
+    budget, stop = Budget(config.minutes, clock), "generations"
+    about = {
+        "task": task_name(sweep.task), "task_options": sweep.task.options(),
+        "members": [f"seed={s}" for s in sweep.seeds], "base_split": base_split,
+    }  # fmt: skip
+    with executor or LocalExecutor() as runner:
+        try:
+            for generation in range(config.generations + 1):
+                if generation == 0:
+                    base = sweep.task.generate(base_split, config.base_size, sweep.data_seed)
+                    shard = search.base(base.src)
+                else:
+                    budget.check()
+                    shard = search.offspring(generation)
+                ran = run_stage(run, stage, [shard], runner)
+                frame = pd.read_parquet(run / generation_path(generation, "parquet"))
+                effort = json.loads((run / generation_path(generation, "json")).read_text())
+                search.absorb(frame, effort)
+                _write_state(run, search, "running", about)
+                log(
+                    f"generation {generation}{'' if ran else ' (done before)'}: "
+                    f"{len(frame)} inputs, {search.stats[-1]['novel_found']} archived, "
+                    f"archive {search.archived}"
+                )
+                if search.archived >= config.archive_size:
+                    stop = "archive size"
+                    break
+        except OutOfTime:
+            stop = "time budget"
+            log(f"the CPU-time budget (--minutes) is spent after generation "
+                f"{len(search.stats) - 1}: rerun to search on")  # fmt: skip
+    _write_state(run, search, stop, about)
+    analyse(run, sweep.task, len(sweep.seeds))
+    return run
+
+
+def _write_state(run: Path, search: Search, stop: str, about: dict[str, Any]) -> None:
+    archive = pd.concat(search.archive, ignore_index=True) if search.archive else None
+    with atomic_path(run / ARCHIVE) as tmp:
+        (archive if archive is not None else pd.DataFrame()).to_parquet(tmp, index=False)
+    write_json(
+        run / SEARCH,
+        {**about, "stop": stop, "generations": len(search.stats) - 1, "stats": search.stats},
+    )

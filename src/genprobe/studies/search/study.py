@@ -1,0 +1,13 @@
+"""The failure search's declaration (`genprobe.studies.study`)."""
+
+from genprobe.studies.study import Study
+
+GENERATION = "generation"  # one shard per generation: its members decoded and judged
+
+SEARCH = Study(
+    kind="search",
+    name="a failure search",
+    report="genprobe.studies.search.report:write_search_report",
+    tables="genprobe.studies.search.tables:run_tables",
+    stages=(GENERATION,),
+)
