@@ -1,6 +1,6 @@
 """What every study promises, tested once over each kind of run (a seed sweep, one trained
 over time, a brittleness evaluation, a SAGGA search, training the integration transformer, data
-generation) through the real command line:
+generation, a probe and a failure search of a sweep's seeds) through the real command line:
 
 - killed with SIGKILL mid-run, it leaves no process behind, and the same command finishes with
   the results of a run that was never killed;
@@ -54,6 +54,18 @@ def _over_time(run: Path) -> tuple[dict, dict]:
     curves = sorted((run / "curves").glob("*.parquet"))
     assert curves
     return {p.name: pd.read_parquet(p).to_dict("list") for p in curves}, _predictions(run)
+
+
+def _results(run: Path) -> dict:
+    """Every member's answer on every suite input."""
+    paths = sorted((run / "results").glob("*.parquet"))
+    assert paths
+    frames = {p.name: pd.read_parquet(p) for p in paths}
+    return {name: frame.map(_listed).to_dict("list") for name, frame in frames.items()}
+
+
+def _listed(value: object) -> object:
+    return value.tolist() if hasattr(value, "tolist") else value
 
 
 def _trained(run: Path) -> tuple[dict, list]:
@@ -140,12 +152,34 @@ STUDIES = {
         # two pool workers, each shard's result larger than a pipe's buffer: a worker killed
         # mid-send must not outlive the driver
     ),
+    "probe": Study(
+        argv=lambda f: ["probe", "--model", f"run:{f['sweep']}", "--size", "40", "--k", "2"],
+        under_way="shards/decode/*.json",
+        results=_results,
+        changed=("--size", "30", "40"),
+        bad=("--k", "0"),
+    ),
+    "search": Study(
+        argv=lambda f: [
+            "search", "--model", f"run:{f['sweep']}", "--generations", "6", "--population", "8",
+            "--base-size", "30",
+        ],
+        under_way="shards/generation/*.json",
+        results=lambda run: pd.read_parquet(run / "archive.parquet").map(_listed).to_dict("list"),
+        changed=("--seed", "7", "0"),
+        bad=("--tau", "0"),
+    ),
 }  # fmt: skip
 
 
 @pytest.fixture(scope="module")
-def fixtures(tiny_model, validation):
-    return {"model": tiny_model, "validation": validation}
+def fixtures(tiny_model, validation, tiny_sweep, tmp_path_factory):
+    from genprobe.studies.seed_sensitivity import run_sweep
+    from genprobe.tasks import load_task
+
+    task = load_task("addition", {"format": "reversed", "train_digits": 2})
+    sweep = run_sweep(tiny_sweep(seeds=(1, 2), task=task), tmp_path_factory.mktemp("sweep") / "run")
+    return {"model": tiny_model, "validation": validation, "sweep": sweep}
 
 
 def _genprobe(argv: list[str]) -> list[str]:
