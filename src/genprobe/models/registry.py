@@ -31,6 +31,30 @@ def _checkpoint_path(argument: str) -> None:
         raise ConfigError("--model", "a checkpoint file or run directory that exists", argument)
 
 
+def _run_directory(argument: str) -> None:
+    _checkpoint_path(run_spec(argument)[0])
+
+
+def run_spec(argument: str) -> tuple[str, tuple[int, ...] | None]:
+    """(run directory, the seeds chosen or None for all) of a `run:` spec's argument.
+
+    Raises:
+        ConfigError: the seeds after `@` are not numbers or ranges.
+    """
+    path, at, chosen = argument.rpartition("@")
+    if not at or Path(argument).exists():
+        return argument, None
+    seeds: list[int] = []
+    try:
+        for part in chosen.split(","):
+            low, dash, high = part.partition("-")
+            seeds += range(int(low), int(high) + 1) if dash else [int(low)]
+    except ValueError:
+        expected = "run:RUN_DIR@SEEDS with SEEDS like 3, 1,4 or 2-5"
+        raise ConfigError("--model", expected, argument) from None
+    return path, tuple(seeds)
+
+
 def _bundled_name(argument: str) -> None:
     from genprobe.models.bundled import bundled_checkpoint
 
@@ -106,11 +130,11 @@ MODELS: dict[str, ModelKind] = {
     ),
     "run": ModelKind(
         "genprobe.studies.seed_sensitivity.as_model:from_run",
-        "run:RUN_DIR",
-        "every seed of a finished sweep (`genprobe sweep`), decoding as one stacked model: a "
-        "model of the sweep's task for `probe` and `search`",
+        "run:RUN_DIR[@SEEDS]",
+        "every seed of a finished sweep (`genprobe sweep`), or those named (@3, @1,4, @2-5), "
+        "decoding as one stacked model: a model of the sweep's task for `probe` and `search`",
         ("device",),
-        check=_checkpoint_path,
+        check=_run_directory,
         tokens=True,
     ),
 }

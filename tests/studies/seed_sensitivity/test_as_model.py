@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from genprobe.errors import RunDirError
+from genprobe.errors import ConfigError, RunDirError
 from genprobe.models.architectures.transformer import TransformerSeedConfig
 from genprobe.models.registry import load_model
 from genprobe.studies.seed_sensitivity import run_sweep
@@ -73,3 +73,16 @@ def test_scores_are_the_log_probabilities_beam_search_found(sweep):
 def test_a_run_that_is_not_a_finished_sweep_is_refused(tmp_path):
     with pytest.raises(RunDirError):
         load_model(f"run:{tmp_path}")
+
+
+@pytest.mark.slow
+def test_a_spec_can_name_some_of_the_seeds(sweep):
+    chosen = load_model(f"run:{sweep}@3,1")
+    assert chosen.members == ("seed=3", "seed=1")
+    src = chosen.task.generate(chosen.task.validation_split, 6, 2).src
+    whole = load_model(f"run:{sweep}").candidates(src, 1)
+    assert np.array_equal(chosen.candidates(src, 1).out, whole.out[[2, 0]])
+    assert load_model(f"run:{sweep}@1-2").members == ("seed=1", "seed=2")
+    for bad in ("@4", "@one"):
+        with pytest.raises(ConfigError):
+            load_model(f"run:{sweep}{bad}")

@@ -21,7 +21,9 @@ from genprobe.data.seq2seq import EOS, N_SPECIAL, PAD, decoded_outputs
 from genprobe.decoding.beam import BeamResult
 from genprobe.decoding.greedy import greedy
 from genprobe.decoding.member_beam import member_beam_search
+from genprobe.errors import ConfigError
 from genprobe.models.member_stack import MemberStack
+from genprobe.models.registry import run_spec
 from genprobe.models.sequences import Ranked, SequenceModel
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.members import load_members
@@ -79,15 +81,26 @@ class SweepModel(SequenceModel):
 
 
 def from_run(argument: str, device: str = "cpu") -> SweepModel:
-    """Every member of the finished sweep in directory `argument`, stacked on `device`.
+    """The members of the finished sweep `argument` names, stacked on `device`: RUN_DIR (every
+    seed) or RUN_DIR@SEEDS (those seeds: `3`, `1,4`, `2-5`).
 
     Raises:
         RunDirError: not a sweep's run directory, or its training has not finished.
+        ConfigError: SEEDS is malformed or names a seed the sweep does not have.
     """
-    run = Path(argument).absolute()
+    path, seeds = run_spec(argument)
+    run = Path(path).absolute()
     config = read_sweep(run)
-    stack = load_members(run, device).eval()
-    return SweepModel(run, config, stack, tuple(f"seed={seed}" for seed in config.seeds))
+    model = SweepModel(
+        run, config, load_members(run, device).eval(), tuple(f"seed={s}" for s in config.seeds)
+    )
+    if seeds is None:
+        return model
+    missing = [seed for seed in seeds if seed not in config.seeds]
+    if missing:
+        have = ", ".join(map(str, config.seeds))
+        raise ConfigError("--model", f"seeds of the sweep ({have})", f"seed {missing[0]}")
+    return model.subset([config.seeds.index(seed) for seed in seeds])
 
 
 def _greedy(model: MemberStack, src: Tensor, max_len: int) -> Tensor:
