@@ -29,7 +29,13 @@ def suite_distributions(accuracy: pd.DataFrame, path: Path) -> Path:
     jitter = np.random.default_rng(0)  # fixed: the same run draws the same figure
     for i, values in enumerate(data, start=1):
         ax.scatter(i + jitter.uniform(-0.15, 0.15, len(values)), values, s=14, alpha=0.7, zorder=3)
-    ax.set_xticks(range(1, len(data) + 1), list(accuracy.columns))
+    long = max(map(len, accuracy.columns), default=0) > 12
+    ax.set_xticks(
+        range(1, len(data) + 1),
+        list(accuracy.columns),
+        rotation=20 if long else 0,
+        ha="right" if long else "center",
+    )
     ax.set_ylabel("accuracy (%)")
     ax.set_ylim(-3, 103)
     ax.set_title(f"Accuracy per suite across {len(accuracy)} seeds")

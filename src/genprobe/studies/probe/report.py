@@ -52,11 +52,11 @@ def write_report(run: str | Path) -> tuple[Path, Path]:
         Heading("Accuracy per suite across members"),
         Text(
             "Greedy accuracy over the members: median, min–max and IQM with its 95 % bootstrap "
-            "interval. *Drop*: accuracy on the base inputs a suite was made from minus accuracy "
+            "interval. Drop: accuracy on the base inputs a suite was made from minus accuracy "
             "on the suite, median over members (a perturbed input against the input it was made "
-            "from). *Every* / *one*: inputs that every member "
+            "from). Every / one: inputs that every member "
             "fails (the task's hard region) and inputs that exactly one member fails "
-            "(seed-specific). *Refused*: perturbed inputs the task does not accept, never "
+            "(seed-specific). Refused: perturbed inputs the task does not accept, never "
             "decoded."
         ),
         Table(_suite_table(results, scores, suites, config.k)),
@@ -78,8 +78,8 @@ def write_report(run: str | Path) -> tuple[Path, Path]:
             Heading("Search errors and model errors"),
             Text(
                 "Failures whose right output the model scores above what it answered "
-                "(*search*: a wider search could find it) against those it scores below "
-                "(*model*: the model prefers a wrong output), summed over members."
+                "(search: a wider search could find it) against those it scores below "
+                "(model: the model prefers a wrong output), summed over members."
             ),
             Table(_error_table(split)),
         ]
@@ -186,17 +186,20 @@ def _shared_failures(results: pd.DataFrame) -> list:
     blocks = [
         Heading("Inputs every member fails"),
         Text(f"Up to {EXAMPLES} per suite: the input, the right output, and the most common "
-             "wrong answer with how many members gave it."),
+             "wrong answer with how many members gave it (long outputs are cut: their length "
+             "and the first token where the answer differs say where it goes wrong)."),
     ]  # fmt: skip
     rows = []
     for (suite, _index), group in every.groupby(["suite", "index"], sort=False):
         if sum(r["suite"] == suite for r in rows) >= EXAMPLES:
             continue
         answers = group["output"].value_counts()
+        right, answer = group["gold"].iloc[0], answers.index[0]
         rows.append(
             {"suite": suite, "input": _short(group["input"].iloc[0]),
-             "right": _short(group["gold"].iloc[0] or "–"),
-             "most common answer": f"{_short(answers.index[0])} ({answers.iloc[0]} of {members})"}
+             "right": "–" if right is None else f"{_short(right)} ({_tokens(right)})",
+             "most common answer": f"{_short(answer)} ({_tokens(answer)}{_differs(right, answer)}; "
+                                   f"{answers.iloc[0]} of {members})"}
         )  # fmt: skip
     return [*blocks, Table(pd.DataFrame(rows))]
 
@@ -204,3 +207,18 @@ def _shared_failures(results: pd.DataFrame) -> list:
 def _short(text: str, width: int = 90) -> str:
     """`text`, cut to `width` characters with an ellipsis (the export tables hold it whole)."""
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _tokens(text: str) -> str:
+    return f"{len(text.split())} tokens"
+
+
+def _differs(right: str | None, answer: str) -> str:
+    """Where `answer` first differs from `right`, token by token ("" without a right output)."""
+    if right is None:
+        return ""
+    right_tokens, answer_tokens = right.split(), answer.split()
+    pairs = zip(right_tokens, answer_tokens, strict=False)
+    shorter = min(len(right_tokens), len(answer_tokens))
+    at = next((i for i, (a, b) in enumerate(pairs) if a != b), shorter)
+    return f", differs from token {at + 1}"
