@@ -113,13 +113,20 @@ def member_beam_search(
     pad: int,
     k: int | None = None,
     length_penalty: float = 1.0,
+    early_stopping: bool = True,
 ) -> BeamResult:
     """`beam_search` of every member of `model` for sources src (N, Ls): a `BeamResult` whose
     tensors lead with (S, N) instead of the sources."""
     folded = FoldedMembers(model, src, max_len, eos, pad)
     sources = src.new_zeros(model.members * len(src), 1)
     result = beam_search(
-        folded, sources, beam_size, k=k, length_penalty=length_penalty, max_len=max_len
+        folded,
+        sources,
+        beam_size,
+        k=k,
+        length_penalty=length_penalty,
+        early_stopping=early_stopping,
+        max_len=max_len,
     )
     lead = (model.members, len(src))
     parts = (getattr(result, f.name) for f in dataclasses.fields(result))

@@ -3,8 +3,11 @@ them decoding as the one stacked model the predict stage uses, so a probe of ten
 about what a probe of one does.
 
 k = 1 decodes greedily (the predict stage's outputs, bit for bit); k > 1 by beam search of
-width k over every member at once (`decoding.member_beam`). `score` feeds the given outputs
-through the decoder step by step, in evaluation mode.
+width k over every member at once (`decoding.member_beam`), without early stopping: an input
+is done only when no live beam can beat its worst finished candidate. (With L&C's early
+stopping, an input stops at k finished candidates, and on addition with a carry into a new
+digit the k short ones crowd out the right, longer sum that greedy finds.) `score` feeds the
+given outputs through the decoder step by step, in evaluation mode.
 """
 
 from __future__ import annotations
@@ -109,7 +112,9 @@ def _greedy(model: MemberStack, src: Tensor, max_len: int) -> Tensor:
 
 def _beam(model: MemberStack, src: Tensor, max_len: int, k: int) -> BeamResult:
     """Beam search of width k, tokens padded to `max_len` (chunks join along the inputs)."""
-    found = member_beam_search(model, src, k, max_len=max_len, eos=EOS, pad=PAD)
+    found = member_beam_search(
+        model, src, k, max_len=max_len, eos=EOS, pad=PAD, early_stopping=False
+    )
     width = max_len - found.tokens.shape[-1]
     tokens = torch.nn.functional.pad(found.tokens, (0, width), value=PAD)
     return BeamResult(tokens, found.lengths, found.scores, found.logprobs, found.finished)
