@@ -14,6 +14,9 @@
                  budget (candidate of the large search, with --search-budget)
     SAGGA        examples (mutant), archive (novel failure), generations (generation)
     training     curves (validation of `integration train`)
+    probe        results (member × input × suite), members (member × suite), inputs (input:
+                 how many members fail it)
+    search       examples (input evaluated), archive, generations, clusters, slices
 
 `export_tables` (`genprobe export RUN --format csv|parquet [--out DIR]`) writes each table to
 `DIR/<name>.csv` or `DIR/<name>.parquet` (DIR defaults to `RUN/tables`), each atomically. In
