@@ -11,6 +11,7 @@ from genprobe.errors import ConfigError
 from genprobe.models.adapters.integration_tokens import as_sequence_model
 from genprobe.models.adapters.seq2seq import DecodingConfig
 from genprobe.studies.brittleness.solve import Problem, solve
+from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.tasks import load_task
 from genprobe.tasks.integration import X, from_prefix, from_sympy, to_prefix, to_sympy
 from genprobe.tasks.integration.suites.validation import ADDED_SETS
@@ -182,3 +183,24 @@ def test_a_checkpoint_as_a_token_model_judges_as_integration_evaluate(task, exam
     parsed = outcomes[:, 0] != "unparseable"
     assert top.shape == (1, 6) and np.isnan(top[0, ~parsed]).all()
     np.testing.assert_allclose(top[0, parsed], ranked.logprob[0, parsed, 0], atol=1e-4)
+
+
+def test_an_integration_model_answers_only_the_integration_task():
+    with pytest.raises(ConfigError, match="integration for the integration model sympy"):
+        as_sequence_model("sympy", load_task("scan"))
+
+
+@pytest.mark.slow
+def test_a_sweep_on_the_integration_task_is_a_token_model_of_it(tiny_sweep, tmp_path, task):
+    config = replace(tiny_sweep(seeds=(1, 2), task=task), train_size=50, validation_size=10)
+    run = run_sweep(config, tmp_path / "sweep")
+    model = as_sequence_model(f"run:{run}")
+    assert model.members == ("seed=1", "seed=2") and model.task == task
+    src = task.generate("validation", 3, 0).src
+    ranked = model.candidates(src, 1)
+    assert ranked.out.shape[:3] == (2, 3, 1)
+    outcomes = task.outcomes(
+        np.tile(src, (2, 1)), ranked.out[:, :, 0].reshape(6, -1), ranked.length.reshape(-1),
+        ranked.finished.reshape(-1),
+    )  # fmt: skip
+    assert set(outcomes) <= {"correct", "incorrect", "unparseable", "timeout"}

@@ -1,5 +1,6 @@
 """Any model under test of the integration task (ckpt:, lc:, bundled:, sympy, py:, openai:) as
-a `SequenceModel` of the token task `IntegrationTask`, so that `genprobe probe` runs on it.
+a `SequenceModel` of the token task `IntegrationTask`, so that `genprobe probe` runs on it
+(`as_sequence_model` gives every kind of model as a `SequenceModel`).
 
 One member, named by the spec. Input ids are read back into integrands, the model gives its
 ranked candidates, and each answer is written in the task's target ids: an answer the model
@@ -26,6 +27,7 @@ from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.integration.under_test import Candidate, Model
+from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import encode_outputs
 
 UNREADABLE = "<unparsed>"  # stands for an answer that did not parse (written as id -1)
@@ -111,17 +113,24 @@ def _answer(task: IntegrationTask, ids: np.ndarray) -> Expr | None:
         return None
 
 
-def as_sequence_model(
-    spec: str, task: IntegrationTask | None = None, **settings: Any
-) -> IntegrationSequenceModel:
-    """The integration model `spec` (any kind `load_model` loads that is not a token model) as a
-    model of `task` (default: `IntegrationTask()`). A seq2seq model decodes greedily for k = 1
-    and by beam search of width k otherwise, unless `settings` give its `decoding`.
+def as_sequence_model(spec: str, task: Task | None = None, **settings: Any) -> SequenceModel:
+    """The model `spec` as a `SequenceModel`: a token model (`run:`) as `load_model` gives it;
+    an integration model (ckpt:, lc:, bundled:, sympy, py:, openai:) as a model of `task`
+    (default: `IntegrationTask()`), a seq2seq one decoding greedily for k = 1 and by beam
+    search of width k otherwise, unless `settings` give its `decoding`.
 
     Raises:
+        ConfigError: an integration model asked to answer another task.
         UnknownModelError, GenprobeError: as `load_model`.
     """
-    from genprobe.models.registry import load_model
+    from genprobe.models.registry import check_spec, load_model
+    from genprobe.tasks.registry import task_name
 
+    if check_spec(spec).tokens:
+        return load_model(spec, **settings)
+    if task is not None and not isinstance(task, IntegrationTask):
+        raise ConfigError(
+            "--task", f"integration for the integration model {spec}", task_name(task)
+        )
     settings.setdefault("decoding", DecodingConfig(method="beam", beam_size=1))
     return IntegrationSequenceModel(load_model(spec, **settings), task or IntegrationTask(), spec)
