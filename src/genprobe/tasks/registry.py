@@ -49,6 +49,7 @@ TASKS: dict[str, str] = {
     "bucket_sort": "genprobe.tasks.chomsky.cs.bucket_sort:BucketSort",
     "binary_operation": "genprobe.tasks.binary_operation:BinaryOperation",  # Power et al. (2022)
     "sparse_parity": "genprobe.tasks.sparse_parity:SparseParity",  # Barak et al. (2022)
+    "integration": "genprobe.tasks.integration.task:IntegrationTask",  # Lample & Charton (2019)
 }
 USER = "py"
 

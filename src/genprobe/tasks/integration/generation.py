@@ -34,18 +34,23 @@ class Row:
 class GenerationReport:
     rows: list[Row]
     # one per attempt: "ok" (a new pair, kept), "duplicate" (an input already kept), "surplus"
-    # (a new pair after the n-th), "timeout" (CPU budget), "hang" (wall-clock backstop), "error",
-    # or the generator's rejection reason
+    # (a new pair after the n-th), "filtered" (refused by `keep`), "timeout" (CPU budget), "hang"
+    # (wall-clock backstop), "error", or the generator's rejection reason
     counters: Counter = field(default_factory=Counter)
     attempts: int = 0
 
 
-class Kept:
-    """The first `n` distinct inputs of the pairs taken in attempt order, with one outcome
-    counted per attempt (`GenerationReport.counters`)."""
+# (input, output) -> whether a pair may be kept at all
+Keep = Callable[[str, str], bool]
 
-    def __init__(self, n: int) -> None:
+
+class Kept:
+    """The first `n` distinct inputs of the pairs taken in attempt order (of those `keep`
+    allows), with one outcome counted per attempt (`GenerationReport.counters`)."""
+
+    def __init__(self, n: int, keep: Keep | None = None) -> None:
         self.n = n
+        self.keep = keep
         self.first_seen: dict[
             str, tuple[str, int, int | None]
         ] = {}  # input -> output, count, n_ops
@@ -57,9 +62,11 @@ class Kept:
         return len(self.first_seen) >= self.n
 
     def take(self, problem: str, output: str, n_ops: int | None) -> None:
-        """An accepted pair: new and kept ("ok"), a "duplicate", or new after the n-th
-        ("surplus")."""
-        if problem in self.first_seen:
+        """An accepted pair: new and kept ("ok"), a "duplicate", new after the n-th
+        ("surplus"), or one `keep` refuses ("filtered")."""
+        if self.keep is not None and not self.keep(problem, output):
+            self.counters["filtered"] += 1
+        elif problem in self.first_seen:
             kept_output, count, kept_ops = self.first_seen[problem]
             self.first_seen[problem] = (kept_output, count + 1, kept_ops)
             self.counters["duplicate"] += 1
@@ -85,6 +92,7 @@ def generate(
     round_size: int = 64,
     max_attempts: int | None = None,
     on_progress: Callable[[int, int, Counter], None] | None = None,
+    keep: Keep | None = None,
 ) -> GenerationReport:
     """Generate up to `n` distinct (input, output) pairs.
 
@@ -97,13 +105,14 @@ def generate(
         max_attempts: stop after this many attempts even if fewer than `n` pairs were found
             (default 1000 * n + 1000).
         on_progress: called after every attempt with (attempts, distinct pairs, counters).
+        keep: only pairs (input, output) it allows are kept (the others count as "filtered").
     """
     config = config.validated()
     if n < 1:
         raise ConfigError("n", "at least 1", n)
     deadline = deadline or DEFAULT_DEADLINES[config.method]
     max_attempts = max_attempts or 1000 * n + 1000
-    kept = Kept(n)
+    kept = Kept(n, keep)
     cache: dict[str, str] = {}
     with DeadlinePool(workers, start_method=start_method) as pool:
         while not kept.complete and kept.attempts < max_attempts:

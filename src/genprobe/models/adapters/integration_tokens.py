@@ -1,0 +1,136 @@
+"""Any model under test of the integration task (ckpt:, lc:, bundled:, sympy, py:, openai:) as
+a `SequenceModel` of the token task `IntegrationTask`, so that `genprobe probe` runs on it
+(`as_sequence_model` gives every kind of model as a `SequenceModel`).
+
+One member, named by the spec. Input ids are read back into integrands, the model gives its
+ranked candidates, and each answer is written in the task's target ids: an answer the model
+could not parse, or one with a token outside the target vocabulary, becomes the single id -1,
+which the task's verdicts count as unparseable.
+
+Example:
+    model = as_sequence_model("sympy", deadline=1.0)
+    ranked = model.candidates(src, k=1)
+    model.task.outcomes(src, ranked.out[0, :, 0], ranked.length[0, :, 0], ranked.finished[0, :, 0])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from genprobe.decoding.config import DecodingConfig
+from genprobe.errors import ConfigError, GenprobeError
+from genprobe.models.sequences import Ranked, SequenceModel
+from genprobe.tasks.integration.expression import Expr
+from genprobe.tasks.integration.prefix import from_prefix, to_prefix
+from genprobe.tasks.integration.task import IntegrationTask
+from genprobe.tasks.integration.under_test import Candidate, Model
+from genprobe.tasks.task import Task
+from genprobe.tasks.tokens import encode_outputs
+
+UNREADABLE = "<unparsed>"  # stands for an answer that did not parse (written as id -1)
+
+
+class IntegrationSequenceModel(SequenceModel):
+    """`model` (an integration model under test) answering the token task `task`."""
+
+    def __init__(self, model: Model, task: IntegrationTask, label: str) -> None:
+        self.model = model
+        self.task = task
+        self.members = (label,)
+        self.can_score = model.can_score
+
+    def candidates(self, src: np.ndarray, k: int) -> Ranked:
+        if k < 1:
+            raise ConfigError("k", "at least 1", k)
+        problems = self.task.problems(src)
+        readable = [i for i, problem in enumerate(problems) if problem is not None]
+        found: list[list[Candidate]] = [[] for _ in problems]
+        for i, candidates in zip(
+            readable, self.model.candidates([problems[i] for i in readable], k), strict=True
+        ):
+            found[i] = candidates[:k]
+        ranked = [
+            (row, rank, candidate)
+            for row, candidates in enumerate(found)
+            for rank, candidate in enumerate(candidates)
+        ]
+        # an answer that did not parse is written as one token outside the vocabulary: id -1
+        ids, lengths = encode_outputs(
+            self.task.target_vocab,
+            [to_prefix(c.answer) if c.parsed else [UNREADABLE] for _, _, c in ranked],
+        )
+        n = len(problems)
+        out = np.full((1, n, k, ids.shape[1]), -1, dtype=np.int64)
+        length = np.zeros((1, n, k), dtype=np.int64)
+        finished = np.zeros((1, n, k), dtype=bool)
+        score = np.full((1, n, k), -np.inf)
+        logprob = np.full((1, n, k), np.nan)
+        for (row, rank, candidate), written, size in zip(ranked, ids, lengths, strict=True):
+            out[0, row, rank] = written
+            length[0, row, rank] = size
+            finished[0, row, rank] = True
+            score[0, row, rank] = candidate.score
+            if candidate.logprob is not None:
+                logprob[0, row, rank] = candidate.logprob
+        return Ranked(out, length, finished, score, logprob)
+
+    def score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """(1, N) the model's log-probability of each output; NaN where the output (or input)
+        is no expression."""
+        if not self.can_score:
+            return super().score(src, out, length)
+        out, length = np.asarray(out), np.asarray(length)
+        if out.ndim == 3:
+            out, length = out[0], length[0]
+        pairs, rows = [], []
+        for i, (problem, ids, size) in enumerate(
+            zip(self.task.problems(src), out, length, strict=True)
+        ):
+            answer = _answer(self.task, ids[:size])
+            if problem is not None and answer is not None:
+                pairs.append((problem, answer))
+                rows.append(i)
+        scores = np.full((1, len(out)), np.nan)
+        if pairs:
+            scores[0, rows] = self.model.score(pairs)
+        return scores
+
+    def subset(self, members: Sequence[int]) -> SequenceModel:
+        if list(members) != [0]:
+            raise ConfigError("members", "[0] (an integration model is one member)", members)
+        return self
+
+
+def _answer(task: IntegrationTask, ids: np.ndarray) -> Expr | None:
+    if not len(ids) or (ids < 0).any() or (ids >= len(task.target_vocab)).any():
+        return None
+    try:
+        return from_prefix([task.target_vocab[i] for i in ids])
+    except GenprobeError:
+        return None
+
+
+def as_sequence_model(spec: str, task: Task | None = None, **settings: Any) -> SequenceModel:
+    """The model `spec` as a `SequenceModel`: a token model (`run:`) as `load_model` gives it;
+    an integration model (ckpt:, lc:, bundled:, sympy, py:, openai:) as a model of `task`
+    (default: `IntegrationTask()`), a seq2seq one decoding greedily for k = 1 and by beam
+    search of width k otherwise, unless `settings` give its `decoding`.
+
+    Raises:
+        ConfigError: an integration model asked to answer another task.
+        UnknownModelError, GenprobeError: as `load_model`.
+    """
+    from genprobe.models.registry import check_spec, load_model
+    from genprobe.tasks.registry import task_name
+
+    if check_spec(spec).tokens:
+        return load_model(spec, **settings)
+    if task is not None and not isinstance(task, IntegrationTask):
+        raise ConfigError(
+            "--task", f"integration for the integration model {spec}", task_name(task)
+        )
+    settings.setdefault("decoding", DecodingConfig(method="beam", beam_size=1))
+    return IntegrationSequenceModel(load_model(spec, **settings), task or IntegrationTask(), spec)

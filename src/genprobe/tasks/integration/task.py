@@ -1,0 +1,245 @@
+"""Symbolic integration as a token task: the probe and seed studies run on it like on any other.
+
+An input is an integrand f in Lample & Charton's prefix tokens (without their `sub Y'` head),
+an output an antiderivative F in the same tokens. The data is Lample & Charton's, made by the
+integration generators (BWD by default, on the fast engine: `genprobe integration generate
+--method bwd`); the verifier judges an output by differentiation, up to a constant, under a
+budget of CPU time per output (`verifier.py`), so the outcomes are correct, incorrect,
+unparseable (ids that are not an expression) and timeout (no verdict within the budget).
+
+Vocabularies hold the tokens the generator writes: an output with any other token (`cot`,
+`sub`, ...) cannot be written in the target ids and counts as unparseable. Held-out inputs
+are set apart by a hash of the problem: validation and test draw only problems of one bucket
+in ten, training never does, so no test problem is ever a training one.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import sympy as sp
+
+from genprobe.errors import ConfigError, GenprobeError, TaskContractError
+from genprobe.tasks.integration.expression import Expr, from_sympy, to_sympy
+from genprobe.tasks.integration.generation import generate as generate_pairs
+from genprobe.tasks.integration.generators import GeneratorConfig
+from genprobe.tasks.integration.prefix import PROBLEM_PREFIX, from_prefix, to_prefix
+from genprobe.tasks.integration.random_trees import TreeSettings
+from genprobe.tasks.integration.suites.validation import (
+    ADDED_SETS,
+    COEFFICIENT_SETS,
+    COEFFICIENTS,
+)
+from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
+from genprobe.tasks.integration.vocab import DIGIT_TOKENS, VOCAB
+from genprobe.tasks.probing import Family, Perturbed, padded
+from genprobe.tasks.task import Examples, Split, Task, is_integer, split_stream
+from genprobe.tasks.tokens import encode_inputs, encode_outputs
+from genprobe.verification.verdict import Outcome
+
+# What L&C's integration data is written in (SymPy's canonical shape: no sub, inv, pow2, ...):
+# the functions of their operator table, and abs and sign, which derivatives bring in.
+FUNCTIONS = (
+    "sqrt", "exp", "ln", "abs", "sign", "sin", "cos", "tan", "asin", "acos", "atan",
+    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+)  # fmt: skip
+TOKENS = ("x", "pi", "E", "add", "mul", "div", "pow", *FUNCTIONS, "INT+", "INT-", *DIGIT_TOKENS)
+SOURCE_VOCAB = tuple(token for token in VOCAB if token in TOKENS)  # in L&C's id order
+TARGET_VOCAB = tuple(token for token in SOURCE_VOCAB if token != "sign")  # F never has one
+HELD_OUT = 10  # one problem bucket in HELD_OUT is validation's and test's, never training's
+MAX_LEN = 512  # L&C's longest sequence, `sub Y' f` or F, with two end markers
+LONGEST_INPUT = MAX_LEN - len(PROBLEM_PREFIX) - 2
+VERIFIED = {o.value for o in (Outcome.CORRECT, Outcome.INCORRECT, Outcome.TIMEOUT)}
+ATTEMPTS_PER_WORKER = 500  # generation takes one more worker process per this many attempts
+
+
+@dataclass(frozen=True)
+class IntegrationTask(Task):
+    """The antiderivative F of an integrand f, in prefix tokens; any F' = f is right.
+
+    Examples:
+        mul INT+ 2 x  -> pow x INT+ 2                       (2x: x^2)
+        cos x  -> sin x
+        exp x  -> add INT+ 7 exp x                          (any constant)
+    """
+
+    method: str = "bwd"  # fwd, bwd or ibp, as `genprobe integration generate --method`
+    max_ops: int = 15  # most operators per random expression
+    max_int: int = 5  # integer leaves are drawn from 1..max_int
+    negative_ints: bool = False  # negate integer leaves with probability 1/2
+    deadline: float = 2.0  # verifier CPU seconds per output; over it: timeout
+
+    def __post_init__(self) -> None:
+        for name in ("max_ops", "max_int"):
+            if not is_integer(getattr(self, name)):
+                raise ConfigError(name, "an integer", getattr(self, name))
+        self.generator().validated()
+        VerifierConfig(deadline=self.deadline).validated()
+
+    def generator(self) -> GeneratorConfig:
+        """The generator's settings (those of `integration generate` but for these options)."""
+        tree = TreeSettings(max_int=self.max_int, positive=not self.negative_ints)
+        return GeneratorConfig(method=self.method, tree=tree, max_ops=self.max_ops, max_len=MAX_LEN)
+
+    @property
+    def source_vocab(self) -> tuple[str, ...]:
+        return SOURCE_VOCAB
+
+    @property
+    def target_vocab(self) -> tuple[str, ...]:
+        return TARGET_VOCAB
+
+    def splits(self) -> Mapping[str, Split]:
+        lengths = (1, LONGEST_INPUT)
+        drawn = f"{self.method.upper()} pairs of up to {self.max_ops} operators"
+        return {
+            "train": Split(f"training data: {drawn}", lengths, 2_000),
+            "validation": Split(f"held-out problems: {drawn}", lengths, 500, disjoint=True),
+            "test": Split(f"held-out problems: {drawn}", lengths, 500, disjoint=True),
+        }
+
+    def suites(self) -> tuple[str, ...]:
+        return ("test",)
+
+    def generate(self, split: str, n: int, seed: int) -> Examples:
+        """The first n distinct pairs the generator keeps from the split's own stream of
+        attempts (`generation.generate`: the same for any number of workers)."""
+        held_out = self.checked_split(split, n).disjoint
+        stream = int(split_stream(seed, split).integers(2**63))
+        attempts = n * HELD_OUT if held_out else n  # a held-out split keeps one pair in ten
+        workers = min(os.cpu_count() or 1, 1 + attempts // ATTEMPTS_PER_WORKER)
+        keep = partial(_keeps, held_out)
+        rows = generate_pairs(self.generator(), n, seed=stream, workers=workers, keep=keep).rows
+        if len(rows) < n:
+            raise TaskContractError(
+                f"integration: the generator kept {len(rows)} of the {n} pairs asked for"
+            )
+        src = encode_inputs(
+            SOURCE_VOCAB, [(None, row.input.split()[len(PROBLEM_PREFIX) :]) for row in rows], split
+        )
+        tgt, _ = encode_outputs(TARGET_VOCAB, [row.output.split() for row in rows])
+        return Examples(src, tgt)
+
+    def verify(self, src: np.ndarray, out: np.ndarray, out_len: np.ndarray) -> np.ndarray:
+        finished = np.ones(len(src), dtype=bool)
+        return self.outcomes(src, out, out_len, finished) == Outcome.CORRECT.value
+
+    def outcomes(
+        self, src: np.ndarray, out: np.ndarray, out_len: np.ndarray, finished: np.ndarray
+    ) -> np.ndarray:
+        """(n,) correct / incorrect / timeout as the verifier finds F' against f, all outputs
+        in one call of its worker pool; unparseable for ids outside the vocabulary, an output
+        cut at the length limit, or tokens that are no expression. An input that is not an
+        integrand of the task has no right output: incorrect."""
+        out, out_len = np.asarray(out), np.asarray(out_len)
+        problems = self.problems(src)
+        result = np.full(len(out), Outcome.UNPARSEABLE.value, dtype=object)
+        pairs: dict[tuple[tuple[str, ...], tuple[str, ...]], list[int]] = {}
+        for i, (problem, ids, length) in enumerate(zip(problems, out, out_len, strict=True)):
+            ids = ids[:length]
+            if problem is None:
+                result[i] = Outcome.INCORRECT.value
+            elif finished[i] and (ids >= 0).all() and (ids < len(TARGET_VOCAB)).all():
+                candidate = tuple(TARGET_VOCAB[j] for j in ids)
+                pairs.setdefault((tuple(to_prefix(problem)), candidate), []).append(i)
+        if pairs:
+            with Verifier(VerifierConfig(deadline=self.deadline)) as verifier:
+                verdicts = verifier.verify_many([list(p) for p in pairs])
+            for rows, verdict in zip(pairs.values(), verdicts, strict=True):
+                # "unsupported" (SymPy could not read the candidate) is unparseable here
+                outcome = verdict.outcome.value
+                result[rows] = outcome if outcome in VERIFIED else Outcome.UNPARSEABLE.value
+        return result.astype(str)
+
+    def problems(self, src: np.ndarray) -> list[Expr | None]:
+        """The integrand of each input (ids as in `Examples.src`), None where it is not one the
+        verifier can take (ids outside the vocabulary, not an expression, a power too large)."""
+        problems: list[Expr | None] = []
+        for row in np.asarray(src):
+            length = int((row > 0).sum())
+            problem = None
+            if length and (row[:length] > 0).all() and (row[:length] <= len(SOURCE_VOCAB)).all():
+                try:
+                    problem = from_prefix([SOURCE_VOCAB[i - 1] for i in row[:length]])
+                    to_sympy(problem)  # refuses a power too large to build
+                except GenprobeError:
+                    problem = None
+            problems.append(problem)
+        return problems
+
+    def valid_inputs(self, src: np.ndarray) -> np.ndarray:
+        return np.array([p is not None for p in self.problems(src)], dtype=bool)
+
+    def max_output_length(self, input_length: int) -> int:
+        """512 whatever the input (L&C's limit, above every generated F): an integrand's
+        length does not bound its antiderivative's."""
+        return MAX_LEN
+
+    def families(self) -> Mapping[str, Family]:
+        """The brittleness study's robustness perturbations (`suites/validation.py`), one k
+        per input drawn from 2..99."""
+        families = {
+            name: Family(
+                f"{template} for k in 2..99, as the brittleness set {set_name}",
+                partial(_scaled, self, scale),
+            )
+            for name, set_name in (("coefficient", "coeff_k*f"), ("divided", "coeff_f/k"))
+            for template, scale, _ in [COEFFICIENT_SETS[set_name]]
+        }
+        for set_name, (template, added, _) in ADDED_SETS.items():
+            families[set_name] = Family(
+                f"{template}, as the brittleness set {set_name}", partial(_added, self, added)
+            )
+        return families
+
+
+def _keeps(held_out: bool, problem: str, output: str) -> bool:
+    """Whether a generated pair belongs to a split (held out or training) and the vocabularies
+    hold its tokens."""
+    if (zlib.crc32(problem.encode()) % HELD_OUT == 0) != held_out:
+        return False
+    tokens = problem.split()[len(PROBLEM_PREFIX) :]
+    return set(tokens) <= set(SOURCE_VOCAB) and set(output.split()) <= set(TARGET_VOCAB)
+
+
+Move = Callable[[sp.Expr, np.random.Generator], sp.Expr]
+
+
+def _moved(
+    task: IntegrationTask, src: np.ndarray, move: Move, rng: np.random.Generator
+) -> Perturbed:
+    """The integrands `move(f, rng)` (SymPy) makes of the valid inputs, in L&C's canonical
+    shape; those it takes outside the vocabulary are left out."""
+    index = {token: i for i, token in enumerate(SOURCE_VOCAB, start=1)}
+    rows, origin = [], []
+    for i, problem in enumerate(task.problems(src)):
+        if problem is None:
+            continue
+        try:
+            tokens = to_prefix(from_sympy(move(to_sympy(problem), rng)))
+        except GenprobeError:
+            continue
+        if all(token in index for token in tokens):
+            rows.append(np.array([index[token] for token in tokens], dtype=np.int64))
+            origin.append(i)
+    return Perturbed(padded(rows), np.array(origin, dtype=np.int64))
+
+
+def _scaled(
+    task: IntegrationTask,
+    scale: Callable[[sp.Expr, int], sp.Expr],
+    src: np.ndarray,
+    rng: np.random.Generator,
+) -> Perturbed:
+    return _moved(task, src, lambda f, r: scale(f, int(r.choice(COEFFICIENTS))), rng)
+
+
+def _added(
+    task: IntegrationTask, added: sp.Expr, src: np.ndarray, rng: np.random.Generator
+) -> Perturbed:
+    return _moved(task, src, lambda f, r: f + added, rng)

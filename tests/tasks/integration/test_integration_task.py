@@ -1,0 +1,206 @@
+"""Symbolic integration as a token task: its data, its verdicts, its families, and integration
+models seen as `SequenceModel`s that judge exactly as `integration evaluate` does."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from genprobe.errors import ConfigError
+from genprobe.models.adapters.integration_tokens import as_sequence_model
+from genprobe.models.adapters.seq2seq import DecodingConfig
+from genprobe.studies.brittleness.solve import Problem, solve
+from genprobe.studies.seed_sensitivity import run_sweep
+from genprobe.tasks import load_task
+from genprobe.tasks.integration import X, from_prefix, from_sympy, to_prefix, to_sympy
+from genprobe.tasks.integration.suites.validation import ADDED_SETS
+from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
+from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, output_lines
+
+
+@pytest.fixture(scope="module")
+def task():
+    return load_task("integration")
+
+
+@pytest.fixture(scope="module")
+def examples(task):
+    return task.generate("test", 12, 5)
+
+
+def lengths(tgt):
+    return (tgt >= 0).sum(axis=1)
+
+
+def ended(n):
+    return np.ones(n, dtype=bool)
+
+
+def written(task, exprs):
+    """Target ids and lengths of SymPy expressions, in L&C's canonical shape."""
+    return encode_outputs(task.target_vocab, [to_prefix(from_sympy(e)) for e in exprs])
+
+
+def inputs(task, exprs):
+    rows = [(i, to_prefix(from_sympy(e))) for i, e in enumerate(exprs)]
+    return encode_inputs(task.source_vocab, rows, "test")
+
+
+def references(task, examples):
+    """SymPy's F of each generated pair."""
+    lines = output_lines(task.target_vocab, examples.tgt)
+    return [to_sympy(from_prefix(line.split())) for line in lines]
+
+
+def test_generation_is_the_same_for_a_seed_and_its_first_rows_do_not_depend_on_n(task):
+    first = task.generate("train", 30, 3)
+    again, fewer = task.generate("train", 30, 3), task.generate("train", 7, 3)
+    assert np.array_equal(first.src, again.src) and np.array_equal(first.tgt, again.tgt)
+    assert (
+        input_lines(task.source_vocab, fewer.src) == input_lines(task.source_vocab, first.src)[:7]
+    )
+    other = input_lines(task.source_vocab, task.generate("train", 30, 4).src)
+    assert other != input_lines(task.source_vocab, first.src)
+
+
+def test_held_out_problems_are_never_training_ones(task):
+    train = set(input_lines(task.source_vocab, task.generate("train", 400, 0).src))
+    for split in ("validation", "test"):
+        held = input_lines(task.source_vocab, task.generate(split, 40, 0).src)
+        assert len(set(held)) == 40 and not set(held) & train
+
+
+def test_the_known_antiderivative_is_correct_and_another_one_incorrect(task, examples):
+    n = len(examples)
+    right = task.outcomes(examples.src, examples.tgt, lengths(examples.tgt), ended(n))
+    assert list(right) == ["correct"] * n
+    wrong = np.roll(examples.tgt, 1, axis=0)  # the antiderivative of another problem
+    assert set(task.outcomes(examples.src, wrong, lengths(wrong), ended(n))) == {"incorrect"}
+    assert not task.verify(examples.src, wrong, lengths(wrong)).any()
+    assert task.verify(examples.src, examples.tgt, lengths(examples.tgt)).all()
+
+
+def test_ids_that_are_no_expression_are_unparseable(task, examples):
+    src = examples.src[:4]
+    add = task.target_vocab.index("add")
+    garbage = np.array([[add, add, -1], [add, -1, -1], [-1, -1, -1], [0, 0, 0]])
+    length = np.array([2, 2, 1, 0])
+    assert set(task.outcomes(src, garbage, length, ended(4))) == {"unparseable"}
+    gold = examples.tgt[:1]  # right, but cut at the length limit
+    assert task.outcomes(src[:1], gold, lengths(gold), ~ended(1))[0] == "unparseable"
+
+
+def test_a_candidate_the_verifier_cannot_finish_in_time_is_a_timeout(task):
+    # numbers cannot decide a constant written with x (F' = 0 everywhere): SymPy must, slowly
+    big_f = X / (X + X * sp.exp(sp.atan(4)))
+    src = inputs(task, [sp.diff(big_f, X)])
+    out, length = written(task, [big_f])
+    assert task.outcomes(src, out, length, ended(1))[0] == "correct"
+    hurried = replace(task, deadline=0.001)
+    assert hurried.outcomes(src, out, length, ended(1))[0] == "timeout"
+
+
+def test_families_move_problems_to_valid_ones_whose_known_answer_is_right(task, examples):
+    big_fs = references(task, examples)
+    fs = [to_sympy(p) for p in task.problems(examples.src)]
+    families = task.families()
+    assert {"coefficient", "divided", "add_exp", "add_ln"} <= set(families)
+    for name, family in families.items():
+        moved = family.perturb(examples.src, np.random.default_rng(1))
+        assert len(moved) == len(examples) and task.valid_inputs(moved.src).all(), name
+        new_fs = [to_sympy(p) for p in task.problems(moved.src)]
+        answers = []
+        for new_f, i in zip(new_fs, moved.origin, strict=True):
+            if name in ADDED_SETS:
+                answers.append(big_fs[i] + ADDED_SETS[name][2])
+            else:  # k f or f / k: the ratio is the coefficient
+                ratio = sp.nsimplify(sp.simplify(new_f / fs[i]))
+                assert ratio.is_Rational and ratio != 1, (name, ratio)
+                answers.append(ratio * big_fs[i])
+        out, length = written(task, answers)
+        assert set(task.outcomes(moved.src, out, length, ended(len(out)))) == {"correct"}, name
+
+
+def test_invalid_inputs_are_refused(task, examples):
+    add = task.source_vocab.index("add") + 1
+    broken = np.array([[add, 0], [add, add]])
+    assert list(task.valid_inputs(broken)) == [False, False]
+    assert task.valid_inputs(examples.src).all()
+
+
+def evaluated(spec, task, src, k, **settings):
+    """First correct rank per problem (0: none within k) by the token task's verdicts, and by
+    the brittleness study's `solve` (what `integration evaluate` runs) on the same model."""
+    from genprobe.models.registry import load_model
+
+    model = as_sequence_model(spec, task, **settings)
+    ranked = model.candidates(src, k)
+    n, width = len(src), ranked.out.shape[-1]
+    outcomes = task.outcomes(
+        np.repeat(src, k, axis=0),
+        ranked.out.reshape(-1, width),
+        ranked.length.reshape(-1),
+        ranked.finished.reshape(-1),
+    ).reshape(n, k)
+    ours = [
+        int(np.argmax(row == "correct")) + 1 if (row == "correct").any() else 0 for row in outcomes
+    ]
+    problems = [Problem(i, p, None) for i, p in enumerate(task.problems(src))]
+    with Verifier(VerifierConfig(deadline=task.deadline, workers=1)) as verifier:
+        table = solve(load_model(spec, **settings), verifier, "s", problems, k, 4, False)
+    rows = table.to_pylist()
+    theirs = [row["first_correct_rank"] or 0 for row in rows]
+    for row in rows:  # every candidate they verified has our verdict
+        for candidate in row["candidates"]:
+            if candidate["outcome"] is not None:
+                assert outcomes[row["row"], candidate["rank"] - 1] == candidate["outcome"]
+    return model, ranked, outcomes, ours, theirs
+
+
+def test_sympy_as_a_token_model_fails_where_integration_evaluate_says(task):
+    fs = [2 * X, sp.cos(X), 3 * X**2 * sp.exp(X**3), sp.exp(X**2), X * sp.sin(X)]
+    src = inputs(task, fs)
+    model, ranked, outcomes, ours, theirs = evaluated("sympy", task, src, 1, deadline=2.0)
+    assert model.members == ("sympy",) and not model.can_score
+    assert ranked.out.shape[:3] == (1, 5, 1) and ranked.score.shape == (1, 5, 1)
+    assert ours == theirs and ours[:3] == [1, 1, 1] and ours[3] == 0  # exp(x^2) has no F
+    assert outcomes[3, 0] == "unparseable"  # SymPy's erf is no token of the task
+    with pytest.raises(ConfigError, match="one member"):
+        model.subset([1])
+
+
+def test_a_checkpoint_as_a_token_model_judges_as_integration_evaluate(task, examples, checkpoint):
+    decoding = DecodingConfig(method="beam", beam_size=3, max_len=16, batch_size=4)
+    spec = f"ckpt:{checkpoint}"
+    src = examples.src[:6]
+    model, ranked, outcomes, ours, theirs = evaluated(spec, task, src, 3, decoding=decoding)
+    assert model.can_score and ranked.out.shape[:3] == (1, 6, 3)
+    assert ours == theirs
+    assert set(np.unique(outcomes)) <= {"correct", "incorrect", "unparseable", "timeout"}
+    # teacher-forced scores of what it decoded are the log-probabilities it decoded them with
+    top = model.score(src, ranked.out[:, :, 0], ranked.length[:, :, 0])
+    parsed = outcomes[:, 0] != "unparseable"
+    assert top.shape == (1, 6) and np.isnan(top[0, ~parsed]).all()
+    np.testing.assert_allclose(top[0, parsed], ranked.logprob[0, parsed, 0], atol=1e-4)
+
+
+def test_an_integration_model_answers_only_the_integration_task():
+    with pytest.raises(ConfigError, match="integration for the integration model sympy"):
+        as_sequence_model("sympy", load_task("scan"))
+
+
+@pytest.mark.slow
+def test_a_sweep_on_the_integration_task_is_a_token_model_of_it(tiny_sweep, tmp_path, task):
+    config = replace(tiny_sweep(seeds=(1, 2), task=task), train_size=50, validation_size=10)
+    run = run_sweep(config, tmp_path / "sweep")
+    model = as_sequence_model(f"run:{run}")
+    assert model.members == ("seed=1", "seed=2") and model.task == task
+    src = task.generate("validation", 3, 0).src
+    ranked = model.candidates(src, 1)
+    assert ranked.out.shape[:3] == (2, 3, 1)
+    outcomes = task.outcomes(
+        np.tile(src, (2, 1)), ranked.out[:, :, 0].reshape(6, -1), ranked.length.reshape(-1),
+        ranked.finished.reshape(-1),
+    )  # fmt: skip
+    assert set(outcomes) <= {"correct", "incorrect", "unparseable", "timeout"}
