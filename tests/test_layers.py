@@ -30,11 +30,9 @@ REPORT_MODULES = ("summary", "report", "plots", "compare", "tables")
 
 # (importer prefix, imported prefix): why it is allowed.
 EXCEPTIONS = {
-    ("tasks.integration.verifier", "verification.verdict"): (
-        "the integration task's verifier answers in the shared Verdict and TimeoutPolicy types"
-    ),
-    ("tasks.task", "verification.verdict"): (
-        "the task contract's `outcomes` answers in the shared Outcome values"
+    ("tasks", "verification.verdict"): (
+        "a task's verdicts (the contract's `outcomes`, the integration verifier) are in the "
+        "shared Outcome, Verdict and TimeoutPolicy types"
     ),
 }
 

@@ -21,7 +21,14 @@ from genprobe.options import parse_pairs
 
 
 def probe(
-    model: Annotated[str, typer.Option("--model", help="The model under test: run:RUN_DIR.")],
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            help="The model under test: run:RUN_DIR[@SEEDS] (a finished sweep), or an "
+            "integration model (ckpt:, lc:, bundled:, sympy, py:, openai:) for --task integration.",
+        ),
+    ],
     out: Annotated[
         Path,
         typer.Option("--out", help="Run directory (resumed if it exists).", callback=output_folder),

@@ -107,7 +107,10 @@ def test_the_report_says_how_many_members_fail_each_input(probed):
 BAD = {
     "undeclared family": (["--families", "no_such"], "--families must be one the task declares"),
     "other task": (["--task", "scan"], "--task must be the model's own task (addition"),
-    "integration model": (["--model", "sympy"], "--model must be a model of a token task"),
+    "integration model": (
+        ["--model", "sympy", "--task", "scan"],
+        "--task must be integration for the integration model sympy",
+    ),
 }
 
 
@@ -141,3 +144,23 @@ def test_consistency_compares_each_members_answers_to_a_pair(probed):
     same = (pairs["output"] == pairs["output_original"]).groupby(pairs["member"]).mean()
     assert dict(table.set_index("member")["consistent"]) == pytest.approx(dict(same))
     assert (table["pairs"] == len(partners) / 3).all()
+
+
+def wrong(problem: str, k: int) -> list[str]:
+    """py: model of the integration task: x, whatever the problem."""
+    del problem, k
+    return ["x"]
+
+
+@pytest.mark.slow
+def test_an_integration_model_is_probed_on_the_integration_task(cli, tmp_path):
+    out = tmp_path / "run"
+    args = ["--model", "py:test_probe:wrong", "--task", "integration", "--size", "4"]
+    args += ["--families", "coefficient", "--no-task-suites", "--out", str(out)]
+    code, _, err = cli("probe", *args)
+    assert code == 0, err
+    results = read_results(out)
+    assert set(results["suite"]) == {"base", "family-coefficient"}
+    assert set(results["member"]) == {"py:test_probe:wrong"}
+    assert (results["output"] == "x").all() and (results["outcome"] == "incorrect").all()
+    assert "Accuracy per suite across members" in (out / "report.md").read_text()

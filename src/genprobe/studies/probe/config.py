@@ -26,7 +26,7 @@ class ProbeConfig:
     """A `genprobe.runs.config.RunConfig`; `run_probe` validates it."""
 
     RUNTIME: ClassVar[tuple[str, ...]] = ("device", "workers")
-    model: str  # a model spec of a token task: run:RUN_DIR
+    model: str  # run:RUN_DIR, or an integration model (ckpt:, lc:, sympy, ...) for integration
     task: str = ""  # the task's name ("": the model's own)
     task_options: tuple[tuple[str, Any], ...] = ()
     families: tuple[str, ...] | None = None  # None: every family the task declares
@@ -47,8 +47,7 @@ class ProbeConfig:
         return self.base_split or task.validation_split
 
     def validated(self) -> ProbeConfig:
-        if not check_spec(self.model).tokens:
-            raise ConfigError("--model", "a model of a token task (run:RUN_DIR)", self.model)
+        check_spec(self.model)
         task = self.load_task()
         task.split_spec(self.base(task))
         chosen(task.families(), _listed(self.families), "--families")

@@ -19,7 +19,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from genprobe.models.registry import load_model
+from genprobe.models.adapters.integration_tokens import as_sequence_model
 from genprobe.models.sequences import Ranked, SequenceModel
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
@@ -58,7 +58,9 @@ class DecodeTask(StageTask):
         self.config = config
 
     def setup(self) -> SequenceModel:
-        return load_model(self.config.model, device=self.config.device)
+        return as_sequence_model(
+            self.config.model, self.config.load_task(), device=self.config.device
+        )
 
     def run(self, context: SequenceModel, shard: Shard, scratch: Path) -> Outputs:
         spec = shard.spec

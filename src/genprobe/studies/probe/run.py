@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from genprobe.errors import ConfigError
-from genprobe.models.registry import check_spec, load_model
+from genprobe.models.adapters.integration_tokens import as_sequence_model
 from genprobe.runs.atomic import write_json
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
@@ -42,9 +42,8 @@ def resolved(config: ProbeConfig) -> ProbeConfig:
         ConfigError: a task other than the model's, or any setting out of range.
         RunDirError: the model's run directory is not a finished sweep.
     """
-    if not check_spec(config.model).tokens:
-        raise ConfigError("--model", "a model of a token task (run:RUN_DIR)", config.model)
-    model = load_model(config.model, device="cpu")
+    asked = config.load_task() if config.task else None
+    model = as_sequence_model(config.model, asked, device="cpu")
     own, options = task_name(model.task), model.task.options()
     if config.task:
         asked = config.load_task()
