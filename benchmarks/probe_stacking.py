@@ -1,24 +1,31 @@
 """Probing the seeds of a sweep: every member decoding as one stacked model vs the same members
-probed one after another.
+probed one after another, measured two ways in one run.
 
-Both sides run `genprobe.studies.probe.decode.decoded` (greedy, then beam search of width k,
-verification, scoring of the right outputs, features) on the same inputs: the run's suites as a
-probe builds them (`--size` inputs each); the baseline calls it once per member on a one-member
-model (`SequenceModel.subset`), which is what probing each seed's checkpoint alone costs. The
-sides alternate, repeat by repeat, and must give the same rows. One torch thread, as a probe's
-workers run.
+decode   `genprobe.studies.probe.decode.decoded` (greedy, then beam search of width k,
+         verification, scoring of the right outputs, features) on the run's suites as a probe
+         builds them (`--size` inputs each): once for the stacked members, against once per
+         member on a one-member model (`SequenceModel.subset`). The rows must be the same.
+command  the whole `genprobe probe` command (start, load, build the suites, decode, write the
+         results and the report), once with `--model run:RUN_DIR` against once per seed with
+         `--model run:RUN_DIR@SEED`, each in a fresh directory: what probing each seed alone
+         costs a researcher.
 
-Prints the median seconds of each side and `S=N: stacked/one-by-one = X`; the target is ≥ 3×
-at 10 seeds on a CPU.
+The sides alternate, repeat by repeat; one torch thread in the decode measure, and the command
+runs with the same environment. Prints the median seconds of each side and
+`S=N: stacked/one-by-one = X` for each measure; the target is ≥ 3× at 10 seeds on a CPU.
 
-    python benchmarks/probe_stacking.py RUN_DIR [--size 100] [--k 3] [--repeats 3]
+    python benchmarks/probe_stacking.py RUN_DIR [--size 100] [--k 3] [--repeats 3] [--no-command]
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -37,6 +44,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--no-command", action="store_true", help="only the decode measure")
     args = parser.parse_args()
     torch.set_num_threads(1)
     model = load_model(f"run:{args.run}")
@@ -63,10 +71,35 @@ def main() -> None:
                 _check_same(together, frame)
     members, n = len(model.members), sum(len(src) for src in inputs)
     print(f"{members} members × {n} inputs in {len(inputs)} suites, k = {args.k}")
+    _report("decode", times, members)
+    if not args.no_command:
+        _report("command", _commands(args, model.members), members)
+
+
+def _commands(args: argparse.Namespace, members: tuple[str, ...]) -> dict[str, list[float]]:
+    """Seconds of the whole `genprobe probe` command: all seeds at once, and seed by seed."""
+    base = [sys.executable, "-m", "genprobe", "probe", "--size", str(args.size)]
+    base += ["--k", str(args.k)]
+    seeds = [label.removeprefix("seed=") for label in members]
+    times: dict[str, list[float]] = {"stacked": [], "one-by-one": []}
+    with tempfile.TemporaryDirectory() as scratch:
+        for repeat in range(args.repeats):
+            for name, specs in (("stacked", [""]), ("one-by-one", [f"@{s}" for s in seeds])):
+                start = time.perf_counter()
+                for spec in specs:
+                    out = Path(scratch) / f"{repeat}-{name}{spec}"
+                    command = [*base, "--model", f"run:{args.run}{spec}", "--out", str(out)]
+                    subprocess.run(command, check=True, capture_output=True)
+                times[name].append(time.perf_counter() - start)
+    return times
+
+
+def _report(measure: str, times: dict[str, list[float]], members: int) -> None:
     for name, seconds in times.items():
-        print(f"{name}: median {statistics.median(seconds):.2f} s over {args.repeats} repeats")
+        runs = ", ".join(f"{s:.2f}" for s in seconds)
+        print(f"{measure}, {name}: median {statistics.median(seconds):.2f} s ({runs})")
     ratio = statistics.median(times["one-by-one"]) / statistics.median(times["stacked"])
-    print(f"S={members}: stacked/one-by-one = {ratio:.2f}x")
+    print(f"{measure}: S={members}: stacked/one-by-one = {ratio:.2f}x")
 
 
 def _check_same(together: pd.DataFrame, apart: pd.DataFrame) -> None:
