@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from genprobe.runs.atomic import atomic_path, write_json
-from genprobe.studies.sagga.selection import cluster_labels
+from genprobe.studies.kmeans import cluster_labels
 from genprobe.studies.search.evolve import from_keys
 from genprobe.studies.search.results import (
     CLUSTERS,

@@ -11,8 +11,8 @@ from typing import Any
 
 import pandas as pd
 
+from genprobe.analysis.plots import progress
 from genprobe.analysis.render import Figure, Heading, Table, Text, write_report
-from genprobe.studies.sagga.plots import progress
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.results import (
     CLUSTERS,

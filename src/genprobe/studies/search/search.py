@@ -30,10 +30,10 @@ import numpy as np
 import pandas as pd
 
 from genprobe.runs.atomic import atomic_path, write_json
+from genprobe.runs.budget import Budget, OutOfTime
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Shard
-from genprobe.studies.sagga.search import Budget, OutOfTime
 from genprobe.studies.search.analysis import analyse
 from genprobe.studies.search.config import SearchConfig, members
 from genprobe.studies.search.evolve import from_keys, keys, mutate, parents
