@@ -252,7 +252,7 @@ def test_against_reports_the_seeds_failing_per_run(against):
         assert cluster["by_run"]["B"]["all_seeds_fail"] == rows[:, 2:].all(axis=1).sum()
     assert {"failure A", "failure B"} <= set(pd.read_parquet(against / "slices.parquet"))
     text = report_run(against)[0].read_text()
-    assert "Where two runs disagree" in text and "run B: `" in text
+    assert "Where two runs disagree" in text and "Run B: `" in text
     assert f"A {found[0]['by_run']['A']['seeds_failing']:.0%}, B " in text
     assert "by_run.B.seeds_failing" in read_tables(against)["clusters"]
 

@@ -68,19 +68,19 @@ def _target(config: SearchConfig) -> str:
     return f"1 if seed {a} is right and seed {b} is not"
 
 
-def _models(state: dict[str, Any]) -> str:
-    runs = state.get("runs")
-    if runs is None or len(runs) == 1:
-        return f"({', '.join(state['members'])})"
-    return "; ".join(
-        f"run {name}: `{run['run']}` ({', '.join(run['members'])})" for name, run in runs.items()
+def _models(config: SearchConfig, state: dict[str, Any]) -> str:
+    runs = state.get("runs", {})
+    if len(runs) < 2:
+        return f"Model `{config.model}` ({', '.join(state['members'])})"
+    return ". ".join(
+        f"Run {name}: `{run['run']}` ({', '.join(run['members'])})" for name, run in runs.items()
     )
 
 
 def _summary(config: SearchConfig, state: dict[str, Any], evaluated: pd.DataFrame) -> list:
     failing = int((evaluated["failed"] > 0).sum())
     recipe = (
-        f"Model `{config.model}` {_models(state)}. Target `{config.target}`: "
+        f"{_models(config, state)}. Target `{config.target}`: "
         f"an input's fitness is {_target(config)}; inputs of fitness at least {config.tau} "
         f"are archived. Generation 0 is {config.base_size:,} inputs of split "
         f"`{state['base_split']}`; each later one mutates {config.population} parents, "
@@ -172,12 +172,13 @@ def _clusters(found: list[dict[str, Any]], members: Sequence[str]) -> list:
     blocks: list = [Heading("Clusters of the archive")]
     if not found:
         return [*blocks, Text("Nothing was archived: no cluster to show.")]
+    per_run = " (per run: A, then B)" if "by_run" in found[0] else ""
     blocks.append(
         Text(
             "The archived inputs clustered by the task's features (k-means over standardized "
             "features). Seeds failing: the mean share of seeds that fail the cluster's inputs; "
             "all seeds: how many of its inputs every seed fails (shared failures, against "
-            "seed-specific ones)."
+            f"seed-specific ones){per_run}."
         )
     )
     rows = [
