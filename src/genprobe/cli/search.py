@@ -4,6 +4,8 @@ on any token task that says which inputs are valid (docs/search.md).
 Examples:
     genprobe search --model run:runs/scan --out runs/scan-search --generations 30
     genprobe search --model run:runs/parity --out runs/parity-disagree --target disagree:1,2
+    genprobe search --model run:runs/scan-lstm --against run:runs/scan-transformer \
+        --out runs/scan-lstm-vs-transformer --target disagree
     genprobe report runs/scan-search
 """
 
@@ -21,7 +23,10 @@ from genprobe.cli.sweep import DEVICE, TASK_OPTION
 
 
 def search(
-    model: str = typer.Option(..., help="run:RUN_DIR, a finished sweep: every seed is searched."),
+    model: str = typer.Option(
+        ...,
+        help="run:RUN_DIR, a finished sweep: every seed is searched (run:RUN_DIR@1,3-5: those).",
+    ),
     out: Annotated[
         Path,
         typer.Option("--out", help="Run directory (resumed if it exists).", callback=output_folder),
@@ -31,7 +36,14 @@ def search(
     target: str = typer.Option(
         "most",
         help="Fitness of an input: most (share of seeds failing it), any (1 if a seed fails "
-        "it) or disagree:A,B (1 if seed A is right and seed B is not).",
+        "it) or disagree:A,B (1 if seed A is right and seed B is not). With --against: "
+        "disagree (share of the run's seeds right less share of --against's, 0 if negative) "
+        "or disagree:A,B (seed A of the run, seed B of --against's).",
+    ),
+    against: str = typer.Option(
+        None,
+        help="run:RUN_DIR[@SEEDS], a second finished sweep of the same task and options: "
+        "search where the two disagree (--target disagree).",
     ),
     generations: int = typer.Option(20, help="Stop after this many generations after the base."),
     population: int = typer.Option(50, help="Parents selected per generation."),
@@ -67,7 +79,8 @@ def search(
     config = SearchConfig(
         model=model, target=target, generations=generations, population=population,
         mutants=mutants, archive_size=archive_size, tau=tau, base_split=base_split,
-        base_size=base_size, seed=seed, minutes=minutes, workers=workers, device=device,
+        base_size=base_size, seed=seed, against=against, minutes=minutes, workers=workers,
+        device=device,
     )  # fmt: skip
     config.checked(asked)  # bad input: one line, before the executor starts
     executor = model_study_executor(backend, ray_address, workers, device)

@@ -2,6 +2,7 @@
 trained for one epoch, so that they fail most inputs and disagree on some. What it archives is
 checked against the model's own answers and the task's verifier, decoded afresh."""
 
+import dataclasses
 import json
 import shutil
 
@@ -10,6 +11,7 @@ import pandas as pd
 import pytest
 
 from genprobe.analysis.tables import read_tables
+from genprobe.errors import ConfigError, RunDirError
 from genprobe.models.architectures.mlp import MLPConfig
 from genprobe.models.registry import load_model
 from genprobe.studies import report_run
@@ -18,6 +20,7 @@ from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.evolve import from_keys
 from genprobe.studies.search.search import run_search
 from genprobe.studies.seed_sensitivity import run_sweep
+from genprobe.studies.seed_sensitivity.members import load_members, unfinished_seeds
 from genprobe.tasks.registry import load_task
 from genprobe.training.trainer import TrainConfig
 from genprobe.verification.verdict import Outcome
@@ -185,3 +188,145 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(sweep, tmp_path, capsy
         error = capsys.readouterr().err
         assert exit.value.code == 2 and error.count("\n") == 1 and said in error, error
         assert not out.exists(), (spec, option, value)
+
+
+# --- some seeds (run:RUN_DIR@SEEDS), and two runs (--against) --------------------------------
+
+
+def test_a_run_spec_with_seeds_searches_those_seeds_only(sweep, tmp_path):
+    config = SearchConfig(f"run:{sweep}@1,3", target="disagree:3,1", tau=1.0, **SMALL)
+    run = run_search(config, tmp_path / "run")
+    assert json.loads((run / "search.json").read_text())["members"] == ["seed=1", "seed=3"]
+    archive = pd.read_parquet(run / "archive.parquet")
+    assert len(archive) > 0
+    failed = _failed(load_model(f"run:{sweep}@1,3"), list(archive["input"]))
+    assert failed[0].all() and not failed[1].any()  # seed 3 right, seed 1 wrong
+    with pytest.raises(ConfigError, match=r"run.s seeds \(1, 3\)"):
+        SearchConfig(f"run:{sweep}@1,3", target="disagree:1,2").checked()
+
+
+@pytest.fixture(scope="module")
+def strong(tiny_sweep, tmp_path_factory):
+    """Two seeds of the same task trained for 300 steps: right on most training pairs, where
+    the one-epoch `sweep` is mostly wrong."""
+    config = tiny_sweep(
+        seeds=(1, 2),
+        task=load_task("binary_operation", {"p": 23}),
+        model=MLPConfig(hidden=32),
+        train=TrainConfig(steps=300, lr=0.01, optimizer="adamw", batch_size=16),
+    )
+    return run_sweep(config, tmp_path_factory.mktemp("strong") / "run")
+
+
+AGAINST = {**SMALL, "target": "disagree", "base_split": "train"}
+
+
+@pytest.fixture(scope="module")
+def against(strong, sweep, tmp_path_factory):
+    """Where the strong run is right and the one-epoch run is not."""
+    config = SearchConfig(f"run:{strong}", against=f"run:{sweep}", **AGAINST)
+    return run_search(config, tmp_path_factory.mktemp("against") / "s")
+
+
+def test_against_archives_inputs_run_a_gets_right_more_than_run_b(against, strong, sweep):
+    archive = pd.read_parquet(against / "archive.parquet")
+    assert len(archive) > 0
+    inputs = list(archive["input"])
+    right_a = 1 - _failed(load_model(f"run:{strong}"), inputs).mean(axis=0)
+    right_b = 1 - _failed(load_model(f"run:{sweep}"), inputs).mean(axis=0)
+    assert (right_a - right_b >= 0.5).all()
+    np.testing.assert_allclose(archive["fitness"], right_a - right_b)
+    state = json.loads((against / "search.json").read_text())
+    labels = ["A:seed=1", "A:seed=2", "B:seed=1", "B:seed=2", "B:seed=3"]
+    assert state["members"] == labels and state["runs"]["B"]["run"] == str(sweep)
+    assert all(len(answers) == 5 for answers in archive["answers"])
+
+
+def test_against_reports_the_seeds_failing_per_run(against):
+    found = json.loads((against / "clusters.json").read_text())["clusters"]
+    archive = pd.read_parquet(against / "archive.parquet")
+    failed = np.array([list(o) for o in archive["outcomes"]]) != Outcome.CORRECT.value
+    for cluster in found:
+        rows = failed[cluster["rows"]]
+        assert cluster["by_run"]["A"]["seeds_failing"] == pytest.approx(rows[:, :2].mean())
+        assert cluster["by_run"]["B"]["all_seeds_fail"] == rows[:, 2:].all(axis=1).sum()
+    assert {"failure A", "failure B"} <= set(pd.read_parquet(against / "slices.parquet"))
+    text = report_run(against)[0].read_text()
+    assert "Where two runs disagree" in text and "Run B: `" in text
+    assert f"A {found[0]['by_run']['A']['seeds_failing']:.0%}, B " in text
+    assert "by_run.B.seeds_failing" in read_tables(against)["clusters"]
+
+
+def test_against_with_one_seed_of_each_run(strong, sweep, tmp_path):
+    config = SearchConfig(
+        f"run:{strong}", against=f"run:{sweep}", **{**AGAINST, "target": "disagree:2,3"}
+    )
+    archive = pd.read_parquet(run_search(config, tmp_path / "run") / "archive.parquet")
+    assert len(archive) > 0
+    inputs = list(archive["input"])
+    assert not _failed(load_model(f"run:{strong}@2"), inputs).any()
+    assert _failed(load_model(f"run:{sweep}@3"), inputs).all()
+
+
+def test_against_stopped_by_its_budget_resumes_to_the_same_archive(
+    strong, sweep, against, tmp_path
+):
+    config = SearchConfig(f"run:{strong}", against=f"run:{sweep}", **AGAINST, minutes=1.0)
+    ticks = iter(range(0, 10_000, 50))
+    stopped = run_search(config, tmp_path / "run", clock=lambda: next(ticks))
+    assert json.loads((stopped / "search.json").read_text())["stop"] == "time budget"
+    resumed = run_search(config, tmp_path / "run")
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(resumed / "archive.parquet"), pd.read_parquet(against / "archive.parquet")
+    )
+
+
+def test_a_config_without_against_keeps_its_identity(sweep, strong):
+    fields = {f.name for f in dataclasses.fields(SearchConfig)} - set(SearchConfig.RUNTIME)
+    plain = SearchConfig(f"run:{sweep}").identity()
+    assert set(plain) == fields - {"against"} | {"sweep_hash"}
+    two = SearchConfig(f"run:{strong}", target="disagree", against=f"run:{sweep}").identity()
+    assert two["against"] == f"run:{sweep}" and two["against_hash"] != two["sweep_hash"]
+    assert SearchConfig.from_identity(two).against == f"run:{sweep}"
+
+
+def test_against_bad_input_is_one_line_exit_2_and_nothing_written(
+    sweep, strong, tiny_sweep, tmp_path, capsys
+):
+    from genprobe.cli import main
+
+    other = tiny_sweep(
+        seeds=(1,),
+        task=load_task("binary_operation", {"p": 29}),
+        model=MLPConfig(hidden=32),
+        train=TrainConfig(max_epochs=1, lr=0.01, optimizer="adamw", batch_size=16),
+    )
+    other_task = run_sweep(other, tmp_path / "p29")
+    cases = [
+        (f"run:{other_task}", "disagree", "same task (binary_operation"),
+        (f"run:{sweep}", "most", "disagree or disagree:SEED_A,SEED_B with --against"),
+        (f"run:{sweep}", "disagree:3,3", "a seed of the run (1, 2)"),
+        (f"run:{sweep}@1,7", "disagree", "--against must be seeds of the sweep"),
+        (f"ckpt:{sweep}", "disagree", "--against must be run:RUN_DIR"),
+        (None, "disagree", "most, any or disagree:SEED_A,SEED_B"),
+    ]
+    for spec, target, said in cases:
+        out = tmp_path / "out"
+        argv = ["search", "--model", f"run:{strong}", "--out", str(out), "--target", target]
+        with pytest.raises(SystemExit) as exit:
+            main(argv + ([] if spec is None else ["--against", spec]))
+        error = capsys.readouterr().err
+        assert exit.value.code == 2 and error.count("\n") == 1 and said in error, error
+        assert not out.exists(), spec
+
+
+def test_unfinished_seeds_are_those_whose_checkpoint_is_not_recorded(sweep, tmp_path):
+    unfinished = tmp_path / "unfinished"
+    shutil.copytree(sweep, unfinished)
+    manifest = next(p for p in (unfinished / "shards" / "train").glob("*.json"))
+    manifest.unlink()
+    assert unfinished_seeds(sweep) == []
+    missing = unfinished_seeds(unfinished)
+    assert len(missing) >= 1 and set(missing) <= {1, 2, 3}
+    with pytest.raises(RunDirError, match=f"seed={missing[0]}.pt is missing"):
+        load_members(unfinished)

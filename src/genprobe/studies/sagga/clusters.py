@@ -39,6 +39,7 @@ from genprobe.models.cached import CachedModel
 from genprobe.runs.executor import Executor, StageTask, run_stage
 from genprobe.runs.pool import DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
+from genprobe.studies.kmeans import cluster_labels
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.embedding import Embedder, make_embedder
 from genprobe.studies.sagga.exploits import tag_failures
@@ -46,7 +47,6 @@ from genprobe.studies.sagga.generation import ProposeTask, propose, verifier_con
 from genprobe.studies.sagga.mutants import SimplifyMemo, mutate_generation
 from genprobe.studies.sagga.mutations import PRESETS
 from genprobe.studies.sagga.results import CLUSTERS, read_archive, read_tags, successes
-from genprobe.studies.sagga.selection import cluster_labels
 from genprobe.studies.sagga.slices import Slice, find_slice, tree_features
 from genprobe.studies.sagga.study import CLUSTER, NEARBY, TAG
 from genprobe.tasks.integration.expression import Expr

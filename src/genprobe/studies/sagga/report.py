@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from genprobe.analysis.plots import progress
 from genprobe.analysis.render import Figure, Heading, Table, Text
 from genprobe.analysis.render import write_report as render
 from genprobe.studies.sagga import plots
@@ -79,7 +80,7 @@ def _blocks(
         )
     figures = run / "figures"
     if len(stats):
-        blocks.append(Figure(plots.progress(stats, figures / "progress.png").relative_to(run),
+        blocks.append(Figure(progress(stats, figures / "progress.png").relative_to(run),
                              "Archive size and novel failures per generation"))  # fmt: skip
     if archive.empty:
         return blocks

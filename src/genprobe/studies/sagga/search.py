@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from genprobe.runs.atomic import write_json, write_text
+from genprobe.runs.budget import Budget, OutOfTime
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Shard, ShardStore
@@ -116,26 +117,6 @@ class Search:
             )  # fmt: skip
         chosen = novel["problem"].iloc[rows].tolist()
         return chosen + [s for s in self.seeds0 if s not in chosen]
-
-
-class OutOfTime(Exception):
-    """The time budget of this invocation is spent."""
-
-
-@dataclass
-class Budget:
-    """`minutes` of `clock` from now (None: no limit)."""
-
-    minutes: float | None
-    clock: Callable[[], float] = time.monotonic
-
-    def __post_init__(self) -> None:
-        self.started = self.clock()
-
-    def check(self) -> None:
-        """Raises OutOfTime once the budget is spent."""
-        if self.minutes is not None and self.clock() - self.started > 60 * self.minutes:
-            raise OutOfTime
 
 
 def run_sagga(

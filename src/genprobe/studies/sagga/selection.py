@@ -11,11 +11,11 @@ Example:
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
+from genprobe.studies.kmeans import cluster_labels
 from genprobe.studies.sagga.embedding import Embedder
 
 
@@ -27,22 +27,6 @@ def _fittest(fitness: np.ndarray, rows: np.ndarray, n: int) -> list[int]:
 
 def select_fitness(fitness: np.ndarray, size: int) -> list[int]:
     return _fittest(np.asarray(fitness, dtype=float), np.arange(len(fitness)), size)
-
-
-def cluster_labels(vectors: np.ndarray, clusters: int, seed: int) -> np.ndarray:
-    """k-means labels with min(rows, clusters) clusters (all zeros for one row)."""
-    from sklearn.cluster import KMeans
-    from sklearn.exceptions import ConvergenceWarning
-    from threadpoolctl import threadpool_limits
-
-    n = min(len(vectors), clusters)
-    if n <= 1:
-        return np.zeros(len(vectors), dtype=int)
-    # One thread: beside the search's worker processes, OpenMP threads that spin on busy cores
-    # made this ten times slower (32 s instead of 3 s for 700 problems, measured).
-    with warnings.catch_warnings(), threadpool_limits(1):
-        warnings.simplefilter("ignore", ConvergenceWarning)  # fewer distinct points than k
-        return KMeans(n_clusters=n, n_init=10, random_state=seed).fit_predict(vectors)
 
 
 def select_kmeans(

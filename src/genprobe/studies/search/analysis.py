@@ -6,11 +6,12 @@ and at most `MAX_CLUSTERS`, seeded. A cluster is described by the features that 
 (its mean at least `APART` standard deviations from the archive's, the farthest first) with
 their range in it and in the whole archive, its size, the inputs nearest its centre with the
 right output and every member's answer, and the share of seeds that fail its inputs (the mean
-over its inputs, and how many of them all seeds fail).
+over its inputs, and how many of them all seeds fail); with `--against`, these two per run
+(`by_run`: A and B).
 
-Slices: over every input evaluated, the failure rate (the mean share of seeds failing) per
-binned feature value: each value where a feature takes at most `VALUES`, else quintiles, so a
-reader sees "fails when 30 <= length <= 41".
+Slices: over every input evaluated, the failure rate (the mean share of seeds failing; per run
+with `--against`) per binned feature value: each value where a feature takes at most `VALUES`,
+else quintiles, so a reader sees "fails when 30 <= length <= 41".
 """
 
 from __future__ import annotations
@@ -23,17 +24,19 @@ import numpy as np
 import pandas as pd
 
 from genprobe.runs.atomic import atomic_path, write_json
-from genprobe.studies.sagga.selection import cluster_labels
+from genprobe.studies.kmeans import cluster_labels
 from genprobe.studies.search.evolve import from_keys
 from genprobe.studies.search.results import (
     CLUSTERS,
     SEARCH,
     SLICES,
+    positions,
     read_archive,
     read_evaluated,
     read_json,
 )
 from genprobe.tasks.task import Task
+from genprobe.verification.verdict import Outcome
 
 MAX_CLUSTERS = 8
 APART = 0.5  # standard deviations of the archive
@@ -50,12 +53,23 @@ def features(task: Task, inputs: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(task.features(from_keys(list(inputs))))
 
 
+def failing(frame: pd.DataFrame, runs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """(N,) how many of each run's members fail each input of `frame`, by the run's name."""
+    members = sum(map(len, runs.values()))
+    outcomes = np.array([list(o) for o in frame["outcomes"]], dtype=object)
+    failed = outcomes.reshape(len(frame), members) != Outcome.CORRECT.value
+    return {name: failed[:, where].sum(axis=1) for name, where in runs.items()}
+
+
 def cluster_count(n: int) -> int:
     return max(1, min(MAX_CLUSTERS, round(np.sqrt(n / 2))))
 
 
-def clusters(archive: pd.DataFrame, task: Task, members: int) -> list[dict[str, Any]]:
-    """The archive's clusters, largest first (see the module's docstring)."""
+def clusters(
+    archive: pd.DataFrame, task: Task, runs: dict[str, np.ndarray]
+) -> list[dict[str, Any]]:
+    """The archive's clusters, largest first (see the module's docstring). `runs`: each
+    run's member positions (`results.positions`)."""
     table = features(task, archive["input"])
     if table.empty:
         return []
@@ -63,13 +77,22 @@ def clusters(archive: pd.DataFrame, task: Task, members: int) -> list[dict[str, 
     varying = table.loc[:, spread > 0]
     z = (varying - varying.mean()) / spread[varying.columns]
     labels = cluster_labels(z.to_numpy(), cluster_count(len(table)), SEED)
+    members = sum(map(len, runs.values()))
     share = archive["failed"].to_numpy() / members
+    by_run = failing(archive, runs)
     found = []
     for label in np.unique(labels):
         rows = np.flatnonzero(labels == label)
         centre = z.iloc[rows].mean()
         apart = centre[centre.abs() >= APART].abs().sort_values(ascending=False, kind="stable")
         nearest = rows[np.argsort(((z.iloc[rows] - centre) ** 2).sum(axis=1), kind="stable")]
+        per_run = {
+            name: {
+                "seeds_failing": float(by_run[name][rows].mean() / len(seeds)),
+                "all_seeds_fail": int((by_run[name][rows] == len(seeds)).sum()),
+            }
+            for name, seeds in runs.items()
+        }
         found.append(
             {
                 "size": len(rows),
@@ -97,15 +120,25 @@ def clusters(archive: pd.DataFrame, task: Task, members: int) -> list[dict[str, 
                     }
                     for i in nearest[:EXAMPLES]
                 ],
+                **({"by_run": per_run} if len(per_run) > 1 else {}),
             }
         )
     return sorted(found, key=lambda c: -c["size"])
 
 
-def slices(evaluated: pd.DataFrame, task: Task, members: int) -> pd.DataFrame:
-    """Failure rate per binned feature value: feature, low, high, inputs, failure."""
+def shares(evaluated: pd.DataFrame, runs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """(N,) the share of seeds failing each input: `failure`, or per run `failure A`, ..."""
+    if len(runs) == 1:
+        return {"failure": evaluated["failed"].to_numpy() / sum(map(len, runs.values()))}
+    counts = failing(evaluated, runs)
+    return {f"failure {name}": counts[name] / len(runs[name]) for name in runs}
+
+
+def slices(evaluated: pd.DataFrame, task: Task, runs: dict[str, np.ndarray]) -> pd.DataFrame:
+    """Failure rate per binned feature value: feature, low, high, inputs, and the columns of
+    `shares`."""
     table = features(task, evaluated["input"])
-    share = evaluated["failed"].to_numpy() / members
+    share = shares(evaluated, runs)
     parts = []
     for name in table.columns:
         values = table[name]
@@ -115,25 +148,26 @@ def slices(evaluated: pd.DataFrame, task: Task, members: int) -> pd.DataFrame:
             bins = values
         else:
             bins = pd.qcut(values, 5, labels=False, duplicates="drop")
-        grouped = pd.DataFrame({"bin": bins, "value": values, "failure": share}).groupby("bin")
+        grouped = pd.DataFrame({"bin": bins, "value": values, **share}).groupby("bin")
         part = grouped.agg(
             low=("value", "min"), high=("value", "max"), inputs=("value", "size"),
-            failure=("failure", "mean"),
+            **{column: (column, "mean") for column in share},
         )  # fmt: skip
         part.insert(0, "feature", name)
         parts.append(part.reset_index(drop=True))
-    columns = ["feature", "low", "high", "inputs", "failure"]
+    columns = ["feature", "low", "high", "inputs", *share]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
 
-def analyse(run: Path, task: Task, members: int) -> None:
+def analyse(run: Path, task: Task) -> None:
     """Write clusters.json and slices.parquet from the run's result files."""
     state = read_json(run, SEARCH)
+    runs = positions(state)
     archive = read_archive(run)
-    found = clusters(archive, task, members)
+    found = clusters(archive, task, runs)
     write_json(
         run / CLUSTERS,
         {"generations": state["generations"], "archive_size": len(archive), "clusters": found},
     )
     with atomic_path(run / SLICES) as tmp:
-        slices(read_evaluated(run, state["generations"]), task, members).to_parquet(tmp)
+        slices(read_evaluated(run, state["generations"]), task, runs).to_parquet(tmp)

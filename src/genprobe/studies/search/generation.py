@@ -1,10 +1,13 @@
 """One generation of the failure search as a shard: decode its inputs with every member of the
-sweep (greedy, `SequenceModel.candidates(src, 1)`), judge each output (`Task.outcomes`), and
-score each input's fitness for the target:
+sweep (greedy, `SequenceModel.candidates(src, 1)`), and of the `--against` sweep after them,
+judge each output (`Task.outcomes`), and score each input's fitness for the target:
 
     most            the share of members that fail it
     any             1 if any member fails it, else 0
-    disagree:A,B    1 if seed A is right and seed B is not, else 0
+    disagree:A,B    1 if seed A is right and seed B is not, else 0 (with --against: seed A of
+                    the run, seed B of --against's)
+    disagree        with --against: the share of the run's seeds right less the share of
+                    --against's seeds right, or 0 if that is negative
 
 "Fail" is any outcome but correct (an unparseable output fails too). The shard's spec holds the
 inputs (as ids), so the model's worker needs nothing else; the driver made them (`search.py`).
@@ -28,7 +31,7 @@ from genprobe.models.registry import load_model
 from genprobe.models.sequences import SequenceModel
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
-from genprobe.studies.search.config import SearchConfig
+from genprobe.studies.search.config import SearchConfig, Target
 from genprobe.studies.search.evolve import from_keys
 from genprobe.studies.search.study import GENERATION
 from genprobe.tasks.task import DeterministicTask, Task
@@ -53,12 +56,12 @@ def generation_shard(
     return Shard(GENERATION, f"{generation:05d}", spec)
 
 
-def fitness(failed: np.ndarray, target: tuple[int, int] | None, how: str) -> np.ndarray:
+def fitness(failed: np.ndarray, target: Target) -> np.ndarray:
     """(N,) fitness of inputs from (S, N) bool: member s failed input n."""
-    if target is not None:
-        a, b = target
-        return (~failed[a] & failed[b]).astype(float)
-    if how == "any":
+    if target.how == "disagree":
+        wrong, right = failed[list(target.wrong)], failed[list(target.right)]
+        return np.maximum(0.0, wrong.mean(axis=0) - right.mean(axis=0))
+    if target.how == "any":
         return failed.any(axis=0).astype(float)
     return failed.mean(axis=0)
 
@@ -89,24 +92,28 @@ def gold_lines(task: Task, src: np.ndarray) -> list[str | None]:
 @dataclass(frozen=True)
 class GenerationTask(StageTask):
     config: SearchConfig
-    target: tuple[int, int] | None  # the members of a disagree target
+    target: Target
     needs_device: ClassVar[bool] = True
 
-    def setup(self) -> SequenceModel:
+    def setup(self) -> tuple[SequenceModel, ...]:
+        """The run's model, and --against's after it."""
         if self.config.workers is not None:
             import torch
 
             torch.set_num_threads(self.config.workers)
-        return load_model(self.config.model, device=self.config.device)
+        specs = [self.config.model, self.config.against]
+        return tuple(load_model(s, device=self.config.device) for s in specs if s is not None)
 
     def runtime(self) -> dict[str, Any]:
         return {"device": self.config.device}
 
-    def run(self, context: SequenceModel, shard: Shard, scratch: Path) -> Outputs:
-        spec, task = shard.spec, context.task
+    def run(self, context: tuple[SequenceModel, ...], shard: Shard, scratch: Path) -> Outputs:
+        spec, task = shard.spec, context[0].task
         generation = int(spec["generation"])
         src = from_keys(spec["inputs"])
-        outcomes, answers = judged(context, src)
+        outcomes, answers = (
+            np.concatenate(part) for part in zip(*(judged(m, src) for m in context), strict=True)
+        )
         failed = outcomes != Outcome.CORRECT.value
         frame = pd.DataFrame(
             {
@@ -119,7 +126,7 @@ class GenerationTask(StageTask):
                 "outcomes": [list(column) for column in outcomes.T],
                 "answers": [list(column) for column in answers.T],
                 "failed": failed.sum(axis=0),
-                "fitness": fitness(failed, self.target, self.config.target),
+                "fitness": fitness(failed, self.target),
                 "gold": gold_lines(task, src),
             }
         )

@@ -1,6 +1,7 @@
 """The failure search's report: the search's effort (invalid mutants per operator among it),
 the archive's clusters with examples and the share of seeds failing each, and the failure
-slices, read from the run's result files only (`results.py`): it runs no model.
+slices, read from the run's result files only (`results.py`): it runs no model. With
+`--against`, the shares are per run (A: the run searched, B: the one it is compared with).
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ from typing import Any
 
 import pandas as pd
 
+from genprobe.analysis.plots import progress
 from genprobe.analysis.render import Figure, Heading, Table, Text, write_report
-from genprobe.studies.sagga.plots import progress
+from genprobe.studies.search.analysis import shares
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.results import (
     CLUSTERS,
     SEARCH,
+    positions,
     read_evaluated,
     read_json,
     read_slices,
@@ -39,28 +42,45 @@ def write_search_report(run: str | Path) -> tuple[Path, Path]:
     state = read_json(run, SEARCH)
     found = read_json(run, CLUSTERS)
     evaluated = read_evaluated(run, state["generations"])
+    runs = positions(state)
     blocks = [
         *_summary(config, state, evaluated),
         *_effort(run, state, evaluated),
         *_clusters(found["clusters"], state["members"]),
-        *_slices(read_slices(run), evaluated, len(state["members"])),
+        *_slices(read_slices(run), evaluated, runs),
     ]
     options = "".join(f" {k}={v}" for k, v in state["task_options"].items())
     title = f"Failure search: {state['task']}{options}, {len(state['members'])} seeds"
+    if len(runs) > 1:
+        seeds = " and ".join(f"{name} {len(where)} seeds" for name, where in runs.items())
+        title = f"Where two runs disagree: {state['task']}{options}, {seeds}"
     return write_report(run, title, blocks)
 
 
 def _target(config: SearchConfig) -> str:
     if config.target in TARGETS:
         return TARGETS[config.target]
+    if config.target == "disagree":
+        return "the share of A's seeds right less the share of B's seeds right (0 if negative)"
     a, b = config.target.partition(":")[2].split(",")
+    if config.against is not None:
+        return f"1 if A's seed {a} is right and B's seed {b} is not"
     return f"1 if seed {a} is right and seed {b} is not"
+
+
+def _models(config: SearchConfig, state: dict[str, Any]) -> str:
+    runs = state.get("runs", {})
+    if len(runs) < 2:
+        return f"Model `{config.model}` ({', '.join(state['members'])})"
+    return ". ".join(
+        f"Run {name}: `{run['run']}` ({', '.join(run['members'])})" for name, run in runs.items()
+    )
 
 
 def _summary(config: SearchConfig, state: dict[str, Any], evaluated: pd.DataFrame) -> list:
     failing = int((evaluated["failed"] > 0).sum())
     recipe = (
-        f"Model `{config.model}` ({', '.join(state['members'])}). Target `{config.target}`: "
+        f"{_models(config, state)}. Target `{config.target}`: "
         f"an input's fitness is {_target(config)}; inputs of fitness at least {config.tau} "
         f"are archived. Generation 0 is {config.base_size:,} inputs of split "
         f"`{state['base_split']}`; each later one mutates {config.population} parents, "
@@ -152,12 +172,13 @@ def _clusters(found: list[dict[str, Any]], members: Sequence[str]) -> list:
     blocks: list = [Heading("Clusters of the archive")]
     if not found:
         return [*blocks, Text("Nothing was archived: no cluster to show.")]
+    per_run = " (per run: A, then B)" if "by_run" in found[0] else ""
     blocks.append(
         Text(
             "The archived inputs clustered by the task's features (k-means over standardized "
             "features). Seeds failing: the mean share of seeds that fail the cluster's inputs; "
             "all seeds: how many of its inputs every seed fails (shared failures, against "
-            "seed-specific ones)."
+            f"seed-specific ones){per_run}."
         )
     )
     rows = [
@@ -165,8 +186,7 @@ def _clusters(found: list[dict[str, Any]], members: Sequence[str]) -> list:
             "cluster": str(i + 1),
             "inputs": f"{c['size']:,}",
             "what sets it apart": _apart(c),
-            "seeds failing": f"{c['seeds_failing']:.0%}",
-            "all seeds fail": f"{c['all_seeds_fail']:,} of {c['size']:,}",
+            **_failing(c),
         }
         for i, c in enumerate(found)
     ]
@@ -185,18 +205,44 @@ def _clusters(found: list[dict[str, Any]], members: Sequence[str]) -> list:
     return blocks
 
 
-def _slices(slices: pd.DataFrame, evaluated: pd.DataFrame, members: int) -> list:
-    overall = float((evaluated["failed"] / members).mean())
+def _failing(cluster: dict[str, Any]) -> dict[str, str]:
+    """The cluster's "seeds failing" and "all seeds fail" cells: per run with --against."""
+    runs = cluster.get("by_run", {"": cluster})
+    return {
+        "seeds failing": ", ".join(
+            f"{n} {r['seeds_failing']:.0%}".strip() for n, r in runs.items()
+        ),
+        "all seeds fail": ", ".join(f"{n} {r['all_seeds_fail']:,}".strip() for n, r in runs.items())
+        + f" of {cluster['size']:,}",
+    }
+
+
+def _slices(slices: pd.DataFrame, evaluated: pd.DataFrame, runs: dict[str, Any]) -> list:
     support = max(MIN_SLICE, int(0.02 * len(evaluated)))
-    shown = slices[slices["inputs"] >= support].sort_values(
-        ["failure", "inputs"], ascending=False, kind="stable"
+    overall = {column: float(share.mean()) for column, share in shares(evaluated, runs).items()}
+    columns = list(overall)
+    if len(runs) == 1:
+        order = slices["failure"]
+        said = f"the mean share of seeds failing is {overall['failure']:.0%}"
+        heading, highest = "Where the seeds fail", "where it is highest"
+    else:
+        order = slices["failure B"] - slices["failure A"]
+        said = " and ".join(
+            f"{overall[f'failure {name}']:.0%} of {name}'s seeds fail" for name in runs
+        )
+        heading, highest = (
+            "Where the runs disagree",
+            "where B's share failing exceeds A's the most",
+        )
+    shown = slices.assign(order=order)[slices["inputs"] >= support].sort_values(
+        ["order", "inputs"], ascending=False, kind="stable"
     )[:SLICES_SHOWN]
     blocks: list = [
-        Heading("Where the seeds fail"),
+        Heading(heading),
         Text(
-            f"Over every input evaluated, the mean share of seeds failing is {overall:.0%}. "
-            f"The slices of a feature's values where it is highest (at least {support:,} "
-            "inputs each; a search's inputs are where it looked, not a natural distribution)."
+            f"Over every input evaluated, {said}. The slices of a feature's values {highest} "
+            f"(at least {support:,} inputs each; a search's inputs are where it looked, not a "
+            "natural distribution)."
         ),
     ]
     if shown.empty:
@@ -209,7 +255,10 @@ def _slices(slices: pd.DataFrame, evaluated: pd.DataFrame, members: int) -> list
                 for r in shown.itertuples()
             ],
             "inputs": [f"{n:,}" for n in shown["inputs"]],
-            "seeds failing": [f"{f:.0%}" for f in shown["failure"]],
+            **{
+                column.replace("failure", "seeds failing"): [f"{f:.0%}" for f in shown[column]]
+                for column in columns
+            },
         }
     )  # fmt: skip
     return [*blocks, Table(rows)]

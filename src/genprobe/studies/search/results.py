@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from genprobe.errors import RunDirError
@@ -38,6 +39,18 @@ def read_json(run: str | Path, name: str) -> Any:
     if not path.exists():
         raise RunDirError(f"{run} has no {name} yet: run the search (the same command resumes)")
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def positions(state: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Each run's member positions by its name (A, and B with --against), of search.json's
+    `state`."""
+    runs = state.get("runs", {"A": {"members": state["members"]}})  # searches before --against
+    sizes = [len(run["members"]) for run in runs.values()]
+    starts = np.cumsum([0, *sizes[:-1]])
+    return {
+        name: np.arange(start, start + size)
+        for name, start, size in zip(runs, starts, sizes, strict=True)
+    }
 
 
 def read_evaluated(run: str | Path, generations: int) -> pd.DataFrame:

@@ -22,7 +22,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +30,12 @@ import numpy as np
 import pandas as pd
 
 from genprobe.runs.atomic import atomic_path, write_json
+from genprobe.runs.budget import Budget, OutOfTime
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Shard
-from genprobe.studies.sagga.search import Budget, OutOfTime
 from genprobe.studies.search.analysis import analyse
-from genprobe.studies.search.config import SearchConfig, members
+from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.evolve import from_keys, keys, mutate, parents
 from genprobe.studies.search.generation import GenerationTask, generation_path, generation_shard
 from genprobe.studies.search.results import ARCHIVE, SEARCH
@@ -123,17 +123,17 @@ def run_search(
         ConfigError, RunDirError, TaskContractError: bad input, found before anything is
             written.
     """
-    sweep = config.checked(task)  # before the run directory is made
-    config = replace(config, model=f"run:{config.run.absolute()}")  # for workers elsewhere
-    target = members(config.target, sweep.seeds)
+    searched = config.checked(task)  # before the run directory is made
+    config = config.absolute()  # for workers elsewhere
+    sweep = searched.a.sweep
     run = open_run(out, STUDY.kind, config)
     base_split = config.base_split or sweep.task.validation_split
     search = Search(config, sweep.task)
-    stage = GenerationTask(config, target)
+    stage = GenerationTask(config, searched.target(config.target))
     budget, stop = Budget(config.minutes, clock), "generations"
     about = {
         "task": task_name(sweep.task), "task_options": sweep.task.options(),
-        "members": [f"seed={s}" for s in sweep.seeds], "base_split": base_split,
+        "members": searched.members, "runs": searched.runs(), "base_split": base_split,
     }  # fmt: skip
     with executor or LocalExecutor() as runner:
         try:
@@ -162,7 +162,7 @@ def run_search(
             log(f"the CPU-time budget (--minutes) is spent after generation "
                 f"{len(search.stats) - 1}: rerun to search on")  # fmt: skip
     _write_state(run, search, stop, about)
-    analyse(run, sweep.task, len(sweep.seeds))
+    analyse(run, sweep.task)
     return run
 
 

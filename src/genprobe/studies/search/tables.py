@@ -6,8 +6,10 @@ archive      the archived inputs, in the order found
 generations  one row per generation: inputs evaluated, failed, archived, archive size, and
              per operator the mutants asked for, not applicable, invalid and met before
 clusters     one row per cluster of the archive: size, share of seeds failing, inputs all
-             seeds fail, what sets it apart
-slices       failure rate (mean share of seeds failing) per binned feature value
+             seeds fail (with --against, per run too: by_run.A.seeds_failing, ...), what sets
+             it apart
+slices       failure rate (mean share of seeds failing; per run with --against) per binned
+             feature value
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
     """
     model = stored_config(run).model
     state = read_json(run, SEARCH)
-    clusters = pd.DataFrame(read_json(run, CLUSTERS)["clusters"])
+    clusters = pd.json_normalize(read_json(run, CLUSTERS)["clusters"])  # by_run.A.seeds_failing
     if not clusters.empty:
         clusters = clusters.drop(columns=["rows", "examples"])
         clusters["apart"] = [

@@ -44,6 +44,19 @@ def member_bytes(config: SweepConfig, result: MemberResult) -> bytes:
     return buffer.getvalue()
 
 
+def unfinished_seeds(run: str | Path) -> list[int]:
+    """The run's seeds, in its order, whose checkpoint the train stage has not recorded.
+
+    Raises:
+        RunDirError: not a sweep's run directory.
+        DamagedFileError: a recorded member's file is missing or damaged.
+    """
+    run = Path(run)
+    config = SweepConfig.from_identity(read_config(run)["config"])
+    recorded = set(ShardStore(run).outputs(TRAIN, ".pt"))  # each checked against its sha256
+    return [seed for seed in config.seeds if run / member_path(seed) not in recorded]
+
+
 def load_members(run: str | Path, device: str = "cpu") -> MemberStack:
     """Stack every member checkpoint of a run, in the order of the run's seeds, on `device`.
 
@@ -53,12 +66,13 @@ def load_members(run: str | Path, device: str = "cpu") -> MemberStack:
     """
     run = Path(run)
     config = SweepConfig.from_identity(read_config(run)["config"])
-    recorded = set(ShardStore(run).outputs(TRAIN, ".pt"))  # each checked against its sha256
+    unfinished = unfinished_seeds(run)
+    if unfinished:
+        missing = run / member_path(unfinished[0])
+        raise RunDirError(f"{missing} is missing: run the sweep to finish training")
     states = []
     for seed in config.seeds:
         path = run / member_path(seed)
-        if path not in recorded:
-            raise RunDirError(f"{path} is missing: run the sweep to finish training")
         checkpoint = torch.load(path, map_location=device, weights_only=True)
         expected = config.model.member_format
         if checkpoint.get("format") != expected:
