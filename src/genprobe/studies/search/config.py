@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from genprobe.errors import ConfigError, RunDirError
 from genprobe.models.registry import run_spec
 from genprobe.runs.config import identity_fields, without_added_defaults
+from genprobe.studies.seed_sensitivity.as_model import checked_seeds
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.members import unfinished_seeds
 from genprobe.studies.seed_sensitivity.results import read_config_hash, read_sweep
@@ -152,11 +153,9 @@ class Side:
                 f"{path}: seeds {', '.join(map(str, unfinished))} have not finished training: "
                 "run the sweep to finish it"
             )
-        missing = [seed for seed in chosen or () if seed not in sweep.seeds]
-        if missing:
-            have = ", ".join(map(str, sweep.seeds))
-            raise ConfigError(option, f"seeds of the sweep ({have})", f"seed {missing[0]}")
-        return cls(Path(path), sweep, chosen or sweep.seeds)
+        if chosen is None:
+            return cls(Path(path), sweep, sweep.seeds)
+        return cls(Path(path), sweep, checked_seeds(sweep, chosen, option))
 
 
 @dataclass(frozen=True)

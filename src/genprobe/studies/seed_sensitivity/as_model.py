@@ -99,11 +99,21 @@ def from_run(argument: str, device: str = "cpu") -> SweepModel:
     )
     if seeds is None:
         return model
+    checked_seeds(config, seeds, "--model")
+    return model.subset([config.seeds.index(seed) for seed in seeds])
+
+
+def checked_seeds(config: SweepConfig, seeds: tuple[int, ...], option: str) -> tuple[int, ...]:
+    """`seeds`, once each is a seed of the sweep.
+
+    Raises:
+        ConfigError: one is not (named as `option`).
+    """
     missing = [seed for seed in seeds if seed not in config.seeds]
     if missing:
         have = ", ".join(map(str, config.seeds))
-        raise ConfigError("--model", f"seeds of the sweep ({have})", f"seed {missing[0]}")
-    return model.subset([config.seeds.index(seed) for seed in seeds])
+        raise ConfigError(option, f"seeds of the sweep ({have})", f"seed {missing[0]}")
+    return seeds
 
 
 def _greedy(model: MemberStack, src: Tensor, max_len: int) -> Tensor:
