@@ -37,6 +37,7 @@ def write_report(run: str | Path) -> tuple[Path, Path]:
     results = read_results(run)
     suites = read_suites(run).set_index("suite")
     scores = accuracy(results)
+    scores = scores[[suite for suite in suites.index if suite in scores]]  # the run's order
     members = len(scores)
     figure = suite_distributions(scores, run / "figures" / "accuracy.png").relative_to(run)
     options = ", ".join(f"{k}={v}" for k, v in config.task_options)
