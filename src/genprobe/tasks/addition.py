@@ -196,11 +196,11 @@ class Addition(DeterministicTask):
         return addition_probes.relations(self)
 
     def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
-        """The default's, and the digits of each operand, the carries and the longest carry
-        chain."""
+        """The length, the digits of each operand, the carries and the longest carry chain (not
+        the default's token counts: a count of digit 7 or of hint token c says little)."""
         from genprobe.tasks import addition_probes
 
-        return {**super().features(src), **addition_probes.features(self, src)}
+        return {"length": self.length(src), **addition_probes.features(self, src)}
 
     def length(self, src: np.ndarray) -> np.ndarray:
         """(n,) digits of the longer operand."""
