@@ -6,7 +6,8 @@ always say the same thing. Both are written atomically into the run directory.
 
     Heading(text, level=2)          a section title (level 1 is the page title's)
     Text(text)                      a paragraph; `backticks` mark code
-    Table(frame, high=(), low=())   a pandas DataFrame whose cells are already strings; `high`
+    Table(frame, high=(), low=())   a pandas DataFrame whose cells are already strings (`code`
+                                    in a cell as in a paragraph); `high`
                                     and `low` hold (row position, column name) cells to mark
                                     as a column's highest (bold; green in HTML) and lowest
                                     (italics; red in HTML)
@@ -166,7 +167,7 @@ def _html_table(table: Table) -> str:
     rows = []
     for row in _cells(table):
         cells = "".join(
-            _tag("td", html.escape(v), left, mark)
+            _tag("td", _inline_html(v), left, mark)
             for (v, mark), left in zip(row, text, strict=True)
         )
         rows.append(f"<tr>{cells}</tr>")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from genprobe.analysis.plots import suite_distributions
-from genprobe.analysis.render import Figure, Heading, Table, Text
+from genprobe.analysis.render import Figure, Heading, Table, Text, clip
 from genprobe.analysis.render import write_report as render
 from genprobe.analysis.stats import summarize
 from genprobe.studies.probe.results import read_probe, read_results, read_suites
@@ -27,6 +27,7 @@ from genprobe.studies.probe.summary import (
 )
 
 EXAMPLES = 5  # inputs every member fails, shown per suite
+WIDTH = 90  # characters of an input or output shown (the export tables hold them whole)
 
 
 def write_report(run: str | Path) -> tuple[Path, Path]:
@@ -196,18 +197,13 @@ def _shared_failures(results: pd.DataFrame) -> list:
             continue
         answers = group["output"].value_counts()
         right, answer = group["gold"].iloc[0], answers.index[0]
+        said = f"{_tokens(answer)}{_differs(right, answer)}; {answers.iloc[0]} of {members}"
         rows.append(
-            {"suite": suite, "input": _short(group["input"].iloc[0]),
-             "right": "–" if right is None else f"{_short(right)} ({_tokens(right)})",
-             "most common answer": f"{_short(answer)} ({_tokens(answer)}{_differs(right, answer)}; "
-                                   f"{answers.iloc[0]} of {members})"}
+            {"suite": suite, "input": clip(group["input"].iloc[0], WIDTH),
+             "right": "–" if right is None else f"{clip(right, WIDTH)} ({_tokens(right)})",
+             "most common answer": f"{clip(answer, WIDTH)} ({said})"}
         )  # fmt: skip
     return [*blocks, Table(pd.DataFrame(rows))]
-
-
-def _short(text: str, width: int = 90) -> str:
-    """`text`, cut to `width` characters with an ellipsis (the export tables hold it whole)."""
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _tokens(text: str) -> str:
