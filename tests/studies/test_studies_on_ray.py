@@ -1,5 +1,6 @@
-"""The brittleness study, a SAGGA search and data generation on a real two-node Ray cluster give
-what the local backend gives: every candidate and verdict, the same archive, the same pairs.
+"""The brittleness study, a SAGGA search, data generation, a probe and a failure search on a real
+two-node Ray cluster give what the local backend gives: every candidate and verdict, the same
+archive, the same pairs.
 Deadlines are budgets of CPU time, so Ray's workers (at nice 15, on a loaded machine) time out on
 what the local run times out on."""
 
@@ -70,3 +71,35 @@ def test_generation_on_two_nodes_makes_the_local_pairs(ray_cluster, cli, tmp_pat
     assert len(list((tmp_path / "ray.run" / "attempts").glob("*.jsonl"))) > 1  # shards spread
     assert on_ray.read_text() == local.read_text()
     assert len(local.read_text().splitlines()) == 40
+
+
+@pytest.fixture(scope="module")
+def sweep(tiny_sweep, tmp_path_factory):
+    from genprobe.studies.seed_sensitivity import run_sweep
+    from genprobe.tasks import load_task
+
+    task = load_task("addition", {"format": "reversed", "train_digits": 2})
+    return run_sweep(tiny_sweep(seeds=(1, 2), task=task), tmp_path_factory.mktemp("run") / "sweep")
+
+
+def test_a_probe_and_a_failure_search_on_two_nodes_are_the_local_ones(
+    ray_cluster, cli, sweep, tmp_path
+):
+    def run(command, name, *args):
+        out = tmp_path / f"{command}-{name}"
+        code, _, err = cli(command, "--model", f"run:{sweep}", "--out", str(out), *args)
+        assert code == 0, err
+        return out
+
+    ray = ("--backend", "ray", "--ray-address", ray_cluster.address)
+    probe = ("--size", "20", "--k", "2")
+    local, on_ray = run("probe", "local", *probe), run("probe", "ray", *probe, *ray)
+    for path in sorted((local / "results").glob("*.parquet")):
+        pd.testing.assert_frame_equal(
+            pd.read_parquet(on_ray / "results" / path.name), pd.read_parquet(path)
+        )
+    search = ("--generations", "3", "--population", "8", "--base-size", "20")
+    local, on_ray = run("search", "local", *search), run("search", "ray", *search, *ray)
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(on_ray / "archive.parquet"), pd.read_parquet(local / "archive.parquet")
+    )
