@@ -30,10 +30,10 @@ def _ticks_shown(ax):
 
 
 def test_one_generation_gets_integer_generations_and_counts_from_zero(monkeypatch, tmp_path):
-    from genprobe.studies.sagga import plots as sagga_plots
+    from genprobe.analysis import plots
 
     stats = pd.DataFrame({"generation": [1], "archive_size": [0], "novel_found": [0]})
-    ax = _drawn(monkeypatch, sagga_plots, lambda: sagga_plots.progress(stats, tmp_path / "p.png"))
+    ax = _drawn(monkeypatch, plots, lambda: plots.progress(stats, tmp_path / "p.png"))
     assert _ticks_shown(ax) == [1.0]
     assert ax.get_ylim()[0] == 0 and all(t == int(t) for t in ax.get_yticks())
 

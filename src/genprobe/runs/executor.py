@@ -20,13 +20,14 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from multiprocessing.managers import SyncManager
 from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, show_warning
-from genprobe.runs.interrupts import children_ignore_ctrl_c, leave_on_ctrl_c
+from genprobe.runs.interrupts import CTRL_C_EXIT, children_ignore_ctrl_c, leave_on_ctrl_c
 from genprobe.runs.resume import check_state
 from genprobe.runs.shards import Outputs, Shard, ShardStore
 
@@ -192,12 +193,25 @@ class LocalExecutor(Executor):
                     pool.submit(_run_in_worker, shard, scratch(shard)): shard for shard in shards
                 }
             for future in as_completed(futures):
-                outputs, seconds = future.result()
+                try:
+                    outputs, seconds = future.result()
+                except BrokenProcessPool:
+                    # A worker that left on Ctrl-C can break the pool before the driver's own
+                    # SIGINT is handled (a loaded machine): the interrupt is what happened.
+                    if left_on_ctrl_c(pool):
+                        raise KeyboardInterrupt from None
+                    raise
                 yield futures[future], outputs, seconds
         finally:
             # On an error or an interrupt, shards not started yet are dropped rather than run
             # for results nobody would record (on Ctrl-C the workers have left already).
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+def left_on_ctrl_c(pool: ProcessPoolExecutor) -> bool:
+    """Whether a worker of `pool` ended because of Ctrl-C (`interrupts.leave_on_ctrl_c`)."""
+    processes = getattr(pool, "_processes", None) or {}
+    return any(p.exitcode == CTRL_C_EXIT for p in processes.values())
 
 
 _WORKER: Worker | None = None  # a pool process's

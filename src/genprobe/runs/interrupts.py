@@ -30,10 +30,13 @@ def children_ignore_ctrl_c() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+CTRL_C_EXIT = 128 + signal.SIGINT  # how a worker that left on Ctrl-C exits
+
+
 def leave_on_ctrl_c() -> None:
     """In a worker process: on SIGINT, end at once, without a traceback."""
     signal.signal(signal.SIGINT, _leave)
 
 
 def _leave(signum: int, frame: object) -> None:
-    os._exit(128 + signum)
+    os._exit(CTRL_C_EXIT)
