@@ -20,6 +20,7 @@ from pathlib import Path
 
 from genprobe.errors import ConfigError
 from genprobe.models.adapters.integration_tokens import as_sequence_model
+from genprobe.models.registry import run_spec
 from genprobe.runs.atomic import write_json
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
@@ -36,7 +37,8 @@ Log = Callable[[str], None]
 
 
 def resolved(config: ProbeConfig) -> ProbeConfig:
-    """`config` with the model's own task where it names none, validated.
+    """`config` with the model's own task where it names none and a sweep's directory as an
+    absolute path (workers and later commands may run elsewhere), validated.
 
     Raises:
         ConfigError: a task other than the model's, or any setting out of range.
@@ -45,13 +47,17 @@ def resolved(config: ProbeConfig) -> ProbeConfig:
     asked = config.load_task() if config.task else None
     model = as_sequence_model(config.model, asked, device="cpu")
     own, options = task_name(model.task), model.task.options()
-    if config.task:
-        asked = config.load_task()
-        if (task_name(asked), asked.options()) != (own, options):
-            shown = " ".join(f"{k}={v}" for k, v in options.items())
-            given = " ".join([config.task, *(f"{k}={v}" for k, v in config.task_options)])
-            raise ConfigError("--task", f"the model's own task ({own} {shown}) or left out", given)
-    return replace(config, task=own, task_options=tuple(sorted(options.items()))).validated()
+    if asked is not None and (task_name(asked), asked.options()) != (own, options):
+        shown = " ".join(f"{k}={v}" for k, v in options.items())
+        given = " ".join([config.task, *(f"{k}={v}" for k, v in config.task_options)])
+        raise ConfigError("--task", f"the model's own task ({own} {shown}) or left out", given)
+    spec = config.model
+    if spec.startswith("run:"):
+        path, seeds = run_spec(spec.removeprefix("run:"))
+        chosen = "" if seeds is None else "@" + ",".join(map(str, seeds))
+        spec = f"run:{Path(path).absolute()}{chosen}"
+    options_items = tuple(sorted(options.items()))
+    return replace(config, model=spec, task=own, task_options=options_items).validated()
 
 
 def run_probe(
