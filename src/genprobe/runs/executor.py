@@ -208,10 +208,16 @@ class LocalExecutor(Executor):
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def left_on_ctrl_c(pool: ProcessPoolExecutor) -> bool:
-    """Whether a worker of `pool` ended because of Ctrl-C (`interrupts.leave_on_ctrl_c`)."""
-    processes = getattr(pool, "_processes", None) or {}
-    return any(p.exitcode == CTRL_C_EXIT for p in processes.values())
+def left_on_ctrl_c(pool: ProcessPoolExecutor, wait: float = 5.0) -> bool:
+    """Whether a worker of a broken `pool` ended because of Ctrl-C
+    (`interrupts.leave_on_ctrl_c`). Its exit code is known only once it is reaped, which the
+    pool's own thread is doing as this runs: wait up to `wait` seconds for every worker's (the
+    driver's own Ctrl-C, if it is on its way, interrupts the wait)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    deadline = time.monotonic() + wait
+    while any(p.exitcode is None for p in processes) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return any(p.exitcode == CTRL_C_EXIT for p in processes)
 
 
 _WORKER: Worker | None = None  # a pool process's
