@@ -65,16 +65,13 @@ class DecodeTask(StageTask):
     def run(self, context: SequenceModel, shard: Shard, scratch: Path) -> Outputs:
         spec = shard.spec
         src = np.asarray(spec["src"], dtype=np.int64).reshape(len(spec["src"]), -1)
-        frame = decoded(context, self.config.load_task(), src, spec["k"])
+        frame = decoded(context, context.task, src, spec["k"])
         frame.insert(1, "suite", spec["suite"])
         frame.insert(2, "kind", spec["kind"])
         frame.insert(3, "name", spec["name"])
-        frame.insert(5, "origin", np.tile(np.asarray(spec["origin"], np.int64), _members(frame)))
+        origin = np.asarray(spec["origin"], np.int64)
+        frame.insert(5, "origin", np.tile(origin, len(context.members)))
         return {result_path(spec["suite"]): parquet_bytes(frame)}
-
-
-def _members(frame: pd.DataFrame) -> int:
-    return frame["member"].nunique() if len(frame) else 0
 
 
 def decoded(model: SequenceModel, task: Task, src: np.ndarray, k: int) -> pd.DataFrame:
@@ -103,7 +100,7 @@ def decoded(model: SequenceModel, task: Task, src: np.ndarray, k: int) -> pd.Dat
         first = np.where(correct.any(axis=2), correct.argmax(axis=2) + 1.0, np.nan)
         width = beam.out.shape[-1]
         texts = output_lines(task.target_vocab, beam.out.reshape(-1, width))
-        frame["candidates"] = [texts[i * k : (i + 1) * k] for i in range(members * n)]
+        frame["candidates"] = np.array(texts, dtype=object).reshape(members * n, k).tolist()
         frame["candidate_outcomes"] = list(outcomes.reshape(members * n, k))
         top_logprob = beam.logprob[:, :, 0]
     frame["first_correct"] = pd.array(first.reshape(-1), dtype="Int64")
