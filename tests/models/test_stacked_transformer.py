@@ -12,6 +12,7 @@ from genprobe.models.architectures.transformer import (
     StackedTransformer,
     TransformerSeedConfig,
     example_uniforms,
+    matmul_attention,
 )
 from genprobe.tasks.registry import load_task
 from genprobe.training.trainer import MemberSeeds, SweepTrainer, TrainConfig
@@ -153,3 +154,17 @@ def test_too_few_random_positions_for_a_sequence_is_an_error():
     model = StackedTransformer.initialized(config, SHAPE, [1])
     with pytest.raises(ConfigError, match="random_positions"):
         decode(model, torch.as_tensor(DATA.src[:2]), 20)
+
+
+@pytest.mark.parametrize("float_mask", [False, True])
+def test_matmul_attention_is_the_fused_kernels(float_mask):
+    # What a GPU runs instead of F.scaled_dot_product_attention (docs/gpu.md).
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(3, 2, 4, 5, 8, generator=g, dtype=torch.float64) for _ in range(3))
+    allowed = torch.rand(3, 2, 1, 5, 5, generator=g) < 0.7
+    allowed[..., 0] = True  # every query reads at least one key
+    mask = torch.randn(3, 2, 4, 5, 5, generator=g, dtype=torch.float64) if float_mask else allowed
+    if float_mask:
+        mask = mask.masked_fill(~allowed, float("-inf"))
+    expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    torch.testing.assert_close(matmul_attention(q, k, v, mask), expected)

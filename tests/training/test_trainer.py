@@ -8,8 +8,9 @@ from genprobe.data.seq2seq import BOS, EOS, N_SPECIAL, PAD, decoded_outputs, enc
 from genprobe.decoding.greedy import greedy
 from genprobe.models.architectures import ModelShape
 from genprobe.models.architectures.recurrent import RecurrentConfig, StackedSeq2Seq
+from genprobe.models.architectures.transformer import TransformerSeedConfig
 from genprobe.models.cells import gru_cell, lstm_cell
-from genprobe.models.member_stack import _RowBias
+from genprobe.models.member_stack import _RowAffine, _RowBias
 from genprobe.tasks.rewriting.suites import generate
 from genprobe.training import trainer as trainer_module
 from genprobe.training.loss import batched_output_loss, member_output_loss, token_cross_entropy
@@ -132,10 +133,12 @@ def test_patience_and_min_delta_let_a_seed_pass_a_dip():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
-def test_resume_from_a_checkpoint_gives_the_same_weights(tmp_path, optimizer):
+@pytest.mark.parametrize(
+    "settings", [{"optimizer": "sgd"}, {"optimizer": "adam"}, {"noise": "counter"}]
+)
+def test_resume_from_a_checkpoint_gives_the_same_weights(tmp_path, settings):
     def fresh(checkpoint):
-        t = trainer([5, 6], max_epochs=2, optimizer=optimizer)
+        t = trainer([5, 6], max_epochs=2, **settings)
         t.checkpoint, t.checkpoint_seconds = checkpoint, 0.0  # save after every step
         return t
 
@@ -286,10 +289,12 @@ def test_each_epoch_reports_its_members_validation_accuracy_and_loss(monkeypatch
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_on_a_gpu_a_replayed_member_is_its_seed_trained_alone():
+@pytest.mark.parametrize("noise", ["numpy", "counter"])
+@pytest.mark.parametrize("model", [CONFIG, TransformerSeedConfig(random_positions=40)])
+def test_on_a_gpu_a_replayed_member_is_its_seed_trained_alone(model, noise):
     # Steps 1-2 run op by op, step 3 records the graph, steps 4-6 replay it.
     def members(seeds):
-        t = trainer(seeds, device="cuda")
+        t = trainer(seeds, model=model, device="cuda", noise=noise)
         t.run_steps(6)
         return [t.model.member_state(k) for k in range(len(seeds))]
 
@@ -312,6 +317,26 @@ def test_row_bias_gradient_is_baddbmms():
     (reference * grad).sum().backward()
     torch.testing.assert_close(ours, reference)
     torch.testing.assert_close(ours_grad, bias.grad)
+
+
+def test_row_affine_gradients_are_addcmuls():
+    s, r, n = 3, 9, 6
+    x = torch.randn(s, r, n, dtype=torch.float64, requires_grad=True)
+    weight = torch.randn(s, 1, n, dtype=torch.float64, requires_grad=True)
+    bias = torch.randn(s, 1, n, dtype=torch.float64, requires_grad=True)
+    grad = torch.randn(s, r, n, dtype=torch.float64)
+
+    def gradients(out):
+        (out * grad).sum().backward()
+        found = [t.grad for t in (x, weight, bias)]
+        x.grad = weight.grad = bias.grad = None
+        return out, found
+
+    ours, ours_grads = gradients(_RowAffine.apply(x, weight, bias))
+    reference, reference_grads = gradients(torch.addcmul(bias, x, weight))
+    torch.testing.assert_close(ours, reference)
+    for a, b in zip(ours_grads, reference_grads, strict=True):
+        torch.testing.assert_close(a, b)
 
 
 @pytest.mark.parametrize("output_loss", [member_output_loss, batched_output_loss])

@@ -131,6 +131,12 @@ def sweep(
     loss_normalization: str = typer.Option(
         "sequences", help="Divide summed token losses by sequences or by tokens."
     ),
+    noise: str = typer.Option(
+        "numpy",
+        help="Dropout masks and random positions: numpy (each seed's own stream, drawn on the "
+        "host) or counter (a hash of seed, step and position, computed on the device: faster "
+        "for many seeds on a GPU, other masks).",
+    ),
     arch: str = typer.Option(
         "recurrent",
         help="The architecture: recurrent (LSTM/GRU), transformer, mlp, nanda_transformer, "
@@ -250,6 +256,7 @@ def sweep(
             patience=patience,
             min_delta=min_delta,
             loss_normalization=loss_normalization,
+            noise=noise,
         ),
         seeds_per_shard=seeds_per_shard,
     )

@@ -32,7 +32,38 @@ class _RowBias(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple[Tensor, Tensor]:
-        return grad, grad.transpose(1, 2).contiguous().sum(-1).unsqueeze(1)
+        return grad, _row_sums(grad)
+
+
+def _row_sums(grad: Tensor) -> Tensor:
+    """grad (S, R, N) summed down its R rows → (S, 1, N), each column made a contiguous row
+    first: on CUDA autograd's own sum splits its work by the number of members S."""
+    return grad.transpose(1, 2).contiguous().sum(-1).unsqueeze(1)
+
+
+class _RowAffine(torch.autograd.Function):
+    """x (S, R, N) * weight (S, 1, N) + bias (S, 1, N), the parameters' gradients summed as
+    `_row_sums` does."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
+        ctx.save_for_backward(x, weight)
+        return torch.addcmul(bias, x, weight)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        x, weight = ctx.saved_tensors
+        return grad * weight, _row_sums(grad * x), _row_sums(grad)
+
+
+def scale_shift(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
+    """x (S, ..., N) * weight (S, 1, N) + bias (S, 1, N), per member (a LayerNorm's gain and
+    bias). On CUDA the parameters' gradients are summed along rows, as in `biased_bmm`."""
+    if not x.is_cuda:
+        shape = (x.shape[0], *[1] * (x.dim() - 2), x.shape[-1])
+        return torch.addcmul(bias.view(shape), x, weight.view(shape))
+    flat = x.reshape(x.shape[0], -1, x.shape[-1])
+    return _RowAffine.apply(flat, weight, bias).view(x.shape)
 
 
 def biased_bmm(bias: Tensor, x: Tensor, weight: Tensor) -> Tensor:

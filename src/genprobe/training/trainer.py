@@ -54,12 +54,14 @@ from genprobe.models.member_stack import MemberStack
 from genprobe.runs.config import identity_fields
 from genprobe.runs.resume import load_state, save_state
 from genprobe.training.captured import CapturedStep
+from genprobe.training.counter_noise import counter_uniforms, member_keys
 from genprobe.training.loss import member_losses, shared_example_losses
 from genprobe.training.step_inputs import StepInputs
 
 LOSS_NORMALIZATIONS = ("sequences", "tokens")
 OPTIMIZERS = ("sgd", "adam", "adamw")
 SCHEDULES = ("constant", "linear", "cosine")
+NOISES = ("numpy", "counter")
 ADAM_BETA1, ADAM_EPS = 0.9, 1e-8  # torch.optim.Adam's defaults (Lake & Baroni's)
 # Stream ids: a member's data order and training-step draws (dropout, random positions) come
 # from (its order seed, stream id); its weights from its init seed.
@@ -135,6 +137,10 @@ class TrainConfig:
     # 2017), which learns in a few epochs at lr 0.125; "tokens": the per-token mean, which at
     # the same learning rate hardly moves for epochs.
     loss_normalization: str = "sequences"
+    # Where a member's training-step uniforms (dropout, random positions) come from: "numpy",
+    # its own PCG64 stream drawn on the host; "counter", a hash of (member, update, position)
+    # computed on the device (`training.counter_noise`; other masks, so other numbers).
+    noise: str = "numpy"
 
     def __post_init__(self) -> None:
         if not isinstance(self.batch_size, int) or self.batch_size < 1:
@@ -160,6 +166,7 @@ class TrainConfig:
                 "weight_decay", ">= 0, and 0 unless the optimizer is adamw", self.weight_decay
             )
         check_choice("loss_normalization", self.loss_normalization, LOSS_NORMALIZATIONS)
+        check_choice("noise", self.noise, NOISES)
         self._check_over_time()
 
     def _check_over_time(self) -> None:
@@ -296,6 +303,10 @@ class SweepTrainer:
     def _new_stack(self) -> None:
         """Call whenever `self.model` is replaced: a recorded step holds the old parameters."""
         self.forward_pass = _TeacherForced(self.model)  # for steps in chunks of members
+        if self.config.noise == "counter":
+            orders = [self.streams[seed].order for seed in self.active]
+            streams = [member_stream(order, NOISE_STREAM) for order in orders]
+            self.noise_keys = member_keys(self._padded(streams), self.device)
         captured = self.on_gpu and self.model.capturable
         self.run_step = CapturedStep(self._step) if captured else self._step
 
@@ -354,8 +365,13 @@ class SweepTrainer:
     def _train_step(self, batch: Tensor) -> None:
         """One update of every active member on its own batch of example indices (lanes, B)."""
         self.updates += 1
-        shapes = self.model.noise_shapes(batch.shape[1], *self._lengths())
-        noise, scalars = self.inputs.draw(self.noise_rngs, shapes, self.lanes, self._scalars())
+        if self.config.noise == "counter":
+            _, scalars = self.inputs.draw([], {}, self.lanes, self._scalars())
+            update = torch.tensor([self.updates])
+            noise = {"noise_keys": self.noise_keys, "noise_update": update}
+        else:
+            shapes = self.model.noise_shapes(batch.shape[1], *self._lengths())
+            noise, scalars = self.inputs.draw(self.noise_rngs, shapes, self.lanes, self._scalars())
         self.run_step({"batch": batch, "scalars": scalars, **noise})
 
     def _lengths(self) -> tuple[int, int]:
@@ -364,7 +380,11 @@ class SweepTrainer:
     def _step(self, inputs: dict[str, Tensor]) -> None:
         """The step itself, from tensors alone (`training.captured` records it on a GPU)."""
         batch, scalars = inputs["batch"], inputs["scalars"]
-        noise = {name: value for name, value in inputs.items() if name not in ("batch", "scalars")}
+        if "noise_keys" in inputs:
+            shapes = self.model.noise_shapes(batch.shape[1], *self._lengths())
+            noise = counter_uniforms(inputs["noise_keys"], inputs["noise_update"], shapes)
+        else:
+            noise = {k: v for k, v in inputs.items() if k not in ("batch", "scalars")}
         src = self.train.src[batch]
         tgt_in, tgt_out = self.train.tgt_in[batch], self.train.tgt_out[batch]
         self.model.zero_grad(set_to_none=True)

@@ -33,7 +33,7 @@ from torch import Tensor
 from genprobe.data.seq2seq import BOS, PAD
 from genprobe.errors import ConfigError, check_choice
 from genprobe.models.architectures.base import Architecture, ModelShape
-from genprobe.models.member_stack import MemberStack, biased_bmm
+from genprobe.models.member_stack import MemberStack, biased_bmm, scale_shift
 
 POSITIONS = ("sinusoidal", "learned", "rope", "alibi", "none")
 INIT_STD = 0.02  # GPT-2's normal initialization of every weight matrix and embedding
@@ -200,7 +200,7 @@ class StackedTransformer(MemberStack):
 
     def _norm(self, name: str, x: Tensor) -> Tensor:
         weight, bias = getattr(self, f"{name}_w"), getattr(self, f"{name}_b")
-        return torch.addcmul(bias.unsqueeze(1), F.layer_norm(x, x.shape[-1:]), weight.unsqueeze(1))
+        return scale_shift(F.layer_norm(x, x.shape[-1:]), weight, bias)
 
     def _heads(self, x: Tensor) -> Tensor:
         """(S, B, L, D) → (S, B, N, L, D/N)."""
@@ -213,10 +213,13 @@ class StackedTransformer(MemberStack):
         """Softmax attention of q (S, B, N, Lq, E) over the keys and values k, v (S, B, N, Lk, E)
         that `allowed` (broadcast to (S, B, N, Lq, Lk)) lets each query read; heads merged
         back: (S, B, Lq, D)."""
-        # The fused kernel: no (Lq, Lk) score tensor held for the backward pass. ALiBi's bias is
-        # not scaled by 1/sqrt(E) (Press et al.), and is added as a float mask.
+        # ALiBi's bias is not scaled by 1/sqrt(E) (Press et al.), and is added as a float mask.
         mask = allowed if bias is None else bias.masked_fill(~allowed, float("-inf"))
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (S, B, N, Lq, E)
+        if q.is_cuda:
+            out = matmul_attention(q, k, v, mask)
+        else:
+            # The fused kernel: no (Lq, Lk) score tensor held for the backward pass.
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (S, B, N, Lq, E)
         s, b, _, t, _ = out.shape
         return out.transpose(2, 3).reshape(s, b, t, -1)
 
@@ -434,6 +437,16 @@ def _causal(n: int, device: torch.device, real: Tensor | None = None) -> Tensor:
         return causal
     itself = torch.eye(n, dtype=torch.bool, device=device)
     return causal & (real[:, :, None, None, :] | itself)
+
+
+def matmul_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Tensor:
+    """`F.scaled_dot_product_attention(q, k, v, attn_mask=mask)` as plain matmuls. CUDA's fused
+    kernels split their backward pass by the batch (members × examples × heads), so a member's
+    gradients would depend on the members beside it; these keep each member's own."""
+    scores = q @ k.transpose(-1, -2) * q.shape[-1] ** -0.5
+    if mask.dtype != torch.bool:
+        return torch.softmax(scores + mask, dim=-1) @ v
+    return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1) @ v
 
 
 def sinusoid(pos: Tensor, width: int) -> Tensor:

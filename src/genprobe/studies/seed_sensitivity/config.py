@@ -40,6 +40,7 @@ ADDED_DEFAULTS = {
     "train.beta2": 0.999,
     "train.steps": None,
     "train.eval_every": 0,
+    "train.noise": "numpy",
     "init_seeds": None,
     "order_seeds": None,
 }
