@@ -21,7 +21,7 @@ start=$SECONDS
 left() { echo $((BUDGET - (SECONDS - start))); }
 
 if [ -n "${SMALL:-}" ]; then
-    bench=(--device "$DEVICE" --members 2 3 --transformer-members 1 2 --steps 2 --repeats 1
+    bench=(--device "$DEVICE" --members 2 3 --transformer-members 2 --steps 2 --repeats 1
            --identity-steps 2 --train-size 2000)
     study=(--train-size 500 --validation-size 50 --suite-size 50 --max-epochs 2)
 else

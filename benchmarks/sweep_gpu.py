@@ -21,7 +21,7 @@ are listed (the op that splits by stack size is upstream of the first of them in
 The last lines are the ratios `replay/eager S=N`, `replay/torch.nn S=N` and
 `counter/numpy S=N`.
 
-    python benchmarks/sweep_gpu.py [--members 50 200 1000] [--transformer-members 1 20 200]
+    python benchmarks/sweep_gpu.py [--members 50 200 1000] [--transformer-members 20 200]
         [--steps 30] [--repeats 3] [--device cuda]
 """
 
@@ -125,7 +125,7 @@ def identity(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--members", type=int, nargs="+", default=[50, 200, 1000])
-    parser.add_argument("--transformer-members", type=int, nargs="+", default=[1, 20, 200])
+    parser.add_argument("--transformer-members", type=int, nargs="+", default=[20, 200])
     parser.add_argument("--steps", type=int, default=30, help="timed steps per measurement")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--identity-steps", type=int, default=6)
