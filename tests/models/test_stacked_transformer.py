@@ -156,15 +156,30 @@ def test_too_few_random_positions_for_a_sequence_is_an_error():
         decode(model, torch.as_tensor(DATA.src[:2]), 20)
 
 
+@pytest.mark.parametrize("members", [3, 37])
 @pytest.mark.parametrize("float_mask", [False, True])
-def test_matmul_attention_is_the_fused_kernels(float_mask):
-    # What a GPU runs instead of F.scaled_dot_product_attention (docs/gpu.md).
+def test_matmul_attention_is_the_fused_kernels(float_mask, members):
+    # What a GPU runs instead of F.scaled_dot_product_attention (docs/gpu.md), in groups of 16
+    # members, the last padded.
     g = torch.Generator().manual_seed(0)
-    q, k, v = (torch.randn(3, 2, 4, 5, 8, generator=g, dtype=torch.float64) for _ in range(3))
-    allowed = torch.rand(3, 2, 1, 5, 5, generator=g) < 0.7
+    shape = (members, 2, 4, 5, 8)
+    q, k, v = (torch.randn(shape, generator=g, dtype=torch.float64) for _ in range(3))
+    allowed = torch.rand(members, 2, 1, 5, 5, generator=g) < 0.7
     allowed[..., 0] = True  # every query reads at least one key
-    mask = torch.randn(3, 2, 4, 5, 5, generator=g, dtype=torch.float64) if float_mask else allowed
-    if float_mask:
-        mask = mask.masked_fill(~allowed, float("-inf"))
-    expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    torch.testing.assert_close(matmul_attention(q, k, v, mask), expected)
+    float_scores = torch.randn(members, 2, 4, 5, 5, generator=g, dtype=torch.float64)
+    mask = float_scores.masked_fill(~allowed, float("-inf")) if float_mask else allowed
+    upstream = torch.randn(shape, generator=g, dtype=torch.float64)
+
+    def with_gradients(attention):
+        inputs = [t.clone().requires_grad_() for t in (q, k, v)]
+        out = attention(*inputs, mask)
+        (out * upstream).sum().backward()
+        return out, [t.grad for t in inputs]
+
+    ours, our_grads = with_gradients(matmul_attention)
+    expected, expected_grads = with_gradients(
+        lambda q, k, v, mask: torch.nn.functional.scaled_dot_product_attention(q, k, v, mask)
+    )
+    torch.testing.assert_close(ours, expected)
+    for a, b in zip(our_grads, expected_grads, strict=True):
+        torch.testing.assert_close(a, b)

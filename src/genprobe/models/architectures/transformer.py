@@ -37,6 +37,7 @@ from genprobe.models.member_stack import MemberStack, biased_bmm, scale_shift
 
 POSITIONS = ("sinusoidal", "learned", "rope", "alibi", "none")
 INIT_STD = 0.02  # GPT-2's normal initialization of every weight matrix and embedding
+ATTENTION_MEMBERS = 16  # members per attention matmul on CUDA (`matmul_attention`)
 
 
 @dataclass(frozen=True)
@@ -440,9 +441,27 @@ def _causal(n: int, device: torch.device, real: Tensor | None = None) -> Tensor:
 
 
 def matmul_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Tensor:
-    """`F.scaled_dot_product_attention(q, k, v, attn_mask=mask)` as plain matmuls. CUDA's fused
-    kernels split their backward pass by the batch (members × examples × heads), so a member's
-    gradients would depend on the members beside it; these keep each member's own."""
+    """`F.scaled_dot_product_attention(q, k, v, attn_mask=mask)` as plain matmuls over
+    `ATTENTION_MEMBERS` members at a time (a smaller group is padded).
+
+    On CUDA the result of a batched matmul depends on how many matrices it holds (members ×
+    examples × heads): from ~200 members its kernels round differently than for 16 (an H200,
+    docs/gpu.md), and the fused kernels split their backward pass by the batch too. A fixed
+    number of members per call keeps each member's arithmetic what it is alone (a stack of 16
+    lanes on a GPU, `training.trainer`)."""
+    members = q.shape[0]
+    mask = mask.expand(*q.shape[:-1], k.shape[-2])
+    outputs = []
+    for start in range(0, members, ATTENTION_MEMBERS):
+        group = [t[start : start + ATTENTION_MEMBERS] for t in (q, k, v, mask)]
+        missing = ATTENTION_MEMBERS - len(group[0])
+        if missing:
+            group = [torch.cat([t, t.new_ones(missing, *t.shape[1:])]) for t in group]
+        outputs.append(_attend(*group)[: ATTENTION_MEMBERS - missing])
+    return torch.cat(outputs)
+
+
+def _attend(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Tensor:
     scores = q @ k.transpose(-1, -2) * q.shape[-1] ** -0.5
     if mask.dtype != torch.bool:
         return torch.softmax(scores + mask, dim=-1) @ v
