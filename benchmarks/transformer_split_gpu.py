@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import itertools
 from collections.abc import Iterator
 
 import torch
@@ -26,6 +25,7 @@ from genprobe.models import member_stack
 from genprobe.models.architectures import transformer
 from genprobe.models.architectures.transformer import StackedTransformer, TransformerSeedConfig
 from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.training import trainer as trainer_module
 
 BLOCKS = ("_linear", "_norm", "_attention", "_embed")
 
@@ -81,7 +81,12 @@ def matmul_row_sums(grad):
     return torch.bmm(grad.new_ones(grad.shape[0], 1, grad.shape[1]), grad)
 
 
+def plain_member_sums(x, staged=None):
+    return x.flatten(1).sum(1)
+
+
 CANDIDATES = {
+    "clip norms summed in one pass": (trainer_module, "member_sums", plain_member_sums),
     "math attention": (transformer, "matmul_attention", math_attention),
     "written LayerNorm": (StackedTransformer, "_norm", written_norm),
     "row sums by matmul": (member_stack, "_row_sums", matmul_row_sums),
@@ -128,19 +133,35 @@ def main() -> None:
         flush=True,
     )
 
-    for n in range(1, len(CANDIDATES) + 1):
-        for names in itertools.combinations(CANDIDATES, n):
-            with replaced(names):
-                one = trainer(device, data, model, seeds, "numpy", False)
-                take_steps(one, 0, 1)
-                solo = trainer(device, data, model, [1], "numpy", False)
-                take_steps(solo, 0, 1)
-                differ = gradient_differences(one, solo, 0)
-                stack = weights_after(trainer(device, data, model, seeds, "numpy"), args.steps)
-                alone = weights_after(trainer(device, data, model, [1], "numpy"), args.steps)
-            print(f"{' + '.join(names)}: first-step gradients equal: {not differ} "
-                  f"({len(differ)} differ); weights after {args.steps} steps equal: "
-                  f"{same(stack[0], alone[0])}", flush=True)  # fmt: skip
+    stacked = trainer(device, data, model, seeds, "numpy", False)
+    solo = trainer(device, data, model, [1], "numpy", False)
+    for step in range(args.steps):
+        take_steps(stacked, step, 1)
+        take_steps(solo, step, 1)
+        differ = gradient_differences(stacked, solo, 0)
+        weights = same(stacked.model.member_state(0), solo.model.member_state(0))
+        squares = [
+            sum(trainer_module.member_sums(p.grad.pow(2))[0] for p in t.model.parameters())
+            for t in (stacked, solo)
+        ]
+        print(f"  step {step + 1}: {len(differ)} gradients differ, weights equal after: "
+              f"{weights}, clip norms² {squares[0].item():.9g} / {squares[1].item():.9g}",
+              flush=True)  # fmt: skip
+        if not weights:
+            break
+
+    for names in [(name,) for name in CANDIDATES] + [tuple(CANDIDATES)]:
+        with replaced(names):
+            one = trainer(device, data, model, seeds, "numpy", False)
+            take_steps(one, 0, 1)
+            solo = trainer(device, data, model, [1], "numpy", False)
+            take_steps(solo, 0, 1)
+            differ = gradient_differences(one, solo, 0)
+            stack = weights_after(trainer(device, data, model, seeds, "numpy"), args.steps)
+            alone = weights_after(trainer(device, data, model, [1], "numpy"), args.steps)
+        print(f"{' + '.join(names)}: first-step gradients equal: {not differ} "
+              f"({len(differ)} differ); weights after {args.steps} steps equal: "
+              f"{same(stack[0], alone[0])}", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

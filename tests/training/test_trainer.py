@@ -319,6 +319,12 @@ def test_row_bias_gradient_is_baddbmms():
     torch.testing.assert_close(ours_grad, bias.grad)
 
 
+@pytest.mark.parametrize("size", [7, 256, 257, 70_000])
+def test_staged_member_sums_are_sums(size):
+    x = torch.randn(3, size, dtype=torch.float64)
+    torch.testing.assert_close(trainer_module.member_sums(x, staged=True), x.sum(1))
+
+
 def test_row_affine_gradients_are_addcmuls():
     s, r, n = 3, 9, 6
     x = torch.randn(s, r, n, dtype=torch.float64, requires_grad=True)

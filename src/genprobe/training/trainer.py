@@ -44,6 +44,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 from torch.func import functional_call
 
@@ -74,6 +75,7 @@ CUDA_MIN_LANES = 16
 # instead, which each member computes exactly as in one pass (benchmarks/grokking_stacking.py:
 # 0.70× → 1.15× the speed of one seed at a time there).
 CPU_CHUNK_ROWS = 16_384
+REDUCE_WIDTH = 256  # values per sum on CUDA (`member_sums`)
 CUBLAS_NO_SPLIT_K = ":0:0"  # CUBLAS_WORKSPACE_CONFIG: no workspace, so no split-K kernels
 
 
@@ -92,6 +94,16 @@ def min_lanes(device: torch.device, model: type[MemberStack]) -> int:
     """The fewest members a stack of `model` holds on `device` (padded with copies of its
     first): on CUDA, a stack whose kernels reduce across its members' rows."""
     return CUDA_MIN_LANES if device.type == "cuda" and model.pads_on_gpu else 1
+
+
+def member_sums(x: Tensor, staged: bool | None = None) -> Tensor:
+    """Each member's sum of x (S, ...) → (S,). On CUDA (`staged` by default) in stages of
+    `REDUCE_WIDTH` values, the last padded with zeros: a longer sum splits its work by the
+    number of sums taken at once, so a member's sum would depend on the members beside it."""
+    x = x.flatten(1)
+    while (x.is_cuda if staged is None else staged) and x.shape[1] > REDUCE_WIDTH:
+        x = F.pad(x, (0, -x.shape[1] % REDUCE_WIDTH)).view(x.shape[0], -1, REDUCE_WIDTH).sum(2)
+    return x.sum(1)
 
 
 def cuda_determinism() -> None:
@@ -437,7 +449,7 @@ class SweepTrainer:
         # Summed parameter by parameter: a reduction over a stacked (P, S) tensor adds in
         # another order when S is 1 than when it is larger.
         if self.config.max_grad_norm:
-            squares = sum(p.grad.pow(2).flatten(1).sum(1) for p in params.values())
+            squares = sum(member_sums(p.grad.pow(2)) for p in params.values())
             # The same rule as torch.nn.utils.clip_grad_norm_, applied to each member's own norm.
             clip = (self.config.max_grad_norm / (squares.sqrt() + 1e-6)).clamp(max=1.0)  # (S,)
         else:
