@@ -102,23 +102,24 @@ def identity(
     for noise in NOISES:
         seeds, steps = list(range(1, members + 1)), args.identity_steps
         stack = weights_after(trainer(device, data, model, seeds, noise), steps)
-        checks = [
-            same(stack[k], weights_after(trainer(device, data, model, [seed], noise), steps)[0])
-            for k, seed in {0: 1, members - 1: members}.items()
-        ]
-        line = f"  {noise}: seed 1 and seed {members} as trained alone: {all(checks)}"
+        ends = {0: 1, members - 1: members}  # member k: seed
+        checks = {
+            k: same(stack[k], weights_after(trainer(device, data, model, [seed], noise), steps)[0])
+            for k, seed in ends.items()
+        }
+        line = f"  {noise}: seed 1 and seed {members} as trained alone: {all(checks.values())}"
         if members > 1:
             eager = weights_after(trainer(device, data, model, seeds, noise, False), 3)
             replayed = weights_after(trainer(device, data, model, seeds, noise), 3)
             line += f"; replayed = eager: {all(map(same, replayed, eager))}"
         lines.append(line)
-        if not all(checks):
-            one = trainer(device, data, model, seeds, noise, False)
-            take_steps(one, 0, 1)
-            solo = trainer(device, data, model, [1], noise, False)
+        one = trainer(device, data, model, seeds, noise, False)
+        take_steps(one, 0, 1)
+        for k in (k for k, equal in checks.items() if not equal):
+            solo = trainer(device, data, model, [ends[k]], noise, False)
             take_steps(solo, 0, 1)
-            differ = gradient_differences(one, solo, 0)
-            lines.append(f"    first-step gradients of seed 1 that differ: {differ or 'none'}")
+            differ = gradient_differences(one, solo, k) or "none"
+            lines.append(f"    first-step gradients of seed {ends[k]} that differ: {differ}")
     return "\n".join(lines)
 
 

@@ -2,10 +2,11 @@
 
 Seed 1 trained one step alone and as member 0 of a stack of `--members` seeds: every block's
 output (forward) and the gradient reaching it (backward) are recorded for that member and
-compared in order; the first that differs is the op to look at. Then candidate replacements
-(attention through PyTorch's math kernel, LayerNorm written out, rows summed by a matmul) are
-tried alone and together: a candidate that keeps the first step's gradients and the weights
-after `--steps` steps equal to the seed's alone is the fix.
+compared in order; the first that differs is the op to look at. Then the stack's first and
+last members are followed step by step against their seeds alone (gradients, weights, clip
+norms), and candidate replacements (the clip norm summed in one pass, attention through
+PyTorch's math kernel, LayerNorm written out, rows summed by a matmul) are tried, each alone
+and all together, on seed 1.
 
     python benchmarks/transformer_split_gpu.py [--members 200] [--steps 6] [--device cuda]
 """
@@ -133,22 +134,23 @@ def main() -> None:
         flush=True,
     )
 
-    stacked = trainer(device, data, model, seeds, "numpy", False)
-    solo = trainer(device, data, model, [1], "numpy", False)
-    for step in range(args.steps):
-        take_steps(stacked, step, 1)
-        take_steps(solo, step, 1)
-        differ = gradient_differences(stacked, solo, 0)
-        weights = same(stacked.model.member_state(0), solo.model.member_state(0))
-        squares = [
-            sum(trainer_module.member_sums(p.grad.pow(2))[0] for p in t.model.parameters())
-            for t in (stacked, solo)
-        ]
-        print(f"  step {step + 1}: {len(differ)} gradients differ, weights equal after: "
-              f"{weights}, clip norms² {squares[0].item():.9g} / {squares[1].item():.9g}",
-              flush=True)  # fmt: skip
-        if not weights:
-            break
+    for k in (0, len(seeds) - 1):  # the first member and the last, step by step
+        stacked = trainer(device, data, model, seeds, "numpy", False)
+        solo = trainer(device, data, model, [seeds[k]], "numpy", False)
+        for step in range(args.steps):
+            take_steps(stacked, step, 1)
+            take_steps(solo, step, 1)
+            differ = gradient_differences(stacked, solo, k)
+            weights = same(stacked.model.member_state(k), solo.model.member_state(0))
+            squares = [
+                sum(trainer_module.member_sums(p.grad.pow(2))[lane] for p in t.model.parameters())
+                for t, lane in ((stacked, k), (solo, 0))
+            ]
+            print(f"  seed {seeds[k]}, step {step + 1}: {len(differ)} gradients differ "
+                  f"({differ[:3]}), weights equal after: {weights}, clip norms² "
+                  f"{squares[0].item():.9g} / {squares[1].item():.9g}", flush=True)  # fmt: skip
+            if not weights:
+                break
 
     for names in [(name,) for name in CANDIDATES] + [tuple(CANDIDATES)]:
         with replaced(names):
