@@ -442,19 +442,22 @@ def _causal(n: int, device: torch.device, real: Tensor | None = None) -> Tensor:
 
 def matmul_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Tensor:
     """`F.scaled_dot_product_attention(q, k, v, attn_mask=mask)` as plain matmuls over
-    `ATTENTION_MEMBERS` members at a time, each group a contiguous copy (a smaller one padded).
+    `ATTENTION_MEMBERS` members at a time, a smaller last group padded.
 
     On CUDA the result of a batched matmul depends on how many matrices it holds (members ×
     examples × heads; from ~200 members its kernels round differently than for 16 on an H200)
     and may depend on their strides; the fused kernels split their backward pass by the batch
-    too. Groups of one size and layout keep each member's arithmetic what it is alone, in a
-    stack of 16 lanes (`training.trainer`; docs/gpu.md)."""
+    too. Groups of one size and one layout (contiguous: the padded group is built by
+    concatenation) keep each member's arithmetic what it is alone, in a stack of 16 lanes
+    (`training.trainer`; docs/gpu.md)."""
+    q, k, v = (t.contiguous() for t in (q, k, v))
     mask = mask.expand(*q.shape[:-1], k.shape[-2])
     outputs = []
     for start in range(0, q.shape[0], ATTENTION_MEMBERS):
         group = [t[start : start + ATTENTION_MEMBERS] for t in (q, k, v, mask)]
         missing = ATTENTION_MEMBERS - len(group[0])
-        group = [torch.cat([t, t.new_ones(missing, *t.shape[1:])]) for t in group]
+        if missing:
+            group = [torch.cat([t, t.new_ones(missing, *t.shape[1:])]) for t in group]
         outputs.append(_attend(*group)[: ATTENTION_MEMBERS - missing])
     return torch.cat(outputs)
 
