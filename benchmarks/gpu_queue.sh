@@ -1,21 +1,32 @@
 #!/usr/bin/env bash
-# What a lent GPU machine runs in one call (../shared/gpu-queue.md, items 1 and 2): the GPU
-# identity tests, benchmarks/sweep_gpu.py (member-steps/s with host and counter uniforms at
-# S = 50, 200, 1,000; LSTM and transformer members against their seeds alone), then the
-# rewriting seed study with counter noise, for what is left of BUDGET seconds.
+# What a lent GPU machine runs (../shared/gpu-queue.md), as one script: the items named in
+# ITEMS, in that order, each under a time limit, until BUDGET seconds are spent.
 #
-#     OUT=/tmp/gpu BUDGET=560 SEEDS=100 bash benchmarks/gpu_queue.sh     # on the GPU machine
-#     OUT=/tmp/gpu DEVICE=cpu SMALL=1 bash benchmarks/gpu_queue.sh      # tried on a CPU first
+#   tests    the GPU identity tests (tests/training/test_trainer.py -k gpu)
+#   bench    benchmarks/sweep_gpu.py: LSTM and transformer members against their seeds alone,
+#            member-steps/s with host and counter uniforms at S = 50, 200, 1,000
+#   study    the rewriting seed study, SEEDS seeds in one stack, counter noise
+#   chomsky  the Chomsky-hierarchy transformer of docs/results/transformers.md, 10 seeds, on
+#            reverse_string, parity_check, duplicate_string, bucket_sort, EPOCHS epochs each
+#   beam     benchmarks/beam_throughput.py at the paper's size (random weights)
 #
-# Logs and the study's metrics.json, stats.json and report.md land in $OUT. The repository
-# runs from its source tree (PYTHONPATH), with the machine's own torch.
+#     OUT=/tmp/gpu ITEMS="tests bench" BUDGET=300 bash benchmarks/gpu_queue.sh   # a GPU machine
+#     OUT=/tmp/gpu DEVICE=cpu SMALL=1 bash benchmarks/gpu_queue.sh               # tried on a CPU
+#
+# One log per item, and the studies' metrics.json (with the rewriting study's stats.json and
+# report.md), are packed into $OUT/gpu_queue.tgz at the end (a device call brings back only a
+# few files); $OUT/steps.log says how each item ended. The repository runs from its source tree
+# (PYTHONPATH), with the machine's own torch.
 set -u
 OUT=${OUT:-runs/gpu-queue}
+ITEMS=${ITEMS:-tests bench study}
 BUDGET=${BUDGET:-560}
 SEEDS=${SEEDS:-100}
+EPOCHS=${EPOCHS:-40}
 DEVICE=${DEVICE:-cuda}
 PYTHON=${PYTHON:-python3}
-mkdir -p "$OUT"
+LOGS=$OUT/logs
+mkdir -p "$LOGS"
 export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1
 start=$SECONDS
 left() { echo $((BUDGET - (SECONDS - start))); }
@@ -24,27 +35,57 @@ if [ -n "${SMALL:-}" ]; then
     bench=(--device "$DEVICE" --members 2 3 --transformer-members 2 --steps 2 --repeats 1
            --identity-steps 2 --train-size 2000)
     study=(--train-size 500 --validation-size 50 --suite-size 50 --max-epochs 2)
+    chomsky=(--train-size 200 --validation-size 20 --suite-size 5 --seeds 2 --seeds-per-shard 2)
+    beam=(--device "$DEVICE" --problems 2 --beam 2 --max-len 10 --repeats 1)
 else
     bench=(--members 50 200 1000 --steps 20 --repeats 1)
     study=()
+    chomsky=(--seeds 10 --seeds-per-shard 10)
+    beam=(--size paper --device "$DEVICE" --problems 64 --repeats 1)
 fi
 
-{ nvidia-smi -L || true; "$PYTHON" -c "import torch, numpy; print('torch', torch.__version__, 'numpy', numpy.__version__)"; } \
-    >"$OUT/environment.log" 2>&1
-timeout 120 "$PYTHON" -m pytest -q -p no:cacheprovider tests/training/test_trainer.py -k gpu \
-    >"$OUT/gpu_tests.log" 2>&1
-echo "gpu tests: exit $? after $((SECONDS - start)) s" | tee -a "$OUT/steps.log"
-(cd benchmarks && timeout 240 "$PYTHON" sweep_gpu.py "${bench[@]}") >"$OUT/sweep_gpu.log" 2>&1
-echo "sweep_gpu: exit $? after $((SECONDS - start)) s" | tee -a "$OUT/steps.log"
+# run ITEM LIMIT COMMAND...: the command under the smaller of LIMIT and the budget left
+run() {
+    local item=$1 limit=$2 began=$SECONDS
+    shift 2
+    [ "$(left)" -lt "$limit" ] && limit=$(left)
+    if [ "$limit" -le 10 ]; then
+        echo "$item: skipped, the budget is spent" | tee -a "$OUT/steps.log"
+        return
+    fi
+    timeout "$limit" "$@" >>"$LOGS/$item.log" 2>&1
+    echo "$item: exit $? after $((SECONDS - began)) s" | tee -a "$OUT/steps.log"
+}
 
-run=$(mktemp -d)/study
-study_start=$SECONDS
-timeout $(($(left) - 15)) "$PYTHON" -m genprobe rewriting sweep --seeds "$SEEDS" \
-    --seeds-per-shard "$SEEDS" --device "$DEVICE" --noise counter --out "$run" "${study[@]}" \
-    >"$OUT/study.log" 2>&1
-echo "study ($SEEDS seeds, counter noise): exit $? after $((SECONDS - study_start)) s" \
-    | tee -a "$OUT/steps.log"
-for file in metrics.json stats.json report.md; do
-    [ -f "$run/$file" ] && cp "$run/$file" "$OUT/study_$file"
+{ nvidia-smi -L || true; "$PYTHON" -c "import torch, numpy; print('torch', torch.__version__, 'numpy', numpy.__version__)"; } \
+    >"$LOGS/environment.log" 2>&1
+for item in $ITEMS; do
+    case $item in
+    tests) run tests 120 "$PYTHON" -m pytest -q -p no:cacheprovider tests/training/test_trainer.py -k gpu ;;
+    bench) run bench 300 bash -c 'cd benchmarks && "$0" sweep_gpu.py "$@"' "$PYTHON" "${bench[@]}" ;;
+    study)
+        dir=$(mktemp -d)/study
+        run study 600 "$PYTHON" -m genprobe rewriting sweep --seeds "$SEEDS" --seeds-per-shard "$SEEDS" \
+            --device "$DEVICE" --noise counter --out "$dir" "${study[@]}"
+        for file in metrics.json stats.json report.md; do
+            [ -f "$dir/$file" ] && cp "$dir/$file" "$LOGS/study_$file"
+        done
+        ;;
+    chomsky)
+        for task in reverse_string parity_check duplicate_string bucket_sort; do
+            dir=$(mktemp -d)/$task
+            run "chomsky_$task" 300 "$PYTHON" -m genprobe sweep --task "$task" \
+                --task-option test_lengths=41-500:51 --arch transformer --hidden 32 --heads 4 \
+                --ffn 128 --layers 2 --dropout 0 --positions sinusoidal --optimizer adamw \
+                --lr 0.001 --warmup 100 --schedule cosine --max-epochs "$EPOCHS" --patience 3 \
+                --validation-size 500 --suite-size 100 --device "$DEVICE" \
+                --out "$dir" "${chomsky[@]}"
+            [ -f "$dir/metrics.json" ] && cp "$dir/metrics.json" "$LOGS/chomsky_${task}_metrics.json"
+        done
+        ;;
+    beam) run beam 300 "$PYTHON" benchmarks/beam_throughput.py "${beam[@]}" ;;
+    *) echo "unknown item $item (tests, bench, study, chomsky, beam)" | tee -a "$OUT/steps.log" ;;
+    esac
 done
+tar -czf "$OUT/gpu_queue.tgz" -C "$OUT" logs && rm -r "$LOGS"
 exit 0
