@@ -8,10 +8,11 @@ the cue is the output label and separator without a trailing space.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from genprobe.prompts.formats import PromptFormat
-from genprobe.prompts.shots import draw_shots
 from genprobe.prompts.text import text_form
 from genprobe.tasks.task import Examples, Task
 
@@ -33,9 +34,8 @@ def render(task: Task, fmt: PromptFormat, shots: Examples, src: np.ndarray) -> s
 
 
 def render_batch(
-    task: Task, fmt: PromptFormat, src: np.ndarray, k: int, draw: int, seed: int
+    task: Task, fmt: PromptFormat, shots: Sequence[Examples], src: np.ndarray
 ) -> list[str]:
-    """The prompt of each of the (n, L) test inputs, with `k` shots of few-shot draw `draw`
-    (data seed `seed`, see `draw_shots`)."""
-    shots = draw_shots(task, k, draw, seed, src)
+    """The prompt of each of the (n, L) test inputs with its shots (as `draw_shots` gives
+    them: one draw serves every format)."""
     return [render(task, fmt, s, row) for s, row in zip(shots, np.asarray(src), strict=True)]
