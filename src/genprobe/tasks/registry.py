@@ -27,6 +27,7 @@ TASKS: dict[str, str] = {
     "rewriting": "genprobe.tasks.rewriting.task:RewritingTask",
     "scan": "genprobe.tasks.scan:Scan",
     "addition": "genprobe.tasks.addition:Addition",  # Zhou et al. (2024)
+    "word_problems": "genprobe.tasks.word_problems:WordProblems",  # after GSM-Symbolic (2024)
     # Delétang et al. (2023), by Chomsky level, named as in their code
     "even_pairs": "genprobe.tasks.chomsky.regular.even_pairs:EvenPairs",
     "modular_arithmetic": "genprobe.tasks.chomsky.regular.modular_arithmetic:ModularArithmetic",
