@@ -199,6 +199,39 @@ def test_directories_without_a_causal_model_are_checkpoint_errors(saved, tmp_pat
         load_causal_lm(no_weights)
 
 
+class Touch:
+    """Pickled, it asks the loader to create a file."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (type(self.marker).touch, (self.marker,))
+
+
+def test_unreadable_config_and_weights_are_checkpoint_errors(saved, tmp_path):
+    broken = tmp_path / "broken-config"
+    shutil.copytree(saved, broken)
+    (broken / "config.json").write_text("{")
+    with pytest.raises(CheckpointError, match=re.escape(f"{broken / 'config.json'}: cannot be")):
+        load_causal_lm(broken)
+
+    garbage = tmp_path / "garbage"
+    shutil.copytree(saved, garbage)
+    (garbage / "model.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(CheckpointError, match=re.escape(f"{garbage}: weights cannot be read")):
+        load_causal_lm(garbage)
+
+    pickled = tmp_path / "pickled"
+    shutil.copytree(saved, pickled)
+    (pickled / "model.safetensors").unlink()
+    marker = tmp_path / "code-ran"
+    torch.save({"transformer.wte.weight": Touch(marker)}, pickled / "pytorch_model.bin")
+    with pytest.raises(CheckpointError, match=re.escape(f"{pickled}: weights cannot be read")):
+        load_causal_lm(pickled)
+    assert not marker.exists()
+
+
 @pytest.mark.parametrize("kind", ["bert", "t5"])
 def test_an_encoder_or_encoder_decoder_model_is_refused(kind, saved, tmp_path):
     from transformers import BertConfig, BertForMaskedLM, T5Config, T5ForConditionalGeneration

@@ -24,6 +24,7 @@ checkpoint is run. Needs `transformers` (`pip install 'genprobe[hf]'`), imported
 from __future__ import annotations
 
 import inspect
+import pickle
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -73,13 +74,19 @@ def load_causal_lm(
         tokenizer = transformers.AutoTokenizer.from_pretrained(root, local_files_only=True)
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise CheckpointError(f"{root}: tokenizer cannot be read ({_first_line(error)})") from None
-    model = transformers.AutoModelForCausalLM.from_pretrained(
-        root,
-        local_files_only=True,
-        use_safetensors=safetensors,
-        weights_only=True,
-        dtype=_dtype(dtype),
-    )
+    from safetensors import SafetensorError
+
+    try:
+        model = transformers.AutoModelForCausalLM.from_pretrained(
+            root,
+            local_files_only=True,
+            use_safetensors=safetensors,
+            weights_only=True,
+            dtype=_dtype(dtype),
+        )
+    except (OSError, ValueError, RuntimeError, pickle.UnpicklingError, SafetensorError) as error:
+        # weights_only refuses a pickle holding anything but tensors: UnpicklingError
+        raise CheckpointError(f"{root}: weights cannot be read ({_first_line(error)})") from None
     return CausalLM(model.to(device).eval(), tokenizer, name=str(root))
 
 
