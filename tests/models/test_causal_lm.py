@@ -151,6 +151,8 @@ def test_logprob_does_not_depend_on_the_batch(lm):
     )
     np.testing.assert_allclose(together, alone, atol=1e-5)
     assert together[-1] == 0.0 and (together[:-1] < 0).all()
+    assert lm.logprob([], []).shape == (0,)
+    assert lm.complete([], 4) == []
 
 
 def test_settings_out_of_range_are_config_errors(lm):

@@ -99,8 +99,11 @@ class CausalLM:
         if eos is None:
             eos = tokenizer.eos_token_id
         self.eos_ids = frozenset([] if eos is None else [eos] if isinstance(eos, int) else eos)
-        pad = tokenizer.pad_token_id
-        self.pad_id = pad if pad is not None else min(self.eos_ids, default=0)
+        # padding is masked out: any id of the vocabulary does, the tokenizer's own first
+        pad = next(
+            (i for i in (tokenizer.pad_token_id, tokenizer.eos_token_id) if i is not None), 0
+        )
+        self.pad_id: int = pad
 
     @property
     def device(self) -> torch.device:
@@ -186,7 +189,7 @@ class CausalLM:
 
     def _prompt_ids(self, prompts: Sequence[str], max_new_tokens: int) -> list[list[int]]:
         limit = _max_positions(self.model.config)
-        ids = self.tokenizer(list(prompts))["input_ids"]
+        ids = self.tokenizer(list(prompts))["input_ids"] if prompts else []
         for i, row in enumerate(ids):
             if not row:
                 raise ConfigError(f"prompts[{i}]", "text that tokenizes to a token or more", "")
