@@ -1,0 +1,259 @@
+"""The Hugging Face causal language model on a tiny GPT-2 the test builds and saves (random
+weights, a byte-level BPE tokenizer trained on addition problems): batched decoding against one
+prompt at a time, seeded sampling, beams, stop strings, answer log-probabilities against the
+model's own logits, and the errors for directories that hold no causal model."""
+
+import random
+import re
+import shutil
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("transformers")
+
+from genprobe.errors import CheckpointError, ConfigError, GenprobeError
+from genprobe.models.adapters.causal_lm import load_causal_lm
+
+PROMPTS = ["12+34=", "7+5=", "99+1=", "3+40=", "58+27=", "1+1=", "60+9=", "4+"]
+
+
+def addition_lines(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    pairs = ((rng.randrange(100), rng.randrange(100)) for _ in range(count))
+    return [f"{a}+{b}={a + b}\n" for a, b in pairs]
+
+
+def save_tiny_gpt2(path, seed: int = 0):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    # only the corpus's characters: a random model then emits printable text
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<eos>"])
+    bpe.train_from_iterator(addition_lines(500, seed), trainer)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<eos>")
+    torch.manual_seed(seed)
+    config = GPT2Config(
+        n_layer=1,
+        n_head=2,
+        n_embd=16,
+        n_positions=64,
+        initializer_range=0.5,  # larger weights: positions and padding matter to the argmax
+        vocab_size=len(tokenizer),
+        bos_token_id=tokenizer.eos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    GPT2LMHeadModel(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    return save_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"))
+
+
+@pytest.fixture(scope="module")
+def lm(saved):
+    return load_causal_lm(saved)
+
+
+def hand_logprob(lm, prompt_ids: list[int], answer_ids: list[int]) -> float:
+    """The sum of log p(answer token | everything before it), from one unbatched forward."""
+    ids = torch.tensor([prompt_ids + answer_ids])
+    with torch.no_grad():
+        logprobs = torch.log_softmax(lm.model(input_ids=ids).logits[0].double(), dim=-1)
+    return sum(float(logprobs[len(prompt_ids) + j - 1, t]) for j, t in enumerate(answer_ids))
+
+
+def test_batched_greedy_equals_one_prompt_at_a_time(lm):
+    batched = lm.complete(PROMPTS, 10, batch_size=len(PROMPTS))
+    alone = [lm.complete([prompt], 10)[0] for prompt in PROMPTS]
+    assert batched == alone
+    assert len({len(lm.tokenizer(p).input_ids) for p in PROMPTS}) > 1  # padding was needed
+    assert all(len(texts) == 1 and texts[0] for texts in batched)
+
+
+def test_sampling_is_reproducible_for_a_seed_and_independent_of_the_batch(lm):
+    first = lm.complete(PROMPTS, 10, method="sample", seed=3, batch_size=8)
+    assert lm.complete(PROMPTS, 10, method="sample", seed=3, batch_size=3) == first
+    assert lm.complete(PROMPTS, 10, method="sample", seed=4, batch_size=8) != first
+    assert first != lm.complete(PROMPTS, 10)  # it sampled, not decoded greedily
+
+
+def test_a_low_temperature_samples_the_greedy_completion(lm):
+    cold = lm.complete(PROMPTS, 6, method="sample", seed=0, temperature=1e-4)
+    assert cold == lm.complete(PROMPTS, 6)
+
+
+def test_beam_gives_ranked_distinct_completions(lm):
+    found = lm.complete(PROMPTS, 4, method="beam", beams=4, batch_size=3)
+    assert [len(texts) for texts in found] == [4] * len(PROMPTS)
+    assert all(len(set(texts)) == 4 for texts in found)
+    assert found == [lm.complete([prompt], 4, method="beam", beams=4)[0] for prompt in PROMPTS]
+    # best first, as transformers ranks the beams of one prompt by their scores
+    ids = torch.tensor([lm.tokenizer(PROMPTS[0]).input_ids])
+    reference = lm.model.generate(
+        input_ids=ids,
+        attention_mask=torch.ones_like(ids),
+        max_new_tokens=4,
+        num_beams=4,
+        num_return_sequences=4,
+        do_sample=False,
+        pad_token_id=lm.pad_id,
+        output_scores=True,
+        return_dict_in_generate=True,
+    )
+    assert (reference.sequences_scores.diff() <= 0).all()
+    assert found[0] == lm.tokenizer.batch_decode(reference.sequences[:, ids.shape[1] :])
+    assert lm.complete(PROMPTS, 6, method="beam", beams=1) == lm.complete(PROMPTS, 6)
+
+
+def test_stop_strings_cut_the_completion(lm):
+    full = lm.complete(PROMPTS, 12)
+    prompt, text = next((p, t[0]) for p, t in zip(PROMPTS, full, strict=True) if len(t[0]) > 3)
+    stop = text[2:4]
+    assert lm.complete([prompt], 12, stop=[stop, "never-there"]) == [[text[: text.find(stop)]]]
+    beamed = lm.complete([prompt], 12, method="beam", beams=3, stop=[stop])
+    assert all(stop not in beam for beam in beamed[0])
+
+
+def test_logprob_is_the_sum_of_the_answer_tokens_log_probabilities(lm):
+    tokenize = lm.tokenizer
+    prompt, answer = "12+34=", "46\n"
+    prompt_ids = tokenize(prompt).input_ids
+    joint = tokenize(prompt + answer).input_ids
+    assert joint[: len(prompt_ids)] == prompt_ids  # no merge across the boundary here
+    expected = hand_logprob(lm, prompt_ids, joint[len(prompt_ids) :])
+    assert lm.logprob([prompt], [answer])[0] == pytest.approx(expected, abs=1e-5)
+
+
+def test_an_answer_that_merges_with_its_prompt_keeps_the_prompts_tokens(lm):
+    tokenize = lm.tokenizer
+    prompt, answer = "1", "2+34=46"  # "12" is one token: "1" + "2…" would merge
+    prompt_ids = tokenize(prompt).input_ids
+    assert tokenize(prompt + answer).input_ids[0] != prompt_ids[0]
+    answer_ids = tokenize(answer, add_special_tokens=False).input_ids
+    expected = hand_logprob(lm, prompt_ids, answer_ids)
+    assert lm.logprob([prompt], [answer])[0] == pytest.approx(expected, abs=1e-5)
+
+
+def test_logprob_does_not_depend_on_the_batch(lm):
+    answers = ["46", "12", "100\n", "43", "85", "2", "69", ""]
+    together = lm.logprob(PROMPTS, answers, batch_size=8)
+    alone = np.array(
+        [lm.logprob([p], [a], batch_size=1)[0] for p, a in zip(PROMPTS, answers, strict=True)]
+    )
+    np.testing.assert_allclose(together, alone, atol=1e-5)
+    assert together[-1] == 0.0 and (together[:-1] < 0).all()
+    assert lm.logprob([], []).shape == (0,)
+    assert lm.complete([], 4) == []
+
+
+def test_settings_out_of_range_are_config_errors(lm):
+    with pytest.raises(ConfigError, match="method"):
+        lm.complete(PROMPTS, 4, method="nucleus")
+    with pytest.raises(ConfigError, match="seed"):
+        lm.complete(PROMPTS, 4, method="sample")
+    with pytest.raises(ConfigError, match="temperature"):
+        lm.complete(PROMPTS, 4, method="sample", seed=0, temperature=0)
+    with pytest.raises(ConfigError, match=r"prompts\[1\]"):
+        lm.complete(["1+1=", ""], 4)
+    with pytest.raises(ConfigError, match=r"prompts\[0\].*64 positions"):
+        lm.complete(["1+1=" * 20], 4)
+    with pytest.raises(ConfigError, match="answers"):
+        lm.logprob(PROMPTS, ["1"])
+
+
+def test_a_bin_checkpoint_loads_with_weights_only(saved, tmp_path, lm):
+    from safetensors.torch import load_file
+
+    target = tmp_path / "bin"
+    shutil.copytree(saved, target)
+    state = load_file(target / "model.safetensors")
+    (target / "model.safetensors").unlink()
+    torch.save(state, target / "pytorch_model.bin")
+    assert load_causal_lm(target).complete(PROMPTS, 6) == lm.complete(PROMPTS, 6)
+
+
+def test_directories_without_a_causal_model_are_checkpoint_errors(saved, tmp_path):
+    with pytest.raises(CheckpointError, match=re.escape(f"{tmp_path / 'absent'}: not a directory")):
+        load_causal_lm(tmp_path / "absent")
+    with pytest.raises(CheckpointError, match=re.escape(f"{tmp_path}: no config.json")):
+        load_causal_lm(tmp_path)
+
+    no_tokenizer = tmp_path / "no-tokenizer"
+    shutil.copytree(saved, no_tokenizer)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (no_tokenizer / name).unlink()
+    with pytest.raises(CheckpointError, match=re.escape(f"{no_tokenizer}: no tokenizer")):
+        load_causal_lm(no_tokenizer)
+
+    no_weights = tmp_path / "no-weights"
+    shutil.copytree(saved, no_weights)
+    (no_weights / "model.safetensors").unlink()
+    with pytest.raises(CheckpointError, match=re.escape(f"{no_weights}: no weights")):
+        load_causal_lm(no_weights)
+
+
+class Touch:
+    """Pickled, it asks the loader to create a file."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (type(self.marker).touch, (self.marker,))
+
+
+def test_unreadable_config_and_weights_are_checkpoint_errors(saved, tmp_path):
+    broken = tmp_path / "broken-config"
+    shutil.copytree(saved, broken)
+    (broken / "config.json").write_text("{")
+    with pytest.raises(CheckpointError, match=re.escape(f"{broken / 'config.json'}: cannot be")):
+        load_causal_lm(broken)
+
+    garbage = tmp_path / "garbage"
+    shutil.copytree(saved, garbage)
+    (garbage / "model.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(CheckpointError, match=re.escape(f"{garbage}: weights cannot be read")):
+        load_causal_lm(garbage)
+
+    pickled = tmp_path / "pickled"
+    shutil.copytree(saved, pickled)
+    (pickled / "model.safetensors").unlink()
+    marker = tmp_path / "code-ran"
+    torch.save({"transformer.wte.weight": Touch(marker)}, pickled / "pytorch_model.bin")
+    with pytest.raises(CheckpointError, match=re.escape(f"{pickled}: weights cannot be read")):
+        load_causal_lm(pickled)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("kind", ["bert", "t5"])
+def test_an_encoder_or_encoder_decoder_model_is_refused(kind, saved, tmp_path):
+    from transformers import BertConfig, BertForMaskedLM, T5Config, T5ForConditionalGeneration
+
+    tiny = {"vocab_size": 300}
+    if kind == "bert":
+        size = {"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2}
+        model = BertForMaskedLM(BertConfig(**tiny, **size, intermediate_size=16))
+        named = "BertForMaskedLM"
+    else:
+        size = {"d_model": 16, "d_ff": 16, "d_kv": 8, "num_layers": 1, "num_heads": 2}
+        model = T5ForConditionalGeneration(T5Config(**tiny, **size))
+        named = "T5ForConditionalGeneration"
+    model.save_pretrained(tmp_path)
+    shutil.copy(saved / "tokenizer.json", tmp_path)
+    with pytest.raises(CheckpointError, match=f"config.json: {named} is not a causal"):
+        load_causal_lm(tmp_path)
+
+
+def test_without_transformers_the_error_says_what_to_install(saved, monkeypatch):
+    monkeypatch.setitem(sys.modules, "transformers", None)
+    with pytest.raises(GenprobeError, match=r"pip install 'genprobe\[hf\]'"):
+        load_causal_lm(saved)
