@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import time
 
 import numpy as np
 import pandas as pd
 import sympy as sp
+import torch
 
 from genprobe.runs.provenance import file_sha256
 from genprobe.tasks.integration.expression import X
@@ -165,3 +167,38 @@ def grokking_curves(seeds: int = 12, budget: int = 10_000) -> pd.DataFrame:
         else:
             held_out[seed] = sigmoid(3.0, rng.uniform(0.3, 0.6))
     return curves_frame(steps, train, held_out)
+
+
+def addition_lines(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    pairs = ((rng.randrange(100), rng.randrange(100)) for _ in range(count))
+    return [f"{a}+{b}={a + b}\n" for a, b in pairs]
+
+
+def save_tiny_gpt2(path, seed: int = 0, positions: int = 64):
+    """A GPT-2 of one layer, width 16 and random weights, with a byte-level BPE tokenizer trained
+    on addition problems, saved in folder `path` as `transformers` saves them."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    # only the corpus's characters: a random model then emits printable text
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<eos>"])
+    bpe.train_from_iterator(addition_lines(500, seed), trainer)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<eos>")
+    torch.manual_seed(seed)
+    config = GPT2Config(
+        n_layer=1,
+        n_head=2,
+        n_embd=16,
+        n_positions=positions,
+        initializer_range=0.5,  # larger weights: positions and padding matter to the argmax
+        vocab_size=len(tokenizer),
+        bos_token_id=tokenizer.eos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    GPT2LMHeadModel(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path

@@ -3,7 +3,6 @@ weights, a byte-level BPE tokenizer trained on addition problems): batched decod
 prompt at a time, seeded sampling, beams, stop strings, answer log-probabilities against the
 model's own logits, and the errors for directories that hold no causal model."""
 
-import random
 import re
 import shutil
 import sys
@@ -14,43 +13,12 @@ import torch
 
 pytest.importorskip("transformers")
 
+from helpers import save_tiny_gpt2
+
 from genprobe.errors import CheckpointError, ConfigError, GenprobeError
 from genprobe.models.adapters.causal_lm import load_causal_lm
 
 PROMPTS = ["12+34=", "7+5=", "99+1=", "3+40=", "58+27=", "1+1=", "60+9=", "4+"]
-
-
-def addition_lines(count: int, seed: int) -> list[str]:
-    rng = random.Random(seed)
-    pairs = ((rng.randrange(100), rng.randrange(100)) for _ in range(count))
-    return [f"{a}+{b}={a + b}\n" for a, b in pairs]
-
-
-def save_tiny_gpt2(path, seed: int = 0):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
-
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    # only the corpus's characters: a random model then emits printable text
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<eos>"])
-    bpe.train_from_iterator(addition_lines(500, seed), trainer)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<eos>")
-    torch.manual_seed(seed)
-    config = GPT2Config(
-        n_layer=1,
-        n_head=2,
-        n_embd=16,
-        n_positions=64,
-        initializer_range=0.5,  # larger weights: positions and padding matter to the argmax
-        vocab_size=len(tokenizer),
-        bos_token_id=tokenizer.eos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-    )
-    GPT2LMHeadModel(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
 
 
 @pytest.fixture(scope="module")

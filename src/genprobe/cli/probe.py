@@ -25,8 +25,9 @@ def probe(
         str,
         typer.Option(
             "--model",
-            help="The model under test: run:RUN_DIR[@SEEDS] (a finished sweep), or an "
-            "integration model (ckpt:, lc:, bundled:, sympy, py:, openai:) for --task integration.",
+            help="The model under test: run:RUN_DIR[@SEEDS] (a finished sweep), hf:PATH (a saved "
+            "causal language model, asked by prompts; needs --task), or an integration model "
+            "(ckpt:, lc:, bundled:, sympy, py:, openai:) for --task integration.",
         ),
     ],
     out: Annotated[
@@ -47,6 +48,11 @@ def probe(
     data_seed: int = typer.Option(0, help="Data seed of the base inputs and task suites."),
     seed: int = typer.Option(0, help="Seed of the perturbations' random draws."),
     k: int = typer.Option(1, "--k", help="Candidates per input: 1 greedy, more by beam search."),
+    formats: int = typer.Option(1, help="hf: equivalent prompt formats, one member each."),
+    shots: int = typer.Option(0, help="hf: training examples shown in each prompt."),
+    shot_draws: int = typer.Option(1, help="hf: draws of those examples, one member each."),
+    samples: int = typer.Option(0, help="hf: sampling seeds per format and draw [0: greedy]."),
+    prompt_seed: int = typer.Option(0, help="hf: seed of the formats, shots and samples."),
     device: str = typer.Option("cpu", help="cpu, cuda or cuda:N."),
     workers: int = typer.Option(1, help="Processes decoding suites side by side."),
     backend: Backend = BACKEND,
@@ -63,8 +69,9 @@ def probe(
         model=model, task=task,
         task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
         families=_names(families), relations=_names(relations), task_suites=task_suites,
-        base_split=base_split, size=size, data_seed=data_seed, seed=seed, k=k, device=device,
-        workers=workers,
+        base_split=base_split, size=size, data_seed=data_seed, seed=seed, k=k, formats=formats,
+        shots=shots, shot_draws=shot_draws, samples=samples, prompt_seed=prompt_seed,
+        device=device, workers=workers,
     )  # fmt: skip
     executor = model_study_executor(backend, ray_address, None, device)
     with executor or contextlib.nullcontext(), status("starting") as log:

@@ -61,6 +61,11 @@ def _bundled_name(argument: str) -> None:
     bundled_checkpoint(argument)
 
 
+def _model_directory(argument: str) -> None:
+    if not Path(argument).is_dir():
+        raise ConfigError("--model", "the folder of a saved model that exists", argument)
+
+
 def _user_function(argument: str) -> None:
     from genprobe.models.adapters.callable import user_function
 
@@ -127,6 +132,15 @@ MODELS: dict[str, ModelKind] = {
         "any Python function f(problem_text, k) -> answer(s)",
         (),
         check=_user_function,
+    ),
+    "hf": ModelKind(
+        "genprobe.models.adapters.prompted:from_hf",
+        "hf:PATH",
+        "a Hugging Face causal language model saved in folder PATH with its tokenizer, asked the "
+        "task's inputs as prompts; its members are prompt formats x few-shot draws x samples",
+        ("task", "prompts", "device"),
+        check=_model_directory,
+        tokens=True,
     ),
     "run": ModelKind(
         "genprobe.studies.seed_sensitivity.as_model:from_run",

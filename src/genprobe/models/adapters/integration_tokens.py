@@ -114,7 +114,8 @@ def _answer(task: IntegrationTask, ids: np.ndarray) -> Expr | None:
 
 
 def as_sequence_model(spec: str, task: Task | None = None, **settings: Any) -> SequenceModel:
-    """The model `spec` as a `SequenceModel`: a token model (`run:`) as `load_model` gives it;
+    """The model `spec` as a `SequenceModel`: a token model (`run:`, `hf:` asked `task`) as
+    `load_model` gives it;
     an integration model (ckpt:, lc:, bundled:, sympy, py:, openai:) as a model of `task`
     (default: `IntegrationTask()`), a seq2seq one decoding greedily for k = 1 and by beam
     search of width k otherwise, unless `settings` give its `decoding`.
@@ -127,7 +128,7 @@ def as_sequence_model(spec: str, task: Task | None = None, **settings: Any) -> S
     from genprobe.tasks.registry import task_name
 
     if check_spec(spec).tokens:
-        return load_model(spec, **settings)
+        return load_model(spec, task=task, **settings)
     if task is not None and not isinstance(task, IntegrationTask):
         raise ConfigError(
             "--task", f"integration for the integration model {spec}", task_name(task)

@@ -12,13 +12,16 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError
+from genprobe.models.adapters.prompted import PromptGrid
 from genprobe.models.registry import check_spec
-from genprobe.runs.config import identity_fields
+from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.tasks.probing import chosen
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.task import Task
 
 MAX_K = 64
+# settings added after runs existed (`without_added_defaults`)
+ADDED_DEFAULTS = {"formats": 1, "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0}
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,12 @@ class ProbeConfig:
     data_seed: int = 0
     seed: int = 0  # the perturbations' random draws
     k: int = 1  # candidates per input: 1 greedy, more by beam search of width k
+    # a language model's members (`models.adapters.prompted.PromptGrid`)
+    formats: int = 1
+    shots: int = 0
+    shot_draws: int = 1
+    samples: int = 0
+    prompt_seed: int = 0
     device: str = "cpu"
     workers: int = 1
 
@@ -46,8 +55,17 @@ class ProbeConfig:
     def base(self, task: Task) -> str:
         return self.base_split or task.validation_split
 
+    def prompts(self) -> PromptGrid:
+        return PromptGrid(self.formats, self.shots, self.shot_draws, self.samples, self.prompt_seed)
+
     def validated(self) -> ProbeConfig:
-        check_spec(self.model)
+        kind = check_spec(self.model)
+        grid = self.prompts()
+        if "prompts" not in kind.settings and grid != PromptGrid():
+            raise ConfigError(
+                "--formats/--shots/--shot-draws/--samples/--prompt-seed",
+                "left out for a model that is not a language model (hf:)", self.model
+            )  # fmt: skip
         task = self.load_task()
         task.split_spec(self.base(task))
         chosen(task.families(), _listed(self.families), "--families")
@@ -65,11 +83,11 @@ class ProbeConfig:
         identity["task_options"] = dict(self.task_options)
         for name in ("families", "relations"):
             identity[name] = identity[name] and list(identity[name])
-        return identity
+        return without_added_defaults(identity, ADDED_DEFAULTS)
 
     @classmethod
     def from_identity(cls, identity: dict[str, Any]) -> ProbeConfig:
-        fields = dict(identity)
+        fields = {**ADDED_DEFAULTS, **identity}
         fields["task_options"] = tuple(sorted(fields["task_options"].items()))
         for name in ("families", "relations"):
             fields[name] = fields[name] and tuple(fields[name])

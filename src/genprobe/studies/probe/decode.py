@@ -58,8 +58,9 @@ class DecodeTask(StageTask):
         self.config = config
 
     def setup(self) -> SequenceModel:
+        config = self.config
         return as_sequence_model(
-            self.config.model, self.config.load_task(), device=self.config.device
+            config.model, config.load_task(), device=config.device, prompts=config.prompts()
         )
 
     def run(self, context: SequenceModel, shard: Shard, scratch: Path) -> Outputs:

@@ -45,7 +45,7 @@ def resolved(config: ProbeConfig) -> ProbeConfig:
         RunDirError: the model's run directory is not a finished sweep.
     """
     asked = config.load_task() if config.task else None
-    model = as_sequence_model(config.model, asked, device="cpu")
+    model = as_sequence_model(config.model, asked, device="cpu", prompts=config.prompts())
     own, options = task_name(model.task), model.task.options()
     if asked is not None and (task_name(asked), asked.options()) != (own, options):
         shown = " ".join(f"{k}={v}" for k, v in options.items())
@@ -56,6 +56,8 @@ def resolved(config: ProbeConfig) -> ProbeConfig:
         path, seeds = run_spec(spec.removeprefix("run:"))
         chosen = "" if seeds is None else "@" + ",".join(map(str, seeds))
         spec = f"run:{Path(path).absolute()}{chosen}"
+    elif spec.startswith("hf:"):
+        spec = f"hf:{Path(spec.removeprefix('hf:')).absolute()}"
     options_items = tuple(sorted(options.items()))
     return replace(config, model=spec, task=own, task_options=options_items).validated()
 

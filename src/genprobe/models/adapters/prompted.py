@@ -1,0 +1,192 @@
+"""A language model under test of any token task (`hf:PATH`): the task's inputs asked as
+prompts, the completions read strictly as its outputs (`genprobe.prompts`), and members that are
+the ways of asking: prompt format × few-shot draw × sampling seed.
+
+A member is format f of `format_family(formats, seed)`, the `shots` examples of few-shot draw
+d (`draw_shots`), and sampling seed s (greedy where `samples` is 0). What moves accuracy across
+members is the prompt alone, as what moves it across a sweep's seeds is the seed: the probe
+study's per-member distributions and shares of members failing then measure prompt variance.
+
+A completion's answer is its first line. Generation stops at a newline, and the model may
+write at most as many tokens as the longest right output has characters, plus two. A
+completion cut at that limit is longer than any right output, so the task's own length check
+calls it unparseable, never incorrect.
+
+    model = from_hf("models/gpt2-addition", task=load_task("addition"),
+                    prompts=PromptGrid(formats=8, shots=4, shot_draws=3))
+    model.members      # ("format=0 draw=0", ..., "format=7 draw=2")
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from genprobe.errors import ConfigError
+from genprobe.models.sequences import Ranked, SequenceModel
+from genprobe.prompts import draw_shots, format_family, parse_answers, render_batch, text_form
+from genprobe.prompts.formats import PromptFormat
+from genprobe.tasks.probing import padded
+from genprobe.tasks.task import Task, is_integer
+
+NEWLINE = "\n"
+
+
+class Completer(Protocol):
+    """What a language model gives: completions of prompts and log-probabilities of answers
+    (`causal_lm.CausalLM`)."""
+
+    def complete(
+        self,
+        prompts: Sequence[str],
+        max_new_tokens: int,
+        *,
+        method: str = "greedy",
+        seed: int | None = None,
+        beams: int = 1,
+        stop: Sequence[str] | None = None,
+    ) -> list[list[str]]: ...
+
+    def logprob(self, prompts: Sequence[str], answers: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class PromptGrid:
+    """The members of a language model under test: every format × draw × sample."""
+
+    formats: int = 1  # equivalent prompt formats (`format_family`)
+    shots: int = 0  # examples per prompt
+    shot_draws: int = 1  # few-shot draws (with shots = 0 there is only one)
+    samples: int = 0  # sampling seeds per format and draw; 0: greedy decoding
+    seed: int = 0  # draws the formats, the shots and the samples
+
+    def __post_init__(self) -> None:
+        for name, least in (("formats", 1), ("shots", 0), ("shot_draws", 1), ("samples", 0)):
+            value = getattr(self, name)
+            if not is_integer(value) or value < least:
+                raise ConfigError(name.replace("_", "-"), f"an integer >= {least}", value)
+        if self.shot_draws > 1 and not self.shots:
+            raise ConfigError("shot-draws", "1 without shots (--shots 0)", self.shot_draws)
+
+    def cells(self) -> list[Member]:
+        samples = range(self.samples) if self.samples else [None]
+        return [
+            Member(f, d, s)
+            for f, d, s in itertools.product(range(self.formats), range(self.shot_draws), samples)
+        ]
+
+
+@dataclass(frozen=True)
+class Member:
+    format: int
+    draw: int
+    sample: int | None  # None: greedy
+
+    def label(self) -> str:
+        sampled = "" if self.sample is None else f" sample={self.sample}"
+        return f"format={self.format} draw={self.draw}{sampled}"
+
+
+class PromptedModel(SequenceModel):
+    """`lm` asked `task`'s inputs, one member per cell of `grid` (or the cells `chosen`)."""
+
+    can_score = True
+
+    def __init__(
+        self, lm: Completer, task: Task, grid: PromptGrid, chosen: Sequence[Member] | None = None
+    ) -> None:
+        self.lm, self.task, self.grid = lm, task, grid
+        self.cells = list(grid.cells() if chosen is None else chosen)
+        self.members = tuple(cell.label() for cell in self.cells)
+        self.formats = format_family(grid.formats, grid.seed)
+        text_form(task)  # a task whose tokens cannot be read as text is refused here
+
+    def subset(self, members: Sequence[int]) -> PromptedModel:
+        return PromptedModel(self.lm, self.task, self.grid, [self.cells[i] for i in members])
+
+    def prompts(self, cell: Member, src: np.ndarray) -> list[str]:
+        """The prompt of each input of src (N, L) as member `cell` asks it."""
+        shots = draw_shots(self.task, self.grid.shots, cell.draw, self.grid.seed, src)
+        return render_batch(self.task, self.formats[cell.format], shots, src)
+
+    def candidates(self, src: np.ndarray, k: int) -> Ranked:
+        """Greedy (or the member's sample) for k = 1; the k best beams otherwise."""
+        src = np.asarray(src)
+        limit = self._token_limit(src)
+        rows = []  # per member, per input: its k candidates' output ids (None: unparseable)
+        for cell in self.cells:
+            if k > 1:
+                method, seed = "beam", None
+            else:
+                method, seed = ("greedy", None) if cell.sample is None else ("sample", cell.sample)
+            completions = self.lm.complete(
+                self.prompts(cell, src), limit, method=method, seed=seed, beams=k, stop=[NEWLINE]
+            )
+            ranks = [
+                [texts[r] if r < len(texts) else "" for texts in completions] for r in range(k)
+            ]
+            answers = [parse_answers(self.task, src, texts) for texts in ranks]
+            rows.append([[answers[r][i].ids for r in range(k)] for i in range(len(src))])
+        return _ranked(rows, k)
+
+    def score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
+        src, out, length = np.asarray(src), np.asarray(out), np.asarray(length)
+        members = len(self.cells)
+        out = np.broadcast_to(out, (members, *out.shape[-2:]))
+        length = np.broadcast_to(length, (members, length.shape[-1]))
+        form = text_form(self.task)
+        scores = np.empty((members, len(src)))
+        for m, cell in enumerate(self.cells):
+            lead = _lead(self.formats[cell.format])
+            answers = [lead + text for text in form.outputs(_trimmed(out[m], length[m]))]
+            scores[m] = self.lm.logprob(self.prompts(cell, src), answers)
+        return scores
+
+    def _token_limit(self, src: np.ndarray) -> int:
+        """Tokens a completion may take: the characters of the longest right output of the
+        longest input, and two (a leading space, the newline that ends it)."""
+        longest = self.task.max_output_length(int((src > 0).sum(axis=1).max()))
+        widest = max(map(len, self.task.target_vocab))
+        separator = len(text_form(self.task).separator)
+        return longest * (widest + separator) + 2
+
+
+def _lead(fmt: PromptFormat) -> str:
+    """What comes between the prompt's cue and the answer: the separator's trailing spaces."""
+    return fmt.separator[len(fmt.separator.rstrip(" ")) :]
+
+
+def _trimmed(out: np.ndarray, length: np.ndarray) -> np.ndarray:
+    return np.where(np.arange(out.shape[1]) < length[:, None], out, -1)
+
+
+def _ranked(rows: list[list[list[tuple[int, ...] | None]]], k: int) -> Ranked:
+    """Ranked from each member's, input's and rank's output ids (None: unparseable)."""
+    members, n = len(rows), len(rows[0]) if rows else 0
+    flat = [ids for member in rows for inputs in member for ids in inputs]
+    out = padded([np.array(ids or (), dtype=np.int64) + 1 for ids in flat]) - 1
+    out = np.pad(out, ((0, 0), (0, max(0, 1 - out.shape[1]))), constant_values=-1)
+    shape = (members, n, k)
+    finished = np.array([ids is not None for ids in flat], dtype=bool).reshape(shape)
+    return Ranked(
+        out=out.reshape(*shape, -1),
+        length=np.array([len(ids or ()) for ids in flat], dtype=np.int64).reshape(shape),
+        finished=finished,
+        score=np.where(finished, -np.arange(k, dtype=float), -np.inf),
+        logprob=np.full(shape, np.nan),
+    )
+
+
+def from_hf(
+    path: str, task: Task | None = None, prompts: PromptGrid | None = None, device: str = "cpu"
+) -> PromptedModel:
+    """`hf:PATH`: the causal language model saved in directory PATH, asked `task`'s inputs."""
+    from genprobe.models.adapters.causal_lm import load_causal_lm
+
+    if task is None:
+        raise ConfigError("--task", "a task to ask the language model (it has no own task)", "")
+    return PromptedModel(load_causal_lm(path, device=device), task, prompts or PromptGrid())

@@ -1,0 +1,122 @@
+"""A causal language model under test of a token task (`hf:PATH`): members are prompt formats ×
+few-shot draws × samples, candidates are the model's completions read strictly, and the probe
+study runs on it. On a tiny random GPT-2 the test saves (tests/helpers.py)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("transformers")
+
+from helpers import save_tiny_gpt2
+
+from genprobe.errors import ConfigError
+from genprobe.models.adapters.causal_lm import load_causal_lm
+from genprobe.models.adapters.prompted import PromptedModel, PromptGrid
+from genprobe.prompts import parse_answers, text_form
+from genprobe.tasks.registry import load_task
+
+TASK = load_task("addition", {"format": "plain", "train_digits": 2, "test_lengths": "3"})
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    return save_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"), positions=512)
+
+
+@pytest.fixture(scope="module")
+def model(saved):
+    grid = PromptGrid(formats=2, shots=2, shot_draws=2, seed=3)
+    return PromptedModel(load_causal_lm(saved), TASK, grid)
+
+
+@pytest.fixture(scope="module")
+def src():
+    return TASK.generate("validation", 6, seed=0).src
+
+
+def test_members_are_the_grid_of_formats_draws_and_samples(saved):
+    lm = load_causal_lm(saved)
+    greedy = PromptedModel(lm, TASK, PromptGrid(formats=2, shots=1, shot_draws=3))
+    assert greedy.members == tuple(f"format={f} draw={d}" for f in range(2) for d in range(3))
+    sampled = PromptedModel(lm, TASK, PromptGrid(formats=1, samples=2))
+    assert sampled.members == ("format=0 draw=0 sample=0", "format=0 draw=0 sample=1")
+    assert greedy.subset([4, 1]).members == ("format=1 draw=1", "format=0 draw=1")
+    with pytest.raises(ConfigError, match="shot-draws"):
+        PromptGrid(shot_draws=2)
+
+
+def test_a_members_candidates_are_its_completions_read_strictly(model, src):
+    ranked = model.candidates(src, 1)
+    assert ranked.out.shape[:3] == (4, len(src), 1)
+    for m, cell in enumerate(model.cells):
+        prompts = model.prompts(cell, src)
+        completions = model.lm.complete(prompts, model._token_limit(src), stop=["\n"])
+        answers = parse_answers(TASK, src, [texts[0] for texts in completions])
+        for i, answer in enumerate(answers):
+            assert ranked.finished[m, i, 0] == (answer.ids is not None)
+            got = ranked.out[m, i, 0][: ranked.length[m, i, 0]]
+            assert tuple(got) == (answer.ids or ())
+    # the members ask differently: other formats, other examples
+    first, last = (model.prompts(cell, src)[0] for cell in (model.cells[0], model.cells[-1]))
+    assert first != last
+
+
+def test_beam_gives_k_ranked_candidates_per_member(model, src):
+    ranked = model.candidates(src[:2], 3)
+    assert ranked.out.shape[:3] == (4, 2, 3)
+    parsed = ranked.finished
+    rank = np.broadcast_to(np.arange(3.0), parsed.shape)
+    assert np.array_equal(ranked.score[parsed], -rank[parsed])
+    assert np.isneginf(ranked.score[~parsed]).all()
+    prompts = model.prompts(model.cells[0], src[:2])
+    beams = model.lm.complete(
+        prompts, model._token_limit(src[:2]), method="beam", beams=3, stop=["\n"]
+    )
+    for i, texts in enumerate(beams):
+        answers = parse_answers(TASK, np.repeat(src[i : i + 1], 3, axis=0), texts)
+        for r, answer in enumerate(answers):
+            assert parsed[0, i, r] == (answer.ids is not None)
+            assert tuple(ranked.out[0, i, r][: ranked.length[0, i, r]]) == (answer.ids or ())
+
+
+def test_score_is_the_log_probability_of_the_answer_after_its_prompt(model, src):
+    gold = TASK.solve(src)
+    length = (gold >= 0).sum(axis=1)
+    scores = model.score(src, gold, length)
+    assert scores.shape == (4, len(src)) and np.isfinite(scores).all()
+    cell = model.cells[1]
+    lead = model.formats[cell.format].separator[
+        len(model.formats[cell.format].separator.rstrip(" ")) :
+    ]
+    answers = [lead + text for text in text_form(TASK).outputs(gold)]
+    expected = model.lm.logprob(model.prompts(cell, src), answers)
+    np.testing.assert_allclose(scores[1], expected)
+
+
+def test_the_probe_study_runs_on_a_language_model(cli, saved, tmp_path):
+    out = tmp_path / "probe"
+    args = ["probe", "--model", f"hf:{saved}", "--task", "addition",
+            "--task-option", "format=plain", "--task-option", "train_digits=2",
+            "--task-option", "test_lengths=3", "--families", "operand_swap", "--no-task-suites",
+            "--size", "5", "--formats", "2", "--shots", "1", "--out", str(out)]  # fmt: skip
+    code, _, err = cli(*args)
+    assert code == 0, err
+    config = json.loads((out / "config.json").read_text())["config"]
+    assert config["formats"] == 2 and config["shots"] == 1 and config["model"] == f"hf:{saved}"
+    results = pd.read_parquet(out / "results" / "family-operand_swap.parquet")
+    assert sorted(results["member"].unique()) == ["format=0 draw=0", "format=1 draw=0"]
+    assert set(results["outcome"]) <= {"correct", "incorrect", "unparseable"}
+
+
+def test_prompt_settings_and_a_missing_task_are_one_line_errors(cli, saved, tmp_path):
+    code, _, err = cli("probe", "--model", f"hf:{saved}", "--out", str(tmp_path / "a"))
+    assert code == 2 and "--task" in err and "Traceback" not in err
+    code, _, err = cli("probe", "--model", f"hf:{tmp_path / 'none'}", "--task", "addition",
+                       "--out", str(tmp_path / "b"))  # fmt: skip
+    assert code == 2 and "folder" in err
+    code, _, err = cli("probe", "--model", "sympy", "--task", "integration", "--formats", "3",
+                       "--out", str(tmp_path / "c"))  # fmt: skip
+    assert code == 2 and "--formats" in err and "language model" in err
