@@ -23,8 +23,8 @@ def test_models_lists_every_kind(cli):
     code, out, _ = cli("models", "--json")
     assert code == 0
     kinds = {json.loads(line)["kind"]: json.loads(line)["tasks"] for line in out.splitlines()}
-    assert list(kinds) == ["ckpt", "lc", "bundled", "sympy", "openai", "py", "run"]
-    assert kinds["run"] == "token tasks" and kinds["ckpt"] == "integration"
+    assert list(kinds) == ["ckpt", "lc", "bundled", "sympy", "openai", "py", "hf", "run"]
+    assert kinds["run"] == kinds["hf"] == "token tasks" and kinds["ckpt"] == "integration"
 
 
 def test_predict_writes_ranked_candidates(cli, checkpoint, problems, tmp_path):
