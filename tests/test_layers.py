@@ -1,7 +1,7 @@
 """Layers point one way: no module of genprobe imports from a layer above its own.
 
-tasks → data → models → training → decoding → verification → models under test → studies →
-reports → cli. `errors`, `user_code` (imports a `py:` spec's module), `options` (settings
+tasks → data → models → training → decoding → verification → prompts → models under test →
+studies → reports → cli. `errors`, `user_code` (imports a `py:` spec's module), `options` (settings
 given as text) and `runs` (atomic files, run directories, executors, the deadline pool) sit
 beneath all.
 """
@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS = [
     "errors", "user_code", "options", "runs", "tasks", "data", "models", "training", "decoding",
-    "verification", "under_test", "studies", "reports", "cli",
+    "verification", "prompts", "under_test", "studies", "reports", "cli",
 ]  # fmt: skip
 
 # The models under test wrap a network with a decoding method (or a CAS with a deadline) and
