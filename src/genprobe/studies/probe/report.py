@@ -173,7 +173,9 @@ def _variance_row(suite: str, split: PromptVariance) -> dict[str, str]:
         low, high = spread.ci or (None, None)
         interval = "" if low is None else f" [{100 * low:.1f}, {100 * high:.1f}]"
         row["spread"] = f"{100 * spread.spread:.1f}{interval}"
-        row["best − worst"] = f"format {spread.best} − format {spread.worst}"
+        row["best − worst"] = (
+            f"format {spread.best} − format {spread.worst}" if spread.spread else "all equal"
+        )
     return row
 
 
