@@ -158,3 +158,14 @@ def test_the_probe_report_of_a_language_model_splits_its_variance(cli, tmp_path)
     ]  # fmt: skip
     assert "| base |" in section and "| family-operand_swap |" in section
     assert "## Prompt variance" in (out / "report.html").read_text().replace("<h2>", "## ")
+
+
+def test_word_problems_break_their_drops_down_by_template():
+    from genprobe.tasks.registry import load_task
+
+    task = load_task("word_problems")
+    slicing = task.slice_by()
+    src = task.generate("test", 5, seed=0).src
+    templates = task.features(src)[slicing.feature]
+    assert [slicing.name(int(t)) for t in templates] == [p.template.name for p in task.parse(src)]
+    assert load_task("addition").slice_by() is None
