@@ -8,6 +8,8 @@
     features()      name -> (n,) number per input, for readable slices and failure clusters
     mutations()     name -> Family: what the genetic search mutates with (token edits kept
                     valid by `valid_inputs`, and the task's families)
+    slice_by()      Slice or None: the feature the report breaks each family's paired drop
+                    down by (word problems: per template)
 
 The `Task` base class gives defaults: no families or relations, validity from `solve` for a
 task with one right output per input, input length and token counts as features.
@@ -71,6 +73,18 @@ class Relation:
     description: str
     partner: Perturb
     agree: Agree = same_output
+
+
+@dataclass(frozen=True)
+class Slice:
+    """A feature of `features()` whose values are categories (a template, a rule): value i
+    reads as `names[i]`, a value without a name as its number."""
+
+    feature: str
+    names: tuple[str, ...] = ()
+
+    def name(self, value: int) -> str:
+        return self.names[value] if 0 <= value < len(self.names) else str(value)
 
 
 def padded(rows: list[np.ndarray]) -> np.ndarray:

@@ -18,8 +18,9 @@ padding, so a model is free to add its own special tokens.
     train_split, validation_split, suites()   what the seed study trains, stops and tests on
     outcomes(src, out, out_len, finished)      a verdict per output: correct / incorrect /
                                  unparseable (what the probe studies count)
-    families(), relations(), valid_inputs(), features(), mutations()   what the probe studies
-                                 perturb, pair, search and slice by (`genprobe.tasks.probing`)
+    families(), relations(), valid_inputs(), features(), mutations(), slice_by()   what the
+                                 probe studies perturb, pair, search and slice by
+                                 (`genprobe.tasks.probing`)
 
 `DeterministicTask` is the common case, one right output per input: write `solve`, and
 `verify` compares token for token. A new task is one file and one row of `registry.TASKS`;
@@ -39,7 +40,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from genprobe.errors import ConfigError, TaskContractError, check_choice
-from genprobe.tasks.probing import Family, Relation, token_edits
+from genprobe.tasks.probing import Family, Relation, Slice, token_edits
 from genprobe.tasks.published import Published
 from genprobe.verification.verdict import Outcome
 
@@ -189,6 +190,11 @@ class Task(abc.ABC):
             for i, token in enumerate(self.source_vocab, start=1)
         }
         return {"length": self.length(src), **counts}
+
+    def slice_by(self) -> Slice | None:
+        """The categorical feature the probe report breaks each family's paired drop down by;
+        None: no breakdown."""
+        return None
 
     def mutations(self) -> Mapping[str, Family]:
         """What the genetic search mutates inputs with: token edits and the task's families

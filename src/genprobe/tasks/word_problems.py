@@ -33,7 +33,7 @@ import numpy as np
 
 from genprobe.errors import ConfigError, check_choice
 from genprobe.tasks.chomsky.base import CHUNK
-from genprobe.tasks.probing import Family, Relation, padded
+from genprobe.tasks.probing import Family, Relation, Slice, padded
 from genprobe.tasks.row_edits import gapped
 from genprobe.tasks.task import (
     NO_ANSWER,
@@ -280,6 +280,10 @@ class WordProblems(DeterministicTask):
         from genprobe.tasks import word_problem_probes
 
         return word_problem_probes.relations(self)
+
+    def slice_by(self) -> Slice:
+        """The paired drop per template (GSM-Symbolic's question: which templates break)."""
+        return Slice("template", TEMPLATE_NAMES)
 
     def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
         """The length, the template, the steps, the answer's digits, and whether the problem

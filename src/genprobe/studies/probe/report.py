@@ -8,23 +8,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from genprobe.analysis.plots import suite_distributions
 from genprobe.analysis.render import Figure, Heading, Table, Text, clip
 from genprobe.analysis.render import write_report as render
 from genprobe.analysis.stats import summarize
+from genprobe.studies.probe.decode import FEATURE
 from genprobe.studies.probe.results import read_probe, read_results, read_suites
 from genprobe.studies.probe.summary import (
+    PromptVariance,
     accuracy,
     consistency,
+    drop_by,
     errors,
     fail_at,
     failure_sharing,
     paired_drop,
     predicts,
+    prompt_variance,
     reported,
 )
+from genprobe.tasks.probing import Slice
 
 EXAMPLES = 5  # inputs every member fails, shown per suite
 WIDTH = 90  # characters of an input or output shown (the export tables hold them whole)
@@ -63,6 +69,10 @@ def write_report(run: str | Path) -> tuple[Path, Path]:
         ),
         Table(_suite_table(results, scores, suites, config.k)),
     ]
+    blocks += _prompt_variance(results, list(scores.columns))
+    slicing = task.slice_by()
+    if slicing is not None and FEATURE + slicing.feature in results:
+        blocks += _drops_by(results, slicing)
     relations = consistency(results, task)
     if len(relations):
         blocks += [
@@ -127,6 +137,75 @@ def _suite_table(
             row[f"Fail@{k}"] = f"{100 * failed[suite].median():.1f}"
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _prompt_variance(results: pd.DataFrame, order: list[str]) -> list:
+    """The prompt variance section of a language model's prompt grid ([] for other members)."""
+    split = prompt_variance(results)
+    if not split:
+        return []
+    text = (
+        "Members are prompts: format × few-shot draw × sampling seed. Format, draw, "
+        "format × draw: the seed study's split of the variance of accuracy over the grid "
+        "(format as the init seed, draw as the order seed; with one member per cell, the "
+        "interaction holds what neither explains), of accuracy averaged over sampling seeds. "
+        "Sampling: the share of a member's variance that the sampling seed adds (the split "
+        "with prompts as rows and seeds as columns). Intervals: 95 % pigeonhole bootstrap; – "
+        "where the grid cannot estimate a share. Spread: accuracy of the best format minus the "
+        "worst, each averaged over its draws and samples, with a 95 % bootstrap interval over "
+        "inputs and draws × samples (with noise alone the spread is above 0: read the interval "
+        "against the table's other formats)."
+    )
+    rows = [_variance_row(suite, split[suite]) for suite in order if suite in split]
+    return [Heading("Prompt variance"), Text(text), Table(pd.DataFrame(rows))]
+
+
+def _variance_row(suite: str, split: PromptVariance) -> dict[str, str]:
+    prompts = split.prompts
+    row = {"suite": suite}
+    for name, part in (("format", "init"), ("draw", "order"), ("format × draw", "residual")):
+        component = None if prompts is None else getattr(prompts, part)
+        row[name] = _share(component.share, component.share_ci) if component else "–"
+    row["sampling"] = _share(*split.sampling_share())
+    spread = split.spread
+    row["spread"], row["best − worst"] = "–", "–"
+    if spread is not None:
+        low, high = spread.ci or (None, None)
+        interval = "" if low is None else f" [{100 * low:.1f}, {100 * high:.1f}]"
+        row["spread"] = f"{100 * spread.spread:.1f}{interval}"
+        row["best − worst"] = (
+            f"format {spread.best} − format {spread.worst}" if spread.spread else "all equal"
+        )
+    return row
+
+
+def _share(share: float | None, ci: tuple[float, float] | None) -> str:
+    if share is None:
+        return "–"
+    interval = "" if ci is None else f" [{100 * ci[0]:.0f}, {100 * ci[1]:.0f}]"
+    return f"{100 * share:.0f} %{interval}"
+
+
+def _drops_by(results: pd.DataFrame, slicing: Slice) -> list:
+    drops = drop_by(results, slicing)
+    if not len(drops):
+        return []
+    rows = [
+        {"suite": r.suite, slicing.feature: r.value, "pairs": f"{r.pairs:,}",
+         "drop": f"{100 * r.drop:+.1f}"
+         + ("" if np.isnan(r.ci_low) else f" [{100 * r.ci_low:+.1f}, {100 * r.ci_high:+.1f}]")}
+        for r in drops.itertuples()
+    ]  # fmt: skip
+    return [
+        Heading(f"Paired drop per {slicing.feature}"),
+        Text(
+            f"Each perturbed input against the input it was made from, per {slicing.feature} of "
+            "the original: accuracy on the originals minus accuracy on the perturbed inputs, "
+            "median over members, with a 95 % bootstrap interval over the pairs (the same "
+            "resampled pairs for every member)."
+        ),
+        Table(pd.DataFrame(rows)),
+    ]
 
 
 def _relation_table(relations: pd.DataFrame) -> pd.DataFrame:

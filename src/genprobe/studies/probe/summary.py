@@ -1,14 +1,22 @@
 """The statistics of a probe run, from its result rows: per member and suite, accuracy and
 Fail@k; per input, how many members fail it; per relation, how often a member's two outputs
-keep it; across members, whether in-distribution accuracy predicts probe accuracy."""
+keep it; across members, whether in-distribution accuracy predicts probe accuracy; the paired
+drop per value of a categorical feature; and where the members are a language model's prompt
+grid, the split of their variance between format, few-shot draw and sampling."""
 
 from __future__ import annotations
+
+import re
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from genprobe.analysis.stats import Correlation, correlate
+from genprobe.analysis.stats import CONFIDENCE, N_RESAMPLES, Correlation, correlate
+from genprobe.analysis.variance import VarianceDecomposition, decompose_variance
+from genprobe.studies.probe.decode import FEATURE
 from genprobe.studies.probe.suites import BASE
+from genprobe.tasks.probing import Slice
 from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import encode_outputs
 from genprobe.verification.verdict import Outcome
@@ -70,18 +78,58 @@ def failure_sharing(results: pd.DataFrame) -> pd.DataFrame:
     return rows.groupby("suite", sort=False)[["every", "some", "one", "none"]].sum()
 
 
+def pairs(results: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
+    """One row per member and perturbed input (families and relations): its result row with
+    `drop`, 1 - 0 whether the member gets the original right and the perturbed input not (-1
+    the other way round), and with `by`, the original's value of feature `by` as `value`."""
+    base = originals(results).assign(base_correct=correct)
+    kept = ["member", "origin", "base_correct"]
+    if by is not None:
+        base = base.assign(value=base[FEATURE + by])
+        kept.append("value")
+    moved = results[results["kind"].isin(["family", "relation"])].assign(moved_correct=correct)
+    paired = moved.merge(base[kept], on=["member", "origin"], suffixes=("", "_base"))
+    return paired.assign(drop=paired["base_correct"].astype(float) - paired["moved_correct"])
+
+
 def paired_drop(results: pd.DataFrame) -> pd.DataFrame:
     """Per member and perturbed suite: accuracy on the base inputs the suite was made from,
     minus accuracy on the suite (positive: the perturbation hurts)."""
-    base = originals(results).assign(base_correct=correct)
-    moved = results[results["kind"].isin(["family", "relation"])].assign(moved_correct=correct)
-    paired = moved.merge(
-        base[["member", "origin", "base_correct"]], on=["member", "origin"], suffixes=("", "_base")
-    )
-    paired["drop"] = paired["base_correct"].astype(float) - paired["moved_correct"]
-    return paired.pivot_table(
+    return pairs(results).pivot_table(
         index="member", columns="suite", values="drop", aggfunc="mean", sort=False
     )
+
+
+def drop_by(
+    results: pd.DataFrame,
+    by: Slice,
+    confidence: float = CONFIDENCE,
+    resamples: int = N_RESAMPLES,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Per perturbed suite and value of the feature `by` names (the original's value): pairs
+    (perturbed inputs), drop (the median over members of a member's mean drop on those pairs)
+    and its percentile bootstrap interval over pairs (ci_low, ci_high; NaN where every
+    resample gives the same drop). The same resampled pairs are used for every member: the
+    interval says how much the drop could move with other problems of that value, the
+    members being the model's own.
+
+    Raises:
+        KeyError: the results carry no feature `by.feature`.
+    """
+    paired = pairs(results, by.feature)
+    rows = []
+    for (suite, value), group in paired.groupby(["suite", "value"], sort=False):
+        drops = group.pivot_table(index="member", columns="index", values="drop", sort=False)
+        drops = drops.to_numpy()  # (members, pairs)
+        rng = np.random.default_rng(seed)
+        boot = np.median(_resampled_means(drops, resamples, rng), axis=1)
+        low, high = _percentiles(boot, confidence)
+        rows.append(
+            {"suite": suite, "value": by.name(int(value)), "pairs": drops.shape[1],
+             "drop": float(np.median(drops.mean(axis=1))), "ci_low": low, "ci_high": high}
+        )  # fmt: skip
+    return pd.DataFrame(rows, columns=["suite", "value", "pairs", "drop", "ci_low", "ci_high"])
 
 
 def consistency(results: pd.DataFrame, task: Task) -> pd.DataFrame:
@@ -128,3 +176,146 @@ def predicts(accuracy: pd.DataFrame) -> list[Correlation]:
         for suite in accuracy.columns
         if suite != BASE
     ]
+
+
+_CHUNK = 1000  # bootstrap resamples drawn at once
+
+# How a language model's member reads (`models/adapters/prompted.py`, `Member.label`).
+PROMPT_MEMBER = re.compile(r"format=(\d+) draw=(\d+)(?: sample=(\d+))?")
+FACTORS = ("format", "draw", "sample")
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Accuracy of the best prompt format minus the worst, each averaged over its members."""
+
+    best: int  # the format with the highest mean accuracy
+    worst: int
+    spread: float
+    ci: tuple[float, float] | None  # percentile bootstrap; None where every resample agrees
+
+
+@dataclass(frozen=True)
+class PromptVariance:
+    """Where a suite's spread of accuracy over a prompt grid comes from.
+
+    `prompts` is the seed study's decomposition with format as the init seed and few-shot
+    draw as the order seed, of accuracy averaged over sampling seeds (its residual: the
+    format × draw interaction, plus sampling noise over the number of samples). `sampling`
+    is the same decomposition with the prompts (format, draw) as rows and sampling seeds as
+    columns: its `init` share is the prompt's, the rest (a shared effect of a seed, which
+    should be 0, and the residual) is sampling's.
+    """
+
+    prompts: VarianceDecomposition | None  # None: one format and one draw
+    sampling: VarianceDecomposition | None  # None: greedy, or one sampling seed
+    spread: Spread | None  # None: one format
+
+    def sampling_share(self) -> tuple[float | None, tuple[float, float] | None]:
+        """The share of a member's variance that is sampling, with its interval."""
+        if self.sampling is None:
+            return None, None
+        if self.sampling.init.share is None:  # one prompt: sampling is all there is
+            return self.sampling.order.share, self.sampling.order.share_ci
+        ci = self.sampling.init.share_ci
+        return 1 - self.sampling.init.share, None if ci is None else (1 - ci[1], 1 - ci[0])
+
+
+def prompt_grid(members: list[str]) -> pd.DataFrame | None:
+    """Per member, its format, draw and sample (0 when greedy), if the members are a complete
+    grid of a language model's prompts; None otherwise (a sweep's seeds)."""
+    matches = [PROMPT_MEMBER.fullmatch(member) for member in members]
+    if not members or not all(matches):
+        return None
+    cells = pd.DataFrame(
+        [[int(g or 0) for g in match.groups()] for match in matches],  # type: ignore[union-attr]
+        index=members,
+        columns=list(FACTORS),
+    )
+    levels = cells.nunique()
+    complete = not cells.duplicated().any() and len(cells) == levels.prod()
+    return cells if complete else None
+
+
+def prompt_variance(
+    results: pd.DataFrame, confidence: float = CONFIDENCE, seed: int = 0
+) -> dict[str, PromptVariance]:
+    """Per reported suite, the split of its accuracy's variance over the prompt grid and the
+    best-minus-worst format spread; {} where the members are not a prompt grid or a single
+    member."""
+    members = list(reported(results)["member"].unique())
+    cells = prompt_grid(members)
+    if cells is None or len(cells) < 2:
+        return {}
+    cells = cells.sort_values(list(FACTORS))
+    shape = tuple(cells[factor].nunique() for factor in FACTORS)  # (F, D, S)
+    scores = accuracy(results).loc[cells.index]
+    right = reported(results).assign(correct=correct(results))
+    out = {}
+    for suite in scores.columns:
+        grid = scores[suite].to_numpy().reshape(shape)
+        table = right[right["suite"] == suite].pivot_table(
+            index="member", columns="index", values="correct", sort=False
+        )
+        per_input = table.loc[cells.index].to_numpy(float).reshape(*shape[:1], -1, table.shape[1])
+        out[suite] = PromptVariance(
+            prompts=decompose_variance(grid.mean(axis=2), confidence, seed=seed)
+            if shape[0] * shape[1] > 1
+            else None,
+            sampling=decompose_variance(grid.reshape(-1, shape[2]), confidence, seed=seed)
+            if shape[2] > 1
+            else None,
+            spread=format_spread(per_input, confidence, seed=seed) if shape[0] > 1 else None,
+        )
+    return out
+
+
+def format_spread(
+    right: np.ndarray,
+    confidence: float = CONFIDENCE,
+    resamples: int = N_RESAMPLES,
+    seed: int = 0,
+) -> Spread:
+    """The best-minus-worst format spread of right (F, M, N): per format, per member of that
+    format (draws × samples), per input, 1 for a right answer. Its interval resamples the
+    inputs (the same ones for every member) and the members of each format (the same draws
+    and samples for every format) independently, with replacement."""
+    formats, members, inputs = right.shape
+    means = right.mean(axis=(1, 2))
+    rng = np.random.default_rng(seed)
+    # per resample: the accuracy of each format's members on resampled inputs, then their
+    # mean over resampled members
+    boot = _resampled_means(right.reshape(-1, inputs), resamples, rng)
+    boot = boot.reshape(resamples, formats, members)
+    chosen = rng.integers(members, size=(resamples, 1, members))
+    boot = np.take_along_axis(boot, np.broadcast_to(chosen, boot.shape), axis=2).mean(axis=2)
+    spreads = boot.max(axis=1) - boot.min(axis=1)
+    low, high = _percentiles(spreads, confidence)
+    return Spread(
+        best=int(means.argmax()),
+        worst=int(means.argmin()),
+        spread=float(means.max() - means.min()),
+        ci=None if np.isnan(low) else (low, high),
+    )
+
+
+def _resampled_means(values: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """(resamples, rows): each row's mean over columns of `values` (rows, n) resampled with
+    replacement, the same columns for every row."""
+    n = values.shape[1]
+    means = []
+    for start in range(0, resamples, _CHUNK):  # a fixed chunk: the same draws on any machine
+        size = min(_CHUNK, resamples - start)
+        drawn = rng.integers(n, size=(size, n)) + n * np.arange(size)[:, None]
+        counts = np.bincount(drawn.ravel(), minlength=size * n).reshape(size, n)
+        means.append(counts @ values.T / n)
+    return np.concatenate(means)
+
+
+def _percentiles(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The percentile interval of bootstrap values; NaN, NaN where they are all the same."""
+    tail = 50 * (1 - confidence)
+    low, high = np.percentile(values, [tail, 100 - tail])
+    if np.isclose(low, high, rtol=0, atol=1e-12):
+        return float("nan"), float("nan")
+    return float(low), float(high)
