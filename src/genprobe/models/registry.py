@@ -123,8 +123,22 @@ MODELS: dict[str, ModelKind] = {
     "openai": ModelKind(
         "genprobe.models.adapters.openai:from_spec",
         "openai:MODEL@URL",
-        "an OpenAI-compatible chat endpoint (key from $OPENAI_API_KEY), cached on disk",
-        ("concurrency", "retries", "backoff", "timeout", "temperature", "cache_dir", "max_tokens"),
+        "an OpenAI-compatible endpoint (key from $OPENAI_API_KEY), cached on disk, of every "
+        "task: integration in its own chat prompt; any other task's inputs asked as prompts "
+        "(chat, or the completions API with api=completions), its members prompt formats x "
+        "few-shot draws x samples",
+        (
+            "concurrency",
+            "retries",
+            "backoff",
+            "timeout",
+            "temperature",
+            "cache_dir",
+            "max_tokens",
+            "task",
+            "prompts",
+            "api",
+        ),
     ),
     "py": ModelKind(
         "genprobe.models.adapters.callable:from_spec",

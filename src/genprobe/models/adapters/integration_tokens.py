@@ -114,8 +114,8 @@ def _answer(task: IntegrationTask, ids: np.ndarray) -> Expr | None:
 
 
 def as_sequence_model(spec: str, task: Task | None = None, **settings: Any) -> SequenceModel:
-    """The model `spec` as a `SequenceModel`: a token model (`run:`, `hf:` asked `task`) as
-    `load_model` gives it;
+    """The model `spec` as a `SequenceModel`: a token model (`run:`, `hf:` asked `task`), or
+    `openai:` asked a task other than integration, as `load_model` gives it;
     an integration model (ckpt:, lc:, bundled:, sympy, py:, openai:) as a model of `task`
     (default: `IntegrationTask()`), a seq2seq one decoding greedily for k = 1 and by beam
     search of width k otherwise, unless `settings` give its `decoding`.
@@ -127,7 +127,9 @@ def as_sequence_model(spec: str, task: Task | None = None, **settings: Any) -> S
     from genprobe.models.registry import check_spec, load_model
     from genprobe.tasks.registry import task_name
 
-    if check_spec(spec).tokens:
+    kind = check_spec(spec)
+    language_model = "prompts" in kind.settings  # asks any task's inputs as prompts
+    if kind.tokens or (language_model and not isinstance(task, IntegrationTask | None)):
         return load_model(spec, task=task, **settings)
     if task is not None and not isinstance(task, IntegrationTask):
         raise ConfigError(

@@ -1,64 +1,40 @@
-"""An OpenAI-compatible chat-completions endpoint as a model: `openai:MODEL@URL`.
+"""An OpenAI-compatible endpoint as a model under test: `openai:MODEL@URL`, of every task.
 
-Requests run concurrently (at most `concurrency` in flight) with a per-request timeout and
-retries with exponential backoff on timeouts, connection errors, 429 and 5xx (a numeric
-`Retry-After` is honoured). Each answer is cached on disk under a hash of the URL and the
-request body, so a rerun with the same settings sends nothing. Answers are read with the safe
-infix parser (`parse_infix`, which drops prose around the math); an answer it cannot read stays
-raw text and the verifier judges it unparseable. The API key is read from the environment
-(`OPENAI_API_KEY` by default) and is not part of the cache key.
+Of the integration task, `OpenAIModel` asks for an antiderivative in a chat (one system and
+one user message) and reads answers with the safe infix parser (`parse_infix`, which drops
+prose around the math); an answer it cannot read stays raw text and the verifier judges it
+unparseable. Of any other task, `OpenAICompleter` is the language model of a `PromptedModel`
+(members: prompt format × few-shot draw × sample), which renders the prompts and reads the
+answers strictly. Requests, retries, the cache and the API key: `endpoint.py`.
 
 httpx is an optional dependency (`pip install genprobe[openai]`), imported when used.
 """
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import json
 import os
-from collections.abc import Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from genprobe.errors import ConfigError, EndpointError, GenprobeError
-from genprobe.runs.atomic import write_text
+import numpy as np
+
+from genprobe.errors import ConfigError, GenprobeError, ModelCapabilityError, check_choice
+from genprobe.models.adapters.endpoint import DEFAULT_URL, Endpoint, EndpointConfig
+from genprobe.models.adapters.prompted import PromptedModel, PromptGrid
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.infix import parse_infix
+from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.integration.under_test import Candidate, Model, problem_text
+from genprobe.tasks.task import Task
 
-T = TypeVar("T")
-
-DEFAULT_URL = "https://api.openai.com/v1"
 SYSTEM_PROMPT = (
     "You are a calculus assistant. Answer with one antiderivative as a single expression in x, "
     "without the constant of integration and without explanation."
 )
-
-
-@dataclass(frozen=True)
-class EndpointConfig:
-    model: str
-    base_url: str = DEFAULT_URL
-    api_key_env: str = "OPENAI_API_KEY"  # the variable holding the key (none sent if unset)
-    concurrency: int = 8  # requests in flight at once
-    retries: int = 4  # further attempts after a retryable failure
-    backoff: float = 1.0  # seconds before the first retry, doubled after each
-    timeout: float = 60.0  # seconds per request
-    temperature: float | None = None  # None: 0 for one candidate, 1 for several
-    max_tokens: int = 512
-    cache_dir: str | None = None  # None: no cache
-
-    def validated(self) -> EndpointConfig:
-        if self.concurrency < 1:
-            raise ConfigError("concurrency", "at least 1", self.concurrency)
-        if self.retries < 0:
-            raise ConfigError("retries", "0 or more", self.retries)
-        if not self.timeout > 0:
-            raise ConfigError("timeout", "a positive number of seconds", self.timeout)
-        return self
+ROUTES = {"chat": "chat/completions", "completions": "completions"}
+METHODS = ("greedy", "sample", "beam")
 
 
 def prompt(problem: Expr) -> str:
@@ -66,8 +42,11 @@ def prompt(problem: Expr) -> str:
 
 
 class OpenAIModel(Model):
+    """The integration task's model: an antiderivative per problem, asked in a chat."""
+
     def __init__(self, config: EndpointConfig) -> None:
-        self.config = config.validated()
+        self.endpoint = Endpoint(config)
+        self.config = self.endpoint.config
         self.name = f"openai:{config.model}@{config.base_url}"
 
     def describe(self) -> dict[str, Any]:
@@ -92,82 +71,80 @@ class OpenAIModel(Model):
         if k < 1:
             raise ConfigError("k", "at least 1", k)
         bodies = [self.request_body(problem, k) for problem in problems]
-        answers = _run(self._answers(bodies))
+        answers = self.endpoint.texts(ROUTES["chat"], bodies)
         return [
             [_candidate(text, rank) for rank, text in enumerate(texts[:k])] for texts in answers
         ]
 
-    async def _answers(self, bodies: list[dict[str, Any]]) -> list[list[str]]:
-        import httpx
-
-        key = os.environ.get(self.config.api_key_env)
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        limit = asyncio.Semaphore(self.config.concurrency)
-        async with httpx.AsyncClient(headers=headers, timeout=self.config.timeout) as client:
-
-            async def one(body: dict[str, Any]) -> list[str]:
-                cached = self._cache_file(body)
-                if cached is not None and cached.exists():
-                    return json.loads(cached.read_text(encoding="utf-8"))
-                async with limit:
-                    texts = await self._post(client, body)
-                if cached is not None:
-                    write_text(cached, json.dumps(texts))
-                return texts
-
-            return list(await asyncio.gather(*(one(body) for body in bodies)))
-
-    def _cache_file(self, body: dict[str, Any]) -> Path | None:
-        if self.config.cache_dir is None:
-            return None
-        request = json.dumps({"url": self.url, "body": body}, sort_keys=True)
-        return Path(self.config.cache_dir) / f"{hashlib.sha256(request.encode()).hexdigest()}.json"
-
     @property
     def url(self) -> str:
-        return self.config.base_url.rstrip("/") + "/chat/completions"
+        return self.endpoint.url(ROUTES["chat"])
 
-    async def _post(self, client: Any, body: dict[str, Any]) -> list[str]:
-        import httpx
 
-        delay = self.config.backoff
-        problem = ""
-        for attempt in range(self.config.retries + 1):
-            if attempt:
-                await asyncio.sleep(delay)
-                delay *= 2
-            try:
-                response = await client.post(self.url, json=body)
-            except (httpx.TimeoutException, httpx.TransportError) as error:
-                problem = f"{type(error).__name__}: {error}"
-                continue
-            if response.status_code == 429 or response.status_code >= 500:
-                problem = f"HTTP {response.status_code}"
-                delay = max(delay, _retry_after(response.headers.get("retry-after")))
-                continue
-            if response.status_code != 200:
-                raise EndpointError(
-                    f"{self.url}: HTTP {response.status_code}: {response.text[:200]}"
-                )
-            return _choice_texts(response, self.url)
-        raise EndpointError(
-            f"{self.url}: no answer after {self.config.retries + 1} attempts ({problem})"
+class OpenAICompleter:
+    """The endpoint as the language model of a `PromptedModel` (`prompted.Completer`): one
+    request per prompt, the prompt alone as the user's message of a chat (`api="chat"`) or as
+    the prompt of the legacy completions API (`api="completions"`).
+
+    Greedy asks at temperature 0; a sample at temperature 1 with the member's `seed` (an
+    endpoint that honours `seed` answers reproducibly). The API offers no beam search: k
+    candidates ("beam") are `n = k` samples at temperature 1 (seed 0), ranked in the order the
+    endpoint returns them; an endpoint that ignores `n` returns fewer, and the missing ranks
+    count as unparseable. It gives no log-probabilities of given answers (`can_score` False).
+    """
+
+    can_score = False
+
+    def __init__(self, config: EndpointConfig, api: str = "chat") -> None:
+        check_choice("api", api, ROUTES)
+        self.endpoint, self.api = Endpoint(config), api
+        self.model = config.model
+
+    def complete(
+        self,
+        prompts: Sequence[str],
+        max_new_tokens: int,
+        *,
+        method: str = "greedy",
+        seed: int | None = None,
+        beams: int = 1,
+        stop: Sequence[str] | None = None,
+    ) -> list[list[str]]:
+        """Per prompt, the texts of the endpoint's choices (see the class).
+
+        Raises:
+            ConfigError: an unknown method, or sampling without a seed.
+            EndpointError: as `Endpoint.texts`.
+        """
+        check_choice("method", method, METHODS)
+        if method == "sample" and seed is None:
+            raise ConfigError("seed", "an integer when method is sample", seed)
+        sampling: dict[str, Any] = {"temperature": 0.0, "n": 1}
+        if method != "greedy":
+            many = beams if method == "beam" else 1
+            sampling = {"temperature": 1.0, "n": many, "seed": 0 if seed is None else seed}
+        bodies = [
+            {
+                "model": self.model,
+                **self._asked(text),
+                "max_tokens": max_new_tokens,
+                **sampling,
+                **({"stop": list(stop)} if stop else {}),
+            }
+            for text in prompts
+        ]
+        return self.endpoint.texts(ROUTES[self.api], bodies)
+
+    def logprob(self, prompts: Sequence[str], answers: Sequence[str]) -> np.ndarray:
+        raise ModelCapabilityError(
+            f"{self.endpoint.url(ROUTES[self.api])}: an OpenAI-compatible endpoint gives no "
+            "log-probabilities of given answers here (hf:PATH does)"
         )
 
-
-def _retry_after(value: str | None) -> float:
-    try:
-        return min(float(value), 60.0) if value is not None else 0.0
-    except ValueError:
-        return 0.0  # an HTTP date: keep the exponential backoff
-
-
-def _choice_texts(response: Any, url: str) -> list[str]:
-    try:
-        choices = response.json()["choices"]
-        return [str(choice["message"]["content"] or "") for choice in choices]
-    except (ValueError, KeyError, TypeError) as error:
-        raise EndpointError(f"{url}: unexpected response shape ({error!r})") from None
+    def _asked(self, text: str) -> dict[str, Any]:
+        if self.api == "chat":
+            return {"messages": [{"role": "user", "content": text}]}
+        return {"prompt": text}
 
 
 def _candidate(text: str, rank: int) -> Candidate:
@@ -178,23 +155,42 @@ def _candidate(text: str, rank: int) -> Candidate:
         return Candidate(text, -float(rank))
 
 
-def from_spec(target: str, **settings: Any) -> OpenAIModel:
-    """`MODEL@URL` or `MODEL` (URL from $OPENAI_BASE_URL, else OpenAI's)."""
+def default_cache_dir() -> str:
+    """Where a language model's answers are cached unless told: $XDG_CACHE_HOME/genprobe/openai
+    (~/.cache/genprobe/openai), so that a rerun or a resumed probe asks nothing twice."""
+    root = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return str(Path(root) / "genprobe" / "openai")
+
+
+def from_spec(
+    target: str,
+    task: Task | None = None,
+    prompts: PromptGrid | None = None,
+    api: str = "chat",
+    **settings: Any,
+) -> OpenAIModel | PromptedModel:
+    """`MODEL@URL` or `MODEL` (URL from $OPENAI_BASE_URL, else OpenAI's): of the integration
+    task (no `task`, or an `IntegrationTask`) an `OpenAIModel`; of any other task a
+    `PromptedModel` asking `task`'s inputs as `prompts` say, its answers cached in `cache_dir`
+    (default: `default_cache_dir()`).
+
+    Raises:
+        ConfigError: no model named, an unknown `api`, or prompt settings for integration.
+    """
     model, at, url = target.partition("@")
     if not model:
         raise ConfigError(
             "openai: model", "'openai:MODEL' or 'openai:MODEL@URL'", f"openai:{target}"
         )
     base_url = url if at else os.environ.get("OPENAI_BASE_URL", DEFAULT_URL)
-    return OpenAIModel(EndpointConfig(model=model, base_url=base_url, **settings))
-
-
-def _run(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run to completion, also where an event loop is already running (a Jupyter notebook),
-    in which case it runs on a loop of its own in another thread."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
+    if task is None or isinstance(task, IntegrationTask):
+        if prompts not in (None, PromptGrid()):
+            raise ConfigError(
+                "--formats/--shots/--shot-draws/--samples/--prompt-seed",
+                "left out for the integration task (it asks in one fixed prompt)",
+                f"openai:{target}",
+            )
+        return OpenAIModel(EndpointConfig(model=model, base_url=base_url, **settings))
+    settings["cache_dir"] = settings.get("cache_dir") or default_cache_dir()
+    config = EndpointConfig(model=model, base_url=base_url, **settings)
+    return PromptedModel(OpenAICompleter(config, api), task, prompts or PromptGrid())

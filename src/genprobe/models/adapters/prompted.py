@@ -38,7 +38,8 @@ NEWLINE = "\n"
 
 class Completer(Protocol):
     """What a language model gives: completions of prompts and log-probabilities of answers
-    (`causal_lm.CausalLM`)."""
+    (`causal_lm.CausalLM`, `openai.OpenAICompleter`). One that gives none has a `can_score`
+    of False, and its `logprob` raises ModelCapabilityError."""
 
     def complete(
         self,
@@ -94,12 +95,11 @@ class Member:
 class PromptedModel(SequenceModel):
     """`lm` asked `task`'s inputs, one member per cell of `grid` (or the cells `chosen`)."""
 
-    can_score = True
-
     def __init__(
         self, lm: Completer, task: Task, grid: PromptGrid, chosen: Sequence[Member] | None = None
     ) -> None:
         self.lm, self.task, self.grid = lm, task, grid
+        self.can_score: bool = getattr(lm, "can_score", True)
         self.cells = list(grid.cells() if chosen is None else chosen)
         self.members = tuple(cell.label() for cell in self.cells)
         self.formats = format_family(grid.formats, grid.seed)
@@ -113,11 +113,12 @@ class PromptedModel(SequenceModel):
         shots = draw_shots(self.task, self.grid.shots, cell.draw, self.grid.seed, src)
         return render_batch(self.task, self.formats[cell.format], shots, src)
 
-    def candidates(self, src: np.ndarray, k: int) -> Ranked:
+    def candidates(self, src: np.ndarray, k: int) -> Completions:
         """Greedy (or the member's sample) for k = 1; the k best beams otherwise."""
         src = np.asarray(src)
         limit = self._token_limit(src)
         rows = []  # per member, per input: its k candidates' output ids (None: unparseable)
+        written = []  # per member, per rank, per input: the completion as the model wrote it
         for cell in self.cells:
             if k > 1:
                 method, seed = "beam", None
@@ -131,7 +132,9 @@ class PromptedModel(SequenceModel):
             ]
             answers = [parse_answers(self.task, src, texts) for texts in ranks]
             rows.append([[answers[r][i].ids for r in range(k)] for i in range(len(src))])
-        return _ranked(rows, k)
+            written.append(ranks)
+        completions = np.array(written, dtype=object).reshape(len(self.cells), k, len(src))
+        return Completions(**vars(_ranked(rows, k)), text=completions.transpose(0, 2, 1))
 
     def score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
         src, out, length = np.asarray(src), np.asarray(out), np.asarray(length)
@@ -153,6 +156,13 @@ class PromptedModel(SequenceModel):
         widest = max(map(len, self.task.target_vocab))
         separator = len(text_form(self.task).separator)
         return longest * (widest + separator) + 2
+
+
+@dataclass(frozen=True)
+class Completions(Ranked):
+    """Ranked candidates and the completions they were read from."""
+
+    text: np.ndarray  # (S, N, k) object: each candidate's completion, raw ("" where missing)
 
 
 def _lead(fmt: PromptFormat) -> str:

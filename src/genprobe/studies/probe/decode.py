@@ -4,8 +4,10 @@ per input the model scores that output, which splits failures into search errors
 prefers the right output, its search missed it) and model errors (Welleck et al. 2022, §6).
 
 Result rows (one per member and input): member, suite, kind, name, index, origin, input, gold
-(null where a task has many right outputs), output, outcome (greedy), first_correct (1-based
-rank among the k candidates, null: none; greedy's 1 for k = 1), candidates and
+(null where a task has many right outputs), output, completion (a language model's greedy
+completion as it wrote it, which `output` was read from; null for other models), outcome
+(greedy), first_correct (1-based rank among the k candidates, null: none; greedy's 1 for
+k = 1), candidates and
 candidate_outcomes (k > 1), gold_logprob and output_logprob (null where the model gives none),
 error ("search", "model", or null for a success or an unscored model), and the task's
 features of the input as `feature: NAME` columns.
@@ -20,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from genprobe.models.adapters.integration_tokens import as_sequence_model
+from genprobe.models.adapters.prompted import Completions
 from genprobe.models.sequences import Ranked, SequenceModel
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
@@ -88,6 +91,9 @@ def decoded(model: SequenceModel, task: Task, src: np.ndarray, k: int) -> pd.Dat
             "input": input_lines(task.source_vocab, src) * members,
             "gold": None,
             "output": output_lines(task.target_vocab, out.reshape(members * n, -1)),
+            "completion": greedy.text[:, :, 0].reshape(-1)
+            if isinstance(greedy, Completions)
+            else None,
             "outcome": outcome.reshape(-1),
         }
     )

@@ -1,0 +1,170 @@
+"""`openai:MODEL@URL` of any token task, against a real OpenAI-compatible server:
+`transformers serve` on a tiny GPT-2 (tests/models/conftest.py), behind a proxy that counts
+the requests. Greedy answers are the same model's greedy completions run locally."""
+
+import json
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("httpx")
+pytest.importorskip("transformers")
+
+from genprobe.errors import ModelCapabilityError
+from genprobe.models.adapters.causal_lm import load_causal_lm
+from genprobe.models.adapters.integration_tokens import as_sequence_model
+from genprobe.models.adapters.openai import OpenAIModel, from_spec
+from genprobe.models.adapters.prompted import PromptedModel, PromptGrid
+from genprobe.prompts import parse_answers
+from genprobe.studies.probe.decode import decoded
+from genprobe.studies.probe.results import read_results
+from genprobe.tasks.integration.task import IntegrationTask
+from genprobe.tasks.registry import load_task
+from genprobe.tasks.tokens import encode_inputs
+
+OPTIONS = {"format": "plain", "train_digits": 2, "test_lengths": "3"}
+TASK = load_task("addition", OPTIONS)
+TASK_ARGS = [arg for name, value in OPTIONS.items() for arg in ("--task-option", f"{name}={value}")]
+
+
+@pytest.fixture(autouse=True)
+def cache_home(tmp_path, monkeypatch):
+    """The default answer cache ($XDG_CACHE_HOME/genprobe/openai) inside the test's folder."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-home"))
+    return tmp_path / "cache-home" / "genprobe" / "openai"
+
+
+def model(url, grid=None, **settings):
+    return from_spec(f"tiny@{url}", task=TASK, prompts=grid or PromptGrid(formats=2, shots=1))
+
+
+@pytest.fixture(scope="module")
+def src():
+    return TASK.generate("validation", 4, seed=0).src
+
+
+@pytest.mark.parametrize("api", ["chat", "completions"])
+def test_greedy_completions_are_the_models_own(served_lm, proxy, src, api):
+    folder, _ = served_lm
+    lm = from_spec(f"tiny@{proxy.url}", task=TASK, prompts=PromptGrid(formats=2), api=api).lm
+    prompts = model(proxy.url).prompts(model(proxy.url).cells[1], src)
+    got = lm.complete(prompts, 24, stop=["\n"])
+    assert got == load_causal_lm(folder).complete(prompts, 24, stop=["\n"])
+    route = "/v1/chat/completions" if api == "chat" else "/v1/completions"
+    assert [path for path, _ in proxy.bodies] == [route] * len(prompts)
+    body = proxy.bodies[0][1]
+    asked = body["messages"] if api == "chat" else body["prompt"]
+    assert asked == ([{"role": "user", "content": prompts[0]}] if api == "chat" else prompts[0])
+    assert body["temperature"] == 0 and body["n"] == 1 and body["stop"] == ["\n"]
+    assert body["max_tokens"] == 24 and "seed" not in body
+
+
+def test_a_members_candidates_are_the_servers_completions_read_strictly(proxy, src):
+    prompted = model(proxy.url, PromptGrid(formats=2, shots=1, samples=2, seed=1))
+    ranked = prompted.candidates(src, 1)
+    assert ranked.out.shape[:3] == (4, len(src), 1)
+    sent = [body for _, body in proxy.bodies]
+    assert sorted({(b["temperature"], b["seed"]) for b in sent}) == [(1.0, 0), (1.0, 1)]
+    for m, cell in enumerate(prompted.cells):
+        answers = parse_answers(TASK, src, list(ranked.text[m, :, 0]))
+        for i, answer in enumerate(answers):
+            assert ranked.finished[m, i, 0] == (answer.ids is not None)
+            assert tuple(ranked.out[m, i, 0][: ranked.length[m, i, 0]]) == (answer.ids or ())
+        asked = {b["messages"][0]["content"] for b in sent if b["seed"] == cell.sample}
+        assert set(prompted.prompts(cell, src)) <= asked
+
+
+def test_k_candidates_are_n_samples_ranked_as_returned(proxy, src):
+    """transformers serve ignores `n`: one answer per request, the other ranks missing."""
+    ranked = model(proxy.url, PromptGrid()).candidates(src[:2], 3)
+    assert ranked.out.shape[:3] == (1, 2, 3)
+    assert {(b["n"], b["temperature"]) for _, b in proxy.bodies} == {(3, 1.0)}
+    assert not ranked.finished[:, :, 1:].any() and (ranked.text[:, :, 1:] == "").all()
+
+
+def test_it_gives_no_log_probabilities_so_the_model_cannot_score(served_lm, proxy, src):
+    prompted = model(proxy.url)
+    assert prompted.can_score is False
+    with pytest.raises(ModelCapabilityError, match=proxy.url):
+        prompted.lm.logprob(["1+2="], ["3"])
+    local = PromptedModel(load_causal_lm(served_lm[0]), TASK, PromptGrid())
+    assert local.can_score is True
+
+
+def test_integration_keeps_its_own_model_and_prompt_settings_are_refused_there(proxy):
+    assert isinstance(as_sequence_model(f"openai:tiny@{proxy.url}").model, OpenAIModel)
+    with pytest.raises(Exception, match="--formats"):
+        from_spec(f"tiny@{proxy.url}", prompts=PromptGrid(formats=2))
+    asked = as_sequence_model(f"openai:tiny@{proxy.url}", TASK, prompts=PromptGrid(formats=3))
+    assert isinstance(asked, PromptedModel) and len(asked.members) == 3
+
+
+def probe(cli, url, out):
+    args = ["probe", "--model", f"openai:tiny@{url}", "--task", "addition", *TASK_ARGS,
+            "--families", "operand_swap", "--size", "5", "--formats", "2",
+            "--out", str(out)]  # fmt: skip
+    return cli(*args)
+
+
+def test_the_probe_study_runs_on_an_endpoint_and_a_rerun_asks_nothing(
+    cli, proxy, tmp_path, cache_home
+):
+    code, _, err = probe(cli, proxy.url, tmp_path / "probe")
+    assert code == 0, err
+    results = read_results(tmp_path / "probe")
+    assert sorted(results["member"].unique()) == ["format=0 draw=0", "format=1 draw=0"]
+    assert set(results["outcome"]) <= {"correct", "incorrect", "unparseable"}
+    sent = len(proxy.bodies)
+    assert sent == results.groupby("member")["input"].nunique().sum()
+    # every row's record: its prompt (rendered again from member and input) was asked, the
+    # cache holds it with the raw answer, which is the row's completion; output and outcome
+    # are what was read from it and the verdict
+    records = [json.loads(path.read_text()) for path in cache_home.glob("*.json")]
+    answered = {r["body"]["messages"][0]["content"]: r["texts"][0] for r in records}
+    assert len(records) == sent
+    prompted = model(proxy.url, PromptGrid(formats=2))
+    for cell in prompted.cells:
+        rows = results[results["member"] == cell.label()]
+        src = encode_inputs(TASK.source_vocab, [(None, x.split()) for x in rows["input"]], "-")
+        prompts = prompted.prompts(cell, src)
+        assert [answered[p] for p in prompts] == list(rows["completion"])
+        read = parse_answers(TASK, src, list(rows["completion"]))
+        assert [" ".join(TASK.target_vocab[i] for i in a.ids or ()) for a in read] == [
+            output if finished else "" for output, finished in zip(
+                rows["output"], rows["outcome"] != "unparseable", strict=True)
+        ]  # fmt: skip
+    code, _, err = probe(cli, proxy.url, tmp_path / "again")
+    assert code == 0, err
+    assert len(proxy.bodies) == sent
+    pd.testing.assert_frame_equal(read_results(tmp_path / "again"), results)
+
+
+@pytest.mark.slow
+def test_a_failing_endpoint_is_one_line_and_the_rerun_resumes_from_the_cache(cli, proxy, tmp_path):
+    proxy.answer_first = 3  # then 503, retried four times with backoff (15 s)
+    code, _, err = probe(cli, proxy.url, tmp_path / "probe")
+    assert code == 2 and "Traceback" not in err, err
+    message = err.strip()
+    assert "\n" not in message and f"{proxy.url}/chat/completions" in message
+    assert "HTTP 503" in message
+    proxy.answer_first = None
+    code, _, err = probe(cli, proxy.url, tmp_path / "probe")
+    assert code == 0, err
+    bodies = [json.dumps(body, sort_keys=True) for _, body in proxy.bodies]
+    twice = [body for body in set(bodies) if bodies.count(body) > 1]
+    assert not twice and len(bodies) > 3  # the three answered first were not asked again
+    results = read_results(tmp_path / "probe")
+    assert results.groupby("member")["input"].nunique().sum() == len(bodies)
+
+
+def wrong(problem: str, k: int) -> list[str]:
+    """py: model of the integration task: x, whatever the problem."""
+    del problem, k
+    return ["x"]
+
+
+def test_the_completion_column_is_null_for_a_model_that_is_no_language_model():
+    task = IntegrationTask()
+    src = task.generate(task.validation_split, 2, seed=0).src
+    frame = decoded(as_sequence_model("py:test_openai_lm:wrong", task), task, src, 1)
+    assert frame["completion"].isna().all() and (frame["output"] == "x").all()
