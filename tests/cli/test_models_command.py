@@ -25,6 +25,7 @@ def test_models_lists_every_kind(cli):
     kinds = {json.loads(line)["kind"]: json.loads(line)["tasks"] for line in out.splitlines()}
     assert list(kinds) == ["ckpt", "lc", "bundled", "sympy", "openai", "py", "hf", "run"]
     assert kinds["run"] == kinds["hf"] == "token tasks" and kinds["ckpt"] == "integration"
+    assert kinds["openai"] == "every task"
 
 
 def test_predict_writes_ranked_candidates(cli, checkpoint, problems, tmp_path):

@@ -18,7 +18,8 @@ def models(as_json: bool = typer.Option(False, "--json", help="One JSON object p
 
     for name, kind in MODELS.items():
         if as_json:
-            tasks = "token tasks" if kind.tokens else "integration"
+            prompted = "prompts" in kind.settings
+            tasks = "token tasks" if kind.tokens else "every task" if prompted else "integration"
             print(
                 json.dumps({"kind": name, "usage": kind.usage, "help": kind.help, "tasks": tasks})
             )

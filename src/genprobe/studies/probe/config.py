@@ -64,7 +64,7 @@ class ProbeConfig:
         if "prompts" not in kind.settings and grid != PromptGrid():
             raise ConfigError(
                 "--formats/--shots/--shot-draws/--samples/--prompt-seed",
-                "left out for a model that is not a language model (hf:)", self.model
+                "left out for a model that is not a language model (hf:, openai:)", self.model
             )  # fmt: skip
         task = self.load_task()
         task.split_spec(self.base(task))
