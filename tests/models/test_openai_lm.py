@@ -52,11 +52,13 @@ def test_greedy_completions_are_the_models_own(served_lm, proxy, src, api):
     assert got == load_causal_lm(folder).complete(prompts, 24, stop=["\n"])
     route = "/v1/chat/completions" if api == "chat" else "/v1/completions"
     assert [path for path, _ in proxy.bodies] == [route] * len(prompts)
-    body = proxy.bodies[0][1]
-    asked = body["messages"] if api == "chat" else body["prompt"]
-    assert asked == ([{"role": "user", "content": prompts[0]}] if api == "chat" else prompts[0])
-    assert body["temperature"] == 0 and body["n"] == 1 and body["stop"] == ["\n"]
-    assert body["max_tokens"] == 24 and "seed" not in body
+    bodies = [body for _, body in proxy.bodies]  # in the order they arrived (concurrently)
+    asked = [body["messages"] if api == "chat" else body["prompt"] for body in bodies]
+    expected = [[{"role": "user", "content": p}] if api == "chat" else p for p in prompts]
+    assert sorted(map(json.dumps, asked)) == sorted(map(json.dumps, expected))
+    for body in bodies:
+        assert body["temperature"] == 0 and body["n"] == 1 and body["stop"] == ["\n"]
+        assert body["max_tokens"] == 24 and "seed" not in body
 
 
 def test_a_members_candidates_are_the_servers_completions_read_strictly(proxy, src):
