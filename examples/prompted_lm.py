@@ -45,8 +45,7 @@ def prompt_texts(task, formats, max_shots: int, draws: int, src, tgt, rng) -> li
         examples = draw_shots(task, shots, d, 0, src[rows])
         for i, example in zip(rows, examples, strict=True):
             chosen = formats[fmt[i]]
-            lead = chosen.separator[len(chosen.separator.rstrip(" ")) :]
-            texts[i] = render(task, chosen, example, src[i]) + lead + answers[i] + "\n"
+            texts[i] = render(task, chosen, example, src[i]) + chosen.lead + answers[i] + "\n"
     return texts
 
 

@@ -88,9 +88,7 @@ def test_score_is_the_log_probability_of_the_answer_after_its_prompt(model, src)
     scores = model.score(src, gold, length)
     assert scores.shape == (4, len(src)) and np.isfinite(scores).all()
     cell = model.cells[1]
-    lead = model.formats[cell.format].separator[
-        len(model.formats[cell.format].separator.rstrip(" ")) :
-    ]
+    lead = model.formats[cell.format].lead
     answers = [lead + text for text in text_form(TASK).outputs(gold)]
     expected = model.lm.logprob(model.prompts(cell, src), answers)
     np.testing.assert_allclose(scores[1], expected)

@@ -82,3 +82,14 @@ def test_the_cue_ends_with_the_separator_without_its_trailing_space():
     assert DEFAULT.cue == "Output:"
     assert PromptFormat(output_label="A", separator=" - ").cue == "A -"
     assert PromptFormat(output_label="A", separator=":\n").cue == "A:\n"
+
+
+def test_cue_and_lead_read_as_an_example_answer_does():
+    task = load_task("addition", {"format": "plain"})
+    src = encode_inputs(task.source_vocab, [(None, list("12+34")), (None, list("5+5"))], "test")
+    shots = Examples(src[:1], task.solve(src[:1]))
+    assert [fmt.lead for fmt in (DEFAULT, PromptFormat(separator=":\n"))] == [" ", ""]
+    for fmt in format_family(30, seed=2):
+        example_answer = fmt.output_label + fmt.separator + "4 6"
+        assert example_answer in render(task, fmt, shots, src[1])
+        assert fmt.cue + fmt.lead + "4 6" == example_answer

@@ -62,7 +62,6 @@ def judge(task: Task, src: np.ndarray, answers: Sequence[Answer]) -> np.ndarray:
     """(n,) the `Outcome` value of each answer to the (n, L) inputs: unparseable where it could
     not be read, else correct or incorrect as the task's verifier says (`Task.outcomes`)."""
     read = np.array([a.ids is not None for a in answers], dtype=bool)
-    # padded() pads with 0; shifted by one, outputs get their -1 padding
-    out = padded([np.array(a.ids or (), dtype=np.int64) + 1 for a in answers]) - 1
+    out = padded([np.array(a.ids or (), dtype=np.int64) for a in answers], fill=-1)
     out_len = np.array([len(a.ids or ()) for a in answers], dtype=np.int64)
     return task.outcomes(np.asarray(src), out, out_len, read)

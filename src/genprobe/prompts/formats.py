@@ -59,6 +59,12 @@ class PromptFormat:
         word)."""
         return self.output_label + self.separator.rstrip(" ")
 
+    @property
+    def lead(self) -> str:
+        """What comes between the cue and an answer: the separator's trailing spaces (`cue`
+        plus `lead` plus the answer is how an example reads)."""
+        return self.separator[len(self.separator.rstrip(" ")) :]
+
 
 DEFAULT = PromptFormat()
 

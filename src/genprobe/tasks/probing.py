@@ -87,10 +87,11 @@ class Slice:
         return self.names[value] if 0 <= value < len(self.names) else str(value)
 
 
-def padded(rows: list[np.ndarray]) -> np.ndarray:
-    """(n, L) ids from rows of different lengths, 0 after each row's end."""
+def padded(rows: list[np.ndarray], fill: int = 0) -> np.ndarray:
+    """(n, L) ids from rows of different lengths, `fill` after each row's end (0: input ids'
+    padding; -1: output ids')."""
     width = max((len(row) for row in rows), default=0)
-    out = np.zeros((len(rows), width), dtype=np.int64)
+    out = np.full((len(rows), width), fill, dtype=np.int64)
     for i, row in enumerate(rows):
         out[i, : len(row)] = row
     return out

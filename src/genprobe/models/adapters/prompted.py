@@ -29,7 +29,6 @@ import numpy as np
 from genprobe.errors import ConfigError
 from genprobe.models.sequences import Ranked, SequenceModel
 from genprobe.prompts import draw_shots, format_family, parse_answers, render_batch, text_form
-from genprobe.prompts.formats import PromptFormat
 from genprobe.tasks.probing import padded
 from genprobe.tasks.task import Task, is_integer
 
@@ -144,7 +143,7 @@ class PromptedModel(SequenceModel):
         form = text_form(self.task)
         scores = np.empty((members, len(src)))
         for m, cell in enumerate(self.cells):
-            lead = _lead(self.formats[cell.format])
+            lead = self.formats[cell.format].lead
             answers = [lead + text for text in form.outputs(_trimmed(out[m], length[m]))]
             scores[m] = self.lm.logprob(self.prompts(cell, src), answers)
         return scores
@@ -165,11 +164,6 @@ class Completions(Ranked):
     text: np.ndarray  # (S, N, k) object: each candidate's completion, raw ("" where missing)
 
 
-def _lead(fmt: PromptFormat) -> str:
-    """What comes between the prompt's cue and the answer: the separator's trailing spaces."""
-    return fmt.separator[len(fmt.separator.rstrip(" ")) :]
-
-
 def _trimmed(out: np.ndarray, length: np.ndarray) -> np.ndarray:
     return np.where(np.arange(out.shape[1]) < length[:, None], out, -1)
 
@@ -178,7 +172,7 @@ def _ranked(rows: list[list[list[tuple[int, ...] | None]]], k: int) -> Ranked:
     """Ranked from each member's, input's and rank's output ids (None: unparseable)."""
     members, n = len(rows), len(rows[0]) if rows else 0
     flat = [ids for member in rows for inputs in member for ids in inputs]
-    out = padded([np.array(ids or (), dtype=np.int64) + 1 for ids in flat]) - 1
+    out = padded([np.array(ids or (), dtype=np.int64) for ids in flat], fill=-1)
     out = np.pad(out, ((0, 0), (0, max(0, 1 - out.shape[1]))), constant_values=-1)
     shape = (members, n, k)
     finished = np.array([ids is not None for ids in flat], dtype=bool).reshape(shape)
