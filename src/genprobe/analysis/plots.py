@@ -18,10 +18,11 @@ from matplotlib.ticker import MaxNLocator
 from genprobe.runs.atomic import atomic_path
 
 
-def suite_distributions(accuracy: pd.DataFrame, path: Path) -> Path:
+def suite_distributions(accuracy: pd.DataFrame, path: Path, members: str = "seeds") -> Path:
     """Box per suite with every seed as a dot (Weber et al. 2018, Figure 1).
 
-    `accuracy` has one row per seed and one column per suite, values in [0, 1].
+    `accuracy` has one row per seed and one column per suite, values in [0, 1]; `members`
+    names the rows in the title (a probe's members may be a language model's prompts).
     """
     fig, ax = plt.subplots(figsize=(1.6 * len(accuracy.columns) + 2, 4))
     data = [100 * accuracy[suite].to_numpy() for suite in accuracy.columns]
@@ -38,7 +39,7 @@ def suite_distributions(accuracy: pd.DataFrame, path: Path) -> Path:
     )
     ax.set_ylabel("accuracy (%)")
     ax.set_ylim(-3, 103)
-    ax.set_title(f"Accuracy per suite across {len(accuracy)} seeds")
+    ax.set_title(f"Accuracy per suite across {len(accuracy)} {members}")
     ax.grid(axis="y", alpha=0.3)
     return save_figure(fig, path)
 

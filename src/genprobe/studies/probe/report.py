@@ -46,7 +46,8 @@ def write_report(run: str | Path) -> tuple[Path, Path]:
     scores = accuracy(results)
     scores = scores[[suite for suite in suites.index if suite in scores]]  # the run's order
     members = len(scores)
-    figure = suite_distributions(scores, run / "figures" / "accuracy.png").relative_to(run)
+    figure = suite_distributions(scores, run / "figures" / "accuracy.png", "members")
+    figure = figure.relative_to(run)
     options = ", ".join(f"{k}={v}" for k, v in config.task_options)
     decoding = "greedy" if config.k == 1 else f"greedy, and beam search of width {config.k}"
     blocks = [
