@@ -31,21 +31,22 @@ from genprobe.tasks.registry import load_task
 EOS = "<eos>"
 
 
-def prompt_texts(task, formats, max_shots: int, draws: int, src, tgt, rng) -> list[str]:
+def prompt_texts(task, formats, max_shots: int, draws: int, src, tgt, rng) -> list[tuple[str, str]]:
     """Each example as a prompt in a random format with 0..max_shots examples of one of `draws`
-    few-shot draws, followed by its answer and a newline."""
+    few-shot draws, and its answer as the model should write it: after the cue, up to a
+    newline."""
     form = text_form(task)
     answers = form.outputs(tgt)
     fmt = rng.integers(len(formats), size=len(src))
     k = rng.integers(max_shots + 1, size=len(src))
     draw = rng.integers(draws, size=len(src))
-    texts = [""] * len(src)
+    texts = [("", "")] * len(src)
     for shots, d in {(int(a), int(b)) for a, b in zip(k, draw, strict=True)}:
         rows = np.flatnonzero((k == shots) & (draw == d))
         examples = draw_shots(task, shots, d, 0, src[rows])
         for i, example in zip(rows, examples, strict=True):
             chosen = formats[fmt[i]]
-            texts[i] = render(task, chosen, example, src[i]) + chosen.lead + answers[i] + "\n"
+            texts[i] = render(task, chosen, example, src[i]), chosen.lead + answers[i] + "\n"
     return texts
 
 
@@ -73,11 +74,22 @@ def main() -> None:
     texts = prompt_texts(task, formats, args.max_shots, 50, data.src, data.tgt, rng)
 
     bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    # Digits one by one: merged digit runs would hide the arithmetic's place values.
+    bpe.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False),
+        ]
+    )
     bpe.decoder = decoders.ByteLevel()
-    bpe.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=512, special_tokens=[EOS]))
+    corpus = (prompt + answer for prompt, answer in texts)
+    bpe.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=512, special_tokens=[EOS]))
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token=EOS)
-    encoded = [[*tokenizer(text).input_ids, tokenizer.eos_token_id] for text in texts]
+    # Prompt and answer are tokenized apart, as the model meets them when asked; the loss is
+    # the answer's only.
+    encoded = [
+        (tokenizer(prompt).input_ids, tokenizer(answer).input_ids) for prompt, answer in texts
+    ]
 
     torch.manual_seed(args.seed)
     config = GPT2Config(
@@ -91,12 +103,16 @@ def main() -> None:
     start = time.perf_counter()
     for step in range(args.steps):
         rows = [encoded[i] for i in rng.integers(len(encoded), size=args.batch)]
-        width = max(map(len, rows))
+        width = max(len(prompt) + len(answer) for prompt, answer in rows)
         ids = torch.full((len(rows), width), tokenizer.eos_token_id)
         labels = torch.full((len(rows), width), -100)
-        for r, row in enumerate(rows):
-            ids[r, : len(row)] = labels[r, : len(row)] = torch.tensor(row)
-        loss = model(input_ids=ids, attention_mask=(labels != -100).long(), labels=labels).loss
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for r, (prompt, answer) in enumerate(rows):
+            end = len(prompt) + len(answer)
+            ids[r, :end] = torch.tensor(prompt + answer)
+            labels[r, len(prompt) : end] = torch.tensor(answer)
+            mask[r, :end] = 1
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -175,9 +175,10 @@ def addition_lines(count: int, seed: int) -> list[str]:
     return [f"{a}+{b}={a + b}\n" for a, b in pairs]
 
 
-def save_tiny_gpt2(path, seed: int = 0, positions: int = 64):
+def save_tiny_gpt2(path, seed: int = 0, positions: int = 64, corpus=None):
     """A GPT-2 of one layer, width 16 and random weights, with a byte-level BPE tokenizer trained
-    on addition problems, saved in folder `path` as `transformers` saves them."""
+    on `corpus` (lines of text; default: addition problems), saved in folder `path` as
+    `transformers` saves them."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
@@ -186,7 +187,7 @@ def save_tiny_gpt2(path, seed: int = 0, positions: int = 64):
     bpe.decoder = decoders.ByteLevel()
     # only the corpus's characters: a random model then emits printable text
     trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<eos>"])
-    bpe.train_from_iterator(addition_lines(500, seed), trainer)
+    bpe.train_from_iterator(addition_lines(500, seed) if corpus is None else corpus, trainer)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<eos>")
     torch.manual_seed(seed)
     config = GPT2Config(

@@ -118,3 +118,22 @@ def test_prompt_settings_and_a_missing_task_are_one_line_errors(cli, saved, tmp_
     code, _, err = cli("probe", "--model", "sympy", "--task", "integration", "--formats", "3",
                        "--out", str(tmp_path / "c"))  # fmt: skip
     assert code == 2 and "--formats" in err and "language model" in err
+
+
+def test_a_completions_limit_counts_the_models_own_tokens(tmp_path):
+    """SCAN's longest answer is 626 characters but fewer tokens of a tokenizer that learned its
+    actions: the limit is in those tokens, so a model of 512 positions is asked, not refused."""
+    scan = load_task("scan", {"split": "length"})
+    form = text_form(scan)
+    examples = scan.generate("length_train", 2000, seed=0)
+    pairs = zip(form.inputs(examples.src), form.outputs(examples.tgt), strict=True)
+    lines = [f"{x} {y}" for x, y in pairs]
+    lm = load_causal_lm(save_tiny_gpt2(tmp_path, positions=512, corpus=lines))
+    src = scan.generate("length_test", 4, seed=0).src
+    model = PromptedModel(lm, scan, PromptGrid())
+    longest = scan.max_output_length(int((src > 0).sum(axis=1).max()))
+    widest = max(lm.count_tokens(form.separator + word) for word in scan.target_vocab)
+    assert model._token_limit(src) == longest * widest + 2
+    assert longest * max(map(len, scan.target_vocab)) + 2 > 512
+    ranked = model.candidates(src, 1)
+    assert ranked.out.shape[:3] == (1, 4, 1)

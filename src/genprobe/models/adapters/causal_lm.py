@@ -109,6 +109,10 @@ class CausalLM:
     def device(self) -> torch.device:
         return self.model.device
 
+    def count_tokens(self, text: str) -> int:
+        """The tokens `text` takes on its own."""
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
     def complete(
         self,
         prompts: Sequence[str],

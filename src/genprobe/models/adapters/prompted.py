@@ -38,7 +38,8 @@ NEWLINE = "\n"
 class Completer(Protocol):
     """What a language model gives: completions of prompts and log-probabilities of answers
     (`causal_lm.CausalLM`, `openai.OpenAICompleter`). One that gives none has a `can_score`
-    of False, and its `logprob` raises ModelCapabilityError."""
+    of False, and its `logprob` raises ModelCapabilityError. One that can count a text's
+    tokens has `count_tokens(text) -> int`, which bounds its completions more tightly."""
 
     def complete(
         self,
@@ -149,12 +150,14 @@ class PromptedModel(SequenceModel):
         return scores
 
     def _token_limit(self, src: np.ndarray) -> int:
-        """Tokens a completion may take: the characters of the longest right output of the
-        longest input, and two (a leading space, the newline that ends it)."""
+        """Tokens a completion may take: the longest right output of the longest input, each
+        of its tokens as wide as the widest with its separator, and two (a leading space, the
+        newline that ends it). Widths are the language model's tokens where it can count
+        them (`count_tokens`), else characters, which bound an endpoint's tokens."""
         longest = self.task.max_output_length(int((src > 0).sum(axis=1).max()))
-        widest = max(map(len, self.task.target_vocab))
-        separator = len(text_form(self.task).separator)
-        return longest * (widest + separator) + 2
+        count = getattr(self.lm, "count_tokens", len)
+        separator = text_form(self.task).separator
+        return longest * max(count(separator + word) for word in self.task.target_vocab) + 2
 
 
 @dataclass(frozen=True)
