@@ -118,3 +118,26 @@ def test_prompt_settings_and_a_missing_task_are_one_line_errors(cli, saved, tmp_
     code, _, err = cli("probe", "--model", "sympy", "--task", "integration", "--formats", "3",
                        "--out", str(tmp_path / "c"))  # fmt: skip
     assert code == 2 and "--formats" in err and "language model" in err
+
+
+@pytest.mark.parametrize(
+    ("model", "options", "named"),
+    [
+        ("hf", ["--api", "completions"], "--api must be left out"),
+        ("hf", ["--api", "completions", "--cache-dir", "CACHE", "--concurrency", "8"],
+         "--api/--cache-dir/--concurrency must be left out"),
+        ("hf", ["--timeout", "60", "--retries", "4"], "--timeout/--retries must be left out"),
+        ("sympy", ["--cache-dir", "CACHE"], "--cache-dir must be left out"),
+    ],
+)  # fmt: skip
+def test_endpoint_settings_for_a_model_that_is_no_endpoint_are_refused(
+    cli, saved, tmp_path, model, options, named
+):
+    spec, task = (f"hf:{saved}", "addition") if model == "hf" else ("sympy", "integration")
+    cache = tmp_path / "cache"
+    options = [str(cache) if option == "CACHE" else option for option in options]
+    out = tmp_path / "probe"
+    code, _, err = cli("probe", "--model", spec, "--task", task, "--out", str(out), *options)
+    assert code == 2 and named in err and "not an OpenAI-compatible endpoint" in err, err
+    assert len(err.strip().splitlines()) == 1
+    assert not out.exists() and not cache.exists()

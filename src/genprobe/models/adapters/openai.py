@@ -175,7 +175,8 @@ def from_spec(
     (default: `default_cache_dir()`).
 
     Raises:
-        ConfigError: no model named, an unknown `api`, or prompt settings for integration.
+        ConfigError: no model named, an unknown `api`, or prompt settings or the completions
+            API for integration.
     """
     model, at, url = target.partition("@")
     if not model:
@@ -190,6 +191,8 @@ def from_spec(
                 "left out for the integration task (it asks in one fixed prompt)",
                 f"openai:{target}",
             )
+        if api != "chat":
+            raise ConfigError("api", "chat for the integration task (it asks in a chat)", api)
         return OpenAIModel(EndpointConfig(model=model, base_url=base_url, **settings))
     settings["cache_dir"] = settings.get("cache_dir") or default_cache_dir()
     config = EndpointConfig(model=model, base_url=base_url, **settings)

@@ -62,9 +62,7 @@ class DecodeTask(StageTask):
 
     def setup(self) -> SequenceModel:
         config = self.config
-        return as_sequence_model(
-            config.model, config.load_task(), device=config.device, prompts=config.prompts()
-        )
+        return as_sequence_model(config.model, config.load_task(), **config.model_settings())
 
     def run(self, context: SequenceModel, shard: Shard, scratch: Path) -> Outputs:
         spec = shard.spec
