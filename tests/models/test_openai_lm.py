@@ -118,9 +118,9 @@ def test_the_probe_study_runs_on_an_endpoint_and_a_rerun_asks_nothing(
     assert set(results["outcome"]) <= {"correct", "incorrect", "unparseable"}
     sent = len(proxy.bodies)
     assert sent == results.groupby("member")["input"].nunique().sum()
-    # every row's record: its prompt (rendered again from member and input) was asked, the
-    # cache holds it with the raw answer, which is the row's completion; output and outcome
-    # are what was read from it and the verdict
+    # every row's record: its prompt (the member's, for that input) was asked, the cache holds
+    # it with the raw answer, which is the row's completion; output and outcome are what was
+    # read from it and the verdict
     records = [json.loads(path.read_text()) for path in cache_home.glob("*.json")]
     answered = {r["body"]["messages"][0]["content"]: r["texts"][0] for r in records}
     assert len(records) == sent
@@ -128,8 +128,8 @@ def test_the_probe_study_runs_on_an_endpoint_and_a_rerun_asks_nothing(
     for cell in prompted.cells:
         rows = results[results["member"] == cell.label()]
         src = encode_inputs(TASK.source_vocab, [(None, x.split()) for x in rows["input"]], "-")
-        prompts = prompted.prompts(cell, src)
-        assert [answered[p] for p in prompts] == list(rows["completion"])
+        assert list(rows["prompt"]) == prompted.prompts(cell, src)
+        assert [answered[p] for p in rows["prompt"]] == list(rows["completion"])
         read = parse_answers(TASK, src, list(rows["completion"]))
         assert [" ".join(TASK.target_vocab[i] for i in a.ids or ()) for a in read] == [
             output if finished else "" for output, finished in zip(
@@ -231,8 +231,9 @@ def wrong(problem: str, k: int) -> list[str]:
     return ["x"]
 
 
-def test_the_completion_column_is_null_for_a_model_that_is_no_language_model():
+def test_the_prompt_and_completion_columns_are_null_for_a_model_that_is_no_language_model():
     task = IntegrationTask()
     src = task.generate(task.validation_split, 2, seed=0).src
     frame = decoded(as_sequence_model("py:test_openai_lm:wrong", task), task, src, 1)
-    assert frame["completion"].isna().all() and (frame["output"] == "x").all()
+    assert frame["prompt"].isna().all() and frame["completion"].isna().all()
+    assert (frame["output"] == "x").all()

@@ -15,7 +15,9 @@ from helpers import save_tiny_gpt2
 from genprobe.errors import ConfigError
 from genprobe.models.adapters.causal_lm import load_causal_lm
 from genprobe.models.adapters.prompted import PromptedModel, PromptGrid
-from genprobe.prompts import parse_answers, text_form
+from genprobe.prompts import draw_shots, format_family, parse_answers, render, text_form
+from genprobe.studies.probe.decode import decoded
+from genprobe.studies.probe.results import read_results
 from genprobe.tasks.registry import load_task
 
 TASK = load_task("addition", {"format": "plain", "train_digits": 2, "test_lengths": "3"})
@@ -64,6 +66,18 @@ def test_a_members_candidates_are_its_completions_read_strictly(model, src):
     assert first != last
 
 
+def test_each_row_records_the_prompt_its_member_rendered(model, src):
+    """The prompt column is `render` of the member's format and its draw's shots."""
+    results = decoded(model, TASK, src, 1)
+    formats = format_family(2, seed=3)
+    for cell in model.cells:
+        rows = results[results["member"] == cell.label()]
+        shots = draw_shots(TASK, 2, cell.draw, 3, src)
+        rendered = [render(TASK, formats[cell.format], shots[i], src[i]) for i in range(len(src))]
+        assert list(rows["prompt"]) == rendered
+    assert results["prompt"].nunique() == len(results)  # every member asks every input its way
+
+
 def test_beam_gives_k_ranked_candidates_per_member(model, src):
     ranked = model.candidates(src[:2], 3)
     assert ranked.out.shape[:3] == (4, 2, 3)
@@ -107,6 +121,11 @@ def test_the_probe_study_runs_on_a_language_model(cli, saved, tmp_path):
     results = pd.read_parquet(out / "results" / "family-operand_swap.parquet")
     assert sorted(results["member"].unique()) == ["format=0 draw=0", "format=1 draw=0"]
     assert set(results["outcome"]) <= {"correct", "incorrect", "unparseable"}
+    assert results["prompt"].notna().all()
+    code, _, err = cli("export", str(out), "--out", str(tmp_path / "tables"))
+    assert code == 0, err
+    exported = pd.read_csv(tmp_path / "tables" / "results.csv", keep_default_na=False)
+    assert exported["prompt"].tolist() == read_results(out)["prompt"].tolist()
 
 
 def test_prompt_settings_and_a_missing_task_are_one_line_errors(cli, saved, tmp_path):
