@@ -19,7 +19,7 @@ import typer
 from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, model_study_executor
 from genprobe.cli.model_options import Api, CacheDir, Concurrency, Retries, Timeout
 from genprobe.cli.paths import output_folder
-from genprobe.cli.sweep import TASK_OPTION
+from genprobe.cli.sweep import TASK_OPTION, THRESHOLD
 from genprobe.options import parse_pairs
 
 
@@ -70,6 +70,7 @@ def probe(
     workers: int = typer.Option(1, help="Processes decoding suites side by side."),
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
+    threshold: float = THRESHOLD,
 ) -> None:
     """Perturb a task's inputs by its families and relations, decode them with every member of
     the model, verify; writes RUN_DIR/report.html."""
@@ -90,7 +91,7 @@ def probe(
     executor = model_study_executor(backend, ray_address, None, device)
     with executor or contextlib.nullcontext(), status("starting") as log:
         run = run_probe(config, out, executor=executor, log=log)
-    write_report(run)
+    write_report(run, threshold)
     console.print(f"report: {run / 'report.html'}")
 
 
