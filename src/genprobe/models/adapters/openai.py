@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from genprobe.errors import ConfigError, GenprobeError, ModelCapabilityError, check_choice
-from genprobe.models.adapters.endpoint import DEFAULT_URL, Endpoint, EndpointConfig
+from genprobe.models.adapters.endpoint import DEFAULT_URL, ROUTES, Endpoint, EndpointConfig
 from genprobe.models.adapters.prompted import PromptedModel, PromptGrid
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.infix import parse_infix
@@ -33,7 +33,6 @@ SYSTEM_PROMPT = (
     "You are a calculus assistant. Answer with one antiderivative as a single expression in x, "
     "without the constant of integration and without explanation."
 )
-ROUTES = {"chat": "chat/completions", "completions": "completions"}
 METHODS = ("greedy", "sample", "beam")
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, check_choice
-from genprobe.models.adapters.openai import ROUTES
+from genprobe.models.adapters.endpoint import ROUTES
 from genprobe.models.adapters.prompted import PromptGrid
 from genprobe.models.registry import check_spec
 from genprobe.runs.config import identity_fields, without_added_defaults
