@@ -78,10 +78,12 @@ def _wait_until_healthy(url: str, server: subprocess.Popen, log: Path) -> None:
 
 class Proxy:
     """Forwards POSTs to `target` and records their bodies; after `answer_first` forwarded
-    requests (None: no limit) it answers `status` instead."""
+    requests (None: no limit) it answers `status` instead. Each request waits `delay` seconds
+    first; `most_in_flight` is the most requests it held at once."""
 
     def __init__(self, target: str) -> None:
         self.target, self.bodies, self.answer_first, self.status = target, [], None, 503
+        self.delay, self.in_flight, self.most_in_flight = 0.0, 0, 0
         self.lock = threading.Lock()
         proxy = self
 
@@ -91,6 +93,10 @@ class Proxy:
 
             def do_POST(self):
                 data = self.rfile.read(int(self.headers["Content-Length"]))
+                with proxy.lock:
+                    proxy.in_flight += 1
+                    proxy.most_in_flight = max(proxy.most_in_flight, proxy.in_flight)
+                time.sleep(proxy.delay)
                 with proxy.lock:
                     failing = (
                         proxy.answer_first is not None and len(proxy.bodies) >= proxy.answer_first
@@ -110,6 +116,8 @@ class Proxy:
                     self._reply(error.code, error.read())
 
             def _reply(self, status, data):
+                with proxy.lock:  # before the client can have its answer and send the next
+                    proxy.in_flight -= 1
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

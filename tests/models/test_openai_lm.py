@@ -101,10 +101,10 @@ def test_integration_keeps_its_own_model_and_prompt_settings_are_refused_there(p
     assert isinstance(asked, PromptedModel) and len(asked.members) == 3
 
 
-def probe(cli, url, out):
+def probe(cli, url, out, *options):
     args = ["probe", "--model", f"openai:tiny@{url}", "--task", "addition", *TASK_ARGS,
             "--families", "operand_swap", "--size", "5", "--formats", "2",
-            "--out", str(out)]  # fmt: skip
+            "--out", str(out), *options]  # fmt: skip
     return cli(*args)
 
 
@@ -118,9 +118,9 @@ def test_the_probe_study_runs_on_an_endpoint_and_a_rerun_asks_nothing(
     assert set(results["outcome"]) <= {"correct", "incorrect", "unparseable"}
     sent = len(proxy.bodies)
     assert sent == results.groupby("member")["input"].nunique().sum()
-    # every row's record: its prompt (rendered again from member and input) was asked, the
-    # cache holds it with the raw answer, which is the row's completion; output and outcome
-    # are what was read from it and the verdict
+    # every row's record: its prompt (the member's, for that input) was asked, the cache holds
+    # it with the raw answer, which is the row's completion; output and outcome are what was
+    # read from it and the verdict
     records = [json.loads(path.read_text()) for path in cache_home.glob("*.json")]
     answered = {r["body"]["messages"][0]["content"]: r["texts"][0] for r in records}
     assert len(records) == sent
@@ -128,8 +128,8 @@ def test_the_probe_study_runs_on_an_endpoint_and_a_rerun_asks_nothing(
     for cell in prompted.cells:
         rows = results[results["member"] == cell.label()]
         src = encode_inputs(TASK.source_vocab, [(None, x.split()) for x in rows["input"]], "-")
-        prompts = prompted.prompts(cell, src)
-        assert [answered[p] for p in prompts] == list(rows["completion"])
+        assert list(rows["prompt"]) == prompted.prompts(cell, src)
+        assert [answered[p] for p in rows["prompt"]] == list(rows["completion"])
         read = parse_answers(TASK, src, list(rows["completion"]))
         assert [" ".join(TASK.target_vocab[i] for i in a.ids or ()) for a in read] == [
             output if finished else "" for output, finished in zip(
@@ -139,6 +139,72 @@ def test_the_probe_study_runs_on_an_endpoint_and_a_rerun_asks_nothing(
     assert code == 0, err
     assert len(proxy.bodies) == sent
     pd.testing.assert_frame_equal(read_results(tmp_path / "again"), results)
+
+
+def test_the_completions_api_and_a_cache_of_ones_own_from_the_command_line(
+    cli, proxy, tmp_path, cache_home
+):
+    code, _, err = probe(cli, proxy.url, tmp_path / "chat")
+    assert code == 0, err
+    chat, proxy.most_in_flight = len(proxy.bodies), 0
+    cache = tmp_path / "my-cache"
+    code, _, err = probe(cli, proxy.url, tmp_path / "completions", "--api", "completions",
+                         "--cache-dir", str(cache), "--concurrency", "1")  # fmt: skip
+    assert code == 0, err
+    asked = proxy.bodies[chat:]
+    assert {path for path, _ in asked} == {"/v1/completions"} and len(asked) == chat
+    assert proxy.most_in_flight == 1  # --concurrency 1: one request at a time
+    # the model's chat template passes the prompt on verbatim: the same greedy answers
+    kept = ["member", "suite", "index", "input", "completion", "output", "outcome"]
+    by_chat, by_completions = (
+        read_results(tmp_path / run)[kept] for run in ("chat", "completions")
+    )
+    pd.testing.assert_frame_equal(by_completions, by_chat)
+    assert len(list(cache.glob("*.json"))) == chat  # its own cache, not the default one
+    assert len(list(cache_home.glob("*.json"))) == chat
+    stored = json.loads((tmp_path / "completions" / "config.json").read_text())
+    assert stored["config"]["api"] == "completions"
+    assert "api" not in json.loads((tmp_path / "chat" / "config.json").read_text())["config"]
+    # how requests are made is no part of the run: other settings resume it, asking nothing
+    code, _, err = probe(cli, proxy.url, tmp_path / "completions", "--api", "completions",
+                         "--cache-dir", str(cache), "--concurrency", "3", "--timeout", "5",
+                         "--retries", "0")  # fmt: skip
+    assert code == 0, err
+    assert len(proxy.bodies) == 2 * chat
+    assert json.loads((tmp_path / "completions" / "config.json").read_text()) == stored
+
+
+def test_timeout_and_retries_are_the_endpoints(cli, proxy, tmp_path):
+    proxy.answer_first = 0  # every request answered 503
+    code, _, err = probe(cli, proxy.url, tmp_path / "a", "--retries", "0")
+    assert code == 2 and "\n" not in err.strip(), err
+    assert "no answer after 1 attempts (HTTP 503)" in err
+    proxy.answer_first, proxy.delay = None, 2.0
+    code, _, err = probe(cli, proxy.url, tmp_path / "b", "--timeout", "0.2", "--retries", "0")
+    assert code == 2 and "\n" not in err.strip(), err
+    assert "no answer after 1 attempts (ReadTimeout" in err
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (["--api", "chats"], "--api must be one of chat, completions (did you mean chat?)"),
+        (["--concurrency", "0"], "--concurrency must be at least 1"),
+        (["--timeout", "0"], "--timeout must be a positive number"),
+        (["--retries", "-1"], "--retries must be 0 or more"),
+    ],
+)
+def test_bad_endpoint_settings_are_one_line_and_write_nothing(cli, proxy, tmp_path, options, named):
+    code, _, err = probe(cli, proxy.url, tmp_path / "probe", *options)
+    assert code == 2 and named in err and "Traceback" not in err, err
+    assert not (tmp_path / "probe").exists() and not proxy.bodies
+
+
+def test_the_integration_task_asks_in_a_chat_only(cli, proxy, tmp_path):
+    code, _, err = cli("probe", "--model", f"openai:tiny@{proxy.url}", "--task", "integration",
+                       "--api", "completions", "--out", str(tmp_path / "probe"))  # fmt: skip
+    assert code == 2 and "--api must be chat for the integration task" in err, err
+    assert not (tmp_path / "probe").exists()
 
 
 @pytest.mark.slow
@@ -165,8 +231,9 @@ def wrong(problem: str, k: int) -> list[str]:
     return ["x"]
 
 
-def test_the_completion_column_is_null_for_a_model_that_is_no_language_model():
+def test_the_prompt_and_completion_columns_are_null_for_a_model_that_is_no_language_model():
     task = IntegrationTask()
     src = task.generate(task.validation_split, 2, seed=0).src
     frame = decoded(as_sequence_model("py:test_openai_lm:wrong", task), task, src, 1)
-    assert frame["completion"].isna().all() and (frame["output"] == "x").all()
+    assert frame["prompt"].isna().all() and frame["completion"].isna().all()
+    assert (frame["output"] == "x").all()

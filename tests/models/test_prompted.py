@@ -15,7 +15,9 @@ from helpers import save_tiny_gpt2
 from genprobe.errors import ConfigError
 from genprobe.models.adapters.causal_lm import load_causal_lm
 from genprobe.models.adapters.prompted import PromptedModel, PromptGrid
-from genprobe.prompts import parse_answers, text_form
+from genprobe.prompts import draw_shots, format_family, parse_answers, render, text_form
+from genprobe.studies.probe.decode import decoded
+from genprobe.studies.probe.results import read_results
 from genprobe.tasks.registry import load_task
 
 TASK = load_task("addition", {"format": "plain", "train_digits": 2, "test_lengths": "3"})
@@ -64,6 +66,18 @@ def test_a_members_candidates_are_its_completions_read_strictly(model, src):
     assert first != last
 
 
+def test_each_row_records_the_prompt_its_member_rendered(model, src):
+    """The prompt column is `render` of the member's format and its draw's shots."""
+    results = decoded(model, TASK, src, 1)
+    formats = format_family(2, seed=3)
+    for cell in model.cells:
+        rows = results[results["member"] == cell.label()]
+        shots = draw_shots(TASK, 2, cell.draw, 3, src)
+        rendered = [render(TASK, formats[cell.format], shots[i], src[i]) for i in range(len(src))]
+        assert list(rows["prompt"]) == rendered
+    assert results["prompt"].nunique() == len(results)  # every member asks every input its way
+
+
 def test_beam_gives_k_ranked_candidates_per_member(model, src):
     ranked = model.candidates(src[:2], 3)
     assert ranked.out.shape[:3] == (4, 2, 3)
@@ -107,6 +121,11 @@ def test_the_probe_study_runs_on_a_language_model(cli, saved, tmp_path):
     results = pd.read_parquet(out / "results" / "family-operand_swap.parquet")
     assert sorted(results["member"].unique()) == ["format=0 draw=0", "format=1 draw=0"]
     assert set(results["outcome"]) <= {"correct", "incorrect", "unparseable"}
+    assert results["prompt"].notna().all()
+    code, _, err = cli("export", str(out), "--out", str(tmp_path / "tables"))
+    assert code == 0, err
+    exported = pd.read_csv(tmp_path / "tables" / "results.csv", keep_default_na=False)
+    assert exported["prompt"].tolist() == read_results(out)["prompt"].tolist()
 
 
 def test_prompt_settings_and_a_missing_task_are_one_line_errors(cli, saved, tmp_path):
@@ -137,3 +156,26 @@ def test_a_completions_limit_counts_the_models_own_tokens(tmp_path):
     assert longest * max(map(len, scan.target_vocab)) + 2 > 512
     ranked = model.candidates(src, 1)
     assert ranked.out.shape[:3] == (1, 4, 1)
+
+
+@pytest.mark.parametrize(
+    ("model", "options", "named"),
+    [
+        ("hf", ["--api", "completions"], "--api must be left out"),
+        ("hf", ["--api", "completions", "--cache-dir", "CACHE", "--concurrency", "8"],
+         "--api/--cache-dir/--concurrency must be left out"),
+        ("hf", ["--timeout", "60", "--retries", "4"], "--timeout/--retries must be left out"),
+        ("sympy", ["--cache-dir", "CACHE"], "--cache-dir must be left out"),
+    ],
+)  # fmt: skip
+def test_endpoint_settings_for_a_model_that_is_no_endpoint_are_refused(
+    cli, saved, tmp_path, model, options, named
+):
+    spec, task = (f"hf:{saved}", "addition") if model == "hf" else ("sympy", "integration")
+    cache = tmp_path / "cache"
+    options = [str(cache) if option == "CACHE" else option for option in options]
+    out = tmp_path / "probe"
+    code, _, err = cli("probe", "--model", spec, "--task", task, "--out", str(out), *options)
+    assert code == 2 and named in err and "not an OpenAI-compatible endpoint" in err, err
+    assert len(err.strip().splitlines()) == 1
+    assert not out.exists() and not cache.exists()

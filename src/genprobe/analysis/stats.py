@@ -23,9 +23,15 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats
+
+from genprobe.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 N_RESAMPLES = 10_000
 CONFIDENCE = 0.95
@@ -33,6 +39,7 @@ CONFIDENCE = 0.95
 # interval, and a correlation, across seeds needs at least three.
 MIN_SEEDS = 3
 FLAT = "every resample gives the same value and the bootstrap cannot bound what other seeds do"
+THRESHOLD = 0.9  # by default, a seed (a member) "generalizes" to a suite at this accuracy or above
 
 
 NAN = float("nan")
@@ -122,6 +129,18 @@ class Share:
     def share(self) -> float:
         return self.k / self.n if self.n else NAN
 
+    @property
+    def header(self) -> str:
+        """A report's column of shares at this threshold: `≥ 90 %`."""
+        return f"≥ {100 * self.threshold:g} %"
+
+    def __str__(self) -> str:
+        """`7 of 10 [40, 89]`: how many reach the threshold, of how many, and the interval in
+        percent (`–` for none)."""
+        if not self.n:
+            return "–"
+        return f"{self.k} of {self.n} [{100 * self.ci_low:.0f}, {100 * self.ci_high:.0f}]"
+
     def to_dict(self) -> dict[str, float]:
         return {**asdict(self), "share": self.share}
 
@@ -193,6 +212,18 @@ def summarize(values: np.ndarray, seed: int = 0) -> Summary:
         ci_reason=reason,
         iqm_ci_reason=iqm_reason,
     )
+
+
+def shares_at_least(table: pd.DataFrame, threshold: float) -> dict[str, Share]:
+    """Per column of `table` (one row per seed or member, one column per suite), the share at
+    `threshold` or above of its values (missing ones left out).
+
+    Raises:
+        ConfigError: a threshold outside [0, 1].
+    """
+    if not 0 <= threshold <= 1:
+        raise ConfigError("threshold", "in [0, 1]", threshold)
+    return {suite: share_at_least(table[suite].dropna(), threshold) for suite in table}
 
 
 def share_at_least(values: np.ndarray, threshold: float) -> Share:

@@ -1,5 +1,6 @@
 """The options that name a model under test and how it decodes, shared by every command that
-runs one (`predict`, `score`, `evaluate`, `brittleness`): `--model`, `--beam`, `--decoding`, …"""
+runs one (`predict`, `score`, `evaluate`, `brittleness`): `--model`, `--beam`, `--decoding`, …;
+`probe` takes the endpoint's (`--api`, `--cache-dir`, `--concurrency`, …) one by one."""
 
 from __future__ import annotations
 
@@ -38,6 +39,17 @@ CacheDir = Annotated[
     ),
 ]
 Concurrency = Annotated[int, typer.Option(help="openai: requests in flight at once.")]
+Timeout = Annotated[float, typer.Option(help="openai: seconds per request (default 60).")]
+Retries = Annotated[
+    int, typer.Option(help="openai: further attempts after a failed request (default 4).")
+]
+Api = Annotated[
+    str,
+    typer.Option(
+        help="openai: chat (the prompt as the user's message) or completions (as the legacy "
+        "API's prompt: a base model served without a chat template)."
+    ),
+]
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ Examples:
     genprobe probe --model run:runs/scan-transformer --out runs/scan-probe
     genprobe probe --model run:runs/addition --families operand_swap,carry_chain --k 5 \
         --out runs/addition-probe
+    genprobe probe --model openai:base-model@http://localhost:8000/v1 --api completions \
+        --task addition --formats 4 --concurrency 32 --out runs/base-model-probe
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from typing import Annotated
 import typer
 
 from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, model_study_executor
+from genprobe.cli.model_options import Api, CacheDir, Concurrency, Retries, Timeout
 from genprobe.cli.paths import output_folder
-from genprobe.cli.sweep import TASK_OPTION
+from genprobe.cli.sweep import TASK_OPTION, THRESHOLD
 from genprobe.options import parse_pairs
 
 
@@ -26,8 +29,9 @@ def probe(
         typer.Option(
             "--model",
             help="The model under test: run:RUN_DIR[@SEEDS] (a finished sweep), hf:PATH (a saved "
-            "causal language model, asked by prompts; needs --task), or an integration model "
-            "(ckpt:, lc:, bundled:, sympy, py:, openai:) for --task integration.",
+            "causal language model) or openai:MODEL@URL (an OpenAI-compatible endpoint), asked "
+            "by prompts (needs --task), or an integration model (ckpt:, lc:, bundled:, sympy, "
+            "py:, openai:) for --task integration.",
         ),
     ],
     out: Annotated[
@@ -48,15 +52,25 @@ def probe(
     data_seed: int = typer.Option(0, help="Data seed of the base inputs and task suites."),
     seed: int = typer.Option(0, help="Seed of the perturbations' random draws."),
     k: int = typer.Option(1, "--k", help="Candidates per input: 1 greedy, more by beam search."),
-    formats: int = typer.Option(1, help="hf: equivalent prompt formats, one member each."),
-    shots: int = typer.Option(0, help="hf: training examples shown in each prompt."),
-    shot_draws: int = typer.Option(1, help="hf: draws of those examples, one member each."),
-    samples: int = typer.Option(0, help="hf: sampling seeds per format and draw [0: greedy]."),
-    prompt_seed: int = typer.Option(0, help="hf: seed of the formats, shots and samples."),
+    formats: int = typer.Option(1, help="hf:, openai: equivalent prompt formats, one member each."),
+    shots: int = typer.Option(0, help="hf:, openai: training examples shown in each prompt."),
+    shot_draws: int = typer.Option(
+        1, help="hf:, openai: draws of those examples, one member each."
+    ),
+    samples: int = typer.Option(
+        0, help="hf:, openai: sampling seeds per format and draw [0: greedy]."
+    ),
+    prompt_seed: int = typer.Option(0, help="hf:, openai: seed of the formats, shots and samples."),
+    api: Api = "chat",
+    cache_dir: CacheDir = None,
+    concurrency: Concurrency = None,
+    timeout: Timeout = None,
+    retries: Retries = None,
     device: str = typer.Option("cpu", help="cpu, cuda or cuda:N."),
     workers: int = typer.Option(1, help="Processes decoding suites side by side."),
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
+    threshold: float = THRESHOLD,
 ) -> None:
     """Perturb a task's inputs by its families and relations, decode them with every member of
     the model, verify; writes RUN_DIR/report.html."""
@@ -70,13 +84,14 @@ def probe(
         task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
         families=_names(families), relations=_names(relations), task_suites=task_suites,
         base_split=base_split, size=size, data_seed=data_seed, seed=seed, k=k, formats=formats,
-        shots=shots, shot_draws=shot_draws, samples=samples, prompt_seed=prompt_seed,
-        device=device, workers=workers,
+        shots=shots, shot_draws=shot_draws, samples=samples, prompt_seed=prompt_seed, api=api,
+        device=device, workers=workers, concurrency=concurrency, timeout=timeout,
+        retries=retries, cache_dir=None if cache_dir is None else str(cache_dir),
     )  # fmt: skip
     executor = model_study_executor(backend, ray_address, None, device)
     with executor or contextlib.nullcontext(), status("starting") as log:
         run = run_probe(config, out, executor=executor, log=log)
-    write_report(run)
+    write_report(run, threshold)
     console.print(f"report: {run / 'report.html'}")
 
 

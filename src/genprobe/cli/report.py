@@ -14,7 +14,9 @@ from genprobe.cli.console import console
 def report(
     run_dir: Path = typer.Argument(..., help="A run directory of any study."),
     threshold: float = typer.Option(
-        None, help="Seed sweeps: the accuracy (0-1) at which a seed generalizes (default: 0.9)."
+        None,
+        help="Seed sweeps and probes: the accuracy (0-1) at which a seed or member generalizes "
+        "to a suite (default: 0.9).",
     ),
     grokking_threshold: float = typer.Option(
         None,

@@ -38,7 +38,11 @@ DEVICE = typer.Option(
     "config, so a run trained on a GPU can be evaluated or resumed on a CPU.",
 )
 THRESHOLD = typer.Option(
-    0.9, help="The report counts a seed as generalizing to a suite at this accuracy (0-1)."
+    0.9,
+    min=0.0,
+    max=1.0,
+    help="The report counts a seed (of a probe: a member) as generalizing to a suite at this "
+    "accuracy (0-1).",
 )
 TASK_OPTION = typer.Option(
     None,

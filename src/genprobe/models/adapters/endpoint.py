@@ -32,6 +32,7 @@ from genprobe.runs.atomic import write_text
 T = TypeVar("T")
 
 DEFAULT_URL = "https://api.openai.com/v1"
+ROUTES = {"chat": "chat/completions", "completions": "completions"}  # each API's route
 
 
 @dataclass(frozen=True)

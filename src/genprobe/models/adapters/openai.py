@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from genprobe.errors import ConfigError, GenprobeError, ModelCapabilityError, check_choice
-from genprobe.models.adapters.endpoint import DEFAULT_URL, Endpoint, EndpointConfig
+from genprobe.models.adapters.endpoint import DEFAULT_URL, ROUTES, Endpoint, EndpointConfig
 from genprobe.models.adapters.prompted import PromptedModel, PromptGrid
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.infix import parse_infix
@@ -33,7 +33,6 @@ SYSTEM_PROMPT = (
     "You are a calculus assistant. Answer with one antiderivative as a single expression in x, "
     "without the constant of integration and without explanation."
 )
-ROUTES = {"chat": "chat/completions", "completions": "completions"}
 METHODS = ("greedy", "sample", "beam")
 
 
@@ -175,7 +174,8 @@ def from_spec(
     (default: `default_cache_dir()`).
 
     Raises:
-        ConfigError: no model named, an unknown `api`, or prompt settings for integration.
+        ConfigError: no model named, an unknown `api`, or prompt settings or the completions
+            API for integration.
     """
     model, at, url = target.partition("@")
     if not model:
@@ -190,6 +190,8 @@ def from_spec(
                 "left out for the integration task (it asks in one fixed prompt)",
                 f"openai:{target}",
             )
+        if api != "chat":
+            raise ConfigError("api", "chat for the integration task (it asks in a chat)", api)
         return OpenAIModel(EndpointConfig(model=model, base_url=base_url, **settings))
     settings["cache_dir"] = settings.get("cache_dir") or default_cache_dir()
     config = EndpointConfig(model=model, base_url=base_url, **settings)

@@ -119,13 +119,15 @@ class PromptedModel(SequenceModel):
         limit = self._token_limit(src)
         rows = []  # per member, per input: its k candidates' output ids (None: unparseable)
         written = []  # per member, per rank, per input: the completion as the model wrote it
+        asked = []  # per member, per input: the prompt
         for cell in self.cells:
             if k > 1:
                 method, seed = "beam", None
             else:
                 method, seed = ("greedy", None) if cell.sample is None else ("sample", cell.sample)
+            asked.append(self.prompts(cell, src))
             completions = self.lm.complete(
-                self.prompts(cell, src), limit, method=method, seed=seed, beams=k, stop=[NEWLINE]
+                asked[-1], limit, method=method, seed=seed, beams=k, stop=[NEWLINE]
             )
             ranks = [
                 [texts[r] if r < len(texts) else "" for texts in completions] for r in range(k)
@@ -134,7 +136,10 @@ class PromptedModel(SequenceModel):
             rows.append([[answers[r][i].ids for r in range(k)] for i in range(len(src))])
             written.append(ranks)
         completions = np.array(written, dtype=object).reshape(len(self.cells), k, len(src))
-        return Completions(**vars(_ranked(rows, k)), text=completions.transpose(0, 2, 1))
+        prompts = np.array(asked, dtype=object).reshape(len(self.cells), len(src))
+        return Completions(
+            **vars(_ranked(rows, k)), text=completions.transpose(0, 2, 1), prompt=prompts
+        )
 
     def score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
         src, out, length = np.asarray(src), np.asarray(out), np.asarray(length)
@@ -162,9 +167,10 @@ class PromptedModel(SequenceModel):
 
 @dataclass(frozen=True)
 class Completions(Ranked):
-    """Ranked candidates and the completions they were read from."""
+    """Ranked candidates, the prompts asked and the completions they were read from."""
 
     text: np.ndarray  # (S, N, k) object: each candidate's completion, raw ("" where missing)
+    prompt: np.ndarray  # (S, N) object: the prompt each member sent for each input
 
 
 def _trimmed(out: np.ndarray, length: np.ndarray) -> np.ndarray:

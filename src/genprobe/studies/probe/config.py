@@ -1,6 +1,7 @@
-"""What a probe run is: the model under test (a finished sweep), the task it is probed on, the
-inputs perturbed (a split, how many, from which data seed), the families and relations, and
-the k of Fail@k.
+"""What a probe run is: the model under test (a finished sweep, a language model), the task it
+is probed on, the inputs perturbed (a split, how many, from which data seed), the families and
+relations, and the k of Fail@k. An endpoint's API is part of it; how its requests are made
+(concurrency, timeout, retries, the answer cache) is not: those change no answer.
 
 Example:
     ProbeConfig("run:runs/scan", families=("add_modifier",), k=5).validated()
@@ -11,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from genprobe.errors import ConfigError
+from genprobe.errors import ConfigError, check_choice
+from genprobe.models.adapters.endpoint import ROUTES
 from genprobe.models.adapters.prompted import PromptGrid
 from genprobe.models.registry import check_spec
 from genprobe.runs.config import identity_fields, without_added_defaults
@@ -21,15 +23,21 @@ from genprobe.tasks.task import Task
 
 MAX_K = 64
 # settings added after runs existed (`without_added_defaults`)
-ADDED_DEFAULTS = {"formats": 1, "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0}
+ADDED_DEFAULTS = {
+    "formats": 1, "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",
+}  # fmt: skip
+# an endpoint's settings (`openai:`), each at the value that means "not given"
+ENDPOINT = {"api": "chat", "cache_dir": None, "concurrency": None, "timeout": None, "retries": None}
 
 
 @dataclass(frozen=True)
 class ProbeConfig:
     """A `genprobe.runs.config.RunConfig`; `run_probe` validates it."""
 
-    RUNTIME: ClassVar[tuple[str, ...]] = ("device", "workers")
-    model: str  # run:RUN_DIR, or an integration model (ckpt:, lc:, sympy, ...) for integration
+    RUNTIME: ClassVar[tuple[str, ...]] = (
+        "device", "workers", "concurrency", "timeout", "retries", "cache_dir",
+    )  # fmt: skip
+    model: str  # run:RUN_DIR, hf:PATH, openai:MODEL@URL, or an integration model (ckpt:, sympy…)
     task: str = ""  # the task's name ("": the model's own)
     task_options: tuple[tuple[str, Any], ...] = ()
     families: tuple[str, ...] | None = None  # None: every family the task declares
@@ -46,8 +54,14 @@ class ProbeConfig:
     shot_draws: int = 1
     samples: int = 0
     prompt_seed: int = 0
+    api: str = "chat"  # openai: the chat API, or the completions API (a base model)
     device: str = "cpu"
     workers: int = 1
+    # openai: how requests are made (None: `EndpointConfig`'s defaults)
+    concurrency: int | None = None
+    timeout: float | None = None
+    retries: int | None = None
+    cache_dir: str | None = None  # None: `openai.default_cache_dir()`
 
     def load_task(self) -> Task:
         return load_task(self.task, dict(self.task_options))
@@ -58,14 +72,38 @@ class ProbeConfig:
     def prompts(self) -> PromptGrid:
         return PromptGrid(self.formats, self.shots, self.shot_draws, self.samples, self.prompt_seed)
 
-    def validated(self) -> ProbeConfig:
+    def model_settings(self) -> dict[str, Any]:
+        """What the model under test is loaded with (`as_sequence_model`): a kind takes those
+        of its settings it knows."""
+        given = {name: getattr(self, name) for name in ENDPOINT}
+        endpoint = {name: value for name, value in given.items() if value is not None}
+        return {"device": self.device, "prompts": self.prompts(), **endpoint}
+
+    def check_model_settings(self) -> None:
+        """The prompt settings are a language model's, the endpoint settings an endpoint's:
+        checked before the model loads.
+
+        Raises:
+            ConfigError: a setting the model's kind does not take, or an unknown `api`.
+            UnknownModelError, GenprobeError: as `check_spec`.
+        """
         kind = check_spec(self.model)
-        grid = self.prompts()
-        if "prompts" not in kind.settings and grid != PromptGrid():
+        if "prompts" not in kind.settings and self.prompts() != PromptGrid():
             raise ConfigError(
                 "--formats/--shots/--shot-draws/--samples/--prompt-seed",
                 "left out for a model that is not a language model (hf:, openai:)", self.model
             )  # fmt: skip
+        check_choice("api", self.api, ROUTES)
+        given = [name for name, unset in ENDPOINT.items() if getattr(self, name) != unset]
+        if refused := [name for name in given if name not in kind.settings]:
+            raise ConfigError(
+                "/".join("--" + name.replace("_", "-") for name in refused),
+                "left out for a model that is not an OpenAI-compatible endpoint (openai:)",
+                self.model,
+            )
+
+    def validated(self) -> ProbeConfig:
+        self.check_model_settings()
         task = self.load_task()
         task.split_spec(self.base(task))
         chosen(task.families(), _listed(self.families), "--families")

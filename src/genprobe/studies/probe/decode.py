@@ -4,13 +4,13 @@ per input the model scores that output, which splits failures into search errors
 prefers the right output, its search missed it) and model errors (Welleck et al. 2022, §6).
 
 Result rows (one per member and input): member, suite, kind, name, index, origin, input, gold
-(null where a task has many right outputs), output, completion (a language model's greedy
-completion as it wrote it, which `output` was read from; null for other models), outcome
-(greedy), first_correct (1-based rank among the k candidates, null: none; greedy's 1 for
-k = 1), candidates and
-candidate_outcomes (k > 1), gold_logprob and output_logprob (null where the model gives none),
-error ("search", "model", or null for a success or an unscored model), and the task's
-features of the input as `feature: NAME` columns.
+(null where a task has many right outputs); the record of each request: prompt (the text a
+language model's member was asked), completion (its greedy completion as it wrote it; both
+null for other models), output (greedy; read from the completion) and outcome (its verdict);
+first_correct (1-based rank among the k candidates, null: none; greedy's 1 for k = 1),
+candidates and candidate_outcomes (k > 1), gold_logprob and output_logprob (null where the
+model gives none), error ("search", "model", or null for a success or an unscored model), and
+the task's features of the input as `feature: NAME` columns.
 """
 
 from __future__ import annotations
@@ -62,9 +62,7 @@ class DecodeTask(StageTask):
 
     def setup(self) -> SequenceModel:
         config = self.config
-        return as_sequence_model(
-            config.model, config.load_task(), device=config.device, prompts=config.prompts()
-        )
+        return as_sequence_model(config.model, config.load_task(), **config.model_settings())
 
     def run(self, context: SequenceModel, shard: Shard, scratch: Path) -> Outputs:
         spec = shard.spec
@@ -84,16 +82,16 @@ def decoded(model: SequenceModel, task: Task, src: np.ndarray, k: int) -> pd.Dat
     members, n = greedy.out.shape[:2]
     out, length = greedy.out[:, :, 0], greedy.length[:, :, 0]
     outcome = _outcomes(task, src, greedy)[:, :, 0]
+    asked = isinstance(greedy, Completions)  # a language model's prompts and completions
     frame = pd.DataFrame(
         {
             "member": np.repeat(np.array(model.members, dtype=object), n),
             "index": np.tile(np.arange(n), members),
             "input": input_lines(task.source_vocab, src) * members,
             "gold": None,
+            "prompt": greedy.prompt.reshape(-1) if asked else None,
+            "completion": greedy.text[:, :, 0].reshape(-1) if asked else None,
             "output": output_lines(task.target_vocab, out.reshape(members * n, -1)),
-            "completion": greedy.text[:, :, 0].reshape(-1)
-            if isinstance(greedy, Completions)
-            else None,
             "outcome": outcome.reshape(-1),
         }
     )

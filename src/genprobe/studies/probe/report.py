@@ -14,7 +14,7 @@ import pandas as pd
 from genprobe.analysis.plots import suite_distributions
 from genprobe.analysis.render import Figure, Heading, Table, Text, clip
 from genprobe.analysis.render import write_report as render
-from genprobe.analysis.stats import summarize
+from genprobe.analysis.stats import THRESHOLD, Share, shares_at_least, summarize
 from genprobe.studies.probe.decode import FEATURE
 from genprobe.studies.probe.results import read_probe, read_results, read_suites
 from genprobe.studies.probe.summary import (
@@ -36,8 +36,14 @@ EXAMPLES = 5  # inputs every member fails, shown per suite
 WIDTH = 90  # characters of an input or output shown (the export tables hold them whole)
 
 
-def write_report(run: str | Path) -> tuple[Path, Path]:
-    """report.md and report.html of a probe run; returns their paths."""
+def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, Path]:
+    """report.md and report.html of a probe run; returns their paths. `threshold`: the
+    accuracy (in [0, 1]) at which a member counts as generalizing to a suite.
+
+    Raises:
+        ConfigError: a threshold outside [0, 1].
+        RunDirError: not a probe run, or nothing decoded yet.
+    """
     run = Path(run)
     config = read_probe(run)
     task = config.load_task()
@@ -45,6 +51,7 @@ def write_report(run: str | Path) -> tuple[Path, Path]:
     suites = read_suites(run).set_index("suite")
     scores = accuracy(results)
     scores = scores[[suite for suite in suites.index if suite in scores]]  # the run's order
+    shares = shares_at_least(scores, threshold)
     members = len(scores)
     figure = suite_distributions(scores, run / "figures" / "accuracy.png", "members")
     figure = figure.relative_to(run)
@@ -61,14 +68,16 @@ def write_report(run: str | Path) -> tuple[Path, Path]:
         Heading("Accuracy per suite across members"),
         Text(
             "Greedy accuracy over the members: median, min–max and IQM with its 95 % bootstrap "
-            "interval. Drop: accuracy on the base inputs a suite was made from minus accuracy "
+            f"interval. ≥ {100 * threshold:g} %: the members at that accuracy or above, with a "
+            "95 % Wilson interval of their share (`--threshold`). Drop: accuracy on the base "
+            "inputs a suite was made from minus accuracy "
             "on the suite, median over members (a perturbed input against the input it was made "
             "from). Every / one: inputs that every member "
             "fails (the task's hard region) and inputs that exactly one member fails "
             "(seed-specific). Refused: perturbed inputs the task does not accept, never "
             "decoded."
         ),
-        Table(_suite_table(results, scores, suites, config.k)),
+        Table(_suite_table(results, scores, shares, suites, config.k)),
     ]
     blocks += _prompt_variance(results, list(scores.columns))
     slicing = task.slice_by()
@@ -108,7 +117,11 @@ def write_report(run: str | Path) -> tuple[Path, Path]:
 
 
 def _suite_table(
-    results: pd.DataFrame, scores: pd.DataFrame, suites: pd.DataFrame, k: int
+    results: pd.DataFrame,
+    scores: pd.DataFrame,
+    shares: dict[str, Share],
+    suites: pd.DataFrame,
+    k: int,
 ) -> pd.DataFrame:
     sharing = failure_sharing(results)
     drop = paired_drop(results)
@@ -130,6 +143,7 @@ def _suite_table(
             "median": f"{100 * summary.median:.1f}",
             "min–max": f"{100 * summary.min:.1f}–{100 * summary.max:.1f}",
             "IQM": f"{100 * summary.iqm:.1f}{interval}",
+            shares[suite].header: str(shares[suite]),
             "drop": f"{100 * drop[suite].median():+.1f}" if suite in drop else "",
             "every": f"{int(sharing.loc[suite, 'every']):,}",
             "one": f"{int(sharing.loc[suite, 'one']):,}",

@@ -37,15 +37,17 @@ Log = Callable[[str], None]
 
 
 def resolved(config: ProbeConfig) -> ProbeConfig:
-    """`config` with the model's own task where it names none and a sweep's directory as an
-    absolute path (workers and later commands may run elsewhere), validated.
+    """`config` with the model's own task where it names none, and a sweep's directory, a
+    language model's folder and an answer cache as absolute paths (workers and later commands
+    may run elsewhere), validated.
 
     Raises:
         ConfigError: a task other than the model's, or any setting out of range.
         RunDirError: the model's run directory is not a finished sweep.
     """
+    config.check_model_settings()  # before the model loads
     asked = config.load_task() if config.task else None
-    model = as_sequence_model(config.model, asked, device="cpu", prompts=config.prompts())
+    model = as_sequence_model(config.model, asked, **{**config.model_settings(), "device": "cpu"})
     own, options = task_name(model.task), model.task.options()
     if asked is not None and (task_name(asked), asked.options()) != (own, options):
         shown = " ".join(f"{k}={v}" for k, v in options.items())
@@ -59,7 +61,10 @@ def resolved(config: ProbeConfig) -> ProbeConfig:
     elif spec.startswith("hf:"):
         spec = f"hf:{Path(spec.removeprefix('hf:')).absolute()}"
     options_items = tuple(sorted(options.items()))
-    return replace(config, model=spec, task=own, task_options=options_items).validated()
+    cache = config.cache_dir and str(Path(config.cache_dir).absolute())
+    return replace(
+        config, model=spec, task=own, task_options=options_items, cache_dir=cache
+    ).validated()
 
 
 def run_probe(

@@ -11,4 +11,5 @@ PROBE = Study(
     report="genprobe.studies.probe.report:write_report",
     tables="genprobe.studies.probe.tables:run_tables",
     stages=(DECODE,),
+    report_settings=("threshold",),
 )

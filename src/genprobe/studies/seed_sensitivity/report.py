@@ -622,9 +622,7 @@ def _summary_table(summaries: dict[str, Summary], shares: dict[str, Share] | Non
         }
         if shares is not None:
             share = shares[suite]
-            row[f"≥ {_pct(share.threshold, 0)} %"] = (
-                f"{share.k} of {share.n} [{_pct(share.ci_low, 0)}, {_pct(share.ci_high, 0)}]"
-            )
+            row[share.header] = str(share)
         rows.append(row)
     return Table(pd.DataFrame(rows))
 

@@ -20,24 +20,23 @@ import numpy as np
 import pandas as pd
 
 from genprobe.analysis.stats import (
+    THRESHOLD,
     Correlation,
     PooledIQM,
     Share,
     Summary,
     correlate,
     pooled_iqm,
-    share_at_least,
+    shares_at_least,
     summarize,
 )
 from genprobe.analysis.variance import VarianceDecomposition, decompose_variance
-from genprobe.errors import ConfigError
 from genprobe.runs.atomic import write_json
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.results import TOKEN_ACCURACY, accuracy_table, length_table
 from genprobe.training.trainer import TrainConfig
 
 STALL_THRESHOLD = 0.95  # a seed whose best validation accuracy is below this stopped learning
-THRESHOLD = 0.9  # by default, a seed "generalizes" to a suite at this accuracy or above
 MAX_SUITES = 12  # suites taken one by one (correlated pairwise, and shown so by the report)
 EARLY_STOPPING = "early stopping"
 EPOCH_CAP = "epoch cap"
@@ -95,10 +94,9 @@ def summarize_sweep(
     Raises:
         ConfigError: a threshold outside [0, 1].
     """
-    if not 0 <= threshold <= 1:
-        raise ConfigError("threshold", "in [0, 1]", threshold)
     published = config.task.published()
     accuracy = accuracy_table(predictions, config.task.suites())
+    shares = shares_at_least(accuracy, threshold)
     # Trained over time, no seed stops: what a low validation accuracy means is the grokking
     # section's (`over_time_report`), not a stall.
     stalled = stalled_seeds(training) if config.train.steps is None else []
@@ -113,7 +111,7 @@ def summarize_sweep(
         threshold=threshold,
         accuracy=accuracy,
         summaries=suite_summaries(accuracy),
-        shares=_shares(accuracy, threshold),
+        shares=shares,
         pooled=pooled_iqm([accuracy[suite].dropna().to_numpy() for suite in accuracy]),
         stalled=stalled,
         capped=[]
@@ -128,7 +126,7 @@ def summarize_sweep(
         per_length=_per_length(by_length, predictions),
         tokens=tokens,
         token_summaries={} if tokens is None else suite_summaries(tokens),
-        token_shares={} if tokens is None else _shares(tokens, threshold),
+        token_shares={} if tokens is None else shares_at_least(tokens, threshold),
         token_by_length=None if tokens is None else length_table(predictions, TOKEN_ACCURACY),
         variance=variance_by_suite(config, accuracy) if config.grid else {},
     )
@@ -183,10 +181,6 @@ def variance_by_suite(
         for suite in accuracy.columns
         if members[suite].notna().all()
     }
-
-
-def _shares(table: pd.DataFrame, threshold: float) -> dict[str, Share]:
-    return {suite: share_at_least(table[suite].dropna(), threshold) for suite in table}
 
 
 def _per_length(by_length: pd.DataFrame, predictions: pd.DataFrame) -> dict[str, Any]:

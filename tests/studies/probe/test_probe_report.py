@@ -1,0 +1,96 @@
+"""The probe report's share of members at or above a threshold accuracy, on a probe run built
+here from result rows of known accuracies (a `sympy` model's run of the integration task: its
+report needs neither the model nor SymPy)."""
+
+import pytest
+from scipy import stats
+from test_prompt_variance import N, frame
+
+from genprobe.runs.atomic import write_json
+from genprobe.runs.rundir import open_run
+from genprobe.runs.shards import Shard, ShardStore, parquet_bytes
+from genprobe.studies import report_run
+from genprobe.studies.probe.config import ProbeConfig
+from genprobe.studies.probe.decode import result_path
+from genprobe.studies.probe.run import SUITES_FILE
+from genprobe.studies.probe.study import DECODE, KIND
+
+# per suite, each member's accuracy (N = 40 inputs: multiples of 1/40)
+ACCURACY = {
+    "base": [1.0, 0.95, 0.9, 0.875, 0.5],  # 3 of 5 at 90 % or above, 4 at 85 %
+    "family-x": [0.9, 0.2, 0.1, 0.0, 0.0],  # 1 of 5 at 90 %
+}
+
+
+@pytest.fixture
+def run(tmp_path):
+    """A probe run whose members have the accuracies of ACCURACY."""
+    path = open_run(tmp_path / "probe", KIND, ProbeConfig("sympy", task="integration"))
+    write_json(path / SUITES_FILE, [
+        {"suite": suite, "kind": "base" if suite == "base" else "family", "name": suite,
+         "inputs": N, "invalid": 0}
+        for suite in ACCURACY
+    ])  # fmt: skip
+    for suite, accuracies in ACCURACY.items():
+        rows = frame({f"m{i}": acc for i, acc in enumerate(accuracies)}, suite)
+        kind = "base" if suite == "base" else "family"
+        rows = rows.assign(kind=kind, name=suite, input="x", gold="x", output="x",
+                           first_correct=None, error=None)  # fmt: skip
+        ShardStore(path).record(
+            Shard(DECODE, suite, {"suite": suite}),
+            {result_path(suite): parquet_bytes(rows)},
+            {},
+        )
+    return path
+
+
+def table(report: str, header: str) -> dict[str, str]:
+    """Per suite, the cell of column `header` in the report's first table."""
+    lines = report.split("## Accuracy per suite across members")[1].split("\n\n")[2].splitlines()
+    columns = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    cells = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:]]
+    return {row[0]: row[columns.index(header)] for row in cells}
+
+
+def wilson(k: int, n: int) -> str:
+    interval = stats.binomtest(k, n).proportion_ci(0.95, method="wilson")
+    return f"{k} of {n} [{100 * interval.low:.0f}, {100 * interval.high:.0f}]"
+
+
+def test_the_share_of_members_at_the_threshold_has_its_wilson_interval(run):
+    md, _ = report_run(run)
+    assert table(md.read_text(), "≥ 90 %") == {"base": wilson(3, 5), "family-x": wilson(1, 5)}
+    md, html = report_run(run, threshold=0.85)
+    assert table(md.read_text(), "≥ 85 %") == {"base": wilson(4, 5), "family-x": wilson(1, 5)}
+    assert "≥ 85 %" in html.read_text()
+
+
+def test_the_threshold_is_a_setting_of_the_report_command(cli, run):
+    code, _, err = cli("report", str(run), "--threshold", "0.2")
+    assert code == 0, err
+    shares = table((run / "report.md").read_text(), "≥ 20 %")
+    assert shares == {"base": wilson(5, 5), "family-x": wilson(2, 5)}
+    code, _, err = cli("report", str(run), "--threshold", "1.5")
+    assert code == 2 and err.strip() == (
+        "genprobe: error: --threshold must be in [0, 1]. Got 1.5 instead."
+    ), err
+    assert table((run / "report.md").read_text(), "≥ 20 %") == shares  # the report kept
+
+
+def test_the_threshold_is_no_part_of_the_run(cli, tmp_path):
+    """`probe --threshold` changes the report only: a rerun with another resumes the run."""
+    out = tmp_path / "probe"
+    args = ["probe", "--model", "sympy", "--task", "integration", "--size", "2",
+            "--no-task-suites", "--families", "", "--out", str(out)]  # fmt: skip
+    code, _, err = cli(*args, "--threshold", "1.5")
+    assert code == 2 and "--threshold" in err and not out.exists(), err
+    code, said, err = cli(*args, "--threshold", "0.5")
+    assert code == 0 and "decoding 1 suites" in said + err, err
+    stored = (out / "config.json").read_text()
+    decoded = (out / "results" / "base.parquet").stat().st_mtime_ns
+    assert "≥ 50 %" in (out / "report.md").read_text()
+    code, said, err = cli(*args, "--threshold", "0.9")
+    assert code == 0 and "decoding" not in said + err, err
+    assert (out / "config.json").read_text() == stored
+    assert (out / "results" / "base.parquet").stat().st_mtime_ns == decoded
+    assert "≥ 90 %" in (out / "report.md").read_text()
