@@ -47,6 +47,12 @@ def probe(
         None, help="Metamorphic relations, comma-separated [every one the task declares]."
     ),
     task_suites: bool = typer.Option(True, help="Also decode the task's own shifted suites."),
+    inputs: list[Path] = typer.Option(
+        [],
+        "--input",
+        help="A file of inputs to decode as a suite of its name: JSON lines "
+        'with an "input" field (repeatable).',
+    ),
     base_split: str = typer.Option("", help="The inputs perturbed [the task's validation split]."),
     size: int = typer.Option(200, help="Inputs per suite."),
     data_seed: int = typer.Option(0, help="Data seed of the base inputs and task suites."),
@@ -83,6 +89,7 @@ def probe(
         model=model, task=task,
         task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
         families=_names(families), relations=_names(relations), task_suites=task_suites,
+        inputs=tuple(map(str, inputs)),
         base_split=base_split, size=size, data_seed=data_seed, seed=seed, k=k, formats=formats,
         shots=shots, shot_draws=shot_draws, samples=samples, prompt_seed=prompt_seed, api=api,
         device=device, workers=workers, concurrency=concurrency, timeout=timeout,

@@ -5,6 +5,7 @@ by spaces. Written atomically; read with errors that name the file, the line and
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -15,6 +16,9 @@ from genprobe.runs.atomic import write_text
 from genprobe.tasks.lines import json_lines, some_rows
 from genprobe.tasks.task import Examples, Task
 from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, output_lines
+
+# the name of a suite of a user's inputs (`genprobe evaluate --name`, a probe's `--input` file)
+SUITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 def write_examples(path: str | Path, task: Task, examples: Examples) -> Path:

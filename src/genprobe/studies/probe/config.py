@@ -10,6 +10,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, check_choice
@@ -17,6 +18,8 @@ from genprobe.models.adapters.endpoint import ROUTES
 from genprobe.models.adapters.prompted import PromptGrid
 from genprobe.models.registry import check_spec
 from genprobe.runs.config import identity_fields, without_added_defaults
+from genprobe.runs.provenance import file_digest
+from genprobe.tasks.files import SUITE_NAME
 from genprobe.tasks.probing import chosen
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.task import Task
@@ -25,6 +28,7 @@ MAX_K = 64
 # settings added after runs existed (`without_added_defaults`)
 ADDED_DEFAULTS = {
     "formats": 1, "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",
+    "inputs": [],
 }  # fmt: skip
 # an endpoint's settings (`openai:`), each at the value that means "not given"
 ENDPOINT = {"api": "chat", "cache_dir": None, "concurrency": None, "timeout": None, "retries": None}
@@ -43,6 +47,9 @@ class ProbeConfig:
     families: tuple[str, ...] | None = None  # None: every family the task declares
     relations: tuple[str, ...] | None = None  # None: every relation it declares
     task_suites: bool = True  # also the task's own shifted suites (`Task.suites()`)
+    # files of inputs of the task (JSON lines with an "input" field), a suite each, named by
+    # the file's name without its suffix
+    inputs: tuple[str, ...] = ()
     base_split: str = ""  # the inputs perturbed ("": the task's validation split)
     size: int = 200  # inputs per suite
     data_seed: int = 0
@@ -114,6 +121,16 @@ class ProbeConfig:
             raise ConfigError("--k", f"1 to {MAX_K}", self.k)
         if self.workers < 1:
             raise ConfigError("--workers", "at least 1", self.workers)
+        names = [input_name(path) for path in self.inputs]
+        for path, name in zip(self.inputs, names, strict=True):
+            if not Path(path).is_file():
+                raise ConfigError("--input", "an existing file", path)
+            if not SUITE_NAME.match(name):
+                raise ConfigError(
+                    "--input", "a file named by letters, digits, '_', '-' or '.' (at most 64)", path
+                )
+            if names.count(name) > 1:
+                raise ConfigError("--input", f"files of different names (two are {name!r})", path)
         return self
 
     def identity(self) -> dict[str, Any]:
@@ -121,6 +138,7 @@ class ProbeConfig:
         identity["task_options"] = dict(self.task_options)
         for name in ("families", "relations"):
             identity[name] = identity[name] and list(identity[name])
+        identity["inputs"] = [{"path": p, "sha256": file_digest(p)} for p in self.inputs]
         return without_added_defaults(identity, ADDED_DEFAULTS)
 
     @classmethod
@@ -129,7 +147,13 @@ class ProbeConfig:
         fields["task_options"] = tuple(sorted(fields["task_options"].items()))
         for name in ("families", "relations"):
             fields[name] = fields[name] and tuple(fields[name])
+        fields["inputs"] = tuple(file["path"] for file in fields["inputs"])
         return cls(**fields)
+
+
+def input_name(path: str) -> str:
+    """The suite a file of inputs becomes: its name without its suffix."""
+    return Path(path).stem
 
 
 def _listed(names: tuple[str, ...] | None) -> list[str] | None:

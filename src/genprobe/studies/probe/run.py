@@ -62,8 +62,9 @@ def resolved(config: ProbeConfig) -> ProbeConfig:
         spec = f"hf:{Path(spec.removeprefix('hf:')).absolute()}"
     options_items = tuple(sorted(options.items()))
     cache = config.cache_dir and str(Path(config.cache_dir).absolute())
+    inputs = tuple(str(Path(path).absolute()) for path in config.inputs)
     return replace(
-        config, model=spec, task=own, task_options=options_items, cache_dir=cache
+        config, model=spec, task=own, task_options=options_items, cache_dir=cache, inputs=inputs
     ).validated()
 
 

@@ -1,13 +1,13 @@
 """The suites of a probe run, built before any model runs: the base inputs (a split of the
 task), each family's perturbation of them, each relation's partners of them, and the task's own
-shifted suites.
+shifted suites, and the user's files of inputs (`--input`).
 
 Families and relations perturb a pool of `POOL` × size inputs of the base split and keep the
 first `size` they apply to (SCAN's `twice_is_and` applies to one command in 250); the base suite
 is the pool's first `size`. A perturbed input keeps its pool row (`origin`), and the pool rows
 it was made from that the base suite lacks are decoded as the suite `origins` (not reported as
 a suite), so a report pairs every perturbed input with its original. An input the task does
-not accept is counted, never decoded.
+not accept is counted, never decoded; so is an input of a user's file.
 """
 
 from __future__ import annotations
@@ -17,23 +17,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from genprobe.studies.probe.config import ProbeConfig
+from genprobe.studies.probe.config import ProbeConfig, input_name
+from genprobe.tasks.files import read_examples
 from genprobe.tasks.probing import chosen
 from genprobe.tasks.task import Task, trim
 
 BASE = "base"
 ORIGINS = "origins"
-KINDS = ("base", "family", "relation", "task", "origin")
+KINDS = ("base", "family", "relation", "task", "input", "origin")
 POOL = 20
 
 
 @dataclass(frozen=True)
 class Suite:
     kind: str  # one of KINDS
-    name: str  # the family's, relation's or task suite's name; "base"
+    name: str  # the family's, relation's or task suite's name, the input file's; "base"
     src: np.ndarray  # (n, L) input ids
-    origin: np.ndarray  # (n,) the pool row each input is or was made from; -1 for task suites
-    invalid: int = 0  # perturbed inputs the task refused (not in src)
+    origin: np.ndarray  # (n,) the pool row each input is or was made from; -1 for the others
+    invalid: int = 0  # perturbed (or a file's) inputs the task refused (not in src)
 
     @property
     def key(self) -> str:
@@ -46,6 +47,7 @@ def build_suites(config: ProbeConfig, task: Task) -> list[Suite]:
 
     Raises:
         ConfigError: a family, relation or split the task does not have.
+        DataFormatError: a file of inputs that cannot be read as the task's.
     """
     pool = _split(task, config.base(task), config, POOL * config.size)
     size = min(config.size, len(pool))
@@ -68,6 +70,13 @@ def build_suites(config: ProbeConfig, task: Task) -> list[Suite]:
         for name in task.suites():
             src = _split(task, name, config, config.size)
             suites.append(Suite("task", name, src, np.full(len(src), -1)))
+    for path in config.inputs:
+        src = read_examples(path, task, outputs=False).src
+        valid = task.valid_inputs(src)
+        kept = trim(src[valid], 0)
+        suites.append(
+            Suite("input", input_name(path), kept, np.full(len(kept), -1), int((~valid).sum()))
+        )
     return suites
 
 

@@ -18,7 +18,6 @@ uninterrupted run. `device` and the executor say where shards run, not what they
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,10 +47,8 @@ from genprobe.studies.seed_sensitivity.train import (
     train_shards,
     trained_seeds,
 )
-from genprobe.tasks.files import write_examples
+from genprobe.tasks.files import SUITE_NAME, write_examples
 from genprobe.tasks.task import Examples
-
-SUITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 Log = Callable[[str], None]
 
