@@ -95,7 +95,7 @@ def decoded(model: SequenceModel, task: Task, src: np.ndarray, k: int) -> pd.Dat
             "outcome": outcome.reshape(-1),
         }
     )
-    top_logprob = greedy.logprob[:, :, 0]
+    top_logprob, top_outcome = greedy.logprob[:, :, 0], outcome
     if k == 1:
         first = np.where(outcome == Outcome.CORRECT.value, 1.0, np.nan)
     else:
@@ -107,7 +107,7 @@ def decoded(model: SequenceModel, task: Task, src: np.ndarray, k: int) -> pd.Dat
         texts = output_lines(task.target_vocab, beam.out.reshape(-1, width))
         frame["candidates"] = np.array(texts, dtype=object).reshape(members * n, k).tolist()
         frame["candidate_outcomes"] = list(outcomes.reshape(members * n, k))
-        top_logprob = beam.logprob[:, :, 0]
+        top_logprob, top_outcome = beam.logprob[:, :, 0], outcomes[:, :, 0]
     frame["first_correct"] = pd.array(first.reshape(-1), dtype="Int64")
     frame["gold_logprob"] = np.nan
     frame["output_logprob"] = np.nan
@@ -120,11 +120,12 @@ def decoded(model: SequenceModel, task: Task, src: np.ndarray, k: int) -> pd.Dat
             if k == 1:
                 top_logprob = model.score(src, out, length)
             gold_logprob = model.score(src, gold, gold_len)
-            failed = np.isnan(first)
+            # an answer that could not be read has no score to weigh the right one against
+            judged = np.isnan(first) & (top_outcome != Outcome.UNPARSEABLE.value)
             error = np.where(gold_logprob > top_logprob, "search", "model")
             frame["gold_logprob"] = gold_logprob.reshape(-1)
             frame["output_logprob"] = top_logprob.reshape(-1)
-            frame["error"] = np.where(failed, error, None).reshape(-1)
+            frame["error"] = np.where(judged, error, None).reshape(-1)
     for name, values in task.features(src).items():
         frame[FEATURE + name] = np.tile(np.asarray(values), members)
     return frame
