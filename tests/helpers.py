@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import time
 
 import numpy as np
@@ -203,3 +204,28 @@ def save_tiny_gpt2(path, seed: int = 0, positions: int = 64, corpus=None):
     GPT2LMHeadModel(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+HUB_COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def offline_hub_cache(monkeypatch, cache):
+    """Point huggingface_hub at the cache folder `cache`, offline: it reads HF_HUB_CACHE and
+    HF_HUB_OFFLINE when imported, so its constants are patched as well as the environment."""
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    return cache
+
+
+def save_in_hub_cache(folder, cache, repo: str):
+    """Lay out the files of `folder` as huggingface_hub caches the hub model `repo` (ORG/NAME):
+    models--ORG--NAME/snapshots/<commit>/<files>, and refs/main naming the commit."""
+    cached = cache / f"models--{repo.replace('/', '--')}"
+    shutil.copytree(folder, cached / "snapshots" / HUB_COMMIT)
+    (cached / "refs").mkdir()
+    (cached / "refs" / "main").write_text(HUB_COMMIT)
+    return cached / "snapshots" / HUB_COMMIT

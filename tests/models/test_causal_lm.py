@@ -13,10 +13,10 @@ import torch
 
 pytest.importorskip("transformers")
 
-from helpers import save_tiny_gpt2
+from helpers import offline_hub_cache, save_in_hub_cache, save_tiny_gpt2
 
 from genprobe.errors import CheckpointError, ConfigError, GenprobeError
-from genprobe.models.adapters.causal_lm import load_causal_lm
+from genprobe.models.adapters.causal_lm import hub_name, load_causal_lm
 
 PROMPTS = ["12+34=", "7+5=", "99+1=", "3+40=", "58+27=", "1+1=", "60+9=", "4+"]
 
@@ -225,3 +225,72 @@ def test_without_transformers_the_error_says_what_to_install(saved, monkeypatch)
     monkeypatch.setitem(sys.modules, "transformers", None)
     with pytest.raises(GenprobeError, match=r"pip install 'genprobe\[hf\]'"):
         load_causal_lm(saved)
+
+
+@pytest.fixture
+def hub(tmp_path, monkeypatch):
+    """An empty Hugging Face cache, offline: nothing is downloaded."""
+    return offline_hub_cache(monkeypatch, tmp_path / "hub")
+
+
+def test_a_hub_name_loads_from_the_hugging_face_cache(saved, hub, lm):
+    save_in_hub_cache(saved, hub, "tiny-org/tiny-gpt2")
+    cached = load_causal_lm("tiny-org/tiny-gpt2")
+    assert cached.name == "tiny-org/tiny-gpt2"
+    assert cached.complete(PROMPTS, 6) == lm.complete(PROMPTS, 6)
+    assert cached.complete(PROMPTS, 4, method="beam", beams=3) == lm.complete(
+        PROMPTS, 4, method="beam", beams=3
+    )
+
+
+def test_a_hub_name_not_in_the_cache_is_a_one_line_error(saved, hub):
+    save_in_hub_cache(saved, hub, "tiny-org/tiny-gpt2")
+    for name in ("tiny-org/absent", "absent"):
+        with pytest.raises(CheckpointError) as error:
+            load_causal_lm(name)
+        message = str(error.value)
+        assert message.startswith(f"{name}: not a folder, and cannot be loaded as a Hugging Face")
+        assert f"not in the Hugging Face cache {hub}, and HF_HUB_OFFLINE is set" in message
+        assert "\n" not in message
+
+
+def test_a_hub_models_bin_weights_load_weights_only(saved, hub, tmp_path, lm):
+    from safetensors.torch import load_file
+
+    snapshot = save_in_hub_cache(saved, hub, "tiny-org/bin")
+    state = load_file(snapshot / "model.safetensors")
+    (snapshot / "model.safetensors").unlink()
+    torch.save(state, snapshot / "pytorch_model.bin")
+    assert load_causal_lm("tiny-org/bin").complete(PROMPTS, 6) == lm.complete(PROMPTS, 6)
+
+    snapshot = save_in_hub_cache(saved, hub, "tiny-org/pickled")
+    (snapshot / "model.safetensors").unlink()
+    marker = tmp_path / "code-ran"
+    torch.save({"transformer.wte.weight": Touch(marker)}, snapshot / "pytorch_model.bin")
+    with pytest.raises(CheckpointError, match="tiny-org/pickled: weights cannot be read"):
+        load_causal_lm("tiny-org/pickled")
+    assert not marker.exists()
+
+
+def test_a_hub_model_that_is_not_causal_is_refused(saved, hub, tmp_path):
+    from transformers import BertConfig, BertForMaskedLM
+
+    size = {"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2}
+    BertForMaskedLM(BertConfig(vocab_size=300, **size, intermediate_size=16)).save_pretrained(
+        tmp_path / "bert"
+    )
+    save_in_hub_cache(tmp_path / "bert", hub, "tiny-org/bert")
+    with pytest.raises(CheckpointError, match=r"^tiny-org/bert: BertForMaskedLM is not a causal"):
+        load_causal_lm("tiny-org/bert")
+
+
+def test_a_path_that_exists_or_cannot_be_a_hub_name_is_a_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert hub_name("tiny-org/tiny-gpt2") == "tiny-org/tiny-gpt2"
+    assert hub_name("gpt2") == "gpt2"
+    for path in ("./tiny-org/x", "/models/x", "~/x", "models/tiny-org/x", "a..b", "org/x y"):
+        assert hub_name(path) is None, path
+    (tmp_path / "tiny-org" / "tiny-gpt2").mkdir(parents=True)
+    assert hub_name("tiny-org/tiny-gpt2") is None
+    with pytest.raises(CheckpointError, match=r"^models/tiny-org/x: not a directory"):
+        load_causal_lm("models/tiny-org/x")

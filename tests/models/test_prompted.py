@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from helpers import save_tiny_gpt2
+from helpers import offline_hub_cache, save_in_hub_cache, save_tiny_gpt2
 
 from genprobe.errors import ConfigError
 from genprobe.models.adapters.causal_lm import load_causal_lm
@@ -108,16 +108,21 @@ def test_score_is_the_log_probability_of_the_answer_after_its_prompt(model, src)
     np.testing.assert_allclose(scores[1], expected)
 
 
-def test_the_probe_study_runs_on_a_language_model(cli, saved, tmp_path):
+@pytest.mark.parametrize("where", ["folder", "hub"])
+def test_the_probe_study_runs_on_a_language_model(where, cli, saved, tmp_path, monkeypatch):
+    spec = f"hf:{saved}"
+    if where == "hub":  # a hub name, from the Hugging Face cache, is recorded as given
+        save_in_hub_cache(saved, offline_hub_cache(monkeypatch, tmp_path / "hub"), "org/tiny")
+        spec = "hf:org/tiny"
     out = tmp_path / "probe"
-    args = ["probe", "--model", f"hf:{saved}", "--task", "addition",
+    args = ["probe", "--model", spec, "--task", "addition",
             "--task-option", "format=plain", "--task-option", "train_digits=2",
             "--task-option", "test_lengths=3", "--families", "operand_swap", "--no-task-suites",
             "--size", "5", "--formats", "2", "--shots", "1", "--out", str(out)]  # fmt: skip
     code, _, err = cli(*args)
     assert code == 0, err
     config = json.loads((out / "config.json").read_text())["config"]
-    assert config["formats"] == 2 and config["shots"] == 1 and config["model"] == f"hf:{saved}"
+    assert config["formats"] == 2 and config["shots"] == 1 and config["model"] == spec
     results = pd.read_parquet(out / "results" / "family-operand_swap.parquet")
     assert sorted(results["member"].unique()) == ["format=0 draw=0", "format=1 draw=0"]
     assert set(results["outcome"]) <= {"correct", "incorrect", "unparseable"}
@@ -134,6 +139,10 @@ def test_prompt_settings_and_a_missing_task_are_one_line_errors(cli, saved, tmp_
     code, _, err = cli("probe", "--model", f"hf:{tmp_path / 'none'}", "--task", "addition",
                        "--out", str(tmp_path / "b"))  # fmt: skip
     assert code == 2 and "folder" in err
+    code, _, err = cli("probe", "--model", "hf:./none", "--task", "addition",
+                       "--out", str(tmp_path / "b"))  # fmt: skip
+    assert code == 2 and "folder of a saved model that exists, or a Hugging Face hub name" in err
+    assert not (tmp_path / "b").exists()
     code, _, err = cli("probe", "--model", "sympy", "--task", "integration", "--formats", "3",
                        "--out", str(tmp_path / "c"))  # fmt: skip
     assert code == 2 and "--formats" in err and "language model" in err
@@ -179,3 +188,13 @@ def test_endpoint_settings_for_a_model_that_is_no_endpoint_are_refused(
     assert code == 2 and named in err and "not an OpenAI-compatible endpoint" in err, err
     assert len(err.strip().splitlines()) == 1
     assert not out.exists() and not cache.exists()
+
+
+def test_a_hub_name_the_cache_lacks_is_one_line_and_writes_nothing(cli, tmp_path, monkeypatch):
+    offline_hub_cache(monkeypatch, tmp_path / "hub")
+    out = tmp_path / "probe"
+    code, _, err = cli("probe", "--model", "hf:org/absent", "--task", "addition",
+                       "--out", str(out))  # fmt: skip
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "org/absent: not a folder" in err and "HF_HUB_OFFLINE is set" in err
+    assert not out.exists()

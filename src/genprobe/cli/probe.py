@@ -28,10 +28,11 @@ def probe(
         str,
         typer.Option(
             "--model",
-            help="The model under test: run:RUN_DIR[@SEEDS] (a finished sweep), hf:PATH (a saved "
-            "causal language model) or openai:MODEL@URL (an OpenAI-compatible endpoint), asked "
-            "by prompts (needs --task), or an integration model (ckpt:, lc:, bundled:, sympy, "
-            "py:, openai:) for --task integration.",
+            help="The model under test: run:RUN_DIR[@SEEDS] (a finished sweep), hf:PATH or "
+            "hf:ORG/NAME (a causal language model in a folder or named on the Hugging Face hub) "
+            "or openai:MODEL@URL (an OpenAI-compatible endpoint), asked by prompts (needs "
+            "--task), or an integration model (ckpt:, lc:, bundled:, sympy, py:, openai:) for "
+            "--task integration.",
         ),
     ],
     out: Annotated[

@@ -61,9 +61,14 @@ def _bundled_name(argument: str) -> None:
     bundled_checkpoint(argument)
 
 
-def _model_directory(argument: str) -> None:
-    if not Path(argument).is_dir():
-        raise ConfigError("--model", "the folder of a saved model that exists", argument)
+def _model_folder_or_hub_name(argument: str) -> None:
+    """A folder that exists, or a Hugging Face hub name (not loaded: whether the hub or the
+    cache holds it is known only then)."""
+    from genprobe.models.adapters.causal_lm import hub_name
+
+    if hub_name(argument) is None and not Path(argument).is_dir():
+        expected = "the folder of a saved model that exists, or a Hugging Face hub name ORG/NAME"
+        raise ConfigError("--model", expected, argument)
 
 
 def _user_function(argument: str) -> None:
@@ -150,10 +155,11 @@ MODELS: dict[str, ModelKind] = {
     "hf": ModelKind(
         "genprobe.models.adapters.prompted:from_hf",
         "hf:PATH",
-        "a Hugging Face causal language model saved in folder PATH with its tokenizer, asked the "
-        "task's inputs as prompts; its members are prompt formats x few-shot draws x samples",
+        "a Hugging Face causal language model saved in folder PATH with its tokenizer, or a hub "
+        "name ORG/NAME (from the Hugging Face cache), asked the task's inputs as prompts; its "
+        "members are prompt formats x few-shot draws x samples",
         ("task", "prompts", "device"),
-        check=_model_directory,
+        check=_model_folder_or_hub_name,
         tokens=True,
     ),
     "run": ModelKind(

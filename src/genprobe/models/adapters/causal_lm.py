@@ -1,7 +1,7 @@
-"""A Hugging Face causal language model from a local directory: prompts in, completions and
-answer log-probabilities out (the core of the `hf:PATH` model under test).
+"""A Hugging Face causal language model from a local directory or a hub name: prompts in,
+completions and answer log-probabilities out (the core of the `hf:PATH` model under test).
 
-    lm = load_causal_lm("checkpoints/gpt2-addition")
+    lm = load_causal_lm("checkpoints/gpt2-addition")              # or "openai-community/gpt2"
     lm.complete(["12+34="], 8, stop=["\\n"])                      # [["46"]]
     lm.complete(["12+34="], 8, method="sample", seed=0)            # reproducible for the seed
     lm.complete(["12+34="], 8, method="beam", beams=4)             # 4 completions, best first
@@ -16,13 +16,16 @@ list): a prompt's sample does not depend on the prompts batched with it or on `b
 `transformers`' `generate`. A completion ends at an end-of-sequence token (not part of the
 text), at a stop string (cut before it) or after `max_new_tokens`.
 
-Only local files are read (`local_files_only`), weights from safetensors where present, a
-`.bin` checkpoint only through `torch.load(weights_only=True)`, and no code from the
-checkpoint is run. Needs `transformers` (`pip install 'genprobe[hf]'`), imported when used.
+A directory is read with `local_files_only`; a hub name (a path that does not exist, shaped
+as `ORG/NAME` or `NAME`: `hub_name`) through the Hugging Face cache, which honours
+HF_HUB_OFFLINE. Weights come from safetensors where present, a `.bin` checkpoint only through
+`torch.load(weights_only=True)`, and no code from the checkpoint is run. Needs
+`transformers` (`pip install 'genprobe[hf]'`), imported when used.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import pickle
 from collections.abc import Callable, Sequence
@@ -43,51 +46,81 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model",
 def load_causal_lm(
     path: str | Path, device: str | torch.device = "cpu", dtype: str | torch.dtype | None = None
 ) -> CausalLM:
-    """The causal language model and tokenizer saved (`save_pretrained`) in directory `path`,
-    on `device`, in `dtype` (None: as saved; or float32, float16, bfloat16).
+    """The causal language model and tokenizer of `path`, on `device`, in `dtype` (None: as
+    saved; or float32, float16, bfloat16): a directory made by `save_pretrained`, or, where
+    `hub_name` reads `path` as one, a Hugging Face hub name (from the Hugging Face cache, or
+    downloaded into it unless HF_HUB_OFFLINE is set).
 
     Raises:
         CheckpointError: `path` is not a directory, has no config, holds no causal language
-            model (an encoder-only or encoder-decoder one), no weights, or no tokenizer.
+            model (an encoder-only or encoder-decoder one), no weights, or no tokenizer; a hub
+            name that cannot be loaded (not cached while offline, unknown, unreachable).
         ConfigError: an unknown dtype.
         GenprobeError: transformers is not installed.
     """
-    transformers = _transformers()
-    root = Path(path)
-    if not root.is_dir():
-        raise CheckpointError(f"{root}: not a directory holding a causal language model")
-    if not (root / "config.json").is_file():
-        raise CheckpointError(f"{root}: no config.json (a directory made by save_pretrained?)")
+    transformers = _hf_package("transformers")
+    name = hub_name(path)
+    if name is None:
+        root = Path(path)
+        _check_saved(root)
+        source: str | Path = root
+        config_file, unreadable = root / "config.json", "cannot be read"
+        options = {"local_files_only": True, "use_safetensors": any(root.glob("*.safetensors"))}
+        reason = _first_line
+    else:  # transformers tries safetensors first, then a .bin (weights_only below)
+        source, config_file, options, reason = name, name, {}, _hub_reason
+        unreadable = "not a folder, and cannot be loaded as a Hugging Face hub name"
     try:
-        config = transformers.AutoConfig.from_pretrained(root, local_files_only=True)
+        config = transformers.AutoConfig.from_pretrained(source, **options)
     except (OSError, ValueError, KeyError) as error:
-        raise CheckpointError(
-            f"{root / 'config.json'}: cannot be read ({_first_line(error)})"
-        ) from None
-    _check_causal(config, root)
-    safetensors = any(root.glob("*.safetensors"))
-    if not safetensors and not any(root.glob("*.bin")):
-        raise CheckpointError(f"{root}: no weights (*.safetensors or *.bin)")
-    if not any((root / name).is_file() for name in TOKENIZER_FILES):
-        raise CheckpointError(f"{root}: no tokenizer (none of {', '.join(TOKENIZER_FILES)})")
+        raise CheckpointError(f"{config_file}: {unreadable} ({reason(error)})") from None
+    _check_causal(config, config_file)
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(root, local_files_only=True)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(source, **options)
     except (OSError, ValueError, KeyError, TypeError) as error:
-        raise CheckpointError(f"{root}: tokenizer cannot be read ({_first_line(error)})") from None
+        raise CheckpointError(f"{source}: tokenizer cannot be read ({reason(error)})") from None
     from safetensors import SafetensorError
 
     try:
         model = transformers.AutoModelForCausalLM.from_pretrained(
-            root,
-            local_files_only=True,
-            use_safetensors=safetensors,
-            weights_only=True,
-            dtype=_dtype(dtype),
+            source, weights_only=True, dtype=_dtype(dtype), **options
         )
     except (OSError, ValueError, RuntimeError, pickle.UnpicklingError, SafetensorError) as error:
         # weights_only refuses a pickle holding anything but tensors: UnpicklingError
-        raise CheckpointError(f"{root}: weights cannot be read ({_first_line(error)})") from None
-    return CausalLM(model.to(device).eval(), tokenizer, name=str(root))
+        raise CheckpointError(f"{source}: weights cannot be read ({reason(error)})") from None
+    return CausalLM(model.to(device).eval(), tokenizer, name=str(source))
+
+
+def hub_name(path: str | Path) -> str | None:
+    """`path` as a Hugging Face hub name (`ORG/NAME` or `NAME`), or None for a local path: one
+    that exists, or one that no hub name can be (huggingface_hub's `validate_repo_id`: it
+    starts with `.`, `/` or `~`, has two `/` or more, or a character other than letters,
+    digits, `-`, `_` and `.`).
+
+    Raises:
+        GenprobeError: huggingface_hub (a part of transformers) is not installed.
+    """
+    text = str(path)
+    if Path(text).exists():
+        return None
+    validators = _hf_package("huggingface_hub.utils")
+    try:
+        validators.validate_repo_id(text)
+    except validators.HFValidationError:
+        return None
+    return text
+
+
+def _check_saved(root: Path) -> None:
+    """Refuse a local directory that lacks what `save_pretrained` writes."""
+    if not root.is_dir():
+        raise CheckpointError(f"{root}: not a directory holding a causal language model")
+    if not (root / "config.json").is_file():
+        raise CheckpointError(f"{root}: no config.json (a directory made by save_pretrained?)")
+    if not any(root.glob("*.safetensors")) and not any(root.glob("*.bin")):
+        raise CheckpointError(f"{root}: no weights (*.safetensors or *.bin)")
+    if not any((root / name).is_file() for name in TOKENIZER_FILES):
+        raise CheckpointError(f"{root}: no tokenizer (none of {', '.join(TOKENIZER_FILES)})")
 
 
 class CausalLM:
@@ -342,7 +375,7 @@ def _cut(text: str, stops: list[str]) -> str:
     return text[: min((text.find(s) for s in stops if s in text), default=len(text))]
 
 
-def _check_causal(config: Any, root: Path) -> None:
+def _check_causal(config: Any, config_file: str | Path) -> None:
     """Refuse a config that `AutoModelForCausalLM` cannot build as a causal LM, or whose saved
     architectures are none of the causal ones (an encoder-only BERT for masked LM)."""
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
@@ -357,7 +390,7 @@ def _check_causal(config: Any, root: Path) -> None:
     ):
         kind = ", ".join(saved) or config.model_type
         raise CheckpointError(
-            f"{root / 'config.json'}: {kind} is not a causal language model "
+            f"{config_file}: {kind} is not a causal language model "
             "(a decoder-only model such as GPT-2 or Llama is needed)"
         )
 
@@ -392,11 +425,20 @@ def _first_line(error: Exception) -> str:
     return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
-def _transformers() -> Any:
+def _hub_reason(error: Exception) -> str:
+    """Why loading a hub name failed, in a line: in offline mode, an OSError is a file missing
+    from the cache (which transformers words as a failed connection)."""
+    from huggingface_hub import constants
+
+    if isinstance(error, OSError) and constants.is_offline_mode():
+        return f"not in the Hugging Face cache {constants.HF_HUB_CACHE}, and HF_HUB_OFFLINE is set"
+    return _first_line(error)
+
+
+def _hf_package(module: str) -> Any:
     try:
-        import transformers
+        return importlib.import_module(module)
     except ImportError:
         raise GenprobeError(
             "hf: models need the transformers package: pip install 'genprobe[hf]'"
         ) from None
-    return transformers

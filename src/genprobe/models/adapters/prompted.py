@@ -197,7 +197,8 @@ def _ranked(rows: list[list[list[tuple[int, ...] | None]]], k: int) -> Ranked:
 def from_hf(
     path: str, task: Task | None = None, prompts: PromptGrid | None = None, device: str = "cpu"
 ) -> PromptedModel:
-    """`hf:PATH`: the causal language model saved in directory PATH, asked `task`'s inputs."""
+    """`hf:PATH`: the causal language model saved in directory PATH, or of the Hugging Face hub
+    name PATH (`causal_lm.hub_name`), asked `task`'s inputs."""
     from genprobe.models.adapters.causal_lm import load_causal_lm
 
     if task is None:

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from genprobe.errors import ConfigError
+from genprobe.models.adapters.causal_lm import hub_name
 from genprobe.models.adapters.integration_tokens import as_sequence_model
 from genprobe.models.registry import run_spec
 from genprobe.runs.atomic import write_json
@@ -58,7 +59,7 @@ def resolved(config: ProbeConfig) -> ProbeConfig:
         path, seeds = run_spec(spec.removeprefix("run:"))
         chosen = "" if seeds is None else "@" + ",".join(map(str, seeds))
         spec = f"run:{Path(path).absolute()}{chosen}"
-    elif spec.startswith("hf:"):
+    elif spec.startswith("hf:") and hub_name(spec.removeprefix("hf:")) is None:
         spec = f"hf:{Path(spec.removeprefix('hf:')).absolute()}"
     options_items = tuple(sorted(options.items()))
     cache = config.cache_dir and str(Path(config.cache_dir).absolute())
