@@ -3,6 +3,7 @@ weights, a byte-level BPE tokenizer trained on addition problems): batched decod
 prompt at a time, seeded sampling, beams, stop strings, answer log-probabilities against the
 model's own logits, and the errors for directories that hold no causal model."""
 
+import functools
 import re
 import shutil
 import sys
@@ -80,6 +81,50 @@ def test_beam_gives_ranked_distinct_completions(lm):
     assert (reference.sequences_scores.diff() <= 0).all()
     assert found[0] == lm.tokenizer.batch_decode(reference.sequences[:, ids.shape[1] :])
     assert lm.complete(PROMPTS, 6, method="beam", beams=1) == lm.complete(PROMPTS, 6)
+
+
+def test_batched_beams_on_the_prompts_cache_are_generates_own_search_of_each_prompt(lm):
+    rows = [lm.tokenizer(p).input_ids for p in [*PROMPTS, "1"]]
+    assert len(rows[-1]) == 1  # no cache to compute for it alone
+    settings = {"output_scores": True, "return_dict_in_generate": True}
+    together = lm._generate_beams(rows, 5, 4, [], **settings)
+    width = max(map(len, rows))
+    for r, row in enumerate(rows):
+        ids = torch.tensor([row])
+        reference = lm.model.generate(
+            input_ids=ids,
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=5,
+            num_beams=4,
+            num_return_sequences=4,
+            do_sample=False,
+            pad_token_id=lm.pad_id,
+            **settings,
+        )
+        expected = reference.sequences[:, len(row) :]
+        alone = lm._generate_beams([row], 5, 4, [], **settings)
+        for found, first, start in ((together, 4 * r, width), (alone, 0, len(row))):
+            new = found.sequences[first : first + 4, start:]
+            assert torch.equal(new[:, : expected.shape[1]], expected)
+            assert (new[:, expected.shape[1] :] == lm.pad_id).all()
+            scores = found.sequences_scores[first : first + 4]
+            torch.testing.assert_close(scores, reference.sequences_scores, atol=1e-5, rtol=0)
+
+
+def test_beam_search_runs_each_prompt_through_the_model_once(lm, monkeypatch):
+    shapes = []
+    forward = lm.model.forward
+
+    @functools.wraps(forward)  # its signature: the cache's argument is named as the model's
+    def counted(*args, **kwargs):
+        shapes.append(tuple(kwargs["input_ids"].shape))
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(lm.model, "forward", counted)
+    lm.complete(PROMPTS, 4, method="beam", beams=4, batch_size=len(PROMPTS))
+    width = max(len(lm.tokenizer(p).input_ids) for p in PROMPTS)
+    assert (len(PROMPTS), width - 1) in shapes  # the prompts but their last tokens, once
+    assert all(rows == len(PROMPTS) or length == 1 for rows, length in shapes)
 
 
 def test_stop_strings_cut_the_completion(lm):

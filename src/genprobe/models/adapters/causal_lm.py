@@ -137,6 +137,9 @@ class CausalLM:
             (i for i in (tokenizer.pad_token_id, tokenizer.eos_token_id) if i is not None), 0
         )
         self.pad_id: int = pad
+        # logits of the last position only: a long prompt's would fill memory (vocab x length)
+        keep = "logits_to_keep" in inspect.signature(model.forward).parameters
+        self._last_logits_only = {"logits_to_keep": 1} if keep else {}
 
     @property
     def device(self) -> torch.device:
@@ -274,12 +277,9 @@ class CausalLM:
     ) -> list[str]:
         """One completion per row (greedy or sampled, as `choose` picks the next tokens)."""
         ids, mask = self._pad(rows, left=True)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        step, positions = self._prefill(ids, mask)
         new: list[list[int]] = [[] for _ in rows]
         done = [False] * len(rows)
-        step = self.model(
-            input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True
-        )
         cache = _cache_argument(self.model)
         for _ in range(max_new_tokens):
             tokens = choose(step.logits[:, -1].float()).tolist()
@@ -304,13 +304,33 @@ class CausalLM:
             )
         return [self._text(tokens) for tokens in new]
 
-    @torch.inference_mode()
     def _beam(
         self, rows: list[list[int]], max_new_tokens: int, beams: int, stops: list[str]
     ) -> list[list[str]]:
+        out = self._generate_beams(rows, max_new_tokens, beams, stops)
+        texts = [self._text(row) for row in out[:, max(map(len, rows)) :].tolist()]
+        return [texts[r * beams : (r + 1) * beams] for r in range(len(rows))]
+
+    @torch.inference_mode()
+    def _generate_beams(
+        self,
+        rows: list[list[int]],
+        max_new_tokens: int,
+        beams: int,
+        stops: list[str],
+        **options: Any,
+    ) -> Any:
+        """`generate`'s beam search (its output; `options` go to it), on the cache of each
+        prompt but its last token, computed once and repeated for the beams: `generate` alone
+        would run each prompt `beams` times over, most of a beam search's time."""
         ids, mask = self._pad(rows, left=True)
         extra = {"stop_strings": stops, "tokenizer": self.tokenizer} if stops else {}
-        out = self.model.generate(
+        if ids.shape[1] > 1:
+            cache = _cache_argument(self.model)
+            prefix = getattr(self._prefill(ids[:, :-1], mask[:, :-1])[0], cache)
+            prefix.batch_repeat_interleave(beams)
+            extra[cache] = prefix
+        return self.model.generate(
             input_ids=ids,
             attention_mask=mask,
             max_new_tokens=max_new_tokens,
@@ -320,9 +340,21 @@ class CausalLM:
             eos_token_id=sorted(self.eos_ids) or None,
             pad_token_id=self.pad_id,
             **extra,
+            **options,
         )
-        texts = [self._text(row) for row in out[:, ids.shape[1] :].tolist()]
-        return [texts[r * beams : (r + 1) * beams] for r in range(len(rows))]
+
+    def _prefill(self, ids: Tensor, mask: Tensor) -> tuple[Any, Tensor]:
+        """The model's output on left-padded prompts (the last position's logits, the key/value
+        cache) and their position ids, which count from each prompt's first token."""
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        step = self.model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=positions,
+            use_cache=True,
+            **self._last_logits_only,
+        )
+        return step, positions
 
     def _text(self, tokens: list[int]) -> str:
         return self.tokenizer.decode(tokens, skip_special_tokens=True)
