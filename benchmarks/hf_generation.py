@@ -11,8 +11,9 @@ completion runs its `--new-tokens`: both paths do the same work. Greedy and beam
 are the same both ways (printed); samples differ, as each is seeded by its prompt's position
 in the list given.
 
-Each path runs `--repeats` times; the medians give prompts/s, and the last line is
-`speedup = X.X` (batched against one at a time). The issue's target is 5x or more on CPU.
+Each path runs `--repeats` times, the two taking turns (a change in the load of a shared machine
+falls on both); the medians give prompts/s, and the last line is `speedup = X.X` (batched
+against one at a time). The issue's target is 5x or more on CPU.
 
 Run: .venv/bin/python benchmarks/hf_generation.py [--prompts 64] [--new-tokens 16]
      [--method greedy|sample|beam] [--repeats 3] [--threads 2] [--device cpu|cuda]
@@ -71,13 +72,16 @@ def save_random_gpt2(path: Path, layers: int, width: int, seed: int) -> None:
     tokenizer.save_pretrained(path)
 
 
-def timed(run, repeats: int) -> tuple[float, list[list[str]]]:
-    times, out = [], []
+def timed(runs: list, repeats: int) -> list[tuple[float, list[list[str]]]]:
+    """Each run's median time and output, the runs taking turns."""
+    times: list[list[float]] = [[] for _ in runs]
+    outs: list[list[list[str]]] = [[] for _ in runs]
     for _ in range(repeats):
-        start = time.perf_counter()
-        out = run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), out
+        for i, run in enumerate(runs):
+            start = time.perf_counter()
+            outs[i] = run()
+            times[i].append(time.perf_counter() - start)
+    return [(statistics.median(seconds), out) for seconds, out in zip(times, outs, strict=True)]
 
 
 def main() -> None:
@@ -113,8 +117,13 @@ def main() -> None:
         f"{args.new_tokens} new tokens, {args.method}, median of {args.repeats}"
     )
     complete(lm, texts[:4], 4)  # warm up
-    batched, together = timed(lambda: complete(lm, texts, args.batch_size), args.repeats)
-    alone, one_by_one = timed(lambda: [complete(lm, [text], 1)[0] for text in texts], args.repeats)
+    (batched, together), (alone, one_by_one) = timed(
+        [
+            lambda: complete(lm, texts, args.batch_size),
+            lambda: [complete(lm, [text], 1)[0] for text in texts],
+        ],
+        args.repeats,
+    )
     same = sum(a == b for a, b in zip(together, one_by_one, strict=True))
     print(
         f"batched, {args.batch_size} a batch: {batched:.3f} s, {len(texts) / batched:.0f} prompts/s"
