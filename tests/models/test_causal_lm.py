@@ -17,7 +17,7 @@ pytest.importorskip("transformers")
 from helpers import offline_hub_cache, save_in_hub_cache, save_tiny_gpt2
 
 from genprobe.errors import CheckpointError, ConfigError, GenprobeError
-from genprobe.models.adapters.causal_lm import hub_name, load_causal_lm
+from genprobe.models.adapters.causal_lm import CausalLM, hub_name, load_causal_lm
 
 PROMPTS = ["12+34=", "7+5=", "99+1=", "3+40=", "58+27=", "1+1=", "60+9=", "4+"]
 
@@ -125,6 +125,36 @@ def test_beam_search_runs_each_prompt_through_the_model_once(lm, monkeypatch):
     width = max(len(lm.tokenizer(p).input_ids) for p in PROMPTS)
     assert (len(PROMPTS), width - 1) in shapes  # the prompts but their last tokens, once
     assert all(rows == len(PROMPTS) or length == 1 for rows, length in shapes)
+
+
+def test_a_hybrid_models_recurrent_state_is_left_to_generates_beam_search(lm):
+    """Qwen3-Next's linear-attention layers keep a state that repeating the cache's batch for
+    the beams would not repeat: its beams run on `generate` alone, and still batch."""
+    import transformers
+
+    if not hasattr(transformers, "Qwen3NextConfig"):
+        pytest.skip("transformers without Qwen3-Next")
+    width = {"hidden_size": 16, "intermediate_size": 16, "head_dim": 8}
+    linear = {"linear_num_value_heads": 2, "linear_num_key_heads": 1}
+    linear |= {"linear_key_head_dim": 8, "linear_value_head_dim": 8}
+    experts = {"num_experts": 2, "num_experts_per_tok": 1, "moe_intermediate_size": 16}
+    config = transformers.Qwen3NextConfig(
+        vocab_size=len(lm.tokenizer),
+        num_hidden_layers=2,
+        layer_types=["linear_attention", "full_attention"],
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        shared_expert_intermediate_size=16,
+        max_position_embeddings=64,
+        **width,
+        **linear,
+        **experts,
+    )
+    torch.manual_seed(0)
+    hybrid = CausalLM(transformers.Qwen3NextForCausalLM(config).eval(), lm.tokenizer, "hybrid")
+    prompts = PROMPTS[:2]
+    found = hybrid.complete(prompts, 3, method="beam", beams=2)
+    assert found == [hybrid.complete([prompt], 3, method="beam", beams=2)[0] for prompt in prompts]
 
 
 def test_stop_strings_cut_the_completion(lm):

@@ -40,6 +40,8 @@ from genprobe.errors import CheckpointError, ConfigError, GenprobeError, check_c
 
 METHODS = ("greedy", "sample", "beam")
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+# cache layers of keys and values alone (transformers 5), repeated for the beams
+KEY_VALUE_LAYERS = ("DynamicLayer", "DynamicSlidingWindowLayer")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
 
 
@@ -322,14 +324,16 @@ class CausalLM:
     ) -> Any:
         """`generate`'s beam search (its output; `options` go to it), on the cache of each
         prompt but its last token, computed once and repeated for the beams: `generate` alone
-        would run each prompt `beams` times over, most of a beam search's time."""
+        would run each prompt `beams` times over, most of a beam search's time. A cache that
+        holds more than keys and values is left to `generate` (`_repeatable`)."""
         ids, mask = self._pad(rows, left=True)
         extra = {"stop_strings": stops, "tokenizer": self.tokenizer} if stops else {}
         if ids.shape[1] > 1:
             cache = _cache_argument(self.model)
             prefix = getattr(self._prefill(ids[:, :-1], mask[:, :-1])[0], cache)
-            prefix.batch_repeat_interleave(beams)
-            extra[cache] = prefix
+            if _repeatable(prefix):
+                prefix.batch_repeat_interleave(beams)
+                extra[cache] = prefix
         return self.model.generate(
             input_ids=ids,
             attention_mask=mask,
@@ -425,6 +429,17 @@ def _check_causal(config: Any, config_file: str | Path) -> None:
             f"{config_file}: {kind} is not a causal language model "
             "(a decoder-only model such as GPT-2 or Llama is needed)"
         )
+
+
+def _repeatable(cache: Any) -> bool:
+    """Whether `cache` holds keys and values alone, in transformers' dynamic layers (full or
+    sliding-window attention), so that repeating its batch repeats all of it: not the state
+    of a linear-attention layer, nor an older transformers' cache."""
+    from transformers import cache_utils
+
+    plain = tuple(getattr(cache_utils, name, None) for name in KEY_VALUE_LAYERS)
+    layers = getattr(cache, "layers", None)
+    return bool(layers) and all(type(layer) in plain for layer in layers)
 
 
 def _cache_argument(model: Any) -> str:
