@@ -60,17 +60,13 @@ def test_a_low_temperature_samples_the_greedy_completion(lm):
     assert cold == lm.complete(PROMPTS, 6)
 
 
-def test_beam_gives_ranked_distinct_completions(lm):
-    found = lm.complete(PROMPTS, 4, method="beam", beams=4, batch_size=3)
-    assert [len(texts) for texts in found] == [4] * len(PROMPTS)
-    assert all(len(set(texts)) == 4 for texts in found)
-    assert found == [lm.complete([prompt], 4, method="beam", beams=4)[0] for prompt in PROMPTS]
-    # best first, as transformers ranks the beams of one prompt by their scores
-    ids = torch.tensor([lm.tokenizer(PROMPTS[0]).input_ids])
-    reference = lm.model.generate(
+def generates_own_beams(lm, row: list[int], max_new_tokens: int):
+    """transformers' own beam search (4 beams) of one prompt's tokens, with the scores."""
+    ids = torch.tensor([row])
+    return lm.model.generate(
         input_ids=ids,
         attention_mask=torch.ones_like(ids),
-        max_new_tokens=4,
+        max_new_tokens=max_new_tokens,
         num_beams=4,
         num_return_sequences=4,
         do_sample=False,
@@ -78,8 +74,18 @@ def test_beam_gives_ranked_distinct_completions(lm):
         output_scores=True,
         return_dict_in_generate=True,
     )
+
+
+def test_beam_gives_ranked_distinct_completions(lm):
+    found = lm.complete(PROMPTS, 4, method="beam", beams=4, batch_size=3)
+    assert [len(texts) for texts in found] == [4] * len(PROMPTS)
+    assert all(len(set(texts)) == 4 for texts in found)
+    assert found == [lm.complete([prompt], 4, method="beam", beams=4)[0] for prompt in PROMPTS]
+    # best first, as transformers ranks the beams of one prompt by their scores
+    row = lm.tokenizer(PROMPTS[0]).input_ids
+    reference = generates_own_beams(lm, row, 4)
     assert (reference.sequences_scores.diff() <= 0).all()
-    assert found[0] == lm.tokenizer.batch_decode(reference.sequences[:, ids.shape[1] :])
+    assert found[0] == lm.tokenizer.batch_decode(reference.sequences[:, len(row) :])
     assert lm.complete(PROMPTS, 6, method="beam", beams=1) == lm.complete(PROMPTS, 6)
 
 
@@ -90,17 +96,7 @@ def test_batched_beams_on_the_prompts_cache_are_generates_own_search_of_each_pro
     together = lm._generate_beams(rows, 5, 4, [], **settings)
     width = max(map(len, rows))
     for r, row in enumerate(rows):
-        ids = torch.tensor([row])
-        reference = lm.model.generate(
-            input_ids=ids,
-            attention_mask=torch.ones_like(ids),
-            max_new_tokens=5,
-            num_beams=4,
-            num_return_sequences=4,
-            do_sample=False,
-            pad_token_id=lm.pad_id,
-            **settings,
-        )
+        reference = generates_own_beams(lm, row, 5)
         expected = reference.sequences[:, len(row) :]
         alone = lm._generate_beams([row], 5, 4, [], **settings)
         for found, first, start in ((together, 4 * r, width), (alone, 0, len(row))):
