@@ -13,7 +13,8 @@ ids. Greedy decoding and sampling run genprobe's own loop on the model's key/val
 that each prompt samples from a generator of its own, seeded by (seed, its position in the
 list): a prompt's sample does not depend on the prompts batched with it or on `batch_size`
 (up to float rounding of the logits, which can differ between batch shapes). Beam search is
-`transformers`' `generate`. A completion ends at an end-of-sequence token (not part of the
+`transformers`' `generate`, handed each prompt's key/value cache computed once for all its
+beams. A completion ends at an end-of-sequence token (not part of the
 text), at a stop string (cut before it) or after `max_new_tokens`.
 
 A directory is read with `local_files_only`; a hub name (a path that does not exist, shaped
