@@ -24,8 +24,12 @@ ACCURACY = {
 
 @pytest.fixture
 def run(tmp_path):
-    """A probe run whose members have the accuracies of ACCURACY."""
-    path = open_run(tmp_path / "probe", KIND, ProbeConfig("sympy", task="integration"))
+    return built(tmp_path / "probe", ProbeConfig("sympy", task="integration"))
+
+
+def built(out, config):
+    """A probe run of `config` whose members have the accuracies of ACCURACY."""
+    path = open_run(out, KIND, config)
     write_json(path / SUITES_FILE, [
         {"suite": suite, "kind": "base" if suite == "base" else "family", "name": suite,
          "inputs": N, "invalid": 0}
@@ -94,3 +98,12 @@ def test_the_threshold_is_no_part_of_the_run(cli, tmp_path):
     assert (out / "config.json").read_text() == stored
     assert (out / "results" / "base.parquet").stat().st_mtime_ns == decoded
     assert "≥ 90 %" in (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("samples", "said"),
+    [(0, "Decoding: greedy;"), (2, "Decoding: sampling at temperature 1 (each member's seed);")],
+)
+def test_the_report_says_how_the_members_decoded(tmp_path, samples, said):
+    config = ProbeConfig("sympy", task="integration", samples=samples)
+    assert said in report_run(built(tmp_path / "probe", config))[0].read_text()

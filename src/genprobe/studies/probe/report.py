@@ -56,7 +56,8 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
     figure = suite_distributions(scores, run / "figures" / "accuracy.png", "members")
     figure = figure.relative_to(run)
     options = ", ".join(f"{k}={v}" for k, v in config.task_options)
-    decoding = "greedy" if config.k == 1 else f"greedy, and beam search of width {config.k}"
+    first = "greedy" if config.samples == 0 else "sampling at temperature 1 (each member's seed)"
+    decoding = first if config.k == 1 else f"{first}, and beam search of width {config.k}"
     blocks = [
         Text(
             f"Model `{config.model}`: {members} members. Task `{config.task}` ({options}). "
@@ -67,7 +68,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
         Figure(figure, "Accuracy per suite, one dot per member"),
         Heading("Accuracy per suite across members"),
         Text(
-            "Greedy accuracy over the members: median, min–max and IQM with its 95 % bootstrap "
+            f"Accuracy ({first}) over the members: median, min–max and IQM with its 95 % bootstrap "
             f"interval. ≥ {100 * threshold:g} %: the members at that accuracy or above, with a "
             "95 % Wilson interval of their share (`--threshold`). Drop: accuracy on the base "
             "inputs a suite was made from minus accuracy "
