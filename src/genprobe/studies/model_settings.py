@@ -4,6 +4,7 @@ loads and refused, before it loads, for a model of another kind."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from genprobe.errors import ConfigError, check_choice
@@ -15,9 +16,23 @@ from genprobe.models.registry import check_spec
 ENDPOINT = {"api": "chat", "cache_dir": None, "concurrency": None, "timeout": None, "retries": None}
 
 
+@dataclass(frozen=True, kw_only=True)
 class ModelUnderTestSettings:
-    """For a config dataclass with the fields `model`, `device`, `formats`, `shots`,
-    `shot_draws`, `samples`, `prompt_seed` and those of `ENDPOINT`."""
+    """The fields a config of a model under test (with its own `model` and `device`) inherits:
+    a language model's members (`models.adapters.prompted.PromptGrid`) and an endpoint's
+    settings; all but `api` say how requests are made, not what is answered (runtime)."""
+
+    formats: int = 1
+    shots: int = 0
+    shot_draws: int = 1
+    samples: int = 0
+    prompt_seed: int = 0
+    api: str = "chat"  # openai: the chat API, or the completions API (a base model)
+    # openai: how requests are made (None: `EndpointConfig`'s defaults)
+    concurrency: int | None = None
+    timeout: float | None = None
+    retries: int | None = None
+    cache_dir: str | None = None  # None: `openai.default_cache_dir()`
 
     def prompts(self) -> PromptGrid:
         return PromptGrid(self.formats, self.shots, self.shot_draws, self.samples, self.prompt_seed)

@@ -51,20 +51,9 @@ class ProbeConfig(ModelUnderTestSettings):
     data_seed: int = 0
     seed: int = 0  # the perturbations' random draws
     k: int = 1  # candidates per input: 1 greedy, more by beam search of width k
-    # a language model's members (`models.adapters.prompted.PromptGrid`)
-    formats: int = 1
-    shots: int = 0
-    shot_draws: int = 1
-    samples: int = 0
-    prompt_seed: int = 0
-    api: str = "chat"  # openai: the chat API, or the completions API (a base model)
+    # a language model's prompt grid and an endpoint's settings: `ModelUnderTestSettings`
     device: str = "cpu"
     workers: int = 1
-    # openai: how requests are made (None: `EndpointConfig`'s defaults)
-    concurrency: int | None = None
-    timeout: float | None = None
-    retries: int | None = None
-    cache_dir: str | None = None  # None: `openai.default_cache_dir()`
 
     def load_task(self) -> Task:
         return load_task(self.task, dict(self.task_options))

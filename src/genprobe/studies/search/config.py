@@ -66,21 +66,10 @@ class SearchConfig(ModelUnderTestSettings):
     task: str = ""
     task_options: tuple[tuple[str, Any], ...] = ()
     data_seed: int = 0  # a language model's base inputs (a sweep's are drawn with its own)
-    # a language model's members (`models.adapters.prompted.PromptGrid`)
-    formats: int = 1
-    shots: int = 0
-    shot_draws: int = 1
-    samples: int = 0
-    prompt_seed: int = 0
-    api: str = "chat"  # openai: the chat API, or the completions API (a base model)
+    # a language model's prompt grid and an endpoint's settings: `ModelUnderTestSettings`
     minutes: float | None = None  # CPU minutes of this process (time.process_time)
     workers: int | None = None  # torch threads of the decoding (None: torch's default)
     device: str = "cpu"
-    # openai: how requests are made (None: `EndpointConfig`'s defaults)
-    concurrency: int | None = None
-    timeout: float | None = None
-    retries: int | None = None
-    cache_dir: str | None = None  # None: `openai.default_cache_dir()`
 
     @property
     def of_run(self) -> bool:
