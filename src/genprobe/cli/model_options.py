@@ -1,6 +1,7 @@
 """The options that name a model under test and how it decodes, shared by every command that
 runs one (`predict`, `score`, `evaluate`, `brittleness`): `--model`, `--beam`, `--decoding`, …;
-`probe` takes the endpoint's (`--api`, `--cache-dir`, `--concurrency`, …) one by one."""
+`probe` and `search` take a language model's prompt grid (`--formats`, `--shots`, …) and the
+endpoint's settings (`--api`, `--cache-dir`, `--concurrency`, …) one by one."""
 
 from __future__ import annotations
 
@@ -42,6 +43,19 @@ Concurrency = Annotated[int, typer.Option(help="openai: requests in flight at on
 Timeout = Annotated[float, typer.Option(help="openai: seconds per request (default 60).")]
 Retries = Annotated[
     int, typer.Option(help="openai: further attempts after a failed request (default 4).")
+]
+Formats = Annotated[
+    int, typer.Option(help="hf:, openai: equivalent prompt formats, one member each.")
+]
+Shots = Annotated[int, typer.Option(help="hf:, openai: training examples shown in each prompt.")]
+ShotDraws = Annotated[
+    int, typer.Option(help="hf:, openai: draws of those examples, one member each.")
+]
+Samples = Annotated[
+    int, typer.Option(help="hf:, openai: sampling seeds per format and draw [0: greedy].")
+]
+PromptSeed = Annotated[
+    int, typer.Option(help="hf:, openai: seed of the formats, shots and samples.")
 ]
 Api = Annotated[
     str,

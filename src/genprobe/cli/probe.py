@@ -17,7 +17,18 @@ from typing import Annotated
 import typer
 
 from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, model_study_executor
-from genprobe.cli.model_options import Api, CacheDir, Concurrency, Retries, Timeout
+from genprobe.cli.model_options import (
+    Api,
+    CacheDir,
+    Concurrency,
+    Formats,
+    PromptSeed,
+    Retries,
+    Samples,
+    ShotDraws,
+    Shots,
+    Timeout,
+)
 from genprobe.cli.paths import output_folder
 from genprobe.cli.sweep import TASK_OPTION, THRESHOLD
 from genprobe.options import parse_pairs
@@ -59,15 +70,11 @@ def probe(
     data_seed: int = typer.Option(0, help="Data seed of the base inputs and task suites."),
     seed: int = typer.Option(0, help="Seed of the perturbations' random draws."),
     k: int = typer.Option(1, "--k", help="Candidates per input: 1 greedy, more by beam search."),
-    formats: int = typer.Option(1, help="hf:, openai: equivalent prompt formats, one member each."),
-    shots: int = typer.Option(0, help="hf:, openai: training examples shown in each prompt."),
-    shot_draws: int = typer.Option(
-        1, help="hf:, openai: draws of those examples, one member each."
-    ),
-    samples: int = typer.Option(
-        0, help="hf:, openai: sampling seeds per format and draw [0: greedy]."
-    ),
-    prompt_seed: int = typer.Option(0, help="hf:, openai: seed of the formats, shots and samples."),
+    formats: Formats = 1,
+    shots: Shots = 0,
+    shot_draws: ShotDraws = 1,
+    samples: Samples = 0,
+    prompt_seed: PromptSeed = 0,
     api: Api = "chat",
     cache_dir: CacheDir = None,
     concurrency: Concurrency = None,

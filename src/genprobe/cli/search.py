@@ -1,8 +1,11 @@
-"""`genprobe search`: a genetic search for the inputs that the seeds of a finished sweep fail,
-on any token task that says which inputs are valid (docs/search.md).
+"""`genprobe search`: a genetic search for the inputs that the seeds of a finished sweep, or a
+language model's prompts, fail, on any token task that says which inputs are valid
+(docs/search.md).
 
 Examples:
     genprobe search --model run:runs/scan --out runs/scan-search --generations 30
+    genprobe search --model hf:Qwen/Qwen2.5-0.5B --task addition --formats 4 --shots 2 \
+        --out runs/qwen-search --target any
     genprobe search --model run:runs/parity --out runs/parity-disagree --target disagree:1,2
     genprobe search --model run:runs/scan-lstm --against run:runs/scan-transformer \
         --out runs/scan-lstm-vs-transformer --target disagree
@@ -18,6 +21,18 @@ from typing import Annotated
 import typer
 
 from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, model_study_executor
+from genprobe.cli.model_options import (
+    Api,
+    CacheDir,
+    Concurrency,
+    Formats,
+    PromptSeed,
+    Retries,
+    Samples,
+    ShotDraws,
+    Shots,
+    Timeout,
+)
 from genprobe.cli.paths import output_folder
 from genprobe.cli.sweep import DEVICE, TASK_OPTION
 
@@ -25,25 +40,30 @@ from genprobe.cli.sweep import DEVICE, TASK_OPTION
 def search(
     model: str = typer.Option(
         ...,
-        help="run:RUN_DIR, a finished sweep: every seed is searched (run:RUN_DIR@1,3-5: those).",
+        help="run:RUN_DIR, a finished sweep: every seed is searched (run:RUN_DIR@1,3-5: those); "
+        "or hf:PATH, hf:ORG/NAME or openai:MODEL@URL, a language model asked by prompts (needs "
+        "--task): every member of its prompt grid is searched.",
     ),
     out: Annotated[
         Path,
         typer.Option("--out", help="Run directory (resumed if it exists).", callback=output_folder),
     ] = ...,  # type: ignore[assignment]
-    task: str = typer.Option(None, help="The task: the run's own (the default) or refused."),
+    task: str = typer.Option(
+        "", help="The task: a run's own (the default) or refused; a language model's (needed)."
+    ),
     task_option: list[str] = TASK_OPTION,
     target: str = typer.Option(
         "most",
         help="Fitness of an input: most (share of seeds failing it), any (1 if a seed fails "
-        "it) or disagree:A,B (1 if seed A is right and seed B is not). With --against: "
+        "it) or disagree:A,B (1 if seed A is right and seed B is not; of a language model, "
+        "A and B are member positions 0, 1, ...). With --against: "
         "disagree (share of the run's seeds right less share of --against's, 0 if negative) "
         "or disagree:A,B (seed A of the run, seed B of --against's).",
     ),
     against: str = typer.Option(
         None,
         help="run:RUN_DIR[@SEEDS], a second finished sweep of the same task and options: "
-        "search where the two disagree (--target disagree).",
+        "search where the two disagree (--target disagree); with a run: --model only.",
     ),
     generations: int = typer.Option(20, help="Stop after this many generations after the base."),
     population: int = typer.Option(50, help="Parents selected per generation."),
@@ -53,6 +73,19 @@ def search(
     base_split: str = typer.Option(None, help="Generation 0's split [the task's validation]."),
     base_size: int = typer.Option(200, help="Inputs of generation 0."),
     seed: int = typer.Option(0, help="Seed of parent selection and mutation."),
+    data_seed: int = typer.Option(
+        0, help="hf:, openai: data seed of the base inputs (a run's: its sweep's own)."
+    ),
+    formats: Formats = 1,
+    shots: Shots = 0,
+    shot_draws: ShotDraws = 1,
+    samples: Samples = 0,
+    prompt_seed: PromptSeed = 0,
+    api: Api = "chat",
+    cache_dir: CacheDir = None,
+    concurrency: Concurrency = None,
+    timeout: Timeout = None,
+    retries: Retries = None,
     minutes: float = typer.Option(
         None,
         help="Stop after this many minutes of this process's CPU time (checked between "
@@ -66,25 +99,28 @@ def search(
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
 ) -> None:
-    """Mutate inputs, archive those the seeds fail, cluster and slice them; writes
+    """Mutate inputs, archive those the seeds (or prompts) fail, cluster and slice them; writes
     RUN_DIR/report.html."""
     from genprobe.cli.console import console, status
     from genprobe.options import parse_pairs
     from genprobe.studies.search.config import SearchConfig
     from genprobe.studies.search.report import write_search_report
     from genprobe.studies.search.search import run_search
-    from genprobe.tasks.registry import load_task
 
-    asked = None if task is None else load_task(task, parse_pairs(task_option, "--task-option"))
     config = SearchConfig(
         model=model, target=target, generations=generations, population=population,
         mutants=mutants, archive_size=archive_size, tau=tau, base_split=base_split,
-        base_size=base_size, seed=seed, against=against, minutes=minutes, workers=workers,
-        device=device,
+        base_size=base_size, seed=seed, against=against, task=task,
+        task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
+        data_seed=data_seed, formats=formats, shots=shots, shot_draws=shot_draws,
+        samples=samples, prompt_seed=prompt_seed, api=api, minutes=minutes, workers=workers,
+        device=device, concurrency=concurrency, timeout=timeout, retries=retries,
+        cache_dir=None if cache_dir is None else str(cache_dir),
     )  # fmt: skip
-    config.checked(asked)  # bad input: one line, before the executor starts
+    if backend is not Backend.local:  # bad input: one line, before Ray starts
+        config.checked()
     executor = model_study_executor(backend, ray_address, workers, device)
     with executor or contextlib.nullcontext(), status("starting") as log:
-        run = run_search(config, out, log=log, executor=executor, task=asked)
+        run = run_search(config, out, log=log, executor=executor)
     write_search_report(run)
     console.print(f"report: {run / 'report.html'}")

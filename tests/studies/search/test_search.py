@@ -14,7 +14,9 @@ from genprobe.analysis.tables import read_tables
 from genprobe.errors import ConfigError, RunDirError
 from genprobe.models.architectures.mlp import MLPConfig
 from genprobe.models.registry import load_model
+from genprobe.runs.provenance import config_hash
 from genprobe.studies import report_run
+from genprobe.studies.search import config as search_config
 from genprobe.studies.search.analysis import features
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.evolve import from_keys
@@ -173,6 +175,8 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(sweep, tmp_path, capsy
         ("--target", "disagree:1,9"): "seeds (1, 2, 3)",
         ("--task", "scan"): "the run's own task",
         ("--tau", "0"): "--tau",
+        ("--formats", "2"): "left out for a model that is not a language model",
+        ("--data-seed", "3"): "--data-seed must be left out for a run: model",
     }
     runs = {
         f"run:{unfinished}": "have not finished training",
@@ -282,12 +286,27 @@ def test_against_stopped_by_its_budget_resumes_to_the_same_archive(
 
 
 def test_a_config_without_against_keeps_its_identity(sweep, strong):
-    fields = {f.name for f in dataclasses.fields(SearchConfig)} - set(SearchConfig.RUNTIME)
     plain = SearchConfig(f"run:{sweep}").identity()
-    assert set(plain) == fields - {"against"} | {"sweep_hash"}
+    assert set(plain) == {
+        "model", "target", "generations", "population", "mutants", "archive_size", "tau",
+        "base_split", "base_size", "seed", "sweep_hash",
+    }  # fmt: skip
     two = SearchConfig(f"run:{strong}", target="disagree", against=f"run:{sweep}").identity()
     assert two["against"] == f"run:{sweep}" and two["against_hash"] != two["sweep_hash"]
     assert SearchConfig.from_identity(two).against == f"run:{sweep}"
+
+
+def test_a_search_of_a_sweep_keeps_the_hash_it_had_before_language_models(monkeypatch):
+    """The hashes these configs' identities had before a search took a language model (its
+    task, prompt grid and data seed); the sweeps' own hashes stand in for read ones."""
+    monkeypatch.setattr(search_config, "read_config_hash", lambda path: "0123456789abcdef")
+    some = SearchConfig("run:/runs/parity@1,3", target="disagree:1,3", generations=5)
+    assert config_hash(some.identity()) == "be150eb2dcc9eb2c"
+    # the run's own task, named, is no part of it either
+    named = dataclasses.replace(some, task="binary_operation", task_options=(("p", 23),))
+    assert config_hash(named.identity()) == "be150eb2dcc9eb2c"
+    two = SearchConfig("run:/runs/parity", target="disagree", against="run:/runs/wide")
+    assert config_hash(two.identity()) == "2b8d5398287105fd"
 
 
 def test_against_bad_input_is_one_line_exit_2_and_nothing_written(

@@ -13,12 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from genprobe.errors import ConfigError, check_choice
-from genprobe.models.adapters.endpoint import ROUTES
-from genprobe.models.adapters.prompted import PromptGrid
-from genprobe.models.registry import check_spec
+from genprobe.errors import ConfigError
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
+from genprobe.studies.model_settings import ModelUnderTestSettings
 from genprobe.tasks.files import SUITE_NAME
 from genprobe.tasks.probing import chosen
 from genprobe.tasks.registry import load_task
@@ -30,12 +28,10 @@ ADDED_DEFAULTS = {
     "formats": 1, "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",
     "inputs": [],
 }  # fmt: skip
-# an endpoint's settings (`openai:`), each at the value that means "not given"
-ENDPOINT = {"api": "chat", "cache_dir": None, "concurrency": None, "timeout": None, "retries": None}
 
 
 @dataclass(frozen=True)
-class ProbeConfig:
+class ProbeConfig(ModelUnderTestSettings):
     """A `genprobe.runs.config.RunConfig`; `run_probe` validates it."""
 
     RUNTIME: ClassVar[tuple[str, ...]] = (
@@ -55,59 +51,15 @@ class ProbeConfig:
     data_seed: int = 0
     seed: int = 0  # the perturbations' random draws
     k: int = 1  # candidates per input: 1 greedy, more by beam search of width k
-    # a language model's members (`models.adapters.prompted.PromptGrid`)
-    formats: int = 1
-    shots: int = 0
-    shot_draws: int = 1
-    samples: int = 0
-    prompt_seed: int = 0
-    api: str = "chat"  # openai: the chat API, or the completions API (a base model)
+    # a language model's prompt grid and an endpoint's settings: `ModelUnderTestSettings`
     device: str = "cpu"
     workers: int = 1
-    # openai: how requests are made (None: `EndpointConfig`'s defaults)
-    concurrency: int | None = None
-    timeout: float | None = None
-    retries: int | None = None
-    cache_dir: str | None = None  # None: `openai.default_cache_dir()`
 
     def load_task(self) -> Task:
         return load_task(self.task, dict(self.task_options))
 
     def base(self, task: Task) -> str:
         return self.base_split or task.validation_split
-
-    def prompts(self) -> PromptGrid:
-        return PromptGrid(self.formats, self.shots, self.shot_draws, self.samples, self.prompt_seed)
-
-    def model_settings(self) -> dict[str, Any]:
-        """What the model under test is loaded with (`as_sequence_model`): a kind takes those
-        of its settings it knows."""
-        given = {name: getattr(self, name) for name in ENDPOINT}
-        endpoint = {name: value for name, value in given.items() if value is not None}
-        return {"device": self.device, "prompts": self.prompts(), **endpoint}
-
-    def check_model_settings(self) -> None:
-        """The prompt settings are a language model's, the endpoint settings an endpoint's:
-        checked before the model loads.
-
-        Raises:
-            ConfigError: a setting the model's kind does not take, or an unknown `api`.
-            UnknownModelError, GenprobeError: as `check_spec`.
-        """
-        kind = check_spec(self.model)
-        if "prompts" not in kind.settings and self.prompts() != PromptGrid():
-            raise ConfigError(
-                "--formats/--shots/--shot-draws/--samples/--prompt-seed",
-                "left out for a model that is not a language model (hf:, openai:)", self.model
-            )  # fmt: skip
-        check_choice("api", self.api, ROUTES)
-        given = [name for name, unset in ENDPOINT.items() if getattr(self, name) != unset]
-        if refused := [name for name in given if name not in kind.settings]:
-            raise ConfigError(
-                "/".join("--" + name.replace("_", "-") for name in refused),
-                "left out for a model that is not an OpenAI-compatible endpoint (openai:)",
-                self.model,
-            )
 
     def validated(self) -> ProbeConfig:
         self.check_model_settings()

@@ -1,12 +1,15 @@
-"""What a failure search is: the finished sweep it probes (and, with `against`, a second one
-it is compared with), the target, and the search's sizes. Its identity, hashed into the run
-directory, holds each sweep's config hash too (a sweep retrained into the same directory is
-another model); the CPU-time budget, the worker threads and the device are runtime fields, left
-out of it.
+"""What a failure search is: the model it probes (the seeds of a finished sweep, or a language
+model's members: prompt formats x few-shot draws x samples), with `against` a second sweep it is
+compared with, the target, and the search's sizes. Its identity, hashed into the run directory,
+holds each sweep's config hash too (a sweep retrained into the same directory is another
+model); for a language model, its task, prompt grid and the data seed of the base inputs. The
+CPU-time budget, the worker threads, the device and how an endpoint's requests are made are
+runtime fields, left out of it.
 
 Example:
     SearchConfig("run:runs/parity", target="disagree:1,2", generations=20).checked()
     SearchConfig("run:runs/parity@1-3", target="disagree", against="run:runs/parity-wide")
+    SearchConfig("hf:models/lm", task="addition", formats=4, target="any").checked()
 """
 
 from __future__ import annotations
@@ -16,28 +19,39 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, RunDirError
-from genprobe.models.registry import run_spec
+from genprobe.models.adapters.causal_lm import hub_name
+from genprobe.models.registry import check_spec, run_spec
 from genprobe.runs.config import identity_fields, without_added_defaults
+from genprobe.studies.model_settings import ModelUnderTestSettings
 from genprobe.studies.seed_sensitivity.as_model import checked_seeds
-from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.members import unfinished_seeds
 from genprobe.studies.seed_sensitivity.results import read_config_hash, read_sweep
-from genprobe.tasks.registry import task_name
+from genprobe.tasks.registry import load_task, task_name
 from genprobe.tasks.task import Task
 
 TARGETS = "most, any or disagree:SEED_A,SEED_B"
+MEMBER_TARGETS = "most, any or disagree:A,B (A, B: member positions)"
 AGAINST_TARGETS = "disagree or disagree:SEED_A,SEED_B with --against"
 RUN = "run:RUN_DIR or run:RUN_DIR@SEEDS (a finished sweep)"
+MODEL = (
+    "run:RUN_DIR[@SEEDS] (a finished sweep), or hf:PATH or openai:MODEL@URL (a language model "
+    "asked by prompts, with --task)"
+)
 # settings added after runs existed (`without_added_defaults`)
-ADDED_DEFAULTS = {"against": None}
+ADDED_DEFAULTS = {
+    "against": None, "task": "", "task_options": {}, "data_seed": 0, "formats": 1, "shots": 0,
+    "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
-class SearchConfig:
-    """A `genprobe.runs.config.RunConfig`; `checked` validates it against its sweeps."""
+class SearchConfig(ModelUnderTestSettings):
+    """A `genprobe.runs.config.RunConfig`; `checked` validates it against its models."""
 
-    RUNTIME: ClassVar[tuple[str, ...]] = ("minutes", "workers", "device")
-    model: str  # run:RUN_DIR[@SEEDS] (run A), the run directory absolute
+    RUNTIME: ClassVar[tuple[str, ...]] = (
+        "minutes", "workers", "device", "concurrency", "timeout", "retries", "cache_dir",
+    )  # fmt: skip
+    model: str  # run:RUN_DIR[@SEEDS] (run A), hf:PATH or openai:MODEL@URL; paths absolute
     target: str = "most"  # most, any or disagree[:A,B] (`Target`)
     generations: int = 20  # after generation 0, the base inputs
     population: int = 50  # parents selected per generation
@@ -48,31 +62,60 @@ class SearchConfig:
     base_size: int = 200
     seed: int = 0
     against: str | None = None  # run:RUN_DIR[@SEEDS] (run B) of the same task, or None
+    # the task asked: a language model's (needed); a sweep's own or "" (its own, the identity)
+    task: str = ""
+    task_options: tuple[tuple[str, Any], ...] = ()
+    data_seed: int = 0  # a language model's base inputs (a sweep's are drawn with its own)
+    # a language model's prompt grid and an endpoint's settings: `ModelUnderTestSettings`
     minutes: float | None = None  # CPU minutes of this process (time.process_time)
     workers: int | None = None  # torch threads of the decoding (None: torch's default)
     device: str = "cpu"
 
+    @property
+    def of_run(self) -> bool:
+        """Whether the model is a sweep's seeds (`run:`), not a language model."""
+        return self.model.startswith("run:")
+
+    def load_task(self) -> Task | None:
+        """The task asked (None: the sweep's own)."""
+        return load_task(self.task, dict(self.task_options)) if self.task else None
+
     def searched(self) -> Searched:
-        """The sweeps and seeds searched: run A (`model`) and run B (`against`, if given).
+        """The models and members searched: model A (`model`) and run B (`against`, if given).
 
         Raises:
-            ConfigError: a model that is not run:RUN_DIR[@SEEDS], seeds the sweep does not
-                have, or an `against` sweep of another task.
+            ConfigError: a model that is no token model, no task (or integration) for a
+                language model, prompt settings or a data seed for a sweep, a task other than
+                a sweep's own, seeds the sweep does not have, or an `against` of another task
+                or with a language model.
             RunDirError: not a sweep's run directory, or its training has not finished.
         """
-        a = Side.of(self.model, "--model")
-        b = None if self.against is None else Side.of(self.against, "--against")
-        if b is not None and b.sweep.task != a.sweep.task:
-            raise ConfigError("--against", f"a sweep of the same task ({a.task})", b.task)
+        self.check_model_settings()  # before a model loads
+        a = Side.of(self.model, "--model") if self.of_run else Side.asked(self)
+        if self.of_run and self.data_seed != ADDED_DEFAULTS["data_seed"]:
+            raise ConfigError("--data-seed", "left out for a run: model (its sweep's own)", a.model)
+        asked = self.load_task()
+        if self.of_run and asked is not None and asked != a.task:
+            raise ConfigError("--task", f"the run's own task ({a.described}) or left out", asked)
+        if self.against is None:
+            return Searched(a)
+        if not self.of_run:
+            raise ConfigError(
+                "--against", f"left out for a language model ({RUN} only)", self.model
+            )
+        b = Side.of(self.against, "--against")
+        if b.task != a.task:
+            raise ConfigError("--against", f"a sweep of the same task ({a.described})", b.described)
         return Searched(a, b)
 
-    def checked(self, task: Task | None = None) -> Searched:
-        """Every field checked, against the sweeps too (their seeds, their task, which must
-        say which inputs are valid); returns what is searched. `task`: the one asked for,
-        which must be the run's own.
+    def checked(self) -> Searched:
+        """Every field checked, against the models too (their seeds or members, their task,
+        which must say which inputs are valid); returns what is searched.
 
         Raises:
-            ConfigError, RunDirError, TaskContractError: what is wrong, in one line.
+            ConfigError, RunDirError, TaskContractError: what is wrong, in one line (see
+                `searched`).
+            GenprobeError: a language model that cannot be loaded (`as_sequence_model`).
         """
         for name, value in (
             ("--generations", self.generations), ("--population", self.population),
@@ -88,23 +131,37 @@ class SearchConfig:
         if self.workers is not None and self.workers < 1:
             raise ConfigError("--workers", "at least 1", self.workers)
         searched = self.searched()
-        sweep = searched.a.sweep
-        if task is not None and task != sweep.task:
-            raise ConfigError("--task", f"the run's own task ({sweep.task!r}) or left out", task)
+        task = searched.a.task
         searched.target(self.target)
-        sweep.task.split_spec(self.base_split or sweep.task.validation_split)
-        one = sweep.task.generate(sweep.task.validation_split, 1, sweep.data_seed)
-        sweep.task.valid_inputs(one.src)  # raises if the task does not say
+        task.split_spec(self.base_split or task.validation_split)
+        one = task.generate(task.validation_split, 1, searched.a.data_seed)
+        task.valid_inputs(one.src)  # raises if the task does not say
+        if not self.of_run:  # it loads (a folder holds a model, a hub name is known), last
+            from genprobe.models.adapters.integration_tokens import as_sequence_model
+
+            as_sequence_model(self.model, task, **{**self.model_settings(), "device": "cpu"})
         return searched
 
     def absolute(self) -> SearchConfig:
-        """The same config with its run directories absolute (for workers elsewhere)."""
+        """The same config with its run directories, a local model's folder and the answer
+        cache absolute (for workers elsewhere), a language model's task options as the task
+        reads them (`2`, not `"2"`), and a sweep's task left to the sweep (`task` checked to be
+        its own: a search of a sweep names none, so its identity is as before)."""
         against = None if self.against is None else absolute_spec(self.against)
-        return replace(self, model=absolute_spec(self.model), against=against)
+        cache = self.cache_dir and str(Path(self.cache_dir).absolute())
+        if self.of_run:
+            return replace(
+                self, model=absolute_spec(self.model), against=against, task="", task_options=()
+            )
+        task = self.load_task()
+        named = {} if task is None else {"task": task_name(task), "task_options": _options(task)}
+        return replace(self, model=absolute_model(self.model), cache_dir=cache, **named)
 
     def identity(self) -> dict[str, Any]:
         identity = identity_fields(self.absolute())
-        identity["sweep_hash"] = read_config_hash(run_spec(self.model.partition(":")[2])[0])
+        identity["task_options"] = dict(identity["task_options"])
+        if self.of_run:
+            identity["sweep_hash"] = read_config_hash(run_spec(self.model.partition(":")[2])[0])
         if self.against is not None:
             against = run_spec(self.against.partition(":")[2])[0]
             identity["against_hash"] = read_config_hash(against)
@@ -113,7 +170,13 @@ class SearchConfig:
     @classmethod
     def from_identity(cls, identity: dict[str, Any]) -> SearchConfig:
         hashes = ("sweep_hash", "against_hash")
-        return cls(**{k: v for k, v in identity.items() if k not in hashes})
+        fields = {k: v for k, v in identity.items() if k not in hashes}
+        fields["task_options"] = tuple(sorted(fields.get("task_options", {}).items()))
+        return cls(**fields)
+
+
+def _options(task: Task) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(task.options().items()))
 
 
 def absolute_spec(spec: str) -> str:
@@ -123,22 +186,42 @@ def absolute_spec(spec: str) -> str:
     return f"run:{Path(path).absolute()}{chosen}"
 
 
+def absolute_model(spec: str) -> str:
+    """A language model's spec with a local folder (`hf:PATH`) absolute; a hub name, and an
+    endpoint, as given."""
+    kind, _, path = spec.partition(":")
+    if kind != "hf" or hub_name(path) is not None:
+        return spec
+    return f"hf:{Path(path).absolute()}"
+
+
 @dataclass(frozen=True)
 class Side:
-    """A finished sweep under search and the seeds of it chosen."""
+    """A model under search: the seeds chosen of a finished sweep (`run`), or a language
+    model's members."""
 
-    run: Path
-    sweep: SweepConfig
+    model: str  # its spec
+    task: Task
+    data_seed: int  # of the base inputs
+    labels: tuple[str, ...]  # the members' labels (`seed=3`, `format=0 draw=1`)
+    # what a disagree target names: the sweep's seeds, or a language model's member positions
     seeds: tuple[int, ...]
+    run: Path | None = None  # a sweep's run directory
 
     @property
-    def task(self) -> str:
-        options = "".join(f" {k}={v}" for k, v in self.sweep.task.options().items())
-        return f"{task_name(self.sweep.task)}{options}"
+    def described(self) -> str:
+        options = "".join(f" {k}={v}" for k, v in self.task.options().items())
+        return f"{task_name(self.task)}{options}"
+
+    @property
+    def names(self) -> str:
+        """What a disagree target names, with those there are."""
+        numbers = ", ".join(map(str, self.seeds))
+        return f"seeds ({numbers})" if self.run else f"member positions ({numbers})"
 
     @classmethod
     def of(cls, spec: str, option: str) -> Side:
-        """Raises ConfigError or RunDirError (see `SearchConfig.searched`)."""
+        """A sweep's seeds. Raises ConfigError or RunDirError (see `SearchConfig.searched`)."""
         kind, colon, argument = spec.partition(":")
         if kind != "run" or not colon or not argument:
             raise ConfigError(option, RUN, spec)
@@ -153,9 +236,27 @@ class Side:
                 f"{path}: seeds {', '.join(map(str, unfinished))} have not finished training: "
                 "run the sweep to finish it"
             )
-        if chosen is None:
-            return cls(Path(path), sweep, sweep.seeds)
-        return cls(Path(path), sweep, checked_seeds(sweep, chosen, option))
+        seeds = sweep.seeds if chosen is None else checked_seeds(sweep, chosen, option)
+        labels = tuple(f"seed={seed}" for seed in seeds)
+        return cls(spec, sweep.task, sweep.data_seed, labels, seeds, Path(path))
+
+    @classmethod
+    def asked(cls, config: SearchConfig) -> Side:
+        """A language model's members, asked `config`'s task (the model is not loaded).
+
+        Raises:
+            ConfigError: a model that is no token model, or no task named, or integration.
+        """
+        kind = check_spec(config.model)
+        if not kind.tokens and "prompts" not in kind.settings:
+            raise ConfigError("--model", MODEL, config.model)
+        task = config.load_task()
+        if task is None:
+            raise ConfigError("--task", "a task to ask the language model (it has no own task)", "")
+        if task_name(task) == "integration":  # the language model would be an integrator
+            raise ConfigError("--task", "a token task other than integration", config.task)
+        labels = tuple(cell.label() for cell in config.prompts().cells())
+        return cls(config.model, task, config.data_seed, labels, tuple(range(len(labels))))
 
 
 @dataclass(frozen=True)
@@ -172,20 +273,22 @@ class Target:
 
 @dataclass(frozen=True)
 class Searched:
-    """Run A's seeds, and run B's after them (`against`): the members, in this order."""
+    """Model A's members, and run B's seeds after them (`against`): the members, in this
+    order."""
 
     a: Side
     b: Side | None = None
 
     def runs(self) -> dict[str, dict[str, Any]]:
-        """Each run by name (A, and B with `against`) as search.json records it: its directory
-        and its members' labels (`seed=3`, or with two runs `A:seed=3` and `B:seed=3`)."""
+        """Each model by name (A, and B with `against`) as search.json records it: a sweep's
+        directory (`run`) or a language model's spec (`model`), and its members' labels
+        (`seed=3`, `format=0 draw=1`, or with two runs `A:seed=3` and `B:seed=3`)."""
         sides = {"A": self.a} if self.b is None else {"A": self.a, "B": self.b}
         prefix = (lambda name: "") if self.b is None else (lambda name: f"{name}:")
         return {
             name: {
-                "run": str(side.run.absolute()),
-                "members": [f"{prefix(name)}seed={seed}" for seed in side.seeds],
+                **({"run": str(side.run.absolute())} if side.run else {"model": side.model}),
+                "members": [f"{prefix(name)}{label}" for label in side.labels],
             }
             for name, side in sides.items()
         }
@@ -197,7 +300,7 @@ class Searched:
 
     def target(self, target: str) -> Target:
         """Raises ConfigError: an unknown target, one that needs --against or does not take
-        it, or a seed the run does not have."""
+        it, or a seed the run does not have (for a language model: a member position)."""
         two, other = self.b is not None, self.b or self.a
         if target in ("most", "any") and not two:
             return Target(target)
@@ -213,13 +316,15 @@ class Searched:
             or len(parts) != 2
             or not all(p.isdigit() for p in parts)
         ):
-            raise ConfigError("--target", AGAINST_TARGETS if two else TARGETS, target)
+            expected = TARGETS if self.a.run else MEMBER_TARGETS
+            raise ConfigError("--target", AGAINST_TARGETS if two else expected, target)
         a, b = (int(p) for p in parts)
         if a not in self.a.seeds or b not in other.seeds or (a == b and not two):
             said = (
                 f"a seed of the run ({_listed(self.a)}), then one of --against's ({_listed(other)})"
                 if two
-                else f"disagree between two of the run's seeds ({_listed(self.a)})"
+                else f"disagree between two of the {'run' if self.a.run else 'model'}'s "
+                f"{self.a.names}"
             )
             raise ConfigError("--target", said, target)
         return Target("disagree", (self.a.seeds.index(a),), (offset + other.seeds.index(b),))

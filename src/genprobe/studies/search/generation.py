@@ -1,11 +1,12 @@
 """One generation of the failure search as a shard: decode its inputs with every member of the
-sweep (greedy, `SequenceModel.candidates(src, 1)`), and of the `--against` sweep after them,
-judge each output (`Task.outcomes`), and score each input's fitness for the target:
+model (a sweep's seeds, or a language model's prompt formats x draws x samples; greedy,
+`SequenceModel.candidates(src, 1)`), and of the `--against` sweep after them, judge each
+output (`Task.outcomes`), and score each input's fitness for the target:
 
     most            the share of members that fail it
     any             1 if any member fails it, else 0
     disagree:A,B    1 if seed A is right and seed B is not, else 0 (with --against: seed A of
-                    the run, seed B of --against's)
+                    the run, seed B of --against's; of a language model: member positions)
     disagree        with --against: the share of the run's seeds right less the share of
                     --against's seeds right, or 0 if that is negative
 
@@ -27,7 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from genprobe.models.registry import load_model
+from genprobe.models.adapters.integration_tokens import as_sequence_model
 from genprobe.models.sequences import SequenceModel
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
@@ -96,13 +97,16 @@ class GenerationTask(StageTask):
     needs_device: ClassVar[bool] = True
 
     def setup(self) -> tuple[SequenceModel, ...]:
-        """The run's model, and --against's after it."""
-        if self.config.workers is not None:
+        """The model searched (a sweep's seeds, or a language model asked its task with its
+        prompt grid), and --against's sweep after it."""
+        config = self.config
+        if config.workers is not None:
             import torch
 
-            torch.set_num_threads(self.config.workers)
-        specs = [self.config.model, self.config.against]
-        return tuple(load_model(s, device=self.config.device) for s in specs if s is not None)
+            torch.set_num_threads(config.workers)
+        task, settings = config.load_task(), config.model_settings()
+        specs = [s for s in (config.model, config.against) if s is not None]
+        return tuple(as_sequence_model(s, task, **settings) for s in specs)
 
     def runtime(self) -> dict[str, Any]:
         return {"device": self.config.device}

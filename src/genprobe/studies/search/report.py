@@ -1,6 +1,7 @@
 """The failure search's report: the search's effort (invalid mutants per operator among it),
 the archive's clusters with examples and the share of seeds failing each, and the failure
-slices, read from the run's result files only (`results.py`): it runs no model. With
+slices (of a language model: of its members, the prompt formats x draws x samples), read
+from the run's result files only (`results.py`): it runs no model. With
 `--against`, the shares are per run (A: the run searched, B: the one it is compared with).
 """
 
@@ -30,8 +31,8 @@ from genprobe.verification.verdict import Outcome
 SLICES_SHOWN = 12
 MIN_SLICE = 10  # inputs a slice needs to be shown (or 2% of those evaluated, if more)
 TARGETS = {
-    "most": "the share of seeds that fail it",
-    "any": "1 if any seed fails it",
+    "most": "the share of {who}s that fail it",
+    "any": "1 if any {who} fails it",
 }
 
 
@@ -43,28 +44,39 @@ def write_search_report(run: str | Path) -> tuple[Path, Path]:
     found = read_json(run, CLUSTERS)
     evaluated = read_evaluated(run, state["generations"])
     runs = positions(state)
+    who = _who(config)
     blocks = [
         *_summary(config, state, evaluated),
-        *_effort(run, state, evaluated),
-        *_clusters(found["clusters"], state["members"]),
-        *_slices(read_slices(run), evaluated, runs),
+        *_effort(run, state, evaluated, who),
+        *_clusters(found["clusters"], state["members"], who),
+        *_slices(read_slices(run), evaluated, runs, who),
     ]
     options = "".join(f" {k}={v}" for k, v in state["task_options"].items())
-    title = f"Failure search: {state['task']}{options}, {len(state['members'])} seeds"
+    title = f"Failure search: {state['task']}{options}, {len(state['members'])} {who}s"
     if len(runs) > 1:
         seeds = " and ".join(f"{name} {len(where)} seeds" for name, where in runs.items())
         title = f"Where two runs disagree: {state['task']}{options}, {seeds}"
     return write_report(run, title, blocks)
 
 
-def _target(config: SearchConfig) -> str:
+def _who(config: SearchConfig) -> str:
+    """What a member is: a sweep's seed, or a language model's way of asking."""
+    return "seed" if config.of_run else "member"
+
+
+def _target(config: SearchConfig, members: Sequence[str]) -> str:
     if config.target in TARGETS:
-        return TARGETS[config.target]
+        return TARGETS[config.target].format(who=_who(config))
     if config.target == "disagree":
         return "the share of A's seeds right less the share of B's seeds right (0 if negative)"
     a, b = config.target.partition(":")[2].split(",")
     if config.against is not None:
         return f"1 if A's seed {a} is right and B's seed {b} is not"
+    if not config.of_run:
+        return (
+            f"1 if member {a} (`{members[int(a)]}`) is right and member {b} "
+            f"(`{members[int(b)]}`) is not"
+        )
     return f"1 if seed {a} is right and seed {b} is not"
 
 
@@ -81,8 +93,8 @@ def _summary(config: SearchConfig, state: dict[str, Any], evaluated: pd.DataFram
     failing = int((evaluated["failed"] > 0).sum())
     recipe = (
         f"{_models(config, state)}. Target `{config.target}`: "
-        f"an input's fitness is {_target(config)}; inputs of fitness at least {config.tau} "
-        f"are archived. Generation 0 is {config.base_size:,} inputs of split "
+        f"an input's fitness is {_target(config, state['members'])}; inputs of fitness at "
+        f"least {config.tau} are archived. Generation 0 is {config.base_size:,} inputs of split "
         f"`{state['base_split']}`; each later one mutates {config.population} parents, "
         f"chosen by tournaments of two by fitness, {config.mutants} times each "
         f"(seed {config.seed})."
@@ -90,7 +102,7 @@ def _summary(config: SearchConfig, state: dict[str, Any], evaluated: pd.DataFram
     rows = [
         ("generations after the base", f"{state['generations']:,}"),
         ("inputs evaluated", f"{len(evaluated):,}"),
-        ("failed by at least one seed", f"{failing:,}"),
+        (f"failed by at least one {_who(config)}", f"{failing:,}"),
         ("archived", f"{state['stats'][-1]['archive_size']:,}" if state["stats"] else "0"),
         ("stopped by", _stop(state["stop"])),
     ]
@@ -106,7 +118,7 @@ def _stop(stop: str) -> str:
     }[stop]
 
 
-def _effort(run: Path, state: dict[str, Any], evaluated: pd.DataFrame) -> list:
+def _effort(run: Path, state: dict[str, Any], evaluated: pd.DataFrame, who: str) -> list:
     counts: dict[str, dict[str, int]] = {}
     for stats in state["stats"]:
         for name, made in stats.get("operators", {}).items():
@@ -127,7 +139,7 @@ def _effort(run: Path, state: dict[str, Any], evaluated: pd.DataFrame) -> list:
             "invalid (never scored)": f"{made['invalid']:,}",
             "met before": f"{made['duplicate']:,}",
             "evaluated": f"{made_here.get(name, 0):,}",
-            "failed by a seed": f"{failing.get(name, 0):,}",
+            f"failed by a {who}": f"{failing.get(name, 0):,}",
         }
         for name, made in counts.items()
     ]
@@ -168,7 +180,7 @@ def _answers(example: dict[str, Any], members: Sequence[str]) -> str:
     return "; ".join(f"{answer}: {', '.join(who)}" for answer, who in by.items())
 
 
-def _clusters(found: list[dict[str, Any]], members: Sequence[str]) -> list:
+def _clusters(found: list[dict[str, Any]], members: Sequence[str], who: str) -> list:
     blocks: list = [Heading("Clusters of the archive")]
     if not found:
         return [*blocks, Text("Nothing was archived: no cluster to show.")]
@@ -176,9 +188,9 @@ def _clusters(found: list[dict[str, Any]], members: Sequence[str]) -> list:
     blocks.append(
         Text(
             "The archived inputs clustered by the task's features (k-means over standardized "
-            "features). Seeds failing: the mean share of seeds that fail the cluster's inputs; "
-            "all seeds: how many of its inputs every seed fails (shared failures, against "
-            f"seed-specific ones){per_run}."
+            f"features). {who.capitalize()}s failing: the mean share of {who}s that fail the "
+            f"cluster's inputs; all {who}s: how many of its inputs every {who} fails (shared "
+            f"failures, against {who}-specific ones){per_run}."
         )
     )
     rows = [
@@ -186,7 +198,7 @@ def _clusters(found: list[dict[str, Any]], members: Sequence[str]) -> list:
             "cluster": str(i + 1),
             "inputs": f"{c['size']:,}",
             "what sets it apart": _apart(c),
-            **_failing(c),
+            **_failing(c, who),
         }
         for i, c in enumerate(found)
     ]
@@ -205,26 +217,28 @@ def _clusters(found: list[dict[str, Any]], members: Sequence[str]) -> list:
     return blocks
 
 
-def _failing(cluster: dict[str, Any]) -> dict[str, str]:
+def _failing(cluster: dict[str, Any], who: str) -> dict[str, str]:
     """The cluster's "seeds failing" and "all seeds fail" cells: per run with --against."""
     runs = cluster.get("by_run", {"": cluster})
     return {
-        "seeds failing": ", ".join(
+        f"{who}s failing": ", ".join(
             f"{n} {r['seeds_failing']:.0%}".strip() for n, r in runs.items()
         ),
-        "all seeds fail": ", ".join(f"{n} {r['all_seeds_fail']:,}".strip() for n, r in runs.items())
+        f"all {who}s fail": ", ".join(
+            f"{n} {r['all_seeds_fail']:,}".strip() for n, r in runs.items()
+        )
         + f" of {cluster['size']:,}",
     }
 
 
-def _slices(slices: pd.DataFrame, evaluated: pd.DataFrame, runs: dict[str, Any]) -> list:
+def _slices(slices: pd.DataFrame, evaluated: pd.DataFrame, runs: dict[str, Any], who: str) -> list:
     support = max(MIN_SLICE, int(0.02 * len(evaluated)))
     overall = {column: float(share.mean()) for column, share in shares(evaluated, runs).items()}
     columns = list(overall)
     if len(runs) == 1:
         order = slices["failure"]
-        said = f"the mean share of seeds failing is {overall['failure']:.0%}"
-        heading, highest = "Where the seeds fail", "where it is highest"
+        said = f"the mean share of {who}s failing is {overall['failure']:.0%}"
+        heading, highest = f"Where the {who}s fail", "where it is highest"
     else:
         order = slices["failure B"] - slices["failure A"]
         said = " and ".join(
@@ -256,7 +270,7 @@ def _slices(slices: pd.DataFrame, evaluated: pd.DataFrame, runs: dict[str, Any])
             ],
             "inputs": [f"{n:,}" for n in shown["inputs"]],
             **{
-                column.replace("failure", "seeds failing"): [f"{f:.0%}" for f in shown[column]]
+                column.replace("failure", f"{who}s failing"): [f"{f:.0%}" for f in shown[column]]
                 for column in columns
             },
         }

@@ -1,6 +1,8 @@
-"""A failure search over every seed of a finished sweep, end to end.
+"""A failure search over every member of a model (the seeds of a finished sweep, or a language
+model's prompt formats x draws x samples), end to end.
 
-    generation 0   the base inputs (`--base-split`, `--base-size`, the sweep's data seed)
+    generation 0   the base inputs (`--base-split`, `--base-size`, the sweep's data seed or,
+                   for a language model, `--data-seed`)
     generation g   parents by tournament among every input evaluated so far, `--mutants`
                    mutants of each by the task's `mutations()` (rng [seed, g]); mutants that
                    `valid_inputs` refuses are counted per operator and dropped, as are
@@ -113,33 +115,32 @@ def run_search(
     out: str | Path,
     log: Log = lambda message: None,
     executor: Executor | None = None,
-    task: Task | None = None,
     clock: Callable[[], float] = time.process_time,
 ) -> Path:
     """Run (or resume) a search in `out`, then its analysis; returns the run directory, which
-    `report.write_search_report` reports. `task`: the task asked for, which must be the run's.
+    `report.write_search_report` reports.
 
     Raises:
         ConfigError, RunDirError, TaskContractError: bad input, found before anything is
             written.
     """
-    searched = config.checked(task)  # before the run directory is made
+    searched = config.checked()  # before the run directory is made
     config = config.absolute()  # for workers elsewhere
-    sweep = searched.a.sweep
+    task = searched.a.task
     run = open_run(out, STUDY.kind, config)
-    base_split = config.base_split or sweep.task.validation_split
-    search = Search(config, sweep.task)
+    base_split = config.base_split or task.validation_split
+    search = Search(config, task)
     stage = GenerationTask(config, searched.target(config.target))
     budget, stop = Budget(config.minutes, clock), "generations"
     about = {
-        "task": task_name(sweep.task), "task_options": sweep.task.options(),
+        "task": task_name(task), "task_options": task.options(),
         "members": searched.members, "runs": searched.runs(), "base_split": base_split,
     }  # fmt: skip
     with executor or LocalExecutor() as runner:
         try:
             for generation in range(config.generations + 1):
                 if generation == 0:
-                    base = sweep.task.generate(base_split, config.base_size, sweep.data_seed)
+                    base = task.generate(base_split, config.base_size, searched.a.data_seed)
                     shard = search.base(base.src)
                 else:
                     budget.check()
@@ -162,7 +163,7 @@ def run_search(
             log(f"the CPU-time budget (--minutes) is spent after generation "
                 f"{len(search.stats) - 1}: rerun to search on")  # fmt: skip
     _write_state(run, search, stop, about)
-    analyse(run, sweep.task)
+    analyse(run, task)
     return run
 
 
