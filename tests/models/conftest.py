@@ -118,11 +118,16 @@ class Proxy:
             def _reply(self, status, data):
                 with proxy.lock:  # before the client can have its answer and send the next
                     proxy.in_flight -= 1
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    # the client stopped waiting (its timeout): the server's traceback would
+                    # land in the stderr the tests read, as if genprobe had printed it
+                    pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
