@@ -26,18 +26,32 @@ Run: .venv/bin/python benchmarks/generator_throughput.py [--lc-repo /tmp/lc] [--
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import statistics
 import sys
 import time
 import types
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
-from scipy.stats import ks_2samp
+from scipy.stats import binomtest, ks_2samp
 
 from genprobe.tasks.integration import canonical, terms
 from genprobe.tasks.integration.derivative import derivative
-from genprobe.tasks.integration.generators import GeneratorConfig, attempt
+from genprobe.tasks.integration.expression import to_sympy
+from genprobe.tasks.integration.generators import (
+    DEFAULT_DEADLINES,
+    ENGINES,
+    Attempt,
+    GeneratorConfig,
+    attempt,
+    backward_pair,
+    forward_pair,
+)
 from genprobe.tasks.integration.prefix import from_prefix, strip_problem_prefix, to_prefix
 from genprobe.tasks.integration.random_trees import INTEGRATION_OPERATORS
 from genprobe.tasks.integration.vocab import OPERATOR_TOKENS
@@ -55,6 +69,26 @@ class Sample:
         return statistics.median(n / s for n, s in zip(self.counts, self.seconds, strict=True))
 
 
+class OutOfTime(BaseException):  # not an Exception: the generator's handlers let it through
+    pass
+
+
+@contextlib.contextmanager
+def cpu_limit(seconds: float) -> Iterator[None]:
+    """Stop the code inside after `seconds` of CPU time: the deadline pool's budget, in process."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise OutOfTime
+
+    previous = signal.signal(signal.SIGPROF, interrupt)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+
+
 def ours(engine: str, method: str, max_ops: int) -> callable:
     config = GeneratorConfig(method=method, max_ops=max_ops, engine=engine)
     cache: dict[str, str] = {}
@@ -62,7 +96,11 @@ def ours(engine: str, method: str, max_ops: int) -> callable:
     def run(seed: int, attempts: int) -> list[tuple[list[str], list[str]]]:
         pairs = []
         for index in range(attempts):
-            outcome = attempt((config, cache), (seed, index))
+            try:
+                with cpu_limit(DEFAULT_DEADLINES[method]):
+                    outcome = attempt((config, cache), (seed, index))
+            except OutOfTime:
+                continue
             if outcome.status == "ok":
                 f = list(strip_problem_prefix(outcome.input.split()))
                 pairs.append((f, outcome.output.split()))
@@ -71,7 +109,9 @@ def ours(engine: str, method: str, max_ops: int) -> callable:
     return run
 
 
-def lample_charton(repo: str, max_ops: int) -> callable:
+def lc_environment(repo: str, max_ops: int, task: str = "prim_bwd") -> Any:
+    """Their `CharSPEnvironment` at genprobe's settings (L&C's operators and weights, integers
+    1..5)."""
     sys.path.insert(0, repo)
     from src.envs.char_sp import CharSPEnvironment
 
@@ -80,16 +120,22 @@ def lample_charton(repo: str, max_ops: int) -> callable:
         operators=operators, max_ops=max_ops, max_ops_G=4, max_int=5, int_base=10,
         balanced=False, precision=10, positive=True, rewrite_functions="",
         leaf_probs="0.75,0,0.25,0", n_variables=1, n_coefficients=0, clean_prefix_expr=True,
-        max_len=512, env_base_seed=0, tasks="prim_bwd",
+        max_len=512, env_base_seed=0, tasks=task,
     )  # fmt: skip
-    env = CharSPEnvironment(params)
+    return CharSPEnvironment(params)
+
+
+def lample_charton(repo: str, method: str, max_ops: int) -> callable:
+    env = lc_environment(repo, max_ops, f"prim_{method}")
+    make = env.gen_prim_bwd if method == "bwd" else env.gen_prim_fwd
+    arguments = (True,) if method == "bwd" else ()  # BWD: predict the primitive
 
     def run(seed: int, attempts: int) -> list[tuple[list[str], list[str]]]:
         rng = np.random.RandomState(seed)
         pairs = []
         for _ in range(attempts):
             try:
-                pair = env.gen_prim_bwd(rng, predict_primitive=True)
+                pair = make(rng, *arguments)
             except Exception:  # their timeout or a SymPy error: a failed attempt, as in their loop
                 continue
             if pair is not None:
@@ -97,6 +143,95 @@ def lample_charton(repo: str, max_ops: int) -> callable:
         return pairs
 
     return run
+
+
+KEPT = {
+    (True, True): "both",
+    (True, False): "ours",
+    (False, True): "theirs",
+    (False, False): "neither",
+}
+
+
+class Scripted:
+    """Stands in for their `RandomState`: `randint` answers the values given, in order, so
+    their generator takes the choices (small or not, operators, simplify or strip) we give."""
+
+    def __init__(self, *values: int) -> None:
+        self.values = iter(values)
+
+    def randint(self, *bounds: int) -> int:
+        return next(self.values)
+
+
+@dataclass
+class Paired:
+    kept: Counter = field(default_factory=Counter)  # which side kept the pair
+    same_big_f: int = 0  # pairs both kept with F identical
+    same_f: int = 0  # ... and f identical
+    rewritten: Counter = field(default_factory=Counter)  # f is not the plain derivative
+    seconds: Counter = field(default_factory=Counter)  # CPU seconds per side
+    differing: list[tuple[list[str], list[str], list[str]]] = field(default_factory=list)
+
+
+def paired(repo: str, method: str, max_ops: int, n: int, seed: int) -> Paired:
+    """`n` random expressions from their generator, each made into a pair by their
+    `gen_prim_<method>` and by ours (`backward_pair`, `forward_pair`) with the same choices:
+    BWD always simplified, FWD's constant stripped as their draw says."""
+    from src.utils import TimeoutError as TheirTimeout
+
+    env = lc_environment(repo, max_ops, f"prim_{method}")
+    draw = type(env)._generate_expr
+    config = GeneratorConfig(method=method, max_ops=max_ops)
+    deadline = DEFAULT_DEADLINES[method]
+    rng = np.random.RandomState(seed)
+    result = Paired()
+
+    def timed(
+        side: str, make: Callable[..., Any], *args: Any
+    ) -> tuple[list[str], list[str]] | None:
+        start = time.process_time()
+        try:  # theirs have their own (wall-clock) time limits, ours the pool's CPU deadline
+            if side.startswith("theirs"):
+                made = make(*args)
+            else:
+                with cpu_limit(deadline):
+                    made = make(*args)
+        except (Exception, TheirTimeout, OutOfTime):  # a rejection, a timeout, a SymPy error
+            made = None
+        result.seconds[side] += time.process_time() - start
+        if made is None or (isinstance(made, Attempt) and made.status != "ok"):
+            return None
+        x, y = (made.input.split(), made.output.split()) if isinstance(made, Attempt) else made
+        return list(map(str, strip_problem_prefix(x))), list(map(str, y))
+
+    for _ in range(n):
+        n_ops = int(rng.randint(4 if method == "bwd" else 3, max_ops + 1))
+        tokens = [str(t) for t in draw(env, n_ops, 5, rng)]
+        env._generate_expr = lambda *args, tokens=tokens: tokens
+        tree = from_prefix(tokens)
+        if method == "bwd":
+            theirs = timed("theirs", env.gen_prim_bwd, Scripted(1, n_ops, 1), True)
+            ours = timed("ours", backward_pair, tree, n_ops, True, config)
+            plain = {
+                "theirs": timed("theirs plain", env.gen_prim_bwd, Scripted(1, n_ops, 0), True),
+                "ours": timed("ours plain", backward_pair, tree, n_ops, False, config),
+            }
+            for side, made in (("ours", ours), ("theirs", theirs)):
+                if made is not None and plain[side] is not None and made[0] != plain[side][0]:
+                    result.rewritten[side] += 1
+        else:
+            strip = bool(rng.randint(2))
+            theirs = timed("theirs", env.gen_prim_fwd, Scripted(1, n_ops, 1 - strip))
+            ours = timed("ours", forward_pair, to_sympy(tree), n_ops, strip, config)
+        result.kept[KEPT[ours is not None, theirs is not None]] += 1
+        if ours and theirs and ours[1] == theirs[1]:
+            result.same_big_f += 1
+            if ours[0] == theirs[0]:
+                result.same_f += 1
+            elif len(result.differing) < 5:
+                result.differing.append((ours[1], ours[0], theirs[0]))
+    return result
 
 
 def plain_derivative(big_f: list[str]) -> list[str] | None:
@@ -122,6 +257,34 @@ def describe(name: str, sample: Sample) -> dict[str, np.ndarray]:
     return {"f": f_len, "F": big_f_len, "ops": ops}
 
 
+def report_paired(method: str, max_ops: int, result: Paired) -> None:
+    n = sum(result.kept.values())
+    both = result.kept["both"]
+    print(f"\npaired {method}, max_ops {max_ops}: {n} random expressions from their generator")
+    kept = ", ".join(
+        f"{side} {result.kept[side]}" for side in ("both", "ours", "theirs", "neither")
+    )
+    print(f"  kept by: {kept}")
+    if both:
+        low, high = wilson(result.same_f, both)
+        print(
+            f"  of the {both} pairs both kept: F identical {result.same_big_f / both:.1%}, "
+            f"f identical {result.same_f / both:.1%} (95 % CI {low:.1%}-{high:.1%})"
+        )
+    if method == "bwd":
+        for side in ("ours", "theirs"):
+            print(f"  f rewritten by simplify ({side}): {result.rewritten[side] / n:.1%} of all")
+    ours, theirs = result.seconds["ours"], result.seconds["theirs"]
+    print(f"  CPU seconds: ours {ours:.1f}, theirs {theirs:.1f}: ratio {theirs / ours:.1f}")
+    for big_f, mine, other in result.differing:
+        print(f"  F {' '.join(big_f)}\n    ours   {' '.join(mine)}\n    theirs {' '.join(other)}")
+
+
+def wilson(successes: int, n: int) -> tuple[float, float]:
+    interval = binomtest(successes, n).proportion_ci(0.95, method="wilson")
+    return interval.low, interval.high
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lc-repo", help="also run Lample & Charton's generator from here")
@@ -129,13 +292,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--max-ops", type=int, default=15)
     parser.add_argument("--method", default="bwd", choices=("fwd", "bwd", "ibp"))
+    parser.add_argument("--paired", type=int, default=0, help="with --lc-repo: N paired draws")
     args = parser.parse_args()
 
-    methods = {"fast": ours("fast", args.method, args.max_ops)}
-    if args.method == "bwd":
-        methods["sympy"] = ours("sympy", args.method, args.max_ops)
-        if args.lc_repo:
-            methods["lc"] = lample_charton(args.lc_repo, args.max_ops)
+    engines = ENGINES if args.method == "bwd" else ("lc", "fast")
+    methods = {engine: ours(engine, args.method, args.max_ops) for engine in engines}
+    if args.lc_repo and args.method != "ibp":
+        methods["theirs"] = lample_charton(args.lc_repo, args.method, args.max_ops)
     samples = {name: Sample() for name in methods}
     for round_ in range(args.rounds):
         for name, run in methods.items():
@@ -145,20 +308,24 @@ def main() -> None:
             samples[name].counts.append(len(pairs))
             samples[name].pairs += pairs
     print(f"{args.method}, max_ops {args.max_ops}, {args.attempts} attempts x {args.rounds} rounds")
-    if args.method == "bwd":  # only the fast engine builds canonical terms in the loop above
+    if args.method == "bwd":  # only our engines build canonical terms in the loop above
         attempts = args.attempts * args.rounds
         kinds = ", ".join(f"{k} {n / attempts:.2f}" for k, n in canonical.delegations.most_common())
-        print(f"nodes the fast engine asked SymPy for (most from its cache), per attempt: {kinds}")
+        print(f"nodes the terms asked SymPy for (most from its cache), per attempt: {kinds}")
     stats = {name: describe(name, sample) for name, sample in samples.items()}
     for name in stats:
-        if name != "fast":
+        if name != "lc":
             for key in ("f", "F", "ops"):
-                ks = ks_2samp(stats["fast"][key], stats[name][key])
-                print(f"KS fast vs {name} on {key}: D = {ks.statistic:.3f}, p = {ks.pvalue:.2f}")
-    reference = "lc" if "lc" in samples else "sympy" if "sympy" in samples else None
-    if reference:
-        ratio = samples["fast"].rate() / samples[reference].rate()
-        print(f"speedup = {ratio:.1f} (fast / {reference})")
+                ks = ks_2samp(stats["lc"][key], stats[name][key])
+                print(f"KS lc vs {name} on {key}: D = {ks.statistic:.3f}, p = {ks.pvalue:.2f}")
+    if args.lc_repo and args.paired and args.method != "ibp":
+        report_paired(
+            args.method, args.max_ops,
+            paired(args.lc_repo, args.method, args.max_ops, args.paired, seed=7),
+        )  # fmt: skip
+    reference = "theirs" if "theirs" in samples else "sympy" if "sympy" in samples else "fast"
+    ratio = samples["lc"].rate() / samples[reference].rate()
+    print(f"speedup = {ratio:.1f} (lc / {reference})")
 
 
 if __name__ == "__main__":

@@ -7,21 +7,25 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
+import sympy as sp
 
 from genprobe.errors import ConfigError, DataFormatError, DifferentRunError
 from genprobe.runs.executor import LocalExecutor
+from genprobe.runs.provenance import config_hash
 from genprobe.tasks.integration import (
     GeneratorConfig,
     TreeSettings,
     generate,
+    generators,
     random_expression,
     verify_many,
 )
 from genprobe.tasks.integration.datasets import read_dataset, split_of, write_dataset
-from genprobe.tasks.integration.expression import fold
+from genprobe.tasks.integration.expression import X, fold, from_sympy, to_sympy
 from genprobe.tasks.integration.generation import Row
 from genprobe.tasks.integration.generation_run import GenerationConfig, generate_run
-from genprobe.tasks.integration.generators import attempt
+from genprobe.tasks.integration.generators import Rejected, attempt, backward_pair, forward_pair
+from genprobe.tasks.integration.prefix import from_prefix, strip_problem_prefix, to_prefix
 from genprobe.tasks.integration.random_trees import INTEGRATION_OPERATORS, _counts
 from genprobe.verification.verdict import Outcome
 
@@ -184,3 +188,113 @@ def test_bad_dataset_lines_name_file_and_line(tmp_path):
         read_dataset(path)
     with pytest.raises(ConfigError):
         write_dataset(ROWS, tmp_path / "x", "csv")
+
+
+# -- Lample & Charton's forms: BWD's simplify, FWD's doit ------------------------------------
+
+
+def _bwd_trees(n, seed=5):
+    config = GeneratorConfig(method="bwd", max_ops=6)
+    for index in range(n):
+        rng = np.random.default_rng([seed, index])
+        n_ops = int(rng.integers(4, 7))
+        yield random_expression(rng, n_ops, config.tree), n_ops
+
+
+def test_bwd_simplifies_as_sympys_simplify_of_sympys_derivative():
+    config = GeneratorConfig(method="bwd", max_ops=6)
+    compared = rewritten = 0
+    for tree, n_ops in _bwd_trees(40):
+        try:
+            pair = backward_pair(tree, n_ops, True, config)
+        except Rejected:
+            continue
+        big_f = to_sympy(tree).as_independent(X, as_Add=True)[1]
+        expected = to_prefix(from_sympy(sp.simplify(sp.diff(big_f, X))))
+        assert strip_problem_prefix(pair.input.split()) == expected, pair.output
+        plain = backward_pair(tree, n_ops, False, config)
+        rewritten += plain.input != pair.input
+        compared += 1
+    assert compared >= 25 and rewritten >= 5  # the draws exercise simplify, not only no-ops
+
+
+def test_bwd_keeps_the_derivative_when_simplify_fails_times_out_or_brings_a_dummy(monkeypatch):
+    config = GeneratorConfig(method="bwd", max_ops=6)
+    tree = from_prefix(["mul", "x", "ln", "add", "x", "INT+", "3"])  # F' = x/(x + 3) + ln(x + 3)
+    plain = backward_pair(tree, 2, False, config).input
+
+    def dummy(expr, **kwargs):
+        return sp.Dummy("x") + 1
+
+    def busy(expr, **kwargs):
+        while True:
+            pass
+
+    def failing(expr, **kwargs):
+        raise ValueError("no")
+
+    monkeypatch.setattr(generators, "BWD_SIMPLIFY_SECONDS", 0.05)
+    for stand_in, remembered in ((dummy, True), (busy, False), (failing, True)):
+        generators._SIMPLIFIED.clear()
+        monkeypatch.setattr(sp, "simplify", stand_in)
+        assert backward_pair(tree, 2, True, config).input == plain, stand_in.__name__
+        # a result cut short by the time limit is not kept: another budget may finish it
+        assert bool(generators._SIMPLIFIED) is remembered, stand_in.__name__
+
+
+def test_bwd_asks_simplify_once_per_derivative(monkeypatch):
+    config = GeneratorConfig(method="bwd", max_ops=6)
+    tree = from_prefix(["mul", "x", "ln", "add", "x", "INT+", "3"])
+    calls = Counter()
+    real = sp.simplify
+
+    def counted(expr, **kwargs):
+        calls[str(expr)] += 1
+        return real(expr, **kwargs)
+
+    generators._SIMPLIFIED.clear()
+    monkeypatch.setattr(sp, "simplify", counted)
+    first, second = (backward_pair(tree, 2, True, config) for _ in range(2))
+    assert first == second and sum(calls.values()) == 1
+
+
+def test_fast_engine_keeps_its_own_simplifier():
+    lc = GeneratorConfig(method="bwd", max_ops=6)
+    fast = replace(lc, engine="fast")
+    differ = 0
+    for tree, n_ops in _bwd_trees(40):
+        try:
+            differ += backward_pair(tree, n_ops, True, lc) != backward_pair(tree, n_ops, True, fast)
+        except Rejected:
+            continue
+    assert differ > 0  # another distribution, named and kept for old runs
+
+
+def test_fwd_integrates_what_risch_leaves_unevaluated_as_lample_charton():
+    config = GeneratorConfig(method="fwd", max_ops=6)
+    for f, primitive in ((sp.sqrt(X), 2 * X ** sp.Rational(3, 2) / 3),
+                         (sp.asin(X), X * sp.asin(X) + sp.sqrt(1 - X**2))):  # fmt: skip
+        pair = forward_pair(f, 1, False, config)
+        assert pair.output.split() == to_prefix(from_sympy(primitive))
+        with pytest.raises(Rejected, match="non_elementary"):  # the engine of older runs
+            forward_pair(f, 1, False, replace(config, engine="fast"))
+    with pytest.raises(Rejected, match="special_function"):  # doit's answer holds erf
+        forward_pair(sp.sqrt(X) * sp.exp(X), 2, False, config)
+    with pytest.raises(Rejected, match="non_elementary"):
+        forward_pair(sp.exp(X**2), 2, False, config)
+
+
+def test_x_is_read_after_sympys_cache_has_let_it_go():
+    from sympy.core.cache import clear_cache
+
+    clear_cache()
+    again = sp.Symbol("x", real=True, nonzero=True)
+    assert again is not X and to_prefix(from_sympy(again + 1)) == to_prefix(from_sympy(X + 1))
+
+
+def test_older_generation_runs_keep_their_config_hash():
+    fast = GenerationConfig(GeneratorConfig(method="bwd", engine="fast"), 10)
+    assert config_hash(fast.identity()) == "5dd14d3d023f03ca"  # its hash before the lc engine
+    assert config_hash(GenerationConfig(GeneratorConfig(method="bwd"), 10).identity()) != (
+        config_hash(fast.identity())
+    )

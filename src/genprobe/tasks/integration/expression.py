@@ -212,9 +212,9 @@ def from_sympy(expr: sp.Expr) -> Expr:
         UnsupportedExpressionError: a symbol other than `X`, a float, `I`, infinities, or a
             function the vocabulary has no token for.
     """
-    if expr is X:
-        return _X_LEAF
     if isinstance(expr, sp.Symbol):
+        if expr == X:  # not `is`: SymPy makes another x once its cache has let X go
+            return _X_LEAF
         raise UnsupportedExpressionError(
             f"symbol {expr.name!r} (assumptions {expr.assumptions0}) is not the integration "
             "variable; build expressions with genprobe.tasks.integration.X"

@@ -1,7 +1,7 @@
 """Integration data as Lample & Charton make it: FWD, BWD and IBP pairs (integrand, primitive).
 
 - FWD: draw f, integrate it with SymPy's Risch algorithm, keep elementary results.
-- BWD: draw F, differentiate it (simplified half the time), keep (F', F).
+- BWD: draw F, differentiate it (simplified half the time by SymPy's `simplify`), keep (F', F).
 - IBP: draw F and G; if a primitive of f·G (or F·g) is already known, integration by parts gives
   one of F·g (or f·G). Known primitives come from a cache that grows with every attempt.
 
@@ -16,9 +16,11 @@ import contextlib
 import signal
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import sympy as sp
+from sympy.integrals.risch import NonElementaryIntegral
 
 from genprobe.errors import ConfigError, GenprobeError, check_choice
 from genprobe.tasks.integration import canonical, factoring, terms
@@ -29,9 +31,11 @@ from genprobe.tasks.integration.random_trees import TreeSettings, random_express
 from genprobe.tasks.integration.vocab import OPERATOR_TOKENS
 
 METHODS = ("fwd", "bwd", "ibp")
-ENGINES = ("fast", "sympy")
+ENGINES = ("lc", "fast", "sympy")
 # Lample & Charton's per-sample time limits, in seconds
 DEFAULT_DEADLINES = {"fwd": 3.0, "bwd": 5.0, "ibp": 8.0}
+# their time limit on BWD's `simplify(F')`
+BWD_SIMPLIFY_SECONDS = 2.0
 # a FWD primitive containing any of these is not elementary in the vocabulary's sense
 SPECIAL_FUNCTIONS = (
     sp.erf, sp.erfc, sp.erfi, sp.erfinv, sp.erfcinv, sp.expint, sp.Ei, sp.li, sp.Li,
@@ -60,10 +64,11 @@ class GeneratorConfig:
     strip_constant_probability: float = 0.5
     # soft limit on one `simplify` call inside an attempt; None: no soft limit
     simplify_seconds: float | None = 1.0
-    # BWD: "fast" builds F and F' on genprobe's own terms (SymPy's canonical form, the same
-    # pairs) and simplifies with `factoring.simplify`; "sympy": SymPy throughout, `simplify`
-    # included, as Lample & Charton (about 10x slower)
-    engine: str = "fast"
+    # BWD: "lc" builds F and F' on genprobe's own terms (SymPy's canonical form, the same
+    # pairs) and simplifies F' with SymPy's `simplify` as Lample & Charton (2 s; their
+    # distribution); "fast": the same terms, simplified by `factoring.simplify` (another
+    # distribution, about 50x faster); "sympy": SymPy throughout, `simplify_seconds`
+    engine: str = "lc"
 
     def validated(self) -> GeneratorConfig:
         check_choice("method", self.method, METHODS)
@@ -185,14 +190,31 @@ def _forward(rng: np.random.Generator, config: GeneratorConfig) -> Attempt:
     f = _random_sympy(rng, config, n_ops)
     if not f.has(X):
         raise Rejected("no_x")
-    if rng.random() < config.strip_constant_probability:
+    strip = rng.random() < config.strip_constant_probability
+    return forward_pair(f, n_ops, strip, config)
+
+
+def forward_pair(f: sp.Expr, n_ops: int, strip: bool, config: GeneratorConfig) -> Attempt:
+    """FWD's pair for the random integrand `f` drawn with `n_ops` operators, its additive
+    constant removed if `strip`.
+
+    Raises:
+        Rejected: f or its primitive is not kept, and why.
+    """
+    if strip:
         f = _strip_constant(f)
     _check_valid(f)
     try:
         big_f = sp.integrate(f, X, risch=True)
     except NotImplementedError:
         raise Rejected("risch_not_implemented") from None
-    if big_f.has(sp.integrals.risch.NonElementaryIntegral, sp.Integral):
+    if isinstance(big_f, NonElementaryIntegral):
+        raise Rejected("non_elementary")
+    if config.engine != "fast":
+        # Lample & Charton's `gen_prim_fwd`: what Risch left unevaluated (in part), `doit`
+        # integrates by SymPy's other methods (heuristics, Meijer G), within the attempt's time
+        big_f = big_f.doit()
+    if big_f.has(sp.Integral):  # a NonElementaryIntegral inside, or one doit could not do
         raise Rejected("non_elementary")
     if big_f.has(*SPECIAL_FUNCTIONS) or big_f.has(sp.Piecewise):
         raise Rejected("special_function")
@@ -203,9 +225,19 @@ def _backward(rng: np.random.Generator, config: GeneratorConfig) -> Attempt:
     n_ops = _n_ops(rng, config, 4)
     tree = random_expression(rng, n_ops, config.tree)
     simplify = rng.random() < config.simplify_probability
-    if config.engine == "fast":
+    return backward_pair(tree, n_ops, simplify, config)
+
+
+def backward_pair(tree: Expr, n_ops: int, simplify: bool, config: GeneratorConfig) -> Attempt:
+    """BWD's pair for the random expression `tree` drawn with `n_ops` operators, F' simplified
+    if `simplify`.
+
+    Raises:
+        Rejected: the pair is not kept, and why.
+    """
+    if config.engine != "sympy":
         try:
-            return _backward_fast(tree, simplify, config, n_ops)
+            return _backward_terms(tree, simplify, config, n_ops)
         except terms.Unsupported:  # outside the terms' language: SymPy decides
             pass
     big_f = _strip_constant(to_sympy(tree))
@@ -214,19 +246,72 @@ def _backward(rng: np.random.Generator, config: GeneratorConfig) -> Attempt:
     _check_valid(big_f)
     f = sp.diff(big_f, X)
     if simplify:
-        f = _simplify(f, config.simplify_seconds)
+        f = _simplify_lc(f).expr if config.engine == "lc" else _simplify(f, config.simplify_seconds)
     return _pair(f, big_f, config, n_ops, count_on="F")
 
 
-def _backward_fast(tree: Expr, simplify: bool, config: GeneratorConfig, n_ops: int) -> Attempt:
+def _backward_terms(tree: Expr, simplify: bool, config: GeneratorConfig, n_ops: int) -> Attempt:
     big_f = canonical.strip_constant(canonical.from_tree(tree))
     if not (isinstance(big_f, terms.Term) and big_f.has_x):
         raise Rejected("no_x")
     f = derivative(big_f)
-    if simplify:
-        f = factoring.simplify(f)
-    f_tokens = to_prefix(terms.to_tree(f))
-    return _token_pair(f_tokens, to_prefix(terms.to_tree(big_f)), config, n_ops, "F")
+    big_f_tokens = to_prefix(terms.to_tree(big_f))
+    if simplify and config.engine == "lc":
+        f_tokens = _simplified_tokens(to_prefix(terms.to_tree(f)))
+    else:
+        f_tokens = to_prefix(terms.to_tree(factoring.simplify(f) if simplify else f))
+    return _token_pair(f_tokens, big_f_tokens, config, n_ops, "F")
+
+
+class _Simplified(NamedTuple):
+    expr: sp.Expr
+    finished: bool  # False: the time limit cut SymPy short, `expr` is the derivative as it was
+
+
+def _simplify_lc(f: sp.Expr) -> _Simplified:
+    """Lample & Charton's `simplify(f, seconds=2)`: SymPy's `simplify`, or `f` itself when it
+    runs out of time, raises, or brings in a Dummy symbol (their 2 s are wall-clock time, ours
+    CPU time, which machine load does not change)."""
+    try:
+        with _soft_limit(BWD_SIMPLIFY_SECONDS):
+            simple = sp.simplify(f)
+    except _SoftTimeout:
+        return _Simplified(f, finished=False)
+    except Exception:  # their simplify keeps f on any error
+        return _Simplified(f, finished=True)
+    dummy = any(s.is_Dummy for s in simple.free_symbols)
+    return _Simplified(f if dummy else simple, finished=True)
+
+
+# what `_simplified_tokens` gave each derivative it finished in this process: a random F
+# repeats (a quarter of BWD attempts are duplicates), and SymPy's simplify is the costly step
+_SIMPLIFIED: dict[str, list[str] | str] = {}
+_SIMPLIFIED_MAX = 200_000
+
+
+def _simplified_tokens(f_tokens: list[str]) -> list[str]:
+    """The prefix of `_simplify_lc` of the derivative `f_tokens`, remembered per process (a
+    result cut short by the time limit is not).
+
+    Raises:
+        Rejected: the simplified derivative holds an infinity, or is outside the vocabulary.
+    """
+    key = " ".join(f_tokens)
+    known = _SIMPLIFIED.get(key)
+    if known is None:
+        simple = _simplify_lc(to_sympy(from_prefix(f_tokens)))
+        if not simple.finished:
+            return f_tokens
+        try:
+            _check_valid(simple.expr)
+            known = _prefix(simple.expr)
+        except Rejected as rejected:
+            known = rejected.reason
+        if len(_SIMPLIFIED) < _SIMPLIFIED_MAX:
+            _SIMPLIFIED[key] = known
+    if isinstance(known, str):
+        raise Rejected(known)
+    return known
 
 
 def cache_key(expr: sp.Expr) -> tuple[sp.Expr, str]:

@@ -148,7 +148,7 @@ def from_sympy(e: sp.Expr) -> Value:
     """
     if e.is_Rational:
         return Fraction(int(e.p), int(e.q))
-    if e is SYMPY_X:
+    if e.is_Symbol and e == SYMPY_X:  # not `is`: SymPy makes another x once its cache lets X go
         return X
     if e is sp.pi:
         return PI
