@@ -54,14 +54,15 @@ grokking: $(BIN)/genprobe
 # (docs/integration.md, "A strong model on 2 CPU cores"): BWD and FWD pairs of up to 6
 # operators, pooled (`strong-data`: its test split is the brittleness study's --validation,
 # its train split the --train-data), and `train --preset cpu`. Every step resumes where it
-# stopped.
+# stopped. `--engine fast`: the shipped model was trained on the data genprobe made before the
+# lc engine (docs/integration.md, "Data generators"), and these commands remake it exactly.
 WORKERS ?= $(shell nproc)
 strong-data: $(BIN)/genprobe
 	mkdir -p data
 	$(BIN)/genprobe integration generate --method bwd --n 300000 --max-ops 6 --seed 21 \
-		--workers $(WORKERS) --out data/bwd6.txt
+		--engine fast --workers $(WORKERS) --out data/bwd6.txt
 	$(BIN)/genprobe integration generate --method fwd --n 15000 --max-ops 6 --seed 22 \
-		--workers $(WORKERS) --out data/fwd6.txt
+		--engine fast --workers $(WORKERS) --out data/fwd6.txt
 	$(BIN)/genprobe integration mix --part data/bwd6.txt --part data/fwd6.txt \
 		--valid-fraction 0.005 --test-fraction 0.01 --out data/mix6.txt
 

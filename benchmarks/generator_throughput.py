@@ -1,26 +1,36 @@
-"""Data generation: pairs per CPU-second, genprobe's engines against Lample & Charton's, in one run.
+"""Data generation: pairs per CPU-second, genprobe's engines against Lample & Charton's, in one
+run; and, with `--paired N`, the pairs each makes of the same random expressions.
 
 Each method makes `--attempts` attempts per round with Lample & Charton's settings (the
 integration operators and weights, integers 1..5, `--max-ops`), single-threaded, in
-`--rounds` interleaved rounds; the median of the rounds' pairs per CPU-second is reported.
+`--rounds` interleaved rounds, ours under the deadline pool's CPU budget per attempt; the
+median of the rounds' pairs per CPU-second is reported.
 
-- `fast`: `GeneratorConfig(engine="fast")`, genprobe's own terms, derivative and factoring;
-- `sympy`: `GeneratorConfig(engine="sympy")`, the straightforward SymPy path (the baseline);
-- `lc` (with `--lc-repo PATH`, a checkout of facebookresearch/SymbolicMathematics, never part
-  of this repository; it needs `numexpr`): their `CharSPEnvironment.gen_prim_bwd`.
+- `lc`: `GeneratorConfig(engine="lc")` (the default): their forms, F and F' on genprobe's own
+  terms, SymPy's `simplify` for BWD, `doit` after FWD's Risch;
+- `fast`: `GeneratorConfig(engine="fast")`: the same terms, genprobe's own cheap simplifier,
+  no FWD `doit` (another distribution);
+- `sympy` (BWD): `GeneratorConfig(engine="sympy")`, SymPy throughout (the straightforward
+  baseline);
+- `theirs` (with `--lc-repo PATH`, a checkout of facebookresearch/SymbolicMathematics, never
+  part of this repository; it needs `numexpr`): their `CharSPEnvironment.gen_prim_bwd` or
+  `gen_prim_fwd`.
 
-It also prints how often the fast engine left a node to SymPy (`canonical.delegations`), by
-kind. The distributions are compared on the pairs each method made: input (f) and output (F) length
-in tokens, operators in F, and the share of pairs whose f is not the plain derivative of F
-(what simplification changed; our derivative of F, rebuilt from the tokens, is SymPy's
+It also prints how often our terms left a node to SymPy (`canonical.delegations`), by kind.
+The distributions are compared on the pairs each method made: input (f) and output (F) length
+in tokens, operators in F, and for BWD the share of pairs whose f is not the plain derivative
+of F (what simplification changed; our derivative of F, rebuilt from the tokens, is SymPy's
 canonical one). A two-sample Kolmogorov-Smirnov statistic is printed for each length.
 
-BWD only compares like with like here: FWD and IBP have no fast engine yet and are measured
-with `--method fwd|ibp` (ours only). The last line is `speedup = X` (fast ÷ lc, else fast ÷
-sympy).
+`--paired N` (with `--lc-repo`): N random expressions drawn by their `_generate_expr`, each
+made into a pair by their generator (fed the expression and its choices through `Scripted`)
+and by ours (`backward_pair`, `forward_pair`); printed: who kept each, the share of pairs
+with F and f identical token for token (Wilson interval), for BWD the share of derivatives
+`simplify` rewrote on each side, the CPU seconds of each side, and up to five pairs that
+differ. The last line is `speedup = X` (lc ÷ theirs, else lc ÷ sympy or fast).
 
 Run: .venv/bin/python benchmarks/generator_throughput.py [--lc-repo /tmp/lc] [--attempts 200]
-     [--rounds 3] [--max-ops 15] [--method bwd]
+     [--rounds 3] [--max-ops 15] [--method bwd|fwd|ibp] [--paired 2000]
 """
 
 from __future__ import annotations
@@ -129,6 +139,7 @@ def lample_charton(repo: str, method: str, max_ops: int) -> callable:
     env = lc_environment(repo, max_ops, f"prim_{method}")
     make = env.gen_prim_bwd if method == "bwd" else env.gen_prim_fwd
     arguments = (True,) if method == "bwd" else ()  # BWD: predict the primitive
+    from src.utils import TimeoutError as TheirTimeout  # a BaseException
 
     def run(seed: int, attempts: int) -> list[tuple[list[str], list[str]]]:
         rng = np.random.RandomState(seed)
@@ -136,7 +147,7 @@ def lample_charton(repo: str, method: str, max_ops: int) -> callable:
         for _ in range(attempts):
             try:
                 pair = make(rng, *arguments)
-            except Exception:  # their timeout or a SymPy error: a failed attempt, as in their loop
+            except (Exception, TheirTimeout):  # a SymPy error or their timeout, as in their loop
                 continue
             if pair is not None:
                 pairs.append((list(strip_problem_prefix(pair[0])), list(pair[1])))
@@ -242,17 +253,19 @@ def plain_derivative(big_f: list[str]) -> list[str] | None:
         return None
 
 
-def describe(name: str, sample: Sample) -> dict[str, np.ndarray]:
+def describe(name: str, sample: Sample, method: str) -> dict[str, np.ndarray]:
     f_len = np.array([len(f) for f, _ in sample.pairs])
     big_f_len = np.array([len(big_f) for _, big_f in sample.pairs])
     ops = np.array([sum(t in _OPERATORS for t in big_f) for _, big_f in sample.pairs])
-    plain = [(plain_derivative(big_f), f) for f, big_f in sample.pairs]
-    changed = [d != f for d, f in plain if d is not None]
+    simplified = ""
+    if method == "bwd":
+        plain = [(plain_derivative(big_f), f) for f, big_f in sample.pairs]
+        simplified = f"  simplified {np.mean([d != f for d, f in plain if d is not None]):.2f}"
     print(
         f"{name:>6}: {sum(sample.counts):5d} pairs  {sample.rate():7.1f} pairs/CPU-s  "
         f"f len {f_len.mean():5.1f} (median {np.median(f_len):4.0f})  "
         f"F len {big_f_len.mean():5.1f} (median {np.median(big_f_len):4.0f})  "
-        f"F ops {ops.mean():4.1f}  simplified {np.mean(changed):.2f}"
+        f"F ops {ops.mean():4.1f}{simplified}"
     )
     return {"f": f_len, "F": big_f_len, "ops": ops}
 
@@ -312,7 +325,7 @@ def main() -> None:
         attempts = args.attempts * args.rounds
         kinds = ", ".join(f"{k} {n / attempts:.2f}" for k, n in canonical.delegations.most_common())
         print(f"nodes the terms asked SymPy for (most from its cache), per attempt: {kinds}")
-    stats = {name: describe(name, sample) for name, sample in samples.items()}
+    stats = {name: describe(name, sample, args.method) for name, sample in samples.items()}
     for name in stats:
         if name != "lc":
             for key in ("f", "F", "ops"):

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from genprobe.cli import main
+from genprobe.runs.rundir import read_config
 from genprobe.tasks.integration import VOCAB
 
 
@@ -97,6 +98,8 @@ def test_generate_writes_lample_charton_files_that_verify(capsys, tmp_path):
     assert "] bwd pairs" in err  # off a terminal, progress comes as plain lines
     meta = json.loads((tmp_path / "prim_bwd.meta.json").read_text())
     assert meta["n_written"] == 12 and meta["counters"]["ok"] == 12
+    # Lample & Charton's data unless told otherwise
+    assert read_config(tmp_path / "prim_bwd.run")["config"]["generator"]["engine"] == "lc"
     lines = []
     for split in ("train", "valid", "test"):
         lines += (tmp_path / f"prim_bwd.{split}").read_text().splitlines()

@@ -143,6 +143,7 @@ STUDIES = {
         argv=lambda f: [
             "integration", "generate", "--method", "bwd", "--n", "3000", "--max-ops", "6",
             "--shard-size", "512", "--seed", "5", "--workers", "2",
+            "--engine", "fast",  # the run's spine under test, at 50x the lc engine's speed
         ],
         under_way="shards/attempts/*.json",
         results=lambda out: out.read_text(),

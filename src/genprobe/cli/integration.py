@@ -85,7 +85,10 @@ def generate(
     operators: str = typer.Option(None, help="Operator weights 'add:10,mul:10,sin:4,…' [L&C's]."),
     max_len: int = typer.Option(512, help="Longest accepted sequence in tokens."),
     engine: str = typer.Option(
-        "fast", help="BWD: fast (own terms and factoring) or sympy (L&C's SymPy path, ~10x slower)."
+        "lc",
+        help="lc (Lample & Charton's data: SymPy's simplify for BWD, doit for FWD), fast (a"
+        " cheaper BWD simplification, no FWD doit: another distribution) or sympy (BWD in SymPy"
+        " throughout).",
     ),
     valid_fraction: float = typer.Option(0.0, help="Share of inputs in the valid split."),
     test_fraction: float = typer.Option(0.0, help="Share of inputs in the test split."),

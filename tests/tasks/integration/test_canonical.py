@@ -104,8 +104,9 @@ def test_factoring_pulls_common_factors_and_keeps_the_value():
             assert abs(value) < 1e-9 or not np.isfinite(value), (f, simplified)
 
 
-def test_fast_engine_makes_the_same_pairs_as_sympy_without_simplification():
-    config = GeneratorConfig(method="bwd", max_ops=10, simplify_probability=0)
+@pytest.mark.parametrize("engine", ["lc", "fast"])
+def test_terms_engines_make_the_same_pairs_as_sympy_without_simplification(engine):
+    config = GeneratorConfig(method="bwd", max_ops=10, simplify_probability=0, engine=engine)
     for index in range(60):
         fast = attempt((config, {}), (11, index))
         slow = attempt((replace(config, engine="sympy"), {}), (11, index))

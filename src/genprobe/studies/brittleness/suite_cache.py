@@ -29,8 +29,9 @@ from genprobe.tasks.integration.suites import SuiteRequest
 from genprobe.tasks.integration.suites.operators import DEFAULT_N, PAPER_MAX_OPS, round_size
 
 # the layout of a cached entry and of the tables in it: bump it when a change to the suite
-# builders changes their tables under the same genprobe version (2: BWD's fast engine)
-FORMAT = 2
+# builders changes their tables under the same genprobe version (2: BWD's fast engine; 3: the
+# lc engine, SymPy's simplify as Lample & Charton, and FWD's doit)
+FORMAT = 3
 # the suites made from the validation file (and its split)
 READS_VALIDATION = ("in-distribution", "validation-primitives")
 # the suites that need no model: those the cache holds

@@ -1,11 +1,14 @@
 """Symbolic integration as a token task: the probe and seed studies run on it like on any other.
 
 An input is an integrand f in Lample & Charton's prefix tokens (without their `sub Y'` head),
-an output an antiderivative F in the same tokens. The data is Lample & Charton's, made by the
-integration generators (BWD by default, on the fast engine: `genprobe integration generate
---method bwd`); the verifier judges an output by differentiation, up to a constant, under a
-budget of CPU time per output (`verifier.py`), so the outcomes are correct, incorrect,
-unparseable (ids that are not an expression) and timeout (no verdict within the budget).
+an output an antiderivative F in the same tokens. The data is made by the integration
+generators on the fast engine (BWD by default: `genprobe integration generate --method bwd
+--engine fast`): Lample & Charton's random expressions and forms, but a cheaper simplification
+of F' than their SymPy `simplify`, which keeps sweeps quick and the data of sweeps made before
+the lc engine what it was. The verifier judges an output by differentiation, up to a
+constant, under a budget of CPU time per output (`verifier.py`), so the outcomes are correct,
+incorrect, unparseable (ids that are not an expression) and timeout (no verdict within the
+budget).
 
 Vocabularies hold the tokens the generator writes: an output with any other token (`cot`,
 `sub`, ...) cannot be written in the target ids and counts as unparseable. Held-out inputs
@@ -84,7 +87,9 @@ class IntegrationTask(Task):
     def generator(self) -> GeneratorConfig:
         """The generator's settings (those of `integration generate` but for these options)."""
         tree = TreeSettings(max_int=self.max_int, positive=not self.negative_ints)
-        return GeneratorConfig(method=self.method, tree=tree, max_ops=self.max_ops, max_len=MAX_LEN)
+        return GeneratorConfig(
+            method=self.method, tree=tree, max_ops=self.max_ops, max_len=MAX_LEN, engine="fast"
+        )
 
     @property
     def source_vocab(self) -> tuple[str, ...]:
