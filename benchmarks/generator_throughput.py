@@ -36,20 +36,19 @@ Run: .venv/bin/python benchmarks/generator_throughput.py [--lc-repo /tmp/lc] [--
 from __future__ import annotations
 
 import argparse
-import contextlib
-import signal
 import statistics
 import sys
 import time
 import types
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from scipy.stats import binomtest, ks_2samp
 
+from genprobe.runs.cpu_limit import cpu_limit
 from genprobe.tasks.integration import canonical, terms
 from genprobe.tasks.integration.derivative import derivative
 from genprobe.tasks.integration.expression import to_sympy
@@ -83,22 +82,6 @@ class OutOfTime(BaseException):  # not an Exception: the generator's handlers le
     pass
 
 
-@contextlib.contextmanager
-def cpu_limit(seconds: float) -> Iterator[None]:
-    """Stop the code inside after `seconds` of CPU time: the deadline pool's budget, in process."""
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise OutOfTime
-
-    previous = signal.signal(signal.SIGPROF, interrupt)
-    signal.setitimer(signal.ITIMER_PROF, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.signal(signal.SIGPROF, previous)
-
-
 def ours(engine: str, method: str, max_ops: int) -> callable:
     config = GeneratorConfig(method=method, max_ops=max_ops, engine=engine)
     cache: dict[str, str] = {}
@@ -107,7 +90,7 @@ def ours(engine: str, method: str, max_ops: int) -> callable:
         pairs = []
         for index in range(attempts):
             try:
-                with cpu_limit(DEFAULT_DEADLINES[method]):
+                with cpu_limit(DEFAULT_DEADLINES[method], OutOfTime, "ITIMER_PROF"):
                     outcome = attempt((config, cache), (seed, index))
             except OutOfTime:
                 continue
@@ -206,7 +189,7 @@ def paired(repo: str, method: str, max_ops: int, n: int, seed: int) -> Paired:
             if side.startswith("theirs"):
                 made = make(*args)
             else:
-                with cpu_limit(deadline):
+                with cpu_limit(deadline, OutOfTime, "ITIMER_PROF"):
                     made = make(*args)
         except (Exception, TheirTimeout, OutOfTime):  # a rejection, a timeout, a SymPy error
             made = None

@@ -12,9 +12,6 @@ number of workers or their scheduling (timeouts are budgets of CPU time, not of 
 
 from __future__ import annotations
 
-import contextlib
-import signal
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -23,6 +20,7 @@ import sympy as sp
 from sympy.integrals.risch import NonElementaryIntegral
 
 from genprobe.errors import ConfigError, GenprobeError, check_choice
+from genprobe.runs.cpu_limit import cpu_limit
 from genprobe.tasks.integration import canonical, factoring, terms
 from genprobe.tasks.integration.derivative import derivative
 from genprobe.tasks.integration.expression import Expr, X, from_sympy, to_sympy
@@ -106,30 +104,10 @@ class _SoftTimeout(Exception):
     pass
 
 
-@contextlib.contextmanager
-def _soft_limit(seconds: float | None) -> Iterator[None]:
-    """Interrupt Python code after `seconds` of the process's user CPU time, which load does not
-    change (ITIMER_VIRTUAL: the pool's own budget uses ITIMER_PROF)."""
-    if seconds is None or not hasattr(signal, "setitimer"):
-        yield
-        return
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise _SoftTimeout
-
-    previous = signal.signal(signal.SIGVTALRM, interrupt)
-    signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
-        signal.signal(signal.SIGVTALRM, previous)
-
-
 def _simplify(expr: sp.Expr, seconds: float | None) -> sp.Expr:
     """`simplify`, or `expr` unchanged if it takes longer than `seconds` (as Lample & Charton)."""
     try:
-        with _soft_limit(seconds):
+        with cpu_limit(seconds, _SoftTimeout):
             return sp.simplify(expr)
     except _SoftTimeout:
         return expr
@@ -273,7 +251,7 @@ def _simplify_lc(f: sp.Expr) -> _Simplified:
     runs out of time, raises, or brings in a Dummy symbol (their 2 s are wall-clock time, ours
     CPU time, which machine load does not change)."""
     try:
-        with _soft_limit(BWD_SIMPLIFY_SECONDS):
+        with cpu_limit(BWD_SIMPLIFY_SECONDS, _SoftTimeout):
             simple = sp.simplify(f)
     except _SoftTimeout:
         return _Simplified(f, finished=False)
