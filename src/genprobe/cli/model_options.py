@@ -1,7 +1,8 @@
 """The options that name a model under test and how it decodes, shared by every command that
-runs one (`predict`, `score`, `evaluate`, `brittleness`): `--model`, `--beam`, `--decoding`, …;
-`probe` and `search` take a language model's prompt grid (`--formats`, `--shots`, …) and the
-endpoint's settings (`--api`, `--cache-dir`, `--concurrency`, …) one by one."""
+runs one (`predict`, `score`, `evaluate`, `brittleness`): `--model`, `--beam`, `--decoding`, …
+(`ModelOptions`); and those of a language model's prompt grid (`--formats`, `--shots`, …) and
+an endpoint's settings (`--api`, `--cache-dir`, `--concurrency`, …) that `probe` and `search`
+share (`PromptOptions`). A command takes a group whole with `with_options`."""
 
 from __future__ import annotations
 
@@ -109,26 +110,58 @@ class ModelOptions:
         return self.settings().load(min_beam)
 
 
-def with_model_options(command: Callable[..., None]) -> Callable[..., None]:
-    """Give a command every `ModelOptions` option; it receives them as `model: ModelOptions`."""
-    hints = get_type_hints(ModelOptions, include_extras=True)
+@dataclass(frozen=True)
+class PromptOptions:
+    """A language model's prompt grid and an endpoint's settings (`--formats`, `--api`, …)."""
+
+    formats: Formats = 1
+    shots: Shots = 0
+    shot_draws: ShotDraws = 1
+    samples: Samples = 0
+    prompt_seed: PromptSeed = 0
+    api: Api = "chat"
+    cache_dir: CacheDir = None
+    concurrency: Concurrency = None
+    timeout: Timeout = None
+    retries: Retries = None
+
+    def settings(self) -> dict[str, Any]:
+        """The fields of `studies.model_settings.ModelUnderTestSettings` they set."""
+        given = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {**given, "cache_dir": None if self.cache_dir is None else str(self.cache_dir)}
+
+
+def with_options(group: type, name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command every option of the dataclass `group`; it receives them as one argument,
+    `name`. The group's required options come first, then the command's own, then the rest."""
+    hints = get_type_hints(group, include_extras=True)
     keyword, required = inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.empty
     extra = [
         inspect.Parameter(f.name, keyword, annotation=hints[f.name],
                           default=required if f.default is MISSING else f.default)
-        for f in fields(ModelOptions)
+        for f in fields(group)
     ]  # fmt: skip
-    own = [
-        parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)
-        for parameter in inspect.signature(command, eval_str=True).parameters.values()
-        if parameter.name != "model"
-    ]
+    first = [p for p in extra if p.default is required]
 
-    @functools.wraps(command)
-    def wrapper(**options: Any) -> None:
-        model = ModelOptions(**{f.name: options.pop(f.name) for f in fields(ModelOptions)})
-        command(model=model, **options)
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        own = [
+            parameter.replace(kind=keyword)
+            for parameter in inspect.signature(command, eval_str=True).parameters.values()
+            if parameter.name != name
+        ]
 
-    wrapper.__signature__ = inspect.Signature(extra[:1] + own + extra[1:])  # --model first
-    wrapper.__annotations__ = {p.name: p.annotation for p in extra + own}
-    return wrapper
+        @functools.wraps(command)
+        def wrapper(**options: Any) -> None:
+            taken = group(**{f.name: options.pop(f.name) for f in fields(group)})
+            command(**{name: taken}, **options)
+
+        rest = [p for p in extra if p.default is not required]
+        wrapper.__signature__ = inspect.Signature(first + own + rest)
+        wrapper.__annotations__ = {p.name: p.annotation for p in extra + own}
+        return wrapper
+
+    return decorate
+
+
+with_model_options = with_options(ModelOptions, "model")
+with_prompt_options = with_options(PromptOptions, "prompts")

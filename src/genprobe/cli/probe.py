@@ -17,24 +17,15 @@ from typing import Annotated
 import typer
 
 from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, model_study_executor
-from genprobe.cli.model_options import (
-    Api,
-    CacheDir,
-    Concurrency,
-    Formats,
-    PromptSeed,
-    Retries,
-    Samples,
-    ShotDraws,
-    Shots,
-    Timeout,
-)
+from genprobe.cli.model_options import PromptOptions, with_prompt_options
 from genprobe.cli.paths import output_folder
 from genprobe.cli.sweep import TASK_OPTION, THRESHOLD
 from genprobe.options import parse_pairs
 
 
+@with_prompt_options
 def probe(
+    prompts: PromptOptions,  # `with_prompt_options`: --formats, --api, …
     model: Annotated[
         str,
         typer.Option(
@@ -70,16 +61,6 @@ def probe(
     data_seed: int = typer.Option(0, help="Data seed of the base inputs and task suites."),
     seed: int = typer.Option(0, help="Seed of the perturbations' random draws."),
     k: int = typer.Option(1, "--k", help="Candidates per input: 1 greedy, more by beam search."),
-    formats: Formats = 1,
-    shots: Shots = 0,
-    shot_draws: ShotDraws = 1,
-    samples: Samples = 0,
-    prompt_seed: PromptSeed = 0,
-    api: Api = "chat",
-    cache_dir: CacheDir = None,
-    concurrency: Concurrency = None,
-    timeout: Timeout = None,
-    retries: Retries = None,
     device: str = typer.Option("cpu", help="cpu, cuda or cuda:N."),
     workers: int = typer.Option(1, help="Processes decoding suites side by side."),
     backend: Backend = BACKEND,
@@ -97,11 +78,8 @@ def probe(
         model=model, task=task,
         task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
         families=_names(families), relations=_names(relations), task_suites=task_suites,
-        inputs=tuple(map(str, inputs)),
-        base_split=base_split, size=size, data_seed=data_seed, seed=seed, k=k, formats=formats,
-        shots=shots, shot_draws=shot_draws, samples=samples, prompt_seed=prompt_seed, api=api,
-        device=device, workers=workers, concurrency=concurrency, timeout=timeout,
-        retries=retries, cache_dir=None if cache_dir is None else str(cache_dir),
+        inputs=tuple(map(str, inputs)), base_split=base_split, size=size, data_seed=data_seed,
+        seed=seed, k=k, device=device, workers=workers, **prompts.settings(),
     )  # fmt: skip
     executor = model_study_executor(backend, ray_address, None, device)
     with executor or contextlib.nullcontext(), status("starting") as log:

@@ -21,23 +21,14 @@ from typing import Annotated
 import typer
 
 from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, model_study_executor
-from genprobe.cli.model_options import (
-    Api,
-    CacheDir,
-    Concurrency,
-    Formats,
-    PromptSeed,
-    Retries,
-    Samples,
-    ShotDraws,
-    Shots,
-    Timeout,
-)
+from genprobe.cli.model_options import PromptOptions, with_prompt_options
 from genprobe.cli.paths import output_folder
 from genprobe.cli.sweep import DEVICE, TASK_OPTION
 
 
+@with_prompt_options
 def search(
+    prompts: PromptOptions,  # `with_prompt_options`: --formats, --api, …
     model: str = typer.Option(
         ...,
         help="run:RUN_DIR, a finished sweep: every seed is searched (run:RUN_DIR@1,3-5: those); "
@@ -76,16 +67,6 @@ def search(
     data_seed: int = typer.Option(
         0, help="hf:, openai: data seed of the base inputs (a run's: its sweep's own)."
     ),
-    formats: Formats = 1,
-    shots: Shots = 0,
-    shot_draws: ShotDraws = 1,
-    samples: Samples = 0,
-    prompt_seed: PromptSeed = 0,
-    api: Api = "chat",
-    cache_dir: CacheDir = None,
-    concurrency: Concurrency = None,
-    timeout: Timeout = None,
-    retries: Retries = None,
     minutes: float = typer.Option(
         None,
         help="Stop after this many minutes of this process's CPU time (checked between "
@@ -112,10 +93,8 @@ def search(
         mutants=mutants, archive_size=archive_size, tau=tau, base_split=base_split,
         base_size=base_size, seed=seed, against=against, task=task,
         task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
-        data_seed=data_seed, formats=formats, shots=shots, shot_draws=shot_draws,
-        samples=samples, prompt_seed=prompt_seed, api=api, minutes=minutes, workers=workers,
-        device=device, concurrency=concurrency, timeout=timeout, retries=retries,
-        cache_dir=None if cache_dir is None else str(cache_dir),
+        data_seed=data_seed, minutes=minutes, workers=workers, device=device,
+        **prompts.settings(),
     )  # fmt: skip
     if backend is not Backend.local:  # bad input: one line, before Ray starts
         config.checked()
