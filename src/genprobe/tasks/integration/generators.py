@@ -1,6 +1,7 @@
 """Integration data as Lample & Charton make it: FWD, BWD and IBP pairs (integrand, primitive).
 
-- FWD: draw f, integrate it with SymPy's Risch algorithm, keep elementary results.
+- FWD: draw f, integrate it with SymPy's Risch algorithm (and `doit` where Risch leaves an
+  integral unevaluated), keep elementary results.
 - BWD: draw F, differentiate it (simplified half the time by SymPy's `simplify`), keep (F', F).
 - IBP: draw F and G; if a primitive of f·G (or F·g) is already known, integration by parts gives
   one of F·g (or f·G). Known primitives come from a cache that grows with every attempt.
@@ -62,10 +63,11 @@ class GeneratorConfig:
     strip_constant_probability: float = 0.5
     # soft limit on one `simplify` call inside an attempt; None: no soft limit
     simplify_seconds: float | None = 1.0
-    # BWD: "lc" builds F and F' on genprobe's own terms (SymPy's canonical form, the same
-    # pairs) and simplifies F' with SymPy's `simplify` as Lample & Charton (2 s; their
-    # distribution); "fast": the same terms, simplified by `factoring.simplify` (another
-    # distribution, about 50x faster); "sympy": SymPy throughout, `simplify_seconds`
+    # "lc": Lample & Charton's distribution. BWD builds F and F' on genprobe's own terms
+    # (SymPy's canonical form, the same pairs) and simplifies F' with SymPy's `simplify` as
+    # they do (2 s); FWD integrates by `doit` what Risch left unevaluated. "fast": the same
+    # terms, simplified by `factoring.simplify`, and no FWD `doit` (another distribution, 50x
+    # faster); "sympy": BWD in SymPy throughout (`simplify_seconds`), FWD as "fast"
     engine: str = "lc"
 
     def validated(self) -> GeneratorConfig:
@@ -188,7 +190,7 @@ def forward_pair(f: sp.Expr, n_ops: int, strip: bool, config: GeneratorConfig) -
         raise Rejected("risch_not_implemented") from None
     if isinstance(big_f, NonElementaryIntegral):
         raise Rejected("non_elementary")
-    if config.engine != "fast":
+    if config.engine == "lc":  # the others: genprobe's FWD before it, for runs made then
         # Lample & Charton's `gen_prim_fwd`: what Risch left unevaluated (in part), `doit`
         # integrates by SymPy's other methods (heuristics, Meijer G), within the attempt's time
         big_f = big_f.doit()
