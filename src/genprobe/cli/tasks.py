@@ -35,10 +35,10 @@ def tasks(as_json: bool = typer.Option(False, "--json", help="One JSON object pe
             for split, s in task.splits().items()
         }  # fmt: skip
         if as_json:
-            print(json.dumps({"task": name, "about": about, "options": task.options(),
+            print(json.dumps({"task": name, "about": about, "options": task.settings(),
                               "suites": list(task.suites()), "splits": splits}))  # fmt: skip
             continue
-        options = ", ".join(f"{k}={v}" for k, v in task.options().items()) or "none"
+        options = ", ".join(f"{k}={v}" for k, v in task.settings().items()) or "none"
         print(f"{name}: {about}.\n  options: {options}\n  suites: {', '.join(task.suites())}")
         for split, s in task.splits().items():
             size = f"{s.size:,}" + (" (all)" if s.finite else "")

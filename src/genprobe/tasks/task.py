@@ -87,6 +87,9 @@ class Task(abc.ABC):
 
     train_split: ClassVar[str] = "train"
     validation_split: ClassVar[str] = "validation"  # early stopping watches it
+    # options added after runs of the task existed -> their defaults, which give the data those
+    # runs had: left out of `options()` at that default, so those runs keep their config hash
+    ADDED_OPTIONS: ClassVar[Mapping[str, Any]] = {}
 
     @property
     @abc.abstractmethod
@@ -201,9 +204,15 @@ class Task(abc.ABC):
         (a mutant that `valid_inputs` refuses is counted, never scored)."""
         return {**token_edits(len(self.source_vocab)), **self.families()}
 
-    def options(self) -> dict[str, Any]:
-        """The task's settings (its dataclass fields), as a run's config records them."""
+    def settings(self) -> dict[str, Any]:
+        """Every setting of the task (its dataclass fields)."""
         return dataclasses.asdict(self) if dataclasses.is_dataclass(self) else {}
+
+    def options(self) -> dict[str, Any]:
+        """The task's settings as a run's config records them: those of `ADDED_OPTIONS` left
+        out at their defaults."""
+        added = self.ADDED_OPTIONS
+        return {k: v for k, v in self.settings().items() if k not in added or v != added[k]}
 
     def checked_split(self, split: str, n: int) -> Split:
         """The split called `split`, once `n` is known to be a number of examples it can give

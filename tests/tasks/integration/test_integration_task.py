@@ -64,6 +64,21 @@ def test_generation_is_the_same_for_a_seed_and_its_first_rows_do_not_depend_on_n
     assert other != input_lines(task.source_vocab, first.src)
 
 
+def test_the_engine_option_draws_lample_and_chartons_distribution(task):
+    lc = load_task("integration", {"engine": "lc", "max_ops": 6})
+    fast = load_task("integration", {"max_ops": 6})
+    # the data of runs made before the option, and their config hashes
+    assert task.settings()["engine"] == "fast" and "engine" not in task.options()
+    assert lc.options()["engine"] == "lc"
+    made = {
+        t.engine: input_lines(t.source_vocab, t.generate("train", 40, 3).src) for t in (lc, fast)
+    }
+    same = sum(a == b for a, b in zip(made["lc"], made["fast"], strict=True))
+    assert 0 < same < 40  # the same random expressions; their simplified derivatives differ
+    with pytest.raises(ConfigError, match="engine"):
+        load_task("integration", {"engine": "turbo"})
+
+
 def test_held_out_problems_are_never_training_ones(task):
     train = set(input_lines(task.source_vocab, task.generate("train", 400, 0).src))
     for split in ("validation", "test"):

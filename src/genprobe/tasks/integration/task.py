@@ -2,13 +2,13 @@
 
 An input is an integrand f in Lample & Charton's prefix tokens (without their `sub Y'` head),
 an output an antiderivative F in the same tokens. The data is made by the integration
-generators on the fast engine (BWD by default: `genprobe integration generate --method bwd
---engine fast`): Lample & Charton's random expressions and forms, but a cheaper simplification
-of F' than their SymPy `simplify`, which keeps sweeps quick and the data of sweeps made before
-the lc engine what it was. The verifier judges an output by differentiation, up to a
-constant, under a budget of CPU time per output (`verifier.py`), so the outcomes are correct,
-incorrect, unparseable (ids that are not an expression) and timeout (no verdict within the
-budget).
+generators (BWD by default), on the `fast` engine unless the `engine` option says `lc`:
+Lample & Charton's random expressions and forms either way, but `fast` simplifies F' more
+cheaply than their SymPy `simplify` (another distribution, 50 times quicker to make; and the
+data of sweeps made before the option). The verifier judges an output by differentiation, up
+to a constant, under a budget of CPU time per output (`verifier.py`), so the outcomes are
+correct, incorrect, unparseable (ids that are not an expression) and timeout (no verdict
+within the budget).
 
 Vocabularies hold the tokens the generator writes: an output with any other token (`cot`,
 `sub`, ...) cannot be written in the target ids and counts as unparseable. Held-out inputs
@@ -23,6 +23,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
+from typing import Any, ClassVar
 
 import numpy as np
 import sympy as sp
@@ -76,6 +77,10 @@ class IntegrationTask(Task):
     max_int: int = 5  # integer leaves are drawn from 1..max_int
     negative_ints: bool = False  # negate integer leaves with probability 1/2
     deadline: float = 2.0  # verifier CPU seconds per output; over it: timeout
+    # the generators' engine: fast (the default, quick) or lc (Lample & Charton's distribution)
+    engine: str = "fast"
+
+    ADDED_OPTIONS: ClassVar[Mapping[str, Any]] = {"engine": "fast"}
 
     def __post_init__(self) -> None:
         for name in ("max_ops", "max_int"):
@@ -88,8 +93,9 @@ class IntegrationTask(Task):
         """The generator's settings (those of `integration generate` but for these options)."""
         tree = TreeSettings(max_int=self.max_int, positive=not self.negative_ints)
         return GeneratorConfig(
-            method=self.method, tree=tree, max_ops=self.max_ops, max_len=MAX_LEN, engine="fast"
-        )
+            method=self.method, tree=tree, max_ops=self.max_ops, max_len=MAX_LEN,
+            engine=self.engine,
+        )  # fmt: skip
 
     @property
     def source_vocab(self) -> tuple[str, ...]:
