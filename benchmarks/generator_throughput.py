@@ -27,10 +27,12 @@ made into a pair by their generator (fed the expression and its choices through 
 and by ours (`backward_pair`, `forward_pair`); printed: who kept each, the share of pairs
 with F and f identical token for token (Wilson interval), for BWD the share of derivatives
 `simplify` rewrote on each side, the CPU seconds of each side, and up to five pairs that
-differ. The last line is `speedup = X` (lc ÷ theirs, else lc ÷ sympy or fast).
+differ. `--trees N` compares the random expressions alone: N drawn by their `_generate_expr`
+and N by our `random_expression`, their lengths and token frequencies. The last line is
+`speedup = X` (lc ÷ theirs, else lc ÷ sympy or fast).
 
 Run: .venv/bin/python benchmarks/generator_throughput.py [--lc-repo /tmp/lc] [--attempts 200]
-     [--rounds 3] [--max-ops 15] [--method bwd|fwd|ibp] [--paired 2000]
+     [--rounds 3] [--max-ops 15] [--method bwd|fwd|ibp] [--paired 2000] [--trees 60000]
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.stats import binomtest, ks_2samp
+from scipy.stats import binomtest, chi2_contingency, ks_2samp
 
 from genprobe.runs.cpu_limit import cpu_limit
 from genprobe.tasks.integration import canonical, terms
@@ -62,7 +64,7 @@ from genprobe.tasks.integration.generators import (
     forward_pair,
 )
 from genprobe.tasks.integration.prefix import from_prefix, strip_problem_prefix, to_prefix
-from genprobe.tasks.integration.random_trees import INTEGRATION_OPERATORS
+from genprobe.tasks.integration.random_trees import INTEGRATION_OPERATORS, random_expression
 from genprobe.tasks.integration.vocab import OPERATOR_TOKENS
 
 _OPERATORS = frozenset(OPERATOR_TOKENS)
@@ -253,6 +255,34 @@ def describe(name: str, sample: Sample, method: str) -> dict[str, np.ndarray]:
     return {"f": f_len, "F": big_f_len, "ops": ops}
 
 
+def compare_trees(repo: str, max_ops: int, n: int) -> None:
+    """`n` random expressions (BWD's 4..max_ops operators) drawn by their `_generate_expr` and
+    by our `random_expression`: prefix lengths at the fewest and the most operators, and the
+    frequency of every token."""
+    env = lc_environment(repo, max_ops)
+    config = GeneratorConfig(method="bwd", max_ops=max_ops)
+    rng = np.random.RandomState(11)
+    drawn: dict[str, list[tuple[int, list[str]]]] = {"theirs": [], "ours": []}
+    for index in range(n):
+        n_ops = int(rng.randint(4, max_ops + 1))
+        drawn["theirs"].append((n_ops, [str(t) for t in env._generate_expr(n_ops, 5, rng)]))
+        ours = np.random.default_rng([11, index])
+        n_ops = int(ours.integers(4, max_ops + 1))
+        drawn["ours"].append((n_ops, to_prefix(random_expression(ours, n_ops, config.tree))))
+    print(f"\nrandom expressions, max_ops {max_ops}: {n} of theirs against {n} of ours")
+    for n_ops in (4, max_ops):
+        theirs, ours = ([len(t) for k, t in drawn[side] if k == n_ops] for side in drawn)
+        ks = ks_2samp(theirs, ours)
+        print(
+            f"  {n_ops} operators: tokens {np.mean(theirs):.2f} / {np.mean(ours):.2f}, "
+            f"KS D = {ks.statistic:.3f}, p = {ks.pvalue:.2f}"
+        )
+    counts = {side: Counter(t for _, tokens in drawn[side] for t in tokens) for side in drawn}
+    tokens = sorted(set(counts["theirs"]) | set(counts["ours"]))
+    table = np.array([[counts[side][t] for t in tokens] for side in drawn])
+    print(f"  token frequencies: chi-square p = {chi2_contingency(table).pvalue:.2f}")
+
+
 def report_paired(method: str, max_ops: int, result: Paired) -> None:
     n = sum(result.kept.values())
     both = result.kept["both"]
@@ -289,6 +319,7 @@ def main() -> None:
     parser.add_argument("--max-ops", type=int, default=15)
     parser.add_argument("--method", default="bwd", choices=("fwd", "bwd", "ibp"))
     parser.add_argument("--paired", type=int, default=0, help="with --lc-repo: N paired draws")
+    parser.add_argument("--trees", type=int, default=0, help="with --lc-repo: N trees each")
     args = parser.parse_args()
 
     engines = ENGINES if args.method == "bwd" else ("lc", "fast")
@@ -314,6 +345,8 @@ def main() -> None:
             for key in ("f", "F", "ops"):
                 ks = ks_2samp(stats["lc"][key], stats[name][key])
                 print(f"KS lc vs {name} on {key}: D = {ks.statistic:.3f}, p = {ks.pvalue:.2f}")
+    if args.lc_repo and args.trees:
+        compare_trees(args.lc_repo, args.max_ops, args.trees)
     if args.lc_repo and args.paired and args.method != "ibp":
         report_paired(
             args.method, args.max_ops,
