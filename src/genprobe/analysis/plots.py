@@ -149,10 +149,12 @@ def length_curves(
     trained: tuple[int, int] | None = None,
     label: str = "length",
     what: str = "accuracy",
+    who: str = "seeds",
 ) -> Path:
-    """Accuracy per example length: one thin line per seed, the median over seeds, and a band
-    from the 25th to the 75th percentile. `table` has one row per seed and one column per
-    length, values in [0, 1]; `trained` shades the lengths seen in training."""
+    """Accuracy per example length: one thin line per seed (of a probe: per member, `who`),
+    the median over them, and a band from the 25th to the 75th percentile. `table` has one row
+    per seed and one column per length, values in [0, 1]; `trained` shades the lengths seen in
+    training."""
     lengths = np.asarray(table.columns, dtype=float)
     values = 100 * table.to_numpy(dtype=float)
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -165,12 +167,12 @@ def length_curves(
     with np.errstate(all="ignore"):  # a length some seed lacks is NaN for it
         low, median, high = np.nanpercentile(values, [25, 50, 75], axis=0)
     ax.fill_between(lengths, low, high, color="tab:blue", alpha=0.2, label="25th-75th percentile")
-    ax.plot(lengths, median, color="tab:blue", lw=2, label="median over seeds")
+    ax.plot(lengths, median, color="tab:blue", lw=2, label=f"median over {who}")
     ax.set_xlabel(label)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel(f"{what} (%)")
     ax.set_ylim(-3, 103)
-    ax.set_title(f"{what.capitalize()} per {label}, {len(values)} seeds (thin lines)")
+    ax.set_title(f"{what.capitalize()} per {label}, {len(values)} {who} (thin lines)")
     ax.legend(loc="best", fontsize=8)
     ax.grid(alpha=0.3)
     return save_figure(fig, path)

@@ -2,6 +2,7 @@
 here from result rows of known accuracies (a `sympy` model's run of the integration task: its
 report needs neither the model nor SymPy)."""
 
+import numpy as np
 import pytest
 from scipy import stats
 from test_prompt_variance import N, frame
@@ -11,7 +12,7 @@ from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Shard, ShardStore, parquet_bytes
 from genprobe.studies import report_run
 from genprobe.studies.probe.config import ProbeConfig
-from genprobe.studies.probe.decode import result_path
+from genprobe.studies.probe.decode import FEATURE, result_path
 from genprobe.studies.probe.run import SUITES_FILE
 from genprobe.studies.probe.study import DECODE, KIND
 
@@ -27,8 +28,9 @@ def run(tmp_path):
     return built(tmp_path / "probe", ProbeConfig("sympy", task="integration"))
 
 
-def built(out, config):
-    """A probe run of `config` whose members have the accuracies of ACCURACY."""
+def built(out, config, lengths=False):
+    """A probe run of `config` whose members have the accuracies of ACCURACY; with `lengths`,
+    the first half of each suite's inputs 2 tokens long, the second half 4."""
     path = open_run(out, KIND, config)
     write_json(path / SUITES_FILE, [
         {"suite": suite, "kind": "base" if suite == "base" else "family", "name": suite,
@@ -40,6 +42,8 @@ def built(out, config):
         kind = "base" if suite == "base" else "family"
         rows = rows.assign(kind=kind, name=suite, input="x", gold="x", output="x",
                            first_correct=None, error=None)  # fmt: skip
+        if lengths:
+            rows[FEATURE + "length"] = np.where(rows["index"] < N // 2, 2, 4)
         ShardStore(path).record(
             Shard(DECODE, suite, {"suite": suite}),
             {result_path(suite): parquet_bytes(rows)},
@@ -67,6 +71,24 @@ def test_the_share_of_members_at_the_threshold_has_its_wilson_interval(run):
     md, html = report_run(run, threshold=0.85)
     assert table(md.read_text(), "≥ 85 %") == {"base": wilson(4, 5), "family-x": wilson(1, 5)}
     assert "≥ 85 %" in html.read_text()
+
+
+def test_accuracy_per_length_over_every_suite(tmp_path, run):
+    # members get their first inputs right: per length, the right ones of both suites of 40
+    length_run = built(tmp_path / "lengths", ProbeConfig("sympy", task="integration"), True)
+    md, _ = report_run(length_run)
+    section = md.read_text().split("## Accuracy per length")[1].split("\n## ")[0]
+    lines = [line for line in section.splitlines() if line.startswith("|")]
+    assert _cells(lines[0]) == ["length", "inputs", "median", "min", "max"]
+    rows = {cells[0]: cells[1:] for cells in map(_cells, lines[2:])}
+    # length 2: 100, 70, 60, 50, 50 (%); length 4: 90, 45, 40, 37.5, 0; 20 inputs per suite
+    assert rows == {"2": ["40", "60.0", "50.0", "100.0"], "4": ["40", "40.0", "0.0", "90.0"]}
+    assert (length_run / "figures" / "per_length.png").exists()
+    assert "Accuracy per length" not in report_run(run)[0].read_text()  # no lengths
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip("|").split("|")]
 
 
 def test_the_threshold_is_a_setting_of_the_report_command(cli, run):

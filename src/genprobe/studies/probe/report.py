@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from genprobe.analysis.plots import suite_distributions
+from genprobe.analysis.plots import length_curves, suite_distributions
 from genprobe.analysis.render import Figure, Heading, Table, Text, clip
 from genprobe.analysis.render import write_report as render
 from genprobe.analysis.stats import THRESHOLD, Share, shares_at_least, summarize
@@ -20,6 +20,7 @@ from genprobe.studies.probe.results import read_probe, read_results, read_suites
 from genprobe.studies.probe.summary import (
     PromptVariance,
     accuracy,
+    accuracy_by_length,
     consistency,
     drop_by,
     errors,
@@ -81,6 +82,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
         Table(_suite_table(results, scores, shares, suites, config.k)),
     ]
     blocks += _prompt_variance(results, list(scores.columns))
+    blocks += _by_length(run, accuracy_by_length(results), results)
     slicing = task.slice_by()
     if slicing is not None and FEATURE + slicing.feature in results:
         blocks += _drops_by(results, slicing)
@@ -115,6 +117,27 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
         ]
     blocks += _shared_failures(reported(results))
     return render(run, "Probe study", blocks)
+
+
+def _by_length(run: Path, table: pd.DataFrame | None, results: pd.DataFrame) -> list:
+    if table is None or len(table.columns) < 2:
+        return []
+    path = length_curves(table, run / "figures" / "per_length.png", who="members")
+    inputs = reported(results).groupby(["member", FEATURE + "length"]).size().groupby(level=1)
+    shown = pd.DataFrame({"median": table.median(), "min": table.min(), "max": table.max()})
+    shown = (100 * shown).round(1)
+    shown.insert(0, "inputs", inputs.max())
+    return [
+        Heading("Accuracy per length"),
+        Text(
+            "Every input of the suites above, grouped by its length as the task measures it "
+            "(`Task.length`: input tokens, unless the task says otherwise; SCAN counts "
+            "actions): greedy accuracy (%) per member, its median and min–max over the "
+            "members; inputs: how many have that length."
+        ),
+        Figure(path.relative_to(run), "Accuracy per length, one line per member."),
+        Table(shown.rename_axis("length").reset_index()),
+    ]
 
 
 def _suite_table(

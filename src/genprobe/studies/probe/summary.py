@@ -46,6 +46,20 @@ def accuracy(results: pd.DataFrame) -> pd.DataFrame:
     return table.loc[results["member"].unique(), results["suite"].unique()]
 
 
+def accuracy_by_length(results: pd.DataFrame) -> pd.DataFrame | None:
+    """Greedy accuracy per member (rows, in their order) and input length (columns, ascending)
+    over the inputs of every suite a report shows; None where the task's features give no
+    length."""
+    results = reported(results)
+    if FEATURE + "length" not in results:
+        return None
+    table = results.assign(correct=correct(results)).pivot_table(
+        index="member", columns=FEATURE + "length", values="correct", aggfunc="mean"
+    )
+    table.columns = table.columns.astype(int)
+    return table.loc[results["member"].unique()]
+
+
 def fail_at(results: pd.DataFrame, k: int) -> pd.DataFrame:
     """Fail@k per member and suite: the share of inputs none of whose first k candidates is
     right."""
