@@ -368,6 +368,11 @@ def train(
     max_minutes: float = typer.Option(
         None, help="Stop after this long (validate, save; rerun to go on)."
     ),
+    init: str = typer.Option(
+        None,
+        help="Start from this model's weights (ckpt:PATH, bundled:NAME, lc:PATH) of the same "
+        "--size, not a random initialization: fine-tuning on DATA.",
+    ),
 ) -> None:
     """Train the integration transformer, with validation Fail@1 (greedy, verified) every
     epoch. Validation comes from DATA's validation split (NAME.valid beside a NAME.train, else
@@ -381,6 +386,7 @@ def train(
         preset, str(data), size=size, dropout=dropout, lr=lr, warmup=warmup, schedule=schedule,
         batch_size=batch_size, clip=clip, epochs=epochs, epoch_size=epoch_size,
         valid_size=valid_size, max_len=max_len, seed=seed, device=device, precision=precision,
+        init=init,
     )  # fmt: skip
     with progress_bar() as progress:
         task = progress.add_task("training", total=None)

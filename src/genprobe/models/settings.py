@@ -75,13 +75,18 @@ class ModelSettings:
         )  # fmt: skip
 
 
-def fingerprint(spec: str) -> str | None:
-    """sha256 of a checkpoint named by a `ckpt:`, `lc:` or `bundled:` spec (None for other
-    kinds, or a file that is not there: loading it will say so)."""
+def checkpoint_file(spec: str) -> Path | None:
+    """The checkpoint file a `ckpt:`, `lc:` or `bundled:` spec names (a run directory's
+    `model.pt`), or None for other kinds."""
     kind, _, argument = spec.partition(":")
     if kind not in ("ckpt", "lc", "bundled"):
         return None
     path = WEIGHTS / argument / "model.pt" if kind == "bundled" else Path(argument)
-    if kind == "ckpt" and path.is_dir():
-        path = path / "model.pt"
-    return file_digest(path) if path.is_file() else None
+    return path / "model.pt" if kind == "ckpt" and path.is_dir() else path
+
+
+def fingerprint(spec: str) -> str | None:
+    """sha256 of a checkpoint named by a `ckpt:`, `lc:` or `bundled:` spec (None for other
+    kinds, or a file that is not there: loading it will say so)."""
+    path = checkpoint_file(spec)
+    return file_digest(path) if path is not None and path.is_file() else None

@@ -263,10 +263,17 @@ class _Progress:
 
 class Trainer:
     """Trains in the run directory `run`, opened by its study for `config` (a new one, or one
-    made by the same config, resumed from `state.pt`), on `data`."""
+    made by the same config, resumed from `state.pt`), on `data`, from the weights `start`
+    (a state dict of the config's model; None: a random initialization)."""
 
-    def __init__(self, config: TrainSettings, run: Path, data: TrainingData) -> None:
-        self.config, self.out, self.data = config, run, data
+    def __init__(
+        self,
+        config: TrainSettings,
+        run: Path,
+        data: TrainingData,
+        start: dict[str, torch.Tensor] | None = None,
+    ) -> None:
+        self.config, self.out, self.data, self.start = config, run, data, start
 
     def run(
         self,
@@ -285,7 +292,10 @@ class Trainer:
         torch.manual_seed(c.seed)
         rng = np.random.default_rng(c.seed)
         train, valid = split_valid(self.data.train, self.data.valid, c.valid_size, rng)
-        network = Seq2SeqTransformer(c.model_config()).to(device)
+        network = Seq2SeqTransformer(c.model_config())
+        if self.start is not None:
+            network.load_state_dict(self.start)
+        network = network.to(device)
         optimizer = torch.optim.AdamW(network.parameters(), lr=c.lr, weight_decay=c.weight_decay)
         dtype, scaled = _autocast(device, c.precision)
         scaler = torch.amp.GradScaler(device.type, enabled=scaled)

@@ -8,6 +8,7 @@ import sympy as sp
 import torch
 
 from genprobe.models.registry import load_model
+from genprobe.models.settings import fingerprint
 from genprobe.studies.integration_train.config import PRESETS, IntegrationTrainConfig
 from genprobe.studies.integration_train.run import run_training
 from genprobe.tasks.integration import X, from_sympy, problem_prefix, to_prefix
@@ -231,3 +232,43 @@ def test_a_cosine_run_resumes_to_the_same_weights_and_an_unknown_preset_is_one_l
     assert_same_weights(whole, parts)
     code, err = train(cli, data, tmp_path / "run", "--preset", "gpu-huge")
     assert code == 2 and err.count("\n") == 1 and "--preset" in err
+
+
+def test_init_starts_from_the_models_weights_and_names_them_in_the_runs_identity(
+    cli, data, tmp_path
+):
+    tuned, fresh = tmp_path / "tuned", tmp_path / "fresh"
+    one_tiny_step = ("--lr", "1e-9", "--epochs", "1", "--max-minutes", "0")
+    assert train(cli, data, tuned, "--init", "bundled:integration-cpu", *one_tiny_step)[0] == 0
+    assert train(cli, data, fresh, *one_tiny_step)[0] == 0
+    shipped = load_model("bundled:integration-cpu").network.state_dict()
+    assert all(torch.allclose(w, shipped[n], atol=1e-6) for n, w in weights(tuned).items())
+    assert not all(torch.allclose(w, shipped[n], atol=1e-2) for n, w in weights(fresh).items())
+    identity = json.loads((tuned / "config.json").read_text())["config"]
+    assert identity["init"] == "bundled:integration-cpu"
+    assert identity["init_sha256"] == fingerprint("bundled:integration-cpu")
+    assert "init" not in json.loads((fresh / "config.json").read_text())["config"]
+
+
+def test_a_fine_tuning_run_resumes_from_its_own_state_not_the_starting_weights(cli, data, tmp_path):
+    whole, parts = whole_and_resumed(cli, data, tmp_path, "--init", "bundled:integration-cpu")
+    assert_same_weights(whole, parts)
+
+
+@pytest.mark.parametrize(
+    ("init", "said"),
+    [
+        ("ckpt:no/such/run", "--init must be ckpt:PATH, bundled:NAME or lc:PATH naming a "
+         "checkpoint that exists. Got 'ckpt:no/such/run' instead."),
+        ("sympy", "--init must be ckpt:PATH, bundled:NAME or lc:PATH"),
+        ("bundled:integration-cpu --size medium", "--init must be a checkpoint of the --size "
+         "medium model. Got 'bundled:integration-cpu (dim 128, 2+2 layers, 4 heads)' instead."),
+    ],
+)  # fmt: skip
+def test_a_starting_model_that_is_missing_or_of_another_size_is_one_line(
+    cli, data, tmp_path, init, said
+):
+    spec, *more = init.split()
+    code, err = train(cli, data, tmp_path / "run", "--init", spec, *more)
+    assert code == 2 and err.count("\n") == 1 and said in err, err
+    assert not (tmp_path / "run").exists()

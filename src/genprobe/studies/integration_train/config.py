@@ -8,12 +8,14 @@ Charton's (dim 1024, 6 + 6 layers, 8 heads).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, check_choice
+from genprobe.models.settings import checkpoint_file
 from genprobe.models.transformer import TransformerConfig
 from genprobe.runs.config import identity_fields, without_added_defaults
+from genprobe.runs.provenance import file_digest
 
 SMALL = TransformerConfig(dim=128, n_enc_layers=2, n_dec_layers=2, n_heads=4, max_positions=1024)
 MEDIUM = TransformerConfig(dim=512, n_enc_layers=4, n_dec_layers=4, n_heads=8, max_positions=1024)
@@ -63,6 +65,10 @@ class IntegrationTrainConfig:
     # autocast: auto = bf16 on GPUs that support it, else fp16 on GPU, fp32 on CPU
     precision: str = "auto"
     extra: dict[str, Any] = field(default_factory=dict)  # free-form notes, kept in config.json
+    # `ckpt:`, `bundled:` or `lc:` spec of a model of this size whose weights training starts
+    # from instead of a random initialization (fine-tuning on other data)
+    init: str | None = None
+    init_sha256: str | None = None  # the starting checkpoint's, set by `validated`
 
     def validated(self) -> IntegrationTrainConfig:
         check_choice("--size", self.size, sorted(SIZES))
@@ -73,10 +79,17 @@ class IntegrationTrainConfig:
                 raise ConfigError(f"--{name.replace('_', '-')}", "at least 1", getattr(self, name))
         if not self.lr > 0:
             raise ConfigError("--lr", "a positive number", self.lr)
-        return self
+        if self.init is None:
+            return self
+        path = checkpoint_file(self.init)
+        if path is None or not path.is_file():
+            expected = "ckpt:PATH, bundled:NAME or lc:PATH naming a checkpoint that exists"
+            raise ConfigError("--init", expected, self.init)
+        return replace(self, init_sha256=file_digest(path))
 
     def identity(self) -> dict[str, Any]:
-        return without_added_defaults(identity_fields(self), {"schedule": "constant"})
+        added = {"schedule": "constant", "init": None, "init_sha256": None}
+        return without_added_defaults(identity_fields(self), added)
 
     def learning_rate(self, step: int, total_steps: int) -> float:
         """The rate of the `step`-th step (0-based) of a run of `total_steps`."""

@@ -1,16 +1,23 @@
-"""An `integration train` run, end to end: the config checked and the data read (an error in
-either writes nothing), the run directory opened (`config.json`; another config in it is
-refused), then the trainer (`genprobe.training.seq2seq_transformer`), which resumes from the
-run's `state.pt`, with the study's validation. `report.write_train_report` reads the result.
+"""An `integration train` run, end to end: the config checked, the data and the starting
+weights (`--init`) read (an error in any writes nothing), the run directory opened
+(`config.json`; another config in it is refused), then the trainer
+(`genprobe.training.seq2seq_transformer`), which resumes from the run's `state.pt`, with the
+study's validation. `report.write_train_report` reads the result.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import torch
+
+from genprobe.errors import ConfigError
+from genprobe.models.checkpoints import load_transformer
+from genprobe.models.settings import checkpoint_file
 from genprobe.runs.rundir import open_run
 from genprobe.studies.integration_train.config import IntegrationTrainConfig
 from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
@@ -37,6 +44,7 @@ def run_training(
     """
     config = config.validated()
     data = read_training_data(config.data, config.max_len, config.valid_size)
+    start = None if config.init is None else starting_weights(config)
     run = open_run(out, INTEGRATION_TRAIN.kind, config)
     with contextlib.ExitStack() as stack:
         if validate is None:
@@ -44,5 +52,23 @@ def run_training(
                 Verifier(VerifierConfig(deadline=config.verify_deadline))
             )
             validate = greedy_fail_at_1(verifier, config.max_len)
-        Trainer(config, run, data).run(validate, on_step, on_epoch, time_budget)
+        Trainer(config, run, data, start).run(validate, on_step, on_epoch, time_budget)
     return run
+
+
+def starting_weights(config: IntegrationTrainConfig) -> dict[str, torch.Tensor]:
+    """The weights of the checkpoint `config.init` (validated), which must be a model of the
+    config's size.
+
+    Raises:
+        CheckpointError: the file is not a checkpoint genprobe reads.
+        ConfigError: the checkpoint is a model of another size.
+    """
+    network, _ = load_transformer(checkpoint_file(config.init))
+    wanted = config.model_config()
+    if replace(network.config, dropout=wanted.dropout) != wanted:
+        got = network.config
+        shape = f"dim {got.dim}, {got.n_enc_layers}+{got.n_dec_layers} layers, {got.n_heads} heads"
+        expected = f"a checkpoint of the --size {config.size} model"
+        raise ConfigError("--init", expected, f"{config.init} ({shape})")
+    return network.state_dict()
