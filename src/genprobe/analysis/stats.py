@@ -230,10 +230,15 @@ def share_at_least(values: np.ndarray, threshold: float) -> Share:
     """The seeds whose accuracy is at least `threshold`, with a 95 % Wilson interval."""
     x = np.asarray(values, dtype=float)
     k = int((x >= threshold).sum())
-    if len(x) == 0:
-        return Share(threshold, 0, 0, NAN, NAN)
-    interval = stats.binomtest(k, len(x)).proportion_ci(CONFIDENCE, method="wilson")
-    return Share(threshold, k, len(x), float(interval.low), float(interval.high))
+    return Share(threshold, k, len(x), *wilson_interval(k, len(x)))
+
+
+def wilson_interval(k: int, n: int) -> tuple[float, float]:
+    """The 95 % Wilson score interval of the share k / n (NaNs for n = 0)."""
+    if n == 0:
+        return NAN, NAN
+    interval = stats.binomtest(k, n).proportion_ci(CONFIDENCE, method="wilson")
+    return float(interval.low), float(interval.high)
 
 
 def pooled_iqm(columns: list[np.ndarray], seed: int = 0) -> PooledIQM:

@@ -190,6 +190,16 @@ def _run(config: Any, out: Path, executor: Executor | None = None) -> None:
     console.print(f"report: {run / 'report.html'}")
 
 
+def _with_interval(percent: float, n: int) -> str:
+    """`4.2 [3.5, 5.0]`: a Fail@k of n problems and its 95 % Wilson interval, in percent."""
+    from genprobe.analysis.stats import wilson_interval
+
+    if n == 0:
+        return "–"
+    low, high = wilson_interval(round(percent * n / 100), n)
+    return f"{percent:.1f} [{100 * low:.1f}, {100 * high:.1f}]"
+
+
 def _print_summary(run: Path, policy: str, ks: tuple[int, ...]) -> None:
     from rich.table import Table
 
@@ -199,11 +209,13 @@ def _print_summary(run: Path, policy: str, ks: tuple[int, ...]) -> None:
     summary = json.loads((run / "summary.json").read_text())
     rows = summary["fail"][policy]
     columns = fail_columns(ks)
-    table = Table(title=f"Fail@k (%) per suite, {policy} policy")
+    table = Table(title=f"Fail@k (%) per suite, {policy} policy [95 % Wilson interval]")
     for column in ("suite", "n", *columns):
         table.add_column(column, justify="left" if column == "suite" else "right")
     for row in rows:
-        table.add_row(row["suite"], str(row["n"]), *(f"{row[c]:.1f}" for c in columns))
+        table.add_row(
+            row["suite"], str(row["n"]), *(_with_interval(row[c], row["n"]) for c in columns)
+        )
     console.print(table)
     for warning in summary["deadline_warnings"]:
         console.print(f"[yellow]warning:[/yellow] {warning}")

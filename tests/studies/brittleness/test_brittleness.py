@@ -9,6 +9,7 @@ import shutil
 import pandas as pd
 import pytest
 from helpers import damage
+from scipy import stats
 
 from genprobe.studies.brittleness.results import read_budget
 
@@ -281,6 +282,8 @@ def test_evaluate_is_the_in_distribution_suite(cli, validation, tmp_path):
     [row] = summary["fail"]["strict"]
     assert row["suite"] == "in-distribution" and row["n"] == 3
     assert row["Fail@1"] == pytest.approx(200 / 3)
+    interval = stats.binomtest(2, 3).proportion_ci(0.95, method="wilson")
+    assert f"66.7 [{100 * interval.low:.1f}, {100 * interval.high:.1f}]" in err  # [20.8, 93.9]
 
 
 def test_report_names_a_damaged_results_file_and_a_rerun_computes_it_again(cli, tmp_path):
