@@ -129,3 +129,12 @@ def test_the_threshold_is_no_part_of_the_run(cli, tmp_path):
 def test_the_report_says_how_the_members_decoded(tmp_path, samples, said):
     config = ProbeConfig("sympy", task="integration", samples=samples)
     assert said in report_run(built(tmp_path / "probe", config))[0].read_text()
+
+
+def test_every_pair_of_suites_is_correlated_across_members(run):
+    md, _ = report_run(run)
+    section = md.read_text().split("## Correlation between suites across members")[1]
+    section = section.split("\n## ")[0]
+    r = np.corrcoef(ACCURACY["base"], ACCURACY["family-x"])[0, 1]  # 0.55
+    assert "correlations.png" in section and (run / "figures" / "correlations.png").is_file()
+    assert f"| base | +1.00 | {r:+.2f} |" in section, section

@@ -184,7 +184,7 @@ def test_two_seeds_get_no_correlations_and_no_nan_intervals(tmp_path, tiny_sweep
     run = run_sweep(tiny_sweep(seeds=(1, 2)), tmp_path / "two")
     report.write_report(run)
     text = (run / "report.md").read_text()
-    assert "a correlation across seeds needs at least 3 seeds, and this sweep has 2" in text
+    assert "a correlation across seeds needs at least 3 seeds, and there are 2" in text
     assert "nan" not in text.lower()
     # Two seeds give no interval, even where they are equal, and neither does the pooled IQM.
     assert "No interval (–) for every suite: needs at least 3 seeds, has 2." in text

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from genprobe.analysis.correlations import correlation_section
 from genprobe.analysis.plots import length_curves, suite_distributions
 from genprobe.analysis.render import Figure, Heading, Table, Text, clip
 from genprobe.analysis.render import write_report as render
@@ -108,6 +109,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
             ),
             Table(_error_table(split)),
         ]
+    blocks += correlation_section(run, scores, "members")
     correlations = predicts(scores)
     if correlations:
         blocks += [

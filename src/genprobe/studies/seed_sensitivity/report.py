@@ -20,10 +20,11 @@ import numpy as np
 import pandas as pd
 
 from genprobe.analysis import plots
+from genprobe.analysis.correlations import correlation_section
 from genprobe.analysis.grokking import THRESHOLD as GROKKING
 from genprobe.analysis.render import Block, Figure, Heading, Table, Text, interval
 from genprobe.analysis.render import write_report as render
-from genprobe.analysis.stats import MIN_SEEDS, N_RESAMPLES, Correlation, Share, Summary
+from genprobe.analysis.stats import N_RESAMPLES, Correlation, Share, Summary
 from genprobe.analysis.tensorboard import write_validation_curves
 from genprobe.analysis.variance import Component, VarianceDecomposition
 from genprobe.studies.seed_sensitivity.config import SweepConfig
@@ -470,42 +471,10 @@ def _token_blocks(run: Path, summary: SweepSummary) -> list[Block]:
 def _correlation_blocks(
     run: Path, accuracy: pd.DataFrame, correlations: list[Correlation], published: Published | None
 ) -> list[Block]:
-    suites = list(accuracy.columns)
-    if len(suites) < 2:
-        return []
-    if len(accuracy) < MIN_SEEDS:
-        return [
-            Heading("Correlation between suites across seeds"),
-            Text(
-                f"Not computed: a correlation across seeds needs at least "
-                f"{MIN_SEEDS} seeds, and this sweep has {len(accuracy)}."
-            ),
-        ]
-    constant = [suite for suite in suites if accuracy[suite].nunique() == 1]
-    pearson = pd.DataFrame(np.eye(len(suites)), index=list(suites), columns=list(suites))
-    for c in correlations:
-        if c.a in pearson and c.b in pearson:
-            pearson.loc[c.a, c.b] = pearson.loc[c.b, c.a] = c.pearson
-    figure = plots.correlation_heatmap(
-        pearson, run / "figures" / "correlations.png", "Pearson r of per-seed accuracies"
-    )
-    compact = pearson.map(lambda x: "–" if np.isnan(x) else f"{x:+.2f}")
-    compact.index.name = ""
-    blocks: list[Block] = [
-        Heading("Correlation between suites across seeds"),
-        Text(
-            "Pearson r of per-seed accuracies for every pair of suites (`stats.json` has every "
-            "pair with Spearman ρ, p-values and bootstrap intervals)."
-            + (
-                f" –: undefined, a suite constant across seeds ({', '.join(constant)}) "
-                "correlates with nothing."
-                if constant
-                else ""
-            )
-        ),
-        Figure(figure.relative_to(run), "Pearson r between suites, across seeds."),
-        Table(compact.reset_index()),
-    ]
+    details = "`stats.json` has every pair with Spearman ρ, p-values and bootstrap intervals."
+    blocks = correlation_section(run, accuracy, "seeds", details)
+    if len(blocks) < 3:  # not computed
+        return blocks
     called_out = [c for c in correlations if published and (c.a, c.b) in published.pairs]
     if called_out:
         blocks += [
