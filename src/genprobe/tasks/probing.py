@@ -1,7 +1,9 @@
 """What a task declares for the probe studies (`genprobe probe`, `genprobe search`).
 
     families()      name -> Family: a perturbation of inputs; the new gold output is the task's
-                    own (its verifier judges the perturbed input), so a family only moves inputs
+                    own (its verifier judges the perturbed input), so a family moves inputs; on
+                    a task with many right outputs it may also move a known right output with
+                    each input (`with_reference`), which the probe weighs answers against
     relations()     name -> Relation: a metamorphic relation, a partner input per input and
                     what a model's two outputs must satisfy (a + b and b + a: the same sum)
     valid_inputs()  which inputs are the task's (a mutated input that is not is never scored)
@@ -36,12 +38,16 @@ class Perturbed:
 
     src: np.ndarray  # (m, L') input ids, 1-based, 0 = padding
     origin: np.ndarray  # (m,) int, rows of the original inputs; inputs left out are not here
+    tgt: np.ndarray | None = None  # (m, W) a right output of each (ids, -1 after the end)
 
     def __len__(self) -> int:
         return len(self.src)
 
 
 Perturb = Callable[[np.ndarray, np.random.Generator], Perturbed]
+# (src, tgt, rng) -> Perturbed with `tgt`: inputs moved as `Perturb` moves them, each with a
+# right output made from its original's right output `tgt` (n, W)
+PerturbPairs = Callable[[np.ndarray, np.ndarray, np.random.Generator], Perturbed]
 # (out_a, len_a, out_b, len_b) -> (n,) bool: whether the two outputs keep the relation
 Agree = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
@@ -59,10 +65,13 @@ def same_output(
 
 @dataclass(frozen=True)
 class Family:
-    """A named perturbation: `perturb(src, rng)` moves (n, L) inputs to new valid inputs."""
+    """A named perturbation: `perturb(src, rng)` moves (n, L) inputs to new valid inputs.
+    `with_reference(src, tgt, rng)`, where a family has it, moves the same inputs for the same
+    rng and a right output of each with them (k*f has the antiderivative k*F)."""
 
     description: str
     perturb: Perturb
+    with_reference: PerturbPairs | None = None
 
 
 @dataclass(frozen=True)

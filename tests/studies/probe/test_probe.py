@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from genprobe.errors import GenprobeWarning
+from genprobe.models.adapters.integration_tokens import as_sequence_model
 from genprobe.models.registry import load_model
 from genprobe.studies import report_run
 from genprobe.studies.probe.config import ProbeConfig
@@ -18,7 +19,7 @@ from genprobe.studies.probe.run import run_probe
 from genprobe.studies.probe.summary import accuracy, consistency, failure_sharing
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.tasks.registry import load_task
-from genprobe.tasks.tokens import encode_outputs
+from genprobe.tasks.tokens import encode_outputs, output_lines
 
 
 @pytest.fixture(scope="module")
@@ -164,3 +165,22 @@ def test_an_integration_model_is_probed_on_the_integration_task(cli, tmp_path):
     assert set(results["member"]) == {"py:test_probe:wrong"}
     assert (results["output"] == "x").all() and (results["outcome"] == "incorrect").all()
     assert "Accuracy per suite across members" in (out / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_a_scoring_integration_model_scores_the_known_antiderivatives(cli, tmp_path, checkpoint):
+    out = tmp_path / "run"
+    args = ["--model", f"ckpt:{checkpoint}", "--task", "integration", "--size", "3"]
+    args += ["--families", "coefficient,add_exp", "--no-task-suites", "--out", str(out)]
+    code, _, err = cli("probe", *args)
+    assert code == 0, err
+    results = read_results(out)
+    assert results["reference"].notna().all()
+    model = as_sequence_model(f"ckpt:{checkpoint}", load_task("integration"))
+    generated = model.task.generate("validation", 3, 0)
+    base = results[results["suite"] == "base"]
+    assert list(base["reference"]) == output_lines(model.task.target_vocab, generated.tgt)
+    scores = model.score(generated.src, generated.tgt, (generated.tgt >= 0).sum(axis=1))[0]
+    np.testing.assert_allclose(base["gold_logprob"], scores, rtol=1e-5)
+    # an answer that cannot be read has no score to weigh against the reference
+    assert results["error"][results["outcome"] == "unparseable"].isna().all()

@@ -1,25 +1,29 @@
 """A failure is a search error when the model scores the right output above its own answer, a
 model error when below; an answer that could not be read has no score to weigh, so it is
-neither."""
+neither. A task with many right outputs is weighed against the one its suite knows, if any."""
 
 import numpy as np
+import pandas as pd
 
 from genprobe.models.sequences import Ranked, SequenceModel
+from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import decoded
+from genprobe.studies.probe.suites import build_suites
 from genprobe.tasks.registry import load_task
+from genprobe.tasks.tokens import encode_outputs, output_lines
 
 TASK = load_task("addition", {"format": "plain", "train_digits": 2, "test_lengths": "3"})
 
 
 class Answers(SequenceModel):
     """One member answering fixed outputs (`finished` False: cut off) and scoring each input's
-    right output `gold` and any other `other`."""
+    right output (`right`, or the task's gold) `gold` and any other `other`."""
 
     members = ("seed=1",)
     can_score = True
 
-    def __init__(self, out, finished, gold, other):
-        self.task, self.out, self.finished = TASK, out, finished
+    def __init__(self, out, finished, gold, other, task=TASK, right=None):
+        self.task, self.out, self.finished, self.right = task, out, finished, right
         self.gold, self.other = np.asarray(gold, float), np.asarray(other, float)
 
     def candidates(self, src, k):
@@ -32,7 +36,8 @@ class Answers(SequenceModel):
 
     def score(self, src, out, length):
         """`out`: (N, M) for the one member, or (1, N, M)."""
-        out, gold = np.asarray(out).reshape(len(src), -1), TASK.solve(src)
+        gold = self.task.solve(src) if self.right is None else self.right
+        out = np.asarray(out).reshape(len(src), -1)
         width = max(out.shape[1], gold.shape[1])
         out, gold = (np.pad(a, ((0, 0), (0, width - a.shape[1])), constant_values=-1)
                      for a in (out, gold))  # fmt: skip
@@ -52,3 +57,33 @@ def test_only_a_readable_wrong_answer_is_a_search_or_model_error():
     frame = decoded(model, TASK, src, 1)
     assert list(frame["outcome"]) == ["correct", "incorrect", "incorrect", "unparseable"]
     assert list(frame["error"].fillna("-")) == ["-", "search", "model", "-"]
+
+
+def test_a_task_with_many_right_outputs_is_weighed_against_a_known_one():
+    task = load_task("integration")
+    examples = task.generate("test", 3, seed=5)
+    reference = examples.tgt.copy()
+    reference[2] = -1  # none known for the last input
+    x, _ = encode_outputs(task.target_vocab, [["x"]] * 3)  # the antiderivative of 1: wrong
+    model = Answers(x, np.ones(3, bool), [-1, -5, -1], [-3, -3, -3], task=task, right=reference)
+    frame = decoded(model, task, examples.src, 1, reference)
+    assert list(frame["outcome"]) == ["incorrect"] * 3
+    assert list(frame["error"].fillna("-")) == ["search", "model", "-"]
+    assert frame["gold"].isna().all()
+    assert list(frame["reference"][:2]) == output_lines(task.target_vocab, reference[:2])
+    assert pd.isna(frame["reference"][2]) and np.isnan(frame["gold_logprob"][2])
+    assert decoded(model, task, examples.src, 1)["error"].isna().all()  # nothing to weigh
+
+
+def test_only_suites_of_a_task_with_many_right_outputs_carry_right_ones():
+    config = ProbeConfig("sympy", task="integration", size=3, families=("divided", "add_ln"))
+    task = config.load_task()
+    suites = build_suites(config, task)
+    assert {"base", "family-divided", "family-add_ln", "task-test"} <= {s.key for s in suites}
+    for suite in suites:
+        lengths = (suite.reference >= 0).sum(axis=1)
+        assert (lengths > 0).all(), suite.key
+        verdicts = task.outcomes(suite.src, suite.reference, lengths, np.ones(len(lengths), bool))
+        assert set(verdicts) == {"correct"}, suite.key
+    addition = ProbeConfig("sympy", task="addition", size=3)
+    assert all(s.reference is None for s in build_suites(addition, addition.load_task()))

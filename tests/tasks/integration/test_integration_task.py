@@ -137,6 +137,22 @@ def test_families_move_problems_to_valid_ones_whose_known_answer_is_right(task, 
         assert set(task.outcomes(moved.src, out, length, ended(len(out)))) == {"correct"}, name
 
 
+def test_families_move_each_known_antiderivative_with_its_integrand(task, examples):
+    tgt = examples.tgt.copy()
+    tgt[3] = -1  # no F known for this one
+    for name, family in task.families().items():
+        alone = family.perturb(examples.src, np.random.default_rng(2))
+        moved = family.with_reference(examples.src, tgt, np.random.default_rng(2))
+        assert np.array_equal(moved.src, alone.src) and alone.tgt is None, name
+        assert np.array_equal(moved.origin, alone.origin), name
+        known = (moved.tgt >= 0).any(axis=1)
+        assert list(known) == [i != 3 for i in moved.origin], name
+        verdicts = task.outcomes(
+            moved.src[known], moved.tgt[known], lengths(moved.tgt[known]), ended(known.sum())
+        )
+        assert set(verdicts) == {"correct"}, name
+
+
 def test_invalid_inputs_are_refused(task, examples):
     add = task.source_vocab.index("add") + 1
     broken = np.array([[add, 0], [add, add]])

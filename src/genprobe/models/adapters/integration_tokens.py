@@ -21,10 +21,9 @@ from typing import Any
 import numpy as np
 
 from genprobe.decoding.config import DecodingConfig
-from genprobe.errors import ConfigError, GenprobeError
+from genprobe.errors import ConfigError
 from genprobe.models.sequences import Ranked, SequenceModel
-from genprobe.tasks.integration.expression import Expr
-from genprobe.tasks.integration.prefix import from_prefix, to_prefix
+from genprobe.tasks.integration.prefix import to_prefix
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.integration.under_test import Candidate, Model
 from genprobe.tasks.task import Task
@@ -89,7 +88,7 @@ class IntegrationSequenceModel(SequenceModel):
         for i, (problem, ids, size) in enumerate(
             zip(self.task.problems(src), out, length, strict=True)
         ):
-            answer = _answer(self.task, ids[:size])
+            answer = self.task.answer(ids[:size])
             if problem is not None and answer is not None:
                 pairs.append((problem, answer))
                 rows.append(i)
@@ -102,15 +101,6 @@ class IntegrationSequenceModel(SequenceModel):
         if list(members) != [0]:
             raise ConfigError("members", "[0] (an integration model is one member)", members)
         return self
-
-
-def _answer(task: IntegrationTask, ids: np.ndarray) -> Expr | None:
-    if not len(ids) or (ids < 0).any() or (ids >= len(task.target_vocab)).any():
-        return None
-    try:
-        return from_prefix([task.target_vocab[i] for i in ids])
-    except GenprobeError:
-        return None
 
 
 def as_sequence_model(spec: str, task: Task | None = None, **settings: Any) -> SequenceModel:

@@ -1,16 +1,19 @@
 """The `decode` stage: every member of the model decodes one suite (greedy, and beam search
-for Fail@k), the task's verifier judges every candidate, and for a task with one right output
-per input the model scores that output, which splits failures into search errors (the model
-prefers the right output, its search missed it) and model errors (Welleck et al. 2022, §6).
+for Fail@k), the task's verifier judges every candidate, and the model scores a right output
+(the gold one of a task with one per input, else the suite's reference where it knows one),
+which splits failures into search errors (the model prefers the right output, its search
+missed it) and model errors (Welleck et al. 2022, §6).
 
 Result rows (one per member and input): member, suite, kind, name, index, origin, input, gold
-(null where a task has many right outputs); the record of each request: prompt (the text a
-language model's member was asked), completion (its greedy completion as it wrote it; both
-null for other models), output (greedy; read from the completion) and outcome (its verdict);
-first_correct (1-based rank among the k candidates, null: none; greedy's 1 for k = 1),
-candidates and candidate_outcomes (k > 1), gold_logprob and output_logprob (null where the
-model gives none), error ("search", "model", or null for a success or an unscored model), and
-the task's features of the input as `feature: NAME` columns.
+(null where a task has many right outputs), reference (only where the suite carries known right
+outputs for such a task: `suites.py`; null where none is known); the record of each request:
+prompt (the text a language model's member was asked), completion (its greedy completion as it
+wrote it; both null for other models), output (greedy; read from the completion) and outcome
+(its verdict); first_correct (1-based rank among the k candidates, null: none; greedy's 1
+for k = 1), candidates and candidate_outcomes (k > 1), gold_logprob (of the gold output, or else of
+the reference) and output_logprob (null where the model gives none or no right output is
+known), error ("search", "model", or null for a success or an unscored model), and the task's
+features of the input as `feature: NAME` columns.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ def decode_shard(suite: Suite, k: int) -> Shard:
         "origin": suite.origin.tolist(),
         "k": k,
     }
+    if suite.reference is not None:
+        spec["reference"] = suite.reference.tolist()
     return Shard(DECODE, suite.key, spec)
 
 
@@ -67,7 +72,10 @@ class DecodeTask(StageTask):
     def run(self, context: SequenceModel, shard: Shard, scratch: Path) -> Outputs:
         spec = shard.spec
         src = np.asarray(spec["src"], dtype=np.int64).reshape(len(spec["src"]), -1)
-        frame = decoded(context, context.task, src, spec["k"])
+        reference = spec.get("reference")
+        if reference is not None:
+            reference = np.asarray(reference, dtype=np.int64).reshape(len(reference), -1)
+        frame = decoded(context, context.task, src, spec["k"], reference)
         frame.insert(1, "suite", spec["suite"])
         frame.insert(2, "kind", spec["kind"])
         frame.insert(3, "name", spec["name"])
@@ -76,8 +84,11 @@ class DecodeTask(StageTask):
         return {result_path(spec["suite"]): parquet_bytes(frame)}
 
 
-def decoded(model: SequenceModel, task: Task, src: np.ndarray, k: int) -> pd.DataFrame:
-    """One row per (member, input) of src (N, L): see the module's description."""
+def decoded(
+    model: SequenceModel, task: Task, src: np.ndarray, k: int, reference: np.ndarray | None = None
+) -> pd.DataFrame:
+    """One row per (member, input) of src (N, L): see the module's description. `reference`
+    (N, W): a known right output of each input (-1 rows: none), for a task without `solve`."""
     greedy = model.candidates(src, 1)
     members, n = greedy.out.shape[:2]
     out, length = greedy.out[:, :, 0], greedy.length[:, :, 0]
@@ -113,19 +124,24 @@ def decoded(model: SequenceModel, task: Task, src: np.ndarray, k: int) -> pd.Dat
     frame["output_logprob"] = np.nan
     frame["error"] = None
     if isinstance(task, DeterministicTask):
-        gold = task.solve(src)
-        gold_len = (gold >= 0).sum(axis=1)
+        gold, known = task.solve(src), np.ones(n, dtype=bool)
         frame["gold"] = output_lines(task.target_vocab, gold) * members
-        if model.can_score:
-            if k == 1:
-                top_logprob = model.score(src, out, length)
-            gold_logprob = model.score(src, gold, gold_len)
-            # an answer that could not be read has no score to weigh the right one against
-            judged = np.isnan(first) & (top_outcome != Outcome.UNPARSEABLE.value)
-            error = np.where(gold_logprob > top_logprob, "search", "model")
-            frame["gold_logprob"] = gold_logprob.reshape(-1)
-            frame["output_logprob"] = top_logprob.reshape(-1)
-            frame["error"] = np.where(judged, error, None).reshape(-1)
+    elif reference is not None:
+        gold, known = reference, (reference >= 0).any(axis=1)
+        texts = np.array(output_lines(task.target_vocab, gold), dtype=object)
+        frame["reference"] = np.tile(np.where(known, texts, None), members)
+    if (isinstance(task, DeterministicTask) or reference is not None) and model.can_score:
+        if k == 1:
+            top_logprob = model.score(src, out, length)
+        gold_logprob = model.score(src, gold, (gold >= 0).sum(axis=1))
+        gold_logprob = np.where(known, gold_logprob, np.nan)
+        # an answer that could not be read has no score to weigh the right one against
+        scored = ~np.isnan(gold_logprob) & ~np.isnan(top_logprob)
+        judged = np.isnan(first) & (top_outcome != Outcome.UNPARSEABLE.value) & scored
+        error = np.where(gold_logprob > top_logprob, "search", "model")
+        frame["gold_logprob"] = gold_logprob.reshape(-1)
+        frame["output_logprob"] = top_logprob.reshape(-1)
+        frame["error"] = np.where(judged, error, None).reshape(-1)
     for name, values in task.features(src).items():
         frame[FEATURE + name] = np.tile(np.asarray(values), members)
     return frame

@@ -8,6 +8,10 @@ is the pool's first `size`. A perturbed input keeps its pool row (`origin`), and
 it was made from that the base suite lacks are decoded as the suite `origins` (not reported as
 a suite), so a report pairs every perturbed input with its original. An input the task does
 not accept is counted, never decoded; so is an input of a user's file.
+
+A task with many right outputs (integration) has no gold output to weigh a failed answer
+against, but the generator's output for a generated input is a right one, and a family with
+`with_reference` moves it with the input (k*f: k*F): suites carry these as `reference`.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import numpy as np
 from genprobe.studies.probe.config import ProbeConfig, input_name
 from genprobe.tasks.files import read_examples
 from genprobe.tasks.probing import chosen
-from genprobe.tasks.task import Task, trim
+from genprobe.tasks.task import DeterministicTask, Examples, Task, trim
 
 BASE = "base"
 ORIGINS = "origins"
@@ -35,6 +39,9 @@ class Suite:
     src: np.ndarray  # (n, L) input ids
     origin: np.ndarray  # (n,) the pool row each input is or was made from; -1 for the others
     invalid: int = 0  # perturbed (or a file's) inputs the task refused (not in src)
+    # (n, W) a known right output of each input (ids, -1 after the end; a row of -1: none);
+    # None for a task with one right output per input (`solve` gives it) or none known
+    reference: np.ndarray | None = None
 
     @property
     def key(self) -> str:
@@ -50,26 +57,36 @@ def build_suites(config: ProbeConfig, task: Task) -> list[Suite]:
         DataFormatError: a file of inputs that cannot be read as the task's.
     """
     pool = _split(task, config.base(task), config, POOL * config.size)
+    carry = not isinstance(task, DeterministicTask)  # references, where `solve` gives none
     size = min(config.size, len(pool))
-    suites = [Suite(BASE, BASE, trim(pool[:size], 0), np.arange(size))]
+    suites = [Suite(BASE, BASE, trim(pool.src[:size], 0), np.arange(size),
+                    reference=_outputs(pool, np.arange(size), carry))]  # fmt: skip
     declared = (("family", task.families(), config.families, "--families"),
                 ("relation", task.relations(), config.relations, "--relations"))  # fmt: skip
     for kind, table, names, option in declared:
         for name in chosen(table, None if names is None else list(names), option):
             rng = np.random.default_rng([config.seed, zlib.crc32(f"{kind}:{name}".encode())])
-            moved = getattr(table[name], "perturb" if kind == "family" else "partner")(pool, rng)
+            move = table[name]
+            if kind == "family" and carry and move.with_reference is not None:
+                moved = move.with_reference(pool.src, pool.tgt, rng)
+            else:
+                moved = getattr(move, "perturb" if kind == "family" else "partner")(pool.src, rng)
             valid = task.valid_inputs(moved.src) if len(moved) else np.zeros(0, bool)
             kept = np.flatnonzero(valid)[:size]
             src = trim(moved.src[kept], 0)
             refused = int((~valid[: kept[-1] + 1]).sum()) if len(kept) else int((~valid).sum())
-            suites.append(Suite(kind, name, src, moved.origin[kept], refused))
+            reference = None if moved.tgt is None else trim(moved.tgt[kept], -1)
+            suites.append(Suite(kind, name, src, moved.origin[kept], refused, reference))
     used = np.unique(np.concatenate([s.origin for s in suites[1:]] or [np.zeros(0, int)]))
     if len(extra := used[used >= size]):
-        suites.append(Suite("origin", ORIGINS, trim(pool[extra], 0), extra))
+        suites.append(Suite("origin", ORIGINS, trim(pool.src[extra], 0), extra,
+                            reference=_outputs(pool, extra, carry)))  # fmt: skip
     if config.task_suites:
         for name in task.suites():
-            src = _split(task, name, config, config.size)
-            suites.append(Suite("task", name, src, np.full(len(src), -1)))
+            drawn = _split(task, name, config, config.size)
+            every = np.arange(len(drawn))
+            suites.append(Suite("task", name, drawn.src, np.full(len(drawn), -1),
+                                reference=_outputs(drawn, every, carry)))  # fmt: skip
     for path in config.inputs:
         src = read_examples(path, task, outputs=False).src
         valid = task.valid_inputs(src)
@@ -80,6 +97,11 @@ def build_suites(config: ProbeConfig, task: Task) -> list[Suite]:
     return suites
 
 
-def _split(task: Task, split: str, config: ProbeConfig, n: int) -> np.ndarray:
+def _split(task: Task, split: str, config: ProbeConfig, n: int) -> Examples:
     spec = task.split_spec(split)
-    return task.generate(split, min(n, spec.size) if spec.finite else n, config.data_seed).src
+    return task.generate(split, min(n, spec.size) if spec.finite else n, config.data_seed)
+
+
+def _outputs(drawn: Examples, rows: np.ndarray, carry: bool) -> np.ndarray | None:
+    """The generated outputs of `rows` as references, where the suites carry them."""
+    return trim(drawn.tgt[rows], -1) if carry else None

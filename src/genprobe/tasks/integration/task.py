@@ -193,20 +193,31 @@ class IntegrationTask(Task):
 
     def families(self) -> Mapping[str, Family]:
         """The brittleness study's robustness perturbations (`suites/validation.py`), one k
-        per input drawn from 2..99."""
-        families = {
-            name: Family(
+        per input drawn from 2..99; each moves a known antiderivative F with its integrand."""
+        families = {}
+        for name, set_name in (("coefficient", "coeff_k*f"), ("divided", "coeff_f/k")):
+            template, scale, scale_reference = COEFFICIENT_SETS[set_name]
+            move = partial(_scaled, scale, scale_reference)
+            families[name] = Family(
                 f"{template} for k in 2..99, as the brittleness set {set_name}",
-                partial(_scaled, self, scale),
-            )
-            for name, set_name in (("coefficient", "coeff_k*f"), ("divided", "coeff_f/k"))
-            for template, scale, _ in [COEFFICIENT_SETS[set_name]]
-        }
-        for set_name, (template, added, _) in ADDED_SETS.items():
+                partial(_moved, self, move), partial(_moved_pairs, self, move),
+            )  # fmt: skip
+        for set_name, (template, added, added_reference) in ADDED_SETS.items():
+            move = partial(_added, added, added_reference)
             families[set_name] = Family(
-                f"{template}, as the brittleness set {set_name}", partial(_added, self, added)
-            )
+                f"{template}, as the brittleness set {set_name}",
+                partial(_moved, self, move), partial(_moved_pairs, self, move),
+            )  # fmt: skip
         return families
+
+    def answer(self, ids: np.ndarray) -> Expr | None:
+        """The expression an output's ids (target vocabulary, no padding) spell, or None."""
+        if not len(ids) or (ids < 0).any() or (ids >= len(TARGET_VOCAB)).any():
+            return None
+        try:
+            return from_prefix([TARGET_VOCAB[i] for i in ids])
+        except GenprobeError:
+            return None
 
 
 def _keeps(held_out: bool, problem: str, output: str) -> bool:
@@ -218,39 +229,83 @@ def _keeps(held_out: bool, problem: str, output: str) -> bool:
     return set(tokens) <= set(SOURCE_VOCAB) and set(output.split()) <= set(TARGET_VOCAB)
 
 
-Move = Callable[[sp.Expr, np.random.Generator], sp.Expr]
+# (f, F or None, rng) -> (the new integrand, its antiderivative or None), in SymPy
+Move = Callable[[sp.Expr, sp.Expr | None, np.random.Generator], tuple[sp.Expr, sp.Expr | None]]
 
 
 def _moved(
-    task: IntegrationTask, src: np.ndarray, move: Move, rng: np.random.Generator
+    task: IntegrationTask, move: Move, src: np.ndarray, rng: np.random.Generator
 ) -> Perturbed:
-    """The integrands `move(f, rng)` (SymPy) makes of the valid inputs, in L&C's canonical
-    shape; those it takes outside the vocabulary are left out."""
+    """The integrands `move` makes of the valid inputs, in L&C's canonical shape; those it
+    takes outside the vocabulary are left out."""
+    return _moved_pairs(task, move, src, None, rng)
+
+
+def _moved_pairs(
+    task: IntegrationTask,
+    move: Move,
+    src: np.ndarray,
+    tgt: np.ndarray | None,
+    rng: np.random.Generator,
+) -> Perturbed:
+    """`_moved`, and where `tgt` gives each input's antiderivative, the moved one (a row of
+    -1 where F cannot be read or its move leaves the target vocabulary)."""
     index = {token: i for i, token in enumerate(SOURCE_VOCAB, start=1)}
-    rows, origin = [], []
+    rows, origin, references = [], [], []
     for i, problem in enumerate(task.problems(src)):
         if problem is None:
             continue
+        known = None if tgt is None else _antiderivative(task, tgt[i])
         try:
-            tokens = to_prefix(from_sympy(move(to_sympy(problem), rng)))
+            f, big_f = move(to_sympy(problem), known, rng)
+            tokens = to_prefix(from_sympy(f))
         except GenprobeError:
             continue
         if all(token in index for token in tokens):
             rows.append(np.array([index[token] for token in tokens], dtype=np.int64))
             origin.append(i)
-    return Perturbed(padded(rows), np.array(origin, dtype=np.int64))
+            references.append(_tokens(big_f))
+    if tgt is None:
+        return Perturbed(padded(rows), np.array(origin, dtype=np.int64))
+    out, _ = encode_outputs(TARGET_VOCAB, references)
+    return Perturbed(padded(rows), np.array(origin, dtype=np.int64), out)
+
+
+def _antiderivative(task: IntegrationTask, ids: np.ndarray) -> sp.Expr | None:
+    answer = task.answer(ids[ids >= 0])
+    try:
+        return None if answer is None else to_sympy(answer)
+    except GenprobeError:
+        return None
+
+
+def _tokens(expr: sp.Expr | None) -> list[str]:
+    """F's target tokens; none where there is no F or a token is outside the vocabulary."""
+    if expr is None:
+        return []
+    try:
+        tokens = to_prefix(from_sympy(expr))
+    except GenprobeError:
+        return []
+    return tokens if set(tokens) <= set(TARGET_VOCAB) else []
 
 
 def _scaled(
-    task: IntegrationTask,
     scale: Callable[[sp.Expr, int], sp.Expr],
-    src: np.ndarray,
+    scale_reference: Callable[[sp.Expr, int], sp.Expr],
+    f: sp.Expr,
+    big_f: sp.Expr | None,
     rng: np.random.Generator,
-) -> Perturbed:
-    return _moved(task, src, lambda f, r: scale(f, int(r.choice(COEFFICIENTS))), rng)
+) -> tuple[sp.Expr, sp.Expr | None]:
+    k = int(rng.choice(COEFFICIENTS))
+    return scale(f, k), None if big_f is None else scale_reference(big_f, k)
 
 
 def _added(
-    task: IntegrationTask, added: sp.Expr, src: np.ndarray, rng: np.random.Generator
-) -> Perturbed:
-    return _moved(task, src, lambda f, r: f + added, rng)
+    added: sp.Expr,
+    added_reference: sp.Expr,
+    f: sp.Expr,
+    big_f: sp.Expr | None,
+    rng: np.random.Generator,
+) -> tuple[sp.Expr, sp.Expr | None]:
+    return f + added, None if big_f is None else big_f + added_reference
