@@ -111,7 +111,10 @@ def test_generated_pairs_verify_and_do_not_depend_on_workers(method):
 
 @pytest.mark.parametrize("method", ["fwd", "bwd"])
 def test_a_generation_run_keeps_the_pairs_of_one_process_for_any_workers(method, tmp_path):
-    config = GeneratorConfig(method=method, max_ops=6)
+    # not lc's FWD: its `doit` spends 2-3 CPU seconds on some of these attempts, against a
+    # 3 s deadline, and SymPy's cache makes that depend on what the process ran before
+    # (docs/integration.md, "Known limits")
+    config = GeneratorConfig(method=method, max_ops=6, engine="fast" if method == "fwd" else "lc")
     in_process = generate(config, 12, seed=4, round_size=16)
     run_config = GenerationConfig(config, 12, seed=4, shard_size=8)
     one = generate_run(run_config, tmp_path / "one")
