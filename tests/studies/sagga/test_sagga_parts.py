@@ -16,11 +16,11 @@ from genprobe.studies.sagga.mutants import (
     mutate_generation,
     simplify_in_worker,
 )
-from genprobe.studies.sagga.mutations import PRESETS, is_leaf, mutate, random_path
 from genprobe.studies.sagga.seeds import BASES, TARGETS, named_basis, read_problem_file
 from genprobe.studies.sagga.selection import select_fitness, select_kmeans
 from genprobe.tasks.integration import X, from_sympy, parse_infix, to_sympy
 from genprobe.tasks.integration.expression import Expr, fold
+from genprobe.tasks.integration.mutations import PRESETS, is_leaf, mutate, random_path
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.under_test import Candidate, Model
 

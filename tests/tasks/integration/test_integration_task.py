@@ -1,9 +1,11 @@
 """Symbolic integration as a token task: its data, its verdicts, its families, and integration
 models seen as `SequenceModel`s that judge exactly as `integration evaluate` does."""
 
+import json
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import pytest
 import sympy as sp
 
@@ -11,6 +13,9 @@ from genprobe.errors import ConfigError
 from genprobe.models.adapters.integration_tokens import as_sequence_model
 from genprobe.models.adapters.seq2seq import DecodingConfig
 from genprobe.studies.brittleness.solve import Problem, solve
+from genprobe.studies.search.config import SearchConfig
+from genprobe.studies.search.evolve import from_keys
+from genprobe.studies.search.search import run_search
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.tasks import load_task
 from genprobe.tasks.integration import X, from_prefix, from_sympy, to_prefix, to_sympy
@@ -153,6 +158,18 @@ def test_families_move_each_known_antiderivative_with_its_integrand(task, exampl
         assert set(verdicts) == {"correct"}, name
 
 
+def test_sagga_tree_mutations_make_new_integrands_of_the_task(task, examples):
+    mutations = task.mutations()
+    assert {"tree_uniform", "tree_robustness", "tree_distance"} <= set(mutations)
+    before = input_lines(task.source_vocab, examples.src)
+    for name in ("tree_uniform", "tree_robustness", "tree_distance"):
+        moved = mutations[name].perturb(examples.src, np.random.default_rng(3))
+        assert len(moved) >= len(examples) // 2 and task.valid_inputs(moved.src).all(), name
+        after = input_lines(task.source_vocab, moved.src)
+        changed = [new != before[i] for new, i in zip(after, moved.origin, strict=True)]
+        assert sum(changed) >= len(moved) // 2, name
+
+
 def test_invalid_inputs_are_refused(task, examples):
     add = task.source_vocab.index("add") + 1
     broken = np.array([[add, 0], [add, add]])
@@ -221,11 +238,16 @@ def test_an_integration_model_answers_only_the_integration_task():
         as_sequence_model("sympy", load_task("scan"))
 
 
-@pytest.mark.slow
-def test_a_sweep_on_the_integration_task_is_a_token_model_of_it(tiny_sweep, tmp_path, task):
+@pytest.fixture(scope="module")
+def sweep(tiny_sweep, tmp_path_factory, task):
+    """Two seeds of the integration task, trained for seconds."""
     config = replace(tiny_sweep(seeds=(1, 2), task=task), train_size=50, validation_size=10)
-    run = run_sweep(config, tmp_path / "sweep")
-    model = as_sequence_model(f"run:{run}")
+    return run_sweep(config, tmp_path_factory.mktemp("sweep") / "run")
+
+
+@pytest.mark.slow
+def test_a_sweep_on_the_integration_task_is_a_token_model_of_it(sweep, task):
+    model = as_sequence_model(f"run:{sweep}")
     assert model.members == ("seed=1", "seed=2") and model.task == task
     src = task.generate("validation", 3, 0).src
     ranked = model.candidates(src, 1)
@@ -235,3 +257,21 @@ def test_a_sweep_on_the_integration_task_is_a_token_model_of_it(tiny_sweep, tmp_
         ranked.finished.reshape(-1),
     )  # fmt: skip
     assert set(outcomes) <= {"correct", "incorrect", "unparseable", "timeout"}
+
+
+@pytest.mark.slow
+def test_the_failure_search_mutates_a_sweeps_integrands_as_sagga_does(sweep, task, tmp_path):
+    config = SearchConfig(f"run:{sweep}", generations=2, population=8, mutants=3, base_size=8)
+    run = run_search(config, tmp_path / "search")
+    stats = json.loads((run / "search.json").read_text())["stats"]
+    trees = [name for name in task.mutations() if name.startswith("tree_")]
+    made = {name: 0 for name in trees}
+    for generation in stats[1:]:
+        for name in trees:
+            counts = generation["operators"][name]
+            made[name] += counts["asked"] - counts["not applicable"] - counts["invalid"]
+            assert counts["invalid"] == 0, name  # a tree's mutant is an integrand
+    assert all(made.values()), made
+    evaluated = pd.concat(pd.read_parquet(p) for p in (run / "generations").glob("*.parquet"))
+    assert task.valid_inputs(from_keys(list(evaluated["input"]))).all()
+    assert evaluated["operator"].isin(trees).any()

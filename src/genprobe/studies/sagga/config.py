@@ -21,8 +21,8 @@ from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
 from genprobe.studies.sagga.fitness import NAMES as FITNESSES
 from genprobe.studies.sagga.mutants import MUTANT_FORMS
-from genprobe.studies.sagga.mutations import PRESETS
 from genprobe.studies.sagga.seeds import BASES
+from genprobe.tasks.integration.mutations import PRESETS
 
 SELECTIONS = ("kmeans", "fitness")
 # settings added after runs existed (`without_added_defaults`)

@@ -46,11 +46,11 @@ from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.embedding import make_embedder
 from genprobe.studies.sagga.fitness import Fitness, make_fitness
 from genprobe.studies.sagga.mutants import Mutant, SimplifyMemo, mutate_generation
-from genprobe.studies.sagga.mutations import PRESETS
 from genprobe.studies.sagga.seeds import TARGETS, read_problem_file
 from genprobe.studies.sagga.study import GENERATION, PROPOSE, VERIFY
 from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.limits import TRUSTED_LIMITS
+from genprobe.tasks.integration.mutations import PRESETS
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.under_test import Candidate, Model, infix_text
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig

@@ -1,12 +1,12 @@
 """A generation's mutants: mutate every seed, simplify, filter, de-duplicate.
 
-Each attempt mutates its seed (`mutations.py`); every distinct raw mutant not met before is
-then simplified with SymPy (as the original) in a `DeadlinePool` worker, and SAGGA's validity
-filter applied. A mutant that does not simplify within its budget of CPU time is dropped and
-counted (`deadlines`); it never stalls the run. What simplify and the filter made of each raw
-mutant is kept in a `SimplifyMemo` for the rest of the search: a GA meets the same raw mutant
-often (the basis is mutated in every generation), and simplify is a function of its input, so
-the mutants are the same with the memo as without it, at a fraction of the CPU.
+Each attempt mutates its seed (`tasks/integration/mutations.py`); every distinct raw mutant not
+met before is then simplified with SymPy (as the original) in a `DeadlinePool` worker, and
+SAGGA's validity filter applied. A mutant that does not simplify within its budget of CPU time
+is dropped and counted (`deadlines`); it never stalls the run. What simplify and the filter
+made of each raw mutant is kept in a `SimplifyMemo` for the rest of the search: a GA meets the
+same raw mutant often (the basis is mutated in every generation), and simplify is a function of
+its input, so the mutants are the same with the memo as without it, at a fraction of the CPU.
 
 `form="automatic"` skips `simplify`: a mutant is what SymPy's automatic evaluation makes of the
 tree (numbers folded, like terms and powers collected, terms ordered), and the filter judges
@@ -37,8 +37,8 @@ import sympy as sp
 
 from genprobe.errors import GenprobeError
 from genprobe.runs.pool import DeadlineCounts, DeadlinePool
-from genprobe.studies.sagga.mutations import MutationPreset, mutate
 from genprobe.tasks.integration.expression import Expr, fold, from_sympy, to_sympy
+from genprobe.tasks.integration.mutations import MutationPreset, mutate
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 
 MAX_INTEGER = 10**7

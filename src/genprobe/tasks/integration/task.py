@@ -32,6 +32,7 @@ from genprobe.errors import ConfigError, GenprobeError, TaskContractError
 from genprobe.tasks.integration.expression import Expr, from_sympy, to_sympy
 from genprobe.tasks.integration.generation import generate as generate_pairs
 from genprobe.tasks.integration.generators import GeneratorConfig
+from genprobe.tasks.integration.mutations import PRESETS, MutationPreset, mutate
 from genprobe.tasks.integration.prefix import PROBLEM_PREFIX, from_prefix, to_prefix
 from genprobe.tasks.integration.random_trees import TreeSettings
 from genprobe.tasks.integration.suites.validation import (
@@ -197,18 +198,31 @@ class IntegrationTask(Task):
         families = {}
         for name, set_name in (("coefficient", "coeff_k*f"), ("divided", "coeff_f/k")):
             template, scale, scale_reference = COEFFICIENT_SETS[set_name]
-            move = partial(_scaled, scale, scale_reference)
-            families[name] = Family(
+            families[name] = self._family(
                 f"{template} for k in 2..99, as the brittleness set {set_name}",
-                partial(_moved, self, move), partial(_moved_pairs, self, move),
-            )  # fmt: skip
+                partial(_scaled, scale, scale_reference),
+            )
         for set_name, (template, added, added_reference) in ADDED_SETS.items():
-            move = partial(_added, added, added_reference)
-            families[set_name] = Family(
+            families[set_name] = self._family(
                 f"{template}, as the brittleness set {set_name}",
-                partial(_moved, self, move), partial(_moved_pairs, self, move),
-            )  # fmt: skip
+                partial(_added, added, added_reference),
+            )
         return families
+
+    def mutations(self) -> Mapping[str, Family]:
+        """Token edits, the families, and SAGGA's equation-tree mutations (`mutations.py`), one
+        operator per preset (`tree_uniform`, `tree_robustness`, `tree_distance`): the mutant is
+        what SymPy's automatic evaluation makes of the mutated tree, in canonical form."""
+        trees = {
+            f"tree_{name}": self._family(
+                f"SAGGA's {name} mutation of the equation tree", partial(_tree_mutated, preset)
+            )
+            for name, preset in PRESETS.items()
+        }
+        return {**super().mutations(), **trees}
+
+    def _family(self, description: str, move: Move) -> Family:
+        return Family(description, partial(_moved, self, move), partial(_moved_pairs, self, move))
 
     def answer(self, ids: np.ndarray) -> Expr | None:
         """The expression an output's ids (target vocabulary, no padding) spell, or None."""
@@ -299,6 +313,13 @@ def _scaled(
 ) -> tuple[sp.Expr, sp.Expr | None]:
     k = int(rng.choice(COEFFICIENTS))
     return scale(f, k), None if big_f is None else scale_reference(big_f, k)
+
+
+def _tree_mutated(
+    preset: MutationPreset, f: sp.Expr, big_f: sp.Expr | None, rng: np.random.Generator
+) -> tuple[sp.Expr, None]:
+    """A mutant of f (its antiderivative is not known)."""
+    return to_sympy(mutate(from_sympy(f), rng, preset)), None
 
 
 def _added(
