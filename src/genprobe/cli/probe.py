@@ -54,7 +54,8 @@ def probe(
         [],
         "--input",
         help="A file of inputs to decode as a suite of its name: JSON lines "
-        'with an "input" field (repeatable).',
+        'with an "input" field, and for a task with many right outputs optionally a right '
+        '"output" on every line, the reference of the search-vs-model split (repeatable).',
     ),
     base_split: str = typer.Option("", help="The inputs perturbed [the task's validation split]."),
     size: int = typer.Option(200, help="Inputs per suite."),

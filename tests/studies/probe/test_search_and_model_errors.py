@@ -2,6 +2,8 @@
 model error when below; an answer that could not be read has no score to weigh, so it is
 neither. A task with many right outputs is weighed against the one its suite knows, if any."""
 
+import json
+
 import numpy as np
 import pandas as pd
 
@@ -10,7 +12,7 @@ from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import decoded
 from genprobe.studies.probe.suites import build_suites
 from genprobe.tasks.registry import load_task
-from genprobe.tasks.tokens import encode_outputs, output_lines
+from genprobe.tasks.tokens import encode_outputs, input_lines, output_lines
 
 TASK = load_task("addition", {"format": "plain", "train_digits": 2, "test_lengths": "3"})
 
@@ -87,3 +89,37 @@ def test_only_suites_of_a_task_with_many_right_outputs_carry_right_ones():
         assert set(verdicts) == {"correct"}, suite.key
     addition = ProbeConfig("sympy", task="addition", size=3)
     assert all(s.reference is None for s in build_suites(addition, addition.load_task()))
+
+
+def given(path, task, examples, outputs=None):
+    """A file of inputs with an output on every line (the generated ones by default)."""
+    inputs = input_lines(task.source_vocab, examples.src)
+    outputs = outputs or output_lines(task.target_vocab, examples.tgt)
+    rows = (json.dumps({"input": i, "output": o}) for i, o in zip(inputs, outputs, strict=True))
+    path.write_text("".join(f"{row}\n" for row in rows))
+    return path
+
+
+def test_a_file_that_gives_right_outputs_gives_its_suite_references(tmp_path):
+    task = load_task("integration")
+    examples = task.generate("test", 3, seed=2)
+    path = given(tmp_path / "mine.jsonl", task, examples)
+    config = ProbeConfig("sympy", task="integration", size=2, families=(), task_suites=False,
+                         inputs=(str(path),))  # fmt: skip
+    suite = build_suites(config, task)[-1]
+    assert suite.key == "input-mine"
+    expected = output_lines(task.target_vocab, examples.tgt)
+    assert output_lines(task.target_vocab, suite.reference) == expected
+
+
+def test_a_given_output_that_is_not_right_is_one_line_and_writes_nothing(cli, tmp_path):
+    task = load_task("integration")
+    examples = task.generate("test", 3, seed=2)
+    outputs = output_lines(task.target_vocab, examples.tgt)
+    path = given(tmp_path / "mine.jsonl", task, examples, [*outputs[:2], "x"])
+    out = tmp_path / "probe"
+    code, _, err = cli("probe", "--model", "sympy", "--task", "integration", "--size", "2",
+                       "--input", str(path), "--out", str(out))  # fmt: skip
+    assert code == 2 and "mine.jsonl:3: its output is not a right output" in err, err
+    assert len([line for line in err.splitlines() if line.strip()]) == 1
+    assert not out.exists()

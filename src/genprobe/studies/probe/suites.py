@@ -10,8 +10,9 @@ a suite), so a report pairs every perturbed input with its original. An input th
 not accept is counted, never decoded; so is an input of a user's file.
 
 A task with many right outputs (integration) has no gold output to weigh a failed answer
-against, but the generator's output for a generated input is a right one, and a family with
-`with_reference` moves it with the input (k*f: k*F): suites carry these as `reference`.
+against, but the generator's output for a generated input is a right one, a family with
+`with_reference` moves it with the input (k*f: k*F), and a file of inputs may give one per
+line (`"output"`, checked by the task's verifier): suites carry these as `reference`.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from genprobe.errors import DataFormatError
 from genprobe.studies.probe.config import ProbeConfig, input_name
-from genprobe.tasks.files import read_examples
+from genprobe.tasks.files import ExampleArrays, read_examples
+from genprobe.tasks.lines import json_lines, some_rows
 from genprobe.tasks.probing import chosen
 from genprobe.tasks.task import DeterministicTask, Examples, Task, trim
 
@@ -88,12 +91,13 @@ def build_suites(config: ProbeConfig, task: Task) -> list[Suite]:
             suites.append(Suite("task", name, drawn.src, np.full(len(drawn), -1),
                                 reference=_outputs(drawn, every, carry)))  # fmt: skip
     for path in config.inputs:
-        src = read_examples(path, task, outputs=False).src
-        valid = task.valid_inputs(src)
-        kept = trim(src[valid], 0)
-        suites.append(
-            Suite("input", input_name(path), kept, np.full(len(kept), -1), int((~valid).sum()))
-        )
+        with_outputs = carry and _every_line_gives_an_output(path)
+        given = read_examples(path, task, outputs=with_outputs)
+        valid = task.valid_inputs(given.src)
+        kept = trim(given.src[valid], 0)
+        reference = _right_outputs(path, task, given, valid) if with_outputs else None
+        suites.append(Suite("input", input_name(path), kept, np.full(len(kept), -1),
+                            int((~valid).sum()), reference))  # fmt: skip
     return suites
 
 
@@ -105,3 +109,22 @@ def _split(task: Task, split: str, config: ProbeConfig, n: int) -> Examples:
 def _outputs(drawn: Examples, rows: np.ndarray, carry: bool) -> np.ndarray | None:
     """The generated outputs of `rows` as references, where the suites carry them."""
     return trim(drawn.tgt[rows], -1) if carry else None
+
+
+def _every_line_gives_an_output(path: str) -> bool:
+    return all("output" in row for _, row in some_rows(path, json_lines(path, objects=True)))
+
+
+def _right_outputs(path: str, task: Task, given: ExampleArrays, valid: np.ndarray) -> np.ndarray:
+    """The outputs a file gives for its valid inputs, as their references.
+
+    Raises:
+        DataFormatError: a given output that the task's verifier does not judge right.
+    """
+    right = task.verify(given.src[valid], given.out[valid], given.length[valid])
+    if not right.all():
+        line = int(given.lines[valid][np.argmin(right)])
+        raise DataFormatError(
+            path, line, "its output is not a right output of its input (the task's verifier)"
+        )
+    return trim(given.out[valid], -1)
