@@ -9,6 +9,10 @@
 #   chomsky  the Chomsky-hierarchy transformer of docs/results/transformers.md, 10 seeds, on
 #            reverse_string, parity_check, duplicate_string, bucket_sort, EPOCHS epochs each
 #   beam     benchmarks/beam_throughput.py at the paper's size (random weights)
+#   lc       issue 37: LC_N BWD pairs of the lc engine (Lample & Charton's distribution) made on
+#            every core of the machine, the shipped model fine-tuned on them (LC_EPOCHS), and it
+#            and the shipped model evaluated on their held-out 1 %; the fine-tuned model.pt
+#            comes back as $OUT/lc_model.pt
 #
 #     OUT=/tmp/gpu ITEMS="tests bench" BUDGET=300 bash benchmarks/gpu_queue.sh   # a GPU machine
 #     OUT=/tmp/gpu DEVICE=cpu SMALL=1 bash benchmarks/gpu_queue.sh               # tried on a CPU
@@ -23,6 +27,8 @@ ITEMS=${ITEMS:-tests bench study}
 BUDGET=${BUDGET:-560}
 SEEDS=${SEEDS:-100}
 EPOCHS=${EPOCHS:-40}
+LC_N=${LC_N:-30000}
+LC_EPOCHS=${LC_EPOCHS:-10}
 DEVICE=${DEVICE:-cuda}
 PYTHON=${PYTHON:-python3}
 LOGS=$OUT/logs
@@ -37,11 +43,16 @@ if [ -n "${SMALL:-}" ]; then
     study=(--train-size 500 --validation-size 50 --suite-size 50 --max-epochs 2)
     chomsky=(--train-size 200 --validation-size 20 --suite-size 5 --seeds 2 --seeds-per-shard 2)
     beam=(--device "$DEVICE" --problems 2 --beam 2 --max-len 10 --repeats 1)
+    LC_N=400 LC_EPOCHS=1
+    lc_train=(--epoch-size 64 --valid-size 4 --max-len 64)
+    lc_eval=(--n 4 --beam 2 --max-len 32)
 else
     bench=(--members 50 200 1000 --steps 20 --repeats 1)
     study=()
     chomsky=(--seeds 10 --seeds-per-shard 10)
     beam=(--size paper --device "$DEVICE" --problems 64 --repeats 1)
+    lc_train=()
+    lc_eval=()
 fi
 
 # run ITEM LIMIT COMMAND...: the command under the smaller of LIMIT and the budget left
@@ -84,7 +95,24 @@ for item in $ITEMS; do
         done
         ;;
     beam) run beam 300 "$PYTHON" benchmarks/beam_throughput.py "${beam[@]}" ;;
-    *) echo "unknown item $item (tests, bench, study, chomsky, beam)" | tee -a "$OUT/steps.log" ;;
+    lc)
+        dir=$(mktemp -d)
+        run lc_data 240 "$PYTHON" -m genprobe integration generate --method bwd --engine lc \
+            --n "$LC_N" --max-ops 6 --seed 21 --workers "$(nproc)" --valid-fraction 0.005 \
+            --test-fraction 0.01 --out "$dir/bwd6.txt"
+        run lc_train 180 "$PYTHON" -m genprobe integration train --preset cpu \
+            --init bundled:integration-cpu --data "$dir/bwd6.txt.train" --lr 5e-4 --warmup 1000 \
+            --schedule cosine --epochs "$LC_EPOCHS" --max-minutes 2.5 --device "$DEVICE" \
+            --out "$dir/finetuned" "${lc_train[@]}"
+        for model in bundled:integration-cpu "ckpt:$dir/finetuned"; do
+            run "lc_eval_${model%%:*}" 75 "$PYTHON" -m genprobe integration evaluate \
+                --model "$model" --data "$dir/bwd6.txt.test" --k 1 10 --device "$DEVICE" \
+                --out "$dir/eval-${model%%:*}" "${lc_eval[@]}"
+        done
+        cp "$dir/bwd6.txt.meta.json" "$LOGS/lc_data_meta.json" 2>/dev/null
+        [ -f "$dir/finetuned/model.pt" ] && cp "$dir/finetuned/model.pt" "$OUT/lc_model.pt"
+        ;;
+    *) echo "unknown item $item (tests, bench, study, chomsky, beam, lc)" | tee -a "$OUT/steps.log" ;;
     esac
 done
 tar -czf "$OUT/gpu_queue.tgz" -C "$OUT" logs && rm -r "$LOGS"
