@@ -123,6 +123,7 @@ def decoded(
     frame["gold_logprob"] = np.nan
     frame["output_logprob"] = np.nan
     frame["error"] = None
+    gold = None  # a right output of each input, where one is known
     if isinstance(task, DeterministicTask):
         gold, known = task.solve(src), np.ones(n, dtype=bool)
         frame["gold"] = output_lines(task.target_vocab, gold) * members
@@ -130,7 +131,7 @@ def decoded(
         gold, known = reference, (reference >= 0).any(axis=1)
         texts = np.array(output_lines(task.target_vocab, gold), dtype=object)
         frame["reference"] = np.tile(np.where(known, texts, None), members)
-    if (isinstance(task, DeterministicTask) or reference is not None) and model.can_score:
+    if gold is not None and model.can_score:
         if k == 1:
             top_logprob = model.score(src, out, length)
         gold_logprob = model.score(src, gold, (gold >= 0).sum(axis=1))
