@@ -50,6 +50,11 @@ def probe(
         None, help="Metamorphic relations, comma-separated [every one the task declares]."
     ),
     task_suites: bool = typer.Option(True, help="Also decode the task's own shifted suites."),
+    splits: str = typer.Option(
+        None,
+        help="More of the task's splits to decode as suites, comma-separated (e.g. the "
+        "integration task's operator-extrapolation).",
+    ),
     inputs: list[Path] = typer.Option(
         [],
         "--input",
@@ -79,8 +84,9 @@ def probe(
         model=model, task=task,
         task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
         families=_names(families), relations=_names(relations), task_suites=task_suites,
-        inputs=tuple(map(str, inputs)), base_split=base_split, size=size, data_seed=data_seed,
-        seed=seed, k=k, device=device, workers=workers, **prompts.settings(),
+        splits=_names(splits) or (), inputs=tuple(map(str, inputs)), base_split=base_split,
+        size=size, data_seed=data_seed, seed=seed, k=k, device=device, workers=workers,
+        **prompts.settings(),
     )  # fmt: skip
     executor = model_study_executor(backend, ray_address, None, device)
     with executor or contextlib.nullcontext(), status("starting") as log:

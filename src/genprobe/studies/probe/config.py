@@ -26,7 +26,7 @@ MAX_K = 64
 # settings added after runs existed (`without_added_defaults`)
 ADDED_DEFAULTS = {
     "formats": 1, "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",
-    "inputs": [],
+    "inputs": [], "splits": [],
 }  # fmt: skip
 
 
@@ -43,6 +43,7 @@ class ProbeConfig(ModelUnderTestSettings):
     families: tuple[str, ...] | None = None  # None: every family the task declares
     relations: tuple[str, ...] | None = None  # None: every relation it declares
     task_suites: bool = True  # also the task's own shifted suites (`Task.suites()`)
+    splits: tuple[str, ...] = ()  # more of the task's splits to decode as suites
     # files of inputs of the task (JSON lines with an "input" field), a suite each, named by
     # the file's name without its suffix
     inputs: tuple[str, ...] = ()
@@ -61,10 +62,16 @@ class ProbeConfig(ModelUnderTestSettings):
     def base(self, task: Task) -> str:
         return self.base_split or task.validation_split
 
+    def task_splits(self, task: Task) -> list[str]:
+        """The task's splits decoded as suites: its shifted suites, then those asked for."""
+        own = task.suites() if self.task_suites else ()
+        return list(dict.fromkeys((*own, *self.splits)))
+
     def validated(self) -> ProbeConfig:
         self.check_model_settings()
         task = self.load_task()
-        task.split_spec(self.base(task))
+        for split in (self.base(task), *self.splits):
+            task.split_spec(split)
         chosen(task.families(), _listed(self.families), "--families")
         chosen(task.relations(), _listed(self.relations), "--relations")
         if self.size < 1:
@@ -90,6 +97,7 @@ class ProbeConfig(ModelUnderTestSettings):
         identity["task_options"] = dict(self.task_options)
         for name in ("families", "relations"):
             identity[name] = identity[name] and list(identity[name])
+        identity["splits"] = list(self.splits)
         identity["inputs"] = [{"path": p, "sha256": file_digest(p)} for p in self.inputs]
         return without_added_defaults(identity, ADDED_DEFAULTS)
 
@@ -100,6 +108,7 @@ class ProbeConfig(ModelUnderTestSettings):
         for name in ("families", "relations"):
             fields[name] = fields[name] and tuple(fields[name])
         fields["inputs"] = tuple(file["path"] for file in fields["inputs"])
+        fields["splits"] = tuple(fields["splits"])
         return cls(**fields)
 
 

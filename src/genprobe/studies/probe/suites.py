@@ -1,6 +1,7 @@
 """The suites of a probe run, built before any model runs: the base inputs (a split of the
 task), each family's perturbation of them, each relation's partners of them, and the task's own
-shifted suites, and the user's files of inputs (`--input`).
+shifted suites and the other splits asked for (`--splits`), and the user's files of inputs
+(`--input`).
 
 Families and relations perturb a pool of `POOL` × size inputs of the base split and keep the
 first `size` they apply to (SCAN's `twice_is_and` applies to one command in 250); the base suite
@@ -59,37 +60,42 @@ def build_suites(config: ProbeConfig, task: Task) -> list[Suite]:
         ConfigError: a family, relation or split the task does not have.
         DataFormatError: a file of inputs that cannot be read as the task's.
     """
-    pool = _split(task, config.base(task), config, POOL * config.size)
+    declared = [
+        (kind, table, name)
+        for kind, table, names, option in (
+            ("family", task.families(), config.families, "--families"),
+            ("relation", task.relations(), config.relations, "--relations"),
+        )
+        for name in chosen(table, None if names is None else list(names), option)
+    ]
+    # a split's first n inputs are the same for any larger n: without perturbations, no pool
+    pool = _split(task, config.base(task), config, (POOL if declared else 1) * config.size)
     carry = not isinstance(task, DeterministicTask)  # references, where `solve` gives none
     size = min(config.size, len(pool))
     suites = [Suite(BASE, BASE, trim(pool.src[:size], 0), np.arange(size),
                     reference=_outputs(pool, np.arange(size), carry))]  # fmt: skip
-    declared = (("family", task.families(), config.families, "--families"),
-                ("relation", task.relations(), config.relations, "--relations"))  # fmt: skip
-    for kind, table, names, option in declared:
-        for name in chosen(table, None if names is None else list(names), option):
-            rng = np.random.default_rng([config.seed, zlib.crc32(f"{kind}:{name}".encode())])
-            move = table[name]
-            if kind == "family" and carry and move.with_reference is not None:
-                moved = move.with_reference(pool.src, pool.tgt, rng)
-            else:
-                moved = getattr(move, "perturb" if kind == "family" else "partner")(pool.src, rng)
-            valid = task.valid_inputs(moved.src) if len(moved) else np.zeros(0, bool)
-            kept = np.flatnonzero(valid)[:size]
-            src = trim(moved.src[kept], 0)
-            refused = int((~valid[: kept[-1] + 1]).sum()) if len(kept) else int((~valid).sum())
-            reference = None if moved.tgt is None else trim(moved.tgt[kept], -1)
-            suites.append(Suite(kind, name, src, moved.origin[kept], refused, reference))
+    for kind, table, name in declared:
+        rng = np.random.default_rng([config.seed, zlib.crc32(f"{kind}:{name}".encode())])
+        move = table[name]
+        if kind == "family" and carry and move.with_reference is not None:
+            moved = move.with_reference(pool.src, pool.tgt, rng)
+        else:
+            moved = getattr(move, "perturb" if kind == "family" else "partner")(pool.src, rng)
+        valid = task.valid_inputs(moved.src) if len(moved) else np.zeros(0, bool)
+        kept = np.flatnonzero(valid)[:size]
+        src = trim(moved.src[kept], 0)
+        refused = int((~valid[: kept[-1] + 1]).sum()) if len(kept) else int((~valid).sum())
+        reference = None if moved.tgt is None else trim(moved.tgt[kept], -1)
+        suites.append(Suite(kind, name, src, moved.origin[kept], refused, reference))
     used = np.unique(np.concatenate([s.origin for s in suites[1:]] or [np.zeros(0, int)]))
     if len(extra := used[used >= size]):
         suites.append(Suite("origin", ORIGINS, trim(pool.src[extra], 0), extra,
                             reference=_outputs(pool, extra, carry)))  # fmt: skip
-    if config.task_suites:
-        for name in task.suites():
-            drawn = _split(task, name, config, config.size)
-            every = np.arange(len(drawn))
-            suites.append(Suite("task", name, drawn.src, np.full(len(drawn), -1),
-                                reference=_outputs(drawn, every, carry)))  # fmt: skip
+    for name in config.task_splits(task):
+        drawn = _split(task, name, config, config.size)
+        every = np.arange(len(drawn))
+        suites.append(Suite("task", name, drawn.src, np.full(len(drawn), -1),
+                            reference=_outputs(drawn, every, carry)))  # fmt: skip
     for path in config.inputs:
         with_outputs = carry and _every_line_gives_an_output(path)
         given = read_examples(path, task, outputs=with_outputs)

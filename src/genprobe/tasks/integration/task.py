@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar
@@ -35,6 +35,7 @@ from genprobe.tasks.integration.generators import GeneratorConfig
 from genprobe.tasks.integration.mutations import PRESETS, MutationPreset, mutate
 from genprobe.tasks.integration.prefix import PROBLEM_PREFIX, from_prefix, to_prefix
 from genprobe.tasks.integration.random_trees import TreeSettings
+from genprobe.tasks.integration.suites import splits as brittleness
 from genprobe.tasks.integration.suites.validation import (
     ADDED_SETS,
     COEFFICIENT_SETS,
@@ -113,15 +114,25 @@ class IntegrationTask(Task):
             "train": Split(f"training data: {drawn}", lengths, 2_000),
             "validation": Split(f"held-out problems: {drawn}", lengths, 500, disjoint=True),
             "test": Split(f"held-out problems: {drawn}", lengths, 500, disjoint=True),
+            **{
+                name: Split(description, lengths, brittleness.DEFAULT_SIZES[name])
+                for name, description in brittleness.SPLITS.items()
+            },
         }
 
     def suites(self) -> tuple[str, ...]:
-        return ("test",)
+        """The held-out problems and the brittleness suites that cost no generation
+        (`suites/splits.py`: `operator-extrapolation` is a split to ask for)."""
+        return ("test", *brittleness.SHIFTED)
 
     def generate(self, split: str, n: int, seed: int) -> Examples:
         """The first n distinct pairs the generator keeps from the split's own stream of
-        attempts (`generation.generate`: the same for any number of workers)."""
+        attempts (`generation.generate`: the same for any number of workers); for a brittleness
+        suite, its first n problems and their known antiderivatives (`suites/splits.py`)."""
         held_out = self.checked_split(split, n).disjoint
+        if split in brittleness.SPLITS:
+            table = brittleness.suite_table(split, n, seed, self.method, self.max_ops)
+            return _examples(table["problem"], table["reference"], split)
         stream = int(split_stream(seed, split).integers(2**63))
         attempts = n * HELD_OUT if held_out else n  # a held-out split keeps one pair in ten
         workers = min(os.cpu_count() or 1, 1 + attempts // ATTEMPTS_PER_WORKER)
@@ -131,11 +142,8 @@ class IntegrationTask(Task):
             raise TaskContractError(
                 f"integration: the generator kept {len(rows)} of the {n} pairs asked for"
             )
-        src = encode_inputs(
-            SOURCE_VOCAB, [(None, row.input.split()[len(PROBLEM_PREFIX) :]) for row in rows], split
-        )
-        tgt, _ = encode_outputs(TARGET_VOCAB, [row.output.split() for row in rows])
-        return Examples(src, tgt)
+        problems = [" ".join(row.input.split()[len(PROBLEM_PREFIX) :]) for row in rows]
+        return _examples(problems, [row.output for row in rows], split)
 
     def verify(self, src: np.ndarray, out: np.ndarray, out_len: np.ndarray) -> np.ndarray:
         finished = np.ones(len(src), dtype=bool)
@@ -232,6 +240,12 @@ class IntegrationTask(Task):
             return from_prefix([TARGET_VOCAB[i] for i in ids])
         except GenprobeError:
             return None
+
+
+def _examples(problems: Iterable[str], antiderivatives: Iterable[str], split: str) -> Examples:
+    src = encode_inputs(SOURCE_VOCAB, [(None, problem.split()) for problem in problems], split)
+    tgt, _ = encode_outputs(TARGET_VOCAB, [big_f.split() for big_f in antiderivatives])
+    return Examples(src, tgt)
 
 
 def _keeps(held_out: bool, problem: str, output: str) -> bool:

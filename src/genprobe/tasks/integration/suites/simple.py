@@ -78,7 +78,8 @@ def _coeff1(n: int, seed: int) -> Iterator[Draw]:
                 yield Draw("simple_coeff1", name, k1, None, values)
 
 
-def _coeff1_range(n: int, seed: int) -> Iterator[Draw]:
+def coeff1_range_draws(n: int, seed: int) -> Iterator[Draw]:
+    """The problems of `simple_coeff1_range` (all of `integer-extrapolation`), unbuilt."""
     for values in RANGES:
         for k1, k2 in distinct_pairs(
             set_rng(seed, "simple_coeff1_range", range_label(values)), values, n
@@ -107,7 +108,7 @@ def simple_draws(n: int = PAPER_N, seed: int = DEFAULT_SEED) -> list[Draw]:
     check_n(n)
     return [
         *_coeff1(n, seed),
-        *_coeff1_range(n, seed),
+        *coeff1_range_draws(n, seed),
         *_coeff2(n, seed),
         *_exponents("simple_expincr", "x**k1", n, seed),
         *_exponents("simple_expdecr", "x**(1/k1)", n, seed),
@@ -140,4 +141,4 @@ def integer_extrapolation(n: int = PAPER_N, seed: int = DEFAULT_SEED) -> pd.Data
     """`integer-extrapolation`: `simple_coeff1_range` alone, the same rows as in
     `robustness-simple` for the same `n` and `seed`."""
     check_n(n)
-    return build_draws("integer-extrapolation", _coeff1_range(n, seed))
+    return build_draws("integer-extrapolation", coeff1_range_draws(n, seed))

@@ -1,0 +1,83 @@
+"""The brittleness study's suites that need no model, as shifted splits of the integration token
+task, so `genprobe probe` decodes the same problems as `integration brittleness` (Welleck et al.
+2022, Table 2 top, Figure 2 and Table 9) for any model of the task, every seed of a sweep too.
+
+    robustness-simple       the paper-size suite (N = 500: 28,210 problems), in a seeded order
+    integer-extrapolation   its `simple_coeff1_range` set alone (21,000 problems), the same way
+    operator-extrapolation  generated problems with 1-M, M+5, ..., M+20 operators (M: the task's
+                            max_ops), one set after another in turn, Lample & Charton's engine
+
+A split's first n problems are those of `generate(split, n, seed)` for any larger n. The data
+seed is the brittleness study's `--seed`: the first two splits hold exactly that study's
+problems at its paper size, in another order, and `operator-extrapolation` at n = 5N holds the
+problems of its suite at N per set. `operator-extrapolation` is made by the generator (about a
+CPU-second per problem), so it is not among the suites `probe` decodes unless asked for.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+
+import pandas as pd
+
+from genprobe.errors import ConfigError, TaskContractError
+from genprobe.tasks.integration.suites.operators import operator_extrapolation, set_names
+from genprobe.tasks.integration.suites.sampling import set_rng
+from genprobe.tasks.integration.suites.simple import (
+    PAPER_N,
+    Draw,
+    build_draws,
+    coeff1_range_draws,
+    simple_draws,
+)
+
+ROBUSTNESS = "robustness-simple"
+INTEGERS = "integer-extrapolation"
+OPERATORS = "operator-extrapolation"
+SPLITS = {
+    ROBUSTNESS: "the brittleness study's k1*f(k2*x) primitives with sampled coefficients "
+    "(Welleck et al. Table 2, top; its paper size, in a seeded order)",
+    INTEGERS: "the brittleness study's primitives with coefficients up to 11,000 (Figure 2; "
+    "its paper size, in a seeded order)",
+    OPERATORS: "generated problems of 1-M, M+5, M+10, M+15 and M+20 operators, M the task's "
+    "max_ops (Table 9; a set each in turn)",
+}
+SHIFTED = (ROBUSTNESS, INTEGERS)  # cheap enough to be among the task's default suites
+# problems a split gives by default (a sweep's suites; operator-extrapolation: the brittleness
+# study's quick preset, 8 per set)
+DEFAULT_SIZES = {ROBUSTNESS: 500, INTEGERS: 500, OPERATORS: 40}
+
+
+def suite_table(split: str, n: int, seed: int, method: str, max_ops: int) -> pd.DataFrame:
+    """The first `n` problems of `split` (a suite table: problem, reference and how each was
+    made).
+
+    Raises:
+        ConfigError: more problems than a seeded-order split holds.
+        TaskContractError: the generator kept fewer than the problems asked for.
+    """
+    if split != OPERATORS:
+        draws = _pool(split, seed)
+        if n > len(draws):
+            raise ConfigError("n", f"<= {len(draws):,} (all of split {split})", n)
+        order = set_rng(seed, split, "order").permutation(len(draws))[:n]
+        return build_draws(split, [draws[i] for i in order])
+    sets = set_names(max_ops)
+    per_set = -(-n // len(sets))
+    frame = operator_extrapolation(
+        per_set, seed, method=method, workers=os.cpu_count() or 1, max_ops=max_ops
+    )
+    turns = [frame[frame["set"] == name].reset_index(drop=True) for name in sets]
+    if any(len(rows) < per_set for rows in turns):
+        raise TaskContractError(
+            f"integration: the generator kept fewer than {per_set} problems of a set of {split}"
+        )
+    rows = [turns[i % len(sets)].iloc[i // len(sets)] for i in range(n)]
+    return pd.DataFrame(rows).reset_index(drop=True)
+
+
+@cache
+def _pool(split: str, seed: int) -> tuple[Draw, ...]:
+    draws = simple_draws if split == ROBUSTNESS else coeff1_range_draws
+    return tuple(draws(PAPER_N, seed))

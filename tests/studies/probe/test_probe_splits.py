@@ -1,0 +1,69 @@
+"""The task's splits as probe suites: the integration task's brittleness suites are decoded like
+any task's, judged as `integration brittleness` judges them, and `--splits` adds a split the
+task does not decode by default."""
+
+from genprobe.models.registry import load_model
+from genprobe.studies.brittleness.solve import Problem, solve
+from genprobe.studies.probe.config import ProbeConfig
+from genprobe.studies.probe.results import read_probe, read_results, read_suites
+from genprobe.studies.probe.run import run_probe
+from genprobe.studies.probe.suites import build_suites
+from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
+from genprobe.tasks.registry import load_task
+from genprobe.tasks.tokens import input_lines, output_lines
+
+ONLY_SPLITS = {"families": (), "relations": (), "task_suites": False}
+
+
+def test_the_integration_task_suites_are_the_brittleness_suites():
+    task = load_task("integration")
+    config = ProbeConfig("sympy", task="integration", size=4, data_seed=43, **ONLY_SPLITS)
+    suites = build_suites(config, task)
+    assert [suite.key for suite in suites] == ["base"]  # base alone: no pool drawn for it
+    suites = {s.key: s for s in build_suites(ProbeConfig(**{**vars(config), "task_suites": True}),
+                                                          task)}  # fmt: skip
+    assert list(suites) == [
+        "base", "task-test", "task-robustness-simple", "task-integer-extrapolation",
+    ]  # fmt: skip
+    drawn = task.generate("robustness-simple", 4, 43)
+    suite = suites["task-robustness-simple"]
+    assert input_lines(task.source_vocab, suite.src) == input_lines(task.source_vocab, drawn.src)
+    assert output_lines(task.target_vocab, suite.reference) == output_lines(
+        task.target_vocab, drawn.tgt
+    )
+
+
+def test_a_split_asked_for_is_judged_as_the_brittleness_study_judges_it(tmp_path):
+    config = ProbeConfig(
+        "sympy", task="integration", size=6, data_seed=43, splits=("robustness-simple",),
+        **ONLY_SPLITS,
+    )  # fmt: skip
+    run = run_probe(config, tmp_path / "probe")
+    suites = read_suites(run).set_index("suite")
+    assert suites.loc["task-robustness-simple", "inputs"] == 6
+    assert read_probe(run).splits == ("robustness-simple",)
+    rows = read_results(run).query("suite == 'task-robustness-simple'").sort_values("index")
+    task = load_task("integration")
+    problems = [Problem(i, p, None) for i, p in enumerate(task.problems(
+        task.generate("robustness-simple", 6, 43).src))]  # fmt: skip
+    with Verifier(VerifierConfig(deadline=task.deadline, workers=1)) as verifier:
+        table = solve(load_model("sympy", deadline=2.0), verifier, "s", problems, 1, 6, False)
+    theirs = [row["candidates"][0]["outcome"] for row in table.to_pylist()]
+    assert list(rows["outcome"]) == theirs and "correct" in theirs
+
+
+def test_a_split_the_task_lacks_is_one_line_and_writes_nothing(cli, tmp_path):
+    out = tmp_path / "probe"
+    code, _, err = cli("probe", "--model", "sympy", "--task", "integration",
+                       "--splits", "operator-extrapolaton", "--out", str(out))  # fmt: skip
+    assert code == 2 and "operator-extrapolation" in err, err
+    assert len([line for line in err.splitlines() if line.strip()]) == 1
+    assert not out.exists()
+
+
+def test_a_run_made_before_the_option_keeps_its_identity():
+    config = ProbeConfig("sympy", task="integration")
+    assert "splits" not in config.identity()
+    asked = ProbeConfig("sympy", task="integration", splits=("operator-extrapolation",))
+    assert asked.identity()["splits"] == ["operator-extrapolation"]
+    assert ProbeConfig.from_identity(asked.identity()) == asked

@@ -1,0 +1,75 @@
+"""The brittleness study's suites that need no model, as splits of the integration token task:
+the same problems and references as the study's builders make, so `probe` decodes what
+`integration brittleness` decodes."""
+
+from collections import Counter
+
+import pytest
+
+from genprobe.errors import ConfigError
+from genprobe.tasks.integration.suites import splits
+from genprobe.tasks.integration.suites.operators import operator_extrapolation
+from genprobe.tasks.integration.suites.simple import integer_extrapolation, robustness_simple
+from genprobe.tasks.registry import load_task
+from genprobe.tasks.tokens import input_lines, output_lines
+
+
+@pytest.fixture
+def small_pools(monkeypatch):
+    """The seeded-order splits drawn at N = 3 instead of the paper's 500 (174 and 126 problems),
+    so that a whole split can be built here."""
+    monkeypatch.setattr(splits, "PAPER_N", 3)
+    splits._pool.cache_clear()
+    yield
+    splits._pool.cache_clear()
+
+
+def pairs(task, examples):
+    return Counter(
+        zip(
+            input_lines(task.source_vocab, examples.src),
+            output_lines(task.target_vocab, examples.tgt),
+            strict=True,
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("split", "build"),
+    [("robustness-simple", robustness_simple), ("integer-extrapolation", integer_extrapolation)],
+)
+def test_a_whole_split_is_the_studys_suite_in_another_order(small_pools, split, build):
+    task = load_task("integration")
+    table = build(n=3, seed=7)
+    examples = task.generate(split, len(table), 7)
+    assert pairs(task, examples) == Counter(zip(table["problem"], table["reference"], strict=True))
+    first = input_lines(task.source_vocab, examples.src[:20])
+    assert first != list(table["problem"][:20])  # drawn across the suite's sets, not its head
+    with pytest.raises(ConfigError, match=f"all of split {split}"):
+        task.generate(split, len(table) + 1, 7)
+
+
+def test_another_seed_draws_other_problems_and_every_reference_is_right():
+    task = load_task("integration")
+    seeded = [task.generate("robustness-simple", 30, seed) for seed in (43, 44)]
+    assert pairs(task, seeded[0]) != pairs(task, seeded[1])
+    for examples in seeded:
+        lengths = (examples.tgt >= 0).sum(axis=1)
+        assert task.verify(examples.src, examples.tgt, lengths).all()
+
+
+def test_operator_extrapolation_at_five_n_is_the_studys_suite_at_n():
+    task = load_task("integration", {"max_ops": 3})
+    examples = task.generate("operator-extrapolation", 5, 43)
+    table = operator_extrapolation(1, 43, method="bwd", workers=2, max_ops=3)
+    assert pairs(task, examples) == Counter(zip(table["problem"], table["reference"], strict=True))
+    # a set each in turn: 1-3 operators, then exactly 8, 13, 18 and 23
+    by_problem = dict(zip(table["problem"], table["set"], strict=True))
+    sets = [by_problem[p] for p in input_lines(task.source_vocab, examples.src)]
+    assert sets == ["ops_1-3", "ops_8", "ops_13", "ops_18", "ops_23"]
+
+
+def test_only_the_cheap_splits_are_default_suites():
+    task = load_task("integration")
+    assert task.suites() == ("test", "robustness-simple", "integer-extrapolation")
+    assert "operator-extrapolation" in task.splits()
