@@ -8,9 +8,11 @@ import numpy as np
 import pandas as pd
 
 from genprobe.models.sequences import Ranked, SequenceModel
+from genprobe.studies.brittleness import tables
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import decoded
 from genprobe.studies.probe.suites import build_suites
+from genprobe.studies.probe.summary import unresolved
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.tokens import encode_outputs, input_lines, output_lines
 
@@ -123,3 +125,29 @@ def test_a_given_output_that_is_not_right_is_one_line_and_writes_nothing(cli, tm
     assert code == 2 and "mine.jsonl:3: its output is not a right output" in err, err
     assert len([line for line in err.splitlines() if line.strip()]) == 1
     assert not out.exists()
+
+
+def test_unresolved_at_k_is_counted_as_the_brittleness_study_counts_it():
+    nan = float("nan")
+    logprobs = [[-1, -2, -3], [-1, -2, -4], [-1, nan, nan], [-1, -2, -3], [-1, -2, -3]]
+    first = [None, 2, None, None, 1]  # the fourth has no scored reference, the fifth is right
+    gold = [-2.5, -1.5, -5.0, nan, -9.0]
+    probe = pd.DataFrame(
+        {"suite": "s", "kind": "task", "first_correct": pd.array(first, dtype="Int64"),
+         "candidate_logprobs": [np.array(row) for row in logprobs], "gold_logprob": gold,
+         "output_logprob": [row[0] for row in logprobs]}
+    )  # fmt: skip
+    ours = unresolved(probe, 3)
+    assert list(ours["failures scored"]) == [3, 2]
+    assert list(ours["unresolved"]) == [1.0, 0.5]  # at 3, the first's reference beats the third
+    brittleness = pd.DataFrame(
+        {"suite": "s", "first_correct_rank": pd.array(first, dtype="Int64"),
+         "reference_logprob": [None if np.isnan(g) else g for g in gold],
+         "candidates": [[{"logprob": None if np.isnan(v) else v} for v in row]
+                        for row in logprobs]}
+    )  # fmt: skip
+    theirs = tables.unresolved(brittleness, [1, 3])
+    assert list(theirs["failures scored"]) == list(ours["failures scored"])
+    assert list(theirs["Unresolved@k"] / 100) == list(ours["unresolved"])
+    before = unresolved(probe.drop(columns="candidate_logprobs"), 3)  # a run decoded before
+    assert list(before["k"]) == [1] and list(before["unresolved"]) == [1.0]

@@ -10,10 +10,10 @@ outputs for such a task: `suites.py`; null where none is known); the record of e
 prompt (the text a language model's member was asked), completion (its greedy completion as it
 wrote it; both null for other models), output (greedy; read from the completion) and outcome
 (its verdict); first_correct (1-based rank among the k candidates, null: none; greedy's 1
-for k = 1), candidates and candidate_outcomes (k > 1), gold_logprob (of the gold output, or else of
-the reference) and output_logprob (null where the model gives none or no right output is
-known), error ("search", "model", or null for a success or an unscored model), and the task's
-features of the input as `feature: NAME` columns.
+for k = 1), candidates, candidate_outcomes and candidate_logprobs (k > 1), gold_logprob (of
+the gold output, or else of the reference) and output_logprob (null where the model gives
+none or no right output is known), error ("search", "model", or null for a success or an
+unscored model), and the task's features of the input as `feature: NAME` columns.
 """
 
 from __future__ import annotations
@@ -118,6 +118,7 @@ def decoded(
         texts = output_lines(task.target_vocab, beam.out.reshape(-1, width))
         frame["candidates"] = np.array(texts, dtype=object).reshape(members * n, k).tolist()
         frame["candidate_outcomes"] = list(outcomes.reshape(members * n, k))
+        frame["candidate_logprobs"] = list(beam.logprob.reshape(members * n, k))
         top_logprob, top_outcome = beam.logprob[:, :, 0], outcomes[:, :, 0]
     frame["first_correct"] = pd.array(first.reshape(-1), dtype="Int64")
     frame["gold_logprob"] = np.nan

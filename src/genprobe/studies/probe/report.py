@@ -31,6 +31,7 @@ from genprobe.studies.probe.summary import (
     predicts,
     prompt_variance,
     reported,
+    unresolved,
 )
 from genprobe.tasks.probing import Slice
 
@@ -108,6 +109,14 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
                 "(model: the model prefers a wrong output), summed over members."
             ),
             Table(_error_table(split)),
+            Text(
+                "Unresolved@k, as the brittleness study and Welleck et al. (2022, Table 12) "
+                "count it: of the failures at k whose right output was scored, the share "
+                "where it scores below the k-th candidate (the top one at k = 1), over every "
+                "member: failures a perfect search over the model's own probabilities would "
+                "leave unresolved."
+            ),
+            Table(_unresolved_table(unresolved(results, config.k))),
         ]
     blocks += correlation_section(run, scores, "members")
     correlations = predicts(scores)
@@ -281,6 +290,11 @@ def _error_table(split: pd.DataFrame) -> pd.DataFrame:
             ],
         }
     )
+
+
+def _unresolved_table(table: pd.DataFrame) -> pd.DataFrame:
+    shares = [f"{100 * share:.1f}" if share == share else "–" for share in table["unresolved"]]
+    return table.drop(columns="unresolved").assign(**{"Unresolved@k": shares})
 
 
 def _correlation_table(correlations: list) -> pd.DataFrame:

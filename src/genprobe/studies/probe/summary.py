@@ -181,6 +181,40 @@ def errors(results: pd.DataFrame) -> pd.DataFrame:
     return table.reindex(columns=["search", "model"], fill_value=0)
 
 
+def unresolved(results: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Welleck et al.'s Table 12 per suite, as the brittleness study counts it, for 1 and `k`:
+    among the failures at each (no correct candidate among the first), over every member, those
+    whose right output was scored, and the share of them where it scores below the last of those
+    candidates (the top one at 1): failures a perfect search over the model's own
+    probabilities would leave unresolved. Runs decoded before `candidate_logprobs` give 1 only.
+    """
+    scored = reported(results)
+    scored = scored[scored["gold_logprob"].notna()]
+    rows = []
+    for suite, group in scored.groupby("suite", sort=False):
+        first = group["first_correct"].astype("float64").to_numpy()
+        if "candidate_logprobs" in group:
+            logprobs = np.stack(group["candidate_logprobs"].to_numpy())
+        else:
+            logprobs = group[["output_logprob"]].to_numpy()
+        for at in sorted({1, k} if logprobs.shape[1] >= k else {1}):
+            kth = _last_known(logprobs[:, :at])
+            failures = (np.isnan(first) | (first > at)) & ~np.isnan(kth)
+            below = kth[failures] > group["gold_logprob"].to_numpy()[failures]
+            rows.append(
+                {"suite": suite, "k": at, "failures scored": int(failures.sum()),
+                 "unresolved": float(below.mean()) if len(below) else float("nan")}
+            )  # fmt: skip
+    return pd.DataFrame(rows, columns=["suite", "k", "failures scored", "unresolved"])
+
+
+def _last_known(logprobs: np.ndarray) -> np.ndarray:
+    """(n,) each row's last log-probability that is not NaN (NaN where none is)."""
+    known = ~np.isnan(logprobs)
+    last = logprobs.shape[1] - 1 - np.argmax(known[:, ::-1], axis=1)
+    return np.where(known.any(axis=1), logprobs[np.arange(len(logprobs)), last], np.nan)
+
+
 def predicts(accuracy: pd.DataFrame) -> list[Correlation]:
     """For every other suite, the correlation across members of base accuracy with it."""
     if BASE not in accuracy:
