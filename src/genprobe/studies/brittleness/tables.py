@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from genprobe.analysis import search_errors
 from genprobe.studies.brittleness.results import read_budget, read_examples, read_recorded
 from genprobe.studies.brittleness.solve import CANDIDATE
 
@@ -85,34 +86,27 @@ def unresolved(examples: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
     """Welleck et al.'s Table 12, per suite: among the failures at k whose reference was
     scored, the percentage where the reference's log-probability is below the k-th candidate's
     (the top one for k = 1, the bottom of the k for larger k): failures that a perfect search
-    over the model's own probabilities would leave unresolved."""
+    over the model's own probabilities would leave unresolved (`analysis.search_errors`)."""
     rows = []
     scored = examples[examples["reference_logprob"].notna()]
     for suite, group in scored.groupby("suite", sort=False):
+        first = group["first_correct_rank"].astype("float64").to_numpy()
+        logprobs = _logprobs(group["candidates"], max(ks))
+        reference = group["reference_logprob"].astype("float64").to_numpy()
         for k in sorted(ks):
-            failures = group[failed(group["first_correct_rank"], k)]
-            below = [
-                _kth_logprob(cands, k) > ref
-                for cands, ref in zip(
-                    failures["candidates"], failures["reference_logprob"], strict=True
-                )
-                if _kth_logprob(cands, k) is not None
-            ]
-            rows.append(
-                {
-                    "suite": suite,
-                    "k": k,
-                    "failures scored": len(below),
-                    "Unresolved@k": 100.0 * np.mean(below) if below else float("nan"),
-                }
-            )
+            n, share = search_errors.unresolved(first, logprobs, reference, k)
+            rows.append({"suite": suite, "k": k, "failures scored": n, "Unresolved@k": 100 * share})
     return pd.DataFrame(rows, columns=["suite", "k", "failures scored", "Unresolved@k"])
 
 
-def _kth_logprob(candidates: Sequence[dict], k: int) -> float | None:
-    """Log-probability of the k-th candidate (the last one if there are fewer)."""
-    logprobs = [c["logprob"] for c in list(candidates)[:k] if c["logprob"] is not None]
-    return logprobs[-1] if logprobs else None
+def _logprobs(candidates: pd.Series, k: int) -> np.ndarray:
+    """(n, k) the first k candidates' log-probabilities of each problem (NaN: none)."""
+    table = np.full((len(candidates), k), np.nan)
+    for row, ranked in enumerate(candidates):
+        for rank, candidate in enumerate(list(ranked)[:k]):
+            if candidate["logprob"] is not None:
+                table[row, rank] = candidate["logprob"]
+    return table
 
 
 # -- the large search -----------------------------------------------------------------------

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from genprobe.analysis import search_errors
 from genprobe.analysis.stats import CONFIDENCE, N_RESAMPLES, Correlation, correlate
 from genprobe.analysis.variance import VarianceDecomposition, decompose_variance
 from genprobe.studies.probe.decode import FEATURE
@@ -182,12 +183,9 @@ def errors(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def unresolved(results: pd.DataFrame, k: int) -> pd.DataFrame:
-    """Welleck et al.'s Table 12 per suite, as the brittleness study counts it, for 1 and `k`:
-    among the failures at each (no correct candidate among the first), over every member, those
-    whose right output was scored, and the share of them where it scores below the last of those
-    candidates (the top one at 1): failures a perfect search over the model's own
-    probabilities would leave unresolved. Runs decoded before `candidate_logprobs` give 1 only.
-    """
+    """Welleck et al.'s Table 12 per suite for 1 and `k`, counted over every member as the
+    brittleness study counts it (`analysis.search_errors.unresolved`). Runs decoded before
+    `candidate_logprobs` give 1 only."""
     scored = reported(results)
     scored = scored[scored["gold_logprob"].notna()]
     rows = []
@@ -198,21 +196,9 @@ def unresolved(results: pd.DataFrame, k: int) -> pd.DataFrame:
         else:
             logprobs = group[["output_logprob"]].to_numpy()
         for at in sorted({1, k} if logprobs.shape[1] >= k else {1}):
-            kth = _last_known(logprobs[:, :at])
-            failures = (np.isnan(first) | (first > at)) & ~np.isnan(kth)
-            below = kth[failures] > group["gold_logprob"].to_numpy()[failures]
-            rows.append(
-                {"suite": suite, "k": at, "failures scored": int(failures.sum()),
-                 "unresolved": float(below.mean()) if len(below) else float("nan")}
-            )  # fmt: skip
+            n, share = search_errors.unresolved(first, logprobs, group["gold_logprob"], at)
+            rows.append({"suite": suite, "k": at, "failures scored": n, "unresolved": share})
     return pd.DataFrame(rows, columns=["suite", "k", "failures scored", "unresolved"])
-
-
-def _last_known(logprobs: np.ndarray) -> np.ndarray:
-    """(n,) each row's last log-probability that is not NaN (NaN where none is)."""
-    known = ~np.isnan(logprobs)
-    last = logprobs.shape[1] - 1 - np.argmax(known[:, ::-1], axis=1)
-    return np.where(known.any(axis=1), logprobs[np.arange(len(logprobs)), last], np.nan)
 
 
 def predicts(accuracy: pd.DataFrame) -> list[Correlation]:
