@@ -138,3 +138,25 @@ def test_every_pair_of_suites_is_correlated_across_members(run):
     r = np.corrcoef(ACCURACY["base"], ACCURACY["family-x"])[0, 1]  # 0.55
     assert "correlations.png" in section and (run / "figures" / "correlations.png").is_file()
     assert f"| base | +1.00 | {r:+.2f} |" in section, section
+
+
+def test_robustness_counts_only_the_perturbations_of_what_each_member_solves():
+    import pandas as pd
+
+    from genprobe.studies.probe.summary import robustness_of_solved
+
+    def rows(suite, kind, first):
+        return pd.DataFrame(
+            {"suite": suite, "kind": kind, "member": np.repeat(["m0", "m1"], 4),
+             "origin": np.tile(np.arange(4), 2), "first_correct": pd.array(first, dtype="Int64")}
+        )  # fmt: skip
+
+    results = pd.concat([
+        rows("base", "base", [1, 1, None, 1, 1, None, None, None]),
+        rows("family-f", "family", [None, 3, 1, 1, 2, 1, 1, 1]),
+        rows("relation-r", "relation", [None] * 8),  # partners are not perturbations of it
+    ])  # fmt: skip
+    table = robustness_of_solved(results, 5).set_index("member")
+    assert list(table["suite"]) == ["family-f"] * 2
+    assert list(table["solved"]) == [3, 1]
+    assert np.allclose(table["fail_1"], [2 / 3, 1.0]) and np.allclose(table["fail_k"], [1 / 3, 0])

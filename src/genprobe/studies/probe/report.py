@@ -31,6 +31,7 @@ from genprobe.studies.probe.summary import (
     predicts,
     prompt_variance,
     reported,
+    robustness_of_solved,
     unresolved,
 )
 from genprobe.tasks.probing import Slice
@@ -98,6 +99,18 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
                 "(min–max) over members. A member can be consistent and wrong."
             ),
             Table(_relation_table(relations)),
+        ]
+    solved = robustness_of_solved(results, config.k)
+    if len(solved):
+        blocks += [
+            Heading("Perturbations of the inputs each member solves"),
+            Text(
+                "Per family, the perturbed inputs whose original the member answers right "
+                f"(its {'beam search' if config.k > 1 else 'greedy'} top candidate), and "
+                "how often it fails them: the brittleness study's robustness measure "
+                "(Welleck et al. 2022, Table 2, bottom), median (min–max) over members."
+            ),
+            Table(_solved_table(solved, config.k)),
         ]
     split = errors(results)
     if split.values.sum():
@@ -290,6 +303,23 @@ def _error_table(split: pd.DataFrame) -> pd.DataFrame:
             ],
         }
     )
+
+
+def _solved_table(solved: pd.DataFrame, k: int) -> pd.DataFrame:
+    rows = []
+    for suite, group in solved.groupby("suite", sort=False):
+        row = {"suite": suite, "solved originals": _median_range(group["solved"], "{:,.0f}")}
+        for column, at in (("fail_1", 1), ("fail_k", k)) if k > 1 else (("fail_1", 1),):
+            row[f"Fail@{at}"] = _median_range(100 * group[column], "{:.1f}")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _median_range(values: pd.Series, number: str) -> str:
+    if len(values) == 1:
+        return number.format(values.iloc[0])
+    low, mid, high = (number.format(v) for v in (values.min(), values.median(), values.max()))
+    return f"{mid} ({low}–{high})"
 
 
 def _unresolved_table(table: pd.DataFrame) -> pd.DataFrame:

@@ -115,6 +115,25 @@ def paired_drop(results: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def robustness_of_solved(results: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Welleck et al.'s robustness (Table 2, bottom: perturbations of problems the model
+    solves) for every family: per family suite and member, how many of its perturbed inputs
+    come from an original the member solved (its top candidate right: the beam's first for
+    k > 1, else greedy; the brittleness study's `paper` criterion), and the share of those
+    with no right candidate among the first 1 (`fail_1`) and the first k (`fail_k`)."""
+    base = originals(results)
+    base = base.assign(solved=base["first_correct"].astype("float64") == 1)
+    moved = results[results["kind"] == "family"]
+    paired = moved.merge(base[["member", "origin", "solved"]], on=["member", "origin"])
+    paired = paired[paired["solved"]]
+    first = paired["first_correct"].astype("float64")
+    paired = paired.assign(fail_1=first.isna() | (first > 1), fail_k=first.isna() | (first > k))
+    grouped = paired.groupby(["suite", "member"], sort=False)
+    table = grouped.agg(solved=("solved", "size"), fail_1=("fail_1", "mean"),
+                        fail_k=("fail_k", "mean"))  # fmt: skip
+    return table.reset_index()
+
+
 def drop_by(
     results: pd.DataFrame,
     by: Slice,
