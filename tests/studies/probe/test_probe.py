@@ -3,6 +3,7 @@ would, the verdicts and statistics follow from the outputs, a rerun resumes, and
 one line with nothing written."""
 
 import shutil
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -12,10 +13,13 @@ from genprobe.errors import GenprobeWarning
 from genprobe.models.adapters.integration_tokens import as_sequence_model
 from genprobe.models.registry import load_model
 from genprobe.studies import report_run
+from genprobe.studies.probe import run as probe_run
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import decoded
 from genprobe.studies.probe.results import read_probe, read_results
 from genprobe.studies.probe.run import run_probe
+from genprobe.studies.probe.suites import build_suites as build
+from genprobe.studies.probe.suites import saved_suites
 from genprobe.studies.probe.summary import accuracy, consistency, failure_sharing
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.tasks.registry import load_task
@@ -86,6 +90,24 @@ def test_a_rerun_redoes_only_what_is_missing(probed, tmp_path):
         read_results(copy).sort_values(["suite", "member", "index"]).reset_index(drop=True),
         before.sort_values(["suite", "member", "index"]).reset_index(drop=True),
     )
+
+
+@pytest.mark.slow
+def test_a_rerun_decodes_the_suites_it_kept_and_rebuilds_unreadable_ones(
+    probed, tmp_path, monkeypatch
+):
+    copy = shutil.copytree(probed, tmp_path / "copy")
+    built = [suite.key for suite in saved_suites(copy, read_probe(copy))]
+    (copy / "results" / "base.parquet").unlink()
+    calls = []
+    monkeypatch.setattr(probe_run, "build_suites", lambda *a: calls.append(a) or build(*a))
+    with pytest.warns(GenprobeWarning, match="base.parquet is missing"):
+        run_probe(read_probe(copy), copy)
+    assert not calls  # taken from suites.npz
+    (copy / "suites.npz").write_bytes(b"not an archive")
+    run_probe(read_probe(copy), copy)
+    assert len(calls) == 1 and [s.key for s in saved_suites(copy, read_probe(copy))] == built
+    assert saved_suites(copy, replace(read_probe(copy), size=5)) is None  # another run's
 
 
 @pytest.mark.slow

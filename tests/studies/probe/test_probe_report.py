@@ -13,8 +13,8 @@ from genprobe.runs.shards import Shard, ShardStore, parquet_bytes
 from genprobe.studies import report_run
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import FEATURE, result_path
-from genprobe.studies.probe.run import SUITES_FILE
 from genprobe.studies.probe.study import DECODE, KIND
+from genprobe.studies.probe.suites import SUITES_FILE
 
 # per suite, each member's accuracy (N = 40 inputs: multiples of 1/40)
 ACCURACY = {

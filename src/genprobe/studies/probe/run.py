@@ -3,13 +3,14 @@
     check    the model is a token task's (a finished sweep), its task the one asked for, the
              families and relations ones the task declares: before anything is written
     open     config.json: the hashed config, with the task resolved from the model
-    suites   suites.json: each suite's kind, name, size and the perturbed inputs the task
-             refused (`suites.py`)
+    suites   suites.npz and suites.json: each suite's inputs (origins, references), kind,
+             name, size and the perturbed inputs the task refused (`suites.py`); a rerun
+             takes them from there
     decode   one shard per suite: every member decodes and the verifier judges
              (results/<suite>.parquet, `decode.py`)
 
 Every stage is a list of shards run by `run_stage`: rerunning the same command skips what is
-done, so a killed run ends with the results of an uninterrupted one.
+done, so a killed run ends with the results of an uninterrupted one, on the same suites.
 """
 
 from __future__ import annotations
@@ -22,17 +23,14 @@ from genprobe.errors import ConfigError
 from genprobe.models.adapters.causal_lm import hub_name
 from genprobe.models.adapters.integration_tokens import as_sequence_model
 from genprobe.models.registry import run_spec
-from genprobe.runs.atomic import write_json
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import DecodeTask, decode_shard
 from genprobe.studies.probe.study import KIND
-from genprobe.studies.probe.suites import build_suites
+from genprobe.studies.probe.suites import build_suites, saved_suites, write_suites
 from genprobe.tasks.registry import task_name
-
-SUITES_FILE = "suites.json"
 
 Log = Callable[[str], None]
 
@@ -81,17 +79,11 @@ def run_probe(
         ConfigError, RunDirError: see `resolved`; `out` holds another run.
     """
     config = resolved(config)
-    task = config.load_task()
-    suites = build_suites(config, task)  # a data error writes nothing
+    suites = saved_suites(Path(out), config)
+    if suites is None:
+        suites = build_suites(config, config.load_task())  # a data error writes nothing
     run = open_run(out, KIND, config)
-    write_json(
-        run / SUITES_FILE,
-        [
-            {"suite": s.key, "kind": s.kind, "name": s.name, "inputs": len(s.src),
-             "invalid": s.invalid}
-            for s in suites
-        ],
-    )  # fmt: skip
+    write_suites(run, suites)
     shards = [decode_shard(suite, config.k) for suite in suites if len(suite.src)]
     if pending := ShardStore(run).pending(shards):
         log(f"decoding {len(pending)} suites: {', '.join(shard.key for shard in pending)}")

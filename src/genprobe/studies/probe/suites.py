@@ -18,18 +18,26 @@ line (`"output"`, checked by the task's verifier): suites carry these as `refere
 
 from __future__ import annotations
 
+import json
+import zipfile
 import zlib
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from genprobe.errors import DataFormatError
+from genprobe.errors import DataFormatError, GenprobeError
+from genprobe.runs.atomic import atomic_path, write_json
+from genprobe.runs.provenance import config_hash
+from genprobe.runs.rundir import read_config
 from genprobe.studies.probe.config import ProbeConfig, input_name
 from genprobe.tasks.files import ExampleArrays, read_examples
 from genprobe.tasks.lines import json_lines, some_rows
 from genprobe.tasks.probing import chosen
 from genprobe.tasks.task import DeterministicTask, Examples, Task, trim
 
+SUITES_FILE = "suites.json"  # each suite's kind, name, size and refused inputs
+ARRAYS_FILE = "suites.npz"  # each suite's inputs, origins and references
 BASE = "base"
 ORIGINS = "origins"
 KINDS = ("base", "family", "relation", "task", "input", "origin")
@@ -105,6 +113,44 @@ def build_suites(config: ProbeConfig, task: Task) -> list[Suite]:
         suites.append(Suite("input", input_name(path), kept, np.full(len(kept), -1),
                             int((~valid).sum()), reference))  # fmt: skip
     return suites
+
+
+def write_suites(run: Path, suites: list[Suite]) -> None:
+    """Keep the suites in the run (`suites.npz`, then `suites.json`, each written whole), so a
+    resumed run decodes the suites it built without building them again."""
+    arrays = {}
+    for i, suite in enumerate(suites):
+        arrays[f"{i}.src"], arrays[f"{i}.origin"] = suite.src, suite.origin
+        if suite.reference is not None:
+            arrays[f"{i}.reference"] = suite.reference
+    with atomic_path(run / ARRAYS_FILE) as tmp, tmp.open("wb") as file:
+        np.savez(file, **arrays)
+    write_json(
+        run / SUITES_FILE,
+        [
+            {"suite": s.key, "kind": s.kind, "name": s.name, "inputs": len(s.src),
+             "invalid": s.invalid}
+            for s in suites
+        ],
+    )  # fmt: skip
+
+
+def saved_suites(run: Path, config: ProbeConfig) -> list[Suite] | None:
+    """The suites a run of `config` kept in `run` (`write_suites`); None where there is no
+    such run, it kept none (made before they were kept) or they cannot be read."""
+    try:
+        same = read_config(run).get("hash") == config_hash(config.identity())
+        if not same or not (run / ARRAYS_FILE).exists():
+            return None
+        listed = json.loads((run / SUITES_FILE).read_text())
+        with np.load(run / ARRAYS_FILE, allow_pickle=False) as arrays:
+            return [
+                Suite(row["kind"], row["name"], arrays[f"{i}.src"], arrays[f"{i}.origin"],
+                      row["invalid"], arrays.get(f"{i}.reference"))
+                for i, row in enumerate(listed)
+            ]  # fmt: skip
+    except (OSError, ValueError, KeyError, GenprobeError, zipfile.BadZipFile):
+        return None
 
 
 def _split(task: Task, split: str, config: ProbeConfig, n: int) -> Examples:

@@ -132,7 +132,9 @@ class IntegrationTask(Task):
         held_out = self.checked_split(split, n).disjoint
         if split in brittleness.SPLITS:
             table = brittleness.suite_table(split, n, seed, self.method, self.max_ops)
-            return _examples(table["problem"], table["reference"], split)
+            # a reference the target ids cannot write is none known (a row of -1)
+            written = [r if set(r.split()) <= set(TARGET_VOCAB) else "" for r in table["reference"]]
+            return _examples(table["problem"], written, split)
         stream = int(split_stream(seed, split).integers(2**63))
         attempts = n * HELD_OUT if held_out else n  # a held-out split keeps one pair in ten
         workers = min(os.cpu_count() or 1, 1 + attempts // ATTEMPTS_PER_WORKER)
