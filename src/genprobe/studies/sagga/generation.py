@@ -48,6 +48,7 @@ from genprobe.studies.sagga.fitness import Fitness, make_fitness
 from genprobe.studies.sagga.mutants import Mutant, SimplifyMemo, mutate_generation
 from genprobe.studies.sagga.seeds import TARGETS, read_problem_file
 from genprobe.studies.sagga.study import GENERATION, PROPOSE, VERIFY
+from genprobe.studies.search.loop import generation_path
 from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.limits import TRUSTED_LIMITS
 from genprobe.tasks.integration.mutations import PRESETS
@@ -59,10 +60,6 @@ from genprobe.verification.verdict import Outcome, TimeoutPolicy, deadline_count
 
 DIFFERENCE_SECONDS = 1.0
 Row = dict[str, Any]
-
-
-def generation_path(generation: int, suffix: str) -> str:
-    return f"generations/{generation:05d}.{suffix}"
 
 
 def proposed_path(generation: int) -> str:

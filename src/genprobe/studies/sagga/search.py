@@ -2,12 +2,12 @@
 archive of novel failures, then its analysis (the files the cluster report reads).
 
     seeds_0  the basis; re-added to the seeds of every generation, as in the original
-    loop     run generation g (shards of three stages, `generation.py`: propose on the
-             model's worker, verify spread over workers, score); archive its failures with
-             fitness >= tau that are novel (by canonical form); select the next seeds among
-             them (`selection.py`); stop at the archive size, the generation limit or the time
-             budget of this invocation's search (checked between a generation's stages and
-             shards too)
+    loop     the failure search's (`studies/search/loop.py`): run generation g (shards of
+             three stages, `generation.py`: propose on the model's worker, verify spread over
+             workers, score); archive its failures with fitness >= tau that are novel (by
+             canonical form); select the next seeds among them (`selection.py`); stop at the
+             archive size, the generation limit or the time budget of this invocation's search
+             (checked between generations, and between a generation's stages and shards)
     analyse  cluster the archive, tag its failures, search a nearby success per cluster
              (`clusters.py`, with budgets of work of its own, not the search's time budget):
              the stages the report (`report.py`) reads, never reruns
@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from genprobe.runs.atomic import write_json, write_text
-from genprobe.runs.budget import Budget, OutOfTime
+from genprobe.runs.budget import Budget
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Shard, ShardStore
@@ -45,7 +45,6 @@ from genprobe.studies.sagga.generation import (
     ProposeTask,
     ScoreTask,
     VerifyTask,
-    generation_path,
     propose_shard,
     proposed_path,
     score_shard,
@@ -57,9 +56,8 @@ from genprobe.studies.sagga.results import ARCHIVE, ARCHIVE_COLUMNS, SEARCH, rea
 from genprobe.studies.sagga.seeds import named_basis, read_problem_file
 from genprobe.studies.sagga.selection import select_fitness, select_kmeans
 from genprobe.studies.sagga.study import GENERATION, SAGGA
+from genprobe.studies.search.loop import Log, evolve, read_generation
 from genprobe.tasks.integration.expression import Expr
-
-Log = Callable[[str], None]
 
 
 def basis(config: SaggaConfig) -> list[Expr]:
@@ -70,25 +68,41 @@ def basis(config: SaggaConfig) -> list[Expr]:
 
 @dataclass
 class Search:
-    """What the search knows between generations: rebuilt from the generation files."""
+    """What the search knows between generations: rebuilt from the generation files (a
+    `studies.search.loop.Generations`)."""
 
     config: SaggaConfig
     embedder: Embedder
     seeds0: list[str]
+    run: Path
+    steps: _Steps
+    seeds: list[str] = field(default_factory=list)  # the next generation's
     archive: list[dict[str, Any]] = field(default_factory=list)
     keys: set[str] = field(default_factory=set)
     stats: list[dict[str, Any]] = field(default_factory=list)
 
-    def absorb(self, frame: pd.DataFrame, effort: dict[str, Any]) -> list[str]:
-        """Archive the generation's novel failures; returns the next generation's seeds."""
+    def __post_init__(self) -> None:
+        self.seeds = self.seeds or self.seeds0
+
+    @property
+    def archived(self) -> int:
+        return len(self.archive)
+
+    def compute(self, generation: int) -> bool:
+        per_seed = max(1, self.config.generation_size // len(self.seeds))
+        return self.steps.generation(generation, self.seeds, per_seed)
+
+    def absorb(self, generation: int) -> str:
+        """Archive the generation's novel failures and select the next generation's seeds."""
         config = self.config
+        frame, effort = read_generation(self.run, generation)
         fit = frame[(frame["status"] == "failed") & (frame["fitness"] >= config.tau)]
         novel = fit[~fit["problem"].isin(self.keys)]
         for row in novel[list(ARCHIVE_COLUMNS)].to_dict("records"):
             row["answers"] = list(row["answers"])
             self.archive.append(row)
             self.keys.add(row["problem"])
-        seeds = self._select(novel.reset_index(drop=True), int(effort["generation"]))
+        self.seeds = self._select(novel.reset_index(drop=True), int(effort["generation"]))
         self.stats.append(
             {
                 **effort,
@@ -100,10 +114,16 @@ class Search:
                 "archive_mean_length": float(np.mean([r["length"] for r in self.archive]))
                 if self.archive
                 else None,
-                "next_seeds": len(seeds),
+                "next_seeds": len(self.seeds),
             }
         )
-        return seeds
+        return f"{len(novel)} novel failures, archive {len(self.archive)}"
+
+    def write_state(self, stop: str) -> None:
+        lines = "".join(json.dumps(row, sort_keys=True) + "\n" for row in self.archive)
+        write_text(self.run / ARCHIVE, lines)
+        state = {"stop": stop, "generations": len(self.stats), "stats": self.stats}
+        write_json(self.run / SEARCH, state)
 
     def _select(self, novel: pd.DataFrame, generation: int) -> list[str]:
         config = self.config
@@ -153,35 +173,12 @@ def run_generations(
     if config.targets_file is not None:
         read_problem_file(config.targets_file)  # as the fitness will read it
     run = open_run(out, SAGGA.kind, config)
-    search = Search(config, make_embedder(config.embedding), seeds0)
     log(f"searching from {len(seeds0)} seeds, {config.generation_size} mutants per generation")
-    seeds, stop = seeds0, "generations"
     with executor or LocalExecutor() as runner, LocalExecutor() as here:
-        steps = _Steps(config, run, runner, here, Budget(config.minutes, clock), log)
-        try:
-            for generation in range(1, config.generations + 1):
-                per_seed = max(1, config.generation_size // len(seeds))
-                ran = steps.generation(generation, seeds, per_seed)
-                frame = pd.read_parquet(run / generation_path(generation, "parquet"))
-                effort = json.loads((run / generation_path(generation, "json")).read_text())
-                seeds = search.absorb(frame, effort)
-                _write_state(run, search, stop="running", generation=generation)
-                log(
-                    f"generation {generation}{'' if ran else ' (done before)'}: "
-                    f"{search.stats[-1]['novel_found']} novel failures, "
-                    f"archive {len(search.archive)}"
-                )
-                if len(search.archive) >= config.archive_size:
-                    stop = "archive size"
-                    break
-                steps.budget.check()
-        except OutOfTime:
-            stop = "time budget"
-            log(
-                f"the search's time budget (--minutes) spent after {len(search.stats)} "
-                "generations: rerun to search on"
-            )
-    _write_state(run, search, stop=stop, generation=len(search.stats))
+        budget = Budget(config.minutes, clock)
+        steps = _Steps(config, run, runner, here, budget, log)
+        search = Search(config, make_embedder(config.embedding), seeds0, run, steps)
+        evolve(search, range(1, config.generations + 1), config.archive_size, budget, log)
     return run
 
 
@@ -227,9 +224,3 @@ class _Steps:
 
     def _read(self, path: str) -> Any:
         return json.loads((self.run / path).read_text(encoding="utf-8"))
-
-
-def _write_state(run: Path, search: Search, *, stop: str, generation: int) -> None:
-    lines = "".join(json.dumps(row, sort_keys=True) + "\n" for row in search.archive)
-    write_text(run / ARCHIVE, lines)
-    write_json(run / SEARCH, {"stop": stop, "generations": generation, "stats": search.stats})

@@ -34,14 +34,11 @@ from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.search.config import SearchConfig, Target
 from genprobe.studies.search.evolve import from_keys
+from genprobe.studies.search.loop import generation_path
 from genprobe.studies.search.study import GENERATION
 from genprobe.tasks.task import DeterministicTask, Task
 from genprobe.tasks.tokens import input_lines, output_lines
 from genprobe.verification.verdict import Outcome
-
-
-def generation_path(generation: int, suffix: str) -> str:
-    return f"generations/{generation:05d}.{suffix}"
 
 
 def generation_shard(

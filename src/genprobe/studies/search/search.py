@@ -20,7 +20,6 @@ are skipped) and ends with the archive an uninterrupted run gives. `archive.parq
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -32,28 +31,33 @@ import numpy as np
 import pandas as pd
 
 from genprobe.runs.atomic import atomic_path, write_json
-from genprobe.runs.budget import Budget, OutOfTime
+from genprobe.runs.budget import Budget
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Shard
 from genprobe.studies.search.analysis import analyse
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.evolve import from_keys, keys, mutate, parents
-from genprobe.studies.search.generation import GenerationTask, generation_path, generation_shard
+from genprobe.studies.search.generation import GenerationTask, generation_shard
+from genprobe.studies.search.loop import Log, evolve, read_generation
 from genprobe.studies.search.results import ARCHIVE, SEARCH
 from genprobe.studies.search.study import SEARCH as STUDY
 from genprobe.tasks.registry import task_name
 from genprobe.tasks.task import Task
 
-Log = Callable[[str], None]
-
 
 @dataclass
 class Search:
-    """What the search knows between generations: rebuilt from the generation files."""
+    """What the search knows between generations: rebuilt from the generation files (a
+    `loop.Generations`)."""
 
     config: SearchConfig
     task: Task
+    run: Path
+    stage: GenerationTask
+    runner: Executor
+    base_src: np.ndarray  # generation 0's inputs, before duplicates are dropped
+    about: dict[str, Any]  # what search.json says of the search besides its progress
     evaluated: list[str] = field(default_factory=list)  # every input's key, in order
     fitness: list[float] = field(default_factory=list)
     archive: list[pd.DataFrame] = field(default_factory=list)
@@ -62,6 +66,10 @@ class Search:
     @property
     def archived(self) -> int:
         return sum(len(part) for part in self.archive)
+
+    def compute(self, generation: int) -> bool:
+        shard = self.base(self.base_src) if generation == 0 else self.offspring(generation)
+        return run_stage(self.run, self.stage, [shard], self.runner)
 
     def base(self, src: np.ndarray) -> Shard:
         found = list(dict.fromkeys(keys(src)))
@@ -92,9 +100,10 @@ class Search:
         }
         return generation_shard(generation, inputs, operator, parent, effort)
 
-    def absorb(self, frame: pd.DataFrame, effort: dict[str, Any]) -> None:
+    def absorb(self, generation: int) -> str:
         """Take in a finished generation: its inputs join those evaluated, the fit ones the
         archive (every input of a generation is new: duplicates were dropped before)."""
+        frame, effort = read_generation(self.run, generation)
         self.evaluated += list(frame["input"])
         self.fitness += list(frame["fitness"])
         fit = frame[frame["fitness"] >= self.config.tau]
@@ -107,6 +116,16 @@ class Search:
                 "archive_size": self.archived,
                 "mean_fitness": float(frame["fitness"].mean()) if len(frame) else None,
             }
+        )
+        return f"{len(frame)} inputs, {len(fit)} archived, archive {self.archived}"
+
+    def write_state(self, stop: str) -> None:
+        archive = pd.concat(self.archive, ignore_index=True) if self.archive else None
+        with atomic_path(self.run / ARCHIVE) as tmp:
+            (archive if archive is not None else pd.DataFrame()).to_parquet(tmp, index=False)
+        write_json(
+            self.run / SEARCH,
+            {**self.about, "stop": stop, "generations": len(self.stats) - 1, "stats": self.stats},
         )
 
 
@@ -129,49 +148,18 @@ def run_search(
     task = searched.a.task
     run = open_run(out, STUDY.kind, config)
     base_split = config.base_split or task.validation_split
-    search = Search(config, task)
-    stage = GenerationTask(config, searched.target(config.target))
-    budget, stop = Budget(config.minutes, clock), "generations"
     about = {
         "task": task_name(task), "task_options": task.options(),
         "members": searched.members, "runs": searched.runs(), "base_split": base_split,
     }  # fmt: skip
     with executor or LocalExecutor() as runner:
-        try:
-            for generation in range(config.generations + 1):
-                if generation == 0:
-                    base = task.generate(base_split, config.base_size, searched.a.data_seed)
-                    shard = search.base(base.src)
-                else:
-                    budget.check()
-                    shard = search.offspring(generation)
-                ran = run_stage(run, stage, [shard], runner)
-                frame = pd.read_parquet(run / generation_path(generation, "parquet"))
-                effort = json.loads((run / generation_path(generation, "json")).read_text())
-                search.absorb(frame, effort)
-                _write_state(run, search, "running", about)
-                log(
-                    f"generation {generation}{'' if ran else ' (done before)'}: "
-                    f"{len(frame)} inputs, {search.stats[-1]['novel_found']} archived, "
-                    f"archive {search.archived}"
-                )
-                if search.archived >= config.archive_size:
-                    stop = "archive size"
-                    break
-        except OutOfTime:
-            stop = "time budget"
-            log(f"the CPU-time budget (--minutes) is spent after generation "
-                f"{len(search.stats) - 1}: rerun to search on")  # fmt: skip
-    _write_state(run, search, stop, about)
+        search = Search(
+            config, task, run, GenerationTask(config, searched.target(config.target)), runner,
+            task.generate(base_split, config.base_size, searched.a.data_seed).src, about,
+        )  # fmt: skip
+        evolve(
+            search, range(config.generations + 1), config.archive_size,
+            Budget(config.minutes, clock), log,
+        )  # fmt: skip
     analyse(run, task)
     return run
-
-
-def _write_state(run: Path, search: Search, stop: str, about: dict[str, Any]) -> None:
-    archive = pd.concat(search.archive, ignore_index=True) if search.archive else None
-    with atomic_path(run / ARCHIVE) as tmp:
-        (archive if archive is not None else pd.DataFrame()).to_parquet(tmp, index=False)
-    write_json(
-        run / SEARCH,
-        {**about, "stop": stop, "generations": len(search.stats) - 1, "stats": search.stats},
-    )
