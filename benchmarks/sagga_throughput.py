@@ -47,11 +47,11 @@ import sympy as sp
 from genprobe.decoding.config import DecodingConfig
 from genprobe.models.settings import ModelSettings
 from genprobe.studies.sagga.config import SaggaConfig
-from genprobe.studies.sagga.embedding import make_embedder
 from genprobe.studies.sagga.mutants import judge
 from genprobe.studies.sagga.results import SEARCH, read_archive
 from genprobe.studies.sagga.search import basis, run_generations
-from genprobe.studies.sagga.selection import select_kmeans
+from genprobe.studies.search.embedding import make_embedder
+from genprobe.studies.search.selection import select_kmeans
 from genprobe.tasks.integration.expression import X, to_sympy
 from genprobe.tasks.integration.mutations import PRESETS, mutate
 

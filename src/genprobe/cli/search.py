@@ -58,6 +58,13 @@ def search(
     ),
     generations: int = typer.Option(20, help="Stop after this many generations after the base."),
     population: int = typer.Option(50, help="Parents selected per generation."),
+    selection: str = typer.Option(
+        "tournament",
+        help="Parents: tournament (tournaments of two among every input evaluated), or SAGGA's "
+        "kmeans or fitness (--population of the inputs the last generation archived: the "
+        "fittest of 10 k-means clusters of their text, or the fittest; then every base input "
+        "again).",
+    ),
     mutants: int = typer.Option(4, help="Mutants made of each parent."),
     archive_size: int = typer.Option(1000, help="Stop at this many archived inputs."),
     tau: float = typer.Option(0.5, help="Fitness an input needs to be archived (0-1]."),
@@ -90,8 +97,8 @@ def search(
 
     config = SearchConfig(
         model=model, target=target, generations=generations, population=population,
-        mutants=mutants, archive_size=archive_size, tau=tau, base_split=base_split,
-        base_size=base_size, seed=seed, against=against, task=task,
+        selection=selection, mutants=mutants, archive_size=archive_size, tau=tau,
+        base_split=base_split, base_size=base_size, seed=seed, against=against, task=task,
         task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
         data_seed=data_seed, minutes=minutes, workers=workers, device=device,
         **prompts.settings(),

@@ -121,6 +121,27 @@ def test_a_search_stopped_by_its_budget_resumes_to_the_uninterrupted_archive(swe
     )
 
 
+@pytest.mark.parametrize("selection", ["fitness", "kmeans"])
+def test_saggas_selection_mutates_what_the_last_generation_archived_and_the_base(
+    sweep, selection, tmp_path
+):
+    sizes = {**SMALL, "generations": 6, "population": 8}
+    config = SearchConfig(f"run:{sweep}", **sizes, selection=selection)
+    evaluated = _evaluated(run_search(config, tmp_path / "s"))
+    base = set(evaluated.loc[evaluated["generation"] == 0, "input"])
+    from_archive = 0
+    for generation in range(1, config.generations + 1):
+        before = evaluated[evaluated["generation"] == generation - 1]
+        archived = before[before["fitness"] >= config.tau]
+        parents = set(evaluated.loc[evaluated["generation"] == generation, "parent"])
+        assert parents & base and parents <= base | set(archived["input"])
+        if selection == "fitness":  # only the fittest `population` of them
+            fittest = archived.sort_values("fitness", ascending=False, kind="stable")
+            assert parents - base <= set(fittest["input"][: config.population])
+        from_archive += len(parents - base)
+    assert from_archive
+
+
 def test_disagree_finds_inputs_seed_a_gets_right_and_seed_b_wrong(sweep, model, tmp_path):
     config = SearchConfig(f"run:{sweep}", target="disagree:1,2", tau=1.0, **SMALL)
     archive = pd.read_parquet(run_search(config, tmp_path / "run") / "archive.parquet")
@@ -177,6 +198,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(sweep, tmp_path, capsy
         ("--tau", "0"): "--tau",
         ("--formats", "2"): "left out for a model that is not a language model",
         ("--data-seed", "3"): "--data-seed must be left out for a run: model",
+        ("--selection", "roulette"): "--selection",
     }
     runs = {
         f"run:{unfinished}": "have not finished training",
@@ -307,6 +329,13 @@ def test_a_search_of_a_sweep_keeps_the_hash_it_had_before_language_models(monkey
     assert config_hash(named.identity()) == "be150eb2dcc9eb2c"
     two = SearchConfig("run:/runs/parity", target="disagree", against="run:/runs/wide")
     assert config_hash(two.identity()) == "2b8d5398287105fd"
+    # nor is the default selection, added later
+    assert config_hash(dataclasses.replace(some, selection="tournament").identity()) == (
+        "be150eb2dcc9eb2c"
+    )
+    assert config_hash(dataclasses.replace(some, selection="kmeans").identity()) != (
+        "be150eb2dcc9eb2c"
+    )
 
 
 def test_against_bad_input_is_one_line_exit_2_and_nothing_written(

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from genprobe.errors import ConfigError, check_choice
-from genprobe.studies.sagga.embedding import Embedder
+from genprobe.studies.search.embedding import Embedder
 
 Fitness = Callable[[Sequence[str], np.ndarray], np.ndarray]
 

@@ -5,9 +5,10 @@ archive of novel failures, then its analysis (the files the cluster report reads
     loop     the failure search's (`studies/search/loop.py`): run generation g (shards of
              three stages, `generation.py`: propose on the model's worker, verify spread over
              workers, score); archive its failures with fitness >= tau that are novel (by
-             canonical form); select the next seeds among them (`selection.py`); stop at the
-             archive size, the generation limit or the time budget of this invocation's search
-             (checked between generations, and between a generation's stages and shards)
+             canonical form); select the next seeds among them
+             (`studies/search/selection.py`); stop at the archive size, the generation limit
+             or the time budget of this invocation's search (checked between generations, and
+             between a generation's stages and shards)
     analyse  cluster the archive, tag its failures, search a nearby success per cluster
              (`clusters.py`, with budgets of work of its own, not the search's time budget):
              the stages the report (`report.py`) reads, never reruns
@@ -40,7 +41,6 @@ from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Shard, ShardStore
 from genprobe.studies.sagga.clusters import analyse
 from genprobe.studies.sagga.config import SaggaConfig
-from genprobe.studies.sagga.embedding import Embedder, make_embedder
 from genprobe.studies.sagga.generation import (
     ProposeTask,
     ScoreTask,
@@ -54,9 +54,10 @@ from genprobe.studies.sagga.generation import (
 from genprobe.studies.sagga.mutants import canonical_key
 from genprobe.studies.sagga.results import ARCHIVE, ARCHIVE_COLUMNS, SEARCH, read_state
 from genprobe.studies.sagga.seeds import named_basis, read_problem_file
-from genprobe.studies.sagga.selection import select_fitness, select_kmeans
 from genprobe.studies.sagga.study import GENERATION, SAGGA
+from genprobe.studies.search.embedding import Embedder, make_embedder
 from genprobe.studies.search.loop import Log, evolve, read_generation
+from genprobe.studies.search.selection import select_fitness, select_kmeans
 from genprobe.tasks.integration.expression import Expr
 
 

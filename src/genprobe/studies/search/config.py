@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from genprobe.errors import ConfigError, RunDirError
+from genprobe.errors import ConfigError, RunDirError, check_choice
 from genprobe.models.adapters.causal_lm import hub_name
 from genprobe.models.registry import check_spec, run_spec
 from genprobe.runs.config import identity_fields, without_added_defaults
@@ -37,10 +37,12 @@ MODEL = (
     "run:RUN_DIR[@SEEDS] (a finished sweep), or hf:PATH or openai:MODEL@URL (a language model "
     "asked by prompts, with --task)"
 )
+# tournament: among every input evaluated; kmeans, fitness: SAGGA's (`Search.offspring`)
+SELECTIONS = ("tournament", "kmeans", "fitness")
 # settings added after runs existed (`without_added_defaults`)
 ADDED_DEFAULTS = {
     "against": None, "task": "", "task_options": {}, "data_seed": 0, "formats": 1, "shots": 0,
-    "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",
+    "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat", "selection": "tournament",
 }  # fmt: skip
 
 
@@ -54,7 +56,8 @@ class SearchConfig(ModelUnderTestSettings):
     model: str  # run:RUN_DIR[@SEEDS] (run A), hf:PATH or openai:MODEL@URL; paths absolute
     target: str = "most"  # most, any or disagree[:A,B] (`Target`)
     generations: int = 20  # after generation 0, the base inputs
-    population: int = 50  # parents selected per generation
+    population: int = 50  # parents selected per generation (SAGGA's: besides the base inputs)
+    selection: str = "tournament"  # how parents are selected: SELECTIONS
     mutants: int = 4  # mutants made of each parent
     archive_size: int = 1000
     tau: float = 0.5  # the fitness an input needs to be archived
@@ -126,6 +129,7 @@ class SearchConfig(ModelUnderTestSettings):
                 raise ConfigError(name, "an integer >= 1", value)
         if not 0 < self.tau <= 1:
             raise ConfigError("--tau", "a fitness in (0, 1]", self.tau)
+        check_choice("--selection", self.selection, SELECTIONS)
         if self.minutes is not None and not self.minutes > 0:
             raise ConfigError("--minutes", "positive minutes", self.minutes)
         if self.workers is not None and self.workers < 1:

@@ -3,8 +3,10 @@ model's prompt formats x draws x samples), end to end.
 
     generation 0   the base inputs (`--base-split`, `--base-size`, the sweep's data seed or,
                    for a language model, `--data-seed`)
-    generation g   parents by tournament among every input evaluated so far, `--mutants`
-                   mutants of each by the task's `mutations()` (rng [seed, g]); mutants that
+    generation g   parents by tournament among every input evaluated so far (or, with
+                   `--selection kmeans|fitness`, SAGGA's: chosen among the inputs generation
+                   g - 1 archived, then every base input again), `--mutants` mutants of each
+                   by the task's `mutations()` (rng [seed, g]); mutants that
                    `valid_inputs` refuses are counted per operator and dropped, as are
                    duplicates and inputs met before; the rest decoded by every member and
                    scored (`generation.py`); the new ones with fitness >= tau archived
@@ -37,13 +39,17 @@ from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Shard
 from genprobe.studies.search.analysis import analyse
 from genprobe.studies.search.config import SearchConfig
+from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.evolve import from_keys, keys, mutate, parents
 from genprobe.studies.search.generation import GenerationTask, generation_shard
 from genprobe.studies.search.loop import Log, evolve, read_generation
 from genprobe.studies.search.results import ARCHIVE, SEARCH
+from genprobe.studies.search.selection import select_fitness, select_kmeans
 from genprobe.studies.search.study import SEARCH as STUDY
 from genprobe.tasks.registry import task_name
 from genprobe.tasks.task import Task
+
+CLUSTERS = 10  # k-means clusters of --selection kmeans, SAGGA's default
 
 
 @dataclass
@@ -68,19 +74,41 @@ class Search:
         return sum(len(part) for part in self.archive)
 
     def compute(self, generation: int) -> bool:
-        shard = self.base(self.base_src) if generation == 0 else self.offspring(generation)
+        shard = self.base() if generation == 0 else self.offspring(generation)
         return run_stage(self.run, self.stage, [shard], self.runner)
 
-    def base(self, src: np.ndarray) -> Shard:
-        found = list(dict.fromkeys(keys(src)))
+    @property
+    def base_keys(self) -> list[str]:
+        return list(dict.fromkeys(keys(self.base_src)))
+
+    def base(self) -> Shard:
+        found = self.base_keys
         return generation_shard(0, found, ["base"] * len(found), [None] * len(found), {})
+
+    def parents(self, generation: int, rng: np.random.Generator) -> list[str]:
+        """Generation `generation`'s parents, as keys."""
+        config = self.config
+        if config.selection == "tournament":
+            chosen = parents(np.array(self.fitness), config.population, rng)
+            return [self.evaluated[i] for i in chosen]
+        # SAGGA's: among the inputs the last generation archived, then the base inputs again
+        last = self.archive[-1]
+        fitness = last["fitness"].to_numpy()
+        if config.selection == "fitness":
+            rows = select_fitness(fitness, config.population)
+        else:
+            rows = select_kmeans(
+                last["text"].tolist(), fitness, make_embedder("char"), size=config.population,
+                clusters=CLUSTERS, seed=config.seed + generation,
+            )  # fmt: skip
+        chosen = last["input"].iloc[rows].tolist()
+        return chosen + [key for key in self.base_keys if key not in chosen]
 
     def offspring(self, generation: int) -> Shard:
         """Generation `generation`'s shard: the new valid mutants of its parents."""
         config = self.config
         rng = np.random.default_rng([config.seed, generation])
-        chosen = parents(np.array(self.fitness), config.population, rng)
-        parent_keys = [self.evaluated[i] for i in chosen]
+        parent_keys = self.parents(generation, rng)
         made = mutate(self.task, from_keys(parent_keys), config.mutants, rng)
         seen, duplicates = set(self.evaluated), Counter[str]()
         inputs, operator, parent = [], [], []

@@ -1,7 +1,8 @@
-"""Problem embeddings, for the `target_problems` fitness, k-means seed selection and the
+"""Text embeddings of inputs (a printed problem, a command), for k-means seed selection (SAGGA's
+and the failure search's `--selection kmeans`), and SAGGA's `target_problems` fitness and
 cluster report.
 
-The default needs no GPU and no download: hashed character n-grams of the printed problem
+The default needs no GPU and no download: hashed character n-grams of the printed input
 (scikit-learn's `HashingVectorizer`, l2-normalized, so a dot product is a cosine similarity).
 It is stateless, so a problem's vector never depends on the rest of its generation. The
 original used SciBERT's pooled output; a sentence-transformers model can stand in where that

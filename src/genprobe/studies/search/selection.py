@@ -1,4 +1,5 @@
-"""Which novel failures seed the next generation (SAGGA's `_select_fitness`, `_select_kmeans`).
+"""Which novel failures seed the next generation (SAGGA's `_select_fitness`, `_select_kmeans`;
+also the failure search's `--selection fitness|kmeans`).
 
 `fitness`: the `size` fittest. `kmeans` (the default): k-means over the problems' embeddings
 (min(n, clusters) clusters, seeded, so a rerun picks the same), then the fittest `size //
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from genprobe.studies.kmeans import cluster_labels
-from genprobe.studies.sagga.embedding import Embedder
+from genprobe.studies.search.embedding import Embedder
 
 
 def _fittest(fitness: np.ndarray, rows: np.ndarray, n: int) -> list[int]:
