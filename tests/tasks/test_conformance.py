@@ -3,6 +3,7 @@ catch a task that breaks it."""
 
 import re
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -145,10 +146,18 @@ def test_the_structural_check_alone_finds_what_a_py_task_breaks_at_load():
 
 
 def declared_moves(task):
-    """Every family, relation partner and mutation a task declares, by a readable name."""
+    """Every family, relation partner, composition (row i joined with the rows after it) and
+    mutation a task declares, by a readable name."""
     moves = {f"family {n}": f.perturb for n, f in task.families().items()}
     moves |= {f"relation {n}": r.partner for n, r in task.relations().items()}
+    moves |= {f"composition {n}": partial(joined, c) for n, c in task.compositions().items()}
     return moves | {f"mutation {n}": m.perturb for n, m in task.mutations().items()}
+
+
+def joined(composition, src, rng):
+    taken = composition.takes(src)
+    assert taken.dtype == bool and taken.shape == (len(src),)
+    return composition.join([np.roll(src, -i, axis=0) for i in range(composition.arity)])
 
 
 @pytest.mark.parametrize(

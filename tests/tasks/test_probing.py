@@ -290,3 +290,41 @@ def test_no_task_takes_an_empty_input_or_one_with_a_gap(name):
     gapped = np.insert(src, 1, 0, axis=1)  # padding after the first token, then the rest
     empty = np.zeros((2, gapped.shape[1]), dtype=np.int64)
     assert not task.valid_inputs(np.concatenate([gapped, empty])).any()
+
+
+def test_scan_compositions_join_one_sentence_commands_and_their_actions_follow():
+    first = encoded(SCAN, "jump left", "walk twice and look", "run around right thrice")
+    second = encoded(SCAN, "look twice", "jump", "walk")
+    for name, order in (("and", (0, 1)), ("after", (1, 0))):
+        composition = SCAN.compositions()[name]
+        assert composition.arity == 2
+        assert composition.takes(first).tolist() == [True, False, True]
+        joined = composition.join([first, second])
+        assert joined.origin.tolist() == [0, 2]  # the second command has two sentences
+        assert words(SCAN, joined.src)[0] == ("jump", "left", name, "look", "twice")
+        assert SCAN.valid_inputs(joined.src).all()
+        out, length = gold(SCAN, joined.src)
+        parts = [gold(SCAN, part[joined.origin]) for part in (first, second)]
+        for row in range(len(joined)):
+            actions = [list(parts[i][0][row, : parts[i][1][row]]) for i in order]
+            assert list(out[row, : length[row]]) == actions[0] + actions[1]
+
+
+def test_integration_sums_are_sympys_sums_and_their_references_verify():
+    import sympy as sp
+
+    from genprobe.tasks.integration.expression import to_sympy
+
+    task = load_task("integration")
+    drawn = task.generate(task.validation_split, 9, 0)
+    parts = [drawn.src[i::3] for i in range(3)]
+    outputs = [drawn.tgt[i::3] for i in range(3)]
+    composition = task.compositions()["sum_3"]
+    joined = composition.with_reference(parts, outputs)
+    assert joined.origin.tolist() == [0, 1, 2]
+    assert (composition.join(parts).src == joined.src).all()
+    length = (joined.tgt >= 0).sum(axis=1)
+    assert task.verify(joined.src, joined.tgt, length).all()
+    rows = zip(*(task.problems(part) for part in parts), task.problems(joined.src), strict=True)
+    for *f, total in rows:  # like terms combined, as SymPy adds
+        assert sp.simplify(to_sympy(total) - sp.Add(*map(to_sympy, f))) == 0

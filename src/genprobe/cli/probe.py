@@ -49,6 +49,12 @@ def probe(
     relations: str = typer.Option(
         None, help="Metamorphic relations, comma-separated [every one the task declares]."
     ),
+    compositions: str = typer.Option(
+        None,
+        help="Compositions, comma-separated (SCAN: and, after; integration: sum_2, sum_3, "
+        "sum_4): suites of composites of base inputs, and Fail@k on those whose every part a "
+        "member solves [none].",
+    ),
     task_suites: bool = typer.Option(True, help="Also decode the task's own shifted suites."),
     splits: str = typer.Option(
         None,
@@ -73,8 +79,8 @@ def probe(
     ray_address: str = RAY_ADDRESS,
     threshold: float = THRESHOLD,
 ) -> None:
-    """Perturb a task's inputs by its families and relations, decode them with every member of
-    the model, verify; writes RUN_DIR/report.html."""
+    """Perturb a task's inputs by its families and relations (and compositions), decode them
+    with every member of the model, verify; writes RUN_DIR/report.html."""
     from genprobe.cli.console import console, status
     from genprobe.studies.probe.config import ProbeConfig
     from genprobe.studies.probe.report import write_report
@@ -83,7 +89,8 @@ def probe(
     config = ProbeConfig(
         model=model, task=task,
         task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
-        families=_names(families), relations=_names(relations), task_suites=task_suites,
+        families=_names(families), relations=_names(relations),
+        compositions=_names(compositions) or (), task_suites=task_suites,
         splits=_names(splits) or (), inputs=tuple(map(str, inputs)), base_split=base_split,
         size=size, data_seed=data_seed, seed=seed, k=k, device=device, workers=workers,
         **prompts.settings(),

@@ -6,6 +6,8 @@
                     each input (`with_reference`), which the probe weighs answers against
     relations()     name -> Relation: a metamorphic relation, a partner input per input and
                     what a model's two outputs must satisfy (a + b and b + a: the same sum)
+    compositions()  name -> Composition: a way to join inputs into one whose right output
+                    follows from theirs (SCAN's `S1 and S2`; integration's f + g, with F + G)
     valid_inputs()  which inputs are the task's (a mutated input that is not is never scored)
     features()      name -> (n,) number per input, for readable slices and failure clusters
     mutations()     name -> Family: what the genetic search mutates with (token edits kept
@@ -24,7 +26,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,6 +52,12 @@ Perturb = Callable[[np.ndarray, np.random.Generator], Perturbed]
 PerturbPairs = Callable[[np.ndarray, np.ndarray, np.random.Generator], Perturbed]
 # (out_a, len_a, out_b, len_b) -> (n,) bool: whether the two outputs keep the relation
 Agree = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+# (parts) -> Perturbed: `parts` holds `arity` (n, L) inputs, and composite i joins row i of each;
+# `origin` the rows joined (a row whose parts cannot be joined is left out)
+Join = Callable[[Sequence[np.ndarray]], Perturbed]
+# (parts, outputs) -> Perturbed with `tgt`: `Join`'s composites, each with a right output made
+# from a right output of each part (`outputs`: `arity` (n, W) arrays)
+JoinPairs = Callable[[Sequence[np.ndarray], Sequence[np.ndarray]], Perturbed]
 
 
 def same_output(
@@ -82,6 +90,21 @@ class Relation:
     description: str
     partner: Perturb
     agree: Agree = same_output
+
+
+@dataclass(frozen=True)
+class Composition:
+    """A way to join `arity` inputs into one whose right output follows from theirs, so that a
+    model that solves the parts should solve the whole (Welleck et al. 2022's compositionality:
+    sums of problems the model solves). `takes` says which inputs can be a part, `join` makes
+    the composites; `with_reference`, where a composition has it, joins a right output of each
+    part too (f + g: F + G)."""
+
+    description: str
+    arity: int
+    takes: Callable[[np.ndarray], np.ndarray]  # (n, L) inputs -> (n,) bool
+    join: Join
+    with_reference: JoinPairs | None = None
 
 
 @dataclass(frozen=True)

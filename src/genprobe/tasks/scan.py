@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genprobe.errors import check_choice
-from genprobe.tasks.probing import Family, Relation
+from genprobe.tasks.probing import Composition, Family, Relation
 from genprobe.tasks.published import Published
 from genprobe.tasks.row_edits import gapped
 from genprobe.tasks.task import (
@@ -248,6 +248,11 @@ class Scan(DeterministicTask):
         from genprobe.tasks import scan_probes
 
         return scan_probes.relations(self)
+
+    def compositions(self) -> Mapping[str, Composition]:
+        from genprobe.tasks import scan_probes
+
+        return scan_probes.compositions(self)
 
     def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
         """The default's (length: actions; a count per word, `count and` among them), and

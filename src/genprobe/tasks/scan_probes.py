@@ -1,11 +1,15 @@
 """What SCAN declares for the probe studies: perturbation families that move a command within
-the grammar, the relation "x twice" = "x and x", and readable features."""
+the grammar, the relation "x twice" = "x and x", the compositions `S1 and S2` and `S1 after
+S2` of two one-sentence commands, and readable features."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import partial
+
 import numpy as np
 
-from genprobe.tasks.probing import Family, Perturbed, Relation
+from genprobe.tasks.probing import Composition, Family, Perturbed, Relation
 from genprobe.tasks.row_edits import appended, inserted
 from genprobe.tasks.scan import PRIMITIVES, WORDS, Scan, sentences
 
@@ -43,6 +47,18 @@ def relations(task: Scan) -> dict[str, Relation]:
             "`x twice` and `x and x` mean the same actions (one-sentence commands ending in twice)",
             lambda src, rng: _twice_as_and(task, src),
         ),
+    }
+
+
+def compositions(task: Scan) -> dict[str, Composition]:
+    return {
+        conjunction: Composition(
+            f"two one-sentence commands S1, S2 joined as `S1 {conjunction} S2`",
+            2,
+            partial(_one_sentence, task),
+            partial(_joined, task, conjunction=ID[conjunction]),
+        )
+        for conjunction in ("and", "after")
     }
 
 
@@ -114,3 +130,14 @@ def _twice_as_and(task: Scan, src: np.ndarray) -> Perturbed:
     once = np.where(np.arange(src.shape[1]) < length[rows, None] - 1, src[rows], 0)
     tail = np.column_stack([np.full(len(rows), ID["and"]), once])
     return Perturbed(appended(once, tail), rows)
+
+
+def _one_sentence(task: Scan, src: np.ndarray) -> np.ndarray:
+    return ~np.isin(src, CONJUNCTION_IDS).any(axis=1) & task.valid_inputs(src)
+
+
+def _joined(task: Scan, parts: Sequence[np.ndarray], conjunction: int) -> Perturbed:
+    first, second = (np.asarray(part) for part in parts)
+    rows = np.flatnonzero(_one_sentence(task, first) & _one_sentence(task, second))
+    tail = np.column_stack([np.full(len(rows), conjunction), second[rows]])
+    return Perturbed(appended(first[rows], tail), rows)

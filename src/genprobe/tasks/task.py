@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from genprobe.errors import ConfigError, TaskContractError, check_choice
-from genprobe.tasks.probing import Family, Relation, Slice, token_edits
+from genprobe.tasks.probing import Composition, Family, Relation, Slice, token_edits
 from genprobe.tasks.published import Published
 from genprobe.verification.verdict import Outcome
 
@@ -171,6 +171,10 @@ class Task(abc.ABC):
 
     def relations(self) -> Mapping[str, Relation]:
         """The metamorphic relations the probe study checks consistency on, by name."""
+        return {}
+
+    def compositions(self) -> Mapping[str, Composition]:
+        """The ways the probe study joins inputs into composites (`--compositions`), by name."""
         return {}
 
     def valid_inputs(self, src: np.ndarray) -> np.ndarray:

@@ -1,7 +1,8 @@
 """What a probe run is: the model under test (a finished sweep, a language model), the task it
-is probed on, the inputs perturbed (a split, how many, from which data seed), the families and
-relations, and the k of Fail@k. An endpoint's API is part of it; how its requests are made
-(concurrency, timeout, retries, the answer cache) is not: those change no answer.
+is probed on, the inputs perturbed (a split, how many, from which data seed), the families,
+relations and compositions, and the k of Fail@k. An endpoint's API is part of it; how its
+requests are made (concurrency, timeout, retries, the answer cache) is not: those change no
+answer.
 
 Example:
     ProbeConfig("run:runs/scan", families=("add_modifier",), k=5).validated()
@@ -26,7 +27,7 @@ MAX_K = 64
 # settings added after runs existed (`without_added_defaults`)
 ADDED_DEFAULTS = {
     "formats": 1, "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",
-    "inputs": [], "splits": [],
+    "inputs": [], "splits": [], "compositions": [],
 }  # fmt: skip
 
 
@@ -42,6 +43,7 @@ class ProbeConfig(ModelUnderTestSettings):
     task_options: tuple[tuple[str, Any], ...] = ()
     families: tuple[str, ...] | None = None  # None: every family the task declares
     relations: tuple[str, ...] | None = None  # None: every relation it declares
+    compositions: tuple[str, ...] = ()  # the task's compositions to build suites of
     task_suites: bool = True  # also the task's own shifted suites (`Task.suites()`)
     splits: tuple[str, ...] = ()  # more of the task's splits to decode as suites
     # files of inputs of the task (JSON lines with an "input" field), a suite each, named by
@@ -74,6 +76,7 @@ class ProbeConfig(ModelUnderTestSettings):
             task.split_spec(split)
         chosen(task.families(), _listed(self.families), "--families")
         chosen(task.relations(), _listed(self.relations), "--relations")
+        chosen(task.compositions(), list(self.compositions), "--compositions")
         if self.size < 1:
             raise ConfigError("--size", "at least 1", self.size)
         if not 1 <= self.k <= MAX_K:
@@ -98,6 +101,7 @@ class ProbeConfig(ModelUnderTestSettings):
         for name in ("families", "relations"):
             identity[name] = identity[name] and list(identity[name])
         identity["splits"] = list(self.splits)
+        identity["compositions"] = list(self.compositions)
         identity["inputs"] = [{"path": p, "sha256": file_digest(p)} for p in self.inputs]
         return without_added_defaults(identity, ADDED_DEFAULTS)
 
@@ -109,6 +113,7 @@ class ProbeConfig(ModelUnderTestSettings):
             fields[name] = fields[name] and tuple(fields[name])
         fields["inputs"] = tuple(file["path"] for file in fields["inputs"])
         fields["splits"] = tuple(fields["splits"])
+        fields["compositions"] = tuple(fields["compositions"])
         return cls(**fields)
 
 

@@ -4,7 +4,8 @@ for Fail@k), the task's verifier judges every candidate, and the model scores a 
 which splits failures into search errors (the model prefers the right output, its search
 missed it) and model errors (Welleck et al. 2022, §6).
 
-Result rows (one per member and input): member, suite, kind, name, index, origin, input, gold
+Result rows (one per member and input): member, suite, kind, name, index, origin, parts (a
+composite's: the pool rows it joins; composition suites only), input, gold
 (null where a task has many right outputs), reference (only where the suite carries known right
 outputs for such a task: `suites.py`; null where none is known); the record of each request:
 prompt (the text a language model's member was asked), completion (its greedy completion as it
@@ -50,6 +51,8 @@ def decode_shard(suite: Suite, k: int) -> Shard:
     }
     if suite.reference is not None:
         spec["reference"] = suite.reference.tolist()
+    if suite.parts is not None:
+        spec["parts"] = suite.parts.tolist()
     return Shard(DECODE, suite.key, spec)
 
 
@@ -81,6 +84,8 @@ class DecodeTask(StageTask):
         frame.insert(3, "name", spec["name"])
         origin = np.asarray(spec["origin"], np.int64)
         frame.insert(5, "origin", np.tile(origin, len(context.members)))
+        if "parts" in spec:
+            frame.insert(6, "parts", spec["parts"] * len(context.members))
         return {result_path(spec["suite"]): parquet_bytes(frame)}
 
 

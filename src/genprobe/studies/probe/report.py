@@ -1,7 +1,8 @@
 """The report of a probe run, from its result files only: per suite the accuracy of every
 member (and Fail@k), the drop from the inputs a perturbation started from, how many members
 fail each input (failures every seed shares against seed-specific ones), consistency under
-the task's metamorphic relations, search against model errors, and whether in-distribution
+the task's metamorphic relations, Fail@k on perturbations and compositions of the inputs each
+member solves, search against model errors, and whether in-distribution
 accuracy predicts probe accuracy across members."""
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from genprobe.studies.probe.summary import (
     PromptVariance,
     accuracy,
     accuracy_by_length,
+    compositions_of_solved,
     consistency,
     drop_by,
     errors,
@@ -110,7 +112,19 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
                 "how often it fails them: the brittleness study's robustness measure "
                 "(Welleck et al. 2022, Table 2, bottom), median (min–max) over members."
             ),
-            Table(_solved_table(solved, config.k)),
+            Table(_solved_table(solved, "solved originals", config.k)),
+        ]
+    composed = compositions_of_solved(results, config.k)
+    if len(composed):
+        blocks += [
+            Heading("Compositions of inputs each member solves"),
+            Text(
+                "Per composition, the composites whose every part the member answers right "
+                "(as above), and how often it fails them: the brittleness study's "
+                "compositionality (Welleck et al. 2022, Table 8), median (min–max) over "
+                "members. Its accuracy on every composite is in the first table."
+            ),
+            Table(_solved_table(composed, "composites of solved parts", config.k)),
         ]
     split = errors(results)
     if split.values.sum():
@@ -278,15 +292,11 @@ def _relation_table(relations: pd.DataFrame) -> pd.DataFrame:
             {
                 "relation": suite,
                 "pairs": f"{int(group['pairs'].max()):,}",
-                "consistent": _spread(group["consistent"]),
-                "both right": _spread(group["both_right"]),
+                "consistent": _median_range(100 * group["consistent"], "{:.1f}"),
+                "both right": _median_range(100 * group["both_right"], "{:.1f}"),
             }
         )
     return pd.DataFrame(rows)
-
-
-def _spread(values: pd.Series) -> str:
-    return f"{100 * values.median():.1f} ({100 * values.min():.1f}–{100 * values.max():.1f})"
 
 
 def _error_table(split: pd.DataFrame) -> pd.DataFrame:
@@ -305,10 +315,10 @@ def _error_table(split: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _solved_table(solved: pd.DataFrame, k: int) -> pd.DataFrame:
+def _solved_table(solved: pd.DataFrame, counted: str, k: int) -> pd.DataFrame:
     rows = []
     for suite, group in solved.groupby("suite", sort=False):
-        row = {"suite": suite, "solved originals": _median_range(group["solved"], "{:,.0f}")}
+        row = {"suite": suite, counted: _median_range(group["solved"], "{:,.0f}")}
         for column, at in (("fail_1", 1), ("fail_k", k)) if k > 1 else (("fail_1", 1),):
             row[f"Fail@{at}"] = _median_range(100 * group[column], "{:.1f}")
         rows.append(row)

@@ -1,13 +1,18 @@
 """The suites of a probe run, built before any model runs: the base inputs (a split of the
-task), each family's perturbation of them, each relation's partners of them, and the task's own
-shifted suites and the other splits asked for (`--splits`), and the user's files of inputs
-(`--input`).
+task), each family's perturbation of them, each relation's partners of them, each composition's
+composites of them (`--compositions`), and the task's own shifted suites and the other splits
+asked for (`--splits`), and the user's files of inputs (`--input`).
 
 Families and relations perturb a pool of `POOL` × size inputs of the base split and keep the
 first `size` they apply to (SCAN's `twice_is_and` applies to one command in 250); the base suite
 is the pool's first `size`. A perturbed input keeps its pool row (`origin`), and the pool rows
 it was made from that the base suite lacks are decoded as the suite `origins` (not reported as
-a suite), so a report pairs every perturbed input with its original. An input the task does
+a suite), so a report pairs every perturbed input with its original.
+
+A composition joins distinct tuples, drawn at random, of the first `size` pool inputs it takes
+(one-sentence SCAN commands are one in 200), and keeps the first `size` composites the task
+accepts; each keeps the pool rows it joins (`parts`), decoded as originals are, so a report
+knows which members solved every part. An input the task does
 not accept is counted, never decoded; so is an input of a user's file.
 
 A task with many right outputs (integration) has no gold output to weigh a failed answer
@@ -21,7 +26,7 @@ from __future__ import annotations
 import json
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -33,14 +38,14 @@ from genprobe.runs.rundir import read_config
 from genprobe.studies.probe.config import ProbeConfig, input_name
 from genprobe.tasks.files import ExampleArrays, read_examples
 from genprobe.tasks.lines import json_lines, some_rows
-from genprobe.tasks.probing import chosen
+from genprobe.tasks.probing import Composition, Perturbed, chosen, padded
 from genprobe.tasks.task import DeterministicTask, Examples, Task, trim
 
 SUITES_FILE = "suites.json"  # each suite's kind, name, size and refused inputs
 ARRAYS_FILE = "suites.npz"  # each suite's inputs, origins and references
 BASE = "base"
 ORIGINS = "origins"
-KINDS = ("base", "family", "relation", "task", "input", "origin")
+KINDS = ("base", "family", "relation", "composition", "task", "input", "origin")
 POOL = 20
 
 
@@ -54,6 +59,7 @@ class Suite:
     # (n, W) a known right output of each input (ids, -1 after the end; a row of -1: none);
     # None for a task with one right output per input (`solve` gives it) or none known
     reference: np.ndarray | None = None
+    parts: np.ndarray | None = None  # (n, arity) a composite's pool rows; None: no composition
 
     @property
     def key(self) -> str:
@@ -77,7 +83,8 @@ def build_suites(config: ProbeConfig, task: Task) -> list[Suite]:
         for name in chosen(table, None if names is None else list(names), option)
     ]
     # a split's first n inputs are the same for any larger n: without perturbations, no pool
-    pool = _split(task, config.base(task), config, (POOL if declared else 1) * config.size)
+    perturbed = declared or config.compositions
+    pool = _split(task, config.base(task), config, (POOL if perturbed else 1) * config.size)
     carry = not isinstance(task, DeterministicTask)  # references, where `solve` gives none
     size = min(config.size, len(pool))
     suites = [Suite(BASE, BASE, trim(pool.src[:size], 0), np.arange(size),
@@ -89,13 +96,16 @@ def build_suites(config: ProbeConfig, task: Task) -> list[Suite]:
             moved = move.with_reference(pool.src, pool.tgt, rng)
         else:
             moved = getattr(move, "perturb" if kind == "family" else "partner")(pool.src, rng)
-        valid = task.valid_inputs(moved.src) if len(moved) else np.zeros(0, bool)
-        kept = np.flatnonzero(valid)[:size]
-        src = trim(moved.src[kept], 0)
-        refused = int((~valid[: kept[-1] + 1]).sum()) if len(kept) else int((~valid).sum())
-        reference = None if moved.tgt is None else trim(moved.tgt[kept], -1)
+        kept, refused = _accepted(task, moved, size)
+        src, reference = _rows(moved, kept)
         suites.append(Suite(kind, name, src, moved.origin[kept], refused, reference))
-    used = np.unique(np.concatenate([s.origin for s in suites[1:]] or [np.zeros(0, int)]))
+    for name in config.compositions:
+        suites.append(_composed(task, name, pool, config, carry))
+    pooled = [s.origin for s in suites[1:]] + [
+        s.parts.ravel() for s in suites if s.parts is not None
+    ]
+    used = np.unique(np.concatenate(pooled or [np.zeros(0, int)]))
+    used = used[used >= 0]
     if len(extra := used[used >= size]):
         suites.append(Suite("origin", ORIGINS, trim(pool.src[extra], 0), extra,
                             reference=_outputs(pool, extra, carry)))  # fmt: skip
@@ -115,6 +125,59 @@ def build_suites(config: ProbeConfig, task: Task) -> list[Suite]:
     return suites
 
 
+def _composed(task: Task, name: str, pool: Examples, config: ProbeConfig, carry: bool) -> Suite:
+    """A composition's suite (see the module's description)."""
+    composition = task.compositions()[name]
+    rng = np.random.default_rng([config.seed, zlib.crc32(f"composition:{name}".encode())])
+    usable = np.flatnonzero(composition.takes(pool.src))[: config.size]
+    drawn = rng.integers(max(len(usable), 1), size=(POOL * config.size, composition.arity))
+    _, first = np.unique(drawn, axis=0, return_index=True)
+    tuples = usable[drawn[np.sort(first)]] if len(usable) else drawn[:0]  # in the order drawn
+    pieces, found = [], 0
+    for start in range(0, len(tuples), config.size):  # a chunk at a time: a join may be slow
+        piece = _joined(composition, pool, tuples[start : start + config.size], carry)
+        pieces.append(replace(piece, origin=piece.origin + start))
+        found += int(task.valid_inputs(piece.src).sum()) if len(piece) else 0
+        if found >= config.size:
+            break
+    joined = _concatenated(pieces)
+    kept, refused = _accepted(task, joined, config.size)
+    src, reference = _rows(joined, kept)
+    none = np.full(len(kept), -1)
+    return Suite("composition", name, src, none, refused, reference, tuples[joined.origin[kept]])
+
+
+def _joined(composition: Composition, pool: Examples, tuples: np.ndarray, carry: bool) -> Perturbed:
+    """The composites of `tuples` (rows of pool inputs), with references where the suites
+    carry them and the composition makes them."""
+    parts = [pool.src[tuples[:, j]] for j in range(composition.arity)]
+    if carry and composition.with_reference is not None:
+        outputs = [pool.tgt[tuples[:, j]] for j in range(composition.arity)]
+        return composition.with_reference(parts, outputs)
+    return composition.join(parts)
+
+
+def _concatenated(pieces: list[Perturbed]) -> Perturbed:
+    src = padded([row[row > 0] for piece in pieces for row in piece.src])
+    origin = np.concatenate([piece.origin for piece in pieces] or [np.zeros(0, np.int64)])
+    if not pieces or pieces[0].tgt is None:
+        return Perturbed(src, origin)
+    return Perturbed(src, origin, padded([row[row >= 0] for p in pieces for row in p.tgt], -1))
+
+
+def _accepted(task: Task, moved: Perturbed, size: int) -> tuple[np.ndarray, int]:
+    """The first `size` rows of `moved` the task accepts, and how many it refused before the
+    last of them (all it refused, where fewer are accepted)."""
+    valid = task.valid_inputs(moved.src) if len(moved) else np.zeros(0, bool)
+    kept = np.flatnonzero(valid)[:size]
+    return kept, int((~valid[: kept[-1] + 1]).sum()) if len(kept) else int((~valid).sum())
+
+
+def _rows(moved: Perturbed, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    reference = None if moved.tgt is None else trim(moved.tgt[kept], -1)
+    return trim(moved.src[kept], 0), reference
+
+
 def write_suites(run: Path, suites: list[Suite]) -> None:
     """Keep the suites in the run (`suites.npz`, then `suites.json`, each written whole), so a
     resumed run decodes the suites it built without building them again."""
@@ -123,6 +186,8 @@ def write_suites(run: Path, suites: list[Suite]) -> None:
         arrays[f"{i}.src"], arrays[f"{i}.origin"] = suite.src, suite.origin
         if suite.reference is not None:
             arrays[f"{i}.reference"] = suite.reference
+        if suite.parts is not None:
+            arrays[f"{i}.parts"] = suite.parts
     with atomic_path(run / ARRAYS_FILE) as tmp, tmp.open("wb") as file:
         np.savez(file, **arrays)
     write_json(
@@ -146,7 +211,7 @@ def saved_suites(run: Path, config: ProbeConfig) -> list[Suite] | None:
         with np.load(run / ARRAYS_FILE, allow_pickle=False) as arrays:
             return [
                 Suite(row["kind"], row["name"], arrays[f"{i}.src"], arrays[f"{i}.origin"],
-                      row["invalid"], arrays.get(f"{i}.reference"))
+                      row["invalid"], arrays.get(f"{i}.reference"), arrays.get(f"{i}.parts"))
                 for i, row in enumerate(listed)
             ]  # fmt: skip
     except (OSError, ValueError, KeyError, GenprobeError, zipfile.BadZipFile):

@@ -121,15 +121,41 @@ def robustness_of_solved(results: pd.DataFrame, k: int) -> pd.DataFrame:
     come from an original the member solved (its top candidate right: the beam's first for
     k > 1, else greedy; the brittleness study's `paper` criterion), and the share of those
     with no right candidate among the first 1 (`fail_1`) and the first k (`fail_k`)."""
-    base = originals(results)
-    base = base.assign(solved=base["first_correct"].astype("float64") == 1)
     moved = results[results["kind"] == "family"]
-    paired = moved.merge(base[["member", "origin", "solved"]], on=["member", "origin"])
-    paired = paired[paired["solved"]]
-    first = paired["first_correct"].astype("float64")
-    paired = paired.assign(fail_1=first.isna() | (first > 1), fail_k=first.isna() | (first > k))
-    grouped = paired.groupby(["suite", "member"], sort=False)
-    table = grouped.agg(solved=("solved", "size"), fail_1=("fail_1", "mean"),
+    paired = moved.merge(_solved(results), on=["member", "origin"])
+    return _fails(paired[paired["solved"]], k)
+
+
+def compositions_of_solved(results: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Welleck et al.'s compositionality (Table 8: sums of problems the model solves) for every
+    composition: per composition suite and member, how many composites join only inputs the
+    member solved (`robustness_of_solved`'s criterion), and `fail_1` and `fail_k` among them."""
+    composed = results[results["kind"] == "composition"].reset_index(drop=True)
+    if composed.empty:
+        return _fails(composed, k)
+    parts = composed[["member", "parts"]].explode("parts").astype({"parts": "int64"})
+    solved = parts.merge(
+        _solved(results), left_on=["member", "parts"], right_on=["member", "origin"], how="left"
+    )
+    # one row per part, in the order of `parts`, whose index is the composite's row
+    every = solved["solved"].eq(True).groupby(parts.index.to_numpy()).all()
+    return _fails(composed[every.to_numpy()], k)
+
+
+def _solved(results: pd.DataFrame) -> pd.DataFrame:
+    """member, origin (a pool row decoded), solved: whether its top candidate is right."""
+    base = originals(results)
+    solved = base["first_correct"].astype("float64") == 1
+    return base[["member", "origin"]].assign(solved=solved.to_numpy())
+
+
+def _fails(rows: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Per suite and member: the rows (`solved`), and the share of them with no right
+    candidate among the first 1 (`fail_1`) and the first k (`fail_k`)."""
+    first = rows["first_correct"].astype("float64")
+    rows = rows.assign(fail_1=first.isna() | (first > 1), fail_k=first.isna() | (first > k))
+    grouped = rows.groupby(["suite", "member"], sort=False)
+    table = grouped.agg(solved=("suite", "size"), fail_1=("fail_1", "mean"),
                         fail_k=("fail_k", "mean"))  # fmt: skip
     return table.reset_index()
 

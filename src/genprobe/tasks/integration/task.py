@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar
@@ -43,7 +43,7 @@ from genprobe.tasks.integration.suites.validation import (
 )
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.integration.vocab import DIGIT_TOKENS, VOCAB
-from genprobe.tasks.probing import Family, Perturbed, padded
+from genprobe.tasks.probing import Composition, Family, Perturbed, padded
 from genprobe.tasks.task import Examples, Split, Task, is_integer, split_stream
 from genprobe.tasks.tokens import encode_inputs, encode_outputs
 from genprobe.verification.verdict import Outcome
@@ -219,6 +219,21 @@ class IntegrationTask(Task):
             )
         return families
 
+    def compositions(self) -> Mapping[str, Composition]:
+        """The brittleness study's compositionality (`suites/compositionality.py`): the sum of
+        k integrands, k = 2, 3, 4, as SymPy adds them; F the sum of theirs."""
+        return {
+            f"sum_{k}": Composition(
+                f"f1 + ... + f{k} as SymPy adds them (like terms combine), as the brittleness "
+                "suite compositionality",
+                k,
+                self.valid_inputs,
+                partial(_summed, self),
+                partial(_summed, self),
+            )
+            for k in (2, 3, 4)
+        }
+
     def mutations(self) -> Mapping[str, Family]:
         """Token edits, the families, and SAGGA's equation-tree mutations (`mutations.py`), one
         operator per preset (`tree_uniform`, `tree_robustness`, `tree_distance`): the mutant is
@@ -280,22 +295,50 @@ def _moved_pairs(
 ) -> Perturbed:
     """`_moved`, and where `tgt` gives each input's antiderivative, the moved one (a row of
     -1 where F cannot be read or its move leaves the target vocabulary)."""
+    return _made(
+        task, lambda f, big_f: move(f[0], big_f[0], rng), [src], None if tgt is None else [tgt]
+    )
+
+
+def _summed(
+    task: IntegrationTask, parts: Sequence[np.ndarray], outputs: Sequence[np.ndarray] | None = None
+) -> Perturbed:
+    """f1 + ... + fk as SymPy adds them (like terms combine), and where `outputs` give the
+    parts' antiderivatives, F1 + ... + Fk."""
+    return _made(task, _sum, parts, outputs)
+
+
+def _sum(f: list[sp.Expr], big_f: list[sp.Expr | None]) -> tuple[sp.Expr, sp.Expr | None]:
+    return sp.Add(*f), None if None in big_f else sp.Add(*big_f)
+
+
+def _made(
+    task: IntegrationTask,
+    make: Callable[[list[sp.Expr], list[sp.Expr | None]], tuple[sp.Expr, sp.Expr | None]],
+    parts: Sequence[np.ndarray],
+    outputs: Sequence[np.ndarray] | None,
+) -> Perturbed:
+    """The integrands `make` makes of row i of each of `parts` (each valid), in L&C's canonical
+    shape, those it takes outside the vocabulary left out; with `outputs` (the parts'
+    antiderivatives, as ids), F made with each (a row of -1 where F cannot be read or leaves
+    the target vocabulary)."""
     index = {token: i for i, token in enumerate(SOURCE_VOCAB, start=1)}
+    problems = [task.problems(part) for part in parts]
     rows, origin, references = [], [], []
-    for i, problem in enumerate(task.problems(src)):
-        if problem is None:
+    for i, f in enumerate(zip(*problems, strict=True)):
+        if None in f:
             continue
-        known = None if tgt is None else _antiderivative(task, tgt[i])
+        known = [_antiderivative(task, out[i]) for out in outputs or ()] or [None] * len(f)
         try:
-            f, big_f = move(to_sympy(problem), known, rng)
-            tokens = to_prefix(from_sympy(f))
+            made, big_f = make([to_sympy(part) for part in f], known)
+            tokens = to_prefix(from_sympy(made))
         except GenprobeError:
             continue
         if all(token in index for token in tokens):
             rows.append(np.array([index[token] for token in tokens], dtype=np.int64))
             origin.append(i)
             references.append(_tokens(big_f))
-    if tgt is None:
+    if outputs is None:
         return Perturbed(padded(rows), np.array(origin, dtype=np.int64))
     out, _ = encode_outputs(TARGET_VOCAB, references)
     return Perturbed(padded(rows), np.array(origin, dtype=np.int64), out)
