@@ -275,3 +275,14 @@ def test_the_failure_search_mutates_a_sweeps_integrands_as_sagga_does(sweep, tas
     evaluated = pd.concat(pd.read_parquet(p) for p in (run / "generations").glob("*.parquet"))
     assert task.valid_inputs(from_keys(list(evaluated["input"]))).all()
     assert evaluated["operator"].isin(trees).any()
+
+
+def test_an_input_sympy_makes_no_real_function_of_is_refused(task):
+    """1/(cos(acos(5)) - 5) is 1/0 to SymPy; ln(-2) holds I: neither is an integrand (SAGGA's
+    filter refuses them too), so the failure search never scores such a mutant."""
+    texts = [
+        "mul INT- 2 pow add INT- 5 cos acos INT+ 5 INT- 1", "ln INT- 2", "add x INT+ 1",
+        "pow INT- 4 div INT+ 1 INT+ 2",
+    ]  # fmt: skip
+    src = encode_inputs(task.source_vocab, [(None, text.split()) for text in texts], "test")
+    assert task.valid_inputs(src).tolist() == [False, False, True, False]

@@ -34,8 +34,9 @@ MEMBER_TARGETS = "most, any or disagree:A,B (A, B: member positions)"
 AGAINST_TARGETS = "disagree or disagree:SEED_A,SEED_B with --against"
 RUN = "run:RUN_DIR or run:RUN_DIR@SEEDS (a finished sweep)"
 MODEL = (
-    "run:RUN_DIR[@SEEDS] (a finished sweep), or hf:PATH or openai:MODEL@URL (a language model "
-    "asked by prompts, with --task)"
+    "run:RUN_DIR[@SEEDS] (a finished sweep), hf:PATH or openai:MODEL@URL (a language model "
+    "asked by prompts, with --task), or an integration model (ckpt:, lc:, bundled:, sympy, py:, "
+    "with --task integration)"
 )
 # tournament: among every input evaluated; kmeans, fitness: SAGGA's (`Search.offspring`)
 SELECTIONS = ("tournament", "kmeans", "fitness")
@@ -87,8 +88,9 @@ class SearchConfig(ModelUnderTestSettings):
         """The models and members searched: model A (`model`) and run B (`against`, if given).
 
         Raises:
-            ConfigError: a model that is no token model, no task (or integration) for a
-                language model, prompt settings or a data seed for a sweep, a task other than
+            ConfigError: a model that is no token model (nor an integration model asked the
+                integration task), no task for a language model or an integration model,
+                prompt settings or a data seed for a sweep, a task other than
                 a sweep's own, seeds the sweep does not have, or an `against` of another task
                 or with a language model.
             RunDirError: not a sweep's run directory, or its training has not finished.
@@ -246,19 +248,21 @@ class Side:
 
     @classmethod
     def asked(cls, config: SearchConfig) -> Side:
-        """A language model's members, asked `config`'s task (the model is not loaded).
+        """A language model's members, or an integration model (one member), asked `config`'s
+        task (the model is not loaded).
 
         Raises:
-            ConfigError: a model that is no token model, or no task named, or integration.
+            ConfigError: a model that is neither, or no task named.
         """
         kind = check_spec(config.model)
-        if not kind.tokens and "prompts" not in kind.settings:
-            raise ConfigError("--model", MODEL, config.model)
         task = config.load_task()
+        integrator = task is not None and task_name(task) == "integration" and not kind.tokens
+        if not (kind.tokens or "prompts" in kind.settings or integrator):
+            raise ConfigError("--model", MODEL, config.model)
         if task is None:
-            raise ConfigError("--task", "a task to ask the language model (it has no own task)", "")
-        if task_name(task) == "integration":  # the language model would be an integrator
-            raise ConfigError("--task", "a token task other than integration", config.task)
+            raise ConfigError("--task", "a task to ask the model (it has no own task)", "")
+        if integrator:  # as `as_sequence_model` takes it, a language model too
+            return cls(config.model, task, config.data_seed, (config.model,), (0,))
         labels = tuple(cell.label() for cell in config.prompts().cells())
         return cls(config.model, task, config.data_seed, labels, tuple(range(len(labels))))
 

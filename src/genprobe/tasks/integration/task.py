@@ -48,6 +48,9 @@ from genprobe.tasks.task import Examples, Split, Task, is_integer, split_stream
 from genprobe.tasks.tokens import encode_inputs, encode_outputs
 from genprobe.verification.verdict import Outcome
 
+# what SymPy evaluates a part of an integrand to when it is no real function of x
+NO_FUNCTION = (sp.zoo, sp.nan, sp.oo, -sp.oo, sp.I)
+
 # What L&C's integration data is written in (SymPy's canonical shape: no sub, inv, pow2, ...):
 # the functions of their operator table, and abs and sign, which derivatives bring in.
 FUNCTIONS = (
@@ -180,7 +183,8 @@ class IntegrationTask(Task):
 
     def problems(self, src: np.ndarray) -> list[Expr | None]:
         """The integrand of each input (ids as in `Examples.src`), None where it is not one the
-        verifier can take (ids outside the vocabulary, not an expression, a power too large)."""
+        verifier can take (ids outside the vocabulary, not an expression, a power too large,
+        or a value SymPy makes no real function of: 1/0, 0/0, sqrt(-1), as SAGGA's filter)."""
         problems: list[Expr | None] = []
         for row in np.asarray(src):
             length = int((row > 0).sum())
@@ -188,7 +192,9 @@ class IntegrationTask(Task):
             if length and (row[:length] > 0).all() and (row[:length] <= len(SOURCE_VOCAB)).all():
                 try:
                     problem = from_prefix([SOURCE_VOCAB[i - 1] for i in row[:length]])
-                    to_sympy(problem)  # refuses a power too large to build
+                    # refuses a power too large to build
+                    if to_sympy(problem).has(*NO_FUNCTION):
+                        problem = None
                 except GenprobeError:
                     problem = None
             problems.append(problem)
