@@ -82,9 +82,11 @@ def build_suites(config: ProbeConfig, task: Task) -> list[Suite]:
         )
         for name in chosen(table, None if names is None else list(names), option)
     ]
-    # a split's first n inputs are the same for any larger n: without perturbations, no pool
-    perturbed = declared or config.compositions
-    pool = _split(task, config.base(task), config, (POOL if perturbed else 1) * config.size)
+    # a split's first n inputs are the same for any larger n: without perturbations, no pool,
+    # nor for compositions that take `size` of the first `size` inputs (a sum takes any)
+    pool = _split(task, config.base(task), config, (POOL if declared else 1) * config.size)
+    if not declared and _too_few_parts(task, config, pool):
+        pool = _split(task, config.base(task), config, POOL * config.size)
     carry = not isinstance(task, DeterministicTask)  # references, where `solve` gives none
     size = min(config.size, len(pool))
     suites = [Suite(BASE, BASE, trim(pool.src[:size], 0), np.arange(size),
@@ -123,6 +125,13 @@ def build_suites(config: ProbeConfig, task: Task) -> list[Suite]:
         suites.append(Suite("input", input_name(path), kept, np.full(len(kept), -1),
                             int((~valid).sum()), reference))  # fmt: skip
     return suites
+
+
+def _too_few_parts(task: Task, config: ProbeConfig, pool: Examples) -> bool:
+    compositions = task.compositions()
+    return any(
+        compositions[name].takes(pool.src).sum() < config.size for name in config.compositions
+    )
 
 
 def _composed(task: Task, name: str, pool: Examples, config: ProbeConfig, carry: bool) -> Suite:
