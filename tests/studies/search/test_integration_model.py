@@ -38,7 +38,8 @@ def test_an_integration_model_is_searched_and_fails_exactly_the_inputs_it_cannot
     assert (evaluated["fitness"] == 1).tolist() == [not c for c in constant]
     archived = pd.read_parquet(out / "archive.parquet")["input"]
     assert set(archived) == set(evaluated.loc[evaluated["fitness"] == 1, "input"])
-    assert (out / "report.html").exists()
+    report = (out / "report.md").read_text()
+    assert "1 member\n" in report and "(the fittest of 10 k-means clusters" in report
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,7 @@ MODEL = (
 )
 # tournament: among every input evaluated; kmeans, fitness: SAGGA's (`Search.offspring`)
 SELECTIONS = ("tournament", "kmeans", "fitness")
+SELECTION_CLUSTERS = 10  # k-means clusters of --selection kmeans, SAGGA's default
 # settings added after runs existed (`without_added_defaults`)
 ADDED_DEFAULTS = {
     "against": None, "task": "", "task_options": {}, "data_seed": 0, "formats": 1, "shots": 0,

@@ -16,7 +16,7 @@ import pandas as pd
 from genprobe.analysis.plots import progress
 from genprobe.analysis.render import Figure, Heading, Table, Text, write_report
 from genprobe.studies.search.analysis import shares
-from genprobe.studies.search.config import SearchConfig
+from genprobe.studies.search.config import SELECTION_CLUSTERS, SearchConfig
 from genprobe.studies.search.results import (
     CLUSTERS,
     SEARCH,
@@ -52,7 +52,8 @@ def write_search_report(run: str | Path) -> tuple[Path, Path]:
         *_slices(read_slices(run), evaluated, runs, who),
     ]
     options = "".join(f" {k}={v}" for k, v in state["task_options"].items())
-    title = f"Failure search: {state['task']}{options}, {len(state['members'])} {who}s"
+    members = len(state["members"])
+    title = f"Failure search: {state['task']}{options}, {members} {who}{'s' * (members != 1)}"
     if len(runs) > 1:
         seeds = " and ".join(f"{name} {len(where)} seeds" for name, where in runs.items())
         title = f"Where two runs disagree: {state['task']}{options}, {seeds}"
@@ -80,6 +81,20 @@ def _target(config: SearchConfig, members: Sequence[str]) -> str:
     return f"1 if seed {a} is right and seed {b} is not"
 
 
+def _parents(config: SearchConfig) -> str:
+    if config.selection == "tournament":
+        return f"{config.population} parents, chosen by tournaments of two by fitness"
+    how = {
+        "kmeans": f"the fittest of {SELECTION_CLUSTERS} k-means clusters of their text",
+        "fitness": "the fittest",
+    }
+    chosen = how[config.selection]
+    return (
+        f"up to {config.population} of the inputs the generation before it archived ({chosen}, "
+        "SAGGA's selection), and every base input again"
+    )
+
+
 def _models(config: SearchConfig, state: dict[str, Any]) -> str:
     runs = state.get("runs", {})
     if len(runs) < 2:
@@ -95,9 +110,8 @@ def _summary(config: SearchConfig, state: dict[str, Any], evaluated: pd.DataFram
         f"{_models(config, state)}. Target `{config.target}`: "
         f"an input's fitness is {_target(config, state['members'])}; inputs of fitness at "
         f"least {config.tau} are archived. Generation 0 is {config.base_size:,} inputs of split "
-        f"`{state['base_split']}`; each later one mutates {config.population} parents, "
-        f"chosen by tournaments of two by fitness, {config.mutants} times each "
-        f"(seed {config.seed})."
+        f"`{state['base_split']}`; each later one mutates {_parents(config)}, "
+        f"{config.mutants} times each (seed {config.seed})."
     )
     rows = [
         ("generations after the base", f"{state['generations']:,}"),

@@ -38,7 +38,7 @@ from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Shard
 from genprobe.studies.search.analysis import analyse
-from genprobe.studies.search.config import SearchConfig
+from genprobe.studies.search.config import SELECTION_CLUSTERS, SearchConfig
 from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.evolve import from_keys, keys, mutate, parents
 from genprobe.studies.search.generation import GenerationTask, generation_shard
@@ -48,8 +48,6 @@ from genprobe.studies.search.selection import select_fitness, select_kmeans
 from genprobe.studies.search.study import SEARCH as STUDY
 from genprobe.tasks.registry import task_name
 from genprobe.tasks.task import Task
-
-CLUSTERS = 10  # k-means clusters of --selection kmeans, SAGGA's default
 
 
 @dataclass
@@ -99,7 +97,7 @@ class Search:
         else:
             rows = select_kmeans(
                 last["text"].tolist(), fitness, make_embedder("char"), size=config.population,
-                clusters=CLUSTERS, seed=config.seed + generation,
+                clusters=SELECTION_CLUSTERS, seed=config.seed + generation,
             )  # fmt: skip
         chosen = last["input"].iloc[rows].tolist()
         return chosen + [key for key in self.base_keys if key not in chosen]
