@@ -119,7 +119,7 @@ def test_any_and_disagree_name_member_positions(saved, model, tmp_path, cli):
 @pytest.mark.parametrize(
     ("argv", "said"),
     [
-        (["--task", ""], "--task must be a task to ask the language model"),
+        (["--task", ""], "--task must be a task to ask the model"),
         (["--target", "disagree:0,2"], "two of the model's member positions (0, 1)"),
         (["--target", "best"], "disagree:A,B (A, B: member positions)"),
         (["--against", "run:RUN"], "--against must be left out for a language model"),
@@ -134,7 +134,12 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(saved, tmp_path, cli, 
 
 
 def test_a_model_that_is_no_token_model_is_refused(tmp_path, cli):
+    """An integration model asked another task than integration."""
     out = tmp_path / "out"
     code, _, err = cli("search", "--model", "sympy", "--task", "addition", "--out", str(out))
-    assert code == 2 and "run:RUN_DIR[@SEEDS] (a finished sweep), or hf:PATH" in err, err
+    assert (
+        code == 2
+        and "or an integration model (ckpt:, lc:, bundled:, sympy, py:, with --task integration)"
+        in err
+    ), err
     assert len(err.strip().splitlines()) == 1 and not out.exists()

@@ -66,7 +66,8 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
     decoding = first if config.k == 1 else f"{first}, and beam search of width {config.k}"
     blocks = [
         Text(
-            f"Model `{config.model}`: {members} members. Task `{config.task}` ({options}). "
+            f"Model `{config.model}`: {members} member{'s' * (members != 1)}. "
+            f"Task `{config.task}` ({options}). "
             f"Base: {config.size:,} inputs of split `{config.base(task)}` (data seed "
             f"{config.data_seed}); perturbations drawn with seed {config.seed}. Decoding: "
             f"{decoding}; every output judged by the task's verifier."
