@@ -3,6 +3,7 @@ here from result rows of known accuracies (a `sympy` model's run of the integrat
 report needs neither the model nor SymPy)."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 from test_prompt_variance import N, frame
@@ -141,8 +142,6 @@ def test_every_pair_of_suites_is_correlated_across_members(run):
 
 
 def test_robustness_counts_only_the_perturbations_of_what_each_member_solves():
-    import pandas as pd
-
     from genprobe.studies.probe.summary import robustness_of_solved
 
     def rows(suite, kind, first):
@@ -160,3 +159,18 @@ def test_robustness_counts_only_the_perturbations_of_what_each_member_solves():
     assert list(table["suite"]) == ["family-f"] * 2
     assert list(table["solved"]) == [3, 1]
     assert np.allclose(table["fail_1"], [2 / 3, 1.0]) and np.allclose(table["fail_k"], [1 / 3, 0])
+
+
+def test_many_lengths_are_binned_and_a_bins_accuracy_is_over_its_inputs(tmp_path):
+    from genprobe.studies.probe.summary import accuracy_by_length
+
+    lengths = np.arange(1, 101)
+    right = lengths % 3 == 0
+    results = pd.DataFrame(
+        {"suite": "base", "kind": "base", "member": "m0", FEATURE + "length": lengths,
+         "outcome": np.where(right, "correct", "incorrect")}
+    )  # fmt: skip
+    binned = accuracy_by_length(results, 10)
+    assert list(binned.columns) == list(range(1, 101, 10))
+    assert np.allclose(binned.loc["m0"], right.reshape(10, 10).mean(axis=1))
+    assert list(accuracy_by_length(results).columns) == list(lengths)

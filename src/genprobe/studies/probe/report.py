@@ -39,6 +39,7 @@ from genprobe.studies.probe.summary import (
 from genprobe.tasks.probing import Slice
 
 EXAMPLES = 5  # inputs every member fails, shown per suite
+LENGTH_ROWS = 30  # most rows of the per-length table: more lengths are binned
 WIDTH = 90  # characters of an input or output shown (the export tables hold them whole)
 
 
@@ -103,30 +104,26 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
             ),
             Table(_relation_table(relations)),
         ]
-    solved = robustness_of_solved(results, config.k)
-    if len(solved):
-        blocks += [
-            Heading("Perturbations of the inputs each member solves"),
-            Text(
-                "Per family, the perturbed inputs whose original the member answers right "
-                f"(its {'beam search' if config.k > 1 else 'greedy'} top candidate), and "
-                "how often it fails them: the brittleness study's robustness measure "
-                "(Welleck et al. 2022, Table 2, bottom), median (min–max) over members."
-            ),
-            Table(_solved_table(solved, "solved originals", config.k)),
-        ]
-    composed = compositions_of_solved(results, config.k)
-    if len(composed):
-        blocks += [
-            Heading("Compositions of inputs each member solves"),
-            Text(
-                "Per composition, the composites whose every part the member answers right "
-                "(as above), and how often it fails them: the brittleness study's "
-                "compositionality (Welleck et al. 2022, Table 8), median (min–max) over "
-                "members. Its accuracy on every composite is in the first table."
-            ),
-            Table(_solved_table(composed, "composites of solved parts", config.k)),
-        ]
+    top = f"its {'beam search' if config.k > 1 else 'greedy'} top candidate"
+    blocks += _of_solved(
+        robustness_of_solved(results, config.k),
+        "Perturbations of the inputs each member solves",
+        f"Per family, the perturbed inputs whose original the member answers right ({top}), "
+        "and how often it fails them: the brittleness study's robustness measure (Welleck et "
+        "al. 2022, Table 2, bottom), median (min–max) over members.",
+        "solved originals",
+        config.k,
+    )
+    blocks += _of_solved(
+        compositions_of_solved(results, config.k),
+        "Compositions of inputs each member solves",
+        f"Per composition, the composites whose every part the member answers right ({top}), "
+        "and how often it fails them: the brittleness study's compositionality (Welleck et "
+        "al. 2022, Table 8), median (min–max) over members. Its accuracy on every composite "
+        "is in the first table.",
+        "composites of solved parts",
+        config.k,
+    )
     split = errors(results)
     if split.values.sum():
         blocks += [
@@ -162,20 +159,25 @@ def _by_length(run: Path, table: pd.DataFrame | None, results: pd.DataFrame) -> 
     if table is None or len(table.columns) < 2:
         return []
     path = length_curves(table, run / "figures" / "per_length.png", who="members")
-    inputs = reported(results).groupby(["member", FEATURE + "length"]).size().groupby(level=1)
-    shown = pd.DataFrame({"median": table.median(), "min": table.min(), "max": table.max()})
+    width = -(-(table.columns.max() - table.columns.min() + 1) // LENGTH_ROWS)  # ceiling
+    binned = accuracy_by_length(results, width)
+    shown = pd.DataFrame({"median": binned.median(), "min": binned.min(), "max": binned.max()})
     shown = (100 * shown).round(1)
-    shown.insert(0, "inputs", inputs.max())
+    rows = reported(results)
+    bins = (rows[FEATURE + "length"].astype(int) - 1) // width * width + 1
+    shown.insert(0, "inputs", rows.groupby(["member", bins]).size().groupby(level=1).max())
+    lengths = [f"{a}–{a + width - 1}" if width > 1 else str(a) for a in shown.index]
+    grouped = f", in bins of {width} lengths (at most {LENGTH_ROWS} rows)" if width > 1 else ""
     return [
         Heading("Accuracy per length"),
         Text(
             "Every input of the suites above, grouped by its length as the task measures it "
             "(`Task.length`: input tokens, unless the task says otherwise; SCAN counts "
-            "actions): greedy accuracy (%) per member, its median and min–max over the "
-            "members; inputs: how many have that length."
+            f"actions){grouped}: greedy accuracy (%) per member, its median and min–max over "
+            "the members; inputs: how many are in the row. The figure has every length."
         ),
         Figure(path.relative_to(run), "Accuracy per length, one line per member."),
-        Table(shown.rename_axis("length").reset_index()),
+        Table(shown.assign(length=lengths)[["length", "inputs", "median", "min", "max"]]),
     ]
 
 
@@ -314,6 +316,13 @@ def _error_table(split: pd.DataFrame) -> pd.DataFrame:
             ],
         }
     )
+
+
+def _of_solved(solved: pd.DataFrame, heading: str, what: str, counted: str, k: int) -> list:
+    """A section on Fail@k among inputs made of inputs each member solves (none without)."""
+    if not len(solved):
+        return []
+    return [Heading(heading), Text(what), Table(_solved_table(solved, counted, k))]
 
 
 def _solved_table(solved: pd.DataFrame, counted: str, k: int) -> pd.DataFrame:

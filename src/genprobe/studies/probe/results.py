@@ -28,7 +28,8 @@ def read_suites(run: str | Path) -> pd.DataFrame:
 
 
 def read_results(run: str | Path) -> pd.DataFrame:
-    """Every result row of the run (`decode.py`), each file checked against its manifest.
+    """Every result row of the run (`decode.py`), each file checked against its manifest, the
+    suites in the order the run built them.
 
     Raises:
         RunDirError: no suite has been decoded yet.
@@ -37,4 +38,12 @@ def read_results(run: str | Path) -> pd.DataFrame:
     paths = ShardStore(run).outputs(DECODE, ".parquet")
     if not paths:
         raise RunDirError(f"{run} has no results yet: run `genprobe probe` to decode its suites")
+    listed = Path(run) / "suites.json"
+    order = list(read_suites(run)["suite"]) if listed.exists() else []
+    # in the run's order of suites (base, families, ..., as built), not the files' names
+    paths = sorted(paths, key=lambda path: _position(order, Path(path).stem))
     return pd.concat([pd.read_parquet(path) for path in paths], ignore_index=True)
+
+
+def _position(order: list[str], suite: str) -> int:
+    return order.index(suite) if suite in order else len(order)

@@ -47,16 +47,17 @@ def accuracy(results: pd.DataFrame) -> pd.DataFrame:
     return table.loc[results["member"].unique(), results["suite"].unique()]
 
 
-def accuracy_by_length(results: pd.DataFrame) -> pd.DataFrame | None:
+def accuracy_by_length(results: pd.DataFrame, width: int = 1) -> pd.DataFrame | None:
     """Greedy accuracy per member (rows, in their order) and input length (columns, ascending)
-    over the inputs of every suite a report shows; None where the task's features give no
-    length."""
+    over the inputs of every suite a report shows; with `width` above 1, per bin of that many
+    lengths (1..width, width+1..2 width, ...; the column is the bin's first length). None where
+    the task's features give no length."""
     results = reported(results)
     if FEATURE + "length" not in results:
         return None
-    table = results.assign(correct=correct(results)).pivot_table(
-        index="member", columns=FEATURE + "length", values="correct", aggfunc="mean"
-    )
+    length = results[FEATURE + "length"].astype(int)
+    table = results.assign(correct=correct(results), bin=(length - 1) // width * width + 1)
+    table = table.pivot_table(index="member", columns="bin", values="correct", aggfunc="mean")
     table.columns = table.columns.astype(int)
     return table.loc[results["member"].unique()]
 
