@@ -39,7 +39,7 @@ def suite_distributions(accuracy: pd.DataFrame, path: Path, members: str = "seed
     )
     ax.set_ylabel("accuracy (%)")
     ax.set_ylim(-3, 103)
-    ax.set_title(f"Accuracy per suite across {len(accuracy)} {members}")
+    ax.set_title(f"Accuracy per suite across {_counted(len(accuracy), members)}")
     ax.grid(axis="y", alpha=0.3)
     return save_figure(fig, path)
 
@@ -172,7 +172,7 @@ def length_curves(
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel(f"{what} (%)")
     ax.set_ylim(-3, 103)
-    ax.set_title(f"{what.capitalize()} per {label}, {len(values)} {who} (thin lines)")
+    ax.set_title(f"{what.capitalize()} per {label}, {_counted(len(values), who)} (thin lines)")
     ax.legend(loc="best", fontsize=8)
     ax.grid(alpha=0.3)
     return save_figure(fig, path)
@@ -237,3 +237,8 @@ def save_figure(fig: plt.Figure, path: Path) -> Path:
         fig.savefig(tmp, format="png", dpi=110)
     plt.close(fig)
     return path
+
+
+def _counted(n: int, plural: str) -> str:
+    """`3 seeds`, `1 seed`."""
+    return f"{n} {plural[:-1] if n == 1 and plural.endswith('s') else plural}"
