@@ -7,13 +7,13 @@ Families and relations perturb a pool of `POOL` × size inputs of the base split
 first `size` they apply to (SCAN's `twice_is_and` applies to one command in 250); the base suite
 is the pool's first `size`. A perturbed input keeps its pool row (`origin`), and the pool rows
 it was made from that the base suite lacks are decoded as the suite `origins` (not reported as
-a suite), so a report pairs every perturbed input with its original.
+a suite), so a report pairs every perturbed input with its original. An input the task does
+not accept is counted, never decoded; so is an input of a user's file.
 
 A composition joins distinct tuples, drawn at random, of the first `size` pool inputs it takes
-(one-sentence SCAN commands are one in 200), and keeps the first `size` composites the task
-accepts; each keeps the pool rows it joins (`parts`), decoded as originals are, so a report
-knows which members solved every part. An input the task does
-not accept is counted, never decoded; so is an input of a user's file.
+(one-sentence SCAN commands are one in 200, so the pool is drawn for them), and keeps the first
+`size` composites the task accepts; each keeps the pool rows it joins (`parts`), decoded as
+originals are, so a report knows which members solved every part.
 
 A task with many right outputs (integration) has no gold output to weigh a failed answer
 against, but the generator's output for a generated input is a right one, a family with
