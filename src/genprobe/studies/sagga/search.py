@@ -57,7 +57,7 @@ from genprobe.studies.sagga.seeds import named_basis, read_problem_file
 from genprobe.studies.sagga.study import GENERATION, SAGGA
 from genprobe.studies.search.embedding import Embedder, make_embedder
 from genprobe.studies.search.loop import Log, evolve, read_generation
-from genprobe.studies.search.selection import select_fitness, select_kmeans
+from genprobe.studies.search.selection import next_seeds
 from genprobe.tasks.integration.expression import Expr
 
 
@@ -128,16 +128,10 @@ class Search:
 
     def _select(self, novel: pd.DataFrame, generation: int) -> list[str]:
         config = self.config
-        fitness = novel["fitness"].to_numpy()
-        if config.selection == "fitness":
-            rows = select_fitness(fitness, config.seed_size)
-        else:
-            rows = select_kmeans(
-                novel["text"].tolist(), fitness, self.embedder, size=config.seed_size,
-                clusters=config.clusters, seed=config.seed + generation,
-            )  # fmt: skip
-        chosen = novel["problem"].iloc[rows].tolist()
-        return chosen + [s for s in self.seeds0 if s not in chosen]
+        return next_seeds(
+            novel, "problem", self.seeds0, config.selection, self.embedder,
+            size=config.seed_size, clusters=config.clusters, seed=config.seed + generation,
+        )  # fmt: skip
 
 
 def run_sagga(

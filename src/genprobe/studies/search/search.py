@@ -44,7 +44,7 @@ from genprobe.studies.search.evolve import from_keys, keys, mutate, parents
 from genprobe.studies.search.generation import GenerationTask, generation_shard
 from genprobe.studies.search.loop import Log, evolve, read_generation
 from genprobe.studies.search.results import ARCHIVE, SEARCH
-from genprobe.studies.search.selection import select_fitness, select_kmeans
+from genprobe.studies.search.selection import next_seeds
 from genprobe.studies.search.study import SEARCH as STUDY
 from genprobe.tasks.registry import task_name
 from genprobe.tasks.task import Task
@@ -90,17 +90,10 @@ class Search:
             chosen = parents(np.array(self.fitness), config.population, rng)
             return [self.evaluated[i] for i in chosen]
         # SAGGA's: among the inputs the last generation archived, then the base inputs again
-        last = self.archive[-1]
-        fitness = last["fitness"].to_numpy()
-        if config.selection == "fitness":
-            rows = select_fitness(fitness, config.population)
-        else:
-            rows = select_kmeans(
-                last["text"].tolist(), fitness, make_embedder("char"), size=config.population,
-                clusters=SELECTION_CLUSTERS, seed=config.seed + generation,
-            )  # fmt: skip
-        chosen = last["input"].iloc[rows].tolist()
-        return chosen + [key for key in self.base_keys if key not in chosen]
+        return next_seeds(
+            self.archive[-1], "input", self.base_keys, config.selection, make_embedder("char"),
+            size=config.population, clusters=SELECTION_CLUSTERS, seed=config.seed + generation,
+        )  # fmt: skip
 
     def offspring(self, generation: int) -> Shard:
         """Generation `generation`'s shard: the new valid mutants of its parents."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 
 from genprobe.studies.kmeans import cluster_labels
 from genprobe.studies.search.embedding import Embedder
@@ -48,3 +49,27 @@ def select_kmeans(
     for label in np.unique(labels):
         chosen += _fittest(fitness, np.flatnonzero(labels == label), per_cluster)
     return sorted(chosen)
+
+
+def next_seeds(
+    found: pd.DataFrame,
+    key: str,
+    base: Sequence[str],
+    how: str,
+    embedder: Embedder,
+    *,
+    size: int,
+    clusters: int,
+    seed: int,
+) -> list[str]:
+    """SAGGA's seeds of the next generation: `size` of the inputs just archived (`found`, with
+    columns `key`, `text` and `fitness`), selected `how` (kmeans or fitness), then every input
+    of `base` not among them."""
+    fitness = found["fitness"].to_numpy()
+    if how == "fitness":
+        rows = select_fitness(fitness, size)
+    else:
+        texts = found["text"].tolist()
+        rows = select_kmeans(texts, fitness, embedder, size=size, clusters=clusters, seed=seed)
+    chosen = found[key].iloc[rows].tolist()
+    return chosen + [b for b in base if b not in chosen]
