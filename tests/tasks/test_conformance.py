@@ -183,6 +183,9 @@ def test_every_tasks_probe_declarations_keep_the_contract(name, options):
         assert checked.dtype == bool and checked.shape == (len(first.src),), label
         if not label.startswith("mutation") or label[9:] in task.families():
             assert checked.all(), f"{label}: an output that is not one of the task's inputs"
+    texts = task.input_text(src)
+    assert len(texts) == 64 and all(isinstance(s, str) and s for s in texts)
+    assert len(set(texts)) == len({tuple(row) for row in src.tolist()})  # one text per input
     features = task.features(src)
     assert features and all(isinstance(k, str) for k in features)
     for key, values in features.items():

@@ -66,6 +66,10 @@ def search(
         "again).",
     ),
     mutants: int = typer.Option(4, help="Mutants made of each parent."),
+    k: int = typer.Option(
+        1, help="A member fails an input when none of its top k candidates (beam search of "
+        "width k; 1: greedy) is right."
+    ),
     archive_size: int = typer.Option(1000, help="Stop at this many archived inputs."),
     tau: float = typer.Option(0.5, help="Fitness an input needs to be archived (0-1]."),
     base_split: str = typer.Option(None, help="Generation 0's split [the task's validation]."),
@@ -97,7 +101,7 @@ def search(
 
     config = SearchConfig(
         model=model, target=target, generations=generations, population=population,
-        selection=selection, mutants=mutants, archive_size=archive_size, tau=tau,
+        selection=selection, mutants=mutants, k=k, archive_size=archive_size, tau=tau,
         base_split=base_split, base_size=base_size, seed=seed, against=against, task=task,
         task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
         data_seed=data_seed, minutes=minutes, workers=workers, device=device,

@@ -21,6 +21,8 @@ import numpy as np
 
 from genprobe.tasks.task import Task
 
+MAX_K = 64  # the widest beam (most candidates) a probe or a search asks of a model
+
 
 @dataclass(frozen=True)
 class Ranked:

@@ -2,6 +2,7 @@
 integration`): one member, mutated by the integration task's operators (SAGGA's equation-tree
 rewrites among them) and judged by the task's verifier."""
 
+import functools
 import json
 
 import pandas as pd
@@ -9,9 +10,12 @@ import pytest
 
 from genprobe.studies.search.evolve import from_keys
 from genprobe.tasks.integration.expression import to_sympy
+from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.registry import load_task
+from genprobe.tasks.tokens import output_lines
 
 MODEL = "py:test_integration_model:constant_times_x"
+BASE = 10
 
 
 def constant_times_x(problem: str, k: int) -> str:
@@ -40,6 +44,42 @@ def test_an_integration_model_is_searched_and_fails_exactly_the_inputs_it_cannot
     assert set(archived) == set(evaluated.loc[evaluated["fitness"] == 1, "input"])
     report = (out / "report.md").read_text()
     assert "1 member\n" in report and "(the fittest of 10 k-means clusters" in report
+
+
+@functools.cache
+def base_antiderivatives() -> dict[str, str]:
+    """F of each of the search's base integrands (the validation split, data seed 0), by text."""
+    task = load_task("integration")
+    examples = task.generate(task.validation_split, BASE, 0)
+    problems = task.input_text(examples.src)
+    answers = output_lines(task.target_vocab, examples.tgt)
+    return {p: str(from_prefix(a.split())) for p, a in zip(problems, answers, strict=True)}
+
+
+def second_is_right(problem: str, k: int) -> list[str]:
+    """py: integration model: a wrong first answer (0), then F where it knows F (the base)."""
+    return ["0", base_antiderivatives().get(problem, "1")][:k]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", [1, 2])
+def test_at_k_a_member_fails_an_input_none_of_its_top_k_answers_solve(cli, tmp_path, k):
+    out = tmp_path / "search"
+    args = ["--model", "py:test_integration_model:second_is_right", "--task", "integration"]
+    args += ["--generations", "1", "--population", "5", "--mutants", "2", "--base-size", str(BASE)]
+    code, _, err = cli("search", *args, "--target", "any", "--k", str(k), "--out", str(out))
+    assert code == 0, err
+    evaluated = pd.concat(pd.read_parquet(p) for p in sorted((out / "generations").glob("*.pa*")))
+    known = base_antiderivatives()
+    problems = load_task("integration").problems(from_keys(list(evaluated["input"])))
+    assert evaluated["text"].tolist() == [str(p) for p in problems]  # infix, as SAGGA prints
+    right = [k == 2 and text in known for text in evaluated["text"]]  # k = 1 asks only the 0
+    assert sum(right) == (BASE if k == 2 else 0) and len(evaluated) > BASE
+    assert (evaluated["fitness"] == 0).tolist() == right
+    shown = [answers[0] for answers in evaluated["answers"]]
+    assert [a != "INT+ 0" for a in shown] == right  # the right answer is shown where known
+    said = "fails an input when none of its top 2" if k == 2 else "decodes greedily"
+    assert said in (out / "report.md").read_text()
 
 
 @pytest.mark.parametrize(

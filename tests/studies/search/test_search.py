@@ -142,6 +142,24 @@ def test_saggas_selection_mutates_what_the_last_generation_archived_and_the_base
     assert from_archive
 
 
+def test_at_k_seeds_fail_the_inputs_none_of_their_top_k_beam_candidates_solve(
+    sweep, model, tmp_path
+):
+    run = run_search(SearchConfig(f"run:{sweep}", k=3, **SMALL), tmp_path / "s")
+    evaluated = _evaluated(run)
+    src = from_keys(list(evaluated["input"]))
+    beam = model.candidates(src, 3)
+    members, n = beam.out.shape[:2]
+    outcomes = model.task.outcomes(
+        np.repeat(np.tile(src, (members, 1)), 3, axis=0), beam.out.reshape(members * n * 3, -1),
+        beam.length.reshape(-1), beam.finished.reshape(-1),
+    ).reshape(members, n, 3)  # fmt: skip
+    failed = (outcomes != Outcome.CORRECT.value).all(axis=2)
+    assert evaluated["failed"].tolist() == failed.sum(axis=0).tolist()
+    greedy = _failed(model, list(evaluated["input"]))
+    assert (failed <= greedy).all() and (failed < greedy).any()  # some right only at rank 2-3
+
+
 def test_disagree_finds_inputs_seed_a_gets_right_and_seed_b_wrong(sweep, model, tmp_path):
     config = SearchConfig(f"run:{sweep}", target="disagree:1,2", tau=1.0, **SMALL)
     archive = pd.read_parquet(run_search(config, tmp_path / "run") / "archive.parquet")
@@ -199,6 +217,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(sweep, tmp_path, capsy
         ("--formats", "2"): "left out for a model that is not a language model",
         ("--data-seed", "3"): "--data-seed must be left out for a run: model",
         ("--selection", "roulette"): "--selection",
+        ("--k", "0"): "--k must be 1 to 64",
     }
     runs = {
         f"run:{unfinished}": "have not finished training",
@@ -336,6 +355,9 @@ def test_a_search_of_a_sweep_keeps_the_hash_it_had_before_language_models(monkey
     assert config_hash(dataclasses.replace(some, selection="kmeans").identity()) != (
         "be150eb2dcc9eb2c"
     )
+    # nor greedy decoding (k = 1), named
+    assert config_hash(dataclasses.replace(some, k=1).identity()) == "be150eb2dcc9eb2c"
+    assert config_hash(dataclasses.replace(some, k=3).identity()) != "be150eb2dcc9eb2c"
 
 
 def test_against_bad_input_is_one_line_exit_2_and_nothing_written(

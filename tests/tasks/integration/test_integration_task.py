@@ -286,3 +286,10 @@ def test_an_input_sympy_makes_no_real_function_of_is_refused(task):
     ]  # fmt: skip
     src = encode_inputs(task.source_vocab, [(None, text.split()) for text in texts], "test")
     assert task.valid_inputs(src).tolist() == [False, False, True, False]
+
+
+def test_an_integrand_reads_as_sympy_prints_it(task):
+    """As SAGGA shows and embeds its problems; an input that is no integrand keeps its tokens."""
+    texts = ["add x INT+ 1", "mul INT+ 2 pow x INT+ 3", "ln INT- 2"]
+    src = encode_inputs(task.source_vocab, [(None, text.split()) for text in texts], "test")
+    assert task.input_text(src) == ["x + 1", "2*x**3", "ln INT- 2"]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError
+from genprobe.models.sequences import MAX_K
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
 from genprobe.studies.model_settings import ModelUnderTestSettings
@@ -23,7 +24,6 @@ from genprobe.tasks.probing import chosen
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.task import Task
 
-MAX_K = 64
 # settings added after runs existed (`without_added_defaults`)
 ADDED_DEFAULTS = {
     "formats": 1, "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from genprobe.errors import ConfigError, RunDirError, check_choice
 from genprobe.models.adapters.causal_lm import hub_name
 from genprobe.models.registry import check_spec, run_spec
+from genprobe.models.sequences import MAX_K
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.studies.model_settings import ModelUnderTestSettings
 from genprobe.studies.seed_sensitivity.as_model import checked_seeds
@@ -45,6 +46,7 @@ SELECTION_CLUSTERS = 10  # k-means clusters of --selection kmeans, SAGGA's defau
 ADDED_DEFAULTS = {
     "against": None, "task": "", "task_options": {}, "data_seed": 0, "formats": 1, "shots": 0,
     "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat", "selection": "tournament",
+    "k": 1,
 }  # fmt: skip
 
 
@@ -63,6 +65,7 @@ class SearchConfig(ModelUnderTestSettings):
     mutants: int = 4  # mutants made of each parent
     archive_size: int = 1000
     tau: float = 0.5  # the fitness an input needs to be archived
+    k: int = 1  # a member fails an input when none of its top k candidates is right (beam)
     base_split: str | None = None  # None: the task's validation split
     base_size: int = 200
     seed: int = 0
@@ -133,6 +136,8 @@ class SearchConfig(ModelUnderTestSettings):
         if not 0 < self.tau <= 1:
             raise ConfigError("--tau", "a fitness in (0, 1]", self.tau)
         check_choice("--selection", self.selection, SELECTIONS)
+        if not 1 <= self.k <= MAX_K:
+            raise ConfigError("--k", f"1 to {MAX_K}", self.k)
         if self.minutes is not None and not self.minutes > 0:
             raise ConfigError("--minutes", "positive minutes", self.minutes)
         if self.workers is not None and self.workers < 1:

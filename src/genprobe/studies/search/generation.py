@@ -1,7 +1,8 @@
 """One generation of the failure search as a shard: decode its inputs with every member of the
 model (a sweep's seeds, or a language model's prompt formats x draws x samples; greedy,
-`SequenceModel.candidates(src, 1)`), and of the `--against` sweep after them, judge each
-output (`Task.outcomes`), and score each input's fitness for the target:
+`SequenceModel.candidates(src, 1)`, or with `--k` its beam's top k), and of the `--against`
+sweep after them, judge each output (`Task.outcomes`: a member is right at k when one of its k
+candidates is), and score each input's fitness for the target:
 
     most            the share of members that fail it
     any             1 if any member fails it, else 0
@@ -13,9 +14,9 @@ output (`Task.outcomes`), and score each input's fitness for the target:
 "Fail" is any outcome but correct (an unparseable output fails too). The shard's spec holds the
 inputs (as ids), so the model's worker needs nothing else; the driver made them (`search.py`).
 
-Files: `generations/NNNNN.parquet` (one row per input: its ids and text, the operator and
-parent that made it, each member's outcome and answer, how many members failed, its fitness,
-the right output where the task has one) and `generations/NNNNN.json` (the generation's effort:
+Files: `generations/NNNNN.parquet` (one row per input: its ids and text (`Task.input_text`),
+the operator and parent that made it, each member's outcome and answer at k, how many members
+failed, its fitness, the right output where the task has one) and `generations/NNNNN.json` (the generation's effort:
 mutants asked for, not applicable, invalid and duplicate per operator; inputs evaluated).
 """
 
@@ -37,7 +38,7 @@ from genprobe.studies.search.evolve import from_keys
 from genprobe.studies.search.loop import generation_path
 from genprobe.studies.search.study import GENERATION
 from genprobe.tasks.task import DeterministicTask, Task
-from genprobe.tasks.tokens import input_lines, output_lines
+from genprobe.tasks.tokens import output_lines
 from genprobe.verification.verdict import Outcome
 
 
@@ -64,20 +65,25 @@ def fitness(failed: np.ndarray, target: Target) -> np.ndarray:
     return failed.mean(axis=0)
 
 
-def judged(model: SequenceModel, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(S, N) outcome values and (S, N) answers as text, of every member's greedy output."""
+def judged(model: SequenceModel, src: np.ndarray, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """(S, N) each member's outcome and answer (text) at k: greedy's for k = 1; for a larger
+    k, of the first right candidate of its beam's top k, else of its top candidate."""
     if not len(src):  # a generation whose mutants were all met before
         empty = np.empty((len(model.members), 0), dtype=object)
         return empty, empty
-    ranked = model.candidates(src, 1)
-    members, n = ranked.out.shape[:2]
-    out = ranked.out[:, :, 0].reshape(members * n, -1)
+    ranked = model.candidates(src, k)
+    members, n, width = ranked.out.shape[0], ranked.out.shape[1], ranked.out.shape[2]
     outcomes = model.task.outcomes(
-        np.tile(src, (members, 1)), out, ranked.length[:, :, 0].reshape(-1),
-        ranked.finished[:, :, 0].reshape(-1),
-    )  # fmt: skip
-    answers = np.array(output_lines(model.task.target_vocab, out), dtype=object)
-    return outcomes.reshape(members, n), answers.reshape(members, n)
+        np.repeat(np.tile(src, (members, 1)), width, axis=0),
+        ranked.out.reshape(members * n * width, -1), ranked.length.reshape(-1),
+        ranked.finished.reshape(-1),
+    ).reshape(members, n, width)  # fmt: skip
+    right = outcomes == Outcome.CORRECT.value
+    chosen = np.where(right.any(axis=2), right.argmax(axis=2), 0)[:, :, None]
+    out = np.take_along_axis(ranked.out, chosen[..., None], axis=2)[:, :, 0]
+    texts = output_lines(model.task.target_vocab, out.reshape(members * n, -1))
+    outcome = np.take_along_axis(outcomes, chosen, axis=2)[:, :, 0]
+    return outcome, np.array(texts, dtype=object).reshape(members, n)
 
 
 def gold_lines(task: Task, src: np.ndarray) -> list[str | None]:
@@ -113,7 +119,8 @@ class GenerationTask(StageTask):
         generation = int(spec["generation"])
         src = from_keys(spec["inputs"])
         outcomes, answers = (
-            np.concatenate(part) for part in zip(*(judged(m, src) for m in context), strict=True)
+            np.concatenate(part)
+            for part in zip(*(judged(m, src, self.config.k) for m in context), strict=True)
         )
         failed = outcomes != Outcome.CORRECT.value
         frame = pd.DataFrame(
@@ -121,7 +128,7 @@ class GenerationTask(StageTask):
                 "generation": generation,
                 "position": np.arange(len(src), dtype=np.int64),
                 "input": spec["inputs"],
-                "text": input_lines(task.source_vocab, src),
+                "text": task.input_text(src),
                 "operator": spec["operator"],
                 "parent": spec["parent"],
                 "outcomes": [list(column) for column in outcomes.T],

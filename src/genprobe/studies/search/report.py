@@ -111,7 +111,7 @@ def _summary(config: SearchConfig, state: dict[str, Any], evaluated: pd.DataFram
         f"an input's fitness is {_target(config, state['members'])}; inputs of fitness at "
         f"least {config.tau} are archived. Generation 0 is {config.base_size:,} inputs of split "
         f"`{state['base_split']}`; each later one mutates {_parents(config)}, "
-        f"{config.mutants} times each (seed {config.seed})."
+        f"{config.mutants} times each (seed {config.seed}). {_judged(config)}"
     )
     rows = [
         ("generations after the base", f"{state['generations']:,}"),
@@ -121,6 +121,16 @@ def _summary(config: SearchConfig, state: dict[str, Any], evaluated: pd.DataFram
         ("stopped by", _stop(state["stop"])),
     ]
     return [Text(recipe), Heading("Search"), Table(pd.DataFrame(rows, columns=["", "value"]))]
+
+
+def _judged(config: SearchConfig) -> str:
+    if config.k == 1:
+        return f"Each {_who(config)} decodes greedily and fails an input its output gets wrong."
+    return (
+        f"Each {_who(config)} decodes by beam search of width {config.k} and fails an input when "
+        f"none of its top {config.k} candidates is right; its answer shown is the first right "
+        "one, else its top one."
+    )
 
 
 def _stop(stop: str) -> str:

@@ -41,11 +41,12 @@ from genprobe.tasks.integration.suites.validation import (
     COEFFICIENT_SETS,
     COEFFICIENTS,
 )
+from genprobe.tasks.integration.under_test import problem_text
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.integration.vocab import DIGIT_TOKENS, VOCAB
 from genprobe.tasks.probing import Composition, Family, Perturbed, padded
 from genprobe.tasks.task import Examples, Split, Task, is_integer, split_stream
-from genprobe.tasks.tokens import encode_inputs, encode_outputs
+from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines
 from genprobe.verification.verdict import Outcome
 
 # what SymPy evaluates a part of an integrand to when it is no real function of x
@@ -202,6 +203,15 @@ class IntegrationTask(Task):
 
     def valid_inputs(self, src: np.ndarray) -> np.ndarray:
         return np.array([p is not None for p in self.problems(src)], dtype=bool)
+
+    def input_text(self, src: np.ndarray) -> list[str]:
+        """Each integrand as SymPy prints it (as SAGGA shows and embeds its problems); the
+        tokens of an input that is not one."""
+        tokens = input_lines(self.source_vocab, src)
+        return [
+            tokens[i] if problem is None else problem_text(problem)
+            for i, problem in enumerate(self.problems(src))
+        ]
 
     def max_output_length(self, input_length: int) -> int:
         """512 whatever the input (L&C's limit, above every generated F): an integrand's
