@@ -186,6 +186,10 @@ def test_every_tasks_probe_declarations_keep_the_contract(name, options):
     texts = task.input_text(src)
     assert len(texts) == 64 and all(isinstance(s, str) and s for s in texts)
     assert len(set(texts)) == len({tuple(row) for row in src.tolist()})  # one text per input
+    tgt = task.generate(task.train_split, 64, 0).tgt
+    answers = task.output_text(tgt)
+    assert len(answers) == 64 and all(isinstance(s, str) for s in answers)
+    assert len(set(answers)) == len({tuple(row[row >= 0]) for row in tgt})  # one per output
     features = task.features(src)
     assert features and all(isinstance(k, str) for k in features)
     for key, values in features.items():

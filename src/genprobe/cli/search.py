@@ -67,8 +67,9 @@ def search(
     ),
     mutants: int = typer.Option(4, help="Mutants made of each parent."),
     k: int = typer.Option(
-        1, help="A member fails an input when none of its top k candidates (beam search of "
-        "width k; 1: greedy) is right."
+        1,
+        help="A member fails an input when none of its top k candidates (beam search of "
+        "width k; 1: greedy) is right.",
     ),
     archive_size: int = typer.Option(1000, help="Stop at this many archived inputs."),
     tau: float = typer.Option(0.5, help="Fitness an input needs to be archived (0-1]."),

@@ -55,6 +55,24 @@ def run_spec(argument: str) -> tuple[str, tuple[int, ...] | None]:
     return path, tuple(seeds)
 
 
+def _absolute_path(argument: str) -> str:
+    return str(Path(argument).absolute())
+
+
+def _absolute_run(argument: str) -> str:
+    """The run directory absolute, the seeds listed one by one."""
+    path, seeds = run_spec(argument)
+    chosen = "" if seeds is None else "@" + ",".join(map(str, seeds))
+    return f"{Path(path).absolute()}{chosen}"
+
+
+def _absolute_folder(argument: str) -> str:
+    """A model's folder absolute; a hub name as given."""
+    from genprobe.models.adapters.causal_lm import hub_name
+
+    return argument if hub_name(argument) is not None else _absolute_path(argument)
+
+
 def _bundled_name(argument: str) -> None:
     from genprobe.models.bundled import bundled_checkpoint
 
@@ -90,6 +108,8 @@ class ModelKind:
     check: Callable[[str], None] | None = None
     # a model of a token task (`genprobe.models.sequences.SequenceModel`), not of integration
     tokens: bool = False
+    # the argument with its local path absolute, so a worker elsewhere finds it (None: no path)
+    absolute: Callable[[str], str] | None = None
 
 
 MODELS: dict[str, ModelKind] = {
@@ -100,6 +120,7 @@ MODELS: dict[str, ModelKind] = {
         ("decoding", "device"),
         seq2seq=True,
         check=_checkpoint_path,
+        absolute=_absolute_path,
     ),
     "lc": ModelKind(
         "genprobe.models.adapters.seq2seq:from_lc_checkpoint",
@@ -108,6 +129,7 @@ MODELS: dict[str, ModelKind] = {
         ("decoding", "device"),
         seq2seq=True,
         check=_checkpoint_path,
+        absolute=_absolute_path,
     ),
     "bundled": ModelKind(
         "genprobe.models.adapters.seq2seq:from_bundled",
@@ -161,6 +183,7 @@ MODELS: dict[str, ModelKind] = {
         ("task", "prompts", "device"),
         check=_model_folder_or_hub_name,
         tokens=True,
+        absolute=_absolute_folder,
     ),
     "run": ModelKind(
         "genprobe.studies.seed_sensitivity.as_model:from_run",
@@ -170,6 +193,7 @@ MODELS: dict[str, ModelKind] = {
         ("device",),
         check=_run_directory,
         tokens=True,
+        absolute=_absolute_run,
     ),
 }
 
@@ -208,6 +232,15 @@ def check_spec(spec: str) -> ModelKind:
     if kind.check is not None:
         kind.check(argument)
     return kind
+
+
+def absolute_spec(spec: str) -> str:
+    """`spec` with the local path it names absolute (a checkpoint, a run directory and its seeds
+    listed one by one, a model's folder), for workers in other directories or on other
+    machines; a name, an endpoint or a function as given."""
+    kind = model_kind(spec)
+    prefix, _, argument = spec.partition(":")
+    return spec if kind.absolute is None else f"{prefix}:{kind.absolute(argument)}"
 
 
 def load_model(spec: str, **settings: Any) -> Model:

@@ -21,7 +21,8 @@ padding, so a model is free to add its own special tokens.
     families(), relations(), valid_inputs(), features(), mutations(), slice_by()   what the
                                  probe studies perturb, pair, search and slice by
                                  (`genprobe.tasks.probing`)
-    input_text(src)              each input as a reader writes it (default: its tokens)
+    input_text(src), output_text(out)   each input and output as a reader writes it
+                                 (default: the tokens)
 
 `DeterministicTask` is the common case, one right output per input: write `solve`, and
 `verify` compares token for token. A new task is one file and one row of `registry.TASKS`;
@@ -43,7 +44,7 @@ import numpy as np
 from genprobe.errors import ConfigError, TaskContractError, check_choice
 from genprobe.tasks.probing import Composition, Family, Relation, Slice, token_edits
 from genprobe.tasks.published import Published
-from genprobe.tasks.tokens import input_lines
+from genprobe.tasks.tokens import input_lines, output_lines
 from genprobe.verification.verdict import Outcome
 
 
@@ -204,6 +205,11 @@ class Task(abc.ABC):
         """Each input as a reader writes it, what the failure search shows and clusters by
         character n-grams: its tokens joined by spaces, unless the task has a better form."""
         return input_lines(self.source_vocab, src)
+
+    def output_text(self, out: np.ndarray) -> list[str]:
+        """Each output (ids as in `Examples.tgt`) as a reader writes it, what the failure
+        search shows: its tokens joined by spaces, unless the task has a better form."""
+        return output_lines(self.target_vocab, out)
 
     def slice_by(self) -> Slice | None:
         """The categorical feature the probe report breaks each family's paired drop down by;

@@ -7,7 +7,7 @@ import torch
 from genprobe.errors import ConfigError, GenprobeError, ModelCapabilityError, UnknownModelError
 from genprobe.models.adapters.seq2seq import DecodingConfig
 from genprobe.models.checkpoints import save_transformer
-from genprobe.models.registry import MODELS, load_model
+from genprobe.models.registry import MODELS, absolute_spec, load_model
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
 from genprobe.tasks.integration import Expr, parse_infix, verify
 from genprobe.tasks.integration.reading import read_expression
@@ -128,3 +128,15 @@ def test_unknown_spec_suggests_near_matches_and_lists_all():
     with pytest.raises(GenprobeError, match="cannot import 'no_such_module_xyz'"):
         load_model("py:no_such_module_xyz:f")
     assert {"ckpt", "lc", "sympy", "openai", "py"} <= MODELS.keys()
+
+
+def test_a_spec_made_absolute_names_its_local_path_from_anywhere(tmp_path, monkeypatch):
+    """What a worker in another directory (a Ray node) is sent: paths absolute, names not."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m").mkdir()
+    assert absolute_spec("ckpt:runs/bwd") == f"ckpt:{tmp_path}/runs/bwd"
+    assert absolute_spec("lc:fwd.pth") == f"lc:{tmp_path}/fwd.pth"
+    assert absolute_spec("run:runs/scan@2-4") == f"run:{tmp_path}/runs/scan@2,3,4"
+    assert absolute_spec("hf:m") == f"hf:{tmp_path}/m"
+    for spec in ("hf:gpt2", "bundled:integration-cpu", "sympy", "py:mod:f", "openai:m@http://h"):
+        assert absolute_spec(spec) == spec

@@ -293,3 +293,6 @@ def test_an_integrand_reads_as_sympy_prints_it(task):
     texts = ["add x INT+ 1", "mul INT+ 2 pow x INT+ 3", "ln INT- 2"]
     src = encode_inputs(task.source_vocab, [(None, text.split()) for text in texts], "test")
     assert task.input_text(src) == ["x + 1", "2*x**3", "ln INT- 2"]
+    answers = ["mul div INT+ 1 INT+ 2 pow x INT+ 2", "add x"]  # x**2/2; no expression
+    out, _ = encode_outputs(task.target_vocab, [text.split() for text in answers])
+    assert task.output_text(out) == ["x**2/2", "add x"]

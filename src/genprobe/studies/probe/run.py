@@ -20,9 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from genprobe.errors import ConfigError
-from genprobe.models.adapters.causal_lm import hub_name
 from genprobe.models.adapters.integration_tokens import as_sequence_model
-from genprobe.models.registry import run_spec
+from genprobe.models.registry import absolute_spec
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import ShardStore
@@ -52,13 +51,7 @@ def resolved(config: ProbeConfig) -> ProbeConfig:
         shown = " ".join(f"{k}={v}" for k, v in options.items())
         given = " ".join([config.task, *(f"{k}={v}" for k, v in config.task_options)])
         raise ConfigError("--task", f"the model's own task ({own} {shown}) or left out", given)
-    spec = config.model
-    if spec.startswith("run:"):
-        path, seeds = run_spec(spec.removeprefix("run:"))
-        chosen = "" if seeds is None else "@" + ",".join(map(str, seeds))
-        spec = f"run:{Path(path).absolute()}{chosen}"
-    elif spec.startswith("hf:") and hub_name(spec.removeprefix("hf:")) is None:
-        spec = f"hf:{Path(spec.removeprefix('hf:')).absolute()}"
+    spec = absolute_spec(config.model)
     options_items = tuple(sorted(options.items()))
     cache = config.cache_dir and str(Path(config.cache_dir).absolute())
     inputs = tuple(str(Path(path).absolute()) for path in config.inputs)

@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, RunDirError, check_choice
-from genprobe.models.adapters.causal_lm import hub_name
-from genprobe.models.registry import check_spec, run_spec
+from genprobe.models.registry import absolute_spec, check_spec, run_spec
 from genprobe.models.sequences import MAX_K
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.studies.model_settings import ModelUnderTestSettings
@@ -167,7 +166,7 @@ class SearchConfig(ModelUnderTestSettings):
             )
         task = self.load_task()
         named = {} if task is None else {"task": task_name(task), "task_options": _options(task)}
-        return replace(self, model=absolute_model(self.model), cache_dir=cache, **named)
+        return replace(self, model=absolute_spec(self.model), cache_dir=cache, **named)
 
     def identity(self) -> dict[str, Any]:
         identity = identity_fields(self.absolute())
@@ -189,22 +188,6 @@ class SearchConfig(ModelUnderTestSettings):
 
 def _options(task: Task) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(task.options().items()))
-
-
-def absolute_spec(spec: str) -> str:
-    """run:RUN_DIR[@SEEDS] with the directory absolute and the seeds listed one by one."""
-    path, seeds = run_spec(spec.partition(":")[2])
-    chosen = "" if seeds is None else "@" + ",".join(map(str, seeds))
-    return f"run:{Path(path).absolute()}{chosen}"
-
-
-def absolute_model(spec: str) -> str:
-    """A language model's spec with a local folder (`hf:PATH`) absolute; a hub name, and an
-    endpoint, as given."""
-    kind, _, path = spec.partition(":")
-    if kind != "hf" or hub_name(path) is not None:
-        return spec
-    return f"hf:{Path(path).absolute()}"
 
 
 @dataclass(frozen=True)

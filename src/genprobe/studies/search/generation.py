@@ -16,7 +16,8 @@ inputs (as ids), so the model's worker needs nothing else; the driver made them 
 
 Files: `generations/NNNNN.parquet` (one row per input: its ids and text (`Task.input_text`),
 the operator and parent that made it, each member's outcome and answer at k, how many members
-failed, its fitness, the right output where the task has one) and `generations/NNNNN.json` (the generation's effort:
+failed, its fitness, the right output where the task has one; answers and right outputs as
+`Task.output_text` writes them) and `generations/NNNNN.json` (the generation's effort:
 mutants asked for, not applicable, invalid and duplicate per operator; inputs evaluated).
 """
 
@@ -38,7 +39,6 @@ from genprobe.studies.search.evolve import from_keys
 from genprobe.studies.search.loop import generation_path
 from genprobe.studies.search.study import GENERATION
 from genprobe.tasks.task import DeterministicTask, Task
-from genprobe.tasks.tokens import output_lines
 from genprobe.verification.verdict import Outcome
 
 
@@ -81,7 +81,7 @@ def judged(model: SequenceModel, src: np.ndarray, k: int = 1) -> tuple[np.ndarra
     right = outcomes == Outcome.CORRECT.value
     chosen = np.where(right.any(axis=2), right.argmax(axis=2), 0)[:, :, None]
     out = np.take_along_axis(ranked.out, chosen[..., None], axis=2)[:, :, 0]
-    texts = output_lines(model.task.target_vocab, out.reshape(members * n, -1))
+    texts = model.task.output_text(out.reshape(members * n, -1))
     outcome = np.take_along_axis(outcomes, chosen, axis=2)[:, :, 0]
     return outcome, np.array(texts, dtype=object).reshape(members, n)
 
@@ -90,7 +90,7 @@ def gold_lines(task: Task, src: np.ndarray) -> list[str | None]:
     """The right output of each input as text, where the task has exactly one."""
     if not isinstance(task, DeterministicTask):
         return [None] * len(src)
-    return output_lines(task.target_vocab, task.solve(src))
+    return task.output_text(task.solve(src))
 
 
 @dataclass(frozen=True)

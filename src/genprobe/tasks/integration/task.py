@@ -46,7 +46,7 @@ from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.integration.vocab import DIGIT_TOKENS, VOCAB
 from genprobe.tasks.probing import Composition, Family, Perturbed, padded
 from genprobe.tasks.task import Examples, Split, Task, is_integer, split_stream
-from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines
+from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, output_lines
 from genprobe.verification.verdict import Outcome
 
 # what SymPy evaluates a part of an integrand to when it is no real function of x
@@ -212,6 +212,11 @@ class IntegrationTask(Task):
             tokens[i] if problem is None else problem_text(problem)
             for i, problem in enumerate(self.problems(src))
         ]
+
+    def output_text(self, out: np.ndarray) -> list[str]:
+        """Each answer as SymPy prints it (as SAGGA shows them); the tokens of one that is no
+        expression."""
+        return [_printed(tokens) for tokens in output_lines(self.target_vocab, out)]
 
     def max_output_length(self, input_length: int) -> int:
         """512 whatever the input (L&C's limit, above every generated F): an integrand's
@@ -405,3 +410,10 @@ def _added(
     rng: np.random.Generator,
 ) -> tuple[sp.Expr, sp.Expr | None]:
     return f + added, None if big_f is None else big_f + added_reference
+
+
+def _printed(tokens: str) -> str:
+    try:
+        return problem_text(from_prefix(tokens.split()))
+    except GenprobeError:
+        return tokens
