@@ -144,3 +144,15 @@ def test_provenance_names_the_cpu_kernels_and_settings_that_round_the_floats(mon
     )
     assert facts["cpu"] and facts["cores"] >= 1
     assert (facts["mkl"] is None) == (not torch.backends.mkl.is_available())
+
+
+def test_workers_elsewhere_get_the_checkpoint_by_its_absolute_path(tmp_path, monkeypatch):
+    """A brittleness or SAGGA run sends its model's settings to workers with the checkpoint's
+    path absolute; its identity keeps the spec as given."""
+    monkeypatch.chdir(tmp_path)
+    given = ModelSettings("ckpt:runs/bwd/model.pt", cache_dir="cache")
+    sent = given.for_workers()
+    assert sent.spec == f"ckpt:{tmp_path}/runs/bwd/model.pt"
+    assert sent.cache_dir == f"{tmp_path}/cache"
+    assert given.identity()["spec"] == "ckpt:runs/bwd/model.pt"
+    assert ModelSettings("sympy").for_workers() == ModelSettings("sympy")

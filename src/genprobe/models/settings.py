@@ -64,6 +64,15 @@ class ModelSettings:
             return self
         return replace(self, decoding=replace(self.decoding, beam_size=beam))
 
+    def for_workers(self) -> ModelSettings:
+        """The same settings with the checkpoint's path and the answer cache absolute, for
+        workers in another directory or on another machine (a run's identity keeps the spec as
+        given, so its hash does not depend on where the command ran from)."""
+        from genprobe.models.registry import absolute_spec
+
+        cache = self.cache_dir and str(Path(self.cache_dir).absolute())
+        return replace(self, spec=absolute_spec(self.spec), cache_dir=cache)
+
     def load(self, min_beam: int = 1) -> Model:
         from genprobe.models.registry import load_model
 

@@ -184,7 +184,7 @@ def _solve(
     executor = executor or LocalExecutor()
     with relayed(executor, log) as notes:  # each worker's decode/verify schedule, once chosen
         task = solve.SolveTask(
-            config.model, _verifier(config), config.k_max, score_references=True,
+            config.model.for_workers(), _verifier(config), config.k_max, score_references=True,
             overlap=config.overlap, notes=notes,
         )  # fmt: skip
         run_stage(run, task, shards, executor)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -190,7 +190,8 @@ class _Steps:
     log: Log
 
     def __post_init__(self) -> None:
-        self.tasks = ProposeTask(self.config), VerifyTask(self.config), ScoreTask(self.config)
+        config = replace(self.config, model=self.config.model.for_workers())
+        self.tasks = ProposeTask(config), VerifyTask(config), ScoreTask(config)
 
     def generation(self, generation: int, seeds: list[str], per_seed: int) -> bool:
         """Run generation `generation` unless it is done; returns whether it ran."""
