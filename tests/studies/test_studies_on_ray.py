@@ -12,11 +12,14 @@ pytestmark = pytest.mark.slow
 
 
 def test_a_brittleness_run_on_two_nodes_is_the_local_run(
-    ray_cluster, cli, checkpoint, validation, tmp_path
+    ray_cluster, cli, checkpoint, validation, tmp_path, monkeypatch
 ):
+    # the checkpoint named relative to this directory, which Ray's workers do not run in
+    monkeypatch.chdir(checkpoint.parent)
+
     def run(name, *backend):
         code, _, err = cli(
-            "integration", "brittleness", "--model", f"ckpt:{checkpoint}", "--out",
+            "integration", "brittleness", "--model", f"ckpt:{checkpoint.name}", "--out",
             str(tmp_path / name), "--validation", str(validation), "--suites", "in-distribution",
             "robustness-simple", "--n", "3", "--beam", "3", "--k", "1", "3", "--max-len", "24",
             *backend,
@@ -31,11 +34,14 @@ def test_a_brittleness_run_on_two_nodes_is_the_local_run(
 
 
 def test_a_sagga_search_on_two_nodes_archives_what_the_local_one_does(
-    ray_cluster, cli, checkpoint, tmp_path
+    ray_cluster, cli, checkpoint, tmp_path, monkeypatch
 ):
+    monkeypatch.chdir(checkpoint.parent)  # a relative path, as above
+
     def run(name, *backend):
         code, _, err = cli(
-            "integration", "sagga", "--model", f"ckpt:{checkpoint}", "--out", str(tmp_path / name),
+            "integration", "sagga", "--model", f"ckpt:{checkpoint.name}", "--out",
+            str(tmp_path / name),
             "--basis", "polynomial_robustness", "--preset", "robustness", "--generations", "2",
             "--beam", "2", "--max-len", "24", "--generation-size", "24", "--seed-size", "6",
             "--verify-chunk", "5", *backend,

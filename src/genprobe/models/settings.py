@@ -15,13 +15,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from genprobe.decoding.config import DecodingConfig
 from genprobe.models.bundled import WEIGHTS
 from genprobe.runs.config import identity_fields
 from genprobe.runs.provenance import file_digest
 from genprobe.tasks.integration.under_test import Model
+
+Configured = TypeVar("Configured")
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,13 @@ class ModelSettings:
             temperature=self.temperature, cache_dir=self.cache_dir,
             concurrency=self.concurrency,
         )  # fmt: skip
+
+
+def for_workers(config: Configured) -> Configured:
+    """A study's config (a dataclass with `model: ModelSettings`) as its stage tasks are sent
+    to workers: the model's checkpoint and answer cache by absolute paths. Its run's identity
+    is the config as given."""
+    return replace(config, model=config.model.for_workers())  # type: ignore[type-var]
 
 
 def checkpoint_file(spec: str) -> Path | None:

@@ -33,6 +33,7 @@ from typing import Any
 import pandas as pd
 
 from genprobe.errors import ConfigError
+from genprobe.models.settings import for_workers
 from genprobe.runs.executor import Executor, LocalExecutor, StageTask, relayed, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Outputs, Shard, ShardStore, json_bytes, parquet_bytes
@@ -93,6 +94,7 @@ def run_brittleness(
     config, training = _with_training(config.validated(), log)
     read_inputs(config, training)
     run = open_run(out, BRITTLENESS.kind, config)
+    config = for_workers(config)
     run_stage(run, TrainingTask(), [Shard(TRAINING, "training", asdict(training))], executor)
     base = base_suites(config)
     _build_base_suites(run, config, base, log, executor)
@@ -184,7 +186,7 @@ def _solve(
     executor = executor or LocalExecutor()
     with relayed(executor, log) as notes:  # each worker's decode/verify schedule, once chosen
         task = solve.SolveTask(
-            config.model.for_workers(), _verifier(config), config.k_max, score_references=True,
+            config.model, _verifier(config), config.k_max, score_references=True,
             overlap=config.overlap, notes=notes,
         )  # fmt: skip
         run_stage(run, task, shards, executor)

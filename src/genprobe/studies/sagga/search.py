@@ -27,13 +27,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from genprobe.models.settings import for_workers
 from genprobe.runs.atomic import write_json, write_text
 from genprobe.runs.budget import Budget
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
@@ -190,7 +191,7 @@ class _Steps:
     log: Log
 
     def __post_init__(self) -> None:
-        config = replace(self.config, model=self.config.model.for_workers())
+        config = for_workers(self.config)
         self.tasks = ProposeTask(config), VerifyTask(config), ScoreTask(config)
 
     def generation(self, generation: int, seeds: list[str], per_seed: int) -> bool:
