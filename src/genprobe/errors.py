@@ -17,6 +17,19 @@ from typing import TextIO
 class GenprobeError(Exception):
     """Base class of all errors caused by user input, files or configuration."""
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Rebuilt from its message and fields, not by calling __init__ with the message alone
+        # (which a subclass's own arguments refuse), so an error raised in a worker process or
+        # on a Ray node reaches the command as itself: one line, exit code 2.
+        return _rebuilt, (type(self), self.args, self.__dict__)
+
+
+def _rebuilt(kind: type[GenprobeError], args: tuple, fields: dict) -> GenprobeError:
+    error = kind.__new__(kind)
+    Exception.__init__(error, *args)
+    error.__dict__.update(fields)
+    return error
+
 
 class ConfigError(GenprobeError, ValueError):
     """A setting has a value outside what it accepts."""

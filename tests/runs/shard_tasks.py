@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from genprobe.errors import ConfigError
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 
@@ -71,6 +72,13 @@ class BrokenSetup(Squares):
 
     def setup(self) -> Any:
         raise Interrupted("setup")
+
+
+class RefusedSetup(Squares):
+    """A task whose setup finds a user error on the worker (a checkpoint that is not there)."""
+
+    def setup(self) -> Any:
+        raise ConfigError("--model", "a checkpoint file that exists", "ckpt:gone.pt")
 
 
 class WhoRuns(StageTask):

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 import shard_tasks
-from shard_tasks import WhoRuns
+from shard_tasks import RefusedSetup, WhoRuns
 
+from genprobe.errors import ConfigError
 from genprobe.runs import ray_executor
 from genprobe.runs.ray_executor import RayExecutor
 from genprobe.runs.shards import Shard
@@ -64,3 +65,12 @@ def test_a_shard_takes_the_cpus_of_kept_workers_when_the_cluster_shrinks(executo
     monkeypatch.undo()
     pid, served = _who(executor, kept)
     assert pid != kept_pid and served == 1
+
+
+def test_a_user_error_on_a_worker_reaches_the_driver_as_itself(executor):
+    """So the command says it in one line (exit code 2), not as Ray's failure to unpickle."""
+    with pytest.raises(ConfigError) as raised:
+        list(executor.map(RefusedSetup(), [Shard("square", "00", {"n": 2})], lambda s: Path("x")))
+    said = "--model must be a checkpoint file that exists. Got 'ckpt:gone.pt' instead."
+    assert str(raised.value) == said
+    assert raised.value.name == "--model"

@@ -6,7 +6,15 @@ import json
 
 import pytest
 from helpers import damage
-from shard_tasks import BrokenSetup, HalfThenWhole, Interrupted, Squares, Unavailable, Writes
+from shard_tasks import (
+    BrokenSetup,
+    HalfThenWhole,
+    Interrupted,
+    RefusedSetup,
+    Squares,
+    Unavailable,
+    Writes,
+)  # fmt: skip
 
 from genprobe.errors import ConfigError, DamagedFileError, GenprobeWarning, RunDirError
 from genprobe.runs import atomic
@@ -191,6 +199,10 @@ def test_an_error_in_a_worker_reaches_the_driver_as_itself(tmp_path):
     assert all(ShardStore(tmp_path).done(s) for s in squares(4))
     with pytest.raises(Interrupted, match="setup"):
         run_stage(tmp_path / "b", BrokenSetup(), squares(4), LocalExecutor(workers=2))
+    # a user error (whose arguments are not its message) too, not a broken process pool
+    with pytest.raises(ConfigError, match="--model must be a checkpoint file") as raised:
+        run_stage(tmp_path / "c", RefusedSetup(), squares(4), LocalExecutor(workers=2))
+    assert raised.value.got == "ckpt:gone.pt"
 
 
 def test_shard_names_are_short_file_names_and_workers_at_least_one():
