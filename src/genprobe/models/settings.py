@@ -86,7 +86,7 @@ class ModelSettings:
         )  # fmt: skip
 
 
-def for_workers(config: Configured) -> Configured:
+def sent_to_workers(config: Configured) -> Configured:
     """A study's config (a dataclass with `model: ModelSettings`) as its stage tasks are sent
     to workers: the model's checkpoint and answer cache by absolute paths. Its run's identity
     is the config as given."""

@@ -33,7 +33,7 @@ from typing import Any
 import pandas as pd
 
 from genprobe.errors import ConfigError
-from genprobe.models.settings import for_workers
+from genprobe.models.settings import sent_to_workers
 from genprobe.runs.executor import Executor, LocalExecutor, StageTask, relayed, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Outputs, Shard, ShardStore, json_bytes, parquet_bytes
@@ -94,7 +94,7 @@ def run_brittleness(
     config, training = _with_training(config.validated(), log)
     read_inputs(config, training)
     run = open_run(out, BRITTLENESS.kind, config)
-    config = for_workers(config)
+    config = sent_to_workers(config)
     run_stage(run, TrainingTask(), [Shard(TRAINING, "training", asdict(training))], executor)
     base = base_suites(config)
     _build_base_suites(run, config, base, log, executor)

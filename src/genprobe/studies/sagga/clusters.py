@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from genprobe.models.cached import CachedModel
-from genprobe.models.settings import for_workers
+from genprobe.models.settings import sent_to_workers
 from genprobe.runs.executor import Executor, StageTask, run_stage
 from genprobe.runs.pool import DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
@@ -280,4 +280,4 @@ def analyse(
         Shard(NEARBY, f"{i:03d}", {"cluster": i, "members": c["central"], "attempts": attempts})
         for i, c in enumerate(found)
     ]
-    run_stage(run, NearbyTask(for_workers(config)), shards, executor)
+    run_stage(run, NearbyTask(sent_to_workers(config)), shards, executor)

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from genprobe.models.settings import for_workers
+from genprobe.models.settings import sent_to_workers
 from genprobe.runs.atomic import write_json, write_text
 from genprobe.runs.budget import Budget
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
@@ -191,7 +191,7 @@ class _Steps:
     log: Log
 
     def __post_init__(self) -> None:
-        config = for_workers(self.config)
+        config = sent_to_workers(self.config)
         self.tasks = ProposeTask(config), VerifyTask(config), ScoreTask(config)
 
     def generation(self, generation: int, seeds: list[str], per_seed: int) -> bool:

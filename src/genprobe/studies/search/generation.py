@@ -72,7 +72,7 @@ def judged(model: SequenceModel, src: np.ndarray, k: int = 1) -> tuple[np.ndarra
         empty = np.empty((len(model.members), 0), dtype=object)
         return empty, empty
     ranked = model.candidates(src, k)
-    members, n, width = ranked.out.shape[0], ranked.out.shape[1], ranked.out.shape[2]
+    members, n, width = ranked.out.shape[:3]
     outcomes = model.task.outcomes(
         np.repeat(np.tile(src, (members, 1)), width, axis=0),
         ranked.out.reshape(members * n * width, -1), ranked.length.reshape(-1),
