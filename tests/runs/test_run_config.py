@@ -9,7 +9,7 @@ import pytest
 
 from genprobe.decoding.config import DecodingConfig
 from genprobe.models.architectures.recurrent import RecurrentConfig
-from genprobe.models.settings import ModelSettings
+from genprobe.models.settings import ModelSettings, sent_to_workers
 from genprobe.runs.provenance import config_hash, git_state, provenance
 from genprobe.runs.rundir import open_run, read_config
 from genprobe.studies.brittleness.config import BrittlenessConfig
@@ -150,9 +150,9 @@ def test_workers_elsewhere_get_the_checkpoint_by_its_absolute_path(tmp_path, mon
     """A brittleness or SAGGA run sends its model's settings to workers with the checkpoint's
     path absolute; its identity keeps the spec as given."""
     monkeypatch.chdir(tmp_path)
-    given = ModelSettings("ckpt:runs/bwd/model.pt", cache_dir="cache")
-    sent = given.for_workers()
-    assert sent.spec == f"ckpt:{tmp_path}/runs/bwd/model.pt"
-    assert sent.cache_dir == f"{tmp_path}/cache"
-    assert given.identity()["spec"] == "ckpt:runs/bwd/model.pt"
-    assert ModelSettings("sympy").for_workers() == ModelSettings("sympy")
+    given = SaggaConfig(ModelSettings("ckpt:runs/bwd/model.pt", cache_dir="cache"))
+    sent = sent_to_workers(given)
+    assert sent.model.spec == f"ckpt:{tmp_path}/runs/bwd/model.pt"
+    assert sent.model.cache_dir == f"{tmp_path}/cache"
+    assert replace(sent, model=given.model) == given
+    assert sent_to_workers(SaggaConfig(ModelSettings("sympy"))).model == ModelSettings("sympy")

@@ -15,15 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from genprobe.decoding.config import DecodingConfig
 from genprobe.models.bundled import WEIGHTS
 from genprobe.runs.config import identity_fields
 from genprobe.runs.provenance import file_digest
 from genprobe.tasks.integration.under_test import Model
-
-Configured = TypeVar("Configured")
 
 
 @dataclass(frozen=True)
@@ -66,15 +64,6 @@ class ModelSettings:
             return self
         return replace(self, decoding=replace(self.decoding, beam_size=beam))
 
-    def for_workers(self) -> ModelSettings:
-        """The same settings with the checkpoint's path and the answer cache absolute, for
-        workers in another directory or on another machine (a run's identity keeps the spec as
-        given, so its hash does not depend on where the command ran from)."""
-        from genprobe.models.registry import absolute_spec
-
-        cache = self.cache_dir and str(Path(self.cache_dir).absolute())
-        return replace(self, spec=absolute_spec(self.spec), cache_dir=cache)
-
     def load(self, min_beam: int = 1) -> Model:
         from genprobe.models.registry import load_model
 
@@ -86,11 +75,29 @@ class ModelSettings:
         )  # fmt: skip
 
 
+class _Study(Protocol):
+    """A study's config: a dataclass with the settings of its model under test."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def model(self) -> ModelSettings: ...
+
+
+Configured = TypeVar("Configured", bound=_Study)
+
+
 def sent_to_workers(config: Configured) -> Configured:
-    """A study's config (a dataclass with `model: ModelSettings`) as its stage tasks are sent
-    to workers: the model's checkpoint and answer cache by absolute paths. Its run's identity
-    is the config as given."""
-    return replace(config, model=config.model.for_workers())  # type: ignore[type-var]
+    """A study's config as its stage tasks are sent to workers in another directory or on
+    another machine: the model's checkpoint and answer cache by absolute paths. Its run's
+    identity is the config as given, so its hash does not depend on where the command ran."""
+    from genprobe.models.registry import absolute_spec
+
+    settings = config.model
+    cache = settings.cache_dir and str(Path(settings.cache_dir).absolute())
+    return replace(
+        config, model=replace(settings, spec=absolute_spec(settings.spec), cache_dir=cache)
+    )
 
 
 def checkpoint_file(spec: str) -> Path | None:
