@@ -53,7 +53,7 @@ from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.limits import TRUSTED_LIMITS
 from genprobe.tasks.integration.mutations import PRESETS
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
-from genprobe.tasks.integration.under_test import Candidate, Model, infix_text
+from genprobe.tasks.integration.under_test import Model, answer_text
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.verification.ranked import RankedResult, verify_ranked
 from genprobe.verification.verdict import Outcome, TimeoutPolicy, deadline_counts
@@ -263,7 +263,7 @@ def propose(model: Model, mutants: Sequence[Mutant], k: int) -> list[Row]:
                 "text": mutant.text,
                 "readable": ok,
                 "candidates": [encode_answer(c.answer) for c in candidates],
-                "answers": [_answer_text(c) for c in candidates],
+                "answers": [answer_text(c.answer) for c in candidates],
             }
         )
     return rows
@@ -362,15 +362,6 @@ def decode_answer(encoded: str) -> Expr | str | tuple[str, ...]:
     if kind == "expr":
         return from_prefix(text.split(), TRUSTED_LIMITS)
     return text if kind == "text" else tuple(text.split())
-
-
-def _answer_text(candidate: Candidate) -> str:
-    answer = candidate.answer
-    if isinstance(answer, str):
-        return answer
-    if isinstance(answer, tuple):
-        return " ".join(answer)
-    return infix_text(answer) or " ".join(to_prefix(answer))
 
 
 def difference_in_worker(shared: None, pair: tuple[list[str], list[str]]) -> str:

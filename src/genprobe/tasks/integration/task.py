@@ -413,6 +413,7 @@ def _added(
 
 
 def _printed(tokens: str) -> str:
+    """An answer as `problem_text` prints it; its tokens where they spell no expression."""
     try:
         return problem_text(from_prefix(tokens.split()))
     except GenprobeError:

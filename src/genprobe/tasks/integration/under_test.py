@@ -65,6 +65,14 @@ def problem_text(expr: Expr) -> str:
     return infix_text(expr) or " ".join(to_prefix(expr))
 
 
+def answer_text(answer: Expr | str | tuple[str, ...]) -> str:
+    """How an answer is shown to a reader: an expression as `problem_text` prints it, raw
+    output (text or tokens) as the model gave it."""
+    if isinstance(answer, Expr):
+        return problem_text(answer)
+    return answer if isinstance(answer, str) else " ".join(answer)
+
+
 class Model(abc.ABC):
     """A model under test. Subclasses implement `candidates`, and `score` if they can."""
 
