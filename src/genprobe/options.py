@@ -29,6 +29,15 @@ def parse_pairs(pairs: list[str] | None, flag: str) -> dict[str, str]:
     return options
 
 
+def as_pairs(options: Mapping[str, Any]) -> list[str]:
+    """{k: v} → `["k=v", …]` as the flags take them (`true`, `none`), for reports to show."""
+    pairs = []
+    for key, value in options.items():
+        text = "none" if value is None else str(value)
+        pairs.append(f"{key}={text.lower() if isinstance(value, bool) else text}")
+    return pairs
+
+
 def field_types(cls: type) -> dict[str, Any]:
     """A dataclass's options: each init field's name → its annotated type."""
     if not dataclasses.is_dataclass(cls):

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from genprobe.analysis.render import clip
 from genprobe.errors import GenprobeWarning
 from genprobe.models.adapters.integration_tokens import as_sequence_model
 from genprobe.models.registry import load_model
@@ -16,12 +17,15 @@ from genprobe.studies import report_run
 from genprobe.studies.probe import run as probe_run
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import decoded
+from genprobe.studies.probe.report import WIDTH
 from genprobe.studies.probe.results import read_probe, read_results
 from genprobe.studies.probe.run import run_probe
 from genprobe.studies.probe.suites import build_suites as build
 from genprobe.studies.probe.suites import saved_suites
 from genprobe.studies.probe.summary import accuracy, consistency, failure_sharing
 from genprobe.studies.seed_sensitivity import run_sweep
+from genprobe.tasks.integration import from_prefix
+from genprobe.tasks.integration.under_test import problem_text
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.tokens import encode_outputs, output_lines
 
@@ -186,7 +190,17 @@ def test_an_integration_model_is_probed_on_the_integration_task(cli, tmp_path):
     assert set(results["suite"]) == {"base", "family-coefficient"}
     assert set(results["member"]) == {"py:test_probe:wrong"}
     assert (results["output"] == "x").all() and (results["outcome"] == "incorrect").all()
-    assert "Accuracy per suite across members" in (out / "report.md").read_text()
+    report = (out / "report.md").read_text()
+    assert "Accuracy per suite across members" in report
+    # every member fails every input: the report shows them as SymPy prints them, with the
+    # antiderivative the suite knows as the right output
+    first = results.iloc[0]
+    integrand, antiderivative = (
+        clip(problem_text(from_prefix(first[column].split())), WIDTH)
+        for column in ("input", "reference")
+    )
+    assert f"| base | {integrand} | {antiderivative} (" in report
+    assert "| x (1 token; 1 of 1) |" in report
 
 
 @pytest.mark.slow

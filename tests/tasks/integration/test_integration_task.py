@@ -12,6 +12,7 @@ import sympy as sp
 from genprobe.errors import ConfigError
 from genprobe.models.adapters.integration_tokens import as_sequence_model
 from genprobe.models.adapters.seq2seq import DecodingConfig
+from genprobe.options import as_pairs, parse_pairs
 from genprobe.studies.brittleness.solve import Problem, solve
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.evolve import from_keys
@@ -296,3 +297,11 @@ def test_an_integrand_reads_as_sympy_prints_it(task):
     answers = ["mul div INT+ 1 INT+ 2 pow x INT+ 2", "add x"]  # x**2/2; no expression
     out, _ = encode_outputs(task.target_vocab, [text.split() for text in answers])
     assert task.output_text(out) == ["x**2/2", "add x"]
+
+
+def test_the_options_a_report_shows_are_the_flags_that_rebuild_the_task():
+    task = load_task("integration", {"negative_ints": True, "max_ops": 6})
+    shown = as_pairs(task.options())
+    assert "negative_ints=true" in shown and "max_ops=6" in shown
+    rebuilt = load_task("integration", parse_pairs(shown, "--task-option"))
+    assert rebuilt.options() == task.options()

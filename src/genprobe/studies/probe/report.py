@@ -7,6 +7,7 @@ accuracy predicts probe accuracy across members."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from genprobe.analysis.plots import length_curves, suite_distributions
 from genprobe.analysis.render import Figure, Heading, Table, Text, clip
 from genprobe.analysis.render import write_report as render
 from genprobe.analysis.stats import THRESHOLD, Share, shares_at_least, summarize
+from genprobe.options import as_pairs
 from genprobe.studies.probe.decode import FEATURE
 from genprobe.studies.probe.results import read_probe, read_results, read_suites
 from genprobe.studies.probe.summary import (
@@ -37,6 +39,8 @@ from genprobe.studies.probe.summary import (
     unresolved,
 )
 from genprobe.tasks.probing import Slice
+from genprobe.tasks.task import Task
+from genprobe.tasks.tokens import encode_inputs, encode_outputs
 
 EXAMPLES = 5  # inputs every member fails, shown per suite
 LENGTH_ROWS = 30  # most rows of the per-length table: more lengths are binned
@@ -62,7 +66,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
     members = len(scores)
     figure = suite_distributions(scores, run / "figures" / "accuracy.png", "members")
     figure = figure.relative_to(run)
-    options = ", ".join(f"{k}={v}" for k, v in config.task_options)
+    options = ", ".join(as_pairs(dict(config.task_options)))
     first = "greedy" if config.samples == 0 else "sampling at temperature 1 (each member's seed)"
     decoding = first if config.k == 1 else f"{first}, and beam search of width {config.k}"
     blocks = [
@@ -151,7 +155,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
             Text("Spearman correlation across members of base accuracy with each suite's."),
             Table(_correlation_table(correlations)),
         ]
-    blocks += _shared_failures(reported(results))
+    blocks += _shared_failures(reported(results), task)
     return render(run, "Probe study", blocks)
 
 
@@ -362,7 +366,7 @@ def _correlation_table(correlations: list) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _shared_failures(results: pd.DataFrame) -> list:
+def _shared_failures(results: pd.DataFrame, task: Task) -> list:
     members = results["member"].nunique()
     wrong = results[results["outcome"] != "correct"]
     counts = wrong.groupby(["suite", "index"], sort=False)["member"].transform("size")
@@ -371,27 +375,51 @@ def _shared_failures(results: pd.DataFrame) -> list:
         return []
     blocks = [
         Heading("Inputs every member fails"),
-        Text(f"Up to {EXAMPLES} per suite: the input, the right output, and the most common "
-             "wrong answer with how many members gave it (long outputs are cut: their length "
-             "and the first token where the answer differs say where it goes wrong)."),
+        Text(f"Up to {EXAMPLES} per suite: the input, the right output (of a task with many, "
+             "the one the suite knows, if any), and the most common wrong answer with how "
+             "many members gave it, as the task writes them (long outputs are cut: their "
+             "length in tokens and the first token where the answer differs from the one right "
+             "output say where it goes wrong)."),
     ]  # fmt: skip
-    rows = []
+    shown = []  # as the results hold them: token text
     for (suite, _index), group in every.groupby(["suite", "index"], sort=False):
-        if sum(r["suite"] == suite for r in rows) >= EXAMPLES:
+        if sum(row["suite"] == suite for row in shown) >= EXAMPLES:
             continue
         answers = group["output"].value_counts()
-        right, answer = group["gold"].iloc[0], answers.index[0]
-        said = f"{_tokens(answer)}{_differs(right, answer)}; {answers.iloc[0]} of {members}"
-        rows.append(
-            {"suite": suite, "input": clip(group["input"].iloc[0], WIDTH),
-             "right": "–" if right is None else f"{clip(right, WIDTH)} ({_tokens(right)})",
-             "most common answer": f"{clip(answer, WIDTH)} ({said})"}
-        )  # fmt: skip
+        gold, answer = group["gold"].iloc[0], answers.index[0]
+        right = group["reference"].iloc[0] if gold is None and "reference" in group else gold
+        said = f"{_tokens(answer)}{_differs(gold, answer)}; {answers.iloc[0]} of {members}"
+        shown.append({"suite": suite, "input": group["input"].iloc[0], "right": right,
+                      "answer": answer, "said": said})  # fmt: skip
+    frame = pd.DataFrame(shown)
+    texts = zip(
+        _input_text(task, frame["input"]), _output_text(task, frame["right"]),
+        _output_text(task, frame["answer"]), strict=True,
+    )  # fmt: skip
+    rows = [
+        {"suite": row.suite, "input": clip(text, WIDTH),
+         "right": "–" if row.right is None else f"{clip(right, WIDTH)} ({_tokens(row.right)})",
+         "most common answer": f"{clip(answer, WIDTH)} ({row.said})"}
+        for row, (text, right, answer) in zip(frame.itertuples(), texts, strict=True)
+    ]  # fmt: skip
     return [*blocks, Table(pd.DataFrame(rows))]
 
 
+def _input_text(task: Task, lines: Iterable[str]) -> list[str]:
+    """Inputs as the results hold them (tokens) → as the task writes them."""
+    src = encode_inputs(task.source_vocab, [(None, line.split()) for line in lines], "results")
+    return task.input_text(src)
+
+
+def _output_text(task: Task, lines: Iterable[str | None]) -> list[str]:
+    """Outputs as the results hold them (tokens; None: none) → as the task writes them."""
+    out, _ = encode_outputs(task.target_vocab, [(line or "").split() for line in lines])
+    return task.output_text(out)
+
+
 def _tokens(text: str) -> str:
-    return f"{len(text.split())} tokens"
+    n = len(text.split())
+    return f"{n} token{'s' * (n != 1)}"
 
 
 def _differs(right: str | None, answer: str) -> str:

@@ -15,6 +15,7 @@ import pandas as pd
 
 from genprobe.analysis.plots import progress
 from genprobe.analysis.render import Figure, Heading, Table, Text, write_report
+from genprobe.options import as_pairs
 from genprobe.studies.search.analysis import shares
 from genprobe.studies.search.config import SELECTION_CLUSTERS, SearchConfig
 from genprobe.studies.search.results import (
@@ -51,7 +52,7 @@ def write_search_report(run: str | Path) -> tuple[Path, Path]:
         *_clusters(found["clusters"], state["members"], who),
         *_slices(read_slices(run), evaluated, runs, who),
     ]
-    options = "".join(f" {k}={v}" for k, v in state["task_options"].items())
+    options = "".join(f" {pair}" for pair in as_pairs(state["task_options"]))
     members = len(state["members"])
     title = f"Failure search: {state['task']}{options}, {members} {who}{'s' * (members != 1)}"
     if len(runs) > 1:
