@@ -98,7 +98,7 @@ def build_suites(config: ProbeConfig, task: Task) -> list[Suite]:
             moved = move.with_reference(pool.src, pool.tgt, rng)
         else:
             moved = getattr(move, "perturb" if kind == "family" else "partner")(pool.src, rng)
-        kept, refused = _accepted(task, moved, size)
+        kept, refused = _first(_valid(task, moved), size)
         src, reference = _rows(moved, kept)
         suites.append(Suite(kind, name, src, moved.origin[kept], refused, reference))
     for name in config.compositions:
@@ -142,15 +142,15 @@ def _composed(task: Task, name: str, pool: Examples, config: ProbeConfig, carry:
     drawn = rng.integers(max(len(usable), 1), size=(POOL * config.size, composition.arity))
     _, first = np.unique(drawn, axis=0, return_index=True)
     tuples = usable[drawn[np.sort(first)]] if len(usable) else drawn[:0]  # in the order drawn
-    pieces, found = [], 0
+    pieces, valid = [], []
     for start in range(0, len(tuples), config.size):  # a chunk at a time: a join may be slow
         piece = _joined(composition, pool, tuples[start : start + config.size], carry)
         pieces.append(replace(piece, origin=piece.origin + start))
-        found += int(task.valid_inputs(piece.src).sum()) if len(piece) else 0
-        if found >= config.size:
+        valid.append(_valid(task, piece))
+        if sum(v.sum() for v in valid) >= config.size:
             break
     joined = _concatenated(pieces)
-    kept, refused = _accepted(task, joined, config.size)
+    kept, refused = _first(np.concatenate(valid or [np.zeros(0, bool)]), config.size)
     src, reference = _rows(joined, kept)
     none = np.full(len(kept), -1)
     return Suite("composition", name, src, none, refused, reference, tuples[joined.origin[kept]])
@@ -174,10 +174,13 @@ def _concatenated(pieces: list[Perturbed]) -> Perturbed:
     return Perturbed(src, origin, padded([row[row >= 0] for p in pieces for row in p.tgt], -1))
 
 
-def _accepted(task: Task, moved: Perturbed, size: int) -> tuple[np.ndarray, int]:
-    """The first `size` rows of `moved` the task accepts, and how many it refused before the
-    last of them (all it refused, where fewer are accepted)."""
-    valid = task.valid_inputs(moved.src) if len(moved) else np.zeros(0, bool)
+def _valid(task: Task, moved: Perturbed) -> np.ndarray:
+    return task.valid_inputs(moved.src) if len(moved) else np.zeros(0, bool)
+
+
+def _first(valid: np.ndarray, size: int) -> tuple[np.ndarray, int]:
+    """The first `size` valid rows, and how many rows were refused before the last of them
+    (all refused, where fewer are valid)."""
     kept = np.flatnonzero(valid)[:size]
     return kept, int((~valid[: kept[-1] + 1]).sum()) if len(kept) else int((~valid).sum())
 
