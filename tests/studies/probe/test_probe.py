@@ -2,8 +2,10 @@
 would, the verdicts and statistics follow from the outputs, a rerun resumes, and bad input is
 one line with nothing written."""
 
+import json
 import shutil
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,7 +20,7 @@ from genprobe.studies.probe import run as probe_run
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import decoded
 from genprobe.studies.probe.report import WIDTH
-from genprobe.studies.probe.results import read_probe, read_results
+from genprobe.studies.probe.results import read_probe, read_results, read_suites
 from genprobe.studies.probe.run import run_probe
 from genprobe.studies.probe.suites import build_suites as build
 from genprobe.studies.probe.suites import saved_suites
@@ -68,6 +70,19 @@ def test_every_row_is_the_verdict_of_what_its_member_answered(probed, sweep):
     search = results["gold_logprob"] > results["output_logprob"]
     expected = np.where(failed, np.where(search, "search", "model"), None)
     assert list(results["error"].fillna("-")) == [e or "-" for e in expected]
+
+
+@pytest.mark.slow
+def test_the_inputs_the_sweep_trained_on_are_marked_and_reported(probed, sweep):
+    lines = (Path(sweep) / "data" / "train.jsonl").read_text().splitlines()
+    trained = {json.loads(line)["input"] for line in lines}
+    results = read_results(probed)
+    assert list(results["seen"]) == list(results["input"].isin(trained))
+    assert results["seen"].any() and not results["seen"].all()
+    one = results[results["member"] == "seed=1"]
+    counted = read_suites(probed).set_index("suite")["seen"]
+    assert counted.to_dict() == one.groupby("suite")["seen"].sum().to_dict()
+    assert "| trained on | new |" in report_run(probed)[0].read_text()
 
 
 @pytest.mark.slow
@@ -192,6 +207,7 @@ def test_an_integration_model_is_probed_on_the_integration_task(cli, tmp_path):
     assert (results["output"] == "x").all() and (results["outcome"] == "incorrect").all()
     report = (out / "report.md").read_text()
     assert "Accuracy per suite across members" in report
+    assert "seen" not in results and "trained on" not in report  # the model does not say
     # every member fails every input: the report shows them as SymPy prints them, with the
     # antiderivative the suite knows as the right output
     first = results.iloc[0]

@@ -88,7 +88,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
             "from). Every / one: inputs that every member "
             "fails (the task's hard region) and inputs that exactly one member fails "
             "(seed-specific). Refused: perturbed inputs the task does not accept, never "
-            "decoded."
+            f"decoded.{_SEEN if 'seen' in results else ''}"
         ),
         Table(_suite_table(results, scores, shares, suites, config.k)),
     ]
@@ -195,6 +195,8 @@ def _suite_table(
     sharing = failure_sharing(results)
     drop = paired_drop(results)
     failed = fail_at(results, k) if k > 1 else None
+    # accuracy on the inputs the model was not trained on, where it is known which
+    unseen = accuracy(results[~results["seen"]]) if "seen" in results else None
     rows = []
     for suite in scores.columns:
         values = scores[suite].to_numpy()
@@ -209,6 +211,7 @@ def _suite_table(
             "kind": suites.loc[suite, "kind"],
             "inputs": f"{int(suites.loc[suite, 'inputs']):,}",
             "refused": f"{int(suites.loc[suite, 'invalid']):,}",
+            **({} if unseen is None else _unseen(suite, suites, unseen)),
             "median": f"{100 * summary.median:.1f}",
             "min–max": f"{100 * summary.min:.1f}–{100 * summary.max:.1f}",
             "IQM": f"{100 * summary.iqm:.1f}{interval}",
@@ -221,6 +224,18 @@ def _suite_table(
             row[f"Fail@{k}"] = f"{100 * failed[suite].median():.1f}"
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+_SEEN = (
+    " Trained on: inputs of the suite that the model was trained on (a sweep's training "
+    "data), which test what it was shown, not the rule; new: the median accuracy on the "
+    "others."
+)
+
+
+def _unseen(suite: str, suites: pd.DataFrame, unseen: pd.DataFrame) -> dict[str, str]:
+    new = f"{100 * unseen[suite].median():.1f}" if suite in unseen else "–"
+    return {"trained on": f"{int(suites.loc[suite, 'seen']):,}", "new": new}
 
 
 def _prompt_variance(results: pd.DataFrame, order: list[str]) -> list:

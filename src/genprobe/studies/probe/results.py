@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from genprobe.errors import RunDirError
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.study import DECODE, PROBE
+from genprobe.studies.probe.suites import ARRAYS_FILE, SUITES_FILE
 
 
 def read_probe(run: str | Path) -> ProbeConfig:
@@ -23,13 +25,15 @@ def read_probe(run: str | Path) -> ProbeConfig:
 
 
 def read_suites(run: str | Path) -> pd.DataFrame:
-    """One row per suite: suite, kind, name, inputs, invalid (perturbed inputs refused)."""
-    return pd.DataFrame(json.loads((Path(run) / "suites.json").read_text()))
+    """One row per suite: suite, kind, name, inputs, invalid (perturbed inputs refused), seen
+    (inputs the model trained on; null where not known, absent in runs made before)."""
+    return pd.DataFrame(json.loads((Path(run) / SUITES_FILE).read_text()))
 
 
 def read_results(run: str | Path) -> pd.DataFrame:
     """Every result row of the run (`decode.py`), each file checked against its manifest, the
-    suites in the order the run built them.
+    suites in the order the run built them; with a column `seen` (the model trained on the
+    input) where the run knows.
 
     Raises:
         RunDirError: no suite has been decoded yet.
@@ -38,11 +42,25 @@ def read_results(run: str | Path) -> pd.DataFrame:
     paths = ShardStore(run).outputs(DECODE, ".parquet")
     if not paths:
         raise RunDirError(f"{run} has no results yet: run `genprobe probe` to decode its suites")
-    listed = Path(run) / "suites.json"
-    order = list(read_suites(run)["suite"]) if listed.exists() else []
+    suites = read_suites(run) if (Path(run) / SUITES_FILE).exists() else None
+    order = [] if suites is None else list(suites["suite"])
     # in the run's order of suites (base, families, ..., as built), not the files' names
     paths = sorted(paths, key=lambda path: _position(order, Path(path).stem))
-    return pd.concat([pd.read_parquet(path) for path in paths], ignore_index=True)
+    results = pd.concat([pd.read_parquet(path) for path in paths], ignore_index=True)
+    return results if suites is None else _with_seen(Path(run), suites, results)
+
+
+def _with_seen(run: Path, suites: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
+    """`results` with a column `seen` (the model trained on the row's input) where the run
+    recorded which inputs it trained on (`suites.build_suites`)."""
+    if "seen" not in suites or suites["seen"].isna().any():
+        return results
+    seen = np.zeros(len(results), dtype=bool)
+    with np.load(run / ARRAYS_FILE, allow_pickle=False) as arrays:
+        for i, suite in enumerate(suites["suite"]):
+            rows = (results["suite"] == suite).to_numpy()
+            seen[rows] = arrays[f"{i}.seen"][results.loc[rows, "index"].to_numpy()]
+    return results.assign(seen=seen)
 
 
 def _position(order: list[str], suite: str) -> int:

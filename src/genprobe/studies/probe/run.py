@@ -3,9 +3,9 @@
     check    the model is a token task's (a finished sweep), its task the one asked for, the
              families and relations ones the task declares: before anything is written
     open     config.json: the hashed config, with the task resolved from the model
-    suites   suites.npz and suites.json: each suite's inputs (origins, references), kind,
-             name, size and the perturbed inputs the task refused (`suites.py`); a rerun
-             takes them from there
+    suites   suites.npz and suites.json: each suite's inputs (origins, references, which
+             the model trained on where it knows), kind, name, size and the perturbed inputs
+             the task refused (`suites.py`); a rerun takes them from there
     decode   one shard per suite: every member decodes and the verifier judges
              (results/<suite>.parquet, `decode.py`)
 
@@ -22,6 +22,7 @@ from pathlib import Path
 from genprobe.errors import ConfigError
 from genprobe.models.adapters.integration_tokens import as_sequence_model
 from genprobe.models.registry import absolute_spec
+from genprobe.models.sequences import SequenceModel
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import ShardStore
@@ -34,10 +35,10 @@ from genprobe.tasks.registry import task_name
 Log = Callable[[str], None]
 
 
-def resolved(config: ProbeConfig) -> ProbeConfig:
+def resolved(config: ProbeConfig) -> tuple[ProbeConfig, SequenceModel]:
     """`config` with the model's own task where it names none, and a sweep's directory, a
     language model's folder and an answer cache as absolute paths (workers and later commands
-    may run elsewhere), validated.
+    may run elsewhere), validated; and the model, loaded on the CPU.
 
     Raises:
         ConfigError: a task other than the model's, or any setting out of range.
@@ -55,9 +56,10 @@ def resolved(config: ProbeConfig) -> ProbeConfig:
     options_items = tuple(sorted(options.items()))
     cache = config.cache_dir and str(Path(config.cache_dir).absolute())
     inputs = tuple(str(Path(path).absolute()) for path in config.inputs)
-    return replace(
+    config = replace(
         config, model=spec, task=own, task_options=options_items, cache_dir=cache, inputs=inputs
-    ).validated()
+    )
+    return config.validated(), model
 
 
 def run_probe(
@@ -71,10 +73,10 @@ def run_probe(
     Raises:
         ConfigError, RunDirError: see `resolved`; `out` holds another run.
     """
-    config = resolved(config)
+    config, model = resolved(config)
     suites = saved_suites(Path(out), config)
-    if suites is None:
-        suites = build_suites(config, config.load_task())  # a data error writes nothing
+    if suites is None:  # a data error writes nothing
+        suites = build_suites(config, config.load_task(), model.training_inputs())
     run = open_run(out, KIND, config)
     write_suites(run, suites)
     shards = [decode_shard(suite, config.k) for suite in suites if len(suite.src)]

@@ -60,6 +60,7 @@ class Suite:
     # None for a task with one right output per input (`solve` gives it) or none known
     reference: np.ndarray | None = None
     parts: np.ndarray | None = None  # (n, arity) a composite's pool rows; None: no composition
+    seen: np.ndarray | None = None  # (n,) the model trained on the input; None: not known
 
     @property
     def key(self) -> str:
@@ -67,8 +68,9 @@ class Suite:
         return self.name if self.kind in ("base", "origin") else f"{self.kind}-{self.name}"
 
 
-def build_suites(config: ProbeConfig, task: Task) -> list[Suite]:
-    """Every suite of the run, in report order.
+def build_suites(config: ProbeConfig, task: Task, trained: np.ndarray | None = None) -> list[Suite]:
+    """Every suite of the run, in report order, each input marked seen where it is one of
+    `trained` (the model's training inputs, where it knows them).
 
     Raises:
         ConfigError: a family, relation or split the task does not have.
@@ -124,7 +126,14 @@ def build_suites(config: ProbeConfig, task: Task) -> list[Suite]:
         reference = _right_outputs(path, task, given, valid) if with_outputs else None
         suites.append(Suite("input", input_name(path), kept, np.full(len(kept), -1),
                             int((~valid).sum()), reference))  # fmt: skip
-    return suites
+    if trained is None:
+        return suites
+    known = {_key(row) for row in trained}
+    return [replace(s, seen=np.array([_key(row) in known for row in s.src], bool)) for s in suites]
+
+
+def _key(row: np.ndarray) -> bytes:
+    return row[row > 0].astype(np.int64).tobytes()
 
 
 def _too_few_parts(task: Task, config: ProbeConfig, pool: Examples) -> bool:
@@ -200,13 +209,15 @@ def write_suites(run: Path, suites: list[Suite]) -> None:
             arrays[f"{i}.reference"] = suite.reference
         if suite.parts is not None:
             arrays[f"{i}.parts"] = suite.parts
+        if suite.seen is not None:
+            arrays[f"{i}.seen"] = suite.seen
     with atomic_path(run / ARRAYS_FILE) as tmp, tmp.open("wb") as file:
         np.savez(file, **arrays)
     write_json(
         run / SUITES_FILE,
         [
             {"suite": s.key, "kind": s.kind, "name": s.name, "inputs": len(s.src),
-             "invalid": s.invalid}
+             "invalid": s.invalid, "seen": None if s.seen is None else int(s.seen.sum())}
             for s in suites
         ],
     )  # fmt: skip
@@ -223,7 +234,8 @@ def saved_suites(run: Path, config: ProbeConfig) -> list[Suite] | None:
         with np.load(run / ARRAYS_FILE, allow_pickle=False) as arrays:
             return [
                 Suite(row["kind"], row["name"], arrays[f"{i}.src"], arrays[f"{i}.origin"],
-                      row["invalid"], arrays.get(f"{i}.reference"), arrays.get(f"{i}.parts"))
+                      row["invalid"], arrays.get(f"{i}.reference"), arrays.get(f"{i}.parts"),
+                      arrays.get(f"{i}.seen"))
                 for i, row in enumerate(listed)
             ]  # fmt: skip
     except (OSError, ValueError, KeyError, GenprobeError, zipfile.BadZipFile):

@@ -31,7 +31,7 @@ from genprobe.models.sequences import Ranked, SequenceModel
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.members import load_members
 from genprobe.studies.seed_sensitivity.predict import decoded_chunks
-from genprobe.studies.seed_sensitivity.results import read_sweep
+from genprobe.studies.seed_sensitivity.results import read_sweep, training_inputs
 
 
 class SweepModel(SequenceModel):
@@ -77,6 +77,9 @@ class SweepModel(SequenceModel):
             for start in range(0, len(src), rows)
         ]
         return np.concatenate(parts, axis=1)
+
+    def training_inputs(self) -> np.ndarray | None:
+        return training_inputs(self.run, self.task)
 
     def subset(self, members: Sequence[int]) -> SweepModel:
         labels = tuple(self.members[i] for i in members)

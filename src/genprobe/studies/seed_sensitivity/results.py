@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from genprobe.errors import RunDirError
@@ -17,9 +18,12 @@ from genprobe.runs.atomic import write_json
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.study import PREDICT, SEED_SENSITIVITY, TRAIN
+from genprobe.tasks.files import read_examples
+from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import encode_inputs
 
 ROLES_FILE = "data/roles.json"  # per role of the study's data: split, examples, lengths
+TRAINING_FILE = "data/train.jsonl"  # the examples every seed trained on
 
 
 def read_sweep(run: str | Path) -> SweepConfig:
@@ -68,6 +72,16 @@ def trained_lengths(run: str | Path) -> tuple[int, int] | None:
         return None
     low, high = json.loads(path.read_text(encoding="utf-8"))["train"]["lengths"]
     return low, high
+
+
+def training_inputs(run: str | Path, task: Task) -> np.ndarray | None:
+    """(n, L) the inputs every seed of the sweep trained on; None where the run kept none.
+
+    Raises:
+        DataFormatError: the training file is damaged.
+    """
+    path = Path(run) / TRAINING_FILE
+    return read_examples(path, task, outputs=False).src if path.exists() else None
 
 
 def read_training(run: str | Path) -> dict[str, Any]:
