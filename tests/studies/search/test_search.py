@@ -5,6 +5,7 @@ checked against the model's own answers and the task's verifier, decoded afresh.
 import dataclasses
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from genprobe.studies.search.search import run_search
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.studies.seed_sensitivity.members import load_members, unfinished_seeds
 from genprobe.tasks.registry import load_task
+from genprobe.tasks.tokens import input_lines
 from genprobe.training.trainer import TrainConfig
 from genprobe.verification.verdict import Outcome
 
@@ -201,6 +203,20 @@ def test_the_report_and_tables_read_the_result_files(most):
     tables = read_tables(most)
     assert len(tables["examples"]) == len(_evaluated(most))
     assert len(tables["clusters"]) == len(found)
+
+
+def test_the_inputs_the_seeds_trained_on_are_marked_and_counted(most, sweep):
+    lines = (Path(sweep) / "data" / "train.jsonl").read_text().splitlines()
+    trained = {json.loads(line)["input"] for line in lines}
+    vocab = load_task("binary_operation", {"p": 23}).source_vocab
+    archive, evaluated = pd.read_parquet(most / "archive.parquet"), _evaluated(most)
+    archived = input_lines(vocab, from_keys(list(archive["input"])))
+    assert list(archive["trained_on"]) == [text in trained for text in archived]
+    stats = json.loads((most / "search.json").read_text())["stats"]
+    every = input_lines(vocab, from_keys(list(evaluated["input"])))
+    assert sum(s["trained_on"] for s in stats) == sum(t in trained for t in every) > 0
+    assert sum(s["archived_trained_on"] for s in stats) == archive["trained_on"].sum()
+    assert "| archived inputs the seeds trained on |" in report_run(most)[0].read_text()
 
 
 def test_bad_input_is_one_line_exit_2_and_nothing_written(sweep, tmp_path, capsys):

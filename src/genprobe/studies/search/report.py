@@ -119,9 +119,23 @@ def _summary(config: SearchConfig, state: dict[str, Any], evaluated: pd.DataFram
         ("inputs evaluated", f"{len(evaluated):,}"),
         (f"failed by at least one {_who(config)}", f"{failing:,}"),
         ("archived", f"{state['stats'][-1]['archive_size']:,}" if state["stats"] else "0"),
+        *_trained_on(state, "run A's seeds" if len(state.get("runs", {})) > 1 else "the seeds"),
         ("stopped by", _stop(state["stop"])),
     ]
     return [Text(recipe), Heading("Search"), Table(pd.DataFrame(rows, columns=["", "value"]))]
+
+
+def _trained_on(state: dict[str, Any], whose: str) -> list[tuple[str, str]]:
+    """How many inputs evaluated and archived the sweep's seeds were trained on, where the
+    search knows (not for a language model, nor a search made before it counted)."""
+    stats = state["stats"]
+    if not stats or any("trained_on" not in s for s in stats):
+        return []
+    return [
+        (f"evaluated inputs {whose} trained on", f"{sum(s['trained_on'] for s in stats):,}"),
+        (f"archived inputs {whose} trained on",
+         f"{sum(s['archived_trained_on'] for s in stats):,}"),
+    ]  # fmt: skip
 
 
 def _judged(config: SearchConfig) -> str:

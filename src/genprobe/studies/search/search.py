@@ -9,7 +9,8 @@ model's prompt formats x draws x samples), end to end.
                    by the task's `mutations()` (rng [seed, g]); mutants that
                    `valid_inputs` refuses are counted per operator and dropped, as are
                    duplicates and inputs met before; the rest decoded by every member and
-                   scored (`generation.py`); the new ones with fitness >= tau archived
+                   scored (`generation.py`); the new ones with fitness >= tau archived,
+                   each marked where a sweep's seeds were trained on it (`trained_on`)
     stop           after `--generations`, at `--archive-size`, or when `--minutes` of this
                    process's CPU time are spent (checked between generations)
     analyse        clusters and slices of what was found (`analysis.py`)
@@ -46,6 +47,7 @@ from genprobe.studies.search.loop import Log, evolve, read_generation
 from genprobe.studies.search.results import ARCHIVE, SEARCH
 from genprobe.studies.search.selection import next_seeds
 from genprobe.studies.search.study import SEARCH as STUDY
+from genprobe.studies.seed_sensitivity.results import training_inputs
 from genprobe.tasks.registry import task_name
 from genprobe.tasks.task import Task
 
@@ -66,6 +68,7 @@ class Search:
     fitness: list[float] = field(default_factory=list)
     archive: list[pd.DataFrame] = field(default_factory=list)
     stats: list[dict[str, Any]] = field(default_factory=list)
+    trained: frozenset[str] | None = None  # the keys of the inputs the sweep trained on
 
     @property
     def archived(self) -> int:
@@ -126,6 +129,13 @@ class Search:
         self.evaluated += list(frame["input"])
         self.fitness += list(frame["fitness"])
         fit = frame[frame["fitness"] >= self.config.tau]
+        training_counts = {}
+        if self.trained is not None:
+            fit = fit.assign(trained_on=fit["input"].isin(self.trained))
+            training_counts = {
+                "trained_on": int(frame["input"].isin(self.trained).sum()),
+                "archived_trained_on": int(fit["trained_on"].sum()),
+            }
         self.archive.append(fit)
         self.stats.append(
             {
@@ -134,6 +144,7 @@ class Search:
                 "novel_found": len(fit),
                 "archive_size": self.archived,
                 "mean_fitness": float(frame["fitness"].mean()) if len(frame) else None,
+                **training_counts,
             }
         )
         return f"{len(frame)} inputs, {len(fit)} archived, archive {self.archived}"
@@ -171,10 +182,12 @@ def run_search(
         "task": task_name(task), "task_options": task.options(),
         "members": searched.members, "runs": searched.runs(), "base_split": base_split,
     }  # fmt: skip
+    trained = None if searched.a.run is None else training_inputs(searched.a.run, task)
     with executor or LocalExecutor() as runner:
         search = Search(
             config, task, run, GenerationTask(config, searched.target(config.target)), runner,
             task.generate(base_split, config.base_size, searched.a.data_seed).src, about,
+            trained=None if trained is None else frozenset(keys(trained)),
         )  # fmt: skip
         evolve(
             search, range(config.generations + 1), config.archive_size,
