@@ -1,6 +1,7 @@
 """A probe run's results as tidy tables (`genprobe.analysis.tables` reads any run's):
 
-results   one row per member and input of every decoded suite (`decode.py`)
+results   one row per member and input of every decoded suite (`decode.py`), and `seen`
+          where the run knows which inputs the model was trained on
 members   one row per member and suite: accuracy (greedy) and Fail@k
 inputs    one row per suite and input: how many members fail it
 """
