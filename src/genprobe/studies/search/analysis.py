@@ -121,9 +121,15 @@ def clusters(
                     for i in nearest[:EXAMPLES]
                 ],
                 **({"by_run": per_run} if len(per_run) > 1 else {}),
+                **trained_on(archive.iloc[rows]),
             }
         )
     return sorted(found, key=lambda c: -c["size"])
+
+
+def trained_on(archived: pd.DataFrame) -> dict[str, int]:
+    """How many of the inputs a sweep's seeds were trained on, where the search knows."""
+    return {"trained_on": int(archived["trained_on"].sum())} if "trained_on" in archived else {}
 
 
 def shares(evaluated: pd.DataFrame, runs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -219,17 +219,21 @@ def _answers(example: dict[str, Any], members: Sequence[str]) -> str:
     return "; ".join(f"{answer}: {', '.join(who)}" for answer, who in by.items())
 
 
+TRAINED_ON = " Trained on: how many of its inputs the seeds were trained on."
+
+
 def _clusters(found: list[dict[str, Any]], members: Sequence[str], who: str) -> list:
     blocks: list = [Heading("Clusters of the archive")]
     if not found:
         return [*blocks, Text("Nothing was archived: no cluster to show.")]
     per_run = " (per run: A, then B)" if "by_run" in found[0] else ""
+    trained = TRAINED_ON if "trained_on" in found[0] else ""
     blocks.append(
         Text(
             "The archived inputs clustered by the task's features (k-means over standardized "
             f"features). {who.capitalize()}s failing: the mean share of {who}s that fail the "
             f"cluster's inputs; all {who}s: how many of its inputs every {who} fails (shared "
-            f"failures, against {who}-specific ones){per_run}."
+            f"failures, against {who}-specific ones){per_run}.{trained}"
         )
     )
     rows = [
@@ -238,6 +242,7 @@ def _clusters(found: list[dict[str, Any]], members: Sequence[str], who: str) -> 
             "inputs": f"{c['size']:,}",
             "what sets it apart": _apart(c),
             **_failing(c, who),
+            **({"trained on": f"{c['trained_on']:,}"} if "trained_on" in c else {}),
         }
         for i, c in enumerate(found)
     ]
