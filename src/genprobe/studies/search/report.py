@@ -219,7 +219,7 @@ def _answers(example: dict[str, Any], members: Sequence[str]) -> str:
     return "; ".join(f"{answer}: {', '.join(who)}" for answer, who in by.items())
 
 
-TRAINED_ON = " Trained on: how many of its inputs the seeds were trained on."
+TRAINED_ON = " Trained on: how many of its inputs {whose} were trained on."
 
 
 def _clusters(found: list[dict[str, Any]], members: Sequence[str], who: str) -> list:
@@ -227,7 +227,8 @@ def _clusters(found: list[dict[str, Any]], members: Sequence[str], who: str) -> 
     if not found:
         return [*blocks, Text("Nothing was archived: no cluster to show.")]
     per_run = " (per run: A, then B)" if "by_run" in found[0] else ""
-    trained = TRAINED_ON if "trained_on" in found[0] else ""
+    whose = "run A's seeds" if per_run else "the seeds"
+    trained = TRAINED_ON.format(whose=whose) if "trained_on" in found[0] else ""
     blocks.append(
         Text(
             "The archived inputs clustered by the task's features (k-means over standardized "
