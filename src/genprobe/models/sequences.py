@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from genprobe.tasks.task import Task
+from genprobe.verification.ranked import windows
+from genprobe.verification.verdict import Outcome
 
 MAX_K = 64  # the widest beam (most candidates) a probe or a search asks of a model
 
@@ -33,6 +35,31 @@ class Ranked:
     finished: np.ndarray  # (S, N, k) bool: it ended (False: cut at the length limit, or missing)
     score: np.ndarray  # (S, N, k) what the model ranks by, higher first; -inf where missing
     logprob: np.ndarray  # (S, N, k) total log-probability; NaN where the model gives none
+
+    def outcomes(self, task: Task, src: np.ndarray) -> np.ndarray:
+        """(S, N, k) each candidate for inputs src (N, L) as `task.outcomes` judges it, in rank
+        order as `verification.ranked` judges an integration model's: windows of ranks 1, 2-3,
+        4-7, ..., every open (member, input) in one call per window, a pair leaving after the
+        window that holds its first right candidate (None for the candidates after it: not
+        judged). The first right rank, and every outcome up to it, are those of judging all;
+        the rest is most of the work where a model is usually right at rank 1."""
+        members, n, k, width = self.out.shape
+        outcomes = np.full((members, n, k), None, dtype=object)
+        open_ = np.ones((members, n), dtype=bool)
+        for start, stop in windows(k):
+            member, row = np.nonzero(open_)
+            if not len(member):
+                break
+            judged = task.outcomes(
+                np.repeat(np.asarray(src)[row], stop - start, axis=0),
+                self.out[member, row, start:stop].reshape(-1, width),
+                self.length[member, row, start:stop].reshape(-1),
+                self.finished[member, row, start:stop].reshape(-1),
+            )
+            window = np.asarray(judged, dtype=object).reshape(len(member), stop - start)
+            outcomes[member, row, start:stop] = window
+            open_[member, row] = ~(window == Outcome.CORRECT.value).any(axis=1)
+        return outcomes
 
 
 class SequenceModel(abc.ABC):

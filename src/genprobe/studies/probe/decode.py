@@ -11,7 +11,8 @@ outputs for such a task: `suites.py`; null where none is known); the record of e
 prompt (the text a language model's member was asked), completion (its greedy completion as it
 wrote it; both null for other models), output (greedy; read from the completion) and outcome
 (its verdict); first_correct (1-based rank among the k candidates, null: none; greedy's 1
-for k = 1), candidates, candidate_outcomes and candidate_logprobs (k > 1), gold_logprob (of
+for k = 1), candidates, candidate_outcomes (null after the first right candidate's window of
+ranks: `Ranked.outcomes`) and candidate_logprobs (k > 1), gold_logprob (of
 the gold output, or else of the reference) and output_logprob (null where the model gives
 none or no right output is known), error ("search", "model", or null for a success or an
 unscored model), and the task's features of the input as `feature: NAME` columns.
@@ -27,7 +28,7 @@ import pandas as pd
 
 from genprobe.models.adapters.integration_tokens import as_sequence_model
 from genprobe.models.adapters.prompted import Completions
-from genprobe.models.sequences import Ranked, SequenceModel
+from genprobe.models.sequences import SequenceModel
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.probe.config import ProbeConfig
@@ -97,7 +98,7 @@ def decoded(
     greedy = model.candidates(src, 1)
     members, n = greedy.out.shape[:2]
     out, length = greedy.out[:, :, 0], greedy.length[:, :, 0]
-    outcome = _outcomes(task, src, greedy)[:, :, 0]
+    outcome = greedy.outcomes(task, src)[:, :, 0]
     asked = isinstance(greedy, Completions)  # a language model's prompts and completions
     frame = pd.DataFrame(
         {
@@ -116,7 +117,7 @@ def decoded(
         first = np.where(outcome == Outcome.CORRECT.value, 1.0, np.nan)
     else:
         beam = model.candidates(src, k)
-        outcomes = _outcomes(task, src, beam)
+        outcomes = beam.outcomes(task, src)
         correct = outcomes == Outcome.CORRECT.value
         first = np.where(correct.any(axis=2), correct.argmax(axis=2) + 1.0, np.nan)
         width = beam.out.shape[-1]
@@ -152,16 +153,3 @@ def decoded(
     for name, values in task.features(src).items():
         frame[FEATURE + name] = np.tile(np.asarray(values), members)
     return frame
-
-
-def _outcomes(task: Task, src: np.ndarray, ranked: Ranked) -> np.ndarray:
-    """(S, N, k) the outcome of every candidate, in one call of the task's verifier."""
-    members, n, k, width = ranked.out.shape
-    every = np.repeat(np.tile(src, (members, 1)), k, axis=0)
-    outcomes = task.outcomes(
-        every,
-        ranked.out.reshape(-1, width),
-        ranked.length.reshape(-1),
-        ranked.finished.reshape(-1),
-    )
-    return np.asarray(outcomes).reshape(members, n, k)

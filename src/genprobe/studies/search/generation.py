@@ -72,12 +72,8 @@ def judged(model: SequenceModel, src: np.ndarray, k: int = 1) -> tuple[np.ndarra
         empty = np.empty((len(model.members), 0), dtype=object)
         return empty, empty
     ranked = model.candidates(src, k)
-    members, n, width = ranked.out.shape[:3]
-    outcomes = model.task.outcomes(
-        np.repeat(np.tile(src, (members, 1)), width, axis=0),
-        ranked.out.reshape(members * n * width, -1), ranked.length.reshape(-1),
-        ranked.finished.reshape(-1),
-    ).reshape(members, n, width)  # fmt: skip
+    members, n = ranked.out.shape[:2]
+    outcomes = ranked.outcomes(model.task, src)
     right = outcomes == Outcome.CORRECT.value
     chosen = np.where(right.any(axis=2), right.argmax(axis=2), 0)[:, :, None]
     out = np.take_along_axis(ranked.out, chosen[..., None], axis=2)[:, :, 0]
