@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genprobe.tasks.task import Task
-from genprobe.verification.ranked import windows
+from genprobe.verification.ranked import in_rank_order
 from genprobe.verification.verdict import Outcome
 
 MAX_K = 64  # the widest beam (most candidates) a probe or a search asks of a model
@@ -43,23 +43,23 @@ class Ranked:
         window that holds its first right candidate (None for the candidates after it: not
         judged). The first right rank, and every outcome up to it, are those of judging all;
         the rest is most of the work where a model is usually right at rank 1."""
-        members, n, k, width = self.out.shape
-        outcomes = np.full((members, n, k), None, dtype=object)
-        open_ = np.ones((members, n), dtype=bool)
-        for start, stop in windows(k):
-            member, row = np.nonzero(open_)
-            if not len(member):
-                break
-            judged = task.outcomes(
-                np.repeat(np.asarray(src)[row], stop - start, axis=0),
-                self.out[member, row, start:stop].reshape(-1, width),
-                self.length[member, row, start:stop].reshape(-1),
-                self.finished[member, row, start:stop].reshape(-1),
+        members, n, k, _ = self.out.shape
+        src = np.asarray(src)
+
+        def judge(items: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+            member, row = np.divmod(items, n)
+            return task.outcomes(
+                src[row],
+                self.out[member, row, ranks],
+                self.length[member, row, ranks],
+                self.finished[member, row, ranks],
             )
-            window = np.asarray(judged, dtype=object).reshape(len(member), stop - start)
-            outcomes[member, row, start:stop] = window
-            open_[member, row] = ~(window == Outcome.CORRECT.value).any(axis=1)
-        return outcomes
+
+        def correct(outcomes: np.ndarray) -> np.ndarray:
+            return outcomes == Outcome.CORRECT.value
+
+        judged = in_rank_order(np.full(members * n, k), k, judge, correct)
+        return judged.reshape(members, n, k)
 
 
 class SequenceModel(abc.ABC):

@@ -7,6 +7,9 @@ window, so the verifier pool stays busy, and a problem leaves as soon as a windo
 correct candidate: Fail@50 costs about what Fail@1 costs on a good model, and never more than
 twice the verifications of a strictly one-by-one walk.
 
+`in_rank_order` is that walk for any judge (a token task's `outcomes` over arrays, in
+`models.sequences.Ranked.outcomes`); `verify_ranked` is it for the integration verifier.
+
 Example:
     results = verify_ranked(problems, candidate_lists, verifier.verify_many, k_max=10)
     results[0].first_correct  -> 3 (or None)
@@ -18,9 +21,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from genprobe.verification.verdict import Outcome, TimeoutPolicy, Verdict
 
 VerifyMany = Callable[[list[tuple[Any, Any]]], list[Verdict]]
+# (items, ranks) -> the judgement of each item's candidate at that 0-based rank
+Judge = Callable[[np.ndarray, np.ndarray], Sequence[Any]]
 
 
 @dataclass
@@ -56,6 +63,32 @@ def windows(k_max: int) -> list[tuple[int, int]]:
     return out
 
 
+def in_rank_order(
+    counts: Sequence[int] | np.ndarray,
+    k_max: int,
+    judge: Judge,
+    right: Callable[[np.ndarray], np.ndarray],
+) -> np.ndarray:
+    """(n, k_max) object array: item i's candidates (`counts[i]` of them, best first) judged up
+    to rank `k_max`, a window of ranks at a time, every open item in one `judge` call (item
+    by item, ranks ascending), an item leaving after the window that holds a candidate `right`
+    (a vectorized test of judgements) accepts; None where a candidate was not judged."""
+    counts = np.minimum(np.asarray(counts, dtype=np.int64), k_max)
+    judged = np.full((len(counts), k_max), None, dtype=object)
+    open_ = np.ones(len(counts), dtype=bool)
+    for start, stop in windows(k_max):
+        taken = np.clip(counts - start, 0, stop - start) * open_
+        if not taken.any():
+            break
+        item = np.repeat(np.arange(len(counts)), taken)
+        rank = start + np.arange(len(item)) - np.repeat(np.cumsum(taken) - taken, taken)
+        window = np.empty(len(item), dtype=object)
+        window[:] = judge(item, rank)
+        judged[item, rank] = window
+        open_[item[right(window)]] = False
+    return judged
+
+
 def verify_ranked(
     problems: Sequence[Any],
     candidates: Sequence[Sequence[Any]],
@@ -64,17 +97,13 @@ def verify_ranked(
 ) -> list[RankedResult]:
     """Verify each problem's candidates (answers, best first) up to rank `k_max`, stopping after
     the window that holds its first correct one."""
-    results = [RankedResult() for _ in problems]
-    for start, stop in windows(k_max):
-        work = [
-            (i, rank)
-            for i, answers in enumerate(candidates)
-            if results[i].first_correct is None
-            for rank in range(start, min(stop, len(answers)))
-        ]
-        if not work:
-            break
-        verdicts = verify_many([(problems[i], candidates[i][rank]) for i, rank in work])
-        for (i, _), verdict in zip(work, verdicts, strict=True):
-            results[i].verdicts.append(verdict)
-    return results
+
+    def judge(items: np.ndarray, ranks: np.ndarray) -> list[Verdict]:
+        pairs = zip(items, ranks, strict=True)
+        return verify_many([(problems[i], candidates[i][rank]) for i, rank in pairs])
+
+    def correct(verdicts: np.ndarray) -> np.ndarray:
+        return np.array([v.outcome is Outcome.CORRECT for v in verdicts], dtype=bool)
+
+    judged = in_rank_order([len(c) for c in candidates], k_max, judge, correct)
+    return [RankedResult([v for v in row if v is not None]) for row in judged]

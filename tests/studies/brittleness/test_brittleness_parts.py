@@ -51,6 +51,22 @@ def test_verification_stops_after_the_window_of_the_first_correct_candidate():
     assert len(asked) == 13
 
 
+def test_fewer_candidates_than_k_are_verified_window_by_window_problem_by_problem():
+    asked = []
+
+    def verify_many(pairs):
+        asked.append(" ".join(f"{problem}{answer}" for problem, answer in pairs))
+        return [
+            Verdict(Outcome.CORRECT if a == "R" else Outcome.INCORRECT, "fake") for _, a in pairs
+        ]
+
+    candidates = [["w", "w"], [], ["w", "R", "w", "w"], ["w", "w", "w", "w", "w", "w"]]
+    results = verify_ranked(["a", "b", "c", "d"], candidates, verify_many, k_max=5)
+    assert asked == ["aw cw dw", "aw cR cw dw dw", "dw dw"]  # ranks 1, 2-3, 4-5
+    assert [len(r.verdicts) for r in results] == [2, 0, 3, 5]
+    assert [r.first_correct for r in results] == [None, None, 2, None]
+
+
 WRONG = "incorrect"
 
 
