@@ -49,7 +49,7 @@ def main() -> None:
     torch.set_num_threads(1)
     model = load_model(f"run:{args.run}")
     task = model.task
-    config, _ = resolved(ProbeConfig(f"run:{args.run}", size=args.size))
+    config = resolved(ProbeConfig(f"run:{args.run}", size=args.size))
     inputs = [suite.src for suite in build_suites(config, task) if len(suite.src)]
     alone = [model.subset([k]) for k in range(len(model.members))]
 

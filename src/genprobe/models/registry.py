@@ -5,6 +5,8 @@ imports neither torch nor httpx.
 To add a kind: write an adapter (a `genprobe.tasks.integration.under_test.Model` for the
 integration task, a `genprobe.models.sequences.SequenceModel` for token tasks, `tokens=True`)
 with a factory taking the text after the colon plus its keyword settings, and add a row here.
+A kind that knows the inputs its models were trained on names a `trained_on` function too: the
+probe and the search mark those inputs.
 
 Example:
     load_model("lc:fwd_bwd_ibp.pth", decoding=DecodingConfig(beam_size=10))
@@ -23,7 +25,10 @@ from typing import TYPE_CHECKING, Any
 from genprobe.errors import ConfigError, UnknownModelError
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from genprobe.tasks.integration.under_test import Model
+    from genprobe.tasks.task import Task
 
 
 def _checkpoint_path(argument: str) -> None:
@@ -110,6 +115,9 @@ class ModelKind:
     tokens: bool = False
     # the argument with its local path absolute, so a worker elsewhere finds it (None: no path)
     absolute: Callable[[str], str] | None = None
+    # "module:function" taking the argument and the task: the inputs the model was trained on
+    # (ids as in `Examples.src`), or None where it cannot say; None: the kind never can
+    trained_on: str | None = None
 
 
 MODELS: dict[str, ModelKind] = {
@@ -194,6 +202,7 @@ MODELS: dict[str, ModelKind] = {
         check=_run_directory,
         tokens=True,
         absolute=_absolute_run,
+        trained_on="genprobe.studies.seed_sensitivity.as_model:trained_on",
     ),
 }
 
@@ -253,7 +262,26 @@ def load_model(spec: str, **settings: Any) -> Model:
     """
     kind = check_spec(spec)
     _, _, argument = spec.partition(":")
-    module_name, _, function = kind.factory.partition(":")
-    factory = getattr(importlib.import_module(module_name), function)
+    factory = _imported(kind.factory)
     chosen = {name: value for name, value in settings.items() if name in kind.settings}
     return factory(argument, **chosen) if kind.takes_argument else factory(**chosen)
+
+
+def training_inputs(spec: str, task: Task) -> np.ndarray | None:
+    """(n, L) the inputs of `task` the model `spec` names was trained on, where it knows them
+    (a sweep's training data), without loading it; None where it does not.
+
+    Raises:
+        UnknownModelError, GenprobeError: as `check_spec`.
+        DataFormatError: the model's record of its training data is damaged.
+    """
+    kind = check_spec(spec)
+    if kind.trained_on is None:
+        return None
+    return _imported(kind.trained_on)(spec.partition(":")[2], task)
+
+
+def _imported(target: str) -> Callable[..., Any]:
+    """The function a "module:function" string names."""
+    module_name, _, function = target.partition(":")
+    return getattr(importlib.import_module(module_name), function)

@@ -86,11 +86,6 @@ class SequenceModel(abc.ABC):
 
         raise ModelCapabilityError(f"{type(self).__name__} gives no log-probabilities")
 
-    def training_inputs(self) -> np.ndarray | None:
-        """(n, L) the inputs the model was trained on (ids as in `Examples.src`), where it
-        knows them (a sweep's training data); None where it does not."""
-        return None
-
     @abc.abstractmethod
     def subset(self, members: Sequence[int]) -> SequenceModel:
         """The same model with only the members at these positions."""

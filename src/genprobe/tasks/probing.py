@@ -129,6 +129,17 @@ def padded(rows: list[np.ndarray], fill: int = 0) -> np.ndarray:
     return out
 
 
+def input_keys(src: np.ndarray) -> list[str]:
+    """Each input as the text of its ids, padding dropped: what the same input shares whatever
+    its padding, and what a search's archive names it by."""
+    return [" ".join(map(str, row[row > 0])) for row in np.asarray(src)]
+
+
+def from_input_keys(keys: list[str]) -> np.ndarray:
+    """The inputs of `input_keys`, padded."""
+    return padded([np.array(key.split(), dtype=np.int64) for key in keys])
+
+
 def chosen(declared: Mapping[str, object], names: list[str] | None, what: str) -> list[str]:
     """The names asked for (all declared ones for None), checked against the declared ones.
 

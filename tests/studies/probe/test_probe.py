@@ -14,7 +14,7 @@ import pytest
 from genprobe.analysis.render import clip
 from genprobe.errors import GenprobeWarning
 from genprobe.models.adapters.integration_tokens import as_sequence_model
-from genprobe.models.registry import load_model
+from genprobe.models.registry import load_model, training_inputs
 from genprobe.studies import report_run
 from genprobe.studies.probe import run as probe_run
 from genprobe.studies.probe.config import ProbeConfig
@@ -29,7 +29,7 @@ from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.tasks.integration import from_prefix
 from genprobe.tasks.integration.under_test import problem_text
 from genprobe.tasks.registry import load_task
-from genprobe.tasks.tokens import encode_outputs, output_lines
+from genprobe.tasks.tokens import encode_outputs, input_lines, output_lines
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +83,15 @@ def test_the_inputs_the_sweep_trained_on_are_marked_and_reported(probed, sweep):
     counted = read_suites(probed).set_index("suite")["seen"]
     assert counted.to_dict() == one.groupby("suite")["seen"].sum().to_dict()
     assert "| trained on | new |" in report_run(probed)[0].read_text()
+
+
+def test_a_sweeps_seeds_all_or_some_say_they_trained_on_its_training_file(sweep):
+    task = load_task("addition", {"format": "reversed", "train_digits": 2})
+    lines = (Path(sweep) / "data" / "train.jsonl").read_text().splitlines()
+    written = [json.loads(line)["input"] for line in lines]
+    for spec in (f"run:{sweep}", f"run:{sweep}@2"):
+        assert input_lines(task.source_vocab, training_inputs(spec, task)) == written
+    assert training_inputs("sympy", task) is None  # a kind that cannot say
 
 
 @pytest.mark.slow

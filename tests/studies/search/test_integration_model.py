@@ -8,9 +8,9 @@ import json
 import pandas as pd
 import pytest
 
-from genprobe.studies.search.evolve import from_keys
 from genprobe.tasks.integration.expression import to_sympy
 from genprobe.tasks.integration.prefix import from_prefix
+from genprobe.tasks.probing import from_input_keys
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.tokens import output_lines
 
@@ -37,7 +37,7 @@ def test_an_integration_model_is_searched_and_fails_exactly_the_inputs_it_cannot
     assert state["runs"]["A"]["members"] == [MODEL] and state["stop"] == "generations"
     evaluated = pd.concat(pd.read_parquet(p) for p in (out / "generations").glob("*.parquet"))
     assert evaluated["operator"].str.startswith("tree_").any()
-    problems = load_task("integration").problems(from_keys(list(evaluated["input"])))
+    problems = load_task("integration").problems(from_input_keys(list(evaluated["input"])))
     constant = [not to_sympy(problem).free_symbols for problem in problems]
     assert (evaluated["fitness"] == 1).tolist() == [not c for c in constant]
     archived = pd.read_parquet(out / "archive.parquet")["input"]
@@ -71,7 +71,7 @@ def test_at_k_a_member_fails_an_input_none_of_its_top_k_answers_solve(cli, tmp_p
     assert code == 0, err
     evaluated = pd.concat(pd.read_parquet(p) for p in sorted((out / "generations").glob("*.pa*")))
     known = base_antiderivatives()
-    problems = load_task("integration").problems(from_keys(list(evaluated["input"])))
+    problems = load_task("integration").problems(from_input_keys(list(evaluated["input"])))
     assert evaluated["text"].tolist() == [str(p) for p in problems]  # infix, as SAGGA prints
     right = [k == 2 and text in known for text in evaluated["text"]]  # k = 1 asks only the 0
     assert sum(right) == (BASE if k == 2 else 0) and len(evaluated) > BASE

@@ -16,8 +16,8 @@ from helpers import save_tiny_gpt2
 from genprobe.cli import main
 from genprobe.models.adapters.causal_lm import load_causal_lm
 from genprobe.models.adapters.prompted import PromptedModel, PromptGrid
-from genprobe.studies.search.evolve import from_keys
 from genprobe.studies.search.generation import judged
+from genprobe.tasks.probing import from_input_keys
 from genprobe.tasks.registry import load_task
 from genprobe.verification.verdict import Outcome
 
@@ -71,7 +71,7 @@ def test_every_input_has_each_members_outcome_and_the_targets_fitness(searched, 
     assert set(evaluated["generation"]) == {0, 1, 2}
     assert {len(o) for o in evaluated["outcomes"]} == {len(a) for a in evaluated["answers"]} == {2}
     # the outcomes are the model's own, decoded afresh; most: the share of members failing
-    outcomes, answers = judged(model, from_keys(list(evaluated["input"])))
+    outcomes, answers = judged(model, from_input_keys(list(evaluated["input"])))
     np.testing.assert_array_equal(np.array(list(evaluated["outcomes"])), outcomes.T)
     np.testing.assert_array_equal(np.array(list(evaluated["answers"])), answers.T)
     failed = outcomes != Outcome.CORRECT.value

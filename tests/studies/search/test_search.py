@@ -20,10 +20,10 @@ from genprobe.studies import report_run
 from genprobe.studies.search import config as search_config
 from genprobe.studies.search.analysis import features
 from genprobe.studies.search.config import SearchConfig
-from genprobe.studies.search.evolve import from_keys
 from genprobe.studies.search.search import run_search
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.studies.seed_sensitivity.members import load_members, unfinished_seeds
+from genprobe.tasks.probing import from_input_keys
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.tokens import input_lines
 from genprobe.training.trainer import TrainConfig
@@ -56,7 +56,7 @@ def most(sweep, tmp_path_factory):
 
 def _failed(model, inputs: list[str]) -> np.ndarray:
     """(S, N) whether each seed fails each input, decoded and judged afresh."""
-    src = from_keys(inputs)
+    src = from_input_keys(inputs)
     ranked = model.candidates(src, 1)
     members, n = ranked.out.shape[:2]
     outcomes = model.task.outcomes(
@@ -87,7 +87,7 @@ def test_archived_inputs_fail_for_the_share_of_seeds_the_archive_states(most, mo
 
 def test_invalid_mutants_are_counted_per_operator_and_never_scored(most, model):
     evaluated = _evaluated(most)
-    assert model.task.valid_inputs(from_keys(list(evaluated["input"]))).all()
+    assert model.task.valid_inputs(from_input_keys(list(evaluated["input"]))).all()
     stats = json.loads((most / "search.json").read_text())["stats"]
     invalid = 0
     for generation in stats[1:]:
@@ -149,7 +149,7 @@ def test_at_k_seeds_fail_the_inputs_none_of_their_top_k_beam_candidates_solve(
 ):
     run = run_search(SearchConfig(f"run:{sweep}", k=3, **SMALL), tmp_path / "s")
     evaluated = _evaluated(run)
-    src = from_keys(list(evaluated["input"]))
+    src = from_input_keys(list(evaluated["input"]))
     beam = model.candidates(src, 3)
     members, n = beam.out.shape[:2]
     outcomes = model.task.outcomes(
@@ -205,15 +205,23 @@ def test_the_report_and_tables_read_the_result_files(most):
     assert len(tables["clusters"]) == len(found)
 
 
-def test_the_inputs_the_seeds_trained_on_are_marked_and_counted(most, sweep):
-    lines = (Path(sweep) / "data" / "train.jsonl").read_text().splitlines()
-    trained = {json.loads(line)["input"] for line in lines}
+def _trained(run: Path) -> set[str]:
+    """The inputs of the sweep's training file, as written there."""
+    lines = (Path(run) / "data" / "train.jsonl").read_text().splitlines()
+    return {json.loads(line)["input"] for line in lines}
+
+
+def _lines(keys: pd.Series) -> list[str]:
     vocab = load_task("binary_operation", {"p": 23}).source_vocab
+    return input_lines(vocab, from_input_keys(list(keys)))
+
+
+def test_the_inputs_the_seeds_trained_on_are_marked_and_counted(most, sweep):
+    trained = _trained(sweep)
     archive, evaluated = pd.read_parquet(most / "archive.parquet"), _evaluated(most)
-    archived = input_lines(vocab, from_keys(list(archive["input"])))
-    assert list(archive["trained_on"]) == [text in trained for text in archived]
+    assert list(archive["trained_on"]) == [text in trained for text in _lines(archive["input"])]
     stats = json.loads((most / "search.json").read_text())["stats"]
-    every = input_lines(vocab, from_keys(list(evaluated["input"])))
+    every = _lines(evaluated["input"])
     assert sum(s["trained_on"] for s in stats) == sum(t in trained for t in every) > 0
     assert sum(s["archived_trained_on"] for s in stats) == archive["trained_on"].sum()
     assert "| archived inputs the seeds trained on |" in report_run(most)[0].read_text()
@@ -316,6 +324,28 @@ def test_against_reports_the_seeds_failing_per_run(against):
     assert "Where two runs disagree" in text and "Run B: `" in text
     assert f"A {found[0]['by_run']['A']['seeds_failing']:.0%}, B " in text
     assert "by_run.B.seeds_failing" in read_tables(against)["clusters"]
+
+
+def test_against_marks_what_each_runs_seeds_trained_on(strong, sweep, tmp_path):
+    half = tmp_path / "half"  # run B: the one-epoch sweep, had it trained on half its data
+    shutil.copytree(sweep, half)
+    lines = (half / "data" / "train.jsonl").read_text().splitlines(keepends=True)
+    (half / "data" / "train.jsonl").write_text("".join(lines[::2]))
+    config = SearchConfig(f"run:{strong}", against=f"run:{half}", **AGAINST)
+    run = run_search(config, tmp_path / "search")
+    archive = pd.read_parquet(run / "archive.parquet")
+    archived = _lines(archive["input"])
+    stats = json.loads((run / "search.json").read_text())["stats"]
+    found = json.loads((run / "clusters.json").read_text())["clusters"]
+    for column, trained_by in (("trained_on", strong), ("trained_on_b", half)):
+        trained = _trained(trained_by)
+        assert list(archive[column]) == [text in trained for text in archived]
+        assert sum(s[f"archived_{column}"] for s in stats) == archive[column].sum()
+        assert [c[column] for c in found] == [archive[column].iloc[c["rows"]].sum() for c in found]
+    assert sum(s["trained_on_b"] for s in stats) < sum(s["trained_on"] for s in stats)
+    text = report_run(run)[0].read_text()
+    assert "| archived inputs run B's seeds trained on |" in text
+    assert "| A trained on | B trained on |" in text
 
 
 def test_against_with_one_seed_of_each_run(strong, sweep, tmp_path):

@@ -15,13 +15,13 @@ from genprobe.models.adapters.seq2seq import DecodingConfig
 from genprobe.options import as_pairs, parse_pairs
 from genprobe.studies.brittleness.solve import Problem, solve
 from genprobe.studies.search.config import SearchConfig
-from genprobe.studies.search.evolve import from_keys
 from genprobe.studies.search.search import run_search
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.tasks import load_task
 from genprobe.tasks.integration import X, from_prefix, from_sympy, to_prefix, to_sympy
 from genprobe.tasks.integration.suites.validation import ADDED_SETS
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
+from genprobe.tasks.probing import from_input_keys
 from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, output_lines
 
 
@@ -274,7 +274,7 @@ def test_the_failure_search_mutates_a_sweeps_integrands_as_sagga_does(sweep, tas
             assert counts["invalid"] == 0, name  # a tree's mutant is an integrand
     assert all(made.values()), made
     evaluated = pd.concat(pd.read_parquet(p) for p in (run / "generations").glob("*.parquet"))
-    assert task.valid_inputs(from_keys(list(evaluated["input"]))).all()
+    assert task.valid_inputs(from_input_keys(list(evaluated["input"]))).all()
     assert evaluated["operator"].isin(trees).any()
 
 

@@ -21,8 +21,7 @@ from pathlib import Path
 
 from genprobe.errors import ConfigError
 from genprobe.models.adapters.integration_tokens import as_sequence_model
-from genprobe.models.registry import absolute_spec
-from genprobe.models.sequences import SequenceModel
+from genprobe.models.registry import absolute_spec, training_inputs
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import ShardStore
@@ -35,10 +34,10 @@ from genprobe.tasks.registry import task_name
 Log = Callable[[str], None]
 
 
-def resolved(config: ProbeConfig) -> tuple[ProbeConfig, SequenceModel]:
+def resolved(config: ProbeConfig) -> ProbeConfig:
     """`config` with the model's own task where it names none, and a sweep's directory, a
     language model's folder and an answer cache as absolute paths (workers and later commands
-    may run elsewhere), validated; and the model, loaded on the CPU.
+    may run elsewhere), validated (the model is loaded, on the CPU, to tell its task).
 
     Raises:
         ConfigError: a task other than the model's, or any setting out of range.
@@ -59,7 +58,7 @@ def resolved(config: ProbeConfig) -> tuple[ProbeConfig, SequenceModel]:
     config = replace(
         config, model=spec, task=own, task_options=options_items, cache_dir=cache, inputs=inputs
     )
-    return config.validated(), model
+    return config.validated()
 
 
 def run_probe(
@@ -73,10 +72,11 @@ def run_probe(
     Raises:
         ConfigError, RunDirError: see `resolved`; `out` holds another run.
     """
-    config, model = resolved(config)
+    config = resolved(config)
     suites = saved_suites(Path(out), config)
     if suites is None:  # a data error writes nothing
-        suites = build_suites(config, config.load_task(), model.training_inputs())
+        task = config.load_task()
+        suites = build_suites(config, task, training_inputs(config.model, task))
     run = open_run(out, KIND, config)
     write_suites(run, suites)
     shards = [decode_shard(suite, config.k) for suite in suites if len(suite.src)]

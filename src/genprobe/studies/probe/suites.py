@@ -38,7 +38,7 @@ from genprobe.runs.rundir import read_config
 from genprobe.studies.probe.config import ProbeConfig, input_name
 from genprobe.tasks.files import ExampleArrays, read_examples
 from genprobe.tasks.lines import json_lines, some_rows
-from genprobe.tasks.probing import Composition, Perturbed, chosen, padded
+from genprobe.tasks.probing import Composition, Perturbed, chosen, input_keys, padded
 from genprobe.tasks.task import DeterministicTask, Examples, Task, trim
 
 SUITES_FILE = "suites.json"  # each suite's kind, name, size and refused inputs
@@ -128,12 +128,10 @@ def build_suites(config: ProbeConfig, task: Task, trained: np.ndarray | None = N
                             int((~valid).sum()), reference))  # fmt: skip
     if trained is None:
         return suites
-    known = {_key(row) for row in trained}
-    return [replace(s, seen=np.array([_key(row) in known for row in s.src], bool)) for s in suites]
-
-
-def _key(row: np.ndarray) -> bytes:
-    return row[row > 0].astype(np.int64).tobytes()
+    known = set(input_keys(trained))
+    return [
+        replace(s, seen=np.array([i in known for i in input_keys(s.src)], bool)) for s in suites
+    ]
 
 
 def _too_few_parts(task: Task, config: ProbeConfig, pool: Examples) -> bool:

@@ -53,7 +53,7 @@ from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.limits import TRUSTED_LIMITS
 from genprobe.tasks.integration.mutations import PRESETS
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
-from genprobe.tasks.integration.under_test import Model, answer_text
+from genprobe.tasks.integration.under_test import Model, shown_answer
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.verification.ranked import RankedResult, verify_ranked
 from genprobe.verification.verdict import Outcome, TimeoutPolicy, deadline_counts
@@ -263,7 +263,7 @@ def propose(model: Model, mutants: Sequence[Mutant], k: int) -> list[Row]:
                 "text": mutant.text,
                 "readable": ok,
                 "candidates": [encode_answer(c.answer) for c in candidates],
-                "answers": [answer_text(c.answer) for c in candidates],
+                "answers": [shown_answer(c.answer) for c in candidates],
             }
         )
     return rows

@@ -25,16 +25,17 @@ import pandas as pd
 
 from genprobe.runs.atomic import atomic_path, write_json
 from genprobe.studies.kmeans import cluster_labels
-from genprobe.studies.search.evolve import from_keys
 from genprobe.studies.search.results import (
     CLUSTERS,
     SEARCH,
     SLICES,
+    TRAINED_ON,
     positions,
     read_archive,
     read_evaluated,
     read_json,
 )
+from genprobe.tasks.probing import from_input_keys
 from genprobe.tasks.task import Task
 from genprobe.verification.verdict import Outcome
 
@@ -47,10 +48,10 @@ SEED = 0
 
 
 def features(task: Task, inputs: Sequence[str]) -> pd.DataFrame:
-    """One column per task feature, one row per input (keys of `evolve.keys`)."""
+    """One column per task feature, one row per input (keys of `tasks.probing.input_keys`)."""
     if not len(inputs):
         return pd.DataFrame()
-    return pd.DataFrame(task.features(from_keys(list(inputs))))
+    return pd.DataFrame(task.features(from_input_keys(list(inputs))))
 
 
 def failing(frame: pd.DataFrame, runs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -128,8 +129,9 @@ def clusters(
 
 
 def trained_on(archived: pd.DataFrame) -> dict[str, int]:
-    """How many of the inputs a sweep's seeds were trained on, where the search knows."""
-    return {"trained_on": int(archived["trained_on"].sum())} if "trained_on" in archived else {}
+    """Per run (its `TRAINED_ON` column), how many of the inputs its seeds were trained on,
+    where the search knows."""
+    return {c: int(archived[c].sum()) for c in TRAINED_ON.values() if c in archived}
 
 
 def shares(evaluated: pd.DataFrame, runs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

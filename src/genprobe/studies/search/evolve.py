@@ -6,7 +6,6 @@
                                            `task.mutations()` drawn per mutant; the mutants a
                                            family does not apply to, and those `valid_inputs`
                                            refuses, are counted per operator, never returned
-    keys(src)                              an input as text of its ids: what duplicates share
 
 Both draw only from `rng`, which the search seeds with [seed, generation], so a generation's
 mutants are a function of the inputs evaluated before it.
@@ -64,13 +63,3 @@ def mutate(task: Task, src: np.ndarray, mutants: int, rng: np.random.Generator) 
         made_by += [name] * int(valid.sum())
     trimmed = [row[row > 0] for row in parts]
     return Mutants(padded(trimmed), np.array(parent, dtype=np.int64), made_by, counts)
-
-
-def keys(src: np.ndarray) -> list[str]:
-    """Each input as the text of its ids (padding dropped)."""
-    return [" ".join(map(str, row[row > 0])) for row in np.asarray(src)]
-
-
-def from_keys(texts: list[str]) -> np.ndarray:
-    """The inputs of `keys`, padded."""
-    return padded([np.array(t.split(), dtype=np.int64) for t in texts])

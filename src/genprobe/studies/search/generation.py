@@ -35,9 +35,9 @@ from genprobe.models.sequences import SequenceModel
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.search.config import SearchConfig, Target
-from genprobe.studies.search.evolve import from_keys
 from genprobe.studies.search.loop import generation_path
 from genprobe.studies.search.study import GENERATION
+from genprobe.tasks.probing import from_input_keys
 from genprobe.tasks.task import DeterministicTask, Task
 from genprobe.verification.verdict import Outcome
 
@@ -46,8 +46,8 @@ def generation_shard(
     generation: int, inputs: list[str], operator: list[str], parent: list[str | None],
     effort: dict[str, Any],
 ) -> Shard:  # fmt: skip
-    """`inputs` as `evolve.keys`; `parent`: the key each mutant was made from (None: a base
-    input)."""
+    """`inputs` as `tasks.probing.input_keys`; `parent`: the key each mutant was made from
+    (None: a base input)."""
     spec = {
         "generation": generation, "inputs": inputs, "operator": operator, "parent": parent,
         "effort": effort,
@@ -113,7 +113,7 @@ class GenerationTask(StageTask):
     def run(self, context: tuple[SequenceModel, ...], shard: Shard, scratch: Path) -> Outputs:
         spec, task = shard.spec, context[0].task
         generation = int(spec["generation"])
-        src = from_keys(spec["inputs"])
+        src = from_input_keys(spec["inputs"])
         outcomes, answers = (
             np.concatenate(part)
             for part in zip(*(judged(m, src, self.config.k) for m in context), strict=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -21,6 +21,7 @@ from genprobe.studies.search.config import SELECTION_CLUSTERS, SearchConfig
 from genprobe.studies.search.results import (
     CLUSTERS,
     SEARCH,
+    TRAINED_ON,
     positions,
     read_evaluated,
     read_json,
@@ -119,23 +120,40 @@ def _summary(config: SearchConfig, state: dict[str, Any], evaluated: pd.DataFram
         ("inputs evaluated", f"{len(evaluated):,}"),
         (f"failed by at least one {_who(config)}", f"{failing:,}"),
         ("archived", f"{state['stats'][-1]['archive_size']:,}" if state["stats"] else "0"),
-        *_trained_on(state, "run A's seeds" if len(state.get("runs", {})) > 1 else "the seeds"),
+        *_trained_on(state),
         ("stopped by", _stop(state["stop"])),
     ]
     return [Text(recipe), Heading("Search"), Table(pd.DataFrame(rows, columns=["", "value"]))]
 
 
-def _trained_on(state: dict[str, Any], whose: str) -> list[tuple[str, str]]:
-    """How many inputs evaluated and archived the sweep's seeds were trained on, where the
+def _trained_on(state: dict[str, Any]) -> list[tuple[str, str]]:
+    """Per run, how many inputs evaluated and archived its seeds were trained on, where the
     search knows (not for a language model, nor a search made before it counted)."""
     stats = state["stats"]
-    if not stats or any("trained_on" not in s for s in stats):
-        return []
-    return [
-        (f"evaluated inputs {whose} trained on", f"{sum(s['trained_on'] for s in stats):,}"),
-        (f"archived inputs {whose} trained on",
-         f"{sum(s['archived_trained_on'] for s in stats):,}"),
-    ]  # fmt: skip
+    rows = []
+    for mark in _marked(len(state.get("runs", {})) > 1, stats):
+        rows += [
+            (f"evaluated inputs {mark.whose} trained on",
+             f"{sum(s[mark.column] for s in stats):,}"),
+            (f"archived inputs {mark.whose} trained on",
+             f"{sum(s['archived_' + mark.column] for s in stats):,}"),
+        ]  # fmt: skip
+    return rows
+
+
+class _Mark(NamedTuple):
+    column: str  # of `results.TRAINED_ON`
+    whose: str  # "the seeds", "run B's seeds"
+    header: str  # of a table's column: "trained on", "B trained on"
+
+
+def _marked(two_runs: bool, counted: Sequence[dict[str, Any]]) -> list[_Mark]:
+    """The runs whose training inputs every one of `counted` (stats, clusters) counts."""
+    if two_runs:
+        marks = [_Mark(TRAINED_ON[r], f"run {r}'s seeds", f"{r} trained on") for r in "AB"]
+    else:
+        marks = [_Mark(TRAINED_ON["A"], "the seeds", "trained on")]
+    return [m for m in marks if counted and all(m.column in c for c in counted)]
 
 
 def _judged(config: SearchConfig) -> str:
@@ -219,16 +237,16 @@ def _answers(example: dict[str, Any], members: Sequence[str]) -> str:
     return "; ".join(f"{answer}: {', '.join(who)}" for answer, who in by.items())
 
 
-TRAINED_ON = " Trained on: how many of its inputs {whose} were trained on."
-
-
 def _clusters(found: list[dict[str, Any]], members: Sequence[str], who: str) -> list:
     blocks: list = [Heading("Clusters of the archive")]
     if not found:
         return [*blocks, Text("Nothing was archived: no cluster to show.")]
     per_run = " (per run: A, then B)" if "by_run" in found[0] else ""
-    whose = "run A's seeds" if per_run else "the seeds"
-    trained = TRAINED_ON.format(whose=whose) if "trained_on" in found[0] else ""
+    marked = _marked(bool(per_run), found)
+    trained = "".join(
+        f" {m.header.capitalize()}: how many of its inputs {m.whose} were trained on."
+        for m in marked
+    )
     blocks.append(
         Text(
             "The archived inputs clustered by the task's features (k-means over standardized "
@@ -243,7 +261,7 @@ def _clusters(found: list[dict[str, Any]], members: Sequence[str], who: str) -> 
             "inputs": f"{c['size']:,}",
             "what sets it apart": _apart(c),
             **_failing(c, who),
-            **({"trained on": f"{c['trained_on']:,}"} if "trained_on" in c else {}),
+            **{m.header: f"{c[m.column]:,}" for m in marked},
         }
         for i, c in enumerate(found)
     ]

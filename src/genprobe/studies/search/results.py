@@ -27,6 +27,9 @@ ARCHIVE = "archive.parquet"
 SEARCH = "search.json"
 CLUSTERS = "clusters.json"
 SLICES = "slices.parquet"
+# run -> the column (in archive.parquet, search.json's stats and clusters.json) that marks or
+# counts the inputs its seeds were trained on
+TRAINED_ON = {"A": "trained_on", "B": "trained_on_b"}
 
 
 def stored_config(run: str | Path) -> SearchConfig:

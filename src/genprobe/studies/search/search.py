@@ -10,7 +10,8 @@ model's prompt formats x draws x samples), end to end.
                    `valid_inputs` refuses are counted per operator and dropped, as are
                    duplicates and inputs met before; the rest decoded by every member and
                    scored (`generation.py`); the new ones with fitness >= tau archived,
-                   each marked where a sweep's seeds were trained on it (`trained_on`)
+                   each marked where a sweep's seeds were trained on it (`trained_on`, and
+                   `trained_on_b` for run B's)
     stop           after `--generations`, at `--archive-size`, or when `--minutes` of this
                    process's CPU time are spent (checked between generations)
     analyse        clusters and slices of what was found (`analysis.py`)
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from genprobe.models.registry import training_inputs
 from genprobe.runs.atomic import atomic_path, write_json
 from genprobe.runs.budget import Budget
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
@@ -41,13 +43,13 @@ from genprobe.runs.shards import Shard
 from genprobe.studies.search.analysis import analyse
 from genprobe.studies.search.config import SELECTION_CLUSTERS, SearchConfig
 from genprobe.studies.search.embedding import make_embedder
-from genprobe.studies.search.evolve import from_keys, keys, mutate, parents
+from genprobe.studies.search.evolve import mutate, parents
 from genprobe.studies.search.generation import GenerationTask, generation_shard
 from genprobe.studies.search.loop import Log, evolve, read_generation
-from genprobe.studies.search.results import ARCHIVE, SEARCH
+from genprobe.studies.search.results import ARCHIVE, SEARCH, TRAINED_ON
 from genprobe.studies.search.selection import next_seeds
 from genprobe.studies.search.study import SEARCH as STUDY
-from genprobe.studies.seed_sensitivity.results import training_inputs
+from genprobe.tasks.probing import from_input_keys, input_keys
 from genprobe.tasks.registry import task_name
 from genprobe.tasks.task import Task
 
@@ -68,7 +70,8 @@ class Search:
     fitness: list[float] = field(default_factory=list)
     archive: list[pd.DataFrame] = field(default_factory=list)
     stats: list[dict[str, Any]] = field(default_factory=list)
-    trained: frozenset[str] | None = None  # the keys of the inputs the sweep trained on
+    # a column of `results.TRAINED_ON` -> the keys of the inputs that run's sweep trained on
+    trained: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def archived(self) -> int:
@@ -80,7 +83,7 @@ class Search:
 
     @property
     def base_keys(self) -> list[str]:
-        return list(dict.fromkeys(keys(self.base_src)))
+        return list(dict.fromkeys(input_keys(self.base_src)))
 
     def base(self) -> Shard:
         found = self.base_keys
@@ -103,10 +106,10 @@ class Search:
         config = self.config
         rng = np.random.default_rng([config.seed, generation])
         parent_keys = self.parents(generation, rng)
-        made = mutate(self.task, from_keys(parent_keys), config.mutants, rng)
+        made = mutate(self.task, from_input_keys(parent_keys), config.mutants, rng)
         seen, duplicates = set(self.evaluated), Counter[str]()
         inputs, operator, parent = [], [], []
-        for key, name, row in zip(keys(made.src), made.operator, made.parent, strict=True):
+        for key, name, row in zip(input_keys(made.src), made.operator, made.parent, strict=True):
             if key in seen:
                 duplicates[name] += 1
                 continue
@@ -130,11 +133,11 @@ class Search:
         self.fitness += list(frame["fitness"])
         fit = frame[frame["fitness"] >= self.config.tau]
         training_counts = {}
-        if self.trained is not None:
-            fit = fit.assign(trained_on=fit["input"].isin(self.trained))
-            training_counts = {
-                "trained_on": int(frame["input"].isin(self.trained).sum()),
-                "archived_trained_on": int(fit["trained_on"].sum()),
+        for column, trained in self.trained.items():
+            fit = fit.assign(**{column: fit["input"].isin(trained)})
+            training_counts |= {
+                column: int(frame["input"].isin(trained).sum()),
+                f"archived_{column}": int(fit[column].sum()),
             }
         self.archive.append(fit)
         self.stats.append(
@@ -182,12 +185,17 @@ def run_search(
         "task": task_name(task), "task_options": task.options(),
         "members": searched.members, "runs": searched.runs(), "base_split": base_split,
     }  # fmt: skip
-    trained = None if searched.a.run is None else training_inputs(searched.a.run, task)
+    sides = {"A": searched.a, "B": searched.b}
+    trained = {
+        TRAINED_ON[name]: frozenset(input_keys(inputs))
+        for name, side in sides.items()
+        if side is not None and (inputs := training_inputs(side.model, task)) is not None
+    }
     with executor or LocalExecutor() as runner:
         search = Search(
             config, task, run, GenerationTask(config, searched.target(config.target)), runner,
             task.generate(base_split, config.base_size, searched.a.data_seed).src, about,
-            trained=None if trained is None else frozenset(keys(trained)),
+            trained=trained,
         )  # fmt: skip
         evolve(
             search, range(config.generations + 1), config.archive_size,

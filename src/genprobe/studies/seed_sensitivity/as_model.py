@@ -32,6 +32,7 @@ from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.members import load_members
 from genprobe.studies.seed_sensitivity.predict import decoded_chunks
 from genprobe.studies.seed_sensitivity.results import read_sweep, training_inputs
+from genprobe.tasks.task import Task
 
 
 class SweepModel(SequenceModel):
@@ -78,12 +79,14 @@ class SweepModel(SequenceModel):
         ]
         return np.concatenate(parts, axis=1)
 
-    def training_inputs(self) -> np.ndarray | None:
-        return training_inputs(self.run, self.task)
-
     def subset(self, members: Sequence[int]) -> SweepModel:
         labels = tuple(self.members[i] for i in members)
         return SweepModel(self.run, self.config, self.stack.subset(list(members)), labels)
+
+
+def trained_on(argument: str, task: Task) -> np.ndarray | None:
+    """The inputs every seed of the sweep `argument` (RUN_DIR[@SEEDS]) trained on."""
+    return training_inputs(run_spec(argument)[0], task)
 
 
 def from_run(argument: str, device: str = "cpu") -> SweepModel:

@@ -65,7 +65,7 @@ def problem_text(expr: Expr) -> str:
     return infix_text(expr) or " ".join(to_prefix(expr))
 
 
-def answer_text(answer: Expr | str | tuple[str, ...]) -> str:
+def shown_answer(answer: Expr | str | tuple[str, ...]) -> str:
     """How an answer is shown to a reader: an expression as `problem_text` prints it, raw
     output (text or tokens) as the model gave it."""
     if isinstance(answer, Expr):
