@@ -161,6 +161,26 @@ def test_robustness_counts_only_the_perturbations_of_what_each_member_solves():
     assert np.allclose(table["fail_1"], [2 / 3, 1.0]) and np.allclose(table["fail_k"], [1 / 3, 0])
 
 
+def test_robustness_on_new_inputs_leaves_out_what_the_model_was_trained_on():
+    from genprobe.studies.probe.report import _solved_table
+    from genprobe.studies.probe.summary import robustness_of_solved
+
+    results = pd.DataFrame(
+        {"suite": np.repeat(["base", "family-f"], 8), "kind": np.repeat(["base", "family"], 8),
+         "member": np.tile(np.repeat(["m0", "m1"], 4), 2), "origin": np.tile(np.arange(4), 4),
+         "first_correct": pd.array([1, 1, None, 1, 1, None, None, None,
+                                    None, 3, 1, 1, 2, 1, 1, 1], dtype="Int64"),
+         "seen": np.tile([True, False, False, True], 4)}
+    )  # fmt: skip
+    table = robustness_of_solved(results, 2).set_index("member")
+    # m0 solved origins 0, 1 and 3, of which 1 is new (failed at 2); m1 solved only 0, seen
+    assert list(table["new"]) == [1, 0]
+    assert table.loc["m0", "fail_k_new"] == 1.0 and np.isnan(table.loc["m1", "fail_k_new"])
+    assert np.allclose(table["fail_k"], [2 / 3, 0])
+    shown = _solved_table(table.reset_index(), "solved originals", 2).iloc[0]
+    assert shown["new"] == "0 (0–1)" and shown["Fail@2 new"] == "100.0"
+
+
 def test_many_lengths_are_binned_and_a_bins_accuracy_is_over_its_inputs(tmp_path):
     from genprobe.studies.probe.summary import accuracy_by_length
 

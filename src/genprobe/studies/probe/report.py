@@ -341,6 +341,11 @@ def _of_solved(solved: pd.DataFrame, heading: str, what: str, counted: str, k: i
     """A section on Fail@k among inputs made of inputs each member solves (none without)."""
     if not len(solved):
         return []
+    if "new" in solved:
+        what += (
+            f" New: how many of them the model was not trained on, and Fail@{k} among those "
+            "(median over the members with any)."
+        )
     return [Heading(heading), Text(what), Table(_solved_table(solved, counted, k))]
 
 
@@ -350,6 +355,10 @@ def _solved_table(solved: pd.DataFrame, counted: str, k: int) -> pd.DataFrame:
         row = {"suite": suite, counted: _median_range(group["solved"], "{:,.0f}")}
         for column, at in (("fail_1", 1), ("fail_k", k)) if k > 1 else (("fail_1", 1),):
             row[f"Fail@{at}"] = _median_range(100 * group[column], "{:.1f}")
+        if "new" in group:
+            row["new"] = _median_range(group["new"], "{:,.0f}")
+            new = group["fail_k_new"].dropna()  # members with new ones
+            row[f"Fail@{k} new"] = _median_range(100 * new, "{:.1f}") if len(new) else "–"
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -152,13 +152,18 @@ def _solved(results: pd.DataFrame) -> pd.DataFrame:
 
 def _fails(rows: pd.DataFrame, k: int) -> pd.DataFrame:
     """Per suite and member: the rows (`solved`), and the share of them with no right
-    candidate among the first 1 (`fail_1`) and the first k (`fail_k`)."""
+    candidate among the first 1 (`fail_1`) and the first k (`fail_k`); where the results mark
+    training inputs, how many of the rows are not (`new`) and `fail_k` among those (`fail_k_new`,
+    NaN for none)."""
     first = rows["first_correct"].astype("float64")
     rows = rows.assign(fail_1=first.isna() | (first > 1), fail_k=first.isna() | (first > k))
-    grouped = rows.groupby(["suite", "member"], sort=False)
-    table = grouped.agg(solved=("suite", "size"), fail_1=("fail_1", "mean"),
-                        fail_k=("fail_k", "mean"))  # fmt: skip
-    return table.reset_index()
+    columns = {"solved": ("suite", "size"), "fail_1": ("fail_1", "mean"),
+               "fail_k": ("fail_k", "mean")}  # fmt: skip
+    if "seen" in rows:
+        new = ~rows["seen"].astype(bool)
+        rows = rows.assign(new=new, fail_k_new=rows["fail_k"].where(new).astype("float64"))
+        columns |= {"new": ("new", "sum"), "fail_k_new": ("fail_k_new", "mean")}
+    return rows.groupby(["suite", "member"], sort=False).agg(**columns).reset_index()
 
 
 def drop_by(
