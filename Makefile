@@ -28,8 +28,9 @@ demo: $(BIN)/genprobe
 	$(BIN)/genprobe rewriting sweep --seeds 6 --train-size 30000 --validation-size 1000 \
 		--suite-size 1000 --max-epochs 30 --seeds-per-shard 3 --out runs/demo
 
+# the tests on a worker per core, four at most
 test: $(VENV)/.test-extras
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --maxprocesses 4 --dist loadgroup
 
 lint: $(VENV)/.test-extras
 	$(BIN)/ruff check src tests benchmarks

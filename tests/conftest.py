@@ -47,6 +47,15 @@ def pytest_unconfigure(config):
     shutil.rmtree(config.stash[CACHE], ignore_errors=True)
 
 
+def pytest_collection_modifyitems(items):
+    """For pytest-xdist's `--dist loadgroup` (`make test`): a module's tests run on one worker,
+    which builds its module fixtures once, and every test of the Ray cluster on one worker, the
+    only one that starts it."""
+    for item in items:
+        group = "ray" if "ray_cluster" in item.fixturenames else item.module.__name__
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture
 def cli(capsys):
     """Run `genprobe ARGV…` through the real entry point: (exit code, stdout, stderr)."""
