@@ -231,9 +231,19 @@ def wrong(problem: str, k: int) -> list[str]:
     return ["x"]
 
 
-def test_the_prompt_and_completion_columns_are_null_for_a_model_that_is_no_language_model():
+def unreadable(problem: str, k: int) -> list[str]:
+    """py: model of the integration task: an answer that does not parse."""
+    del problem, k
+    return ["sin(x"]
+
+
+def test_an_integration_models_completion_is_its_answer_as_given_and_it_asks_no_prompt():
     task = IntegrationTask()
     src = task.generate(task.validation_split, 2, seed=0).src
     frame = decoded(as_sequence_model("py:test_openai_lm:wrong", task), task, src, 1)
-    assert frame["prompt"].isna().all() and frame["completion"].isna().all()
-    assert (frame["output"] == "x").all()
+    assert frame["prompt"].isna().all()
+    assert (frame["completion"] == "x").all() and (frame["output"] == "x").all()
+    frame = decoded(as_sequence_model("py:test_openai_lm:unreadable", task), task, src, 2)
+    assert (frame["completion"] == "sin(x").all() and (frame["output"] == "").all()
+    assert (frame["outcome"] == "unparseable").all()
+    assert frame["candidates"].tolist() == [["", ""]] * 2

@@ -35,6 +35,10 @@ class Ranked:
     finished: np.ndarray  # (S, N, k) bool: it ended (False: cut at the length limit, or missing)
     score: np.ndarray  # (S, N, k) what the model ranks by, higher first; -inf where missing
     logprob: np.ndarray  # (S, N, k) total log-probability; NaN where the model gives none
+    # (S, N, k) object: each candidate as the model gave it, before it was read into ids (a
+    # language model's completion, an integration model's answer; "" where missing); None for
+    # a model whose outputs are its ids
+    text: np.ndarray | None = None
 
     def outcomes(self, task: Task, src: np.ndarray) -> np.ndarray:
         """(S, N, k) each candidate for inputs src (N, L) as `task.outcomes` judges it, in rank

@@ -52,6 +52,8 @@ def test_every_row_is_the_verdict_of_what_its_member_answered(probed, sweep):
     task = load_model(f"run:{sweep}").task
     assert set(results["member"]) == {"seed=1", "seed=2", "seed=3"}
     assert {"base", "task-length_3"} <= set(results["suite"])
+    # a sweep's seeds are asked no prompt, and their outputs are their ids
+    assert results["prompt"].isna().all() and results["completion"].isna().all()
     vocab = task.target_vocab
     out, length = encode_outputs(vocab, [s.split() for s in results["output"]])
     ids = {t: i for i, t in enumerate(task.source_vocab, 1)}

@@ -5,7 +5,8 @@ a `SequenceModel` of the token task `IntegrationTask`, so that `genprobe probe` 
 One member, named by the spec. Input ids are read back into integrands, the model gives its
 ranked candidates, and each answer is written in the task's target ids: an answer the model
 could not parse, or one with a token outside the target vocabulary, becomes the single id -1,
-which the task's verdicts count as unparseable.
+which the task's verdicts count as unparseable; `Ranked.text` keeps every answer as the model
+gave it (prefix tokens of a parsed one, the raw output of one that did not parse).
 
 Example:
     model = as_sequence_model("sympy", deadline=1.0)
@@ -25,7 +26,7 @@ from genprobe.errors import ConfigError
 from genprobe.models.sequences import Ranked, SequenceModel
 from genprobe.tasks.integration.prefix import to_prefix
 from genprobe.tasks.integration.task import IntegrationTask
-from genprobe.tasks.integration.under_test import Candidate, Model
+from genprobe.tasks.integration.under_test import Candidate, Model, answer_text
 from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import encode_outputs
 
@@ -67,14 +68,16 @@ class IntegrationSequenceModel(SequenceModel):
         finished = np.zeros((1, n, k), dtype=bool)
         score = np.full((1, n, k), -np.inf)
         logprob = np.full((1, n, k), np.nan)
+        text = np.full((1, n, k), "", dtype=object)
         for (row, rank, candidate), written, size in zip(ranked, ids, lengths, strict=True):
             out[0, row, rank] = written
+            text[0, row, rank] = answer_text(candidate.answer)
             length[0, row, rank] = size
             finished[0, row, rank] = True
             score[0, row, rank] = candidate.score
             if candidate.logprob is not None:
                 logprob[0, row, rank] = candidate.logprob
-        return Ranked(out, length, finished, score, logprob)
+        return Ranked(out, length, finished, score, logprob, text)
 
     def score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
         """(1, N) the model's log-probability of each output; NaN where the output (or input)

@@ -137,9 +137,7 @@ class PromptedModel(SequenceModel):
             written.append(ranks)
         completions = np.array(written, dtype=object).reshape(len(self.cells), k, len(src))
         prompts = np.array(asked, dtype=object).reshape(len(self.cells), len(src))
-        return Completions(
-            **vars(_ranked(rows, k)), text=completions.transpose(0, 2, 1), prompt=prompts
-        )
+        return Completions(**vars(_ranked(rows, completions.transpose(0, 2, 1))), prompt=prompts)
 
     def score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
         src, out, length = np.asarray(src), np.asarray(out), np.asarray(length)
@@ -165,11 +163,11 @@ class PromptedModel(SequenceModel):
         return longest * max(count(separator + word) for word in self.task.target_vocab) + 2
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Completions(Ranked):
-    """Ranked candidates, the prompts asked and the completions they were read from."""
+    """Ranked candidates, their `text` the completions they were read from, and the prompts
+    asked."""
 
-    text: np.ndarray  # (S, N, k) object: each candidate's completion, raw ("" where missing)
     prompt: np.ndarray  # (S, N) object: the prompt each member sent for each input
 
 
@@ -177,13 +175,13 @@ def _trimmed(out: np.ndarray, length: np.ndarray) -> np.ndarray:
     return np.where(np.arange(out.shape[1]) < length[:, None], out, -1)
 
 
-def _ranked(rows: list[list[list[tuple[int, ...] | None]]], k: int) -> Ranked:
-    """Ranked from each member's, input's and rank's output ids (None: unparseable)."""
-    members, n = len(rows), len(rows[0]) if rows else 0
+def _ranked(rows: list[list[list[tuple[int, ...] | None]]], text: np.ndarray) -> Ranked:
+    """Ranked from each member's, input's and rank's output ids (None: unparseable) and the
+    completions (S, N, k) they were read from."""
+    shape, k = text.shape, text.shape[-1]
     flat = [ids for member in rows for inputs in member for ids in inputs]
     out = padded([np.array(ids or (), dtype=np.int64) for ids in flat], fill=-1)
     out = np.pad(out, ((0, 0), (0, max(0, 1 - out.shape[1]))), constant_values=-1)
-    shape = (members, n, k)
     finished = np.array([ids is not None for ids in flat], dtype=bool).reshape(shape)
     return Ranked(
         out=out.reshape(*shape, -1),
@@ -191,6 +189,7 @@ def _ranked(rows: list[list[list[tuple[int, ...] | None]]], k: int) -> Ranked:
         finished=finished,
         score=np.where(finished, -np.arange(k, dtype=float), -np.inf),
         logprob=np.full(shape, np.nan),
+        text=text,
     )
 
 

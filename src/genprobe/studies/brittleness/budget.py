@@ -26,8 +26,9 @@ from genprobe.models.settings import ModelSettings
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.brittleness.config import BrittlenessConfig
-from genprobe.studies.brittleness.solve import answer_text, read_problems
+from genprobe.studies.brittleness.solve import read_problems
 from genprobe.studies.brittleness.study import BUDGET
+from genprobe.tasks.integration.under_test import answer_text
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 
 TEMPLATES = ("k1*exp(k2*x)", "k1*sin(k2*x)", "k1*cos(k2*x)", "k1*tan(k2*x)")
@@ -114,7 +115,7 @@ class BudgetTask(StageTask):
         for i in range(len(problems)):
             for candidates in found.values():
                 for candidate in candidates[i]:
-                    distinct.setdefault((i, answer_text(candidate)), candidate.answer)
+                    distinct.setdefault((i, answer_text(candidate.answer)), candidate.answer)
         keys = list(distinct)
         verdicts = verifier.verify_many([(problems[i].problem, distinct[i, a]) for i, a in keys])
         verdict = dict(zip(keys, verdicts, strict=True))
@@ -124,10 +125,10 @@ class BudgetTask(StageTask):
                 "row": problem.row,
                 "decoding": name,
                 "rank": rank,
-                "answer": answer_text(candidate),
+                "answer": answer_text(candidate.answer),
                 "logprob": candidate.logprob,
-                "outcome": verdict[i, answer_text(candidate)].outcome.value,
-                "method": verdict[i, answer_text(candidate)].method,
+                "outcome": verdict[i, answer_text(candidate.answer)].outcome.value,
+                "method": verdict[i, answer_text(candidate.answer)].method,
             }
             for i, problem in enumerate(problems)
             for name, candidates in found.items()

@@ -37,7 +37,7 @@ from genprobe.runs.shards import Outputs, Shard
 from genprobe.studies.brittleness.schedule import Mode, Schedule
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
-from genprobe.tasks.integration.under_test import Candidate, Model
+from genprobe.tasks.integration.under_test import Candidate, Model, answer_text
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.verification.ranked import RankedResult, verify_ranked
 
@@ -217,7 +217,7 @@ def _row(
         records.append(
             {
                 "rank": rank,
-                "answer": answer_text(candidate),
+                "answer": answer_text(candidate.answer),
                 "parsed": candidate.parsed,
                 "score": float(candidate.score),
                 "logprob": candidate.logprob,
@@ -237,10 +237,3 @@ def _row(
         "reference_logprob": reference_logprob,
         "candidates": records,
     }
-
-
-def answer_text(candidate: Candidate) -> str:
-    answer = candidate.answer
-    if isinstance(answer, Expr):
-        return " ".join(to_prefix(answer))
-    return answer if isinstance(answer, str) else " ".join(answer)

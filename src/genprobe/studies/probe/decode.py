@@ -5,17 +5,19 @@ which splits failures into search errors (the model prefers the right output, it
 missed it) and model errors (Welleck et al. 2022, §6).
 
 Result rows (one per member and input): member, suite, kind, name, index, origin, parts (a
-composite's: the pool rows it joins; composition suites only), input, gold
-(null where a task has many right outputs), reference (only where the suite carries known right
-outputs for such a task: `suites.py`; null where none is known); the record of each request:
-prompt (the text a language model's member was asked), completion (its greedy completion as it
-wrote it; both null for other models), output (greedy; read from the completion) and outcome
-(its verdict); first_correct (1-based rank among the k candidates, null: none; greedy's 1
-for k = 1), candidates, candidate_outcomes (null after the first right candidate's window of
-ranks: `Ranked.outcomes`) and candidate_logprobs (k > 1), gold_logprob (of
-the gold output, or else of the reference) and output_logprob (null where the model gives
-none or no right output is known), error ("search", "model", or null for a success or an
-unscored model), and the task's features of the input as `feature: NAME` columns.
+composite's: the pool rows it joins; composition suites only), input, gold (null where a task
+has many right outputs), reference (only where the suite carries known right outputs for such a
+task: `suites.py`; null where none is known); the record of each request: prompt (the text a
+language model's member was asked; null for other models), completion (the greedy answer as
+the model gave it: a language model's completion, an integration model's answer, raw where it
+did not parse; null for models whose outputs are their ids), output (greedy, in the task's
+tokens: read from the completion) and outcome (its verdict); first_correct (1-based rank among
+the k candidates, null: none; greedy's 1 for k = 1), candidates, candidate_outcomes (null after
+the first right candidate's window of ranks: `Ranked.outcomes`) and candidate_logprobs
+(k > 1), gold_logprob (of the gold output, or else of the reference) and output_logprob (null
+where the model gives none or no right output is known), error ("search", "model", or null for
+a success or an unscored model), and the task's features of the input as `feature: NAME`
+columns.
 """
 
 from __future__ import annotations
@@ -99,7 +101,7 @@ def decoded(
     members, n = greedy.out.shape[:2]
     out, length = greedy.out[:, :, 0], greedy.length[:, :, 0]
     outcome = greedy.outcomes(task, src)[:, :, 0]
-    asked = isinstance(greedy, Completions)  # a language model's prompts and completions
+    asked = isinstance(greedy, Completions)  # a language model's prompts
     frame = pd.DataFrame(
         {
             "member": np.repeat(np.array(model.members, dtype=object), n),
@@ -107,7 +109,7 @@ def decoded(
             "input": input_lines(task.source_vocab, src) * members,
             "gold": None,
             "prompt": greedy.prompt.reshape(-1) if asked else None,
-            "completion": greedy.text[:, :, 0].reshape(-1) if asked else None,
+            "completion": None if greedy.text is None else greedy.text[:, :, 0].reshape(-1),
             "output": output_lines(task.target_vocab, out.reshape(members * n, -1)),
             "outcome": outcome.reshape(-1),
         }

@@ -43,12 +43,19 @@ class Candidate:
         """JSON-ready: prefix and infix text of a parsed answer, or the raw output."""
         record: dict[str, Any] = {"score": self.score, "logprob": self.logprob}
         if isinstance(self.answer, Expr):
-            record["prefix"] = " ".join(to_prefix(self.answer))
+            record["prefix"] = answer_text(self.answer)
             record["infix"] = infix_text(self.answer)
         else:
-            raw = self.answer
-            record["raw"] = raw if isinstance(raw, str) else " ".join(raw)
+            record["raw"] = answer_text(self.answer)
         return record
+
+
+def answer_text(answer: Expr | str | tuple[str, ...]) -> str:
+    """An answer as text: an expression's prefix tokens, raw output (text or tokens) as the
+    model gave it."""
+    if isinstance(answer, Expr):
+        return " ".join(to_prefix(answer))
+    return answer if isinstance(answer, str) else " ".join(answer)
 
 
 def infix_text(expr: Expr) -> str | None:
@@ -68,9 +75,7 @@ def problem_text(expr: Expr) -> str:
 def shown_answer(answer: Expr | str | tuple[str, ...]) -> str:
     """How an answer is shown to a reader: an expression as `problem_text` prints it, raw
     output (text or tokens) as the model gave it."""
-    if isinstance(answer, Expr):
-        return problem_text(answer)
-    return answer if isinstance(answer, str) else " ".join(answer)
+    return problem_text(answer) if isinstance(answer, Expr) else answer_text(answer)
 
 
 class Model(abc.ABC):
