@@ -7,7 +7,10 @@ generation, a probe and a failure search of a sweep's seeds) through the real co
 - its shards run only in the stages its declaration (`genprobe.studies.STUDIES`) names;
 - the same --out with another setting is refused, naming the setting and both values, and
   changes nothing;
-- bad input is one line on stderr and exit code 2, and makes no run directory."""
+- bad input is one line on stderr and exit code 2, and makes no run directory.
+
+The run that is killed is a process of its own; every other run calls the same entry point
+(`genprobe.cli.main`) in this process, which spares each one the start of a Python with torch."""
 
 import contextlib
 import json
@@ -214,19 +217,15 @@ def _still_running(pids: set[int], wait: float = 30.0) -> set[int]:
     return alive
 
 
-def _run(argv: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(_genprobe(argv), env=ENV, capture_output=True, text=True)
-
-
 @pytest.mark.parametrize("kind", STUDIES)
 def test_a_run_killed_mid_way_finishes_with_the_results_of_one_never_killed(
-    kind, fixtures, tmp_path
+    kind, fixtures, cli, tmp_path
 ):
     study = STUDIES[kind]
     argv = study.argv(fixtures)
     whole, killed = tmp_path / "whole", tmp_path / "killed"
-    done = _run([*argv, "--out", str(whole)])
-    assert done.returncode == 0, done.stderr
+    code, _, err = cli(*argv, "--out", str(whole))
+    assert code == 0, err
     assert _stages(study.run_of(whole)) <= _declared_stages(study.run_of(whole))
 
     process = subprocess.Popen(
@@ -244,29 +243,29 @@ def test_a_run_killed_mid_way_finishes_with_the_results_of_one_never_killed(
     process.wait()
     assert not _still_running(children), "a process of the killed run outlived it"
 
-    resumed = _run([*argv, "--out", str(killed)])
-    assert resumed.returncode == 0, resumed.stderr
+    code, _, err = cli(*argv, "--out", str(killed))
+    assert code == 0, err
     assert study.results(killed) == study.results(whole)
-    again = _run([*argv, "--out", str(whole)])  # a finished run is replayed, not redone
-    assert again.returncode == 0 and study.results(whole) == study.results(killed)
+    code, _, err = cli(*argv, "--out", str(whole))  # a finished run is replayed, not redone
+    assert code == 0 and study.results(whole) == study.results(killed), err
 
     option, value, before = study.changed
     files = sorted(p for p in study.run_of(whole).rglob("*") if p.is_file())
     stamps = [(p, p.stat().st_mtime_ns) for p in files]
-    other = _run([*_replace(argv, option, value), "--out", str(whole)])
-    assert other.returncode == 2 and other.stderr.count("\n") == 1, other.stderr
-    assert f"{option}: run has {before}, command has {value}" in other.stderr
+    code, _, err = cli(*_replace(argv, option, value), "--out", str(whole))
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"{option}: run has {before}, command has {value}" in err
     assert [(p, p.stat().st_mtime_ns) for p in files] == stamps  # nothing rewritten
 
 
 @pytest.mark.parametrize("kind", STUDIES)
-def test_bad_input_is_one_line_exit_2_and_no_run_directory(kind, fixtures, tmp_path):
+def test_bad_input_is_one_line_exit_2_and_no_run_directory(kind, fixtures, cli, tmp_path):
     study = STUDIES[kind]
     option, value = study.bad
     out = tmp_path / "run"
-    done = _run([*_replace(study.argv(fixtures), option, value), "--out", str(out)])
-    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
-    assert done.stderr.startswith("genprobe: error: ") and option in done.stderr
+    code, _, err = cli(*_replace(study.argv(fixtures), option, value), "--out", str(out))
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("genprobe: error: ") and option in err
     assert not out.exists() and not study.run_of(out).exists()
 
 

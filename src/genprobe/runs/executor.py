@@ -15,6 +15,7 @@ from __future__ import annotations
 import abc
 import multiprocessing
 import os
+import queue
 import threading
 import time
 import warnings
@@ -27,7 +28,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, show_warning
-from genprobe.runs.interrupts import CTRL_C_EXIT, children_ignore_ctrl_c, leave_on_ctrl_c
+from genprobe.runs.interrupts import (
+    CTRL_C_EXIT,
+    children_ignore_ctrl_c,
+    exit_with_parent,
+    leave_on_ctrl_c,
+)
 from genprobe.runs.resume import check_state
 from genprobe.runs.shards import Outputs, Shard, ShardStore
 
@@ -84,7 +90,7 @@ class Executor(abc.ABC):
         from (progress reports)."""
         manager = SyncManager(ctx=multiprocessing.get_context("spawn"))
         with children_ignore_ctrl_c():  # the manager's server ignores it too, once it runs
-            manager.start(_exit_with_parent, (os.getpid(),))
+            manager.start(exit_with_parent, (os.getpid(),))
         with manager:
             yield manager.Queue()
 
@@ -93,20 +99,6 @@ class Executor(abc.ABC):
         self, task: StageTask, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
     ) -> Iterator[Result]:
         """Run `task` on every shard; yield each result as it completes (any order)."""
-
-
-def _exit_with_parent(parent: int) -> None:
-    """In a helper process (a manager, a pool worker): end it once the process that started it
-    is gone. A driver killed with SIGKILL never shuts its helpers down, and a pool worker
-    sending a large result blocks forever on a pipe nobody reads (every worker holds the
-    result queue's read end too), so they would otherwise run on."""
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(0)
-
-    threading.Thread(target=watch, daemon=True).start()
 
 
 class Worker:
@@ -160,6 +152,14 @@ class LocalExecutor(Executor):
         kept, self._kept = self._kept or {}, None
         for worker in kept.values():
             worker.close()
+
+    @contextmanager
+    def channel(self) -> Iterator[Any]:
+        if self.workers > 1:
+            with super().channel() as channel:
+                yield channel
+        else:  # every shard runs in this process: no manager process to start
+            yield queue.SimpleQueue()
 
     def map(
         self, task: StageTask, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
@@ -225,7 +225,7 @@ _WORKER: Worker | None = None  # a pool process's
 
 def _start_worker(task: StageTask, parent: int) -> None:
     global _WORKER
-    _exit_with_parent(parent)
+    exit_with_parent(parent)
     leave_on_ctrl_c()
     warnings.showwarning = show_warning  # a shard's warning as the driver shows its own
     _WORKER = Worker(task)

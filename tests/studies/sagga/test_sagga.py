@@ -172,8 +172,8 @@ def test_a_search_killed_in_its_analysis_resumes_it(cli, tmp_path):
     process.send_signal(signal.SIGKILL)
     assert process.wait() == -signal.SIGKILL  # clusters written, tags or nearby successes to come
     before = clustered.read_text()
-    resumed = subprocess.run(command, env=env, capture_output=True, text=True)
-    assert resumed.returncode == 0, resumed.stderr
+    code, _, err = cli(*args(killed))  # the same command, in this process
+    assert code == 0, err
     assert clustered.read_text() == before  # not clustered again
     results = read_results(killed)
     assert results.clusters and results.archive["tag"].notna().all()

@@ -21,12 +21,12 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "PYTHONUNBUFFERED"
 
 def _search(sweep, out) -> list[str]:
     return [
-        sys.executable, "-m", "genprobe", "search", "--model", f"run:{sweep}", "--out", str(out),
-        "--generations", "40", "--population", "30", "--base-size", "40", "--seed", "3",
+        "search", "--model", f"run:{sweep}", "--out", str(out), "--generations", "40",
+        "--population", "30", "--base-size", "40", "--seed", "3",
     ]  # fmt: skip
 
 
-def test_a_killed_search_resumes_to_the_archive_of_one_never_killed(tiny_sweep, tmp_path):
+def test_a_killed_search_resumes_to_the_archive_of_one_never_killed(tiny_sweep, cli, tmp_path):
     config = tiny_sweep(
         seeds=(1, 2),
         task=load_task("binary_operation", {"p": 23}),
@@ -35,11 +35,14 @@ def test_a_killed_search_resumes_to_the_archive_of_one_never_killed(tiny_sweep, 
     )
     sweep = run_sweep(config, tmp_path / "sweep")
     whole, killed = tmp_path / "whole", tmp_path / "killed"
-    done = subprocess.run(_search(sweep, whole), env=ENV, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    code, _, err = cli(*_search(sweep, whole))  # in this process: only the killed run needs one
+    assert code == 0, err
 
     process = subprocess.Popen(
-        _search(sweep, killed), env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, "-m", "genprobe", *_search(sweep, killed)],
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     under_way = killed / "shards" / "generation" / "00002.json"
     while process.poll() is None and not under_way.exists():
@@ -49,9 +52,9 @@ def test_a_killed_search_resumes_to_the_archive_of_one_never_killed(tiny_sweep, 
     process.wait()
     assert not (killed / "shards" / "generation" / "00040.json").exists()
 
-    resumed = subprocess.run(_search(sweep, killed), env=ENV, capture_output=True, text=True)
-    assert resumed.returncode == 0, resumed.stderr
-    assert "(done before)" in resumed.stderr + resumed.stdout
+    code, out, err = cli(*_search(sweep, killed))
+    assert code == 0, err
+    assert "(done before)" in err + out
     pd.testing.assert_frame_equal(
         pd.read_parquet(killed / "archive.parquet"), pd.read_parquet(whole / "archive.parquet")
     )

@@ -94,16 +94,18 @@ def test_the_shard_of_a_lost_node_reruns_on_another_with_the_local_numbers(
 
 @pytest.mark.slow
 def test_a_killed_driver_resumes_from_the_shards_it_wrote_with_the_local_numbers(
-    ray_cluster, tmp_path
+    ray_cluster, cli, tmp_path
 ):
     args = [
-        sys.executable, "-m", "genprobe", "rewriting", "sweep", "--seeds", "3",
-        "--seeds-per-shard", "1", "--train-size", "1000", "--validation-size", "20",
-        "--suite-size", "12", "--max-epochs", "2",
+        "rewriting", "sweep", "--seeds", "3", "--seeds-per-shard", "1", "--train-size", "1000",
+        "--validation-size", "20", "--suite-size", "12", "--max-epochs", "2",
     ]  # fmt: skip
     on_ray = [*args, "--backend", "ray", "--ray-address", ray_cluster.address]
     killed = tmp_path / "killed"
-    driver = subprocess.Popen([*on_ray, "--out", str(killed)], stderr=subprocess.DEVNULL)
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "genprobe", *on_ray, "--out", str(killed)],
+        stderr=subprocess.DEVNULL,
+    )
     # no deadline: the first chunk's manifest appears, or the sweep ends, however slow the machine
     while not any((killed / "shards" / "train").glob("*.json")) and driver.poll() is None:
         time.sleep(0.05)
@@ -112,8 +114,10 @@ def test_a_killed_driver_resumes_from_the_shards_it_wrote_with_the_local_numbers
     driver.wait()
     written = {p.name: p.read_bytes() for p in (killed / "shards" / "train").glob("*.json")}
 
-    subprocess.run([*on_ray, "--out", str(killed)], check=True, capture_output=True)
-    subprocess.run([*args, "--out", str(tmp_path / "local")], check=True, capture_output=True)
+    # the driver that resumes, and the local run, are this process
+    for argv in ([*on_ray, "--out", str(killed)], [*args, "--out", str(tmp_path / "local")]):
+        code, _, err = cli(*argv)
+        assert code == 0, err
     assert (killed / "metrics.json").read_text() == (
         tmp_path / "local" / "metrics.json"
     ).read_text()
