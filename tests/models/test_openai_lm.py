@@ -246,4 +246,6 @@ def test_an_integration_models_completion_is_its_answer_as_given_and_it_asks_no_
     frame = decoded(as_sequence_model("py:test_openai_lm:unreadable", task), task, src, 2)
     assert (frame["completion"] == "sin(x").all() and (frame["output"] == "").all()
     assert (frame["outcome"] == "unparseable").all()
-    assert frame["candidates"].tolist() == [["", ""]] * 2
+    assert frame["candidates"].tolist() == [["", ""]] * 2  # in the task's tokens: none
+    # as given: one answer each, the second candidate missing
+    assert frame["candidate_completions"].tolist() == [["sin(x", ""]] * 2

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import Path
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from genprobe.errors import warn
 from genprobe.runs.atomic import atomic_path
 
+if TYPE_CHECKING:
+    import torch
+
 
 def save_state(path: Path, state: dict[str, Any]) -> None:
     """Write `state` to `path`: a reader finds the previous state or this one, whole."""
+    import torch  # here: the executor checks states in processes that need no torch
+
     with atomic_path(path) as tmp:
         torch.save(state, tmp)
 
@@ -39,6 +42,8 @@ def load_state(path: Path, device: torch.device | str, restart: str) -> dict[str
 
     Only damage of the file itself counts: an intact file that does not load is an error.
     """
+    import torch
+
     check_state(path, restart)
     if not path.exists():
         return None

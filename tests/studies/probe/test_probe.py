@@ -54,6 +54,7 @@ def test_every_row_is_the_verdict_of_what_its_member_answered(probed, sweep):
     assert {"base", "task-length_3"} <= set(results["suite"])
     # a sweep's seeds are asked no prompt, and their outputs are their ids
     assert results["prompt"].isna().all() and results["completion"].isna().all()
+    assert "candidate_completions" not in results  # the beam's candidates are the ids too
     vocab = task.target_vocab
     out, length = encode_outputs(vocab, [s.split() for s in results["output"]])
     ids = {t: i for i, t in enumerate(task.source_vocab, 1)}

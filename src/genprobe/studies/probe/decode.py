@@ -14,10 +14,11 @@ did not parse; null for models whose outputs are their ids), output (greedy, in 
 tokens: read from the completion) and outcome (its verdict); first_correct (1-based rank among
 the k candidates, null: none; greedy's 1 for k = 1), candidates, candidate_outcomes (null after
 the first right candidate's window of ranks: `Ranked.outcomes`) and candidate_logprobs
-(k > 1), gold_logprob (of the gold output, or else of the reference) and output_logprob (null
-where the model gives none or no right output is known), error ("search", "model", or null for
-a success or an unscored model), and the task's features of the input as `feature: NAME`
-columns.
+(k > 1), candidate_completions (k > 1, each candidate as the model gave it, as `completion`;
+only for models that give text), gold_logprob (of the gold output, or else of the reference)
+and output_logprob (null where the model gives none or no right output is known), error
+("search", "model", or null for a success or an unscored model), and the task's features of
+the input as `feature: NAME` columns.
 """
 
 from __future__ import annotations
@@ -125,6 +126,8 @@ def decoded(
         width = beam.out.shape[-1]
         texts = output_lines(task.target_vocab, beam.out.reshape(-1, width))
         frame["candidates"] = np.array(texts, dtype=object).reshape(members * n, k).tolist()
+        if beam.text is not None:
+            frame["candidate_completions"] = beam.text.reshape(members * n, k).tolist()
         frame["candidate_outcomes"] = list(outcomes.reshape(members * n, k))
         frame["candidate_logprobs"] = list(beam.logprob.reshape(members * n, k))
         top_logprob, top_outcome = beam.logprob[:, :, 0], outcomes[:, :, 0]
