@@ -28,11 +28,10 @@ demo: $(BIN)/genprobe
 	$(BIN)/genprobe rewriting sweep --seeds 6 --train-size 30000 --validation-size 1000 \
 		--suite-size 1000 --max-epochs 30 --seeds-per-shard 3 --out runs/demo
 
-# the tests on one worker more than there are cores (four at most: many tests wait on processes
-# they start), a file's tests on one worker, which builds its module fixtures once
-TEST_WORKERS = $(shell python3 -c 'import os; print(min(4, (os.cpu_count() or 1) + 1))')
+# the tests on a worker per core (four at most), a file's tests on one worker, which builds its
+# module fixtures once
 test: $(VENV)/.test-extras
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/pytest -n auto --maxprocesses 4 --dist loadfile
 
 lint: $(VENV)/.test-extras
 	$(BIN)/ruff check src tests benchmarks
