@@ -50,7 +50,7 @@ def exit_with_parent(parent: int) -> None:
     sending a large result blocks forever on a pipe nobody reads (every worker holds the
     result queue's read end too), so they would otherwise run on. It lives here, in a module
     that imports nothing heavy, because a manager process imports it to start (importing
-    torch there took two seconds of every run's start)."""
+    torch there added two to three seconds to the start of a run with worker processes)."""
 
     def watch() -> None:
         while os.getppid() == parent:
