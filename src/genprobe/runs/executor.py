@@ -15,7 +15,6 @@ from __future__ import annotations
 import abc
 import multiprocessing
 import os
-import queue
 import threading
 import time
 import warnings
@@ -25,6 +24,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from multiprocessing.managers import SyncManager
 from pathlib import Path
+from queue import SimpleQueue
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, show_warning
@@ -159,7 +159,7 @@ class LocalExecutor(Executor):
             with super().channel() as channel:
                 yield channel
         else:  # every shard runs in this process: no manager process to start
-            yield queue.SimpleQueue()
+            yield SimpleQueue()
 
     def map(
         self, task: StageTask, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
