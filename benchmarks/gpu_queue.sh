@@ -7,7 +7,11 @@
 #            member-steps/s with host and counter uniforms at S = 50, 200, 1,000
 #   study    the rewriting seed study, SEEDS seeds in one stack, counter noise
 #   chomsky  the Chomsky-hierarchy transformer of docs/results/transformers.md, 10 seeds, on
-#            reverse_string, parity_check, duplicate_string, bucket_sort, EPOCHS epochs each
+#            CHOMSKY_TASKS (reverse_string parity_check duplicate_string bucket_sort), EPOCHS
+#            epochs each
+#   grok     Nanda et al.'s grokking transformer (x+y mod 113, 30 %, weight decay 1, full batch):
+#            GROK_SEEDS seeds in one stack for GROK_STEPS steps; its report, stats, members.csv
+#            (when each seed memorized and grokked) and figures come back
 #   beam     benchmarks/beam_throughput.py at the paper's size (random weights)
 #   lc       issue 37: LC_N BWD pairs of the lc engine (Lample & Charton's distribution) made on
 #            every core of the machine, the shipped model fine-tuned on them (LC_EPOCHS), and it
@@ -27,6 +31,9 @@ ITEMS=${ITEMS:-tests bench study}
 BUDGET=${BUDGET:-560}
 SEEDS=${SEEDS:-100}
 EPOCHS=${EPOCHS:-40}
+CHOMSKY_TASKS=${CHOMSKY_TASKS:-reverse_string parity_check duplicate_string bucket_sort}
+GROK_SEEDS=${GROK_SEEDS:-40}
+GROK_STEPS=${GROK_STEPS:-12000}
 LC_N=${LC_N:-30000}
 LC_EPOCHS=${LC_EPOCHS:-10}
 DEVICE=${DEVICE:-cuda}
@@ -43,6 +50,7 @@ if [ -n "${SMALL:-}" ]; then
     study=(--train-size 500 --validation-size 50 --suite-size 50 --max-epochs 2)
     chomsky=(--train-size 200 --validation-size 20 --suite-size 5 --seeds 2 --seeds-per-shard 2)
     beam=(--device "$DEVICE" --problems 2 --beam 2 --max-len 10 --repeats 1)
+    GROK_SEEDS=2 GROK_STEPS=20
     LC_N=400 LC_EPOCHS=1
     lc_train=(--epoch-size 64 --valid-size 4 --max-len 64)
     lc_eval=(--n 4 --beam 2 --max-len 32)
@@ -83,7 +91,7 @@ for item in $ITEMS; do
         done
         ;;
     chomsky)
-        for task in reverse_string parity_check duplicate_string bucket_sort; do
+        for task in $CHOMSKY_TASKS; do
             dir=$(mktemp -d)/$task
             run "chomsky_$task" 300 "$PYTHON" -m genprobe sweep --task "$task" \
                 --task-option test_lengths=41-500:51 --arch transformer --hidden 32 --heads 4 \
@@ -93,6 +101,19 @@ for item in $ITEMS; do
                 --out "$dir" "${chomsky[@]}"
             [ -f "$dir/metrics.json" ] && cp "$dir/metrics.json" "$LOGS/chomsky_${task}_metrics.json"
         done
+        ;;
+    grok)
+        dir=$(mktemp -d)/grok
+        run grok 540 "$PYTHON" -m genprobe sweep --task binary_operation --task-option p=113 \
+            --task-option train_fraction=0.3 --arch nanda_transformer --steps "$GROK_STEPS" \
+            --full-batch --optimizer adamw --lr 0.001 --weight-decay 1 --beta2 0.98 \
+            --max-grad-norm 0 --warmup 10 --seeds "$GROK_SEEDS" --seeds-per-shard "$GROK_SEEDS" \
+            --first-seed 0 --device "$DEVICE" --out "$dir"
+        run grok_export 60 "$PYTHON" -m genprobe export "$dir" --out "$dir/tables"
+        for file in report.md stats.json tables/members.csv tables/curves.csv; do
+            [ -f "$dir/$file" ] && cp "$dir/$file" "$LOGS/grok_$(basename "$file")"
+        done
+        [ -d "$dir/figures" ] && cp -r "$dir/figures" "$LOGS/grok_figures"
         ;;
     beam) run beam 300 "$PYTHON" benchmarks/beam_throughput.py "${beam[@]}" ;;
     lc)
@@ -112,7 +133,7 @@ for item in $ITEMS; do
         cp "$dir/bwd6.txt.meta.json" "$LOGS/lc_data_meta.json" 2>/dev/null
         [ -f "$dir/finetuned/model.pt" ] && cp "$dir/finetuned/model.pt" "$OUT/lc_model.pt"
         ;;
-    *) echo "unknown item $item (tests, bench, study, chomsky, beam, lc)" | tee -a "$OUT/steps.log" ;;
+    *) echo "unknown item $item (tests, bench, study, grok, chomsky, beam, lc)" | tee -a "$OUT/steps.log" ;;
     esac
 done
 tar -czf "$OUT/gpu_queue.tgz" -C "$OUT" logs && rm -r "$LOGS"
