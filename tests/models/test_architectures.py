@@ -192,3 +192,47 @@ def test_losses_of_a_module_stack_are_each_members_own():
     one = config.model.from_members(SCAN_SHAPE, [model.member_state(1)])
     assert torch.equal(one.teacher_forced(src[1:], tgt[1:])[0], logits[1])
     assert not np.allclose(logits[0].detach().numpy(), logits[1].detach().numpy())
+
+
+LIMITED = {  # architectures with a table of positions: (architecture, options)
+    "learned, encoder-decoder": ("transformer", {"positions": "learned", "max_positions": 9}),
+    "learned, decoder-only": (
+        "transformer", {"positions": "learned", "max_positions": 9, "decoder_only": True},
+    ),
+    "random": ("transformer", {"random_positions": 9}),
+    "gpt2, its own size": ("hf:gpt2", {"n_positions": 9}),
+    "gpt2, the study's size": ("hf:gpt2", {}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", LIMITED)
+def test_an_architecture_takes_exactly_what_its_positions_can_hold(case):
+    arch, options = LIMITED[case]
+    if arch.startswith("hf:"):
+        pytest.importorskip("transformers")
+    config = load_architecture(arch, {**SMALL[arch], **options})
+    shape = ModelShape(src_vocab=6, tgt_vocab=5, src_len=4, tgt_len=3, max_positions=12)
+    model = config.initialized(shape, [1]).eval()
+    lengths = np.array([(n, m) for n in range(1, 16) for m in range(1, 12)])
+    takes = config.takes(shape, lengths[:, 0], lengths[:, 1])
+    assert takes.dtype == bool and takes.any() and not takes.all()
+    for (n, m), taken in zip(lengths, takes, strict=True):
+        src = torch.ones(1, 1, n, dtype=torch.long)
+        tgt_in = torch.ones(1, 1, m, dtype=torch.long)  # m output steps: BOS and m - 1 tokens
+        try:
+            with torch.no_grad():
+                model.teacher_forced(src, tgt_in)
+            ran = True
+        except (ConfigError, IndexError, RuntimeError):
+            ran = False
+        assert ran == taken, (case, n, m)
+
+
+def test_a_fixed_length_input_takes_inputs_up_to_its_length_and_others_take_any():
+    shape = ModelShape(src_vocab=6, tgt_vocab=5, src_len=4, tgt_len=3, max_positions=12)
+    lengths, steps = np.arange(1, 30), np.full(29, 50)
+    for arch in ("mlp", "nanda_transformer"):
+        takes = load_architecture(arch, SMALL[arch]).takes(shape, lengths, steps)
+        assert takes.tolist() == (lengths <= 4).tolist()
+    for arch in ("recurrent", "transformer", "py:my_model:build"):
+        assert load_architecture(arch, SMALL[arch]).takes(shape, lengths, steps).all()

@@ -40,6 +40,37 @@ class Ranked:
     # a model whose outputs are its ids
     text: np.ndarray | None = None
 
+    @classmethod
+    def empty(cls, members: int, k: int) -> Ranked:
+        """The candidates of no input."""
+        shape = (members, 0, k)
+        return cls(
+            np.full((*shape, 1), -1, dtype=np.int64),
+            np.zeros(shape, dtype=np.int64),
+            np.zeros(shape, dtype=bool),
+            np.full(shape, -np.inf),
+            np.full(shape, np.nan),
+        )
+
+    def placed(self, rows: np.ndarray, n: int) -> Ranked:
+        """These candidates, of inputs at positions `rows` among `n`, with no candidate for
+        the others (as for an input the model cannot take)."""
+        members = self.out.shape[0]
+
+        def spread(values: np.ndarray, empty: object) -> np.ndarray:
+            full = np.full((members, n, *values.shape[2:]), empty, dtype=values.dtype)
+            full[:, rows] = values
+            return full
+
+        return Ranked(
+            spread(self.out, -1),
+            spread(self.length, 0),
+            spread(self.finished, False),
+            spread(self.score, -np.inf),
+            spread(self.logprob, np.nan),
+            None if self.text is None else spread(self.text, ""),
+        )
+
     def outcomes(self, task: Task, src: np.ndarray) -> np.ndarray:
         """(S, N, k) each candidate for inputs src (N, L) as `task.outcomes` judges it, in rank
         order as `verification.ranked` judges an integration model's: windows of ranks 1, 2-3,
@@ -77,6 +108,12 @@ class SequenceModel(abc.ABC):
     def candidates(self, src: np.ndarray, k: int) -> Ranked:
         """The k best outputs of every member for inputs src (N, L): k = 1 decodes greedily,
         a larger k by beam search of width k."""
+
+    def readable(self, src: np.ndarray) -> np.ndarray:
+        """(N,) bool: whether the model can take each input of src (N, L) at all (not longer
+        than its table of positions, or its fixed-length input); one it cannot take gets no
+        candidate, and studies count it apart from the model's failures. Default: every one."""
+        return np.ones(len(src), dtype=bool)
 
     def score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
         """(S, N) each member's total log-probability of output i for input i, teacher-forced:

@@ -42,14 +42,23 @@ class IntegrationSequenceModel(SequenceModel):
         self.members = (label,)
         self.can_score = model.can_score
 
+    def readable(self, src: np.ndarray) -> np.ndarray:
+        """The model's own `readable` for each integrand (an input that is none is judged by
+        the task: it has no right output)."""
+        problems = self.task.problems(src)
+        rows = [i for i, problem in enumerate(problems) if problem is not None]
+        readable = np.ones(len(problems), dtype=bool)
+        readable[rows] = self.model.readable([problems[i] for i in rows])
+        return readable
+
     def candidates(self, src: np.ndarray, k: int) -> Ranked:
         if k < 1:
             raise ConfigError("k", "at least 1", k)
         problems = self.task.problems(src)
-        readable = [i for i, problem in enumerate(problems) if problem is not None]
+        valid = [i for i, problem in enumerate(problems) if problem is not None]
         found: list[list[Candidate]] = [[] for _ in problems]
         for i, candidates in zip(
-            readable, self.model.candidates([problems[i] for i in readable], k), strict=True
+            valid, self.model.candidates([problems[i] for i in valid], k), strict=True
         ):
             found[i] = candidates[:k]
         ranked = [

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
 from torch import Tensor
 
 from genprobe.models.member_stack import MemberStack
@@ -82,6 +83,12 @@ class Architecture(abc.ABC):
         options = dataclasses.asdict(self)  # type: ignore[call-overload]
         added = self.added_options
         return {k: v for k, v in options.items() if k not in added or v != added[k]}
+
+    def takes(self, shape: ModelShape, src_len: np.ndarray, out_len: np.ndarray) -> np.ndarray:
+        """(n,) bool: whether a model of `shape` can read an input of `src_len[i]` tokens and
+        decode `out_len[i]` output steps for it (a table of positions bounds both; a fixed-length
+        input, the input). Default: any."""
+        return np.ones(len(src_len), dtype=bool)
 
     def decode_footprint(self, input_length: int) -> int:
         """About how many floats a member holds per example while it decodes an input of

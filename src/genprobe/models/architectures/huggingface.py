@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
@@ -76,6 +77,17 @@ class HuggingFaceArchitecture(ModuleArchitecture):
     def build_module(self, shape: ModelShape, seed: int) -> nn.Module:
         return checked_module(self.builder, lambda: _hf_module(self, shape), seed)
 
+    def takes(self, shape: ModelShape, src_len: np.ndarray, out_len: np.ndarray) -> np.ndarray:
+        """Within the config's learned positions, where it has them: input and output together
+        (decoder-only) or each on its side."""
+        src_len, out_len = np.asarray(src_len), np.asarray(out_len)
+        config = _positioned_config(self, shape)
+        limit = getattr(config, "max_position_embeddings", None)
+        if not isinstance(limit, int):
+            return np.ones(len(src_len), dtype=bool)
+        together = not config.is_encoder_decoder
+        return (src_len + out_len if together else np.maximum(src_len, out_len)) <= limit
+
 
 def _transformers() -> Any:
     try:
@@ -107,13 +119,20 @@ def _config_fields(spec: str) -> dict[str, Any]:
     return fields
 
 
-def _hf_module(arch: HuggingFaceArchitecture, shape: ModelShape) -> nn.Module:
+def _positioned_config(arch: HuggingFaceArchitecture, shape: ModelShape) -> Any:
+    """The type's config with the options given, its position table sized for the study's
+    sequences (`shape.max_positions`) unless an option sets it."""
     fields = dict(arch.settings)
     config = _config(arch.model_type, arch.builder, **fields)
     if hasattr(config, "max_position_embeddings") and not (
         {"max_position_embeddings", "n_positions"} & fields.keys()
     ):
         config.max_position_embeddings = shape.max_positions
+    return config
+
+
+def _hf_module(arch: HuggingFaceArchitecture, shape: ModelShape) -> nn.Module:
+    config = _positioned_config(arch, shape)
     config.vocab_size = shape.seq_vocab
     config.pad_token_id = PAD
     config.bos_token_id, config.eos_token_id = shape.src_vocab + BOS, shape.src_vocab + EOS

@@ -21,8 +21,8 @@ import torch
 from torch import Tensor
 
 from genprobe.errors import ConfigError, check_choice
-from genprobe.models.architectures.base import Architecture, ModelShape
-from genprobe.models.architectures.readout import ReadoutStack, activate
+from genprobe.models.architectures.base import ModelShape
+from genprobe.models.architectures.readout import ReadoutArchitecture, ReadoutStack, activate
 from genprobe.models.member_stack import add_bias, biased_bmm
 
 ACTIVATIONS = ("relu", "gelu", "quadratic")
@@ -30,7 +30,7 @@ INPUT_ENCODINGS = ("embedding", "one_hot")
 
 
 @dataclass(frozen=True)
-class MLPConfig(Architecture):
+class MLPConfig(ReadoutArchitecture):
     member_format: ClassVar[str] = "genprobe.mlp/1"
     added_options: ClassVar[Mapping[str, object]] = {"input_encoding": "embedding"}
 

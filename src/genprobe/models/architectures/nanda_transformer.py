@@ -26,15 +26,15 @@ import torch
 from torch import Tensor
 
 from genprobe.errors import ConfigError, check_choice
-from genprobe.models.architectures.base import Architecture, ModelShape
-from genprobe.models.architectures.readout import ReadoutStack, activate
+from genprobe.models.architectures.base import ModelShape
+from genprobe.models.architectures.readout import ReadoutArchitecture, ReadoutStack, activate
 from genprobe.models.member_stack import add_bias
 
 ACTIVATIONS = ("relu", "gelu")
 
 
 @dataclass(frozen=True)
-class NandaTransformerConfig(Architecture):
+class NandaTransformerConfig(ReadoutArchitecture):
     member_format: ClassVar[str] = "genprobe.nanda_transformer/1"
 
     # Nanda et al.'s: d_model 128, 4 heads of 32, d_mlp 512, one layer, ReLU

@@ -5,7 +5,8 @@ position at a time (the MLP, `mlp.py`; Nanda et al.'s transformer, `nanda_transf
 Such a model reads the task's longest training input (`ModelShape.src_len`: a longer input is
 cut, a shorter one padded with 0, which it reads as a token) and writes its longest training
 output with its end token (`tgt_len`): a longer output cannot be written, so on longer inputs
-it fails by construction.
+it fails by construction. `ReadoutArchitecture.takes` says so: an input longer than `src_len`
+is one such a model cannot take.
 
 Shapes: S members, B examples, L input positions, T output positions, V output vocabulary.
 """
@@ -17,11 +18,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from genprobe.data.seq2seq import BOS, EOS
+from genprobe.models.architectures.base import Architecture, ModelShape
 from genprobe.models.member_stack import MemberStack
 
 
@@ -30,6 +33,13 @@ def activate(x: Tensor, activation: str) -> Tensor:
     if activation == "quadratic":
         return x * x
     return F.gelu(x) if activation == "gelu" else F.relu(x)
+
+
+class ReadoutArchitecture(Architecture):
+    """The options of a model that reads a fixed-length input."""
+
+    def takes(self, shape: ModelShape, src_len: np.ndarray, out_len: np.ndarray) -> np.ndarray:
+        return np.asarray(src_len) <= shape.src_len
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,16 @@ class TransformerSeedConfig(Architecture):
     def model_class(self) -> type[StackedTransformer]:
         return StackedTransformer
 
+    def takes(self, shape: ModelShape, src_len: np.ndarray, out_len: np.ndarray) -> np.ndarray:
+        """Positions are drawn from 0..R-1 (random positions) or looked up in a learned table:
+        input and output together (decoder-only) or each on its side must fit in them."""
+        src_len, out_len = np.asarray(src_len), np.asarray(out_len)
+        limit = self.random_positions or (self.max_positions if self.positions == "learned" else 0)
+        if not limit:
+            return np.ones(len(src_len), dtype=bool)
+        needed = src_len + out_len if self.decoder_only else np.maximum(src_len, out_len)
+        return needed <= limit
+
     def decode_footprint(self, input_length: int) -> int:
         return input_length * self.width * 2 * self.layers  # keys and values of every layer
 

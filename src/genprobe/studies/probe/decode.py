@@ -5,7 +5,9 @@ which splits failures into search errors (the model prefers the right output, it
 missed it) and model errors (Welleck et al. 2022, §6).
 
 Result rows (one per member and input): member, suite, kind, name, index, origin, parts (a
-composite's: the pool rows it joins; composition suites only), input, gold (null where a task
+composite's: the pool rows it joins; composition suites only), input, readable (false: the
+model cannot take the input at all, e.g. longer than its position table: it gets no candidate,
+and reports count it apart), gold (null where a task
 has many right outputs), reference (only where the suite carries known right outputs for such a
 task: `suites.py`; null where none is known); the record of each request: prompt (the text a
 language model's member was asked; null for other models), completion (the greedy answer as
@@ -108,6 +110,7 @@ def decoded(
             "member": np.repeat(np.array(model.members, dtype=object), n),
             "index": np.tile(np.arange(n), members),
             "input": input_lines(task.source_vocab, src) * members,
+            "readable": np.tile(model.readable(src), members),
             "gold": None,
             "prompt": greedy.prompt.reshape(-1) if asked else None,
             "completion": None if greedy.text is None else greedy.text[:, :, 0].reshape(-1),

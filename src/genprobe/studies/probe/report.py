@@ -60,6 +60,9 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
     task = config.load_task()
     results = read_results(run)
     suites = read_suites(run).set_index("suite")
+    untaken = _untaken(results)
+    if untaken is not None:  # every statistic below is over the inputs the model can take
+        results = results[results["readable"]]
     scores = accuracy(results)
     scores = scores[[suite for suite in suites.index if suite in scores]]  # the run's order
     shares = shares_at_least(scores, threshold)
@@ -88,10 +91,12 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
             "from). Every / one: inputs that every member "
             "fails (the task's hard region) and inputs that exactly one member fails "
             "(seed-specific). Refused: perturbed inputs the task does not accept, never "
-            f"decoded.{_SEEN if 'seen' in results else ''}"
+            f"decoded.{_SEEN if 'seen' in results else ''}{_UNTAKEN if untaken is not None else ''}"
         ),
-        Table(_suite_table(results, scores, shares, suites, config.k)),
+        Table(_suite_table(results, scores, shares, suites, config.k, untaken)),
     ]
+    if untaken is not None and (none := [s for s in untaken.index if s not in scores]):
+        blocks.append(Text(f"No input the model can take: {', '.join(none)}."))
     blocks += _prompt_variance(results, list(scores.columns))
     blocks += _by_length(run, accuracy_by_length(results), results)
     slicing = task.slice_by()
@@ -191,6 +196,7 @@ def _suite_table(
     shares: dict[str, Share],
     suites: pd.DataFrame,
     k: int,
+    untaken: pd.Series | None = None,
 ) -> pd.DataFrame:
     sharing = failure_sharing(results)
     drop = paired_drop(results)
@@ -211,6 +217,7 @@ def _suite_table(
             "kind": suites.loc[suite, "kind"],
             "inputs": f"{int(suites.loc[suite, 'inputs']):,}",
             "refused": f"{int(suites.loc[suite, 'invalid']):,}",
+            **({} if untaken is None else {"cannot take": f"{int(untaken.get(suite, 0)):,}"}),
             **({} if unseen is None else _unseen(suite, suites, unseen)),
             "median": f"{100 * summary.median:.1f}",
             "min–max": f"{100 * summary.min:.1f}–{100 * summary.max:.1f}",
@@ -231,6 +238,22 @@ _SEEN = (
     "data), which test what it was shown, not the rule; new: the median accuracy on the "
     "others."
 )
+
+
+_UNTAKEN = (
+    " Cannot take: inputs the model cannot read at all (longer than its table of positions, "
+    "or than its fixed-length input); they get no answer and are left out of every number "
+    "in this report."
+)
+
+
+def _untaken(results: pd.DataFrame) -> pd.Series | None:
+    """Per suite shown, how many of its inputs the model cannot take; None where it takes
+    every input (or the run predates the `readable` column)."""
+    if "readable" not in results or results["readable"].all():
+        return None
+    shown = reported(results)
+    return shown[~shown["readable"]].groupby("suite", sort=False)["index"].nunique()
 
 
 def _unseen(suite: str, suites: pd.DataFrame, unseen: pd.DataFrame) -> dict[str, str]:

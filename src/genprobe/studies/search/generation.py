@@ -18,7 +18,9 @@ Files: `generations/NNNNN.parquet` (one row per input: its ids and text (`Task.i
 the operator and parent that made it, each member's outcome and answer at k, how many members
 failed, its fitness, the right output where the task has one; answers and right outputs as
 `Task.output_text` writes them) and `generations/NNNNN.json` (the generation's effort:
-mutants asked for, not applicable, invalid and duplicate per operator; inputs evaluated).
+mutants asked for, not applicable, invalid and duplicate per operator; inputs evaluated, and
+those left unscored because a model cannot take them: `unreadable`). "position" is an input's
+place among the shard's inputs.
 """
 
 from __future__ import annotations
@@ -114,19 +116,23 @@ class GenerationTask(StageTask):
         spec, task = shard.spec, context[0].task
         generation = int(spec["generation"])
         src = from_input_keys(spec["inputs"])
+        # an input some model cannot take (`SequenceModel.readable`) is counted, not scored
+        taken = np.logical_and.reduce([model.readable(src) for model in context])
         outcomes, answers = (
-            np.concatenate(part)
+            np.concatenate(part)[:, taken]
             for part in zip(*(judged(m, src, self.config.k) for m in context), strict=True)
         )
+        rows = np.flatnonzero(taken)
+        src = src[rows]
         failed = outcomes != Outcome.CORRECT.value
         frame = pd.DataFrame(
             {
                 "generation": generation,
-                "position": np.arange(len(src), dtype=np.int64),
-                "input": spec["inputs"],
+                "position": rows.astype(np.int64),
+                "input": [spec["inputs"][i] for i in rows],
                 "text": task.input_text(src),
-                "operator": spec["operator"],
-                "parent": spec["parent"],
+                "operator": [spec["operator"][i] for i in rows],
+                "parent": [spec["parent"][i] for i in rows],
                 "outcomes": [list(column) for column in outcomes.T],
                 "answers": [list(column) for column in answers.T],
                 "failed": failed.sum(axis=0),
@@ -134,7 +140,10 @@ class GenerationTask(StageTask):
                 "gold": gold_lines(task, src),
             }
         )
-        effort = {**spec["effort"], "generation": generation, "evaluated": len(src)}
+        effort = {
+            **spec["effort"], "generation": generation, "evaluated": len(src),
+            "unreadable": int((~taken).sum()),
+        }  # fmt: skip
         return {
             generation_path(generation, "parquet"): parquet_bytes(frame),
             generation_path(generation, "json"): json_bytes(effort),

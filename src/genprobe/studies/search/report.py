@@ -183,6 +183,15 @@ def _effort(run: Path, state: dict[str, Any], evaluated: pd.DataFrame, who: str)
                 counts.setdefault(name, {}).setdefault(key, 0)
                 counts[name][key] += n
     blocks: list = [Heading("Mutants by operator")]
+    untaken = sum(stats.get("unreadable", 0) for stats in state["stats"])
+    if untaken:
+        blocks.append(
+            Text(
+                f"{untaken:,} input{'s' * (untaken != 1)} (base inputs and mutants) never scored: "
+                "the model cannot take them (longer than its table of positions, or than its "
+                "fixed-length input)."
+            )
+        )
     if not counts:
         return [*blocks, Text("No generation after the base ran.")]
     mutants = evaluated[evaluated["operator"] != "base"]

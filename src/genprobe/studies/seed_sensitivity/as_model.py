@@ -44,8 +44,27 @@ class SweepModel(SequenceModel):
         self.run, self.config, self.stack = run, config, stack
         self.task, self.members = config.task, members
 
+    def readable(self, src: np.ndarray) -> np.ndarray:
+        """Whether the architecture takes each input with as many output steps as decoding
+        gives it (`Architecture.takes`): a probe's inputs may be longer than any the sweep
+        decoded, which sized the position tables."""
+        length = (np.asarray(src) > 0).sum(axis=1)
+        lengths, where = np.unique(length, return_inverse=True)
+        steps = np.array([self.task.max_output_length(int(n)) + 1 for n in lengths])
+        takes = self.config.model.takes(self.config.model_shape(), lengths, steps)
+        return np.asarray(takes, dtype=bool)[where.reshape(-1)]
+
     def candidates(self, src: np.ndarray, k: int) -> Ranked:
         src = np.asarray(src, dtype=np.int64)
+        readable = self.readable(src)
+        if readable.all():
+            return self._candidates(src, k)
+        rows = np.flatnonzero(readable)
+        if not len(rows):
+            return Ranked.empty(len(self.members), k).placed(rows, len(src))
+        return self._candidates(_trimmed(src[rows]), k).placed(rows, len(src))
+
+    def _candidates(self, src: np.ndarray, k: int) -> Ranked:
         if k == 1:
             tokens = decoded_chunks(self.stack, self.config, src, _greedy)
             out, length = decoded_outputs(tokens)
@@ -66,6 +85,20 @@ class SweepModel(SequenceModel):
         return Ranked(out, beams.lengths, beams.finished, beams.scores, beams.logprobs)
 
     def score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """NaN for an input the model cannot take (`readable`)."""
+        src, out, length = np.asarray(src, dtype=np.int64), np.asarray(out), np.asarray(length)
+        readable = self.readable(src)
+        if readable.all():
+            return self._score(src, out, length)
+        scores = np.full((len(self.members), len(src)), np.nan)
+        if readable.any():
+            rows = np.flatnonzero(readable)
+            length = length[..., rows]
+            width = max(1, int(length.max(initial=0)))  # the outputs of the others may be longer
+            scores[:, rows] = self._score(_trimmed(src[rows]), out[..., rows, :width], length)
+        return scores
+
+    def _score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
         device = next(self.stack.parameters()).device
         gold = _decoder_ids(np.asarray(out), np.asarray(length))
         rows = self.config.eval_batch_size
@@ -120,6 +153,12 @@ def checked_seeds(config: SweepConfig, seeds: tuple[int, ...], option: str) -> t
         have = ", ".join(map(str, config.seeds))
         raise ConfigError(option, f"seeds of the sweep ({have})", f"seed {missing[0]}")
     return seeds
+
+
+def _trimmed(src: np.ndarray) -> np.ndarray:
+    """src (N, L) without the padding columns after its longest input: decoding sizes its
+    output steps, and a position table's use, by the width."""
+    return src[:, : max(1, int((src > 0).sum(axis=1).max(initial=0)))]
 
 
 def _greedy(model: MemberStack, src: Tensor, max_len: int) -> Tensor:

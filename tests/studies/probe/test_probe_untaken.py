@@ -1,0 +1,87 @@
+"""Inputs a sweep's model cannot take (longer than its table of positions): the probe and the
+search decode the rest, give those no answer, and count them apart from the model's failures."""
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from genprobe.models.architectures import load_architecture
+from genprobe.models.registry import load_model
+from genprobe.studies import report_run
+from genprobe.studies.probe.config import ProbeConfig
+from genprobe.studies.probe.results import read_results
+from genprobe.studies.probe.run import run_probe
+from genprobe.studies.search.config import SearchConfig
+from genprobe.studies.search.search import run_search
+from genprobe.studies.seed_sensitivity import run_sweep
+from genprobe.tasks.registry import load_task
+
+OPTIONS = {"width": 16, "heads": 2, "ffn": 32, "decoder_only": True, "positions": "learned"}
+
+
+@pytest.fixture(scope="module")
+def sweep(tiny_sweep, tmp_path_factory):
+    """Two seeds of parity whose learned positions hold exactly what the sweep decodes."""
+    task = load_task("parity_check", {"test_lengths": "12"})
+    config = tiny_sweep(seeds=(1, 2), task=task, model=load_architecture("transformer", OPTIONS))
+    table = config.model_shape().max_positions
+    config = replace(config, model=replace(config.model, max_positions=table))
+    return run_sweep(config, tmp_path_factory.mktemp("run") / "sweep"), table
+
+
+def _fits(task, src: np.ndarray, table: int) -> np.ndarray:
+    """Input, BOS, the longest output and EOS within the table (decoder-only)."""
+    length = (src > 0).sum(axis=1)
+    return np.array([n + task.max_output_length(int(n)) + 1 for n in length]) <= table
+
+
+def test_a_probe_leaves_out_the_inputs_the_model_cannot_take(sweep, tmp_path):
+    run, table = sweep
+    config = ProbeConfig(f"run:{run}", families=("longer_by_1", "longer_by_20"), size=16)
+    out = run_probe(config, tmp_path / "probe")
+    report_run(out)
+    results = read_results(out)
+    task = load_model(f"run:{run}").task
+    src = np.zeros((len(results), 64), dtype=np.int64)
+    for i, line in enumerate(results["input"]):
+        ids = [task.source_vocab.index(token) + 1 for token in line.split()]
+        src[i, : len(ids)] = ids
+    assert results["readable"].tolist() == _fits(task, src, table).tolist()
+    untaken = results[~results["readable"]]
+    assert len(untaken) and set(untaken["suite"]) == {"family-longer_by_20"}
+    assert (untaken["output"] == "").all() and (untaken["outcome"] == "unparseable").all()
+
+    report = (out / "report.md").read_text()
+    header = next(line for line in report.splitlines() if line.startswith("| suite |"))
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    row = next(line for line in report.splitlines() if line.startswith("| family-longer_by_20"))
+    cells = dict(zip(columns, (c.strip() for c in row.strip("|").split("|")), strict=True))
+    assert int(cells["cannot take"]) == untaken["index"].nunique()
+    taken = results[results["readable"] & (results["suite"] == "family-longer_by_20")]
+    right = taken.groupby("member")["outcome"].apply(lambda o: (o == "correct").mean())
+    assert float(cells["median"]) == pytest.approx(100 * right.median(), abs=0.05)
+
+
+def test_a_search_never_scores_an_input_the_model_cannot_take(sweep, tmp_path):
+    run, table = sweep
+    config = SearchConfig(f"run:{run}", generations=3, population=8, base_size=16)
+    out = run_search(config, tmp_path / "search")
+    report_run(out)
+    task = load_model(f"run:{run}").task
+    frames = [pd.read_parquet(path) for path in sorted((out / "generations").glob("*.parquet"))]
+    evaluated = pd.concat(frames, ignore_index=True)
+    src = np.zeros((len(evaluated), 64), dtype=np.int64)
+    for i, line in enumerate(evaluated["text"]):
+        ids = [task.source_vocab.index(token) + 1 for token in line.split()]
+        src[i, : len(ids)] = ids
+    assert _fits(task, src, table).all()
+    stats = json.loads((out / "search.json").read_text())["stats"]
+    untaken = sum(generation["unreadable"] for generation in stats)
+    assert untaken > 0  # longer_by_20 mutants
+    assert (
+        f"{untaken:,} inputs (base inputs and mutants) never scored"
+        in (out / "report.md").read_text()
+    )
