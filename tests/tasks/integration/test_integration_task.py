@@ -8,17 +8,27 @@ import numpy as np
 import pandas as pd
 import pytest
 import sympy as sp
+import torch
 
 from genprobe.errors import ConfigError
 from genprobe.models.adapters.integration_tokens import as_sequence_model
 from genprobe.models.adapters.seq2seq import DecodingConfig
+from genprobe.models.checkpoints import save_transformer
+from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
 from genprobe.options import as_pairs, parse_pairs
 from genprobe.studies.brittleness.solve import Problem, solve
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.search import run_search
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.tasks import load_task
-from genprobe.tasks.integration import X, from_prefix, from_sympy, to_prefix, to_sympy
+from genprobe.tasks.integration import (
+    X,
+    from_prefix,
+    from_sympy,
+    problem_prefix,
+    to_prefix,
+    to_sympy,
+)
 from genprobe.tasks.integration.suites.validation import ADDED_SETS
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.probing import from_input_keys
@@ -232,6 +242,26 @@ def test_a_checkpoint_as_a_token_model_judges_as_integration_evaluate(task, exam
     parsed = outcomes[:, 0] != "unparseable"
     assert top.shape == (1, 6) and np.isnan(top[0, ~parsed]).all()
     np.testing.assert_allclose(top[0, parsed], ranked.logprob[0, parsed, 0], atol=1e-4)
+
+
+def test_a_checkpoint_takes_the_problems_its_positions_hold_and_answers_only_those(
+    task, examples, tmp_path
+):
+    torch.manual_seed(0)
+    config = TransformerConfig(dim=16, n_enc_layers=1, n_dec_layers=1, n_heads=2, max_positions=9)
+    save_transformer(tmp_path / "model.pt", Seq2SeqTransformer(config), {})
+    decoding = DecodingConfig(method="beam", beam_size=2, max_len=8, batch_size=4)
+    model = as_sequence_model(f"ckpt:{tmp_path / 'model.pt'}", task, decoding=decoding)
+    not_one = np.zeros((1, examples.src.shape[1]), dtype=np.int64)  # no integrand: no tokens
+    src = np.concatenate([examples.src[:8], not_one])
+    # the problem as L&C's model reads it, between two separators: within the 9 positions
+    prefix = [len(problem_prefix(p)) if p is not None else 0 for p in task.problems(src)]
+    expected = [n + 2 <= 9 for n in prefix[:-1]] + [True]
+    readable = model.readable(src)
+    assert readable.tolist() == expected and not all(expected)
+    ranked = model.candidates(src[:-1], 2)
+    assert not ranked.finished[0, ~readable[:-1]].any()
+    assert (ranked.length[0, ~readable[:-1]] == 0).all()
 
 
 def test_an_integration_model_answers_only_the_integration_task():
