@@ -198,3 +198,32 @@ def test_a_hub_name_the_cache_lacks_is_one_line_and_writes_nothing(cli, tmp_path
     assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert "org/absent: not a folder" in err and "HF_HUB_OFFLINE is set" in err
     assert not out.exists()
+
+
+def test_an_input_whose_prompt_leaves_no_room_for_its_answer_is_not_asked(saved, tmp_path):
+    grid = PromptGrid(formats=2, shots=2, shot_draws=1, seed=3)
+    wide = PromptedModel(load_causal_lm(saved), TASK, grid)
+    parts = [TASK.generate(split, 4, seed=0).src for split in ("validation", "length_3")]
+    src = np.concatenate([np.pad(p, ((0, 0), (0, 8 - p.shape[1]))) for p in parts])
+    # the tokens every member's prompt of each input takes, and the room its answer needs
+    tokens = np.max([[len(ids) for ids in wide.lm.tokenizer(wide.prompts(cell, src))["input_ids"]]
+                     for cell in wide.cells], axis=0)  # fmt: skip
+    room = np.array([wide._token_limit(src[i : i + 1]) for i in range(len(src))])
+    need = tokens + room
+    positions = int(need.max()) - 1  # the longest inputs do not fit, the others do
+    narrow = PromptedModel(
+        load_causal_lm(save_tiny_gpt2(tmp_path, positions=positions)), TASK, grid
+    )
+    readable = narrow.readable(src)
+    assert readable.tolist() == (need <= positions).tolist()
+    assert readable.any() and not readable.all()
+
+    ranked = narrow.candidates(src, 1)  # asked only what fits, not refused
+    alone = narrow.candidates(src[readable], 1)
+    assert np.array_equal(ranked.out[:, readable], alone.out)
+    assert (ranked.prompt[:, readable] == alone.prompt).all()
+    assert not ranked.finished[:, ~readable].any()
+    assert (ranked.prompt[:, ~readable] == None).all()  # noqa: E711 (an object array)
+    gold = TASK.solve(src)
+    scores = narrow.score(src, gold, (gold >= 0).sum(axis=1))
+    assert np.isnan(scores[:, ~readable]).all() and not np.isnan(scores[:, readable]).any()

@@ -152,6 +152,15 @@ class CausalLM:
         """The tokens `text` takes on its own."""
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
+    def fits(self, prompts: Sequence[str], max_new_tokens: Sequence[int]) -> np.ndarray:
+        """(n,) bool: whether prompt i leaves room for `max_new_tokens[i]` new tokens in the
+        model's positions (`complete` refuses one that does not)."""
+        limit = _max_positions(self.model.config)
+        if limit is None or not len(prompts):
+            return np.ones(len(prompts), dtype=bool)
+        tokens = np.array([len(ids) for ids in self.tokenizer(list(prompts))["input_ids"]])
+        return tokens + np.asarray(max_new_tokens) <= limit
+
     def complete(
         self,
         prompts: Sequence[str],

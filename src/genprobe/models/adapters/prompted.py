@@ -39,7 +39,9 @@ class Completer(Protocol):
     """What a language model gives: completions of prompts and log-probabilities of answers
     (`causal_lm.CausalLM`, `openai.OpenAICompleter`). One that gives none has a `can_score`
     of False, and its `logprob` raises ModelCapabilityError. One that can count a text's
-    tokens has `count_tokens(text) -> int`, which bounds its completions more tightly."""
+    tokens has `count_tokens(text) -> int`, which bounds its completions more tightly; one
+    that knows its positions has `fits(prompts, max_new_tokens) -> (n,) bool`, which says
+    which inputs it can be asked at all (`PromptedModel.readable`)."""
 
     def complete(
         self,
@@ -113,9 +115,33 @@ class PromptedModel(SequenceModel):
         shots = draw_shots(self.task, self.grid.shots, cell.draw, self.grid.seed, src)
         return render_batch(self.task, self.formats[cell.format], shots, src)
 
-    def candidates(self, src: np.ndarray, k: int) -> Completions:
-        """Greedy (or the member's sample) for k = 1; the k best beams otherwise."""
+    def readable(self, src: np.ndarray) -> np.ndarray:
+        """Where the language model knows its positions (`fits`): whether every member's
+        prompt of an input leaves room for the longest answer it may write."""
+        fits = getattr(self.lm, "fits", None)
         src = np.asarray(src)
+        readable = np.ones(len(src), dtype=bool)
+        if fits is None:
+            return readable
+        room = [self._token_limit(src[i : i + 1]) for i in range(len(src))]
+        for cell in self.cells:
+            readable &= fits(self.prompts(cell, src), room)
+        return readable
+
+    def candidates(self, src: np.ndarray, k: int) -> Completions:
+        """Greedy (or the member's sample) for k = 1; the k best beams otherwise; no
+        candidate (and no prompt) for an input the model cannot take."""
+        src = np.asarray(src)
+        readable = self.readable(src)
+        if readable.all():
+            return self._candidates(src, k)
+        rows = np.flatnonzero(readable)
+        if not len(rows):
+            empty = Completions(**vars(Ranked.empty(len(self.cells), k)), prompt=_no_prompts(self))
+            return empty.placed(rows, len(src))
+        return self._candidates(src[rows], k).placed(rows, len(src))
+
+    def _candidates(self, src: np.ndarray, k: int) -> Completions:
         limit = self._token_limit(src)
         rows = []  # per member, per input: its k candidates' output ids (None: unparseable)
         written = []  # per member, per rank, per input: the completion as the model wrote it
@@ -140,16 +166,20 @@ class PromptedModel(SequenceModel):
         return Completions(**vars(_ranked(rows, completions.transpose(0, 2, 1))), prompt=prompts)
 
     def score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """NaN for an input the model cannot take (`readable`)."""
         src, out, length = np.asarray(src), np.asarray(out), np.asarray(length)
         members = len(self.cells)
-        out = np.broadcast_to(out, (members, *out.shape[-2:]))
-        length = np.broadcast_to(length, (members, length.shape[-1]))
+        rows = np.flatnonzero(self.readable(src))
+        out = np.broadcast_to(out, (members, *out.shape[-2:]))[:, rows]
+        length = np.broadcast_to(length, (members, length.shape[-1]))[:, rows]
         form = text_form(self.task)
-        scores = np.empty((members, len(src)))
+        scores = np.full((members, len(src)), np.nan)
+        if not len(rows):
+            return scores
         for m, cell in enumerate(self.cells):
             lead = self.formats[cell.format].lead
             answers = [lead + text for text in form.outputs(_trimmed(out[m], length[m]))]
-            scores[m] = self.lm.logprob(self.prompts(cell, src), answers)
+            scores[m, rows] = self.lm.logprob(self.prompts(cell, src[rows]), answers)
         return scores
 
     def _token_limit(self, src: np.ndarray) -> int:
@@ -169,6 +199,15 @@ class Completions(Ranked):
     asked."""
 
     prompt: np.ndarray  # (S, N) object: the prompt each member sent for each input
+
+    def placed(self, rows: np.ndarray, n: int) -> Completions:
+        prompt = np.full((len(self.prompt), n), None, dtype=object)
+        prompt[:, rows] = self.prompt
+        return Completions(**vars(super().placed(rows, n)), prompt=prompt)
+
+
+def _no_prompts(model: PromptedModel) -> np.ndarray:
+    return np.empty((len(model.cells), 0), dtype=object)
 
 
 def _trimmed(out: np.ndarray, length: np.ndarray) -> np.ndarray:
