@@ -85,3 +85,23 @@ def test_a_search_never_scores_an_input_the_model_cannot_take(sweep, tmp_path):
         f"{untaken:,} inputs (base inputs and mutants) never scored"
         in (out / "report.md").read_text()
     )
+
+
+def test_evaluating_a_sweep_on_inputs_it_cannot_take_is_one_line_and_decodes_nothing(
+    sweep, cli, tmp_path
+):
+    run, table = sweep
+    task = load_model(f"run:{run}").task
+    base = task.generate("validation", 6, seed=0).src
+    longer = task.families()["longer_by_20"].perturb(base, np.random.default_rng(0)).src
+    src = np.concatenate([np.pad(base, ((0, 0), (0, longer.shape[1] - base.shape[1]))), longer])
+    untaken = np.flatnonzero(~_fits(task, src, table))
+    assert len(untaken)
+    file = tmp_path / "mine.jsonl"
+    file.write_text("".join(json.dumps({"input": line}) + "\n" for line in task.input_text(src)))
+    before = sorted(p.relative_to(run) for p in run.rglob("*"))
+    code, _, err = cli("evaluate", str(run), "--input", str(file), "--name", "mine")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert f"cannot take {len(untaken)} of the {len(src)} inputs" in err
+    assert f"the first is row {untaken[0] + 1}" in err
+    assert sorted(p.relative_to(run) for p in run.rglob("*")) == before

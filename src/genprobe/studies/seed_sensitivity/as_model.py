@@ -45,14 +45,9 @@ class SweepModel(SequenceModel):
         self.task, self.members = config.task, members
 
     def readable(self, src: np.ndarray) -> np.ndarray:
-        """Whether the architecture takes each input with as many output steps as decoding
-        gives it (`Architecture.takes`): a probe's inputs may be longer than any the sweep
-        decoded, which sized the position tables."""
-        length = (np.asarray(src) > 0).sum(axis=1)
-        lengths, where = np.unique(length, return_inverse=True)
-        steps = np.array([self.task.max_output_length(int(n)) + 1 for n in lengths])
-        takes = self.config.model.takes(self.config.model_shape(), lengths, steps)
-        return np.asarray(takes, dtype=bool)[where.reshape(-1)]
+        """`SweepConfig.takes`: a probe's inputs may be longer than any the sweep decoded,
+        which sized the position tables."""
+        return self.config.takes(src)
 
     def candidates(self, src: np.ndarray, k: int) -> Ranked:
         src = np.asarray(src, dtype=np.int64)

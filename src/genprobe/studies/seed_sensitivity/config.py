@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
+import numpy as np
+
 from genprobe.data.seq2seq import N_SPECIAL
 from genprobe.errors import ConfigError
 from genprobe.models.architectures import (
@@ -150,6 +152,16 @@ class SweepConfig:
             tgt_len=task.max_output_length(src_len) + 1,  # + EOS
             max_positions=longest + task.max_output_length(longest) + 2,  # + BOS, EOS
         )
+
+    def takes(self, src: np.ndarray) -> np.ndarray:
+        """(n,) bool: whether the trained model can take each input of src (n, L) with as many
+        output steps as decoding gives it (`Architecture.takes`). Every input of the sweep's
+        own roles fits: they sized its tables."""
+        length = (np.asarray(src) > 0).sum(axis=1)
+        lengths, where = np.unique(length, return_inverse=True)
+        steps = np.array([self.task.max_output_length(int(n)) + 1 for n in lengths])
+        takes = self.model.takes(self.model_shape(), lengths, steps)
+        return np.asarray(takes, dtype=bool)[where.reshape(-1)]
 
     def watched_roles(self) -> tuple[str, ...]:
         """What training over time evaluates at every point of its schedule: training, each

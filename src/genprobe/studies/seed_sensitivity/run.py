@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from genprobe.errors import ConfigError, RunDirError
+from genprobe.errors import ConfigError, ModelCapabilityError, RunDirError
 from genprobe.runs.atomic import write_json
 from genprobe.runs.executor import Executor, LocalExecutor, relayed, run_stage
 from genprobe.runs.rundir import open_run
@@ -157,6 +157,7 @@ def evaluate_external(
     Raises:
         ConfigError: a bad name (or one of the study's own suites) or device.
         RunDirError: not a sweep's run directory, or its training has not finished.
+        ModelCapabilityError: an input is longer than the model can take (nothing is decoded).
     """
     check_device(device)
     run = Path(run).absolute()
@@ -166,6 +167,14 @@ def evaluate_external(
         raise ConfigError("name", "letters, digits, '_', '-' or '.' (at most 64)", name)
     if name in own:
         raise ConfigError("name", f"a name other than the study's own {', '.join(own)}", name)
+    untaken = np.flatnonzero(~config.takes(src))
+    if len(untaken):
+        first = int(untaken[0])
+        raise ModelCapabilityError(
+            f"{name}: the model cannot take {len(untaken)} of the {len(src)} inputs (longer than "
+            f"its table of positions or its fixed-length input); the first is row {first + 1}, "
+            f"{int((np.asarray(src[first]) > 0).sum())} tokens"
+        )
     shard = predict_shard(name, src, config.seeds)
     run_stage(run, PredictTask(run, config, device), [shard], executor)
     write_metrics(run)
