@@ -435,10 +435,11 @@ def _shared_failures(results: pd.DataFrame, task: Task) -> list:
         answers = group["output"].value_counts()
         gold, answer = group["gold"].iloc[0], answers.index[0]
         right = group["reference"].iloc[0] if gold is None and "reference" in group else gold
+        right = None if pd.isna(right) else right  # NaN: a suite whose file has no references
         said = f"{_tokens(answer)}{_differs(gold, answer)}; {answers.iloc[0]} of {members}"
         shown.append({"suite": suite, "input": group["input"].iloc[0], "right": right,
                       "answer": answer, "said": said})  # fmt: skip
-    frame = pd.DataFrame(shown)
+    frame = pd.DataFrame(shown, dtype=object)  # a missing right output stays None, not NaN
     texts = zip(
         _input_text(task, frame["input"]), _output_text(task, frame["right"]),
         _output_text(task, frame["answer"]), strict=True,
