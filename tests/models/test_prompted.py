@@ -227,3 +227,23 @@ def test_an_input_whose_prompt_leaves_no_room_for_its_answer_is_not_asked(saved,
     gold = TASK.solve(src)
     scores = narrow.score(src, gold, (gold >= 0).sum(axis=1))
     assert np.isnan(scores[:, ~readable]).all() and not np.isnan(scores[:, readable]).any()
+
+
+def test_a_probe_lists_a_suite_the_model_can_take_no_input_of(cli, tmp_path):
+    """A GPT-2 of 64 positions and prompts of three shots: 5-digit sums do not fit at all."""
+    lm = save_tiny_gpt2(tmp_path / "lm", positions=64)
+    out = tmp_path / "probe"
+    args = ["probe", "--model", f"hf:{lm}", "--task", "addition", "--task-option",
+            "train_digits=2", "--task-option", "test_lengths=2,5", "--families", "operand_swap",
+            "--size", "6", "--formats", "2", "--shots", "3", "--out", str(out)]  # fmt: skip
+    code, _, err = cli(*args)
+    assert code == 0, err
+    results = read_results(out)
+    untaken = results[~results["readable"]]
+    assert set(untaken["suite"]) == {"task-length_5"} and untaken["prompt"].isna().all()
+    report = (out / "report.md").read_text()
+    header = next(line for line in report.splitlines() if line.startswith("| suite |"))
+    row = next(line for line in report.splitlines() if line.startswith("| task-length_5 "))
+    cells = dict(zip(header.split("|"), row.split("|"), strict=True))
+    assert cells[" cannot take "].strip() == cells[" inputs "].strip() == "6"
+    assert cells[" median "].strip() == "–"

@@ -95,8 +95,6 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
         ),
         Table(_suite_table(results, scores, shares, suites, config.k, untaken)),
     ]
-    if untaken is not None and (none := [s for s in untaken.index if s not in scores]):
-        blocks.append(Text(f"No input the model can take: {', '.join(none)}."))
     blocks += _prompt_variance(results, list(scores.columns))
     blocks += _by_length(run, accuracy_by_length(results), results)
     slicing = task.slice_by()
@@ -230,7 +228,19 @@ def _suite_table(
         if failed is not None:
             row[f"Fail@{k}"] = f"{100 * failed[suite].median():.1f}"
         rows.append(row)
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if untaken is None or not (none := [s for s in untaken.index if s not in scores]):
+        return table
+    # a suite of which the model can take no input: its counts, no statistics
+    empty = pd.DataFrame(
+        {"suite": none, "kind": suites.loc[none, "kind"].to_list(),
+         "inputs": [f"{int(n):,}" for n in suites.loc[none, "inputs"]],
+         "refused": [f"{int(n):,}" for n in suites.loc[none, "invalid"]],
+         "cannot take": [f"{int(untaken[s]):,}" for s in none]}
+    )  # fmt: skip
+    table = pd.concat([table, empty], ignore_index=True).fillna("–")
+    order = {suite: i for i, suite in enumerate(suites.index)}
+    return table.sort_values("suite", key=lambda names: names.map(order), ignore_index=True)
 
 
 _SEEN = (
