@@ -13,7 +13,9 @@ A builder takes the task's shape (vocabularies and lengths), a seed and its opti
 arguments with defaults: `--model-option heads=8`) and returns a plain `torch.nn.Module`.
 Its `forward(seq)` reads the input and the output so far as one sequence (`shape.seq_vocab`
 ids) and returns logits for the next token at every position; `forward(src, tgt_in)` would
-make it an encoder-decoder. genprobe trains S seeds of it at once and checks it first
+make it an encoder-decoder. A module with a table of positions says how many it holds
+(`max_positions`), so that a probe's longer inputs are counted as ones it cannot take rather
+than decoded past the table. genprobe trains S seeds of it at once and checks it first
 (`genprobe.studies.seed_sensitivity.model_check.check_model`).
 """
 
@@ -45,6 +47,7 @@ class TinyGPT(nn.Module):
         super().__init__()
         self.tokens = nn.Embedding(shape.seq_vocab, width)
         self.positions = nn.Embedding(shape.max_positions, width)
+        self.max_positions = shape.max_positions  # genprobe then never asks for more
         self.blocks = nn.ModuleList(Block(width, heads, dropout) for _ in range(layers))
         self.norm = nn.LayerNorm(width)
         self.out = nn.Linear(width, shape.seq_vocab)

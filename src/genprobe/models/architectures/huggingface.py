@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 from torch import Tensor, nn
 
@@ -77,17 +76,6 @@ class HuggingFaceArchitecture(ModuleArchitecture):
     def build_module(self, shape: ModelShape, seed: int) -> nn.Module:
         return checked_module(self.builder, lambda: _hf_module(self, shape), seed)
 
-    def takes(self, shape: ModelShape, src_len: np.ndarray, out_len: np.ndarray) -> np.ndarray:
-        """Within the config's learned positions, where it has them: input and output together
-        (decoder-only) or each on its side."""
-        src_len, out_len = np.asarray(src_len), np.asarray(out_len)
-        config = _positioned_config(self, shape)
-        limit = getattr(config, "max_position_embeddings", None)
-        if not isinstance(limit, int):
-            return np.ones(len(src_len), dtype=bool)
-        together = not config.is_encoder_decoder
-        return (src_len + out_len if together else np.maximum(src_len, out_len)) <= limit
-
 
 def _transformers() -> Any:
     try:
@@ -119,20 +107,13 @@ def _config_fields(spec: str) -> dict[str, Any]:
     return fields
 
 
-def _positioned_config(arch: HuggingFaceArchitecture, shape: ModelShape) -> Any:
-    """The type's config with the options given, its position table sized for the study's
-    sequences (`shape.max_positions`) unless an option sets it."""
+def _hf_module(arch: HuggingFaceArchitecture, shape: ModelShape) -> nn.Module:
     fields = dict(arch.settings)
     config = _config(arch.model_type, arch.builder, **fields)
     if hasattr(config, "max_position_embeddings") and not (
         {"max_position_embeddings", "n_positions"} & fields.keys()
     ):
         config.max_position_embeddings = shape.max_positions
-    return config
-
-
-def _hf_module(arch: HuggingFaceArchitecture, shape: ModelShape) -> nn.Module:
-    config = _positioned_config(arch, shape)
     config.vocab_size = shape.seq_vocab
     config.pad_token_id = PAD
     config.bos_token_id, config.eos_token_id = shape.src_vocab + BOS, shape.src_vocab + EOS
@@ -148,6 +129,7 @@ class CausalLM(nn.Module):
     def __init__(self, config: Any) -> None:
         super().__init__()
         self.model = _transformers().AutoModelForCausalLM.from_config(config, **EAGER)
+        self.max_positions = _learned_positions(config)
 
     def forward(self, seq: Tensor) -> Tensor:
         return self.model(input_ids=seq, attention_mask=seq != PAD, use_cache=False).logits
@@ -161,6 +143,7 @@ class EncoderDecoderLM(nn.Module):
         super().__init__()
         self.model = _transformers().AutoModelForSeq2SeqLM.from_config(config, **EAGER)
         self.src_vocab = src_vocab
+        self.max_positions = _learned_positions(config)
 
     def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
         decoder_ids = torch.where(tgt_in == PAD, PAD, tgt_in + self.src_vocab)
@@ -171,3 +154,10 @@ class EncoderDecoderLM(nn.Module):
             use_cache=False,
         ).logits
         return logits[..., self.src_vocab :]
+
+
+def _learned_positions(config: Any) -> int | None:
+    """The positions a config's table holds (`ModuleArchitecture.takes`); None for a type
+    without one (T5's relative positions)."""
+    limit = getattr(config, "max_position_embeddings", None)
+    return limit if isinstance(limit, int) else None

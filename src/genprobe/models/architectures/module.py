@@ -41,6 +41,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
@@ -110,6 +111,26 @@ class ModuleArchitecture(Architecture):
 
     def _call_builder(self, shape: ModelShape, seed: int) -> Any:
         return builder_function(self.builder)(shape, seed, **dict(self.settings))
+
+    def takes(self, shape: ModelShape, src_len: np.ndarray, out_len: np.ndarray) -> np.ndarray:
+        """A module that says how many positions it holds (an integer attribute
+        `max_positions`) takes what fits in them: input and output together (decoder-only: the
+        joint sequence) or each on its side; one that does not say, anything."""
+        src_len, out_len = np.asarray(src_len), np.asarray(out_len)
+        limit, joint = _positions(self, shape)
+        if limit is None:
+            return np.ones(len(src_len), dtype=bool)
+        return (src_len + out_len if joint else np.maximum(src_len, out_len)) <= limit
+
+
+@functools.cache
+def _positions(config: ModuleArchitecture, shape: ModelShape) -> tuple[int | None, bool]:
+    """The positions a module of `config` says it holds (None: it does not say), and whether
+    they hold input and output together."""
+    module = config.build_module(shape, 0)
+    limit = getattr(module, "max_positions", None)
+    joint = layout(config.builder, module) == DECODER_ONLY
+    return (limit if isinstance(limit, int) else None), joint
 
 
 def builder_function(spec: str) -> Builder:
