@@ -207,9 +207,7 @@ def sweep(
 ) -> None:
     """Train N seeds of a model on a task at once, evaluate every suite, report. Resumable."""
     from genprobe.options import parse_pairs
-    from genprobe.studies.seed_sensitivity import SweepConfig, run_sweep
     from genprobe.tasks.registry import load_task
-    from genprobe.training.trainer import TrainConfig
 
     if seeds < 1:
         raise GenprobeError(f"--seeds must be >= 1. Got {seeds} instead.")
@@ -236,6 +234,11 @@ def sweep(
         "attention": attention, "input_feeding": input_feeding,
         "attention_layer": attention_layer,
     }  # fmt: skip
+    model = model_config(arch, parse_pairs(model_option, "--model-option"), flags)
+    # only now the study's modules (torch, pandas): a mistyped task or model is told at once
+    from genprobe.studies.seed_sensitivity import SweepConfig, run_sweep
+    from genprobe.training.trainer import TrainConfig
+
     config = SweepConfig(
         seeds=members,
         **grid,
@@ -244,7 +247,7 @@ def sweep(
         train_size=train_size,
         validation_size=validation_size,
         suite_size=suite_size,
-        model=model_config(arch, parse_pairs(model_option, "--model-option"), flags),
+        model=model,
         train=TrainConfig(
             batch_size=_full_batch(chosen, train_size) if full_batch else batch_size,
             lr=LEARNING_RATES.get(optimizer, 0.001) if lr is None else lr,

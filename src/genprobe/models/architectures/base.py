@@ -18,12 +18,14 @@ import abc
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from torch import Tensor
 
-from genprobe.models.member_stack import MemberStack
+if TYPE_CHECKING:  # torch only where a model is built: the table's names check without it
+    from torch import Tensor
+
+    from genprobe.models.member_stack import MemberStack
 
 
 @dataclass(frozen=True)
