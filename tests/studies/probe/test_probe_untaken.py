@@ -105,3 +105,18 @@ def test_evaluating_a_sweep_on_inputs_it_cannot_take_is_one_line_and_decodes_not
     assert f"cannot take {len(untaken)} of the {len(src)} inputs" in err
     assert f"the first is row {untaken[0] + 1}" in err
     assert sorted(p.relative_to(run) for p in run.rglob("*")) == before
+
+
+def test_padding_wider_than_the_table_is_not_decoded(sweep):
+    run, table = sweep
+    model = load_model(f"run:{run}")
+    src = model.task.generate("validation", 5, seed=0).src
+    wide = np.pad(src, ((0, 0), (0, table)))  # every row fits; the array's width does not
+    assert model.readable(wide).all()
+    ranked, tight = model.candidates(wide, 2), model.candidates(src, 2)
+    assert np.array_equal(ranked.out, tight.out) and np.array_equal(ranked.score, tight.score)
+    gold = model.task.solve(src)
+    np.testing.assert_array_equal(
+        model.score(wide, gold, (gold >= 0).sum(axis=1)),
+        model.score(src, gold, (gold >= 0).sum(axis=1)),
+    )

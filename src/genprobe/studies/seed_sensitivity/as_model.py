@@ -51,13 +51,17 @@ class SweepModel(SequenceModel):
 
     def candidates(self, src: np.ndarray, k: int) -> Ranked:
         src = np.asarray(src, dtype=np.int64)
-        readable = self.readable(src)
-        if readable.all():
-            return self._candidates(src, k)
-        rows = np.flatnonzero(readable)
+        rows = np.flatnonzero(self.readable(src))
+        if len(rows) == len(src):
+            return self._candidates(self._narrowed(src), k)
         if not len(rows):
             return Ranked.empty(len(self.members), k).placed(rows, len(src))
-        return self._candidates(_trimmed(src[rows]), k).placed(rows, len(src))
+        return self._candidates(self._narrowed(src[rows]), k).placed(rows, len(src))
+
+    def _narrowed(self, src: np.ndarray) -> np.ndarray:
+        """src as it is where the model can decode its whole width (decoding sizes its output
+        steps by the width), else without the padding columns after its longest input."""
+        return src if self.config.takes(np.ones((1, src.shape[1])))[0] else _trimmed(src)
 
     def _candidates(self, src: np.ndarray, k: int) -> Ranked:
         if k == 1:
@@ -82,15 +86,15 @@ class SweepModel(SequenceModel):
     def score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
         """NaN for an input the model cannot take (`readable`)."""
         src, out, length = np.asarray(src, dtype=np.int64), np.asarray(out), np.asarray(length)
-        readable = self.readable(src)
-        if readable.all():
-            return self._score(src, out, length)
+        rows = np.flatnonzero(self.readable(src))
+        if len(rows) == len(src):
+            return self._score(self._narrowed(src), out, length)
         scores = np.full((len(self.members), len(src)), np.nan)
-        if readable.any():
-            rows = np.flatnonzero(readable)
+        if len(rows):
             length = length[..., rows]
             width = max(1, int(length.max(initial=0)))  # the outputs of the others may be longer
-            scores[:, rows] = self._score(_trimmed(src[rows]), out[..., rows, :width], length)
+            src = self._narrowed(src[rows])
+            scores[:, rows] = self._score(src, out[..., rows, :width], length)
         return scores
 
     def _score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
