@@ -27,7 +27,7 @@ def report(
     """Write report.md and a self-contained report.html with tables and figures (of a grid of
     sweeps, `sweep --vary`: its phase diagram)."""
     from genprobe.studies import report_run
-    from genprobe.studies.seed_sensitivity.grid import is_grid
+    from genprobe.studies.seed_sensitivity.study import is_grid
 
     if is_grid(run_dir):
         from genprobe.studies.seed_sensitivity.grid_report import report_grid

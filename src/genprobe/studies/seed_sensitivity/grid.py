@@ -22,10 +22,10 @@ from genprobe.models.architectures import architecture_name, load_architecture
 from genprobe.options import field_types, typed_options
 from genprobe.runs.atomic import write_json
 from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.studies.seed_sensitivity.study import GRID_FILE
 from genprobe.tasks.registry import load_task, task_name
 from genprobe.training.trainer import TrainConfig
 
-GRID_FILE = "grid.json"
 PLACES = ("task", "train", "model")
 
 
@@ -145,10 +145,6 @@ def _description(axes: Mapping[str, Sequence[str]], cells: Sequence[Cell]) -> di
         "axes": values,
         "cells": [{"values": cell.values, "run": cell.name} for cell in cells],
     }
-
-
-def is_grid(path: str | Path) -> bool:
-    return (Path(path) / GRID_FILE).is_file()
 
 
 def read_grid(path: str | Path) -> tuple[dict[str, list[Any]], list[Cell]]:

@@ -1,5 +1,7 @@
 """The seed-sensitivity study's declaration (`genprobe.studies.study`)."""
 
+from pathlib import Path
+
 from genprobe.studies.study import Study
 
 KIND = "seed-sweep"
@@ -17,3 +19,10 @@ SEED_SENSITIVITY = Study(
     report_settings=("threshold", "grokking_threshold"),
     older_kinds=(LEGACY_KIND,),
 )
+
+GRID_FILE = "grid.json"  # a grid of sweeps (`grid.py`): a folder with its axes and cells
+
+
+def is_grid(path: str | Path) -> bool:
+    """Whether `path` holds a grid of sweeps (told without loading the study's modules)."""
+    return (Path(path) / GRID_FILE).is_file()
