@@ -11,7 +11,7 @@ from genprobe.tasks.integration.suites import splits
 from genprobe.tasks.integration.suites.operators import operator_extrapolation
 from genprobe.tasks.integration.suites.simple import integer_extrapolation, robustness_simple
 from genprobe.tasks.registry import load_task
-from genprobe.tasks.tokens import input_lines, output_lines
+from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, output_lines
 
 
 @pytest.fixture
@@ -22,6 +22,14 @@ def small_pools(monkeypatch):
     splits._pool.cache_clear()
     yield
     splits._pool.cache_clear()
+
+
+def _right(task, problem: str, reference: str) -> bool:
+    """Whether `reference` is an antiderivative of `problem` (prefix tokens), as the task's
+    verifier finds it."""
+    src = encode_inputs(task.source_vocab, [(None, problem.split())], "test")
+    tgt, length = encode_outputs(task.target_vocab, [reference.split()])
+    return bool(task.verify(src, tgt, length)[0])
 
 
 def pairs(task, examples):
@@ -62,10 +70,23 @@ def test_operator_extrapolation_at_five_n_is_the_studys_suite_at_n():
     task = load_task("integration", {"max_ops": 3})
     examples = task.generate("operator-extrapolation", 5, 43)
     table = operator_extrapolation(1, 43, method="bwd", workers=2, max_ops=3)
-    assert pairs(task, examples) == Counter(zip(table["problem"], table["reference"], strict=True))
+    split = dict(
+        zip(
+            output_lines(task.target_vocab, examples.tgt),
+            input_lines(task.source_vocab, examples.src),
+            strict=True,
+        )
+    )
+    study = dict(zip(table["reference"], table["problem"], strict=True))
+    assert split.keys() == study.keys()  # the same antiderivatives F, drawn alike
+    # Each problem is F' simplified within Lample & Charton's budget of one CPU second
+    # (`generators._simplify`). A 23-operator F' can take about that long, so its problem can
+    # come out simplified in one run and not in the other; every other problem is the same.
+    differ = [f for f in study if split[f] != study[f]]
+    assert len(differ) <= 1 and all(_right(task, study[f], f) for f in differ)
     # a set each in turn: 1-3 operators, then exactly 8, 13, 18 and 23
-    by_problem = dict(zip(table["problem"], table["set"], strict=True))
-    sets = [by_problem[p] for p in input_lines(task.source_vocab, examples.src)]
+    by_reference = dict(zip(table["reference"], table["set"], strict=True))
+    sets = [by_reference[f] for f in output_lines(task.target_vocab, examples.tgt)]
     assert sets == ["ops_1-3", "ops_8", "ops_13", "ops_18", "ops_23"]
 
 
