@@ -18,6 +18,7 @@ from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.search import run_search
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.tasks.registry import load_task
+from genprobe.tasks.tokens import encode_inputs
 
 OPTIONS = {"width": 16, "heads": 2, "ffn": 32, "decoder_only": True, "positions": "learned"}
 
@@ -45,10 +46,7 @@ def test_a_probe_leaves_out_the_inputs_the_model_cannot_take(sweep, tmp_path):
     report_run(out)
     results = read_results(out)
     task = load_model(f"run:{run}").task
-    src = np.zeros((len(results), 64), dtype=np.int64)
-    for i, line in enumerate(results["input"]):
-        ids = [task.source_vocab.index(token) + 1 for token in line.split()]
-        src[i, : len(ids)] = ids
+    src = encode_inputs(task.source_vocab, [(None, line.split()) for line in results["input"]], "")
     assert results["readable"].tolist() == _fits(task, src, table).tolist()
     untaken = results[~results["readable"]]
     assert len(untaken) and set(untaken["suite"]) == {"family-longer_by_20"}
@@ -73,10 +71,7 @@ def test_a_search_never_scores_an_input_the_model_cannot_take(sweep, tmp_path):
     task = load_model(f"run:{run}").task
     frames = [pd.read_parquet(path) for path in sorted((out / "generations").glob("*.parquet"))]
     evaluated = pd.concat(frames, ignore_index=True)
-    src = np.zeros((len(evaluated), 64), dtype=np.int64)
-    for i, line in enumerate(evaluated["text"]):
-        ids = [task.source_vocab.index(token) + 1 for token in line.split()]
-        src[i, : len(ids)] = ids
+    src = encode_inputs(task.source_vocab, [(None, line.split()) for line in evaluated["text"]], "")
     assert _fits(task, src, table).all()
     stats = json.loads((out / "search.json").read_text())["stats"]
     untaken = sum(generation["unreadable"] for generation in stats)

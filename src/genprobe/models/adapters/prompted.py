@@ -19,6 +19,7 @@ calls it unparseable, never incorrect.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -123,7 +124,7 @@ class PromptedModel(SequenceModel):
         readable = np.ones(len(src), dtype=bool)
         if fits is None:
             return readable
-        room = [self._token_limit(src[i : i + 1]) for i in range(len(src))]
+        room = self._token_limits(src)
         for cell in self.cells:
             readable &= fits(self.prompts(cell, src), room)
         return readable
@@ -187,10 +188,20 @@ class PromptedModel(SequenceModel):
         of its tokens as wide as the widest with its separator, and two (a leading space, the
         newline that ends it). Widths are the language model's tokens where it can count
         them (`count_tokens`), else characters, which bound an endpoint's tokens."""
-        longest = self.task.max_output_length(int((src > 0).sum(axis=1).max()))
+        return int(self._token_limits(src).max())
+
+    def _token_limits(self, src: np.ndarray) -> np.ndarray:
+        """(n,) `_token_limit` of each input alone."""
+        lengths, where = np.unique((np.asarray(src) > 0).sum(axis=1), return_inverse=True)
+        longest = np.array([self.task.max_output_length(int(n)) for n in lengths])
+        return (longest * self._widest + 2)[where.reshape(-1)]
+
+    @functools.cached_property
+    def _widest(self) -> int:
+        """The most tokens an output token takes with its separator."""
         count = getattr(self.lm, "count_tokens", len)
         separator = text_form(self.task).separator
-        return longest * max(count(separator + word) for word in self.task.target_vocab) + 2
+        return max(count(separator + word) for word in self.task.target_vocab)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -28,6 +28,17 @@ if TYPE_CHECKING:  # torch only where a model is built: the table's names check 
     from genprobe.models.member_stack import MemberStack
 
 
+def fit_positions(
+    src_len: np.ndarray, out_len: np.ndarray, limit: int | None, joint: bool
+) -> np.ndarray:
+    """(n,) bool: whether input and output fit in `limit` positions (None: no table), taken
+    together (`joint`: one sequence, decoder-only) or each on its side."""
+    src_len, out_len = np.asarray(src_len), np.asarray(out_len)
+    if not limit:
+        return np.ones(len(src_len), dtype=bool)
+    return (src_len + out_len if joint else np.maximum(src_len, out_len)) <= limit
+
+
 @dataclass(frozen=True)
 class ModelShape:
     """The task's side of a model's size. Ids are those of `genprobe.data.seq2seq`."""

@@ -48,7 +48,7 @@ from torch.func import functional_call, stack_module_state, vmap
 
 from genprobe.data.seq2seq import BOS, PAD
 from genprobe.errors import GenprobeError, ModelContractError, check_choice
-from genprobe.models.architectures.base import Architecture, ModelShape
+from genprobe.models.architectures.base import Architecture, ModelShape, fit_positions
 from genprobe.models.member_stack import MemberStack
 from genprobe.options import typed_options
 from genprobe.user_code import user_object
@@ -116,11 +116,7 @@ class ModuleArchitecture(Architecture):
         """A module that says how many positions it holds (an integer attribute
         `max_positions`) takes what fits in them: input and output together (decoder-only: the
         joint sequence) or each on its side; one that does not say, anything."""
-        src_len, out_len = np.asarray(src_len), np.asarray(out_len)
-        limit, joint = _positions(self, shape)
-        if limit is None:
-            return np.ones(len(src_len), dtype=bool)
-        return (src_len + out_len if joint else np.maximum(src_len, out_len)) <= limit
+        return fit_positions(src_len, out_len, *_positions(self, shape))
 
 
 @functools.cache

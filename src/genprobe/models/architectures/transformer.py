@@ -32,7 +32,7 @@ from torch import Tensor
 
 from genprobe.data.seq2seq import BOS, PAD
 from genprobe.errors import ConfigError, check_choice
-from genprobe.models.architectures.base import Architecture, ModelShape
+from genprobe.models.architectures.base import Architecture, ModelShape, fit_positions
 from genprobe.models.member_stack import MemberStack, biased_bmm, scale_shift
 
 POSITIONS = ("sinusoidal", "learned", "rope", "alibi", "none")
@@ -95,12 +95,8 @@ class TransformerSeedConfig(Architecture):
     def takes(self, shape: ModelShape, src_len: np.ndarray, out_len: np.ndarray) -> np.ndarray:
         """Positions are drawn from 0..R-1 (random positions) or looked up in a learned table:
         input and output together (decoder-only) or each on its side must fit in them."""
-        src_len, out_len = np.asarray(src_len), np.asarray(out_len)
         limit = self.random_positions or (self.max_positions if self.positions == "learned" else 0)
-        if not limit:
-            return np.ones(len(src_len), dtype=bool)
-        needed = src_len + out_len if self.decoder_only else np.maximum(src_len, out_len)
-        return needed <= limit
+        return fit_positions(src_len, out_len, limit, self.decoder_only)
 
     def decode_footprint(self, input_length: int) -> int:
         return input_length * self.width * 2 * self.layers  # keys and values of every layer
