@@ -48,3 +48,27 @@ def test_candidates_are_judged_in_rank_order_up_to_the_window_of_the_first_right
             assert (outcomes[member, row, judged:] == None).all()  # noqa: E711 (elementwise)
             right = [i + 1 for i, o in enumerate(outcomes[member, row]) if o == "correct"]
             assert right == ([] if rank is None else [rank])
+
+
+def test_judged_walks_only_the_candidates_each_pair_has_and_passes_member_row_and_rank():
+    out = np.zeros((2, 2, 4, 1), dtype=np.int64)
+    ones = np.ones(out.shape[:3])
+    ranked = Ranked(out, ones.astype(int), ones.astype(bool), ones, ones)
+    asked = []
+
+    def judge(member, row, rank):
+        asked.append(list(zip(member.tolist(), row.tolist(), rank.tolist(), strict=True)))
+        return [f"{m}{r}{k}" for m, r, k in zip(member, row, rank, strict=True)]
+
+    def right(judgements):
+        return np.array([j == "012" for j in judgements], dtype=bool)  # member 0, row 1, rank 3
+
+    judged = ranked.judged(judge, right, counts=np.array([[3, 4], [0, 1]]))
+    # ranks 1, 2-3, 4: member 1's row 0 has no candidate, its row 1 one
+    assert asked == [
+        [(0, 0, 0), (0, 1, 0), (1, 1, 0)],
+        [(0, 0, 1), (0, 0, 2), (0, 1, 1), (0, 1, 2)],
+    ]
+    assert judged[0, 0].tolist() == ["000", "001", "002", None]
+    assert judged[0, 1].tolist() == ["010", "011", "012", None]  # right at rank 3: no rank 4
+    assert (judged[1, 0] == None).all() and judged[1, 1, 0] == "110"  # noqa: E711

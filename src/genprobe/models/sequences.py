@@ -14,8 +14,9 @@ Example:
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -71,30 +72,46 @@ class Ranked:
             None if self.text is None else spread(self.text, ""),
         )
 
-    def outcomes(self, task: Task, src: np.ndarray) -> np.ndarray:
-        """(S, N, k) each candidate for inputs src (N, L) as `task.outcomes` judges it, in rank
-        order as `verification.ranked` judges an integration model's: windows of ranks 1, 2-3,
-        4-7, ..., every open (member, input) in one call per window, a pair leaving after the
-        window that holds its first right candidate (None for the candidates after it: not
-        judged). The first right rank, and every outcome up to it, are those of judging all;
-        the rest is most of the work where a model is usually right at rank 1."""
+    def judged(
+        self,
+        judge: Callable[[np.ndarray, np.ndarray, np.ndarray], Sequence[Any]],
+        right: Callable[[np.ndarray], np.ndarray],
+        counts: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """(S, N, k) object array: `judge(member, row, rank)` (index arrays) of each candidate,
+        in rank order (`verification.ranked.in_rank_order`): windows of ranks 1, 2-3, 4-7, ...,
+        every open (member, input) in one call per window, a pair leaving after the window
+        that holds a candidate `right` (a vectorized test of judgements) accepts; None for the
+        candidates after it (not judged). `counts` (S, N): the candidates each pair has, best
+        first (default: all k); those past it are not judged either."""
         members, n, k, _ = self.out.shape
+        counts = np.full(members * n, k) if counts is None else np.asarray(counts).reshape(-1)
+
+        def by_item(items: np.ndarray, ranks: np.ndarray) -> Sequence[Any]:
+            member, row = np.divmod(items, n)
+            return judge(member, row, ranks)
+
+        return in_rank_order(counts, k, by_item, right).reshape(members, n, k)
+
+    def outcomes(self, task: Task, src: np.ndarray) -> np.ndarray:
+        """(S, N, k) each candidate for inputs src (N, L) as `task.outcomes` judges it, `judged`
+        in rank order as `verification.ranked` judges an integration model's. The first right
+        rank, and every outcome up to it, are those of judging all; the rest is most of the
+        work where a model is usually right at rank 1."""
         src = np.asarray(src)
 
-        def judge(items: np.ndarray, ranks: np.ndarray) -> np.ndarray:
-            member, row = np.divmod(items, n)
+        def judge(member: np.ndarray, row: np.ndarray, rank: np.ndarray) -> np.ndarray:
             return task.outcomes(
                 src[row],
-                self.out[member, row, ranks],
-                self.length[member, row, ranks],
-                self.finished[member, row, ranks],
+                self.out[member, row, rank],
+                self.length[member, row, rank],
+                self.finished[member, row, rank],
             )
 
         def correct(outcomes: np.ndarray) -> np.ndarray:
             return outcomes == Outcome.CORRECT.value
 
-        judged = in_rank_order(np.full(members * n, k), k, judge, correct)
-        return judged.reshape(members, n, k)
+        return self.judged(judge, correct)
 
 
 class SequenceModel(abc.ABC):

@@ -20,6 +20,7 @@ from genprobe.studies.brittleness.compare import Beside
 from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.brittleness.solve import Problem, solve
 from genprobe.tasks.integration import Verifier, VerifierConfig, X, from_sympy, to_prefix
+from genprobe.tasks.integration.under_test import Candidate, Model
 from genprobe.verification.ranked import verify_ranked, windows
 from genprobe.verification.verdict import Outcome, TimeoutPolicy, Verdict
 
@@ -65,6 +66,57 @@ def test_fewer_candidates_than_k_are_verified_window_by_window_problem_by_proble
     assert asked == ["aw cw dw", "aw cR cw dw dw", "dw dw"]  # ranks 1, 2-3, 4-5
     assert [len(r.verdicts) for r in results] == [2, 0, 3, 5]
     assert [r.first_correct for r in results] == [None, None, 2, None]
+
+
+class _Fixed(Model):
+    """Answers each problem (by its row) with fixed candidates."""
+
+    def __init__(self, answers):
+        self.answers = answers
+
+    def candidates(self, problems, k):
+        return [[Candidate(a, -float(r)) for r, a in enumerate(self.answers[p])] for p in problems]
+
+
+def test_solve_asks_the_verifier_about_each_answer_as_the_model_gave_it_in_rank_order():
+    """Parsed answers go to the verifier as expressions, raw ones as the model gave them (text,
+    or tokens that did not parse), window by window as `verify_ranked` walks them; each row
+    records them as `answer` text with `parsed`, and no verdict past the first correct's
+    window."""
+    right, wrong = from_sympy(X**2), from_sympy(X)
+    problems = [from_sympy(k * X) for k in (2, 3, 4, 5)]
+    answers = {
+        problems[0]: [("add", "x"), wrong],  # raw tokens first
+        problems[1]: [],
+        problems[2]: ["x^^2", right, wrong, wrong],  # raw text, then right at rank 2
+        # a timeout at rank 4; six answers for k = 5: the one past k is dropped
+        problems[3]: [wrong] * 3 + ["slow"] + [wrong] * 2,
+    }
+    asked = []
+
+    class Fake:
+        def verify_many(self, pairs):
+            asked.append([(problems.index(p), a) for p, a in pairs])
+            outcome = {right: Outcome.CORRECT, "slow": Outcome.TIMEOUT}
+            return [Verdict(outcome.get(a, Outcome.INCORRECT), "fake", 0.5) for _, a in pairs]
+
+    rows = solve(
+        _Fixed(answers), Fake(), "s", [Problem(i, p, None) for i, p in enumerate(problems)],
+        5, 2, False,
+    ).to_pylist()  # fmt: skip
+    # batches of 2: problems 0-1 (ranks 1, 2-3), then 2-3 (ranks 1, 2-3, 4-5)
+    assert [[i for i, _ in window] for window in asked] == [[0], [0], [2, 3], [2, 2, 3, 3], [3, 3]]
+    assert asked[0][0][1] == ("add", "x") and asked[2][0][1] == "x^^2"
+    assert asked[3][0][1] is right
+    assert [row["n_candidates"] for row in rows] == [2, 0, 4, 5]
+    assert [row["first_correct_rank"] for row in rows] == [None, None, 2, None]
+    assert [row["first_generous_rank"] for row in rows] == [None, None, 2, 4]
+    first, _, third, fourth = (row["candidates"] for row in rows)
+    assert [(c["answer"], c["parsed"]) for c in first] == [("add x", False), ("x", True)]
+    assert [c["answer"] for c in third] == ["x^^2", "pow x INT+ 2", "x", "x"]
+    assert [c["outcome"] for c in third] == ["incorrect", "correct", "incorrect", None]
+    assert [c["outcome"] for c in fourth] == ["incorrect"] * 3 + ["timeout", "incorrect"]
+    assert [c["score"] for c in fourth] == [0.0, -1.0, -2.0, -3.0, -4.0]
 
 
 WRONG = "incorrect"

@@ -4,9 +4,12 @@ a `SequenceModel` of the token task `IntegrationTask`, so that `genprobe probe` 
 
 One member, named by the spec. Input ids are read back into integrands, the model gives its
 ranked candidates, and each answer is written in the task's target ids: an answer the model
-could not parse, or one with a token outside the target vocabulary, becomes the single id -1,
-which the task's verdicts count as unparseable; `Ranked.text` keeps every answer as the model
-gave it (prefix tokens of a parsed one, the raw output of one that did not parse).
+could not parse becomes the single id -1, a token outside the target vocabulary id -1 in its
+place, which the task's verdicts count as unparseable; `Ranked.text` keeps every answer as the
+model gave it (prefix tokens of a parsed one, the raw output of one that did not parse), and
+`Answers.answers` as the verifier takes it (the expression, or the raw output), which the
+brittleness study verifies. `answers(problems, k)` asks integrands directly: the study's
+problems need not be written in the task's ids.
 
 Example:
     model = as_sequence_model("sympy", deadline=1.0)
@@ -17,6 +20,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,6 +28,7 @@ import numpy as np
 from genprobe.decoding.config import DecodingConfig
 from genprobe.errors import ConfigError
 from genprobe.models.sequences import Ranked, SequenceModel
+from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import to_prefix
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.integration.under_test import Candidate, Model, answer_text
@@ -31,6 +36,15 @@ from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import encode_outputs
 
 UNREADABLE = "<unparsed>"  # stands for an answer that did not parse (written as id -1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Answers(Ranked):
+    """An integration model's candidates, and each answer as the model gave it."""
+
+    # (S, N, k) object: a parsed answer's `Expr`, else the raw output (text, or tokens that did
+    # not parse) as `Candidate.answer` holds it: what the verifier is to judge; None where missing
+    answers: np.ndarray
 
 
 class IntegrationSequenceModel(SequenceModel):
@@ -45,21 +59,27 @@ class IntegrationSequenceModel(SequenceModel):
     def readable(self, src: np.ndarray) -> np.ndarray:
         """The model's own `readable` for each integrand (an input that is none is judged by
         the task: it has no right output)."""
-        problems = self.task.problems(src)
+        return self.reads(self.task.problems(src))
+
+    def reads(self, problems: Sequence[Expr | None]) -> np.ndarray:
+        """(N,) bool: `readable` of integrands (None: no integrand, which the model is not
+        asked)."""
         rows = [i for i, problem in enumerate(problems) if problem is not None]
         readable = np.ones(len(problems), dtype=bool)
-        readable[rows] = self.model.readable([problems[i] for i in rows])
+        readable[rows] = self.model.readable([problems[i] for i in rows]) if rows else []
         return readable
 
-    def candidates(self, src: np.ndarray, k: int) -> Ranked:
+    def candidates(self, src: np.ndarray, k: int) -> Answers:
+        return self.answers(self.task.problems(src), k)
+
+    def answers(self, problems: Sequence[Expr | None], k: int) -> Answers:
+        """`candidates` of integrands (None: no integrand, which gets none)."""
         if k < 1:
             raise ConfigError("k", "at least 1", k)
-        problems = self.task.problems(src)
         valid = [i for i, problem in enumerate(problems) if problem is not None]
         found: list[list[Candidate]] = [[] for _ in problems]
-        for i, candidates in zip(
-            valid, self.model.candidates([problems[i] for i in valid], k), strict=True
-        ):
+        asked = self.model.candidates([problems[i] for i in valid], k) if valid else []
+        for i, candidates in zip(valid, asked, strict=True):
             found[i] = candidates[:k]
         ranked = [
             (row, rank, candidate)
@@ -78,15 +98,20 @@ class IntegrationSequenceModel(SequenceModel):
         score = np.full((1, n, k), -np.inf)
         logprob = np.full((1, n, k), np.nan)
         text = np.full((1, n, k), "", dtype=object)
+        answers = np.full((1, n, k), None, dtype=object)
         for (row, rank, candidate), written, size in zip(ranked, ids, lengths, strict=True):
             out[0, row, rank] = written
             text[0, row, rank] = answer_text(candidate.answer)
+            answers[0, row, rank] = candidate.answer
             length[0, row, rank] = size
             finished[0, row, rank] = True
             score[0, row, rank] = candidate.score
             if candidate.logprob is not None:
                 logprob[0, row, rank] = candidate.logprob
-        return Ranked(out, length, finished, score, logprob, text)
+        return Answers(
+            out=out, length=length, finished=finished, score=score, logprob=logprob, text=text,
+            answers=answers,
+        )  # fmt: skip
 
     def score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
         """(1, N) the model's log-probability of each output; NaN where the output (or input)

@@ -3,12 +3,15 @@
 
 A shard's spec holds its problems (prefix tokens, and the known antiderivative where there is
 one), so it is a pure function of its spec and the run's settings. Within a shard, problems go
-to the model in batches, and the verifier pool checks batch b after the model has decoded it or
-while it decodes batch b + 1, whichever the worker's `schedule.Schedule` finds faster (the
-results are the same). Candidates are verified in rank order, stopping after the window that
-holds the first correct one (`verification.ranked`). For a model that gives log-probabilities,
-the reference of every problem not solved at rank 1 is scored teacher-forced, for the
-search-vs-model analysis (Welleck et al. 2022, section 6).
+to the model in batches, through the adapter the probe studies ask an integration model with
+(`IntegrationSequenceModel.answers`: a `Ranked` that keeps each answer as the model gave it),
+and the verifier pool checks batch b after the model has decoded it or while it decodes batch
+b + 1, whichever the worker's `schedule.Schedule` finds faster (the results are the same).
+Candidates are verified in rank order (`Ranked.judged`), stopping after the window that holds
+the first correct one (`verification.ranked`), with the run's own verifier settings (workers,
+deadline, timeout policy). For a model that gives log-probabilities, the reference of every
+problem not solved at rank 1 is scored teacher-forced, for the search-vs-model analysis
+(Welleck et al. 2022, section 6).
 
 Result rows (one per problem): suite, row, problem, reference, readable (false: the model
 cannot take the problem, e.g. longer than its position table), n_candidates,
@@ -27,9 +30,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from genprobe.models.adapters.integration_tokens import Answers, IntegrationSequenceModel
 from genprobe.models.settings import ModelSettings
 from genprobe.runs.executor import StageTask
 from genprobe.runs.pool import DeadlineCounts
@@ -37,9 +42,10 @@ from genprobe.runs.shards import Outputs, Shard
 from genprobe.studies.brittleness.schedule import Mode, Schedule
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
-from genprobe.tasks.integration.under_test import Candidate, Model, answer_text
+from genprobe.tasks.integration.task import IntegrationTask
+from genprobe.tasks.integration.under_test import Model
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
-from genprobe.verification.ranked import RankedResult, verify_ranked
+from genprobe.verification.verdict import Outcome, Verdict
 
 # a result file's metadata: the model's own deadline hits over its problems (see Model)
 MODEL_DEADLINES = "model_deadlines"
@@ -98,7 +104,7 @@ def read_problems(rows: Sequence[dict[str, Any]]) -> list[Problem]:
 class SolveContext(NamedTuple):
     """A solve worker's state, kept from shard to shard."""
 
-    model: Model
+    model: IntegrationSequenceModel
     verifier: Verifier
     schedule: Schedule
 
@@ -115,30 +121,30 @@ class SolveTask(StageTask):
 
     def setup(self) -> SolveContext:
         note = (lambda line: None) if self.notes is None else self.notes.put
+        model = self.model.load(min_beam=self.k_max)
         return SolveContext(
-            self.model.load(min_beam=self.k_max),
+            IntegrationSequenceModel(model, IntegrationTask(), self.model.spec),
             Verifier(self.verifier),
             Schedule(self.overlap, note=note),
         )
 
     def close(self, context: SolveContext) -> None:
-        context.model.close()
+        context.model.model.close()
         context.verifier.close()
 
     def runtime(self) -> dict[str, Any]:
         return self.model.runtime()
 
     def run(self, context: SolveContext, shard: Shard, scratch: Path) -> Outputs:
-        model = context.model
         spec = shard.spec
         table = solve(
-            model,
+            context.model,
             context.verifier,
             spec["suite"],
             read_problems(spec["rows"]),
             self.k_max,
             self.model.decoding.batch_size,
-            self.score_references and model.can_score,
+            self.score_references and context.model.can_score,
             context.schedule,
         )
         buffer = pa.BufferOutputStream()
@@ -147,7 +153,7 @@ class SolveTask(StageTask):
 
 
 def solve(
-    model: Model,
+    model: Model | IntegrationSequenceModel,
     verifier: Verifier,
     suite: str,
     problems: Sequence[Problem],
@@ -157,45 +163,48 @@ def solve(
     schedule: Schedule | None = None,
 ) -> pa.Table:
     """Top-`k_max` candidates of every problem, verified in rank order (see module docs), the
-    batches decoded and verified as `schedule` says (default: a new `auto` one)."""
+    batches decoded and verified as `schedule` says (default: a new `auto` one). A `Model`
+    answers as the `IntegrationSequenceModel` that the probe studies ask."""
+    if not isinstance(model, IntegrationSequenceModel):
+        model = IntegrationSequenceModel(model, IntegrationTask(), model.name)
     schedule = schedule or Schedule()
-    before = model.deadline_counts()
-    found: list[list[Candidate]] = []
-    readable: list[bool] = []
-    ranked: list[RankedResult] = []
+    before = model.model.deadline_counts()
+    decoded: list[tuple[Sequence[Problem], np.ndarray, Answers]] = []
+    verdicts: list[np.ndarray] = []
     with ThreadPoolExecutor(1, thread_name_prefix="verify") as background:
-        # the batch decoded last, not verified yet: its problems and their candidates' answers
-        pending: tuple[list[Expr], list[list[Any]]] = ([], [])
+        # the batch decoded last, not verified yet: its problems and their candidates
+        pending: tuple[list[Expr], Answers] = ([], model.answers([], k_max))
         # one step more than there are batches: step i decodes batch i and verifies batch i - 1
         for start in range(0, len(problems) + batch_size, batch_size):
-            batch = [p.problem for p in problems[start : start + batch_size]]
+            batch = problems[start : start + batch_size]
+            integrands = [p.problem for p in batch]
             with schedule.step(decoded=len(batch), verified=len(pending[0])) as mode:
-                verifying = background.submit(verify_ranked, *pending, verifier.verify_many, k_max)
+                verifying = background.submit(_verdicts, verifier, *pending)
                 if mode is Mode.IN_TURN:
-                    ranked += verifying.result()
-                candidates = model.candidates(batch, k_max) if batch else []
+                    verdicts.append(verifying.result())
+                answers = model.answers(integrands, k_max)
                 if mode is Mode.OVERLAPPED:
-                    ranked += verifying.result()
-            readable += model.readable(batch) if batch else []
-            found += candidates
-            pending = (batch, [[c.answer for c in cs] for cs in candidates])
-    logprobs: dict[int, float] = {}
+                    verdicts.append(verifying.result())
+            if batch:
+                decoded.append((batch, model.reads(integrands), answers))
+            pending = (integrands, answers)
+    solved = [
+        (problem, {"suite": suite, **row})
+        for (batch, readable, answers), judged in zip(decoded, verdicts[1:], strict=True)
+        for problem, row in zip(batch, _rows(batch, readable, answers, judged), strict=True)
+    ]
     if score_references:
         todo = [
-            i
-            for i, (p, ok, r) in enumerate(zip(problems, readable, ranked, strict=True))
-            if ok and p.reference is not None and r.first_correct != 1
+            (problem, row)
+            for problem, row in solved
+            if row["readable"] and problem.reference is not None and row["first_correct_rank"] != 1
         ]
-        pairs = [(problems[i].problem, problems[i].reference) for i in todo]
-        logprobs = dict(zip(todo, model.score(pairs), strict=True))
-    rows = [
-        {"suite": suite, **_row(problem, ok, candidates, result, logprobs.get(i))}
-        for i, (problem, ok, candidates, result) in enumerate(
-            zip(problems, readable, found, ranked, strict=True)
-        )
-    ]
+        pairs = [(problem.problem, problem.reference) for problem, _ in todo]
+        for (_, row), logprob in zip(todo, model.model.score(pairs) if pairs else [], strict=True):
+            row["reference_logprob"] = logprob
+    rows = [row for _, row in solved]
     table = pa.Table.from_pylist(rows, schema=RESULT_SCHEMA)
-    after = model.deadline_counts()
+    after = model.model.deadline_counts()
     if before is None or after is None:
         return table
     hits = DeadlineCounts(
@@ -204,36 +213,64 @@ def solve(
     return table.replace_schema_metadata({MODEL_DEADLINES: json.dumps(asdict(hits))})
 
 
-def _row(
-    problem: Problem,
-    readable: bool,
-    candidates: list[Candidate],
-    result: RankedResult,
-    reference_logprob: float | None,
-) -> dict[str, Any]:
-    records = []
-    for rank, candidate in enumerate(candidates, start=1):
-        verdict = result.verdicts[rank - 1] if rank <= len(result.verdicts) else None
-        records.append(
+def _verdicts(verifier: Verifier, problems: Sequence[Expr], ranked: Answers) -> np.ndarray:
+    """(N, k) the `Verdict` of each candidate of `problems`, judged in rank order up to the
+    window of the first correct one (None after it, and where a candidate is missing)."""
+    answers = ranked.answers
+
+    def judge(member: np.ndarray, row: np.ndarray, rank: np.ndarray) -> list[Verdict]:
+        asked = zip(member, row, rank, strict=True)
+        return verifier.verify_many([(problems[i], answers[s, i, r]) for s, i, r in asked])
+
+    def correct(verdicts: np.ndarray) -> np.ndarray:
+        return np.array([v.outcome is Outcome.CORRECT for v in verdicts], dtype=bool)
+
+    # an integration model's candidates are whole answers: `finished` marks those it gave
+    return ranked.judged(judge, correct, counts=ranked.finished.sum(axis=2))[0]
+
+
+def _first(verdicts: Sequence[Verdict | None], passing: set[Outcome]) -> int | None:
+    """1-based rank of the first verdict with an outcome in `passing`."""
+    ranks = (rank for rank, v in enumerate(verdicts, 1) if v is not None and v.outcome in passing)
+    return next(ranks, None)
+
+
+def _rows(
+    problems: Sequence[Problem], readable: np.ndarray, ranked: Answers, verdicts: np.ndarray
+) -> list[dict[str, Any]]:
+    """The result rows of a batch (see module docs; `reference_logprob` still null)."""
+    rows = []
+    for i, problem in enumerate(problems):
+        n_candidates = int(ranked.finished[0, i].sum())
+        records = []
+        for rank in range(n_candidates):
+            verdict = verdicts[i, rank]
+            logprob = ranked.logprob[0, i, rank]
+            records.append(
+                {
+                    "rank": rank + 1,
+                    "answer": ranked.text[0, i, rank],
+                    "parsed": isinstance(ranked.answers[0, i, rank], Expr),
+                    "score": float(ranked.score[0, i, rank]),
+                    "logprob": None if np.isnan(logprob) else float(logprob),
+                    "outcome": None if verdict is None else verdict.outcome.value,
+                    "method": None if verdict is None else verdict.method,
+                    "seconds": None if verdict is None else round(verdict.seconds, 6),
+                }
+            )
+        rows.append(
             {
-                "rank": rank,
-                "answer": answer_text(candidate.answer),
-                "parsed": candidate.parsed,
-                "score": float(candidate.score),
-                "logprob": candidate.logprob,
-                "outcome": None if verdict is None else verdict.outcome.value,
-                "method": None if verdict is None else verdict.method,
-                "seconds": None if verdict is None else round(verdict.seconds, 6),
+                "row": problem.row,
+                "problem": " ".join(to_prefix(problem.problem)),
+                "reference": None
+                if problem.reference is None
+                else " ".join(to_prefix(problem.reference)),
+                "readable": bool(readable[i]),
+                "n_candidates": n_candidates,
+                "first_correct_rank": _first(verdicts[i], {Outcome.CORRECT}),
+                "first_generous_rank": _first(verdicts[i], {Outcome.CORRECT, Outcome.TIMEOUT}),
+                "reference_logprob": None,
+                "candidates": records,
             }
         )
-    return {
-        "row": problem.row,
-        "problem": " ".join(to_prefix(problem.problem)),
-        "reference": None if problem.reference is None else " ".join(to_prefix(problem.reference)),
-        "readable": readable,
-        "n_candidates": len(candidates),
-        "first_correct_rank": result.first_correct,
-        "first_generous_rank": result.first_generous,
-        "reference_logprob": reference_logprob,
-        "candidates": records,
-    }
+    return rows
