@@ -27,6 +27,11 @@ from genprobe.verification.verdict import Outcome
 MAX_K = 64  # the widest beam (most candidates) a probe or a search asks of a model
 
 
+def is_correct(outcomes: np.ndarray) -> np.ndarray:
+    """Which of an array of outcomes (strings, as `Task.outcomes` gives them) are correct."""
+    return outcomes == Outcome.CORRECT.value
+
+
 @dataclass(frozen=True)
 class Ranked:
     """Up to k candidates per member and input, best first."""
@@ -108,10 +113,7 @@ class Ranked:
                 self.finished[member, row, rank],
             )
 
-        def correct(outcomes: np.ndarray) -> np.ndarray:
-            return outcomes == Outcome.CORRECT.value
-
-        return self.judged(judge, correct)
+        return self.judged(judge, is_correct)
 
 
 class SequenceModel(abc.ABC):

@@ -11,9 +11,10 @@ import sympy as sp
 import torch
 
 from genprobe.errors import ConfigError
-from genprobe.models.adapters.integration_tokens import as_sequence_model
+from genprobe.models.adapters.integration_tokens import IntegrationSequenceModel, as_sequence_model
 from genprobe.models.adapters.seq2seq import DecodingConfig
 from genprobe.models.checkpoints import save_transformer
+from genprobe.models.sequences import Ranked
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
 from genprobe.options import as_pairs, parse_pairs
 from genprobe.studies.brittleness.solve import Problem, solve
@@ -29,7 +30,9 @@ from genprobe.tasks.integration import (
     to_prefix,
     to_sympy,
 )
+from genprobe.tasks.integration.reading import read_expression
 from genprobe.tasks.integration.suites.validation import ADDED_SETS
+from genprobe.tasks.integration.under_test import Candidate, Model
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.probing import from_input_keys
 from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, output_lines
@@ -335,3 +338,35 @@ def test_the_options_a_report_shows_are_the_flags_that_rebuild_the_task():
     assert "negative_ints=true" in shown and "max_ops=6" in shown
     rebuilt = load_task("integration", parse_pairs(shown, "--task-option"))
     assert rebuilt.options() == task.options()
+
+
+class _Answering(Model):
+    """Answers each integrand (by its SymPy form) with fixed candidates."""
+
+    def __init__(self, answers):
+        self.answers = answers
+
+    def candidates(self, problems, k):
+        return [[Candidate(a, 0.0) for a in self.answers[to_sympy(p)][:k]] for p in problems]
+
+
+def test_an_integration_models_answers_are_judged_as_it_gave_them_as_the_study_judges_them(task):
+    """-cot(x) is right for 1/sin(x)**2, but `cot` is no target token: the ids cannot hold
+    it, the answer can; the probe's verdicts are then the brittleness study's."""
+    f, g = 1 / sp.sin(X) ** 2, 2 * X
+    cot = read_expression("-cot(x)")
+    answers = {f: [cot], g: ["x^^2", from_sympy(X**2)]}
+    model = IntegrationSequenceModel(_Answering(answers), task, "fixed")
+    src = inputs(task, [f, g])
+    ranked = model.candidates(src, 2)
+    assert (ranked.out[0, 0, 0] == -1).any()  # cot has no id
+    outcomes = ranked.outcomes(task, src)
+    assert outcomes[0].tolist() == [["correct", None], ["unparseable", "correct"]]
+    as_ids = Ranked(ranked.out, ranked.length, ranked.finished, ranked.score, ranked.logprob)
+    assert as_ids.outcomes(task, src)[0, 0, 0] == "unparseable"
+    problems = [Problem(i, p, None) for i, p in enumerate(task.problems(src))]
+    with Verifier(VerifierConfig(deadline=task.deadline, workers=1)) as verifier:
+        rows = solve(model, verifier, "s", problems, 2, 4, False).to_pylist()
+    assert [row["first_correct_rank"] for row in rows] == [1, 2]
+    study = [[c["outcome"] for c in row["candidates"]] for row in rows]
+    assert study == [["correct"], ["unparseable", "correct"]]

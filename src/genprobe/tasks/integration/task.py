@@ -35,6 +35,7 @@ from genprobe.tasks.integration.generators import GeneratorConfig
 from genprobe.tasks.integration.mutations import PRESETS, MutationPreset, mutate
 from genprobe.tasks.integration.prefix import PROBLEM_PREFIX, from_prefix, to_prefix
 from genprobe.tasks.integration.random_trees import TreeSettings
+from genprobe.tasks.integration.reading import ExpressionInput
 from genprobe.tasks.integration.suites import splits as brittleness
 from genprobe.tasks.integration.suites.validation import (
     ADDED_SETS,
@@ -163,21 +164,31 @@ class IntegrationTask(Task):
         cut at the length limit, or tokens that are no expression. An input that is not an
         integrand of the task has no right output: incorrect."""
         out, out_len = np.asarray(out), np.asarray(out_len)
-        problems = self.problems(src)
-        result = np.full(len(out), Outcome.UNPARSEABLE.value, dtype=object)
-        pairs: dict[tuple[tuple[str, ...], tuple[str, ...]], list[int]] = {}
-        for i, (problem, ids, length) in enumerate(zip(problems, out, out_len, strict=True)):
+        answers: list[tuple[str, ...] | None] = [None] * len(out)
+        for i, (ids, length) in enumerate(zip(out, out_len, strict=True)):
             ids = ids[:length]
+            if finished[i] and (ids >= 0).all() and (ids < len(TARGET_VOCAB)).all():
+                answers[i] = tuple(TARGET_VOCAB[j] for j in ids)
+        return self.judge(self.problems(src), answers)
+
+    def judge(
+        self, problems: Sequence[Expr | None], answers: Sequence[ExpressionInput | None]
+    ) -> np.ndarray:
+        """(n,) the outcome of answer i to integrand i (`problems`), all in one call of the
+        verifier's pool, a pair asked twice verified once: correct / incorrect / timeout as it
+        finds them; unparseable where there is no answer (None) or it reads none (SymPy could
+        not read it: "unsupported"); incorrect where there is no integrand (None)."""
+        result = np.full(len(answers), Outcome.UNPARSEABLE.value, dtype=object)
+        pairs: dict[tuple[Expr, ExpressionInput], list[int]] = {}
+        for i, (problem, answer) in enumerate(zip(problems, answers, strict=True)):
             if problem is None:
                 result[i] = Outcome.INCORRECT.value
-            elif finished[i] and (ids >= 0).all() and (ids < len(TARGET_VOCAB)).all():
-                candidate = tuple(TARGET_VOCAB[j] for j in ids)
-                pairs.setdefault((tuple(to_prefix(problem)), candidate), []).append(i)
+            elif answer is not None:
+                pairs.setdefault((problem, answer), []).append(i)
         if pairs:
             with Verifier(VerifierConfig(deadline=self.deadline)) as verifier:
-                verdicts = verifier.verify_many([list(p) for p in pairs])
+                verdicts = verifier.verify_many(list(pairs))
             for rows, verdict in zip(pairs.values(), verdicts, strict=True):
-                # "unsupported" (SymPy could not read the candidate) is unparseable here
                 outcome = verdict.outcome.value
                 result[rows] = outcome if outcome in VERIFIED else Outcome.UNPARSEABLE.value
         return result.astype(str)
