@@ -231,3 +231,29 @@ def test_setting_errors_speak_in_options_and_typed_values(cli, tmp_path, argv, m
     code, _, err = cli(*argv, "--out", str(out))
     assert (code, err) == (2, f"genprobe: error: {message}\n")
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("probe", "--model", "run:no/such/run"),
+        ("search", "--model", "run:no/such/run"),
+        ("probe", "--model", "rnu:runs/x"),
+    ],
+)
+def test_probe_and_search_tell_a_bad_model_before_the_study_loads(argv, tmp_path):
+    out = tmp_path / "run"
+    code = (
+        "from genprobe.cli import main\n"
+        f"try:\n    main({[*argv, '--out', str(out)]!r})\n"
+        "except SystemExit as exit_:\n    print(exit_.code)\n"
+        f"import sys\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    )
+    env = {**os.environ, "PYTHONPATH": SRC}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.stdout.splitlines() == ["2", "[]"]  # exit 2, and no torch, pandas, ... loaded
+    assert len(done.stderr.splitlines()) == 1
+    assert "--model must be a checkpoint file or run directory that exists" in done.stderr or (
+        "unknown model 'rnu:runs/x'. Did you mean: run?" in done.stderr
+    )
+    assert not out.exists()

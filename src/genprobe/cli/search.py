@@ -95,7 +95,10 @@ def search(
     """Mutate inputs, archive those the seeds (or prompts) fail, cluster and slice them; writes
     RUN_DIR/report.html."""
     from genprobe.cli.console import console, status
+    from genprobe.models.registry import check_spec
     from genprobe.options import parse_pairs
+
+    check_spec(model)  # a mistyped or missing model is told before the study loads
     from genprobe.studies.search.config import SearchConfig
     from genprobe.studies.search.report import write_search_report
     from genprobe.studies.search.search import run_search
