@@ -56,7 +56,7 @@ def test_beam_search_decodes_each_member_as_it_alone_would(sweep):
     # ranked by score, best first; width 1 is greedy
     assert (np.diff(together.score, axis=2) <= 1e-6).all()
     # width 1 keeps greedy's path and goes on past an early end only to something better
-    greedy, narrow = model.candidates(src, 1), model.beam(src, 1)
+    greedy, narrow = model.candidates(src, 1), model._beam_candidates(src, 1)
     ended = greedy.finished[0, :, 0]
     greedy_total = model.score(src, greedy.out[:, :, 0], greedy.length[:, :, 0])[0]
     greedy_score = greedy_total / (greedy.length[0, :, 0] + 1)

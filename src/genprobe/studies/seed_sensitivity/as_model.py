@@ -72,9 +72,9 @@ class SweepModel(SequenceModel):
             return Ranked(
                 out[:, :, None], length[:, :, None], finished[:, :, None], *[nan[..., None]] * 2
             )
-        return self.beam(src, k)
+        return self._beam_candidates(src, k)
 
-    def beam(self, src: np.ndarray, k: int) -> Ranked:
+    def _beam_candidates(self, src: np.ndarray, k: int) -> Ranked:
         """The k best outputs of every member by beam search of width k (k = 1 too)."""
         src = np.asarray(src, dtype=np.int64)
         decode = functools.partial(_beam, k=k)
