@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 import sympy as sp
 
+from genprobe.models.adapters.integration_tokens import IntegrationSequenceModel
 from genprobe.models.cached import CachedModel
 from genprobe.runs.executor import StageTask
 from genprobe.runs.pool import DeadlineCounts, DeadlinePool
@@ -53,6 +54,7 @@ from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.limits import TRUSTED_LIMITS
 from genprobe.tasks.integration.mutations import PRESETS
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
+from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.integration.under_test import Model, shown_answer
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.verification.ranked import RankedResult, verify_ranked
@@ -248,22 +250,24 @@ class ScoreTask(StageTask):
 
 def propose(model: Model, mutants: Sequence[Mutant], k: int) -> list[Row]:
     """One row per mutant: its problem, whether the model can read it, its top-k candidates
-    (`candidates`, typed for the verifier; `answers`, printed)."""
+    (`candidates`, typed for the verifier; `answers`, printed), the model asked through the
+    adapter the probe studies ask it with (`IntegrationSequenceModel.answers`)."""
+    asked = IntegrationSequenceModel(model, IntegrationTask(), model.name)
     problems = [m.problem for m in mutants]
-    readable = model.readable(problems)
-    answers = iter(model.candidates([p for p, ok in zip(problems, readable, strict=True) if ok], k))
+    readable = asked.reads(problems)
+    ranked = asked.answers([p if ok else None for p, ok in zip(problems, readable, strict=True)], k)
     rows = []
     for position, (mutant, ok) in enumerate(zip(mutants, readable, strict=True)):
-        candidates = next(answers)[:k] if ok else []
+        answers = [a for a in ranked.answers[0, position] if a is not None]
         rows.append(
             {
                 "position": position,
                 "seed_index": mutant.seed_index,
                 "problem": mutant.key,
                 "text": mutant.text,
-                "readable": ok,
-                "candidates": [encode_answer(c.answer) for c in candidates],
-                "answers": [shown_answer(c.answer) for c in candidates],
+                "readable": bool(ok),
+                "candidates": [encode_answer(a) for a in answers],
+                "answers": [shown_answer(a) for a in answers],
             }
         )
     return rows
