@@ -116,18 +116,26 @@ def test_report_flags_stalled_seeds_and_summarizes_without_them(runs, monkeypatc
     run = runs[0]
     recorded = report.read_training(run)
     recorded["1"]["best_accuracy"] = 0.99
-    recorded["3"]["best_accuracy"] = 0.99
     recorded["2"].update(best_accuracy=0.62, validation=[0.62])
+    # seed 3 waited its patience out on a plateau at 3 %
+    patience = report.read_sweep(run).train.patience
+    plateau = [0.03] * (patience + 2)
+    recorded["3"].update(
+        best_accuracy=0.03, validation=plateau, epochs=len(plateau), best_epoch=1,
+        last_improvement=1,
+    )  # fmt: skip
     monkeypatch.setattr(report, "read_training", lambda _: recorded)
     report.write_report(run)
     saved = json.loads((run / "stats.json").read_text())
-    assert saved["stalled_seeds"] == ["2"]
-    assert saved["summary_without_stalled"]["long"]["n"] == 2
+    assert saved["stalled_seeds"] == ["2", "3"]
+    assert saved["summary_without_stalled"]["long"]["n"] == 1
     assert saved["summary"]["long"]["n"] == 3
     text = (run / "report.md").read_text()
     assert "Seeds that stopped below 95 % validation accuracy" in text
     assert "2 (62.00 % after 1 epoch, epoch cap)" in text
     assert "The epoch cap (`--max-epochs` 1) ended 1 of them" in text
+    assert f"3 (3.00 % after {patience + 2} epochs, early stopping)" in text
+    assert f"Early stopping (`--patience` {patience}) ended 1 of them" in text
     assert "| 2 |" in text and "| yes |" in text
 
 

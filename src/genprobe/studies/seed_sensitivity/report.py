@@ -400,6 +400,7 @@ def _stalled_blocks(
         for seed in stalled
     )
     capped = sum(stopped_by(training[seed], train) == EPOCH_CAP for seed in stalled)
+    patient = len(stalled) - capped
     blocks: list[Block] = [
         Heading(f"Seeds that stopped below {_pct(STALL_THRESHOLD, 0)} % validation accuracy"),
         Text(
@@ -410,6 +411,14 @@ def _stalled_blocks(
                 f" The epoch cap (`--max-epochs` {train.max_epochs}) ended {capped} of them, "
                 "which more epochs may let learn."
                 if capped
+                else ""
+            )
+            + (
+                f" Early stopping (`--patience` {train.patience}) ended {patient} of them: a "
+                "seed on a plateau may leave it later than its patience (seeds of one "
+                "configuration often leave a plateau epochs apart), so a longer patience may "
+                "let them learn."
+                if patient
                 else ""
             )
             + (
