@@ -70,6 +70,11 @@ def probe(
     ),
     base_split: str = typer.Option("", help="The inputs perturbed [the task's validation split]."),
     size: int = typer.Option(200, help="Inputs per suite."),
+    draws: int = typer.Option(
+        1,
+        help="Perturbations of each base input per family, drawn one after another, the "
+        "distinct ones kept: a family's suite holds up to size x draws inputs.",
+    ),
     data_seed: int = typer.Option(0, help="Data seed of the base inputs and task suites."),
     seed: int = typer.Option(0, help="Seed of the perturbations' random draws."),
     k: int = typer.Option(1, "--k", help="Candidates per input: 1 greedy, more by beam search."),
@@ -95,7 +100,8 @@ def probe(
         families=_names(families), relations=_names(relations),
         compositions=_names(compositions) or (), task_suites=task_suites,
         splits=_names(splits) or (), inputs=tuple(map(str, inputs)), base_split=base_split,
-        size=size, data_seed=data_seed, seed=seed, k=k, device=device, workers=workers,
+        size=size, draws=draws, data_seed=data_seed, seed=seed, k=k, device=device,
+        workers=workers,
         **prompts.settings(),
     )  # fmt: skip
     executor = model_study_executor(backend, ray_address, None, device)

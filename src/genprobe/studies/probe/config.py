@@ -27,7 +27,7 @@ from genprobe.tasks.task import Task
 # settings added after runs existed (`without_added_defaults`)
 ADDED_DEFAULTS = {
     "formats": 1, "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",
-    "inputs": [], "splits": [], "compositions": [],
+    "inputs": [], "splits": [], "compositions": [], "draws": 1,
 }  # fmt: skip
 
 
@@ -51,6 +51,7 @@ class ProbeConfig(ModelUnderTestSettings):
     inputs: tuple[str, ...] = ()
     base_split: str = ""  # the inputs perturbed ("": the task's validation split)
     size: int = 200  # inputs per suite
+    draws: int = 1  # perturbations of each base input per family (the distinct ones are kept)
     data_seed: int = 0
     seed: int = 0  # the perturbations' random draws
     k: int = 1  # candidates per input: 1 greedy, more by beam search of width k
@@ -79,6 +80,8 @@ class ProbeConfig(ModelUnderTestSettings):
         chosen(task.compositions(), list(self.compositions), "--compositions")
         if self.size < 1:
             raise ConfigError("--size", "at least 1", self.size)
+        if self.draws < 1:
+            raise ConfigError("--draws", "at least 1", self.draws)
         if not 1 <= self.k <= MAX_K:
             raise ConfigError("--k", f"1 to {MAX_K}", self.k)
         if self.workers < 1:
@@ -99,7 +102,7 @@ class ProbeConfig(ModelUnderTestSettings):
         identity = identity_fields(self)
         identity["task_options"] = dict(self.task_options)
         for name in ("families", "relations"):
-            identity[name] = identity[name] and list(identity[name])
+            identity[name] = None if identity[name] is None else list(identity[name])
         identity["splits"] = list(self.splits)
         identity["compositions"] = list(self.compositions)
         identity["inputs"] = [{"path": p, "sha256": file_digest(p)} for p in self.inputs]
@@ -110,7 +113,7 @@ class ProbeConfig(ModelUnderTestSettings):
         fields = {**ADDED_DEFAULTS, **identity}
         fields["task_options"] = tuple(sorted(fields["task_options"].items()))
         for name in ("families", "relations"):
-            fields[name] = fields[name] and tuple(fields[name])
+            fields[name] = None if fields[name] is None else tuple(fields[name])
         fields["inputs"] = tuple(file["path"] for file in fields["inputs"])
         fields["splits"] = tuple(fields["splits"])
         fields["compositions"] = tuple(fields["compositions"])

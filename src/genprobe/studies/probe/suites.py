@@ -5,10 +5,14 @@ asked for (`--splits`), and the user's files of inputs (`--input`).
 
 Families and relations perturb a pool of `POOL` × size inputs of the base split and keep the
 first `size` they apply to (SCAN's `twice_is_and` applies to one command in 250); the base suite
-is the pool's first `size`. A perturbed input keeps its pool row (`origin`), and the pool rows
-it was made from that the base suite lacks are decoded as the suite `origins` (not reported as
-a suite), so a report pairs every perturbed input with its original. An input the task does
-not accept is counted, never decoded; so is an input of a user's file.
+is the pool's first `size`. With `--draws D`, a family moves the pool D times, one draw after
+another from its random stream, and keeps the distinct perturbations of the first `size`
+originals it applies to: up to D of each (fewer where draws coincide, as they always do for
+a family that draws nothing, `add_ln` say). A perturbed input keeps its pool row (`origin`),
+and the pool rows it was made from that the base suite lacks are decoded as the suite
+`origins` (not reported as a suite), so a report pairs every perturbed input with its
+original. An input the task does not accept is counted, never decoded; so is an input of a
+user's file.
 
 A composition joins distinct tuples, drawn at random, of the first `size` pool inputs it takes
 (one-sentence SCAN commands are one in 200, so the pool is drawn for them), and keeps the first
@@ -27,6 +31,7 @@ import json
 import zipfile
 import zlib
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -97,10 +102,17 @@ def build_suites(config: ProbeConfig, task: Task, trained: np.ndarray | None = N
         rng = np.random.default_rng([config.seed, zlib.crc32(f"{kind}:{name}".encode())])
         move = table[name]
         if kind == "family" and carry and move.with_reference is not None:
-            moved = move.with_reference(pool.src, pool.tgt, rng)
+            draw = partial(move.with_reference, pool.src, pool.tgt, rng)
         else:
-            moved = getattr(move, "perturb" if kind == "family" else "partner")(pool.src, rng)
-        kept, refused = _first(_valid(task, moved), size)
+            draw = partial(
+                getattr(move, "perturb" if kind == "family" else "partner"), pool.src, rng
+            )
+        if kind == "family" and config.draws > 1:
+            moved = _distinct(_concatenated([draw() for _ in range(config.draws)]))
+            kept, refused = _of_first_originals(_valid(task, moved), moved.origin, size)
+        else:
+            moved = draw()
+            kept, refused = _first(_valid(task, moved), size)
         src, reference = _rows(moved, kept)
         suites.append(Suite(kind, name, src, moved.origin[kept], refused, reference))
     for name in config.compositions:
@@ -181,6 +193,20 @@ def _concatenated(pieces: list[Perturbed]) -> Perturbed:
     return Perturbed(src, origin, padded([row[row >= 0] for p in pieces for row in p.tgt], -1))
 
 
+def _distinct(moved: Perturbed) -> Perturbed:
+    """`moved` in the order of the inputs they were made from (then as given), each perturbed
+    input kept once per original."""
+    order = np.argsort(moved.origin, kind="stable")
+    keys = [
+        f"{origin}:{key}"
+        for origin, key in zip(moved.origin[order], input_keys(moved.src[order]), strict=True)
+    ]
+    _, first = np.unique(keys, return_index=True)
+    rows = order[np.sort(first)]
+    tgt = None if moved.tgt is None else moved.tgt[rows]
+    return Perturbed(moved.src[rows], moved.origin[rows], tgt)
+
+
 def _valid(task: Task, moved: Perturbed) -> np.ndarray:
     return task.valid_inputs(moved.src) if len(moved) else np.zeros(0, bool)
 
@@ -190,6 +216,17 @@ def _first(valid: np.ndarray, size: int) -> tuple[np.ndarray, int]:
     (all refused, where fewer are valid)."""
     kept = np.flatnonzero(valid)[:size]
     return kept, int((~valid[: kept[-1] + 1]).sum()) if len(kept) else int((~valid).sum())
+
+
+def _of_first_originals(valid: np.ndarray, origin: np.ndarray, size: int) -> tuple[np.ndarray, int]:
+    """`_first` for rows in the order of their originals, several per original: every valid
+    row of the first `size` originals that have one, and how many rows of originals up to the
+    last of those were refused."""
+    firsts = np.unique(origin[valid])[:size]
+    if not len(firsts):
+        return np.zeros(0, np.int64), int((~valid).sum())
+    kept = np.flatnonzero(valid & np.isin(origin, firsts))
+    return kept, int((~valid & (origin <= firsts[-1])).sum())
 
 
 def _rows(moved: Perturbed, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:

@@ -1,0 +1,62 @@
+"""`--draws D`: a family perturbs each base input D times, one draw after another from its
+random stream, and its suite keeps the distinct perturbations in the order of their originals;
+D = 1 is the suite a run made before the option has, with its hash."""
+
+import json
+import zlib
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from genprobe.errors import ConfigError
+from genprobe.runs.provenance import config_hash
+from genprobe.studies.probe.config import ProbeConfig
+from genprobe.studies.probe.suites import POOL, build_suites
+from genprobe.tasks.probing import input_keys
+
+CONFIG = ProbeConfig(
+    "sympy", task="addition", families=("leading_zeros", "operand_swap"), relations=(),
+    task_suites=False, size=30,
+)  # fmt: skip
+
+
+def suite(config, name):
+    task = config.load_task()
+    return next(s for s in build_suites(config, task) if s.name == name)
+
+
+def test_each_base_input_is_perturbed_once_per_draw_the_distinct_ones_kept():
+    task, drawn = CONFIG.load_task(), replace(CONFIG, draws=3)
+    moved = suite(drawn, "leading_zeros")
+    # the draws, made as the suite makes them: one after another from the family's stream
+    rng = np.random.default_rng([CONFIG.seed, zlib.crc32(b"family:leading_zeros")])
+    pool = task.generate(task.validation_split, POOL * CONFIG.size, CONFIG.data_seed).src
+    draws = [task.families()["leading_zeros"].perturb(pool, rng) for _ in range(3)]
+    made = {(int(o), k) for d in draws for o, k in zip(d.origin, input_keys(d.src), strict=True)}
+    got = list(zip(moved.origin.tolist(), input_keys(moved.src), strict=True))
+    assert set(got) <= made and len(set(got)) == len(got)  # each a draw's, none twice
+    assert moved.origin.tolist() == sorted(moved.origin.tolist())  # by original
+    once = suite(CONFIG, "leading_zeros")
+    assert set(moved.origin.tolist()) == set(once.origin.tolist())  # the same 30 originals
+    # a base input has two operands to draw from: most get both of its perturbations
+    per_origin = np.bincount(moved.origin)
+    assert per_origin.max() == 2 and (per_origin[per_origin > 0] == 2).mean() > 0.5
+    first = {(int(o), k) for o, k in zip(draws[0].origin, input_keys(draws[0].src), strict=True)}
+    assert set(zip(once.origin.tolist(), input_keys(once.src), strict=True)) <= first
+
+
+def test_a_family_that_draws_nothing_gives_its_one_perturbation_whatever_the_draws():
+    """operand_swap has one perturbation per input: three draws make the suite of one."""
+    once, thrice = suite(CONFIG, "operand_swap"), suite(replace(CONFIG, draws=3), "operand_swap")
+    assert np.array_equal(once.src, thrice.src) and np.array_equal(once.origin, thrice.origin)
+
+
+def test_one_draw_keeps_the_hash_of_runs_made_before_the_option_and_zero_is_refused():
+    assert "draws" not in CONFIG.identity()
+    drawn = replace(CONFIG, draws=10)
+    assert drawn.identity()["draws"] == 10
+    assert config_hash(drawn.identity()) != config_hash(CONFIG.identity())
+    assert ProbeConfig.from_identity(json.loads(json.dumps(drawn.identity()))) == drawn
+    with pytest.raises(ConfigError, match="--draws must be at least 1"):
+        replace(CONFIG, draws=0).validated()
