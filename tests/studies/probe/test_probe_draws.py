@@ -60,3 +60,23 @@ def test_one_draw_keeps_the_hash_of_runs_made_before_the_option_and_zero_is_refu
     assert ProbeConfig.from_identity(json.loads(json.dumps(drawn.identity()))) == drawn
     with pytest.raises(ConfigError, match="--draws must be at least 1"):
         replace(CONFIG, draws=0).validated()
+
+
+def wrong(problem: str, k: int) -> list[str]:
+    """py: model of the integration task: x, whatever the problem."""
+    del problem, k
+    return ["x"]
+
+
+@pytest.mark.slow
+def test_a_probe_with_draws_decodes_them_and_says_so(cli, tmp_path):
+    out = tmp_path / "run"
+    args = ["--model", "py:test_probe_draws:wrong", "--task", "integration", "--size", "3"]
+    args += ["--families", "coefficient", "--relations", "", "--no-task-suites", "--draws", "2"]
+    code, _, err = cli("probe", *args, "--out", str(out))
+    assert code == 0, err
+    rows = json.loads((out / "suites.json").read_text())
+    assert [(r["suite"], r["inputs"]) for r in rows] == [("base", 3), ("family-coefficient", 6)]
+    assert (
+        "perturbations drawn with seed 0, 2 per input and family" in (out / "report.md").read_text()
+    )

@@ -72,12 +72,15 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
     options = ", ".join(as_pairs(dict(config.task_options)))
     first = "greedy" if config.samples == 0 else "sampling at temperature 1 (each member's seed)"
     decoding = first if config.k == 1 else f"{first}, and beam search of width {config.k}"
+    draws = (
+        "" if config.draws == 1 else f", {config.draws} per input and family (the distinct kept)"
+    )
     blocks = [
         Text(
             f"Model `{config.model}`: {members} member{'s' * (members != 1)}. "
             f"Task `{config.task}` ({options}). "
             f"Base: {config.size:,} inputs of split `{config.base(task)}` (data seed "
-            f"{config.data_seed}); perturbations drawn with seed {config.seed}. Decoding: "
+            f"{config.data_seed}); perturbations drawn with seed {config.seed}{draws}. Decoding: "
             f"{decoding}; every output judged by the task's verifier."
         ),
         Figure(figure, "Accuracy per suite, one dot per member"),
