@@ -12,13 +12,16 @@ import pytest
 from genprobe.errors import ConfigError
 from genprobe.runs.provenance import config_hash
 from genprobe.studies.probe.config import ProbeConfig
-from genprobe.studies.probe.suites import POOL, build_suites
-from genprobe.tasks.probing import input_keys
+from genprobe.studies.probe.suites import POOL, _drawn, build_suites
+from genprobe.tasks.probing import Family, Perturbed, input_keys
 
 CONFIG = ProbeConfig(
     "sympy", task="addition", families=("leading_zeros", "operand_swap"), relations=(),
     task_suites=False, size=30,
 )  # fmt: skip
+
+
+RNG = np.random.default_rng(0)
 
 
 def suite(config, name):
@@ -29,21 +32,39 @@ def suite(config, name):
 def test_each_base_input_is_perturbed_once_per_draw_the_distinct_ones_kept():
     task, drawn = CONFIG.load_task(), replace(CONFIG, draws=3)
     moved = suite(drawn, "leading_zeros")
-    # the draws, made as the suite makes them: one after another from the family's stream
+    # the draws as the suite makes them: the pool's first `size` inputs, one draw after another
+    # from the family's stream (every input takes a leading zero: no more inputs are needed)
     rng = np.random.default_rng([CONFIG.seed, zlib.crc32(b"family:leading_zeros")])
     pool = task.generate(task.validation_split, POOL * CONFIG.size, CONFIG.data_seed).src
-    draws = [task.families()["leading_zeros"].perturb(pool, rng) for _ in range(3)]
+    first = pool[: CONFIG.size]
+    draws = [task.families()["leading_zeros"].perturb(first, rng) for _ in range(3)]
     made = {(int(o), k) for d in draws for o, k in zip(d.origin, input_keys(d.src), strict=True)}
     got = list(zip(moved.origin.tolist(), input_keys(moved.src), strict=True))
-    assert set(got) <= made and len(set(got)) == len(got)  # each a draw's, none twice
+    assert set(got) == made and len(set(got)) == len(got)  # every distinct draw, none twice
     assert moved.origin.tolist() == sorted(moved.origin.tolist())  # by original
     once = suite(CONFIG, "leading_zeros")
     assert set(moved.origin.tolist()) == set(once.origin.tolist())  # the same 30 originals
     # a base input has two operands to draw from: most get both of its perturbations
     per_origin = np.bincount(moved.origin)
     assert per_origin.max() == 2 and (per_origin[per_origin > 0] == 2).mean() > 0.5
-    first = {(int(o), k) for o, k in zip(draws[0].origin, input_keys(draws[0].src), strict=True)}
-    assert set(zip(once.origin.tolist(), input_keys(once.src), strict=True)) <= first
+
+
+def test_draws_go_on_through_the_pool_until_size_inputs_have_a_perturbation():
+    """A family that applies to one input in three: 10 inputs need about 30 of the pool."""
+    task = CONFIG.load_task()
+    pool = task.generate(task.validation_split, POOL * 10, CONFIG.data_seed)
+    asked = []
+
+    def perturb(src, rng):
+        asked.append(len(src))
+        rows = np.flatnonzero(src[:, 0] % 3 == 0)  # whether it applies: by the first token
+        return Perturbed(src[rows], rows)
+
+    moved, valid = _drawn(task, Family("a third", perturb), pool, RNG, False, 2, 10)
+    applies = np.flatnonzero(pool.src[:, 0] % 3 == 0)
+    kept = np.unique(moved.origin[valid])
+    assert kept.tolist() == applies[: len(kept)].tolist() and len(kept) >= 10
+    assert asked == [10, 10] * (len(asked) // 2) and 3 <= len(asked) // 2 < POOL  # not all
 
 
 def test_a_family_that_draws_nothing_gives_its_one_perturbation_whatever_the_draws():

@@ -5,13 +5,14 @@ asked for (`--splits`), and the user's files of inputs (`--input`).
 
 Families and relations perturb a pool of `POOL` × size inputs of the base split and keep the
 first `size` they apply to (SCAN's `twice_is_and` applies to one command in 250); the base suite
-is the pool's first `size`. With `--draws D`, a family moves the pool D times, one draw after
-another from its random stream, and keeps the distinct perturbations of the first `size`
-originals it applies to: up to D of each (fewer where draws coincide, as they always do for
-a family that draws nothing, `add_ln` say). A perturbed input keeps its pool row (`origin`),
-and the pool rows it was made from that the base suite lacks are decoded as the suite
-`origins` (not reported as a suite), so a report pairs every perturbed input with its
-original. An input the task does not accept is counted, never decoded; so is an input of a
+is the pool's first `size`. With `--draws D`, a family moves `size` pool inputs at a time, D
+times each (one draw after another from its random stream), until `size` of them have a valid
+perturbation (a SymPy family costs about 3 ms an input, so the pool is not moved whole), and
+keeps the distinct perturbations of the first `size` originals it applies to: up to D of each
+(fewer where draws coincide, as they always do for a family that draws nothing, `add_ln`
+say). A perturbed input keeps its pool row (`origin`), and the pool rows it was made from
+that the base suite lacks are decoded as the suite `origins` (not reported as a suite), so a
+report pairs every perturbed input with its original. An input the task does not accept is counted, never decoded; so is an input of a
 user's file.
 
 A composition joins distinct tuples, drawn at random, of the first `size` pool inputs it takes
@@ -31,7 +32,6 @@ import json
 import zipfile
 import zlib
 from dataclasses import dataclass, replace
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +43,7 @@ from genprobe.runs.rundir import read_config
 from genprobe.studies.probe.config import ProbeConfig, input_name
 from genprobe.tasks.files import ExampleArrays, read_examples
 from genprobe.tasks.lines import json_lines, some_rows
-from genprobe.tasks.probing import Composition, Perturbed, chosen, input_keys, padded
+from genprobe.tasks.probing import Composition, Family, Perturbed, chosen, input_keys, padded
 from genprobe.tasks.task import DeterministicTask, Examples, Task, trim
 
 SUITES_FILE = "suites.json"  # each suite's kind, name, size and refused inputs
@@ -101,17 +101,14 @@ def build_suites(config: ProbeConfig, task: Task, trained: np.ndarray | None = N
     for kind, table, name in declared:
         rng = np.random.default_rng([config.seed, zlib.crc32(f"{kind}:{name}".encode())])
         move = table[name]
-        if kind == "family" and carry and move.with_reference is not None:
-            draw = partial(move.with_reference, pool.src, pool.tgt, rng)
-        else:
-            draw = partial(
-                getattr(move, "perturb" if kind == "family" else "partner"), pool.src, rng
-            )
         if kind == "family" and config.draws > 1:
-            moved = _distinct(_concatenated([draw() for _ in range(config.draws)]))
-            kept, refused = _of_first_originals(_valid(task, moved), moved.origin, size)
+            moved, valid = _drawn(task, move, pool, rng, carry, config.draws, size)
+            kept, refused = _of_first_originals(valid, moved.origin, size)
         else:
-            moved = draw()
+            if kind == "family" and carry and move.with_reference is not None:
+                moved = move.with_reference(pool.src, pool.tgt, rng)
+            else:
+                moved = getattr(move, "perturb" if kind == "family" else "partner")(pool.src, rng)
             kept, refused = _first(_valid(task, moved), size)
         src, reference = _rows(moved, kept)
         suites.append(Suite(kind, name, src, moved.origin[kept], refused, reference))
@@ -191,6 +188,36 @@ def _concatenated(pieces: list[Perturbed]) -> Perturbed:
     if not pieces or pieces[0].tgt is None:
         return Perturbed(src, origin)
     return Perturbed(src, origin, padded([row[row >= 0] for p in pieces for row in p.tgt], -1))
+
+
+def _drawn(
+    task: Task,
+    family: Family,
+    pool: Examples,
+    rng: np.random.Generator,
+    carry: bool,
+    draws: int,
+    size: int,
+) -> tuple[Perturbed, np.ndarray]:
+    """`draws` perturbations of each pool input, `size` inputs at a time, until `size` of them
+    have a valid one (a family that applies to few inputs goes on through the pool): the
+    distinct ones in the order of their originals, and which are valid."""
+    chunks, valid, found = [], [], 0
+    for start in range(0, len(pool.src), size):
+        rows = slice(start, start + size)
+        pieces = []
+        for _ in range(draws):
+            if carry and family.with_reference is not None:
+                piece = family.with_reference(pool.src[rows], pool.tgt[rows], rng)
+            else:
+                piece = family.perturb(pool.src[rows], rng)
+            pieces.append(replace(piece, origin=piece.origin + start))
+        chunks.append(_distinct(_concatenated(pieces)))
+        valid.append(_valid(task, chunks[-1]))
+        found += len(np.unique(chunks[-1].origin[valid[-1]]))
+        if found >= size:
+            break
+    return _concatenated(chunks), np.concatenate(valid)
 
 
 def _distinct(moved: Perturbed) -> Perturbed:
