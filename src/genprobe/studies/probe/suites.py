@@ -12,8 +12,8 @@ keeps the distinct perturbations of the first `size` originals it applies to: up
 (fewer where draws coincide, as they always do for a family that draws nothing, `add_ln`
 say). A perturbed input keeps its pool row (`origin`), and the pool rows it was made from
 that the base suite lacks are decoded as the suite `origins` (not reported as a suite), so a
-report pairs every perturbed input with its original. An input the task does not accept is counted, never decoded; so is an input of a
-user's file.
+report pairs every perturbed input with its original. An input the task does not accept is
+counted, never decoded; so is an input of a user's file.
 
 A composition joins distinct tuples, drawn at random, of the first `size` pool inputs it takes
 (one-sentence SCAN commands are one in 200, so the pool is drawn for them), and keeps the first
