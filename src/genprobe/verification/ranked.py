@@ -56,6 +56,11 @@ def _first(verdicts: list[Verdict], passing: set[Outcome]) -> int | None:
     return next((rank for rank, v in enumerate(verdicts, 1) if v.outcome in passing), None)
 
 
+def correct_verdicts(verdicts: np.ndarray) -> np.ndarray:
+    """Which of an array of `Verdict`s are correct (the strict policy)."""
+    return np.array([v.outcome is Outcome.CORRECT for v in verdicts], dtype=bool)
+
+
 def windows(k_max: int) -> list[tuple[int, int]]:
     """[start, stop) rank windows of doubling width covering ranks 0..k_max-1."""
     out, start, width = [], 0, 1
@@ -104,8 +109,5 @@ def verify_ranked(
         pairs = zip(items, ranks, strict=True)
         return verify_many([(problems[i], candidates[i][rank]) for i, rank in pairs])
 
-    def correct(verdicts: np.ndarray) -> np.ndarray:
-        return np.array([v.outcome is Outcome.CORRECT for v in verdicts], dtype=bool)
-
-    judged = in_rank_order([len(c) for c in candidates], k_max, judge, correct)
+    judged = in_rank_order([len(c) for c in candidates], k_max, judge, correct_verdicts)
     return [RankedResult([v for v in row if v is not None]) for row in judged]

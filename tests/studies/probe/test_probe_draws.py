@@ -83,16 +83,10 @@ def test_one_draw_keeps_the_hash_of_runs_made_before_the_option_and_zero_is_refu
         replace(CONFIG, draws=0).validated()
 
 
-def wrong(problem: str, k: int) -> list[str]:
-    """py: model of the integration task: x, whatever the problem."""
-    del problem, k
-    return ["x"]
-
-
 @pytest.mark.slow
 def test_a_probe_with_draws_decodes_them_and_says_so(cli, tmp_path):
     out = tmp_path / "run"
-    args = ["--model", "py:test_probe_draws:wrong", "--task", "integration", "--size", "3"]
+    args = ["--model", "py:test_probe:wrong", "--task", "integration", "--size", "3"]
     args += ["--families", "coefficient", "--relations", "", "--no-task-suites", "--draws", "2"]
     code, _, err = cli("probe", *args, "--out", str(out))
     assert code == 0, err

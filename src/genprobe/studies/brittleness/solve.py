@@ -45,7 +45,8 @@ from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.integration.under_test import Model
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
-from genprobe.verification.verdict import Outcome, Verdict
+from genprobe.verification.ranked import RankedResult, correct_verdicts
+from genprobe.verification.verdict import Verdict
 
 # a result file's metadata: the model's own deadline hits over its problems (see Model)
 MODEL_DEADLINES = "model_deadlines"
@@ -222,17 +223,8 @@ def _verdicts(verifier: Verifier, problems: Sequence[Expr], ranked: Answers) -> 
         asked = zip(member, row, rank, strict=True)
         return verifier.verify_many([(problems[i], answers[s, i, r]) for s, i, r in asked])
 
-    def correct(verdicts: np.ndarray) -> np.ndarray:
-        return np.array([v.outcome is Outcome.CORRECT for v in verdicts], dtype=bool)
-
     # an integration model's candidates are whole answers: `finished` marks those it gave
-    return ranked.judged(judge, correct, counts=ranked.finished.sum(axis=2))[0]
-
-
-def _first(verdicts: Sequence[Verdict | None], passing: set[Outcome]) -> int | None:
-    """1-based rank of the first verdict with an outcome in `passing`."""
-    ranks = (rank for rank, v in enumerate(verdicts, 1) if v is not None and v.outcome in passing)
-    return next(ranks, None)
+    return ranked.judged(judge, correct_verdicts, counts=ranked.finished.sum(axis=2))[0]
 
 
 def _rows(
@@ -241,6 +233,7 @@ def _rows(
     """The result rows of a batch (see module docs; `reference_logprob` still null)."""
     rows = []
     for i, problem in enumerate(problems):
+        result = RankedResult([v for v in verdicts[i] if v is not None])
         n_candidates = int(ranked.finished[0, i].sum())
         records = []
         for rank in range(n_candidates):
@@ -267,8 +260,8 @@ def _rows(
                 else " ".join(to_prefix(problem.reference)),
                 "readable": bool(readable[i]),
                 "n_candidates": n_candidates,
-                "first_correct_rank": _first(verdicts[i], {Outcome.CORRECT}),
-                "first_generous_rank": _first(verdicts[i], {Outcome.CORRECT, Outcome.TIMEOUT}),
+                "first_correct_rank": result.first_correct,
+                "first_generous_rank": result.first_generous,
                 "reference_logprob": None,
                 "candidates": records,
             }

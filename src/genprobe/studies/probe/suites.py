@@ -43,7 +43,15 @@ from genprobe.runs.rundir import read_config
 from genprobe.studies.probe.config import ProbeConfig, input_name
 from genprobe.tasks.files import ExampleArrays, read_examples
 from genprobe.tasks.lines import json_lines, some_rows
-from genprobe.tasks.probing import Composition, Family, Perturbed, chosen, input_keys, padded
+from genprobe.tasks.probing import (
+    Composition,
+    Family,
+    Perturbed,
+    Relation,
+    chosen,
+    input_keys,
+    padded,
+)
 from genprobe.tasks.task import DeterministicTask, Examples, Task, trim
 
 SUITES_FILE = "suites.json"  # each suite's kind, name, size and refused inputs
@@ -105,10 +113,7 @@ def build_suites(config: ProbeConfig, task: Task, trained: np.ndarray | None = N
             moved, valid = _drawn(task, move, pool, rng, carry, config.draws, size)
             kept, refused = _of_first_originals(valid, moved.origin, size)
         else:
-            if kind == "family" and carry and move.with_reference is not None:
-                moved = move.with_reference(pool.src, pool.tgt, rng)
-            else:
-                moved = getattr(move, "perturb" if kind == "family" else "partner")(pool.src, rng)
+            moved = _moved(kind, move, pool, slice(None), rng, carry)
             kept, refused = _first(_valid(task, moved), size)
         src, reference = _rows(moved, kept)
         suites.append(Suite(kind, name, src, moved.origin[kept], refused, reference))
@@ -190,6 +195,21 @@ def _concatenated(pieces: list[Perturbed]) -> Perturbed:
     return Perturbed(src, origin, padded([row[row >= 0] for p in pieces for row in p.tgt], -1))
 
 
+def _moved(
+    kind: str,
+    move: Family | Relation,
+    pool: Examples,
+    rows: slice,
+    rng: np.random.Generator,
+    carry: bool,
+) -> Perturbed:
+    """A family's perturbations or a relation's partners of the pool's `rows` (origins counted
+    from the first of them), with the references a family moves where the suites carry them."""
+    if kind == "family" and carry and move.with_reference is not None:
+        return move.with_reference(pool.src[rows], pool.tgt[rows], rng)
+    return getattr(move, "perturb" if kind == "family" else "partner")(pool.src[rows], rng)
+
+
 def _drawn(
     task: Task,
     family: Family,
@@ -205,14 +225,9 @@ def _drawn(
     chunks, valid, found = [], [], 0
     for start in range(0, len(pool.src), size):
         rows = slice(start, start + size)
-        pieces = []
-        for _ in range(draws):
-            if carry and family.with_reference is not None:
-                piece = family.with_reference(pool.src[rows], pool.tgt[rows], rng)
-            else:
-                piece = family.perturb(pool.src[rows], rng)
-            pieces.append(replace(piece, origin=piece.origin + start))
-        chunks.append(_distinct(_concatenated(pieces)))
+        pieces = [_moved("family", family, pool, rows, rng, carry) for _ in range(draws)]
+        shifted = [replace(piece, origin=piece.origin + start) for piece in pieces]
+        chunks.append(_distinct(_concatenated(shifted)))
         valid.append(_valid(task, chunks[-1]))
         found += len(np.unique(chunks[-1].origin[valid[-1]]))
         if found >= size:
