@@ -72,7 +72,21 @@ def search(
         "width k; 1: greedy) is right.",
     ),
     archive_size: int = typer.Option(1000, help="Stop at this many archived inputs."),
-    tau: float = typer.Option(0.5, help="Fitness an input needs to be archived (0-1]."),
+    tau: float = typer.Option(
+        None,
+        help="Fitness an input needs to be archived (0-1] [0.5; with a --fitness that weighs the "
+        "text: SAGGA's 0.01].",
+    ),
+    fitness: str = typer.Option(
+        "any_failure",
+        help="The target's score times a weight of the input's text, as SAGGA's: any_failure "
+        "(1), length_penalty (1/length: short failures first), trig_length_penalty, "
+        "target_length (1/(|length - L| + 1)) or target_problems (similarity to --targets).",
+    ),
+    target_length: int = typer.Option(None, help="L of target_length."),
+    targets: Path = typer.Option(
+        None, help="target_problems: a file of inputs, one per line as the report prints them."
+    ),
     base_split: str = typer.Option(None, help="Generation 0's split [the task's validation]."),
     base_size: int = typer.Option(200, help="Inputs of generation 0."),
     seed: int = typer.Option(0, help="Seed of parent selection and mutation."),
@@ -106,6 +120,8 @@ def search(
     config = SearchConfig(
         model=model, target=target, generations=generations, population=population,
         selection=selection, mutants=mutants, k=k, archive_size=archive_size, tau=tau,
+        fitness=fitness, target_length=target_length,
+        targets_file=None if targets is None else str(targets),
         base_split=base_split, base_size=base_size, seed=seed, against=against, task=task,
         task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
         data_seed=data_seed, minutes=minutes, workers=workers, device=device,

@@ -8,7 +8,7 @@ import sympy as sp
 from genprobe.errors import ConfigError, DataFormatError
 from genprobe.models.cached import CachedModel
 from genprobe.runs.pool import DeadlinePool
-from genprobe.studies.sagga.fitness import make_fitness
+from genprobe.studies.search.fitness import make_fitness
 from genprobe.studies.sagga.mutants import (
     SimplifyMemo,
     judge,

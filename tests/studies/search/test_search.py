@@ -20,6 +20,7 @@ from genprobe.studies import report_run
 from genprobe.studies.search import config as search_config
 from genprobe.studies.search.analysis import features
 from genprobe.studies.search.config import SearchConfig
+from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.search import run_search
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.studies.seed_sensitivity.members import load_members, unfinished_seeds
@@ -30,6 +31,7 @@ from genprobe.training.trainer import TrainConfig
 from genprobe.verification.verdict import Outcome
 
 SMALL = {"generations": 3, "population": 20, "mutants": 3, "base_size": 40}
+TARGETS = ["3 4 =", "17 22 ="]  # inputs as the report prints binary_operation's
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +87,61 @@ def test_archived_inputs_fail_for_the_share_of_seeds_the_archive_states(most, mo
     assert set(archive["input"]) == set(evaluated.loc[evaluated["fitness"] >= 0.5, "input"])
 
 
+@pytest.mark.parametrize("fitness", ["length_penalty", "target_length", "target_problems"])
+def test_a_text_fitness_weighs_the_share_of_seeds_failing_by_the_inputs_text(
+    sweep, model, fitness, tmp_path
+):
+    targets = tmp_path / "targets.txt"
+    targets.write_text("\n".join(TARGETS[:1]) + "\n\n" + TARGETS[1] + "\n")  # a blank line
+    weighed = {"length_penalty": {}, "target_length": {"target_length": 9}}.get(
+        fitness, {"targets_file": str(targets)}
+    )
+    config = SearchConfig(f"run:{sweep}", **SMALL, fitness=fitness, **weighed)
+    run = run_search(config, tmp_path / "s")
+    evaluated = _evaluated(run)
+    texts = list(evaluated["text"])
+    lengths = np.array([len(t) for t in texts], dtype=float)
+    weight = {
+        "length_penalty": 1 / lengths,
+        "target_length": 1 / (np.abs(lengths - 9) + 1),
+        "target_problems": (
+            make_embedder("char").embed(texts) @ make_embedder("char").embed(TARGETS).T
+        ).max(axis=1),
+    }[fitness]
+    share = _failed(model, list(evaluated["input"])).mean(axis=0)
+    np.testing.assert_allclose(evaluated["fitness"], share * weight)
+    assert (weight < 1).any() and (weight > 0).all()
+    # SAGGA's tau when --tau is left out, as the identity records it
+    archive = pd.read_parquet(run / "archive.parquet")
+    assert config.archive_tau == 0.01 and config.absolute().tau == 0.01
+    assert set(archive["input"]) == set(evaluated.loc[evaluated["fitness"] >= 0.01, "input"])
+    assert len(archive) > 0
+    said = {"length_penalty": "1 / the length", "target_length": "| + 1)"}
+    assert said.get(fitness, str(targets)) in report_run(run)[0].read_text()
+
+
+def test_bad_fitness_settings_are_one_line_exit_2_and_nothing_written(sweep, tmp_path, capsys):
+    from genprobe.cli import main
+
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n \n")
+    cases = [
+        (["--fitness", "short"], "--fitness must be one of"),
+        (["--fitness", "target_length"], "--target-length"),
+        (["--fitness", "target_length", "--target-length", "0"], "--target-length"),
+        (["--fitness", "target_problems"], "--targets"),
+        (["--fitness", "target_problems", "--targets", str(tmp_path / "no.txt")], "no.txt"),
+        (["--fitness", "target_problems", "--targets", str(empty)], "empty.txt"),
+    ]
+    for options, said in cases:
+        out = tmp_path / "out"
+        with pytest.raises(SystemExit) as exit:
+            main(["search", "--model", f"run:{sweep}", "--out", str(out), *options])
+        error = capsys.readouterr().err
+        assert exit.value.code == 2 and error.count("\n") == 1 and said in error, error
+        assert not out.exists(), options
+
+
 def test_invalid_mutants_are_counted_per_operator_and_never_scored(most, model):
     evaluated = _evaluated(most)
     assert model.task.valid_inputs(from_input_keys(list(evaluated["input"]))).all()
@@ -134,7 +191,7 @@ def test_saggas_selection_mutates_what_the_last_generation_archived_and_the_base
     from_archive = 0
     for generation in range(1, config.generations + 1):
         before = evaluated[evaluated["generation"] == generation - 1]
-        archived = before[before["fitness"] >= config.tau]
+        archived = before[before["fitness"] >= config.archive_tau]
         parents = set(evaluated.loc[evaluated["generation"] == generation, "parent"])
         assert parents & base and parents <= base | set(archived["input"])
         if selection == "fitness":  # only the fittest `population` of them
@@ -404,6 +461,24 @@ def test_a_search_of_a_sweep_keeps_the_hash_it_had_before_language_models(monkey
     # nor greedy decoding (k = 1), named
     assert config_hash(dataclasses.replace(some, k=1).identity()) == "be150eb2dcc9eb2c"
     assert config_hash(dataclasses.replace(some, k=3).identity()) != "be150eb2dcc9eb2c"
+    # nor the fitness of the target's score alone, nor its tau, named or left out
+    for same in ({"fitness": "any_failure"}, {"tau": 0.5}, {"tau": None}):
+        assert config_hash(dataclasses.replace(some, **same).identity()) == "be150eb2dcc9eb2c"
+    short = dataclasses.replace(some, fitness="length_penalty")
+    assert config_hash(short.identity()) != "be150eb2dcc9eb2c"
+    assert short.identity()["tau"] == 0.01
+
+
+def test_a_targets_file_is_in_the_identity_by_path_and_content(tmp_path, monkeypatch):
+    monkeypatch.setattr(search_config, "read_config_hash", lambda path: "0123456789abcdef")
+    targets = tmp_path / "targets.txt"
+    targets.write_text("1 + 2 =\n")
+    config = SearchConfig("run:/runs/parity", fitness="target_problems", targets_file=str(targets))
+    identity = config.identity()
+    assert identity["targets_file"]["path"] == str(targets.absolute())
+    assert SearchConfig.from_identity(identity).targets_file == str(targets.absolute())
+    targets.write_text("1 + 3 =\n")
+    assert config.identity()["targets_file"]["sha256"] != identity["targets_file"]["sha256"]
 
 
 def test_against_bad_input_is_one_line_exit_2_and_nothing_written(

@@ -44,7 +44,7 @@ from genprobe.runs.executor import StageTask
 from genprobe.runs.pool import DeadlineCounts, DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.sagga.config import SaggaConfig
-from genprobe.studies.sagga.fitness import Fitness, make_fitness
+from genprobe.studies.search.fitness import Fitness, make_fitness
 from genprobe.studies.sagga.mutants import Mutant, SimplifyMemo, mutate_generation
 from genprobe.studies.sagga.seeds import TARGETS, read_problem_file
 from genprobe.studies.sagga.study import GENERATION, PROPOSE, VERIFY

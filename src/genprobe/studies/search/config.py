@@ -22,7 +22,10 @@ from genprobe.errors import ConfigError, RunDirError, check_choice
 from genprobe.models.registry import absolute_spec, check_spec, run_spec
 from genprobe.models.sequences import MAX_K
 from genprobe.runs.config import identity_fields, without_added_defaults
+from genprobe.runs.provenance import file_digest
 from genprobe.studies.model_settings import ModelUnderTestSettings
+from genprobe.studies.search.embedding import make_embedder
+from genprobe.studies.search.fitness import Fitness, make_fitness, read_target_texts
 from genprobe.studies.seed_sensitivity.as_model import checked_seeds
 from genprobe.studies.seed_sensitivity.members import unfinished_seeds
 from genprobe.studies.seed_sensitivity.results import read_config_hash, read_sweep
@@ -45,8 +48,10 @@ SELECTION_CLUSTERS = 10  # k-means clusters of --selection kmeans, SAGGA's defau
 ADDED_DEFAULTS = {
     "against": None, "task": "", "task_options": {}, "data_seed": 0, "formats": 1, "shots": 0,
     "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat", "selection": "tournament",
-    "k": 1,
+    "k": 1, "fitness": "any_failure", "target_length": None, "targets_file": None,
 }  # fmt: skip
+# --tau when left out: of the target's score alone, and of a fitness weighted by text (SAGGA's)
+TAU, TEXT_TAU = 0.5, 0.01
 
 
 @dataclass(frozen=True)
@@ -63,7 +68,10 @@ class SearchConfig(ModelUnderTestSettings):
     selection: str = "tournament"  # how parents are selected: SELECTIONS
     mutants: int = 4  # mutants made of each parent
     archive_size: int = 1000
-    tau: float = 0.5  # the fitness an input needs to be archived
+    tau: float | None = None  # the fitness an input needs to be archived (None: `archive_tau`)
+    fitness: str = "any_failure"  # the target's score times a weight of the text (`fitness.py`)
+    target_length: int | None = None  # L of target_length
+    targets_file: str | None = None  # target_problems: the target inputs, one per line
     k: int = 1  # a member fails an input when none of its top k candidates is right (beam)
     base_split: str | None = None  # None: the task's validation split
     base_size: int = 200
@@ -132,8 +140,9 @@ class SearchConfig(ModelUnderTestSettings):
         ):  # fmt: skip
             if not isinstance(value, int) or value < 1:
                 raise ConfigError(name, "an integer >= 1", value)
-        if not 0 < self.tau <= 1:
+        if self.tau is not None and not 0 < self.tau <= 1:
             raise ConfigError("--tau", "a fitness in (0, 1]", self.tau)
+        self.make_fitness()
         check_choice("--selection", self.selection, SELECTIONS)
         if not 1 <= self.k <= MAX_K:
             raise ConfigError("--k", f"1 to {MAX_K}", self.k)
@@ -153,20 +162,44 @@ class SearchConfig(ModelUnderTestSettings):
             as_sequence_model(self.model, task, **{**self.model_settings(), "device": "cpu"})
         return searched
 
+    @property
+    def archive_tau(self) -> float:
+        """--tau, or when left out 0.5 (`any_failure`) or SAGGA's 0.01 (a fitness weighted by
+        the input's text, which is far below 1)."""
+        if self.tau is not None:
+            return self.tau
+        return TAU if self.fitness == "any_failure" else TEXT_TAU
+
+    def make_fitness(self) -> Fitness:
+        """The fitness of an input from its text and failure score.
+
+        Raises:
+            ConfigError, DataFormatError: an unknown fitness, a setting it needs missing, or
+                a targets file that cannot be read.
+        """
+        targets = () if self.targets_file is None else read_target_texts(self.targets_file)
+        embedder = make_embedder("char") if self.fitness == "target_problems" else None
+        return make_fitness(
+            self.fitness, length=self.target_length, embedder=embedder, targets=targets
+        )
+
     def absolute(self) -> SearchConfig:
-        """The same config with its run directories, a local model's folder and the answer
-        cache absolute (for workers elsewhere), a language model's task options as the task
-        reads them (`2`, not `"2"`), and a sweep's task left to the sweep (`task` checked to be
-        its own: a search of a sweep names none, so its identity is as before)."""
+        """The same config with its run directories, a local model's folder, the targets file
+        and the answer cache absolute (for workers elsewhere), --tau resolved
+        (`archive_tau`), a language model's task options as the task reads them (`2`, not
+        `"2"`), and a sweep's task left to the sweep (`task` checked to be its own: a search
+        of a sweep names none, so its identity is as before)."""
         against = None if self.against is None else absolute_spec(self.against)
         cache = self.cache_dir and str(Path(self.cache_dir).absolute())
+        targets = self.targets_file and str(Path(self.targets_file).absolute())
+        moved = replace(
+            self, model=absolute_spec(self.model), tau=self.archive_tau, targets_file=targets
+        )
         if self.of_run:
-            return replace(
-                self, model=absolute_spec(self.model), against=against, task="", task_options=()
-            )
+            return replace(moved, against=against, task="", task_options=())
         task = self.load_task()
         named = {} if task is None else {"task": task_name(task), "task_options": _options(task)}
-        return replace(self, model=absolute_spec(self.model), cache_dir=cache, **named)
+        return replace(moved, cache_dir=cache, **named)
 
     def identity(self) -> dict[str, Any]:
         identity = identity_fields(self.absolute())
@@ -176,6 +209,8 @@ class SearchConfig(ModelUnderTestSettings):
         if self.against is not None:
             against = run_spec(self.against.partition(":")[2])[0]
             identity["against_hash"] = read_config_hash(against)
+        path = identity["targets_file"]
+        identity["targets_file"] = path and {"path": path, "sha256": file_digest(path)}
         return without_added_defaults(identity, ADDED_DEFAULTS)
 
     @classmethod
@@ -183,6 +218,7 @@ class SearchConfig(ModelUnderTestSettings):
         hashes = ("sweep_hash", "against_hash")
         fields = {k: v for k, v in identity.items() if k not in hashes}
         fields["task_options"] = tuple(sorted(fields.get("task_options", {}).items()))
+        fields["targets_file"] = (fields.get("targets_file") or {}).get("path")
         return cls(**fields)
 
 

@@ -2,7 +2,9 @@
 model (a sweep's seeds, or a language model's prompt formats x draws x samples; greedy,
 `SequenceModel.candidates(src, 1)`, or with `--k` its beam's top k), and of the `--against`
 sweep after them, judge each output (`Task.outcomes`: a member is right at k when one of its k
-candidates is), and score each input's fitness for the target:
+candidates is), and score each input's fitness: the target's failure score times the
+`--fitness` weight of its text (`fitness.py`; `any_failure`, the default, weighs every text
+alike). The failure scores:
 
     most            the share of members that fail it
     any             1 if any member fails it, else 0
@@ -37,6 +39,7 @@ from genprobe.models.sequences import SequenceModel
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.search.config import SearchConfig, Target
+from genprobe.studies.search.fitness import Fitness, failure_score
 from genprobe.studies.search.loop import generation_path
 from genprobe.studies.search.study import GENERATION
 from genprobe.tasks.probing import from_input_keys
@@ -55,16 +58,6 @@ def generation_shard(
         "effort": effort,
     }  # fmt: skip
     return Shard(GENERATION, f"{generation:05d}", spec)
-
-
-def fitness(failed: np.ndarray, target: Target) -> np.ndarray:
-    """(N,) fitness of inputs from (S, N) bool: member s failed input n."""
-    if target.how == "disagree":
-        wrong, right = failed[list(target.wrong)], failed[list(target.right)]
-        return np.maximum(0.0, wrong.mean(axis=0) - right.mean(axis=0))
-    if target.how == "any":
-        return failed.any(axis=0).astype(float)
-    return failed.mean(axis=0)
 
 
 def judged(model: SequenceModel, src: np.ndarray, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -97,9 +90,9 @@ class GenerationTask(StageTask):
     target: Target
     needs_device: ClassVar[bool] = True
 
-    def setup(self) -> tuple[SequenceModel, ...]:
+    def setup(self) -> tuple[tuple[SequenceModel, ...], Fitness]:
         """The model searched (a sweep's seeds, or a language model asked its task with its
-        prompt grid), and --against's sweep after it."""
+        prompt grid), and --against's sweep after it; the fitness."""
         config = self.config
         if config.workers is not None:
             import torch
@@ -107,36 +100,42 @@ class GenerationTask(StageTask):
             torch.set_num_threads(config.workers)
         task, settings = config.load_task(), config.model_settings()
         specs = [s for s in (config.model, config.against) if s is not None]
-        return tuple(as_sequence_model(s, task, **settings) for s in specs)
+        return tuple(as_sequence_model(s, task, **settings) for s in specs), config.make_fitness()
 
     def runtime(self) -> dict[str, Any]:
         return {"device": self.config.device}
 
-    def run(self, context: tuple[SequenceModel, ...], shard: Shard, scratch: Path) -> Outputs:
-        spec, task = shard.spec, context[0].task
+    def run(
+        self, context: tuple[tuple[SequenceModel, ...], Fitness], shard: Shard, scratch: Path
+    ) -> Outputs:
+        (models, weighed), spec = context, shard.spec
+        task = models[0].task
         generation = int(spec["generation"])
         src = from_input_keys(spec["inputs"])
         # an input some model cannot take (`SequenceModel.readable`) is counted, not scored
-        taken = np.logical_and.reduce([model.readable(src) for model in context])
+        taken = np.logical_and.reduce([model.readable(src) for model in models])
         outcomes, answers = (
             np.concatenate(part)[:, taken]
-            for part in zip(*(judged(m, src, self.config.k) for m in context), strict=True)
+            for part in zip(*(judged(m, src, self.config.k) for m in models), strict=True)
         )
         rows = np.flatnonzero(taken)
         src = src[rows]
         failed = outcomes != Outcome.CORRECT.value
+        texts = task.input_text(src)
         frame = pd.DataFrame(
             {
                 "generation": generation,
                 "position": rows.astype(np.int64),
                 "input": [spec["inputs"][i] for i in rows],
-                "text": task.input_text(src),
+                "text": texts,
                 "operator": [spec["operator"][i] for i in rows],
                 "parent": [spec["parent"][i] for i in rows],
                 "outcomes": [list(column) for column in outcomes.T],
                 "answers": [list(column) for column in answers.T],
                 "failed": failed.sum(axis=0),
-                "fitness": fitness(failed, self.target),
+                "fitness": np.asarray(
+                    weighed(texts, failure_score(failed, self.target)), dtype=float
+                ),
                 "gold": gold_lines(task, src),
             }
         )

@@ -83,6 +83,23 @@ def _target(config: SearchConfig, members: Sequence[str]) -> str:
     return f"1 if seed {a} is right and seed {b} is not"
 
 
+def _weight(config: SearchConfig) -> str:
+    """What the target's score is multiplied by (`fitness.py`), as the summary says it."""
+    weights = {
+        "any_failure": "",
+        "length_penalty": ", times 1 / the length of its text (short failures first)",
+        "trig_length_penalty": (
+            ", times 1 / the length of its text where it holds sin, cos or tan, else 0"
+        ),
+        "target_length": f", times 1 / (|the length of its text − {config.target_length}| + 1)",
+        "target_problems": (
+            ", times the greatest cosine similarity of its text's character n-grams to those of "
+            f"the inputs of `{config.targets_file}`"
+        ),
+    }
+    return weights[config.fitness]
+
+
 def _parents(config: SearchConfig) -> str:
     if config.selection == "tournament":
         return f"{config.population} parents, chosen by tournaments of two by fitness"
@@ -110,10 +127,10 @@ def _summary(config: SearchConfig, state: dict[str, Any], evaluated: pd.DataFram
     failing = int((evaluated["failed"] > 0).sum())
     recipe = (
         f"{_models(config, state)}. Target `{config.target}`: "
-        f"an input's fitness is {_target(config, state['members'])}; inputs of fitness at "
-        f"least {config.tau} are archived. Generation 0 is {config.base_size:,} inputs of split "
-        f"`{state['base_split']}`; each later one mutates {_parents(config)}, "
-        f"{config.mutants} times each (seed {config.seed}). {_judged(config)}"
+        f"an input's fitness is {_target(config, state['members'])}{_weight(config)}; inputs "
+        f"of fitness at least {config.archive_tau} are archived. Generation 0 is "
+        f"{config.base_size:,} inputs of split `{state['base_split']}`; each later one mutates "
+        f"{_parents(config)}, {config.mutants} times each (seed {config.seed}). {_judged(config)}"
     )
     rows = [
         ("generations after the base", f"{state['generations']:,}"),

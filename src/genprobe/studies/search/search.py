@@ -131,7 +131,7 @@ class Search:
         frame, effort = read_generation(self.run, generation)
         self.evaluated += list(frame["input"])
         self.fitness += list(frame["fitness"])
-        fit = frame[frame["fitness"] >= self.config.tau]
+        fit = frame[frame["fitness"] >= self.config.archive_tau]
         training_counts = {}
         for column, trained in self.trained.items():
             fit = fit.assign(**{column: fit["input"].isin(trained)})

@@ -1,30 +1,50 @@
-"""How much the search wants a problem: SAGGA's fitness functions, all zero on a success.
-
-A fitness maps the generation's printed problems and which of them the model failed to a
-score per problem; problems scoring at least tau are archived (when novel) and can seed the
-next generation. `s` is the printed problem:
+"""How much a failure search wants an input: how badly it is failed, weighted by its printed
+text. Both searches score this way: SAGGA's failure is 1 or 0 (its one model failed the
+problem or not); the generic search's is its target's score over the members
+(`failure_score`: most, any or disagree). Every fitness is zero where the failure score
+is; inputs scoring at least tau are archived (SAGGA: when
+novel) and can be parents of the next generation. `s` is the printed input:
 
     length_penalty       failed / len(s)            short failures first
     trig_length_penalty  as above, 0 unless s holds sin, cos or tan
     target_length        failed / (|len(s) - L| + 1)  failures of about L characters
-    target_problems      failed * max cosine similarity to the target problems' embeddings
+    target_problems      failed * max cosine similarity to the target inputs' embeddings
     any_failure          failed                      every failure alike
 
 Example:
     fitness = make_fitness("length_penalty")
     fitness(["2*x", "sin(x)"], np.array([True, False]))  ->  [0.333, 0.0]
+    fitness(["2*x", "sin(x)"], np.array([0.5, 1.0]))     ->  [0.167, 0.167]
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from genprobe.errors import ConfigError, check_choice
+from genprobe.errors import ConfigError, DataFormatError, check_choice
 from genprobe.studies.search.embedding import Embedder
+from genprobe.tasks.lines import some_rows
 
+if TYPE_CHECKING:
+    from genprobe.studies.search.config import Target
+
+# (texts, failure score: (N,) bool, or float in [0, 1]) -> (N,) fitness
 Fitness = Callable[[Sequence[str], np.ndarray], np.ndarray]
+
+
+def failure_score(failed: np.ndarray, target: Target) -> np.ndarray:
+    """(N,) the generic search's failure score of inputs from (S, N) bool: member s failed
+    input n (`config.Target`)."""
+    if target.how == "disagree":
+        wrong, right = failed[list(target.wrong)], failed[list(target.right)]
+        return np.maximum(0.0, wrong.mean(axis=0) - right.mean(axis=0))
+    if target.how == "any":
+        return failed.any(axis=0).astype(float)
+    return failed.mean(axis=0)
 
 
 def _lengths(texts: Sequence[str]) -> np.ndarray:
@@ -37,7 +57,7 @@ def length_penalty(texts: Sequence[str], failed: np.ndarray) -> np.ndarray:
 
 def trig_length_penalty(texts: Sequence[str], failed: np.ndarray) -> np.ndarray:
     trig = np.array([any(f in t for f in ("sin", "cos", "tan")) for t in texts], dtype=bool)
-    return length_penalty(texts, failed & trig)
+    return length_penalty(texts, failed * trig)
 
 
 def any_failure(texts: Sequence[str], failed: np.ndarray) -> np.ndarray:
@@ -93,3 +113,18 @@ def make_fitness(
     if embedder is None or not targets:
         raise ConfigError("--targets", "target problems for target_problems", None)
     return target_problems(embedder, targets)
+
+
+def read_target_texts(path: str | Path) -> list[str]:
+    """The target inputs of a user file for the generic search's `target_problems`: one per
+    line as the task prints them (`Task.input_text`), blank lines skipped. They are embedded,
+    never parsed.
+
+    Raises:
+        DataFormatError: the file cannot be read or holds no input.
+    """
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise DataFormatError(path, None, f"cannot be read ({error})") from None
+    return some_rows(path, [line.strip() for line in lines if line.strip()])
