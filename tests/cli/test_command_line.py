@@ -233,18 +233,24 @@ def test_setting_errors_speak_in_options_and_typed_values(cli, tmp_path, argv, m
     assert not out.exists()
 
 
-MISSING_RUN = "--model must be a checkpoint file or run directory that exists"
+MISSING_RUN = "must be a run directory that exists. Got 'no/such/run' instead."
+AGAINST = ("search", "--model", "bundled:integration-cpu", "--task", "integration")
 
 
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (("probe", "--model", "run:no/such/run"), MISSING_RUN),
-        (("search", "--model", "run:no/such/run"), MISSING_RUN),
+        (("probe", "--model", "run:no/such/run"), f"--model {MISSING_RUN}"),
+        (("search", "--model", "run:no/such/run"), f"--model {MISSING_RUN}"),
+        (("search", "--model", "run:no/such/run@1-3"), f"--model {MISSING_RUN}"),
+        ((*AGAINST, "--against", "run:no/such/run"), f"--against {MISSING_RUN}"),
+        (("probe", "--model", "ckpt:no/such.pt"), "--model must be a checkpoint file that exists"),
         (("probe", "--model", "rnu:runs/x"), "unknown model 'rnu:runs/x'. Did you mean: run?"),
     ],
 )
-def test_probe_and_search_tell_a_bad_model_before_the_study_loads(argv, message, tmp_path):
+def test_probe_and_search_tell_a_bad_model_or_against_before_the_study_loads(
+    argv, message, tmp_path
+):
     out = tmp_path / "run"
     code = (
         "from genprobe.cli import main\n"

@@ -113,6 +113,8 @@ def search(
     from genprobe.options import parse_pairs
 
     check_spec(model)  # a mistyped or missing model is told before the study loads
+    if against is not None:
+        check_spec(against, "--against")
     from genprobe.studies.search.config import SearchConfig
     from genprobe.studies.search.report import write_search_report
     from genprobe.studies.search.search import run_search

@@ -33,11 +33,13 @@ if TYPE_CHECKING:
 
 def _checkpoint_path(argument: str) -> None:
     if not Path(argument).exists():
-        raise ConfigError("--model", "a checkpoint file or run directory that exists", argument)
+        raise ConfigError("--model", "a checkpoint file that exists", argument)
 
 
 def _run_directory(argument: str) -> None:
-    _checkpoint_path(run_spec(argument)[0])
+    path = run_spec(argument)[0]
+    if not Path(path).is_dir():
+        raise ConfigError("--model", "a run directory that exists", path)
 
 
 def run_spec(argument: str) -> tuple[str, tuple[int, ...] | None]:
@@ -223,9 +225,10 @@ def model_kind(spec: str) -> ModelKind:
     return kind
 
 
-def check_spec(spec: str) -> ModelKind:
+def check_spec(spec: str, option: str = "--model") -> ModelKind:
     """The kind `spec` names, once its argument is checked without loading the model: a
-    checkpoint path exists, a `py:` function imports. For commands, before they write anything.
+    checkpoint path exists, a `py:` function imports. For commands, before they write anything;
+    a ConfigError names the spec as `option`.
 
     Raises:
         UnknownModelError: the prefix names no kind (with near matches and the full list).
@@ -235,11 +238,14 @@ def check_spec(spec: str) -> ModelKind:
     kind = model_kind(spec)
     _, colon, argument = spec.partition(":")
     if kind.takes_argument and not argument:
-        raise ConfigError("--model", kind.usage, spec)
+        raise ConfigError(option, kind.usage, spec)
     if not kind.takes_argument and colon:
-        raise ConfigError("--model", f"{kind.usage} (no argument)", spec)
+        raise ConfigError(option, f"{kind.usage} (no argument)", spec)
     if kind.check is not None:
-        kind.check(argument)
+        try:
+            kind.check(argument)
+        except ConfigError as error:
+            raise ConfigError(option, error.expected, error.got) from None
     return kind
 
 

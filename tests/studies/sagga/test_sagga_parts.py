@@ -8,7 +8,6 @@ import sympy as sp
 from genprobe.errors import ConfigError, DataFormatError
 from genprobe.models.cached import CachedModel
 from genprobe.runs.pool import DeadlinePool
-from genprobe.studies.search.fitness import make_fitness
 from genprobe.studies.sagga.mutants import (
     SimplifyMemo,
     judge,
@@ -17,6 +16,7 @@ from genprobe.studies.sagga.mutants import (
 )
 from genprobe.studies.sagga.seeds import BASES, TARGETS, named_basis, read_problem_file
 from genprobe.studies.search.embedding import make_embedder
+from genprobe.studies.search.fitness import make_fitness
 from genprobe.studies.search.selection import select_fitness, select_kmeans
 from genprobe.tasks.integration import X, from_sympy, parse_infix, to_sympy
 from genprobe.tasks.integration.expression import Expr, fold

@@ -122,7 +122,7 @@ def test_any_and_disagree_name_member_positions(saved, model, tmp_path, cli):
         (["--task", ""], "--task must be a task to ask the model"),
         (["--target", "disagree:0,2"], "two of the model's member positions (0, 1)"),
         (["--target", "best"], "disagree:A,B (A, B: member positions)"),
-        (["--against", "run:RUN"], "--against must be left out for a language model"),
+        (["--against", "run:."], "--against must be left out for a language model"),
         (["--concurrency", "4"], "not an OpenAI-compatible endpoint"),
     ],
 )

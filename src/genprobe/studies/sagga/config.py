@@ -19,9 +19,9 @@ from genprobe.errors import ConfigError, check_choice
 from genprobe.models.settings import ModelSettings
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
-from genprobe.studies.search.fitness import NAMES as FITNESSES
 from genprobe.studies.sagga.mutants import MUTANT_FORMS
 from genprobe.studies.sagga.seeds import BASES
+from genprobe.studies.search.fitness import NAMES as FITNESSES
 from genprobe.tasks.integration.mutations import PRESETS
 
 SELECTIONS = ("kmeans", "fitness")

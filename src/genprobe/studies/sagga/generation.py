@@ -44,11 +44,11 @@ from genprobe.runs.executor import StageTask
 from genprobe.runs.pool import DeadlineCounts, DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.sagga.config import SaggaConfig
-from genprobe.studies.search.fitness import Fitness, make_fitness
 from genprobe.studies.sagga.mutants import Mutant, SimplifyMemo, mutate_generation
 from genprobe.studies.sagga.seeds import TARGETS, read_problem_file
 from genprobe.studies.sagga.study import GENERATION, PROPOSE, VERIFY
 from genprobe.studies.search.embedding import make_embedder
+from genprobe.studies.search.fitness import Fitness, make_fitness
 from genprobe.studies.search.loop import generation_path
 from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.limits import TRUSTED_LIMITS
