@@ -34,7 +34,7 @@ from genprobe.tasks.integration.reading import read_expression
 from genprobe.tasks.integration.suites.validation import ADDED_SETS
 from genprobe.tasks.integration.under_test import Candidate, Model
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
-from genprobe.tasks.probing import from_input_keys
+from genprobe.tasks.probing import from_input_keys, token_edits
 from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, output_lines
 
 
@@ -182,6 +182,27 @@ def test_sagga_tree_mutations_make_new_integrands_of_the_task(task, examples):
         after = input_lines(task.source_vocab, moved.src)
         changed = [new != before[i] for new, i in zip(after, moved.origin, strict=True)]
         assert sum(changed) >= len(moved) // 2, name
+
+
+def test_a_token_edits_mutant_is_the_integrand_sympy_evaluates_it_to(task, examples):
+    """`-3 + 5` becomes `2`, `00` becomes `0`: the search asks what its report prints."""
+    raw, evaluated = token_edits(len(task.source_vocab)), task.mutations()
+    changed = 0
+    for name in ("substitute", "insert", "delete", "swap"):
+        edits = raw[name].perturb(examples.src, np.random.default_rng(5))
+        moved = evaluated[name].perturb(examples.src, np.random.default_rng(5))
+        assert moved.src.dtype == np.int64 and len(set(edits.origin)) == len(edits)
+        edit_of = {int(origin): row for origin, row in zip(edits.origin, edits.src, strict=True)}
+        for row, origin in zip(moved.src, moved.origin, strict=True):
+            edit = edit_of[int(origin)]
+            problem = task.problems(edit[None])[0]
+            if problem is None:  # left as it was, for `valid_inputs` to refuse
+                assert np.array_equal(row[row > 0], edit[edit > 0]), name
+                continue
+            form = to_prefix(from_sympy(to_sympy(problem)))
+            assert input_lines(task.source_vocab, row[None])[0] == " ".join(form), name
+            changed += form != to_prefix(problem)
+    assert changed > 0  # some edits spelled an integrand SymPy writes otherwise
 
 
 def test_invalid_inputs_are_refused(task, examples):

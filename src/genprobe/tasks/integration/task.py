@@ -45,7 +45,7 @@ from genprobe.tasks.integration.suites.validation import (
 from genprobe.tasks.integration.under_test import problem_text
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.integration.vocab import DIGIT_TOKENS, VOCAB
-from genprobe.tasks.probing import Composition, Family, Perturbed, padded
+from genprobe.tasks.probing import Composition, Family, Perturb, Perturbed, padded, token_edits
 from genprobe.tasks.task import Examples, Split, Task, is_integer, split_stream
 from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, output_lines
 from genprobe.verification.verdict import Outcome
@@ -62,6 +62,7 @@ FUNCTIONS = (
 TOKENS = ("x", "pi", "E", "add", "mul", "div", "pow", *FUNCTIONS, "INT+", "INT-", *DIGIT_TOKENS)
 SOURCE_VOCAB = tuple(token for token in VOCAB if token in TOKENS)  # in L&C's id order
 TARGET_VOCAB = tuple(token for token in SOURCE_VOCAB if token != "sign")  # F never has one
+_SOURCE_INDEX = {token: i for i, token in enumerate(SOURCE_VOCAB, start=1)}
 HELD_OUT = 10  # one problem bucket in HELD_OUT is validation's and test's, never training's
 MAX_LEN = 512  # L&C's longest sequence, `sub Y' f` or F, with two end markers
 LONGEST_INPUT = MAX_LEN - len(PROBLEM_PREFIX) - 2
@@ -268,15 +269,24 @@ class IntegrationTask(Task):
 
     def mutations(self) -> Mapping[str, Family]:
         """Token edits, the families, and SAGGA's equation-tree mutations (`mutations.py`), one
-        operator per preset (`tree_uniform`, `tree_robustness`, `tree_distance`): the mutant is
-        what SymPy's automatic evaluation makes of the mutated tree, in canonical form."""
+        operator per preset (`tree_uniform`, `tree_robustness`, `tree_distance`). Every mutant
+        is what SymPy's automatic evaluation makes of it, in L&C's canonical shape, as the
+        families' are and as SAGGA simplifies each of its mutants: a token edit that spells
+        `-3 + 5` or `00` asks the model `2` or `0`, the integrand its report prints."""
+        edits = {
+            name: Family(
+                f"{family.description}, as SymPy evaluates the integrand",
+                partial(_evaluated, self, family.perturb),
+            )
+            for name, family in token_edits(len(self.source_vocab)).items()
+        }
         trees = {
             f"tree_{name}": self._family(
                 f"SAGGA's {name} mutation of the equation tree", partial(_tree_mutated, preset)
             )
             for name, preset in PRESETS.items()
         }
-        return {**super().mutations(), **trees}
+        return {**edits, **self.families(), **trees}
 
     def _family(self, description: str, move: Move) -> Family:
         return Family(description, partial(_moved, self, move), partial(_moved_pairs, self, move))
@@ -354,7 +364,6 @@ def _made(
     shape, those it takes outside the vocabulary left out; with `outputs` (the parts'
     antiderivatives, as ids), F made with each (a row of -1 where F cannot be read or leaves
     the target vocabulary)."""
-    index = {token: i for i, token in enumerate(SOURCE_VOCAB, start=1)}
     problems = [task.problems(part) for part in parts]
     rows, origin, references = [], [], []
     for i, f in enumerate(zip(*problems, strict=True)):
@@ -363,17 +372,45 @@ def _made(
         known = [_antiderivative(task, out[i]) for out in outputs or ()] or [None] * len(f)
         try:
             made, big_f = make([to_sympy(part) for part in f], known)
-            tokens = to_prefix(from_sympy(made))
+            ids = _source_ids(to_prefix(from_sympy(made)))
         except GenprobeError:
             continue
-        if all(token in index for token in tokens):
-            rows.append(np.array([index[token] for token in tokens], dtype=np.int64))
+        if ids is not None:
+            rows.append(ids)
             origin.append(i)
             references.append(_tokens(big_f))
     if outputs is None:
         return Perturbed(padded(rows), np.array(origin, dtype=np.int64))
     out, _ = encode_outputs(TARGET_VOCAB, references)
     return Perturbed(padded(rows), np.array(origin, dtype=np.int64), out)
+
+
+def _evaluated(
+    task: IntegrationTask, perturb: Perturb, src: np.ndarray, rng: np.random.Generator
+) -> Perturbed:
+    """`perturb`'s mutants, each integrand as SymPy's automatic evaluation writes it; a mutant
+    that is no integrand kept as it is (`valid_inputs` refuses it), one whose evaluated form
+    leaves the vocabulary left out (not applicable)."""
+    moved = perturb(src, rng)
+    rows, origin = [], []
+    for row, at, problem in zip(moved.src, moved.origin, task.problems(moved.src), strict=True):
+        ids = row[row > 0]
+        if problem is not None:
+            try:
+                ids = _source_ids(to_prefix(from_sympy(to_sympy(problem))))
+            except GenprobeError:
+                ids = None
+        if ids is not None:
+            rows.append(ids)
+            origin.append(at)
+    return Perturbed(padded(rows), np.array(origin, dtype=np.int64))
+
+
+def _source_ids(tokens: Sequence[str]) -> np.ndarray | None:
+    """The input ids of prefix tokens; None where one is outside the source vocabulary."""
+    if any(token not in _SOURCE_INDEX for token in tokens):
+        return None
+    return np.array([_SOURCE_INDEX[token] for token in tokens], dtype=np.int64)
 
 
 def _antiderivative(task: IntegrationTask, ids: np.ndarray) -> sp.Expr | None:
