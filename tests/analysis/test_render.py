@@ -57,6 +57,18 @@ def test_a_column_aligns_as_a_whole_text_left_numbers_right(tmp_path):
     assert '<td class="text">1</td><td>–</td>' in html
 
 
+def test_a_pipe_in_a_cell_does_not_end_it_in_markdown(tmp_path):
+    frame = pd.DataFrame({"slice": ["100 ≤ largest |int| ≤ 999"], "|x|": ["88%"]})
+    md, page = write_report(tmp_path, "t", [Table(frame, high={(0, "|x|")})])
+    rows = md.read_text().splitlines()[-3:]
+    assert rows == [
+        "| slice | \\|x\\| |",
+        "|---|---|",
+        "| 100 ≤ largest \\|int\\| ≤ 999 | **88%** |",
+    ]
+    assert '<td class="text">100 ≤ largest |int| ≤ 999</td>' in page.read_text()
+
+
 def test_clip_marks_where_it_cut():
     assert clip("x**2", 4) == "x**2"
     assert clip("x**2 + 1", 4) == "x**…" and len(clip("x" * 500, 120)) == 120

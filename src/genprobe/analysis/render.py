@@ -149,12 +149,17 @@ def _cells(table: Table) -> Iterator[list[tuple[str, str | None]]]:
 
 
 def _markdown_table(table: Table) -> str:
-    columns = [str(c) for c in table.frame.columns]
+    columns = [_in_cell(str(c)) for c in table.frame.columns]
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for row in _cells(table):
-        cells = (_MARKS[mark][0].format(v) if mark else v for v, mark in row)
+        cells = (_MARKS[mark][0].format(_in_cell(v)) if mark else _in_cell(v) for v, mark in row)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _in_cell(text: str) -> str:
+    """A pipe in a cell (`largest |int|`) escaped, so that it does not end the cell."""
+    return text.replace("|", "\\|")
 
 
 def _html_table(table: Table) -> str:

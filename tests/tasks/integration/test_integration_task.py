@@ -30,6 +30,7 @@ from genprobe.tasks.integration import (
     to_prefix,
     to_sympy,
 )
+from genprobe.tasks.integration.features import BOOLEAN, NUMERIC, tree_features
 from genprobe.tasks.integration.reading import read_expression
 from genprobe.tasks.integration.suites.validation import ADDED_SETS
 from genprobe.tasks.integration.under_test import Candidate, Model
@@ -203,6 +204,19 @@ def test_a_token_edits_mutant_is_the_integrand_sympy_evaluates_it_to(task, examp
             assert input_lines(task.source_vocab, row[None])[0] == " ".join(form), name
             changed += form != to_prefix(problem)
     assert changed > 0  # some edits spelled an integrand SymPy writes otherwise
+
+
+def test_the_features_are_sagga_tree_features_and_zero_for_no_integrand(task):
+    exprs = [5 * X**4 / 3, sp.exp(X) + 77, sp.sin(X) ** 2 + X]
+    given = inputs(task, exprs)
+    src = np.vstack([given, np.zeros((1, given.shape[1]), dtype=given.dtype)])  # no integrand
+    features = task.features(src)
+    table = tree_features([from_sympy(e) for e in exprs])
+    assert set(features) == {"length", *BOOLEAN, *NUMERIC}
+    for name in (*BOOLEAN, *NUMERIC):
+        assert list(features[name]) == [*table[name].astype(int), 0], name
+    assert list(features["largest |int|"]) == [5, 77, 2, 0]
+    assert list(features["exp"]) == [0, 1, 0, 0] and list(features["terms"]) == [1, 2, 2, 0]
 
 
 def test_invalid_inputs_are_refused(task, examples):

@@ -46,10 +46,11 @@ from genprobe.studies.sagga.exploits import tag_failures
 from genprobe.studies.sagga.generation import ProposeTask, propose, verifier_config, verify
 from genprobe.studies.sagga.mutants import SimplifyMemo, mutate_generation
 from genprobe.studies.sagga.results import CLUSTERS, read_archive, read_tags, successes
-from genprobe.studies.sagga.slices import Slice, find_slice, tree_features
+from genprobe.studies.sagga.slices import Slice, find_slice
 from genprobe.studies.sagga.study import CLUSTER, NEARBY, TAG
 from genprobe.studies.search.embedding import Embedder, make_embedder
 from genprobe.tasks.integration.expression import Expr
+from genprobe.tasks.integration.features import tree_features
 from genprobe.tasks.integration.mutations import PRESETS
 from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.integration.verifier import Verifier

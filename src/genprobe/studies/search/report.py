@@ -246,7 +246,10 @@ def _range(low: float, high: float) -> str:
 
 def _apart(cluster: dict[str, Any]) -> str:
     parts = [
-        f"{a['feature']} {_range(a['low'], a['high'])}, mean {a['mean']:.3g} "
+        # a feature that is 0 or 1 (has sin, x in an exponent) reads as a share of inputs
+        f"{a['feature']}: {a['mean']:.0%} of its inputs (all: {a['all_mean']:.0%})"
+        if {a["all_low"], a["all_high"]} == {0, 1}
+        else f"{a['feature']} {_range(a['low'], a['high'])}, mean {a['mean']:.3g} "
         f"(all: {_range(a['all_low'], a['all_high'])}, mean {a['all_mean']:.3g})"
         for a in cluster["apart"]
     ]

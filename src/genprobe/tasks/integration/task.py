@@ -30,6 +30,7 @@ import sympy as sp
 
 from genprobe.errors import ConfigError, GenprobeError, TaskContractError
 from genprobe.tasks.integration.expression import Expr, from_sympy, to_sympy
+from genprobe.tasks.integration.features import BOOLEAN, NUMERIC, tree_features
 from genprobe.tasks.integration.generation import generate as generate_pairs
 from genprobe.tasks.integration.generators import GeneratorConfig
 from genprobe.tasks.integration.mutations import PRESETS, MutationPreset, mutate
@@ -215,6 +216,20 @@ class IntegrationTask(Task):
 
     def valid_inputs(self, src: np.ndarray) -> np.ndarray:
         return np.array([p is not None for p in self.problems(src)], dtype=bool)
+
+    def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
+        """The length in tokens and SAGGA's tree features of each integrand (`features.py`:
+        depth, size, terms, largest |int|, x degree; 1 or 0 for each operator family, x in an
+        exponent, a division, a rational constant), what the failure search's clusters and
+        slices read as SAGGA's slices do; 0 for an input that is no integrand."""
+        problems = self.problems(src)
+        found = np.array([p is not None for p in problems], dtype=bool)
+        table = tree_features([p for p in problems if p is not None])
+        columns = {}
+        for name in (*NUMERIC, *BOOLEAN):
+            columns[name] = np.zeros(len(problems), dtype=np.int64)
+            columns[name][found] = table[name].to_numpy(dtype=np.int64)
+        return {"length": self.length(src), **columns}
 
     def input_text(self, src: np.ndarray) -> list[str]:
         """Each integrand as SymPy prints it (as SAGGA shows and embeds its problems); the
