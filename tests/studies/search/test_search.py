@@ -132,6 +132,8 @@ def test_bad_fitness_settings_are_one_line_exit_2_and_nothing_written(sweep, tmp
         (["--fitness", "target_problems"], "--targets"),
         (["--fitness", "target_problems", "--targets", str(tmp_path / "no.txt")], "no.txt"),
         (["--fitness", "target_problems", "--targets", str(empty)], "empty.txt"),
+        (["--targets", str(empty)], "--targets must be left out unless --fitness target_problems"),
+        (["--target-length", "9"], "--target-length must be left out unless --fitness target_len"),
     ]
     for options, said in cases:
         out = tmp_path / "out"

@@ -174,9 +174,15 @@ class SearchConfig(ModelUnderTestSettings):
         """The fitness of an input from its text and failure score.
 
         Raises:
-            ConfigError, DataFormatError: an unknown fitness, a setting it needs missing, or
-                a targets file that cannot be read.
+            ConfigError, DataFormatError: an unknown fitness, a setting it needs missing or
+                one it does not use given, or a targets file that cannot be read.
         """
+        for option, value, fitness in (
+            ("--target-length", self.target_length, "target_length"),
+            ("--targets", self.targets_file, "target_problems"),
+        ):
+            if value is not None and self.fitness != fitness:
+                raise ConfigError(option, f"left out unless --fitness {fitness}", value)
         targets = () if self.targets_file is None else read_target_texts(self.targets_file)
         embedder = make_embedder("char") if self.fitness == "target_problems" else None
         return make_fitness(
