@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -142,7 +143,7 @@ class SearchConfig(ModelUnderTestSettings):
                 raise ConfigError(name, "an integer >= 1", value)
         if self.tau is not None and not 0 < self.tau <= 1:
             raise ConfigError("--tau", "a fitness in (0, 1]", self.tau)
-        self.make_fitness()
+        self.make_fitness(self.target_texts())
         check_choice("--selection", self.selection, SELECTIONS)
         if not 1 <= self.k <= MAX_K:
             raise ConfigError("--k", f"1 to {MAX_K}", self.k)
@@ -170,12 +171,13 @@ class SearchConfig(ModelUnderTestSettings):
             return self.tau
         return TAU if self.fitness == "any_failure" else TEXT_TAU
 
-    def make_fitness(self) -> Fitness:
-        """The fitness of an input from its text and failure score.
+    def target_texts(self) -> tuple[str, ...]:
+        """The inputs of --targets (none without it), read where the search starts, so that
+        a worker elsewhere gets them with its task (`GenerationTask.targets`).
 
         Raises:
-            ConfigError, DataFormatError: an unknown fitness, a setting it needs missing or
-                one it does not use given, or a targets file that cannot be read.
+            ConfigError, DataFormatError: --targets or --target-length given with a fitness
+                that does not use it, or a targets file that cannot be read.
         """
         for option, value, fitness in (
             ("--target-length", self.target_length, "target_length"),
@@ -183,7 +185,14 @@ class SearchConfig(ModelUnderTestSettings):
         ):
             if value is not None and self.fitness != fitness:
                 raise ConfigError(option, f"left out unless --fitness {fitness}", value)
-        targets = () if self.targets_file is None else read_target_texts(self.targets_file)
+        return () if self.targets_file is None else tuple(read_target_texts(self.targets_file))
+
+    def make_fitness(self, targets: Sequence[str]) -> Fitness:
+        """The fitness of an input from its text and failure score; `targets`: `target_texts`.
+
+        Raises:
+            ConfigError: an unknown fitness, or a setting it needs missing.
+        """
         embedder = make_embedder("char") if self.fitness == "target_problems" else None
         return make_fitness(
             self.fitness, length=self.target_length, embedder=embedder, targets=targets

@@ -1,9 +1,9 @@
 """How much a failure search wants an input: how badly it is failed, weighted by its printed
 text. Both searches score this way: SAGGA's failure is 1 or 0 (its one model failed the
 problem or not); the generic search's is its target's score over the members
-(`failure_score`: most, any or disagree). Every fitness is zero where the failure score
-is; inputs scoring at least tau are archived (SAGGA: when
-novel) and can be parents of the next generation. `s` is the printed input:
+(`failure_score`: most, any or disagree). Every fitness is zero where the failure score is;
+inputs scoring at least tau are archived (SAGGA's: when novel) and can be parents of the next
+generation. `s` is the printed input:
 
     length_penalty       failed / len(s)            short failures first
     trig_length_penalty  as above, 0 unless s holds sin, cos or tan

@@ -88,6 +88,7 @@ def gold_lines(task: Task, src: np.ndarray) -> list[str | None]:
 class GenerationTask(StageTask):
     config: SearchConfig
     target: Target
+    targets: tuple[str, ...] = ()  # of --targets (`SearchConfig.target_texts`)
     needs_device: ClassVar[bool] = True
 
     def setup(self) -> tuple[tuple[SequenceModel, ...], Fitness]:
@@ -100,7 +101,8 @@ class GenerationTask(StageTask):
             torch.set_num_threads(config.workers)
         task, settings = config.load_task(), config.model_settings()
         specs = [s for s in (config.model, config.against) if s is not None]
-        return tuple(as_sequence_model(s, task, **settings) for s in specs), config.make_fitness()
+        models = tuple(as_sequence_model(s, task, **settings) for s in specs)
+        return models, config.make_fitness(self.targets)
 
     def runtime(self) -> dict[str, Any]:
         return {"device": self.config.device}

@@ -193,7 +193,8 @@ def run_search(
     }
     with executor or LocalExecutor() as runner:
         search = Search(
-            config, task, run, GenerationTask(config, searched.target(config.target)), runner,
+            config, task, run,
+            GenerationTask(config, searched.target(config.target), config.target_texts()), runner,
             task.generate(base_split, config.base_size, searched.a.data_seed).src, about,
             trained=trained,
         )  # fmt: skip
