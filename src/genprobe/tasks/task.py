@@ -211,6 +211,14 @@ class Task(abc.ABC):
         search shows: its tokens joined by spaces, unless the task has a better form."""
         return output_lines(self.target_vocab, out)
 
+    def tag_failures(self, src: np.ndarray) -> list[tuple[str, str]] | None:
+        """Whether each input (one a model failed) has a right output in the model's output
+        language at all: (kind, detail) per input, kind `robustness` (it has one: the failure
+        is the model's), `exploit` (it has none) or `unknown` (the task could not tell); None,
+        the default, where every input has one. Slow where a task has it (integration:
+        SymPy's `integrate`), so the failure search asks it of the examples it shows only."""
+        return None
+
     def slice_by(self) -> Slice | None:
         """The categorical feature the probe report breaks each family's paired drop down by;
         None: no breakdown."""

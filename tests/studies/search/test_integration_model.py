@@ -44,6 +44,12 @@ def test_an_integration_model_is_searched_and_fails_exactly_the_inputs_it_cannot
     assert set(archived) == set(evaluated.loc[evaluated["fitness"] == 1, "input"])
     report = (out / "report.md").read_text()
     assert "1 member\n" in report and "(the fittest of 10 k-means clusters" in report
+    # each example shown is tagged as SAGGA tags its failures: has it an elementary F at all?
+    examples = [e for c in json.loads((out / "clusters.json").read_text())["clusters"]
+                for e in c["examples"]]  # fmt: skip
+    tags = load_task("integration").tag_failures(from_input_keys([e["input"] for e in examples]))
+    assert [(e["tag"]["kind"], e["tag"]["detail"]) for e in examples] == tags
+    assert "| kind |" in report and f"of the {len(examples)} examples shown" in report
 
 
 @functools.cache

@@ -258,6 +258,8 @@ def test_the_report_and_tables_read_the_result_files(most):
     found = json.loads((most / "clusters.json").read_text())["clusters"]
     assert "## Clusters of the archive" in text and page.exists()
     assert text.count("### Cluster ") == len(found)
+    # a task that cannot tell an exploit from a robustness failure tags nothing
+    assert not any("tag" in e for c in found for e in c["examples"]) and "| kind |" not in text
     assert "invalid (never scored)" in text
     tables = read_tables(most)
     assert len(tables["examples"]) == len(_evaluated(most))

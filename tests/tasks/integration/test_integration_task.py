@@ -219,6 +219,14 @@ def test_the_features_are_sagga_tree_features_and_zero_for_no_integrand(task):
     assert list(features["exp"]) == [0, 1, 0, 0] and list(features["terms"]) == [1, 2, 2, 0]
 
 
+def test_a_failure_is_tagged_an_exploit_where_no_elementary_antiderivative_exists(task):
+    given = inputs(task, [X * sp.exp(X), sp.exp(X**2)])
+    src = np.vstack([given, np.zeros((1, given.shape[1]), dtype=given.dtype)])  # no integrand
+    (kind, detail), exploit, none = task.tag_failures(src)
+    assert kind == "robustness" and "elementary antiderivative" in detail
+    assert exploit == ("exploit", "needs erfi") and none == ("unknown", "not an integrand")
+
+
 def test_invalid_inputs_are_refused(task, examples):
     add = task.source_vocab.index("add") + 1
     broken = np.array([[add, 0], [add, add]])

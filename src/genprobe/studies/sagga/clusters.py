@@ -42,13 +42,13 @@ from genprobe.runs.pool import DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.kmeans import cluster_labels
 from genprobe.studies.sagga.config import SaggaConfig
-from genprobe.studies.sagga.exploits import tag_failures
 from genprobe.studies.sagga.generation import ProposeTask, propose, verifier_config, verify
 from genprobe.studies.sagga.mutants import SimplifyMemo, mutate_generation
 from genprobe.studies.sagga.results import CLUSTERS, read_archive, read_tags, successes
 from genprobe.studies.sagga.slices import Slice, find_slice
 from genprobe.studies.sagga.study import CLUSTER, NEARBY, TAG
 from genprobe.studies.search.embedding import Embedder, make_embedder
+from genprobe.tasks.integration.exploits import TAG_SECONDS, tag_failures
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.features import tree_features
 from genprobe.tasks.integration.mutations import PRESETS
@@ -56,7 +56,6 @@ from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.integration.verifier import Verifier
 
 TAG_CHUNK = 200
-TAG_SECONDS = 3.0
 CENTRAL = 3  # members whose mutants are searched for a nearby success
 MAX_SUCCESSES = 5000  # model successes the slices are contrasted with (a seeded sample)
 

@@ -7,7 +7,9 @@ and at most `MAX_CLUSTERS`, seeded. A cluster is described by the features that 
 their range in it and in the whole archive, its size, the inputs nearest its centre with the
 right output and every member's answer, and the share of seeds that fail its inputs (the mean
 over its inputs, and how many of them all seeds fail); with `--against`, these two per run
-(`by_run`: A and B).
+(`by_run`: A and B). Where a task can tell whether a failed input has a right output at all
+(`Task.tag_failures`: integration, SymPy's `integrate`), each example shown is tagged
+robustness, exploit or unknown.
 
 Slices: over every input evaluated, the failure rate (the mean share of seeds failing; per run
 with `--against`) per binned feature value: each value where a feature takes at most `VALUES`,
@@ -114,6 +116,7 @@ def clusters(
                 "all_seeds_fail": int((archive["failed"].to_numpy()[rows] == members).sum()),
                 "examples": [
                     {
+                        "input": archive["input"].iloc[i],
                         "text": archive["text"].iloc[i],
                         "gold": archive["gold"].iloc[i],
                         "answers": list(archive["answers"].iloc[i]),
@@ -126,6 +129,19 @@ def clusters(
             }
         )
     return sorted(found, key=lambda c: -c["size"])
+
+
+def tagged(found: list[dict[str, Any]], task: Task) -> list[dict[str, Any]]:
+    """The clusters with each example's `tag` (kind, detail), where the task tells whether an
+    input has a right output at all (`Task.tag_failures`: integration's exploits), the
+    examples of every cluster in one call, so that a slow tagger's pool takes them together."""
+    examples = [example for cluster in found for example in cluster["examples"]]
+    if not examples:
+        return found
+    tags = task.tag_failures(from_input_keys([example["input"] for example in examples]))
+    for example, (kind, detail) in zip(examples, tags or (), strict=tags is not None):
+        example["tag"] = {"kind": kind, "detail": detail}
+    return found
 
 
 def trained_on(archived: pd.DataFrame) -> dict[str, int]:
@@ -172,7 +188,7 @@ def analyse(run: Path, task: Task) -> None:
     state = read_json(run, SEARCH)
     runs = positions(state)
     archive = read_archive(run)
-    found = clusters(archive, task, runs)
+    found = tagged(clusters(archive, task, runs), task)
     write_json(
         run / CLUSTERS,
         {"generations": state["generations"], "archive_size": len(archive), "clusters": found},

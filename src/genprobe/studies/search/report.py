@@ -7,6 +7,7 @@ from the run's result files only (`results.py`): it runs no model. With
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -281,7 +282,7 @@ def _clusters(found: list[dict[str, Any]], members: Sequence[str], who: str) -> 
             "The archived inputs clustered by the task's features (k-means over standardized "
             f"features). {who.capitalize()}s failing: the mean share of {who}s that fail the "
             f"cluster's inputs; all {who}s: how many of its inputs every {who} fails (shared "
-            f"failures, against {who}-specific ones){per_run}.{trained}"
+            f"failures, against {who}-specific ones){per_run}.{trained}{_kinds(found)}"
         )
     )
     rows = [
@@ -302,11 +303,25 @@ def _clusters(found: list[dict[str, Any]], members: Sequence[str], who: str) -> 
                 "input": f"`{e['text']}`",
                 "right output": "–" if e["gold"] is None else f"`{e['gold']}`",
                 "answers": _answers(e, members),
+                **({"kind": f"{e['tag']['kind']}: {e['tag']['detail']}"} if "tag" in e else {}),
             }
             for e in c["examples"]
         ]
         blocks.append(Table(pd.DataFrame(examples)))
     return blocks
+
+
+def _kinds(found: list[dict[str, Any]]) -> str:
+    """What the examples' kind column says, where the task tagged them."""
+    kinds = Counter(e["tag"]["kind"] for c in found for e in c["examples"] if "tag" in e)
+    if not kinds:
+        return ""
+    counted = ", ".join(f"{kinds[k]} {k}" for k in ("robustness", "exploit", "unknown"))
+    return (
+        " Kind: whether the input has a right output in the model's language at all "
+        "(robustness: it has, the failure is the model's; exploit: it has none; unknown: the "
+        f"task could not tell); of the {sum(kinds.values())} examples shown, {counted}."
+    )
 
 
 def _failing(cluster: dict[str, Any], who: str) -> dict[str, str]:

@@ -29,6 +29,7 @@ import numpy as np
 import sympy as sp
 
 from genprobe.errors import ConfigError, GenprobeError, TaskContractError
+from genprobe.tasks.integration.exploits import TAG_SECONDS, tag_failures
 from genprobe.tasks.integration.expression import Expr, from_sympy, to_sympy
 from genprobe.tasks.integration.features import BOOLEAN, NUMERIC, tree_features
 from genprobe.tasks.integration.generation import generate as generate_pairs
@@ -230,6 +231,15 @@ class IntegrationTask(Task):
             columns[name] = np.zeros(len(problems), dtype=np.int64)
             columns[name][found] = table[name].to_numpy(dtype=np.int64)
         return {"length": self.length(src), **columns}
+
+    def tag_failures(self, src: np.ndarray) -> list[tuple[str, str]]:
+        """Whether each integrand has an elementary antiderivative, as SAGGA's analysis tags
+        its failures (`exploits.py`: SymPy's `integrate`, `TAG_SECONDS` of CPU time each, in
+        a pool of a process per CPU); `unknown` for an input that is no integrand."""
+        problems = self.problems(src)
+        found = iter(tag_failures([p for p in problems if p is not None], TAG_SECONDS))
+        tags = [None if p is None else next(found) for p in problems]
+        return [("unknown", "not an integrand") if t is None else (t.kind, t.detail) for t in tags]
 
     def input_text(self, src: np.ndarray) -> list[str]:
         """Each integrand as SymPy prints it (as SAGGA shows and embeds its problems); the
