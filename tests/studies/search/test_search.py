@@ -18,6 +18,7 @@ from genprobe.models.registry import load_model
 from genprobe.runs.provenance import config_hash
 from genprobe.studies import report_run
 from genprobe.studies.search import config as search_config
+from genprobe.studies.search import report as search_report
 from genprobe.studies.search.analysis import features
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.embedding import make_embedder
@@ -264,6 +265,11 @@ def test_the_report_and_tables_read_the_result_files(most):
     tables = read_tables(most)
     assert len(tables["examples"]) == len(_evaluated(most))
     assert len(tables["clusters"]) == len(found)
+
+
+def test_a_feature_range_shows_integers_in_full():
+    assert search_report._range(166.0, 17565568854912.0) == "166–17565568854912"
+    assert search_report._range(0.5, 0.5) == "0.5" and search_report._range(2, 3.25) == "2–3.25"
 
 
 def _trained(run: Path) -> set[str]:

@@ -240,9 +240,13 @@ def _effort(run: Path, state: dict[str, Any], evaluated: pd.DataFrame, who: str)
     return blocks
 
 
+def _value(v: float) -> str:
+    """A feature value: an integer in full (`17565600000000`, not `1.75656e+13`)."""
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+
 def _range(low: float, high: float) -> str:
-    show = lambda v: f"{v:g}"  # noqa: E731
-    return show(low) if low == high else f"{show(low)}–{show(high)}"
+    return _value(low) if low == high else f"{_value(low)}–{_value(high)}"
 
 
 def _apart(cluster: dict[str, Any]) -> str:
@@ -371,8 +375,8 @@ def _slices(slices: pd.DataFrame, evaluated: pd.DataFrame, runs: dict[str, Any],
     rows = pd.DataFrame(
         {
             "slice": [
-                f"{r.feature} = {r.low:g}" if r.low == r.high
-                else f"{r.low:g} ≤ {r.feature} ≤ {r.high:g}"
+                f"{r.feature} = {_value(r.low)}" if r.low == r.high
+                else f"{_value(r.low)} ≤ {r.feature} ≤ {_value(r.high)}"
                 for r in shown.itertuples()
             ],
             "inputs": [f"{n:,}" for n in shown["inputs"]],
