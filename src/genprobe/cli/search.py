@@ -102,6 +102,12 @@ def search(
     workers: int = typer.Option(
         None, help="Threads of the decoding [torch's default]; per Ray worker: its CPUs."
     ),
+    tag_limit: int = typer.Option(
+        None,
+        help="Archived inputs the analysis tags as robustness, exploit or unknown, nearest the "
+        "clusters' centres first, where the task can tell (integration: SymPy's integrate, "
+        "3 s each) [every example the report shows].",
+    ),
     device: str = DEVICE,
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
@@ -127,7 +133,7 @@ def search(
         base_split=base_split, base_size=base_size, seed=seed, against=against, task=task,
         task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
         data_seed=data_seed, minutes=minutes, workers=workers, device=device,
-        **prompts.settings(),
+        tag_limit=tag_limit, **prompts.settings(),
     )  # fmt: skip
     if backend is not Backend.local:  # bad input: one line, before Ray starts
         config.checked()

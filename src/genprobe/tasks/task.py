@@ -216,7 +216,7 @@ class Task(abc.ABC):
         language at all: (kind, detail) per input, kind `robustness` (it has one: the failure
         is the model's), `exploit` (it has none) or `unknown` (the task could not tell); None,
         the default, where every input has one. Slow where a task has it (integration:
-        SymPy's `integrate`), so the failure search asks it of the examples it shows only."""
+        SymPy's `integrate`), so the failure search asks it of `--tag-limit` inputs only."""
         return None
 
     def slice_by(self) -> Slice | None:

@@ -45,11 +45,22 @@ def test_an_integration_model_is_searched_and_fails_exactly_the_inputs_it_cannot
     report = (out / "report.md").read_text()
     assert "1 member\n" in report and "(the fittest of 10 k-means clusters" in report
     # each example shown is tagged as SAGGA tags its failures: has it an elementary F at all?
-    examples = [e for c in json.loads((out / "clusters.json").read_text())["clusters"]
-                for e in c["examples"]]  # fmt: skip
+    found = json.loads((out / "clusters.json").read_text())["clusters"]
+    examples = [e for c in found for e in c["examples"]]
     tags = load_task("integration").tag_failures(from_input_keys([e["input"] for e in examples]))
     assert [(e["tag"]["kind"], e["tag"]["detail"]) for e in examples] == tags
-    assert "| kind |" in report and f"of the {len(examples)} examples shown" in report
+    tagged = sum(sum(c["tagged"].values()) for c in found)
+    assert tagged == min(24, len(archived)) >= len(examples)
+    assert "| kind |" in report and f"of the {tagged} archived inputs nearest" in report
+    # --tag-limit 0: nothing tagged, and the report says nothing of kinds
+    code, _, err = cli(
+        "search", *args, "--selection", "kmeans", "--tag-limit", "0", "--out", str(out)
+    )
+    assert code == 0, err
+    assert not any(
+        "tagged" in c for c in json.loads((out / "clusters.json").read_text())["clusters"]
+    )
+    assert "| kind |" not in (out / "report.md").read_text()
 
 
 @functools.cache

@@ -309,6 +309,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(sweep, tmp_path, capsy
         ("--data-seed", "3"): "--data-seed must be left out for a run: model",
         ("--selection", "roulette"): "--selection",
         ("--k", "0"): "--k must be 1 to 64",
+        ("--tag-limit", "-1"): "--tag-limit must be an integer >= 0",
     }
     runs = {
         f"run:{unfinished}": "have not finished training",

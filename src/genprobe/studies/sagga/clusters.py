@@ -26,7 +26,6 @@ generations, and the report only reads their files (`results.py`).
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -47,6 +46,7 @@ from genprobe.studies.sagga.mutants import SimplifyMemo, mutate_generation
 from genprobe.studies.sagga.results import CLUSTERS, read_archive, read_tags, successes
 from genprobe.studies.sagga.slices import Slice, find_slice
 from genprobe.studies.sagga.study import CLUSTER, NEARBY, TAG
+from genprobe.studies.search.analysis import tagged_rows
 from genprobe.studies.search.embedding import Embedder, make_embedder
 from genprobe.tasks.integration.exploits import TAG_SECONDS, tag_failures
 from genprobe.tasks.integration.expression import Expr
@@ -184,13 +184,6 @@ class TagTask(StageTask):
             }
         )
         return {f"analysis/tags/{shard.key}.parquet": parquet_bytes(frame)}
-
-
-def tagged_rows(clusters: Sequence[Sequence[int]], limit: int | None) -> list[int]:
-    """Archive rows to tag: all, or at most `limit` taken round-robin over the clusters'
-    members in centroid order (so every member a report shows is among them)."""
-    rows = [r for layer in itertools.zip_longest(*clusters) for r in layer if r is not None]
-    return rows if limit is None else rows[:limit]
 
 
 def tag_shards(keys: Sequence[str]) -> list[Shard]:

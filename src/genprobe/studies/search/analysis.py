@@ -8,8 +8,9 @@ their range in it and in the whole archive, its size, the inputs nearest its cen
 right output and every member's answer, and the share of seeds that fail its inputs (the mean
 over its inputs, and how many of them all seeds fail); with `--against`, these two per run
 (`by_run`: A and B). Where a task can tell whether a failed input has a right output at all
-(`Task.tag_failures`: integration, SymPy's `integrate`), each example shown is tagged
-robustness, exploit or unknown.
+(`Task.tag_failures`: integration, SymPy's `integrate`), up to `--tag-limit` archived inputs
+nearest the clusters' centres are tagged robustness, exploit or unknown, the examples shown
+first: each cluster's counts by kind, and each example's kind.
 
 Slices: over every input evaluated, the failure rate (the mean share of seeds failing; per run
 with `--against`) per binned feature value: each value where a feature takes at most `VALUES`,
@@ -18,6 +19,8 @@ else quintiles, so a reader sees "fails when 30 <= length <= 41".
 
 from __future__ import annotations
 
+import itertools
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -45,6 +48,9 @@ MAX_CLUSTERS = 8
 APART = 0.5  # standard deviations of the archive
 FEATURES_SHOWN = 3
 EXAMPLES = 3
+# archived inputs tagged by kind of failure, where a task can (every example shown, by default)
+TAG_LIMIT = MAX_CLUSTERS * EXAMPLES
+TAG_KINDS = ("robustness", "exploit", "unknown")
 VALUES = 6  # a feature with at most this many values is binned by value, else by quintile
 SEED = 0
 
@@ -99,7 +105,7 @@ def clusters(
         found.append(
             {
                 "size": len(rows),
-                "rows": rows.tolist(),
+                "rows": nearest.tolist(),  # nearest the centre first
                 "apart": [
                     {
                         "feature": name,
@@ -131,16 +137,31 @@ def clusters(
     return sorted(found, key=lambda c: -c["size"])
 
 
-def tagged(found: list[dict[str, Any]], task: Task) -> list[dict[str, Any]]:
-    """The clusters with each example's `tag` (kind, detail), where the task tells whether an
-    input has a right output at all (`Task.tag_failures`: integration's exploits), the
-    examples of every cluster in one call, so that a slow tagger's pool takes them together."""
-    examples = [example for cluster in found for example in cluster["examples"]]
-    if not examples:
+def tagged_rows(clusters: Sequence[Sequence[int]], limit: int | None) -> list[int]:
+    """Archive rows to tag: all, or at most `limit` taken round-robin over the clusters'
+    members in centroid order (so that the members a report shows come first)."""
+    rows = [r for layer in itertools.zip_longest(*clusters) for r in layer if r is not None]
+    return rows if limit is None else rows[:limit]
+
+
+def tagged(
+    found: list[dict[str, Any]], archive: pd.DataFrame, task: Task, limit: int
+) -> list[dict[str, Any]]:
+    """The clusters with their kinds of failure, where the task tells whether an input has a
+    right output at all (`Task.tag_failures`: integration's exploits): `limit` inputs nearest
+    the clusters' centres (`tagged_rows`) in one call, so that a slow tagger's pool takes them
+    together; each cluster's counts of them by kind (`tagged`), each example its `tag`."""
+    rows = tagged_rows([cluster["rows"] for cluster in found], limit)
+    tags = task.tag_failures(from_input_keys(list(archive["input"].iloc[rows]))) if rows else None
+    if tags is None:
         return found
-    tags = task.tag_failures(from_input_keys([example["input"] for example in examples]))
-    for example, (kind, detail) in zip(examples, tags or (), strict=tags is not None):
-        example["tag"] = {"kind": kind, "detail": detail}
+    by_row = dict(zip(rows, tags, strict=True))
+    for cluster in found:
+        kinds = Counter(by_row[row][0] for row in cluster["rows"] if row in by_row)
+        cluster["tagged"] = {kind: kinds[kind] for kind in TAG_KINDS}
+        for example, row in zip(cluster["examples"], cluster["rows"], strict=False):
+            if row in by_row:
+                example["tag"] = dict(zip(("kind", "detail"), by_row[row], strict=True))
     return found
 
 
@@ -183,12 +204,14 @@ def slices(evaluated: pd.DataFrame, task: Task, runs: dict[str, np.ndarray]) -> 
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
 
-def analyse(run: Path, task: Task) -> None:
-    """Write clusters.json and slices.parquet from the run's result files."""
+def analyse(run: Path, task: Task, tag_limit: int | None = None) -> None:
+    """Write clusters.json and slices.parquet from the run's result files; tag at most
+    `tag_limit` archived inputs where the task can (`tagged`; None: `TAG_LIMIT`)."""
     state = read_json(run, SEARCH)
     runs = positions(state)
     archive = read_archive(run)
-    found = tagged(clusters(archive, task, runs), task)
+    limit = TAG_LIMIT if tag_limit is None else tag_limit
+    found = tagged(clusters(archive, task, runs), archive, task, limit)
     write_json(
         run / CLUSTERS,
         {"generations": state["generations"], "archive_size": len(archive), "clusters": found},

@@ -61,6 +61,7 @@ class SearchConfig(ModelUnderTestSettings):
 
     RUNTIME: ClassVar[tuple[str, ...]] = (
         "minutes", "workers", "device", "concurrency", "timeout", "retries", "cache_dir",
+        "tag_limit",
     )  # fmt: skip
     model: str  # run:RUN_DIR[@SEEDS] (run A), hf:PATH or openai:MODEL@URL; paths absolute
     target: str = "most"  # most, any or disagree[:A,B] (`Target`)
@@ -84,6 +85,8 @@ class SearchConfig(ModelUnderTestSettings):
     data_seed: int = 0  # a language model's base inputs (a sweep's are drawn with its own)
     # a language model's prompt grid and an endpoint's settings: `ModelUnderTestSettings`
     minutes: float | None = None  # CPU minutes of this process (time.process_time)
+    # archived inputs the analysis tags, where the task can (None: every example it shows)
+    tag_limit: int | None = None
     workers: int | None = None  # torch threads of the decoding (None: torch's default)
     device: str = "cpu"
 
@@ -149,6 +152,10 @@ class SearchConfig(ModelUnderTestSettings):
             raise ConfigError("--k", f"1 to {MAX_K}", self.k)
         if self.minutes is not None and not self.minutes > 0:
             raise ConfigError("--minutes", "positive minutes", self.minutes)
+        if self.tag_limit is not None and (
+            not isinstance(self.tag_limit, int) or self.tag_limit < 0
+        ):
+            raise ConfigError("--tag-limit", "an integer >= 0", self.tag_limit)
         if self.workers is not None and self.workers < 1:
             raise ConfigError("--workers", "at least 1", self.workers)
         searched = self.searched()

@@ -17,7 +17,7 @@ import pandas as pd
 from genprobe.analysis.plots import progress
 from genprobe.analysis.render import Figure, Heading, Table, Text, write_report
 from genprobe.options import as_pairs
-from genprobe.studies.search.analysis import shares
+from genprobe.studies.search.analysis import TAG_KINDS, shares
 from genprobe.studies.search.config import SELECTION_CLUSTERS, SearchConfig
 from genprobe.studies.search.results import (
     CLUSTERS,
@@ -296,6 +296,7 @@ def _clusters(found: list[dict[str, Any]], members: Sequence[str], who: str) -> 
             "what sets it apart": _apart(c),
             **_failing(c, who),
             **{m.header: f"{c[m.column]:,}" for m in marked},
+            **_tagged(c),
         }
         for i, c in enumerate(found)
     ]
@@ -316,16 +317,26 @@ def _clusters(found: list[dict[str, Any]], members: Sequence[str], who: str) -> 
 
 
 def _kinds(found: list[dict[str, Any]]) -> str:
-    """What the examples' kind column says, where the task tagged them."""
-    kinds = Counter(e["tag"]["kind"] for c in found for e in c["examples"] if "tag" in e)
+    """What the kind columns say, where the task tagged the inputs nearest the centres."""
+    kinds = Counter()
+    for cluster in found:
+        kinds.update(cluster.get("tagged", {}))
     if not kinds:
         return ""
-    counted = ", ".join(f"{kinds[k]} {k}" for k in ("robustness", "exploit", "unknown"))
+    counted = ", ".join(f"{kinds[k]:,} {k}" for k in TAG_KINDS)
     return (
-        " Kind: whether the input has a right output in the model's language at all "
+        " Kind: whether an input has a right output in the model's language at all "
         "(robustness: it has, the failure is the model's; exploit: it has none; unknown: the "
-        f"task could not tell); of the {sum(kinds.values())} examples shown, {counted}."
+        f"task could not tell), of the {sum(kinds.values()):,} archived inputs nearest the "
+        f"clusters' centres (`--tag-limit`): {counted}."
     )
+
+
+def _tagged(cluster: dict[str, Any]) -> dict[str, str]:
+    """The cluster's "robustness / exploit / unknown" cell, where its inputs were tagged."""
+    if "tagged" not in cluster:
+        return {}
+    return {" / ".join(TAG_KINDS): " / ".join(str(cluster["tagged"][k]) for k in TAG_KINDS)}
 
 
 def _failing(cluster: dict[str, Any], who: str) -> dict[str, str]:

@@ -202,5 +202,5 @@ def run_search(
             search, range(config.generations + 1), config.archive_size,
             Budget(config.minutes, clock), log,
         )  # fmt: skip
-    analyse(run, task)
+    analyse(run, task, config.tag_limit)
     return run
