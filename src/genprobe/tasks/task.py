@@ -47,6 +47,9 @@ from genprobe.tasks.published import Published
 from genprobe.tasks.tokens import input_lines, output_lines
 from genprobe.verification.verdict import Outcome
 
+# what `Task.tag_failures` says a failed input is
+FAILURE_KINDS = ("robustness", "exploit", "unknown")
+
 
 @dataclass(frozen=True)
 class Split:
@@ -213,8 +216,9 @@ class Task(abc.ABC):
 
     def tag_failures(self, src: np.ndarray) -> list[tuple[str, str]] | None:
         """Whether each input (one a model failed) has a right output in the model's output
-        language at all: (kind, detail) per input, kind `robustness` (it has one: the failure
-        is the model's), `exploit` (it has none) or `unknown` (the task could not tell); None,
+        language at all: (kind, detail) per input, kind (`FAILURE_KINDS`) `robustness` (it has
+        one: the failure is the model's), `exploit` (it has none) or `unknown` (the task could
+        not tell); None,
         the default, where every input has one. Slow where a task has it (integration:
         SymPy's `integrate`), so the failure search asks it of `--tag-limit` inputs only."""
         return None

@@ -206,12 +206,17 @@ def wrong(problem: str, k: int) -> list[str]:
     return ["x"]
 
 
+def probe_wrong(size: int, *options: str) -> list[str]:
+    """The options of a `probe` of `wrong` on `size` inputs of the integration task, without
+    the task's own splits."""
+    return ["--model", "py:test_probe:wrong", "--task", "integration", "--size", str(size),
+            "--no-task-suites", *options]  # fmt: skip
+
+
 @pytest.mark.slow
 def test_an_integration_model_is_probed_on_the_integration_task(cli, tmp_path):
     out = tmp_path / "run"
-    args = ["--model", "py:test_probe:wrong", "--task", "integration", "--size", "4"]
-    args += ["--families", "coefficient", "--no-task-suites", "--out", str(out)]
-    code, _, err = cli("probe", *args)
+    code, _, err = cli("probe", *probe_wrong(4, "--families", "coefficient", "--out", str(out)))
     assert code == 0, err
     results = read_results(out)
     assert set(results["suite"]) == {"base", "family-coefficient"}

@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
+from test_probe import probe_wrong
 
 from genprobe.runs.provenance import config_hash
 from genprobe.studies.probe.config import ProbeConfig
@@ -71,8 +72,7 @@ def test_fail_at_k_counts_the_composites_of_parts_each_member_solved():
 
 def test_a_probe_with_compositions_decodes_and_reports_them_and_resumes(cli, tmp_path):
     out = tmp_path / "run"
-    args = ["--model", "py:test_probe:wrong", "--task", "integration", "--size", "3"]
-    args += ["--families", "", "--relations", "", "--no-task-suites", "--compositions", "sum_2"]
+    args = probe_wrong(3, "--families", "", "--relations", "", "--compositions", "sum_2")
     code, _, err = cli("probe", *args, "--out", str(out))
     assert code == 0, err
     results = read_results(out)

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from test_probe import probe_wrong
 
 from genprobe.errors import ConfigError
 from genprobe.runs.provenance import config_hash
@@ -86,8 +87,7 @@ def test_one_draw_keeps_the_hash_of_runs_made_before_the_option_and_zero_is_refu
 @pytest.mark.slow
 def test_a_probe_with_draws_decodes_them_and_says_so(cli, tmp_path):
     out = tmp_path / "run"
-    args = ["--model", "py:test_probe:wrong", "--task", "integration", "--size", "3"]
-    args += ["--families", "coefficient", "--relations", "", "--no-task-suites", "--draws", "2"]
+    args = probe_wrong(3, "--families", "coefficient", "--relations", "", "--draws", "2")
     code, _, err = cli("probe", *args, "--out", str(out))
     assert code == 0, err
     rows = json.loads((out / "suites.json").read_text())

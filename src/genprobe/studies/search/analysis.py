@@ -41,7 +41,7 @@ from genprobe.studies.search.results import (
     read_json,
 )
 from genprobe.tasks.probing import from_input_keys
-from genprobe.tasks.task import Task
+from genprobe.tasks.task import FAILURE_KINDS, Task
 from genprobe.verification.verdict import Outcome
 
 MAX_CLUSTERS = 8
@@ -50,7 +50,6 @@ FEATURES_SHOWN = 3
 EXAMPLES = 3
 # archived inputs tagged by kind of failure, where a task can (every example shown, by default)
 TAG_LIMIT = MAX_CLUSTERS * EXAMPLES
-TAG_KINDS = ("robustness", "exploit", "unknown")
 VALUES = 6  # a feature with at most this many values is binned by value, else by quintile
 SEED = 0
 
@@ -158,7 +157,7 @@ def tagged(
     by_row = dict(zip(rows, tags, strict=True))
     for cluster in found:
         kinds = Counter(by_row[row][0] for row in cluster["rows"] if row in by_row)
-        cluster["tagged"] = {kind: kinds[kind] for kind in TAG_KINDS}
+        cluster["tagged"] = {kind: kinds[kind] for kind in FAILURE_KINDS}
         for example, row in zip(cluster["examples"], cluster["rows"], strict=False):
             if row in by_row:
                 example["tag"] = dict(zip(("kind", "detail"), by_row[row], strict=True))

@@ -17,7 +17,7 @@ import pandas as pd
 from genprobe.analysis.plots import progress
 from genprobe.analysis.render import Figure, Heading, Table, Text, write_report
 from genprobe.options import as_pairs
-from genprobe.studies.search.analysis import TAG_KINDS, shares
+from genprobe.studies.search.analysis import shares
 from genprobe.studies.search.config import SELECTION_CLUSTERS, SearchConfig
 from genprobe.studies.search.results import (
     CLUSTERS,
@@ -29,6 +29,7 @@ from genprobe.studies.search.results import (
     read_slices,
     stored_config,
 )
+from genprobe.tasks.task import FAILURE_KINDS
 from genprobe.verification.verdict import Outcome
 
 SLICES_SHOWN = 12
@@ -318,12 +319,12 @@ def _clusters(found: list[dict[str, Any]], members: Sequence[str], who: str) -> 
 
 def _kinds(found: list[dict[str, Any]]) -> str:
     """What the kind columns say, where the task tagged the inputs nearest the centres."""
-    kinds = Counter()
+    kinds: Counter[str] = Counter()
     for cluster in found:
         kinds.update(cluster.get("tagged", {}))
     if not kinds:
         return ""
-    counted = ", ".join(f"{kinds[k]:,} {k}" for k in TAG_KINDS)
+    counted = ", ".join(f"{kinds[k]:,} {k}" for k in FAILURE_KINDS)
     return (
         " Kind: whether an input has a right output in the model's language at all "
         "(robustness: it has, the failure is the model's; exploit: it has none; unknown: the "
@@ -336,7 +337,8 @@ def _tagged(cluster: dict[str, Any]) -> dict[str, str]:
     """The cluster's "robustness / exploit / unknown" cell, where its inputs were tagged."""
     if "tagged" not in cluster:
         return {}
-    return {" / ".join(TAG_KINDS): " / ".join(str(cluster["tagged"][k]) for k in TAG_KINDS)}
+    counts = " / ".join(str(cluster["tagged"][kind]) for kind in FAILURE_KINDS)
+    return {" / ".join(FAILURE_KINDS): counts}
 
 
 def _failing(cluster: dict[str, Any], who: str) -> dict[str, str]:

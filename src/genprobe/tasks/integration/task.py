@@ -200,20 +200,7 @@ class IntegrationTask(Task):
         """The integrand of each input (ids as in `Examples.src`), None where it is not one the
         verifier can take (ids outside the vocabulary, not an expression, a power too large,
         or a value SymPy makes no real function of: 1/0, 0/0, sqrt(-1), as SAGGA's filter)."""
-        problems: list[Expr | None] = []
-        for row in np.asarray(src):
-            length = int((row > 0).sum())
-            problem = None
-            if length and (row[:length] > 0).all() and (row[:length] <= len(SOURCE_VOCAB)).all():
-                try:
-                    problem = from_prefix([SOURCE_VOCAB[i - 1] for i in row[:length]])
-                    # refuses a power too large to build
-                    if to_sympy(problem).has(*NO_FUNCTION):
-                        problem = None
-                except GenprobeError:
-                    problem = None
-            problems.append(problem)
-        return problems
+        return [tree if tree is not None and _real(tree) else None for tree in _trees(src)]
 
     def valid_inputs(self, src: np.ndarray) -> np.ndarray:
         return np.array([p is not None for p in self.problems(src)], dtype=bool)
@@ -222,13 +209,14 @@ class IntegrationTask(Task):
         """The length in tokens and SAGGA's tree features of each integrand (`features.py`:
         depth, size, terms, largest |int|, x degree; 1 or 0 for each operator family, x in an
         exponent, a division, a rational constant), what the failure search's clusters and
-        slices read as SAGGA's slices do; 0 for an input that is no integrand."""
-        problems = self.problems(src)
-        found = np.array([p is not None for p in problems], dtype=bool)
-        table = tree_features([p for p in problems if p is not None])
+        slices read as SAGGA's slices do; 0 for an input that spells no expression. Read off
+        the tree alone: no SymPy (the probe computes them for every input it decodes)."""
+        trees = _trees(src)
+        found = np.array([tree is not None for tree in trees], dtype=bool)
+        table = tree_features([tree for tree in trees if tree is not None])
         columns = {}
         for name in (*NUMERIC, *BOOLEAN):
-            columns[name] = np.zeros(len(problems), dtype=np.int64)
+            columns[name] = np.zeros(len(trees), dtype=np.int64)
             columns[name][found] = table[name].to_numpy(dtype=np.int64)
         return {"length": self.length(src), **columns}
 
@@ -408,6 +396,31 @@ def _made(
         return Perturbed(padded(rows), np.array(origin, dtype=np.int64))
     out, _ = encode_outputs(TARGET_VOCAB, references)
     return Perturbed(padded(rows), np.array(origin, dtype=np.int64), out)
+
+
+def _trees(src: np.ndarray) -> list[Expr | None]:
+    """The expression each input's ids spell; None where they spell none (ids outside the
+    source vocabulary, or not a prefix expression)."""
+    trees: list[Expr | None] = []
+    for row in np.asarray(src):
+        length = int((row > 0).sum())
+        tree = None
+        if length and (row[:length] > 0).all() and (row[:length] <= len(SOURCE_VOCAB)).all():
+            try:
+                tree = from_prefix([SOURCE_VOCAB[i - 1] for i in row[:length]])
+            except GenprobeError:
+                tree = None
+        trees.append(tree)
+    return trees
+
+
+def _real(tree: Expr) -> bool:
+    """Whether SymPy makes a real function of x of the tree (and can build it at all: a power
+    too large is refused)."""
+    try:
+        return not to_sympy(tree).has(*NO_FUNCTION)
+    except GenprobeError:
+        return False
 
 
 def _evaluated(
