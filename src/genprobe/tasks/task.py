@@ -196,7 +196,8 @@ class Task(abc.ABC):
 
     def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
         """(n,) numbers per input by name, that failure slices and clusters are read by: the
-        task's length and how often each input token occurs."""
+        task's length and how often each input token occurs. A boolean array is a condition
+        the failure search's slices name as one ("has sin", "no sin")."""
         src = np.asarray(src)
         counts = {
             f"count {token}": (src == i).sum(axis=1)

@@ -19,10 +19,11 @@ from genprobe.runs.provenance import config_hash
 from genprobe.studies import report_run
 from genprobe.studies.search import config as search_config
 from genprobe.studies.search import report as search_report
-from genprobe.studies.search.analysis import features
+from genprobe.studies.search.analysis import MAX_CONTRAST, features
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.search import run_search
+from genprobe.studies.search.slices import Literal, Slice
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.studies.seed_sensitivity.members import load_members, unfinished_seeds
 from genprobe.tasks.probing import from_input_keys
@@ -32,6 +33,7 @@ from genprobe.training.trainer import TrainConfig
 from genprobe.verification.verdict import Outcome
 
 SMALL = {"generations": 3, "population": 20, "mutants": 3, "base_size": 40}
+MORE = {"generations": 5, "mutants": 6}  # of the strong run: some mutants of failures it solves
 TARGETS = ["3 4 =", "17 22 ="]  # inputs as the report prints binary_operation's
 
 
@@ -353,6 +355,63 @@ def strong(tiny_sweep, tmp_path_factory):
         train=TrainConfig(steps=300, lr=0.01, optimizer="adamw", batch_size=16),
     )
     return run_sweep(config, tmp_path_factory.mktemp("strong") / "run")
+
+
+@pytest.fixture(scope="module")
+def strong_most(strong, tmp_path_factory):
+    """A search for inputs most of the strong run's seeds fail, from its training inputs: its
+    seeds get some of the inputs evaluated right."""
+    config = SearchConfig(f"run:{strong}", base_split="train", **{**SMALL, **MORE})
+    return run_search(config, tmp_path_factory.mktemp("strong_most") / "s")
+
+
+def test_each_cluster_has_a_slice_against_the_inputs_every_seed_gets_right(strong_most, strong):
+    most, model = strong_most, load_model(f"run:{strong}")
+    archive = pd.read_parquet(most / "archive.parquet")
+    evaluated = _evaluated(most)
+    right = evaluated[evaluated["failed"] == 0]  # fewer than MAX_CONTRAST: all of them
+    assert 0 < len(right) < MAX_CONTRAST and not _failed(model, list(right["input"])).any()
+    held = features(model.task, list(archive["input"]))
+    contrast = features(model.task, list(right["input"]))
+    found = json.loads((most / "clusters.json").read_text())["clusters"]
+    for cluster in found:
+        found_slice = cluster["slice"]
+        conditions = [Literal(*c) for c in found_slice["conditions"]]
+        assert found_slice["text"] == Slice(tuple(conditions), 0, 0, 0, 0).text
+        members = np.logical_and.reduce([c.holds(held) for c in conditions])[cluster["rows"]]
+        matched = int(np.logical_and.reduce([c.holds(contrast) for c in conditions]).sum())
+        assert found_slice["coverage"] == pytest.approx(members.mean())
+        assert found_slice["contrast"] == matched
+        assert found_slice["precision"] == pytest.approx(members.sum() / (members.sum() + matched))
+    assert any(c["slice"]["conditions"] for c in found)
+
+
+def test_a_nearby_success_is_the_solved_mutant_most_like_the_failure_it_was_made_from(
+    strong_most,
+):
+    most, embedder = strong_most, make_embedder("char")
+    archive = pd.read_parquet(most / "archive.parquet")
+    evaluated = _evaluated(most)
+    right = evaluated[evaluated["failed"] == 0]
+    found = json.loads((most / "clusters.json").read_text())["clusters"]
+    text_of = dict(zip(archive["input"], archive["text"], strict=True))
+    for cluster in found:
+        members = set(archive["input"].iloc[cluster["rows"]])
+        solved = right[right["parent"].isin(members)]
+        near = cluster["nearby"]
+        if solved.empty:
+            assert near is None
+            continue
+        parents = [text_of[p] for p in solved["parent"]]
+        similarity = (embedder.embed(solved["text"]) * embedder.embed(parents)).sum(axis=1)
+        assert near["input"] in set(solved["input"]) and near["mutants"] == len(solved)
+        row = solved[solved["input"] == near["input"]].iloc[0]
+        assert near["operator"] == row["operator"] and near["parent"] == text_of[row["parent"]]
+        assert near["similarity"] == pytest.approx(similarity.max(), abs=1e-3)
+    assert any(c["nearby"] is not None for c in found)
+    text = report_run(most)[0].read_text()
+    near = next(c["nearby"] for c in found if c["nearby"] is not None)
+    assert f"Nearby success: `{near['text']}`" in text and "(covers " in text
 
 
 AGAINST = {**SMALL, "target": "disagree", "base_split": "train"}

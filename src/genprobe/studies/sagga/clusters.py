@@ -5,8 +5,9 @@ exploit tags, and a nearby success per cluster (Welleck et al. 2022, Tables 4, 6
                members ordered by distance to their centroid; one shard over the archive and
                a seeded sample of the model's successes, `analysis/clusters.json`
     slices     per cluster, a short predicate over tree features that covers most members and
-               few of the model's successes (`slices.py`); a cluster whose slice is nested in
-               another's (all the other's conditions, and more) is merged into it
+               few of the model's successes (`studies/search/slices.py`); a cluster whose
+               slice is nested in another's (all the other's conditions, and more) is merged
+               into it
     tags       per failure, `exploit` (SymPy's integrate needs a non-elementary function, or
                finds nothing) or `robustness` (an elementary antiderivative exists), or
                `unknown` (SymPy ran out of time); shards of `analysis/tags/`
@@ -44,7 +45,7 @@ from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.generation import ProposeTask, propose, verifier_config, verify
 from genprobe.studies.sagga.mutants import SimplifyMemo, mutate_generation
 from genprobe.studies.sagga.results import CLUSTERS, read_archive, read_tags, successes
-from genprobe.studies.sagga.slices import Slice, find_slice
+from genprobe.studies.search.slices import Slice, find_slice
 from genprobe.studies.sagga.study import CLUSTER, NEARBY, TAG
 from genprobe.studies.search.analysis import tagged_rows
 from genprobe.studies.search.embedding import Embedder, make_embedder

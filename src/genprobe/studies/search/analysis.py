@@ -12,6 +12,15 @@ over its inputs, and how many of them all seeds fail); with `--against`, these t
 nearest the clusters' centres are tagged robustness, exploit or unknown, the examples shown
 first: each cluster's counts by kind, and each example's kind.
 
+Each cluster has a slice too (SAGGA's, `slices.py`): the conjunction of at most two conditions
+on the features ("has sin and size ≥ 9") that covers most of its inputs and fewest of the
+search's contrast, the evaluated inputs the target scores 0 (for `most` and `any`: every seed
+right; at most `MAX_CONTRAST`, a seeded sample). And a nearby success: a mutant of one of its
+inputs (one operator's step: the generation files record its parent) that the target scores 0,
+the one most like the input it was made from (cosine similarity of their texts' character
+n-grams, as SAGGA picks its nearby success): the paper's 30^x beside 119^x, found among what
+the search evaluated, with no model run.
+
 Slices: over every input evaluated, the failure rate (the mean share of seeds failing; per run
 with `--against`) per binned feature value: each value where a feature takes at most `VALUES`,
 else quintiles, so a reader sees "fails when 30 <= length <= 41".
@@ -30,6 +39,9 @@ import pandas as pd
 
 from genprobe.runs.atomic import atomic_path, write_json
 from genprobe.studies.kmeans import cluster_labels
+from genprobe.studies.search.config import Target
+from genprobe.studies.search.embedding import Embedder, make_embedder
+from genprobe.studies.search.fitness import failure_score
 from genprobe.studies.search.results import (
     CLUSTERS,
     SEARCH,
@@ -40,6 +52,7 @@ from genprobe.studies.search.results import (
     read_evaluated,
     read_json,
 )
+from genprobe.studies.search.slices import find_slice
 from genprobe.tasks.probing import from_input_keys
 from genprobe.tasks.task import FAILURE_KINDS, Task
 from genprobe.verification.verdict import Outcome
@@ -51,6 +64,7 @@ EXAMPLES = 3
 # archived inputs tagged by kind of failure, where a task can (every example shown, by default)
 TAG_LIMIT = MAX_CLUSTERS * EXAMPLES
 VALUES = 6  # a feature with at most this many values is binned by value, else by quintile
+MAX_CONTRAST = 5000  # inputs scored 0 a cluster's slice is told apart from (SAGGA's 5,000)
 SEED = 0
 
 
@@ -61,12 +75,50 @@ def features(task: Task, inputs: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(task.features(from_input_keys(list(inputs))))
 
 
+def failed_by(frame: pd.DataFrame, members: int) -> np.ndarray:
+    """(members, N) whether each member fails each input of `frame`."""
+    outcomes = np.array([list(o) for o in frame["outcomes"]], dtype=object)
+    return (outcomes.reshape(len(frame), members) != Outcome.CORRECT.value).T
+
+
 def failing(frame: pd.DataFrame, runs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """(N,) how many of each run's members fail each input of `frame`, by the run's name."""
-    members = sum(map(len, runs.values()))
-    outcomes = np.array([list(o) for o in frame["outcomes"]], dtype=object)
-    failed = outcomes.reshape(len(frame), members) != Outcome.CORRECT.value
-    return {name: failed[:, where].sum(axis=1) for name, where in runs.items()}
+    failed = failed_by(frame, sum(map(len, runs.values())))
+    return {name: failed[where].sum(axis=0) for name, where in runs.items()}
+
+
+def contrast(evaluated: pd.DataFrame, runs: dict[str, np.ndarray], target: Target) -> pd.DataFrame:
+    """The evaluated inputs the target scores 0 (`fitness.failure_score`), in the order
+    evaluated."""
+    failed = failed_by(evaluated, sum(map(len, runs.values())))
+    return evaluated[failure_score(failed, target) == 0]
+
+
+def nearby(
+    members: pd.DataFrame, scored_zero: pd.DataFrame, embedder: Embedder
+) -> dict[str, Any] | None:
+    """Of the mutants of `members` (archive rows, nearest the centre first) among
+    `scored_zero` (`contrast`), the one most like the member it was made from: the greatest
+    cosine similarity of their texts' embeddings (ties: the member nearer the centre, then the
+    first evaluated); with how many such mutants the members have. None: they have none."""
+    rank = {key: i for i, key in enumerate(members["input"])}
+    children = scored_zero[scored_zero["parent"].isin(rank)]
+    if children.empty:
+        return None
+    made_from = children["parent"].map(rank).to_numpy()
+    parents = members["text"].iloc[made_from]
+    similarity = (embedder.embed(children["text"]) * embedder.embed(parents)).sum(axis=1)
+    best = int(np.lexsort((np.arange(len(children)), made_from, -similarity))[0])
+    found = children.iloc[best]
+    return {
+        "input": found["input"],
+        "text": found["text"],
+        "operator": found["operator"],
+        "parent": parents.iloc[best],
+        "similarity": round(float(similarity[best]), 3),
+        "answers": list(found["answers"]),
+        "mutants": len(children),
+    }
 
 
 def cluster_count(n: int) -> int:
@@ -74,15 +126,19 @@ def cluster_count(n: int) -> int:
 
 
 def clusters(
-    archive: pd.DataFrame, task: Task, runs: dict[str, np.ndarray]
+    archive: pd.DataFrame, task: Task, runs: dict[str, np.ndarray], scored_zero: pd.DataFrame
 ) -> list[dict[str, Any]]:
     """The archive's clusters, largest first (see the module's docstring). `runs`: each
-    run's member positions (`results.positions`)."""
+    run's member positions (`results.positions`); `scored_zero`: the contrast (`contrast`)."""
     table = features(task, archive["input"])
     if table.empty:
         return []
-    spread = table.std(ddof=0)
-    varying = table.loc[:, spread > 0]
+    sample = scored_zero.sample(min(len(scored_zero), MAX_CONTRAST), random_state=SEED)
+    embedder = make_embedder("char")
+    described = pd.concat([table, features(task, sample["input"])], ignore_index=True)
+    numbers = table.astype(float)
+    spread = numbers.std(ddof=0)
+    varying = numbers.loc[:, spread > 0]
     z = (varying - varying.mean()) / spread[varying.columns]
     labels = cluster_labels(z.to_numpy(), cluster_count(len(table)), SEED)
     members = sum(map(len, runs.values()))
@@ -94,6 +150,9 @@ def clusters(
         centre = z.iloc[rows].mean()
         apart = centre[centre.abs() >= APART].abs().sort_values(ascending=False, kind="stable")
         nearest = rows[np.argsort(((z.iloc[rows] - centre) ** 2).sum(axis=1), kind="stable")]
+        held = np.zeros(len(described), dtype=bool)
+        held[rows] = True
+        found_slice = find_slice(described, held, np.arange(len(described)) >= len(table))
         per_run = {
             name: {
                 "seeds_failing": float(by_run[name][rows].mean() / len(seeds)),
@@ -108,15 +167,24 @@ def clusters(
                 "apart": [
                     {
                         "feature": name,
-                        "low": float(table[name].iloc[rows].min()),
-                        "high": float(table[name].iloc[rows].max()),
-                        "all_low": float(table[name].min()),
-                        "all_high": float(table[name].max()),
-                        "mean": float(table[name].iloc[rows].mean()),
-                        "all_mean": float(table[name].mean()),
+                        "low": float(numbers[name].iloc[rows].min()),
+                        "high": float(numbers[name].iloc[rows].max()),
+                        "all_low": float(numbers[name].min()),
+                        "all_high": float(numbers[name].max()),
+                        "mean": float(numbers[name].iloc[rows].mean()),
+                        "all_mean": float(numbers[name].mean()),
                     }
                     for name in apart.index[:FEATURES_SHOWN]
                 ],
+                "slice": {
+                    "text": found_slice.text,
+                    # (feature, "==" | ">=" | "<=", value): `slices.Literal`
+                    "conditions": [[c.feature, c.op, c.value] for c in found_slice.literals],
+                    "coverage": found_slice.coverage,
+                    "precision": found_slice.precision,
+                    "contrast": found_slice.successes,
+                },
+                "nearby": nearby(archive.iloc[nearest], scored_zero, embedder),
                 "seeds_failing": float(share[rows].mean()),
                 "all_seeds_fail": int((archive["failed"].to_numpy()[rows] == members).sum()),
                 "examples": [
@@ -203,17 +271,19 @@ def slices(evaluated: pd.DataFrame, task: Task, runs: dict[str, np.ndarray]) -> 
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
 
-def analyse(run: Path, task: Task, tag_limit: int | None = None) -> None:
+def analyse(run: Path, task: Task, target: Target, tag_limit: int | None = None) -> None:
     """Write clusters.json and slices.parquet from the run's result files; tag at most
     `tag_limit` archived inputs where the task can (`tagged`; None: `TAG_LIMIT`)."""
     state = read_json(run, SEARCH)
     runs = positions(state)
     archive = read_archive(run)
+    evaluated = read_evaluated(run, state["generations"])
     limit = TAG_LIMIT if tag_limit is None else tag_limit
-    found = tagged(clusters(archive, task, runs), archive, task, limit)
+    found = clusters(archive, task, runs, contrast(evaluated, runs, target))
+    found = tagged(found, archive, task, limit)
     write_json(
         run / CLUSTERS,
         {"generations": state["generations"], "archive_size": len(archive), "clusters": found},
     )
     with atomic_path(run / SLICES) as tmp:
-        slices(read_evaluated(run, state["generations"]), task, runs).to_parquet(tmp)
+        slices(evaluated, task, runs).to_parquet(tmp)

@@ -52,7 +52,7 @@ def write_search_report(run: str | Path) -> tuple[Path, Path]:
     blocks = [
         *_summary(config, state, evaluated),
         *_effort(run, state, evaluated, who),
-        *_clusters(found["clusters"], state["members"], who),
+        *_clusters(found["clusters"], state["members"], who, _scored_zero(config)),
         *_slices(read_slices(run), evaluated, runs, who),
     ]
     options = "".join(f" {pair}" for pair in as_pairs(state["task_options"]))
@@ -83,6 +83,13 @@ def _target(config: SearchConfig, members: Sequence[str]) -> str:
             f"(`{members[int(b)]}`) is not"
         )
     return f"1 if seed {a} is right and seed {b} is not"
+
+
+def _scored_zero(config: SearchConfig) -> str:
+    """What an input the target scores 0 is, as the report says it."""
+    if config.target in TARGETS:
+        return f"every {_who(config)} gets right"
+    return "the target scores 0 (where the runs or members do not disagree)"
 
 
 def _weight(config: SearchConfig) -> str:
@@ -272,7 +279,9 @@ def _answers(example: dict[str, Any], members: Sequence[str]) -> str:
     return "; ".join(f"{answer}: {', '.join(who)}" for answer, who in by.items())
 
 
-def _clusters(found: list[dict[str, Any]], members: Sequence[str], who: str) -> list:
+def _clusters(
+    found: list[dict[str, Any]], members: Sequence[str], who: str, scored_zero: str
+) -> list:
     blocks: list = [Heading("Clusters of the archive")]
     if not found:
         return [*blocks, Text("Nothing was archived: no cluster to show.")]
@@ -287,7 +296,11 @@ def _clusters(found: list[dict[str, Any]], members: Sequence[str], who: str) -> 
             "The archived inputs clustered by the task's features (k-means over standardized "
             f"features). {who.capitalize()}s failing: the mean share of {who}s that fail the "
             f"cluster's inputs; all {who}s: how many of its inputs every {who} fails (shared "
-            f"failures, against {who}-specific ones){per_run}.{trained}{_kinds(found)}"
+            f"failures, against {who}-specific ones){per_run}.{trained} Slice: the conditions "
+            "on the features (at most two) that hold for most of the cluster's inputs and for "
+            f"fewest of the evaluated inputs {scored_zero} (SAGGA's slices); covers: the share "
+            "of the cluster they hold; precision: the cluster's share of all the inputs they "
+            f"hold.{_kinds(found)}"
         )
     )
     rows = [
@@ -295,6 +308,7 @@ def _clusters(found: list[dict[str, Any]], members: Sequence[str], who: str) -> 
             "cluster": str(i + 1),
             "inputs": f"{c['size']:,}",
             "what sets it apart": _apart(c),
+            **_slice(c),
             **_failing(c, who),
             **{m.header: f"{c[m.column]:,}" for m in marked},
             **_tagged(c),
@@ -314,7 +328,34 @@ def _clusters(found: list[dict[str, Any]], members: Sequence[str], who: str) -> 
             for e in c["examples"]
         ]
         blocks.append(Table(pd.DataFrame(examples)))
+        if "nearby" in c:
+            blocks.append(Text(_nearby(c["nearby"], scored_zero)))
     return blocks
+
+
+def _slice(cluster: dict[str, Any]) -> dict[str, str]:
+    """The cluster's slice cell (clusters.json of a search before slices has none)."""
+    if "slice" not in cluster:
+        return {}
+    found = cluster["slice"]
+    if not found["text"]:
+        return {"slice": "–"}
+    return {
+        "slice": f"{found['text']} (covers {found['coverage']:.0%}, "
+        f"precision {found['precision']:.0%})"
+    }
+
+
+def _nearby(found: dict[str, Any] | None, scored_zero: str) -> str:
+    if found is None:
+        return f"Nearby success: the search evaluated no mutant of its inputs that {scored_zero}."
+    answer = found["answers"][0] if found["answers"] else ""
+    return (
+        f"Nearby success: `{found['text']}` (answer `{answer}`), made by `{found['operator']}` "
+        f"from `{found['parent']}`: of the {found['mutants']:,} mutants of its inputs that "
+        f"{scored_zero}, the most like the input it was made from (cosine similarity "
+        f"{found['similarity']:.2f} of their texts' character n-grams)."
+    )
 
 
 def _kinds(found: list[dict[str, Any]]) -> str:

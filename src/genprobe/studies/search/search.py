@@ -191,10 +191,10 @@ def run_search(
         for name, side in sides.items()
         if side is not None and (inputs := training_inputs(side.model, task)) is not None
     }
+    target = searched.target(config.target)
     with executor or LocalExecutor() as runner:
         search = Search(
-            config, task, run,
-            GenerationTask(config, searched.target(config.target), config.target_texts()), runner,
+            config, task, run, GenerationTask(config, target, config.target_texts()), runner,
             task.generate(base_split, config.base_size, searched.a.data_seed).src, about,
             trained=trained,
         )  # fmt: skip
@@ -202,5 +202,5 @@ def run_search(
             search, range(config.generations + 1), config.archive_size,
             Budget(config.minutes, clock), log,
         )  # fmt: skip
-    analyse(run, task, config.tag_limit)
+    analyse(run, task, target, config.tag_limit)
     return run

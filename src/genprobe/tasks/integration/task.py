@@ -207,17 +207,18 @@ class IntegrationTask(Task):
 
     def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
         """The length in tokens and SAGGA's tree features of each integrand (`features.py`:
-        depth, size, terms, largest |int|, x degree; 1 or 0 for each operator family, x in an
-        exponent, a division, a rational constant), what the failure search's clusters and
-        slices read as SAGGA's slices do; 0 for an input that spells no expression. Read off
-        the tree alone: no SymPy (the probe computes them for every input it decodes)."""
+        depth, size, terms, largest |int|, x degree; a boolean for each operator family, x in
+        an exponent, a division, a rational constant), what the failure search's clusters and
+        slices read as SAGGA's slices do; 0 (False) for an input that spells no expression.
+        Read off the tree alone: no SymPy (the probe computes them for every input it
+        decodes)."""
         trees = _trees(src)
         found = np.array([tree is not None for tree in trees], dtype=bool)
         table = tree_features([tree for tree in trees if tree is not None])
         columns = {}
         for name in (*NUMERIC, *BOOLEAN):
-            columns[name] = np.zeros(len(trees), dtype=np.int64)
-            columns[name][found] = table[name].to_numpy(dtype=np.int64)
+            columns[name] = np.zeros(len(trees), dtype=table[name].dtype)
+            columns[name][found] = table[name].to_numpy()
         return {"length": self.length(src), **columns}
 
     def tag_failures(self, src: np.ndarray) -> list[tuple[str, str]]:

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import sympy as sp
 
-from genprobe.studies.sagga.slices import Literal, Slice, candidate_literals, find_slice
+from genprobe.studies.search.slices import Literal, Slice, candidate_literals, find_slice
 from genprobe.tasks.integration.expression import Expr, X, from_sympy
 from genprobe.tasks.integration.features import BOOLEAN, NUMERIC, tree_features
 from genprobe.tasks.integration.infix import parse_infix
