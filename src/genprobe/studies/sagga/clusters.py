@@ -45,10 +45,10 @@ from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.generation import ProposeTask, propose, verifier_config, verify
 from genprobe.studies.sagga.mutants import SimplifyMemo, mutate_generation
 from genprobe.studies.sagga.results import CLUSTERS, read_archive, read_tags, successes
-from genprobe.studies.search.slices import Slice, find_slice
 from genprobe.studies.sagga.study import CLUSTER, NEARBY, TAG
 from genprobe.studies.search.analysis import tagged_rows
 from genprobe.studies.search.embedding import Embedder, make_embedder
+from genprobe.studies.search.slices import Slice, find_slice
 from genprobe.tasks.integration.exploits import TAG_SECONDS, tag_failures
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.features import tree_features
