@@ -163,6 +163,24 @@ def tiny_sweep():
 
 
 @pytest.fixture(scope="session")
+def strong_sweep(tiny_sweep, tmp_path_factory):
+    """Two MLP seeds of modular addition (p = 23) trained for 300 steps: right on most of
+    their training pairs."""
+    from genprobe.models.architectures.mlp import MLPConfig
+    from genprobe.studies.seed_sensitivity import run_sweep
+    from genprobe.tasks.registry import load_task
+    from genprobe.training.trainer import TrainConfig
+
+    config = tiny_sweep(
+        seeds=(1, 2),
+        task=load_task("binary_operation", {"p": 23}),
+        model=MLPConfig(hidden=32),
+        train=TrainConfig(steps=300, lr=0.01, optimizer="adamw", batch_size=16),
+    )
+    return run_sweep(config, tmp_path_factory.mktemp("strong") / "run")
+
+
+@pytest.fixture(scope="session")
 def ray_cluster():
     """A real two-node Ray cluster on this machine (one CPU each), this process its driver."""
     ray = pytest.importorskip("ray")

@@ -76,8 +76,13 @@ def probe(
         "distinct ones kept: a family's suite holds up to size x draws inputs.",
     ),
     data_seed: int = typer.Option(0, help="Data seed of the base inputs and task suites."),
-    seed: int = typer.Option(0, help="Seed of the perturbations' random draws."),
+    seed: int = typer.Option(0, help="Seed of the perturbations' random draws (and samples')."),
     k: int = typer.Option(1, "--k", help="Candidates per input: 1 greedy, more by beam search."),
+    temperature: float = typer.Option(
+        None,
+        help="Sample the k candidates instead: the distinct outputs among k samples at this "
+        "temperature, most probable first (a sweep, or a seq2seq integration model) [beam].",
+    ),
     device: str = typer.Option("cpu", help="cpu, cuda or cuda:N."),
     workers: int = typer.Option(1, help="Processes decoding suites side by side."),
     backend: Backend = BACKEND,
@@ -100,8 +105,8 @@ def probe(
         families=_names(families), relations=_names(relations),
         compositions=_names(compositions) or (), task_suites=task_suites,
         splits=_names(splits) or (), inputs=tuple(map(str, inputs)), base_split=base_split,
-        size=size, draws=draws, data_seed=data_seed, seed=seed, k=k, device=device,
-        workers=workers,
+        size=size, draws=draws, data_seed=data_seed, seed=seed, k=k, temperature=temperature,
+        device=device, workers=workers,
         **prompts.settings(),
     )  # fmt: skip
     executor = model_study_executor(backend, ray_address, None, device)

@@ -111,6 +111,8 @@ class ModelKind:
     takes_argument: bool = True
     # a seq2seq network: beam and sampling settings apply, and `score` gives log-probabilities
     seq2seq: bool = False
+    # its `SequenceModel.sampled` draws samples (a probe's --temperature applies)
+    samples: bool = False
     # checks the spec's argument without loading the model (raises a GenprobeError)
     check: Callable[[str], None] | None = None
     # a model of a token task (`genprobe.models.sequences.SequenceModel`), not of integration
@@ -129,6 +131,7 @@ MODELS: dict[str, ModelKind] = {
         "a transformer trained by `genprobe integration train` (file or run directory)",
         ("decoding", "device"),
         seq2seq=True,
+        samples=True,
         check=_checkpoint_path,
         absolute=_absolute_path,
     ),
@@ -138,6 +141,7 @@ MODELS: dict[str, ModelKind] = {
         "Lample & Charton's released checkpoint (fwd_bwd_ibp.pth, ...), read weights-only",
         ("decoding", "device"),
         seq2seq=True,
+        samples=True,
         check=_checkpoint_path,
         absolute=_absolute_path,
     ),
@@ -148,6 +152,7 @@ MODELS: dict[str, ModelKind] = {
         "is data/mix6.txt.test from `make strong-data`)",
         ("decoding", "device"),
         seq2seq=True,
+        samples=True,
         check=_bundled_name,
     ),
     "sympy": ModelKind(
@@ -203,6 +208,7 @@ MODELS: dict[str, ModelKind] = {
         ("device",),
         check=_run_directory,
         tokens=True,
+        samples=True,
         absolute=_absolute_run,
         trained_on="genprobe.studies.seed_sensitivity.as_model:trained_on",
     ),

@@ -58,6 +58,33 @@ class Ranked:
             np.full(shape, np.nan),
         )
 
+    @classmethod
+    def distinct(
+        cls, out: np.ndarray, length: np.ndarray, finished: np.ndarray, logprob: np.ndarray
+    ) -> Ranked:
+        """The distinct outputs among n samples (S, N, n, M) of each member and input (`out`,
+        and `length`, `finished`, `logprob` (S, N, n)), most probable first (ties: the first
+        drawn), scored by their log-probability; missing after them."""
+        members, n_inputs, n, width = out.shape
+        flat, pairs = out.reshape(-1, width), members * n_inputs
+        pair = np.repeat(np.arange(pairs), n)
+        _, first = np.unique(np.column_stack([pair, flat]), axis=0, return_index=True)
+        kept = first[np.lexsort((first, -logprob.reshape(-1)[first], pair[first]))]
+        starts = np.searchsorted(pair[kept], np.arange(pairs))
+        rank = np.arange(len(kept)) - starts[pair[kept]]
+
+        def placed(values: np.ndarray, empty: object) -> np.ndarray:
+            values = values.reshape(pairs * n, *values.shape[3:])
+            full = np.full((pairs, n, *values.shape[1:]), empty, dtype=values.dtype)
+            full[pair[kept], rank] = values[kept]
+            return full.reshape(members, n_inputs, n, *values.shape[1:])
+
+        scores = placed(logprob.astype(float), -np.inf)
+        return cls(
+            placed(out, -1), placed(length, 0), placed(finished, False), scores,
+            placed(logprob.astype(float), np.nan),
+        )  # fmt: skip
+
     def placed(self, rows: np.ndarray, n: int) -> Ranked:
         """These candidates, of inputs at positions `rows` among `n`, with no candidate for
         the others (as for an input the model cannot take)."""
@@ -127,6 +154,18 @@ class SequenceModel(abc.ABC):
     def candidates(self, src: np.ndarray, k: int) -> Ranked:
         """The k best outputs of every member for inputs src (N, L): k = 1 decodes greedily,
         a larger k by beam search of width k."""
+
+    def sampled(self, src: np.ndarray, n: int, temperature: float, seed: int) -> Ranked:
+        """The distinct outputs among n samples at `temperature` of every member for inputs
+        src (N, L), most probable first (`Ranked.distinct`; fewer than n where samples repeat).
+        An input's samples depend on `seed` and its ids only, not on its batch.
+
+        Raises:
+            ModelCapabilityError: the model does not sample (`ModelKind.samples`).
+        """
+        from genprobe.errors import ModelCapabilityError
+
+        raise ModelCapabilityError(f"{type(self).__name__} does not sample")
 
     def readable(self, src: np.ndarray) -> np.ndarray:
         """(N,) bool: whether the model can take each input of src (N, L) at all (not longer

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from genprobe.analysis.render import clip
+from genprobe.decoding.config import DecodingConfig
 from genprobe.errors import GenprobeWarning
 from genprobe.models.adapters.integration_tokens import as_sequence_model
 from genprobe.models.registry import load_model, training_inputs
@@ -27,7 +28,7 @@ from genprobe.studies.probe.suites import saved_suites
 from genprobe.studies.probe.summary import accuracy, consistency, failure_sharing
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.tasks.integration import from_prefix
-from genprobe.tasks.integration.under_test import problem_text
+from genprobe.tasks.integration.under_test import answer_text, problem_text
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.tokens import encode_outputs, input_lines, output_lines
 
@@ -111,6 +112,33 @@ def test_members_decoded_together_answer_as_each_alone(sweep):
 
 
 @pytest.mark.slow
+def test_sampled_candidates_are_the_models_distinct_samples_judged_in_rank_order(
+    strong_sweep, tmp_path
+):
+    config = ProbeConfig(
+        f"run:{strong_sweep}", size=40, k=4, temperature=1.5, seed=2,
+        families=(), relations=(), task_suites=False,
+    )  # fmt: skip
+    results = read_results(run_probe(config, tmp_path / "run"))
+    model = load_model(f"run:{strong_sweep}")
+    src = model.task.generate(model.task.validation_split, 40, 0).src
+    assert list(results["input"]) == input_lines(model.task.source_vocab, src) * 2
+    drawn = model.sampled(src, 4, 1.5, 2)
+    present = np.isfinite(drawn.score).reshape(2 * 40, 4)
+    texts = np.array(
+        output_lines(model.task.target_vocab, drawn.out.reshape(2 * 40 * 4, -1)), dtype=object
+    ).reshape(2 * 40, 4)
+    for row, candidates in enumerate(results["candidates"]):
+        assert list(candidates)[: present[row].sum()] == list(texts[row][present[row]])
+    checked = results.dropna(subset=["first_correct"])
+    assert (checked["first_correct"] > 1).any()  # a right sample not the most probable one
+    for rank, outcomes in zip(checked["first_correct"], checked["candidate_outcomes"], strict=True):
+        assert list(outcomes).index("correct") == rank - 1
+    report = report_run(tmp_path / "run")[0].read_text()
+    assert "the distinct outputs among 4 samples at temperature 1.5 (seed 2)" in report
+
+
+@pytest.mark.slow
 def test_a_rerun_redoes_only_what_is_missing(probed, tmp_path):
     copy = shutil.copytree(probed, tmp_path / "copy")
     before = read_results(copy)
@@ -164,6 +192,13 @@ BAD = {
     "integration model": (
         ["--model", "sympy", "--task", "scan"],
         "--task must be integration for the integration model sympy",
+    ),
+    "temperature 0": (["--k", "3", "--temperature", "0"], "--temperature must be a positive"),
+    "one sample": (["--temperature", "1"], "--temperature must be with --k 2 or more"),
+    "a model that does not sample": (
+        ["--model", "sympy", "--task", "integration", "--k", "3", "--temperature", "1"],
+        "--temperature must be left out for a model that does not sample (ckpt:, lc:, "
+        "bundled:, run: do)",
     ),
 }
 
@@ -253,3 +288,20 @@ def test_a_scoring_integration_model_scores_the_known_antiderivatives(cli, tmp_p
     np.testing.assert_allclose(base["gold_logprob"], scores, rtol=1e-5)
     # an answer that cannot be read has no score to weigh against the reference
     assert results["error"][results["outcome"] == "unparseable"].isna().all()
+
+
+@pytest.mark.slow
+def test_a_seq2seq_integration_model_samples_its_candidates(cli, tmp_path, checkpoint):
+    out = tmp_path / "run"
+    args = ["--model", f"ckpt:{checkpoint}", "--task", "integration", "--size", "3", "--k", "3"]
+    args += ["--temperature", "0.8", "--seed", "5", "--families", "coefficient"]
+    code, _, err = cli("probe", *args, "--no-task-suites", "--out", str(out))
+    assert code == 0, err
+    base = read_results(out).query("suite == 'base'")
+    task = load_task("integration")
+    problems = task.problems(task.generate("validation", 3, 0).src)
+    sampling = DecodingConfig(method="sample", temperature=0.8, samples=3, seed=5)
+    drawn = load_model(f"ckpt:{checkpoint}", decoding=sampling).candidates(problems, 3)
+    for completions, candidates in zip(base["candidate_completions"], drawn, strict=True):
+        texts = [answer_text(c.answer) for c in candidates]
+        assert list(completions)[: len(texts)] == texts and len(texts) >= 1

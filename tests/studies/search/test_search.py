@@ -345,28 +345,17 @@ def test_a_run_spec_with_seeds_searches_those_seeds_only(sweep, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def strong(tiny_sweep, tmp_path_factory):
-    """Two seeds of the same task trained for 300 steps: right on most training pairs, where
-    the one-epoch `sweep` is mostly wrong."""
-    config = tiny_sweep(
-        seeds=(1, 2),
-        task=load_task("binary_operation", {"p": 23}),
-        model=MLPConfig(hidden=32),
-        train=TrainConfig(steps=300, lr=0.01, optimizer="adamw", batch_size=16),
-    )
-    return run_sweep(config, tmp_path_factory.mktemp("strong") / "run")
-
-
-@pytest.fixture(scope="module")
-def strong_most(strong, tmp_path_factory):
+def strong_most(strong_sweep, tmp_path_factory):
     """A search for inputs most of the strong run's seeds fail, from its training inputs: its
     seeds get some of the inputs evaluated right."""
-    config = SearchConfig(f"run:{strong}", base_split="train", **{**SMALL, **MORE})
+    config = SearchConfig(f"run:{strong_sweep}", base_split="train", **{**SMALL, **MORE})
     return run_search(config, tmp_path_factory.mktemp("strong_most") / "s")
 
 
-def test_each_cluster_has_a_slice_against_the_inputs_every_seed_gets_right(strong_most, strong):
-    most, model = strong_most, load_model(f"run:{strong}")
+def test_each_cluster_has_a_slice_against_the_inputs_every_seed_gets_right(
+    strong_most, strong_sweep
+):
+    most, model = strong_most, load_model(f"run:{strong_sweep}")
     archive = pd.read_parquet(most / "archive.parquet")
     evaluated = _evaluated(most)
     right = evaluated[evaluated["failed"] == 0]  # fewer than MAX_CONTRAST: all of them
@@ -418,17 +407,17 @@ AGAINST = {**SMALL, "target": "disagree", "base_split": "train"}
 
 
 @pytest.fixture(scope="module")
-def against(strong, sweep, tmp_path_factory):
+def against(strong_sweep, sweep, tmp_path_factory):
     """Where the strong run is right and the one-epoch run is not."""
-    config = SearchConfig(f"run:{strong}", against=f"run:{sweep}", **AGAINST)
+    config = SearchConfig(f"run:{strong_sweep}", against=f"run:{sweep}", **AGAINST)
     return run_search(config, tmp_path_factory.mktemp("against") / "s")
 
 
-def test_against_archives_inputs_run_a_gets_right_more_than_run_b(against, strong, sweep):
+def test_against_archives_inputs_run_a_gets_right_more_than_run_b(against, strong_sweep, sweep):
     archive = pd.read_parquet(against / "archive.parquet")
     assert len(archive) > 0
     inputs = list(archive["input"])
-    right_a = 1 - _failed(load_model(f"run:{strong}"), inputs).mean(axis=0)
+    right_a = 1 - _failed(load_model(f"run:{strong_sweep}"), inputs).mean(axis=0)
     right_b = 1 - _failed(load_model(f"run:{sweep}"), inputs).mean(axis=0)
     assert (right_a - right_b >= 0.5).all()
     np.testing.assert_allclose(archive["fitness"], right_a - right_b)
@@ -453,18 +442,18 @@ def test_against_reports_the_seeds_failing_per_run(against):
     assert "by_run.B.seeds_failing" in read_tables(against)["clusters"]
 
 
-def test_against_marks_what_each_runs_seeds_trained_on(strong, sweep, tmp_path):
+def test_against_marks_what_each_runs_seeds_trained_on(strong_sweep, sweep, tmp_path):
     half = tmp_path / "half"  # run B: the one-epoch sweep, had it trained on half its data
     shutil.copytree(sweep, half)
     lines = (half / "data" / "train.jsonl").read_text().splitlines(keepends=True)
     (half / "data" / "train.jsonl").write_text("".join(lines[::2]))
-    config = SearchConfig(f"run:{strong}", against=f"run:{half}", **AGAINST)
+    config = SearchConfig(f"run:{strong_sweep}", against=f"run:{half}", **AGAINST)
     run = run_search(config, tmp_path / "search")
     archive = pd.read_parquet(run / "archive.parquet")
     archived = _lines(archive["input"])
     stats = json.loads((run / "search.json").read_text())["stats"]
     found = json.loads((run / "clusters.json").read_text())["clusters"]
-    for column, trained_by in (("trained_on", strong), ("trained_on_b", half)):
+    for column, trained_by in (("trained_on", strong_sweep), ("trained_on_b", half)):
         trained = _trained(trained_by)
         assert list(archive[column]) == [text in trained for text in archived]
         assert sum(s[f"archived_{column}"] for s in stats) == archive[column].sum()
@@ -475,21 +464,21 @@ def test_against_marks_what_each_runs_seeds_trained_on(strong, sweep, tmp_path):
     assert "| A trained on | B trained on |" in text
 
 
-def test_against_with_one_seed_of_each_run(strong, sweep, tmp_path):
+def test_against_with_one_seed_of_each_run(strong_sweep, sweep, tmp_path):
     config = SearchConfig(
-        f"run:{strong}", against=f"run:{sweep}", **{**AGAINST, "target": "disagree:2,3"}
+        f"run:{strong_sweep}", against=f"run:{sweep}", **{**AGAINST, "target": "disagree:2,3"}
     )
     archive = pd.read_parquet(run_search(config, tmp_path / "run") / "archive.parquet")
     assert len(archive) > 0
     inputs = list(archive["input"])
-    assert not _failed(load_model(f"run:{strong}@2"), inputs).any()
+    assert not _failed(load_model(f"run:{strong_sweep}@2"), inputs).any()
     assert _failed(load_model(f"run:{sweep}@3"), inputs).all()
 
 
 def test_against_stopped_by_its_budget_resumes_to_the_same_archive(
-    strong, sweep, against, tmp_path
+    strong_sweep, sweep, against, tmp_path
 ):
-    config = SearchConfig(f"run:{strong}", against=f"run:{sweep}", **AGAINST, minutes=1.0)
+    config = SearchConfig(f"run:{strong_sweep}", against=f"run:{sweep}", **AGAINST, minutes=1.0)
     ticks = iter(range(0, 10_000, 50))
     stopped = run_search(config, tmp_path / "run", clock=lambda: next(ticks))
     assert json.loads((stopped / "search.json").read_text())["stop"] == "time budget"
@@ -499,13 +488,13 @@ def test_against_stopped_by_its_budget_resumes_to_the_same_archive(
     )
 
 
-def test_a_config_without_against_keeps_its_identity(sweep, strong):
+def test_a_config_without_against_keeps_its_identity(sweep, strong_sweep):
     plain = SearchConfig(f"run:{sweep}").identity()
     assert set(plain) == {
         "model", "target", "generations", "population", "mutants", "archive_size", "tau",
         "base_split", "base_size", "seed", "sweep_hash",
     }  # fmt: skip
-    two = SearchConfig(f"run:{strong}", target="disagree", against=f"run:{sweep}").identity()
+    two = SearchConfig(f"run:{strong_sweep}", target="disagree", against=f"run:{sweep}").identity()
     assert two["against"] == f"run:{sweep}" and two["against_hash"] != two["sweep_hash"]
     assert SearchConfig.from_identity(two).against == f"run:{sweep}"
 
@@ -552,7 +541,7 @@ def test_a_targets_file_is_in_the_identity_by_path_and_content(tmp_path, monkeyp
 
 
 def test_against_bad_input_is_one_line_exit_2_and_nothing_written(
-    sweep, strong, tiny_sweep, tmp_path, capsys
+    sweep, strong_sweep, tiny_sweep, tmp_path, capsys
 ):
     from genprobe.cli import main
 
@@ -573,7 +562,7 @@ def test_against_bad_input_is_one_line_exit_2_and_nothing_written(
     ]
     for spec, target, said in cases:
         out = tmp_path / "out"
-        argv = ["search", "--model", f"run:{strong}", "--out", str(out), "--target", target]
+        argv = ["search", "--model", f"run:{strong_sweep}", "--out", str(out), "--target", target]
         with pytest.raises(SystemExit) as exit:
             main(argv + ([] if spec is None else ["--against", spec]))
         error = capsys.readouterr().err

@@ -90,3 +90,45 @@ def test_a_spec_can_name_some_of_the_seeds(sweep):
     for bad in ("@4", "@one"):
         with pytest.raises(ConfigError):
             load_model(f"run:{sweep}{bad}")
+
+
+@pytest.mark.slow
+def test_sampling_draws_each_member_as_it_alone_would_whatever_its_batch(sweep):
+    model = load_model(f"run:{sweep}")
+    src = model.task.generate(model.task.validation_split, 9, 5).src
+    drawn = model.sampled(src, 6, 1.5, seed=3)
+    assert drawn.out.shape[:3] == (3, 9, 6)
+    for k in range(3):
+        alone = model.subset([k]).sampled(src, 6, 1.5, seed=3)
+        assert np.array_equal(alone.out[0], drawn.out[k])
+    assert np.array_equal(model.sampled(src[4:7], 6, 1.5, seed=3).out, drawn.out[:, 4:7])
+    assert not np.array_equal(model.sampled(src, 6, 1.5, seed=4).out, drawn.out)
+    # near temperature 0 every sample is greedy's output
+    cold, greedy = model.sampled(src, 3, 1e-4, seed=3), model.candidates(src, 1)
+    width = greedy.out.shape[-1]
+    assert np.array_equal(cold.out[:, :, 0, :width], greedy.out[:, :, 0])
+    assert np.isinf(cold.score[:, :, 1:]).all()  # one distinct output
+
+
+@pytest.mark.slow
+def test_samples_are_distinct_most_probable_first_with_the_models_log_probabilities(sweep):
+    model = load_model(f"run:{sweep}")
+    src = model.task.generate(model.task.validation_split, 9, 5).src
+    drawn = model.sampled(src, 6, 2.0, seed=0)
+    present = np.isfinite(drawn.score)
+    assert (present[:, :, 0]).all() and (np.diff(present.astype(int), axis=2) <= 0).all()
+    assert present[:, :, 1:].any()  # at temperature 2 the seeds do not always agree
+    for s, i in np.ndindex(present.shape[:2]):
+        ranks = np.flatnonzero(present[s, i])
+        outputs = {tuple(drawn.out[s, i, r]) for r in ranks}
+        assert len(outputs) == len(ranks)
+        assert (np.diff(drawn.score[s, i, ranks]) <= 0).all()
+    for rank in range(6):
+        scored = model.score(src, drawn.out[:, :, rank], drawn.length[:, :, rank])
+        # an unfinished one's total has no EOS in it; a special token drawn (PAD, BOS) is -1
+        inside = np.arange(drawn.out.shape[-1]) < drawn.length[:, :, rank, None]
+        written = ((drawn.out[:, :, rank] >= 0) | ~inside).all(axis=-1)
+        kept = drawn.finished[:, :, rank] & written
+        assert kept.any() or rank > 0
+        np.testing.assert_allclose(scored[kept], drawn.logprob[:, :, rank][kept], atol=1e-4)
+    np.testing.assert_array_equal(drawn.score[present], drawn.logprob[present])

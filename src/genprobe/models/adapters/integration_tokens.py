@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -124,6 +125,20 @@ class IntegrationSequenceModel(SequenceModel):
             out=out, length=length, finished=finished, score=score, logprob=logprob, text=text,
             answers=answers,
         )  # fmt: skip
+
+    def sampled(self, src: np.ndarray, n: int, temperature: float, seed: int) -> Answers:
+        """A seq2seq model's distinct samples, ranked by log-probability (its decoding as
+        `method="sample"`: `Seq2SeqModel.with_decoding`); other integration models do not
+        sample."""
+        from genprobe.models.adapters.seq2seq import Seq2SeqModel  # torch: only where it samples
+
+        if not isinstance(self.model, Seq2SeqModel):
+            return super().sampled(src, n, temperature, seed)
+        decoding = dataclasses.replace(
+            self.model.decoding, method="sample", temperature=temperature, samples=n, seed=seed
+        )
+        sampling = self.model.with_decoding(decoding)
+        return IntegrationSequenceModel(sampling, self.task, self.members[0]).candidates(src, n)
 
     def score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
         """(1, N) the model's log-probability of each output; NaN where the output (or input)

@@ -7,7 +7,6 @@ Problems go in as `<s> sub Y' f <s>` (L&C's input), sorted by length and cut int
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -18,7 +17,7 @@ from torch import Tensor
 
 from genprobe.decoding.beam import beam_search
 from genprobe.decoding.config import DecodingConfig
-from genprobe.decoding.sampling import sample
+from genprobe.decoding.sampling import sample, source_seed
 from genprobe.decoding.scoring import sequence_logprobs
 from genprobe.errors import CheckpointError, ConfigError, GenprobeError
 from genprobe.models.checkpoints import load_transformer
@@ -91,7 +90,7 @@ class Seq2SeqModel(Model):
         fitting = [i for i, source in enumerate(sources) if self._fits(source)]
         for chosen, src in self._batches([sources[i] for i in fitting]):
             chosen = [fitting[i] for i in chosen]
-            seeds = [_problem_seed(self.decoding.seed, sources[i]) for i in chosen]
+            seeds = [source_seed(self.decoding.seed, sources[i]) for i in chosen]
             tokens, lengths, scores, logprobs = self._decode(src, k, seeds)
             for row, index in enumerate(chosen):
                 results[index] = [
@@ -140,12 +139,6 @@ class Seq2SeqModel(Model):
             ):
                 out[index] = value
         return out
-
-
-def _problem_seed(seed: int, source: Sequence[int]) -> int:
-    """A sampling seed of the problem itself: its samples do not depend on its batch."""
-    digest = hashlib.blake2b(f"{seed}:{list(source)}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") >> 1  # manual_seed takes < 2**63
 
 
 def _read(ids: list[int]) -> Expr | tuple[str, ...]:

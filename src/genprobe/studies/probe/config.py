@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError
+from genprobe.models.registry import MODELS, check_spec
 from genprobe.models.sequences import MAX_K
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
@@ -27,7 +28,7 @@ from genprobe.tasks.task import Task
 # settings added after runs existed (`without_added_defaults`)
 ADDED_DEFAULTS = {
     "formats": 1, "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",
-    "inputs": [], "splits": [], "compositions": [], "draws": 1,
+    "inputs": [], "splits": [], "compositions": [], "draws": 1, "temperature": None,
 }  # fmt: skip
 
 
@@ -55,6 +56,9 @@ class ProbeConfig(ModelUnderTestSettings):
     data_seed: int = 0
     seed: int = 0  # the perturbations' random draws
     k: int = 1  # candidates per input: 1 greedy, more by beam search of width k
+    # with a temperature, the k candidates are the distinct outputs among k samples at it
+    # (seeded by `seed` and each input's ids), most probable first, instead of the beam's
+    temperature: float | None = None
     # a language model's prompt grid and an endpoint's settings: `ModelUnderTestSettings`
     device: str = "cpu"
     workers: int = 1
@@ -84,6 +88,8 @@ class ProbeConfig(ModelUnderTestSettings):
             raise ConfigError("--draws", "at least 1", self.draws)
         if not 1 <= self.k <= MAX_K:
             raise ConfigError("--k", f"1 to {MAX_K}", self.k)
+        if self.temperature is not None:
+            self._check_sampling()
         if self.workers < 1:
             raise ConfigError("--workers", "at least 1", self.workers)
         names = [input_name(path) for path in self.inputs]
@@ -97,6 +103,18 @@ class ProbeConfig(ModelUnderTestSettings):
             if names.count(name) > 1:
                 raise ConfigError("--input", f"files of different names (two are {name!r})", path)
         return self
+
+    def _check_sampling(self) -> None:
+        if not self.temperature > 0:
+            raise ConfigError("--temperature", "a positive number", self.temperature)
+        if self.k < 2:
+            raise ConfigError("--temperature", "with --k 2 or more (the samples drawn)", self.k)
+        if not check_spec(self.model).samples:
+            sampling = ", ".join(f"{name}:" for name, kind in MODELS.items() if kind.samples)
+            raise ConfigError(
+                "--temperature", f"left out for a model that does not sample ({sampling} do)",
+                self.model,
+            )  # fmt: skip
 
     def identity(self) -> dict[str, Any]:
         identity = identity_fields(self)

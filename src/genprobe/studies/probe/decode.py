@@ -1,8 +1,9 @@
 """The `decode` stage: every member of the model decodes one suite (greedy, and beam search
-for Fail@k), the task's verifier judges every candidate, and the model scores a right output
-(the gold one of a task with one per input, else the suite's reference where it knows one),
-which splits failures into search errors (the model prefers the right output, its search
-missed it) and model errors (Welleck et al. 2022, §6).
+for Fail@k, or with `--temperature` the distinct outputs among k samples), the task's verifier
+judges every candidate, and the model scores a right output (the gold one of a task with one
+per input, else the suite's reference where it knows one), which splits failures into search
+errors (the model prefers the right output, its search missed it) and model errors (Welleck et
+al. 2022, §6).
 
 Result rows (one per member and input): member, suite, kind, name, index, origin, parts (a
 composite's: the pool rows it joins; composition suites only), input, readable (false: the
@@ -84,7 +85,10 @@ class DecodeTask(StageTask):
         reference = spec.get("reference")
         if reference is not None:
             reference = np.asarray(reference, dtype=np.int64).reshape(len(reference), -1)
-        frame = decoded(context, context.task, src, spec["k"], reference)
+        config = self.config
+        frame = decoded(
+            context, context.task, src, spec["k"], reference, config.temperature, config.seed
+        )
         frame.insert(1, "suite", spec["suite"])
         frame.insert(2, "kind", spec["kind"])
         frame.insert(3, "name", spec["name"])
@@ -96,10 +100,17 @@ class DecodeTask(StageTask):
 
 
 def decoded(
-    model: SequenceModel, task: Task, src: np.ndarray, k: int, reference: np.ndarray | None = None
+    model: SequenceModel,
+    task: Task,
+    src: np.ndarray,
+    k: int,
+    reference: np.ndarray | None = None,
+    temperature: float | None = None,
+    seed: int = 0,
 ) -> pd.DataFrame:
     """One row per (member, input) of src (N, L): see the module's description. `reference`
-    (N, W): a known right output of each input (-1 rows: none), for a task without `solve`."""
+    (N, W): a known right output of each input (-1 rows: none), for a task without `solve`.
+    With a `temperature`, the k candidates are `model.sampled`'s, not the beam's."""
     greedy = model.candidates(src, 1)
     members, n = greedy.out.shape[:2]
     out, length = greedy.out[:, :, 0], greedy.length[:, :, 0]
@@ -122,7 +133,11 @@ def decoded(
     if k == 1:
         first = np.where(outcome == Outcome.CORRECT.value, 1.0, np.nan)
     else:
-        beam = model.candidates(src, k)
+        beam = (
+            model.candidates(src, k)
+            if temperature is None
+            else model.sampled(src, k, temperature, seed)
+        )
         outcomes = beam.outcomes(task, src)
         correct = outcomes == Outcome.CORRECT.value
         first = np.where(correct.any(axis=2), correct.argmax(axis=2) + 1.0, np.nan)

@@ -19,6 +19,7 @@ from genprobe.analysis.render import Figure, Heading, Table, Text, clip
 from genprobe.analysis.render import write_report as render
 from genprobe.analysis.stats import THRESHOLD, Share, shares_at_least, summarize
 from genprobe.options import as_pairs
+from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import FEATURE
 from genprobe.studies.probe.results import read_probe, read_results, read_suites
 from genprobe.studies.probe.summary import (
@@ -71,7 +72,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
     figure = figure.relative_to(run)
     options = ", ".join(as_pairs(dict(config.task_options)))
     first = "greedy" if config.samples == 0 else "sampling at temperature 1 (each member's seed)"
-    decoding = first if config.k == 1 else f"{first}, and beam search of width {config.k}"
+    decoding = first if config.k == 1 else f"{first}, and {_candidates(config)}"
     draws = (
         "" if config.draws == 1 else f", {config.draws} per input and family (the distinct kept)"
     )
@@ -114,7 +115,10 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
             ),
             Table(_relation_table(relations)),
         ]
-    top = f"its {'beam search' if config.k > 1 else 'greedy'} top candidate"
+    top = "its greedy top candidate"
+    if config.k > 1:
+        sampled = config.temperature is not None
+        top = "its most probable sample" if sampled else "its beam search top candidate"
     blocks += _of_solved(
         robustness_of_solved(results, config.k),
         "Perturbations of the inputs each member solves",
@@ -163,6 +167,16 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
         ]
     blocks += _shared_failures(reported(results), task)
     return render(run, "Probe study", blocks)
+
+
+def _candidates(config: ProbeConfig) -> str:
+    """How the k candidates of Fail@k were found."""
+    if config.temperature is None:
+        return f"beam search of width {config.k}"
+    return (
+        f"the distinct outputs among {config.k} samples at temperature {config.temperature:g} "
+        f"(seed {config.seed}), most probable first"
+    )
 
 
 def _by_length(run: Path, table: pd.DataFrame | None, results: pd.DataFrame) -> list:

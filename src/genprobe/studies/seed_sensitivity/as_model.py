@@ -13,7 +13,7 @@ given outputs through the decoder step by step, in evaluation mode.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +24,7 @@ from genprobe.data.seq2seq import EOS, N_SPECIAL, PAD, decoded_outputs
 from genprobe.decoding.beam import BeamResult
 from genprobe.decoding.greedy import greedy
 from genprobe.decoding.member_beam import member_beam_search
+from genprobe.decoding.sampling import Samples, sample_stacked, source_seed
 from genprobe.errors import ConfigError
 from genprobe.models.member_stack import MemberStack
 from genprobe.models.registry import run_spec
@@ -50,13 +51,30 @@ class SweepModel(SequenceModel):
         return self.config.takes(src)
 
     def candidates(self, src: np.ndarray, k: int) -> Ranked:
+        return self._of_readable(src, k, lambda part: self._candidates(part, k))
+
+    def sampled(self, src: np.ndarray, n: int, temperature: float, seed: int) -> Ranked:
+        """Every member draws with the same noise (`decoding.sampling.sample_stacked`)."""
+        draw = functools.partial(_sample, n=n, temperature=temperature, seed=seed)
+
+        def sampled(part: np.ndarray) -> Ranked:
+            drawn = decoded_chunks(self.stack, self.config, part, draw, per_row=n)
+            out = _task_ids(drawn.tokens, drawn.lengths)
+            return Ranked.distinct(out, drawn.lengths, drawn.finished, drawn.logprobs)
+
+        return self._of_readable(src, n, sampled)
+
+    def _of_readable(
+        self, src: np.ndarray, k: int, decode: Callable[[np.ndarray], Ranked]
+    ) -> Ranked:
+        """`decode` of the inputs of src the model can take, none for the others."""
         src = np.asarray(src, dtype=np.int64)
         rows = np.flatnonzero(self.readable(src))
         if len(rows) == len(src):
-            return self._candidates(self._narrowed(src), k)
+            return decode(self._narrowed(src))
         if not len(rows):
             return Ranked.empty(len(self.members), k).placed(rows, len(src))
-        return self._candidates(self._narrowed(src[rows]), k).placed(rows, len(src))
+        return decode(self._narrowed(src[rows])).placed(rows, len(src))
 
     def _narrowed(self, src: np.ndarray) -> np.ndarray:
         """src as it is where the model can decode its whole width (decoding sizes its output
@@ -79,8 +97,7 @@ class SweepModel(SequenceModel):
         src = np.asarray(src, dtype=np.int64)
         decode = functools.partial(_beam, k=k)
         beams = decoded_chunks(self.stack, self.config, src, decode, per_row=k)
-        inside = np.arange(beams.tokens.shape[-1]) < beams.lengths[..., None]
-        out = np.where(inside & (beams.tokens >= N_SPECIAL), beams.tokens - N_SPECIAL, -1)
+        out = _task_ids(beams.tokens, beams.lengths)
         return Ranked(out, beams.lengths, beams.finished, beams.scores, beams.logprobs)
 
     def score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
@@ -172,6 +189,24 @@ def _beam(model: MemberStack, src: Tensor, max_len: int, k: int) -> BeamResult:
     width = max_len - found.tokens.shape[-1]
     tokens = torch.nn.functional.pad(found.tokens, (0, width), value=PAD)
     return BeamResult(tokens, found.lengths, found.scores, found.logprobs, found.finished)
+
+
+def _sample(
+    model: MemberStack, src: Tensor, max_len: int, n: int, temperature: float, seed: int
+) -> Samples:
+    """n samples of every member, tokens padded to `max_len`; an input's noise is seeded by
+    its ids (`source_seed`), so it does not depend on its chunk."""
+    seeds = [source_seed(seed, row[row > 0].tolist()) for row in src.cpu().numpy()]
+    drawn = sample_stacked(model, src, n, temperature, max_len, seeds, eos=EOS, pad=PAD)
+    width = max_len - drawn.tokens.shape[-1]
+    tokens = torch.nn.functional.pad(drawn.tokens, (0, width), value=PAD)
+    return Samples(tokens, drawn.lengths, drawn.logprobs, drawn.finished)
+
+
+def _task_ids(tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Decoder ids (..., T) as task ids: -1 after each output's length."""
+    inside = np.arange(tokens.shape[-1]) < lengths[..., None]
+    return np.where(inside & (tokens >= N_SPECIAL), tokens - N_SPECIAL, -1)
 
 
 def _decoder_ids(out: np.ndarray, length: np.ndarray) -> np.ndarray:
