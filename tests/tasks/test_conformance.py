@@ -194,4 +194,4 @@ def test_every_tasks_probe_declarations_keep_the_contract(name, options):
     assert features and all(isinstance(k, str) for k in features)
     for key, values in features.items():
         assert isinstance(values, np.ndarray) and values.shape == (64,), key
-        assert np.issubdtype(values.dtype, np.number), key
+        assert np.issubdtype(values.dtype, np.number) or values.dtype == bool, key

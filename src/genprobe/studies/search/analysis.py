@@ -253,7 +253,7 @@ def slices(evaluated: pd.DataFrame, task: Task, runs: dict[str, np.ndarray]) -> 
     share = shares(evaluated, runs)
     parts = []
     for name in table.columns:
-        values = table[name]
+        values = table[name].astype(np.int64) if table[name].dtype == bool else table[name]
         if values.nunique() < 2:
             continue
         if values.nunique() <= VALUES:
