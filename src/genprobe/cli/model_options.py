@@ -27,6 +27,12 @@ ModelSpec = Annotated[
     ),
 ]
 Decoding = Annotated[str, typer.Option("--decoding", help="beam, greedy or sample.")]
+# `probe` and `search`: the k candidates sampled instead of the beam's
+TEMPERATURE = typer.Option(
+    None,
+    help="Sample the k candidates instead: the distinct outputs among k samples at this "
+    "temperature, most probable first (a sweep, or a seq2seq integration model) [beam].",
+)
 Beam = Annotated[int, typer.Option("--beam", help="Beam size (raised to k if smaller).")]
 LengthPenalty = Annotated[float, typer.Option(help="Beam score = log-prob / length^this.")]
 MaxLen = Annotated[int, typer.Option(help="Most generated tokens per candidate.")]

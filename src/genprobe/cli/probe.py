@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, model_study_executor
-from genprobe.cli.model_options import PromptOptions, with_prompt_options
+from genprobe.cli.model_options import TEMPERATURE, PromptOptions, with_prompt_options
 from genprobe.cli.paths import output_folder
 from genprobe.cli.sweep import TASK_OPTION, THRESHOLD
 from genprobe.options import parse_pairs
@@ -78,11 +78,7 @@ def probe(
     data_seed: int = typer.Option(0, help="Data seed of the base inputs and task suites."),
     seed: int = typer.Option(0, help="Seed of the perturbations' random draws (and samples')."),
     k: int = typer.Option(1, "--k", help="Candidates per input: 1 greedy, more by beam search."),
-    temperature: float = typer.Option(
-        None,
-        help="Sample the k candidates instead: the distinct outputs among k samples at this "
-        "temperature, most probable first (a sweep, or a seq2seq integration model) [beam].",
-    ),
+    temperature: float = TEMPERATURE,
     device: str = typer.Option("cpu", help="cpu, cuda or cuda:N."),
     workers: int = typer.Option(1, help="Processes decoding suites side by side."),
     backend: Backend = BACKEND,

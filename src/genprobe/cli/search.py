@@ -21,7 +21,7 @@ from typing import Annotated
 import typer
 
 from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, model_study_executor
-from genprobe.cli.model_options import PromptOptions, with_prompt_options
+from genprobe.cli.model_options import TEMPERATURE, PromptOptions, with_prompt_options
 from genprobe.cli.paths import output_folder
 from genprobe.cli.sweep import DEVICE, TASK_OPTION
 
@@ -71,6 +71,7 @@ def search(
         help="A member fails an input when none of its top k candidates (beam search of "
         "width k; 1: greedy) is right.",
     ),
+    temperature: float = TEMPERATURE,
     archive_size: int = typer.Option(1000, help="Stop at this many archived inputs."),
     tau: float = typer.Option(
         None,
@@ -127,7 +128,8 @@ def search(
 
     config = SearchConfig(
         model=model, target=target, generations=generations, population=population,
-        selection=selection, mutants=mutants, k=k, archive_size=archive_size, tau=tau,
+        selection=selection, mutants=mutants, k=k, temperature=temperature,
+        archive_size=archive_size, tau=tau,
         fitness=fitness, target_length=target_length,
         targets_file=None if targets is None else str(targets),
         base_split=base_split, base_size=base_size, seed=seed, against=against, task=task,

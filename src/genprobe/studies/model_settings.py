@@ -10,7 +10,7 @@ from typing import Any
 from genprobe.errors import ConfigError, check_choice
 from genprobe.models.adapters.endpoint import ROUTES
 from genprobe.models.adapters.prompted import PromptGrid
-from genprobe.models.registry import check_spec
+from genprobe.models.registry import MODELS, check_spec
 
 # an endpoint's settings (`openai:`), each at the value that means "not given"
 ENDPOINT = {"api": "chat", "cache_dir": None, "concurrency": None, "timeout": None, "retries": None}
@@ -66,3 +66,23 @@ class ModelUnderTestSettings:
                 "left out for a model that is not an OpenAI-compatible endpoint (openai:)",
                 self.model,
             )
+
+
+def check_sampling(model: str, k: int, temperature: float | None, option: str = "--model") -> None:
+    """A temperature (the k candidates sampled, `SequenceModel.sampled`) is positive, comes with
+    k of 2 or more, and asks a model that samples; None (beam search) always holds.
+
+    Raises:
+        ConfigError: it does not.
+    """
+    if temperature is None:
+        return
+    if not temperature > 0:
+        raise ConfigError("--temperature", "a positive number", temperature)
+    if k < 2:
+        raise ConfigError("--temperature", "with --k 2 or more (the samples drawn)", k)
+    if not check_spec(model, option).samples:
+        sampling = ", ".join(f"{name}:" for name, kind in MODELS.items() if kind.samples)
+        raise ConfigError(
+            "--temperature", f"left out for a model that does not sample ({sampling} do)", model
+        )

@@ -206,22 +206,43 @@ def test_saggas_selection_mutates_what_the_last_generation_archived_and_the_base
     assert from_archive
 
 
+def _failed_by_all(model, src: np.ndarray, ranked) -> np.ndarray:
+    """(S, N) whether none of each member's candidates (`Ranked`) of each input is right."""
+    members, n, k = ranked.out.shape[:3]
+    outcomes = model.task.outcomes(
+        np.repeat(np.tile(src, (members, 1)), k, axis=0), ranked.out.reshape(members * n * k, -1),
+        ranked.length.reshape(-1), ranked.finished.reshape(-1),
+    ).reshape(members, n, k)  # fmt: skip
+    right = (outcomes == Outcome.CORRECT.value) & np.isfinite(ranked.score)
+    return ~right.any(axis=2)
+
+
 def test_at_k_seeds_fail_the_inputs_none_of_their_top_k_beam_candidates_solve(
     sweep, model, tmp_path
 ):
     run = run_search(SearchConfig(f"run:{sweep}", k=3, **SMALL), tmp_path / "s")
     evaluated = _evaluated(run)
     src = from_input_keys(list(evaluated["input"]))
-    beam = model.candidates(src, 3)
-    members, n = beam.out.shape[:2]
-    outcomes = model.task.outcomes(
-        np.repeat(np.tile(src, (members, 1)), 3, axis=0), beam.out.reshape(members * n * 3, -1),
-        beam.length.reshape(-1), beam.finished.reshape(-1),
-    ).reshape(members, n, 3)  # fmt: skip
-    failed = (outcomes != Outcome.CORRECT.value).all(axis=2)
+    failed = _failed_by_all(model, src, model.candidates(src, 3))
     assert evaluated["failed"].tolist() == failed.sum(axis=0).tolist()
     greedy = _failed(model, list(evaluated["input"]))
     assert (failed <= greedy).all() and (failed < greedy).any()  # some right only at rank 2-3
+
+
+def test_with_a_temperature_seeds_fail_the_inputs_none_of_their_samples_solve(
+    strong_sweep, tmp_path
+):
+    config = SearchConfig(f"run:{strong_sweep}", k=4, temperature=1.5, seed=3, **SMALL)
+    run = run_search(config, tmp_path / "s")
+    evaluated = _evaluated(run)
+    src = from_input_keys(list(evaluated["input"]))
+    model = load_model(f"run:{strong_sweep}")
+    failed = _failed_by_all(model, src, model.sampled(src, 4, 1.5, 3))
+    assert evaluated["failed"].tolist() == failed.sum(axis=0).tolist()
+    greedy = _failed(model, list(evaluated["input"]))
+    assert (failed != greedy).any()  # samples are not greedy's answer
+    text = report_run(run)[0].read_text()
+    assert "4 samples at temperature 1.5 (seed 3), the distinct ones most probable first" in text
 
 
 def test_disagree_finds_inputs_seed_a_gets_right_and_seed_b_wrong(sweep, model, tmp_path):
@@ -312,6 +333,8 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(sweep, tmp_path, capsy
         ("--selection", "roulette"): "--selection",
         ("--k", "0"): "--k must be 1 to 64",
         ("--tag-limit", "-1"): "--tag-limit must be an integer >= 0",
+        ("--temperature", "0"): "--temperature must be a positive number",
+        ("--temperature", "1"): "--temperature must be with --k 2 or more",
     }
     runs = {
         f"run:{unfinished}": "have not finished training",

@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError
-from genprobe.models.registry import MODELS, check_spec
 from genprobe.models.sequences import MAX_K
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
-from genprobe.studies.model_settings import ModelUnderTestSettings
+from genprobe.studies.model_settings import ModelUnderTestSettings, check_sampling
 from genprobe.tasks.files import SUITE_NAME
 from genprobe.tasks.probing import chosen
 from genprobe.tasks.registry import load_task
@@ -88,8 +87,7 @@ class ProbeConfig(ModelUnderTestSettings):
             raise ConfigError("--draws", "at least 1", self.draws)
         if not 1 <= self.k <= MAX_K:
             raise ConfigError("--k", f"1 to {MAX_K}", self.k)
-        if self.temperature is not None:
-            self._check_sampling()
+        check_sampling(self.model, self.k, self.temperature)
         if self.workers < 1:
             raise ConfigError("--workers", "at least 1", self.workers)
         names = [input_name(path) for path in self.inputs]
@@ -103,18 +101,6 @@ class ProbeConfig(ModelUnderTestSettings):
             if names.count(name) > 1:
                 raise ConfigError("--input", f"files of different names (two are {name!r})", path)
         return self
-
-    def _check_sampling(self) -> None:
-        if not self.temperature > 0:
-            raise ConfigError("--temperature", "a positive number", self.temperature)
-        if self.k < 2:
-            raise ConfigError("--temperature", "with --k 2 or more (the samples drawn)", self.k)
-        if not check_spec(self.model).samples:
-            sampling = ", ".join(f"{name}:" for name, kind in MODELS.items() if kind.samples)
-            raise ConfigError(
-                "--temperature", f"left out for a model that does not sample ({sampling} do)",
-                self.model,
-            )  # fmt: skip
 
     def identity(self) -> dict[str, Any]:
         identity = identity_fields(self)

@@ -24,7 +24,7 @@ from genprobe.models.registry import absolute_spec, check_spec, run_spec
 from genprobe.models.sequences import MAX_K
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
-from genprobe.studies.model_settings import ModelUnderTestSettings
+from genprobe.studies.model_settings import ModelUnderTestSettings, check_sampling
 from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.fitness import Fitness, make_fitness, read_target_texts
 from genprobe.studies.seed_sensitivity.as_model import checked_seeds
@@ -50,6 +50,7 @@ ADDED_DEFAULTS = {
     "against": None, "task": "", "task_options": {}, "data_seed": 0, "formats": 1, "shots": 0,
     "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat", "selection": "tournament",
     "k": 1, "fitness": "any_failure", "target_length": None, "targets_file": None,
+    "temperature": None,
 }  # fmt: skip
 # --tau when left out: of the target's score alone, and of a fitness weighted by text (SAGGA's)
 TAU, TEXT_TAU = 0.5, 0.01
@@ -75,6 +76,9 @@ class SearchConfig(ModelUnderTestSettings):
     target_length: int | None = None  # L of target_length
     targets_file: str | None = None  # target_problems: the target inputs, one per line
     k: int = 1  # a member fails an input when none of its top k candidates is right (beam)
+    # with a temperature, the k candidates are the distinct outputs among k samples at it
+    # (seeded by `seed` and each input's ids: the same input gets the same in any generation)
+    temperature: float | None = None
     base_split: str | None = None  # None: the task's validation split
     base_size: int = 200
     seed: int = 0
@@ -150,6 +154,9 @@ class SearchConfig(ModelUnderTestSettings):
         check_choice("--selection", self.selection, SELECTIONS)
         if not 1 <= self.k <= MAX_K:
             raise ConfigError("--k", f"1 to {MAX_K}", self.k)
+        check_sampling(self.model, self.k, self.temperature)
+        if self.against is not None:
+            check_sampling(self.against, self.k, self.temperature, "--against")
         if self.minutes is not None and not self.minutes > 0:
             raise ConfigError("--minutes", "positive minutes", self.minutes)
         if self.tag_limit is not None and (

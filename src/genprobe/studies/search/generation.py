@@ -1,6 +1,7 @@
 """One generation of the failure search as a shard: decode its inputs with every member of the
 model (a sweep's seeds, or a language model's prompt formats x draws x samples; greedy,
-`SequenceModel.candidates(src, 1)`, or with `--k` its beam's top k), and of the `--against`
+`SequenceModel.candidates(src, 1)`, or with `--k` its beam's top k, or with `--temperature`
+the distinct outputs among k samples), and of the `--against`
 sweep after them, judge each output (`Task.outcomes`: a member is right at k when one of its k
 candidates is), and score each input's fitness: the target's failure score times the
 `--fitness` weight of its text (`fitness.py`; `any_failure`, the default, weighs every text
@@ -60,13 +61,23 @@ def generation_shard(
     return Shard(GENERATION, f"{generation:05d}", spec)
 
 
-def judged(model: SequenceModel, src: np.ndarray, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
+def judged(
+    model: SequenceModel,
+    src: np.ndarray,
+    k: int = 1,
+    temperature: float | None = None,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
     """(S, N) each member's outcome and answer (text) at k: greedy's for k = 1; for a larger
-    k, of the first right candidate of its beam's top k, else of its top candidate."""
+    k, of the first right candidate of its beam's top k (with a `temperature`: of its distinct
+    samples, `SequenceModel.sampled`), else of its top candidate."""
     if not len(src):  # a generation whose mutants were all met before
         empty = np.empty((len(model.members), 0), dtype=object)
         return empty, empty
-    ranked = model.candidates(src, k)
+    if temperature is None:
+        ranked = model.candidates(src, k)
+    else:
+        ranked = model.sampled(src, k, temperature, seed)
     members, n = ranked.out.shape[:2]
     outcomes = ranked.outcomes(model.task, src)
     right = outcomes == Outcome.CORRECT.value
@@ -107,6 +118,10 @@ class GenerationTask(StageTask):
     def runtime(self) -> dict[str, Any]:
         return {"device": self.config.device}
 
+    def judged(self, model: SequenceModel, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        config = self.config
+        return judged(model, src, config.k, config.temperature, config.seed)
+
     def run(
         self, context: tuple[tuple[SequenceModel, ...], Fitness], shard: Shard, scratch: Path
     ) -> Outputs:
@@ -118,7 +133,7 @@ class GenerationTask(StageTask):
         taken = np.logical_and.reduce([model.readable(src) for model in models])
         outcomes, answers = (
             np.concatenate(part)[:, taken]
-            for part in zip(*(judged(m, src, self.config.k) for m in models), strict=True)
+            for part in zip(*(self.judged(m, src) for m in models), strict=True)
         )
         rows = np.flatnonzero(taken)
         src = src[rows]

@@ -185,10 +185,16 @@ def _marked(two_runs: bool, counted: Sequence[dict[str, Any]]) -> list[_Mark]:
 def _judged(config: SearchConfig) -> str:
     if config.k == 1:
         return f"Each {_who(config)} decodes greedily and fails an input its output gets wrong."
+    how = f"by beam search of width {config.k}"
+    if config.temperature is not None:
+        how = (
+            f"{config.k} samples at temperature {config.temperature:g} (seed {config.seed}), "
+            "the distinct ones most probable first,"
+        )
     return (
-        f"Each {_who(config)} decodes by beam search of width {config.k} and fails an input when "
-        f"none of its top {config.k} candidates is right; its answer shown is the first right "
-        "one, else its top one."
+        f"Each {_who(config)} decodes {how} and fails an input when none of its top "
+        f"{config.k} candidates is right; its answer shown is the first right one, else its "
+        "top one."
     )
 
 
