@@ -6,8 +6,9 @@ k = 1 decodes greedily (the predict stage's outputs, bit for bit); k > 1 by beam
 width k over every member at once (`decoding.member_beam`), without early stopping: an input
 is done only when no live beam can beat its worst finished candidate. (With L&C's early
 stopping, an input stops at k finished candidates, and on addition with a carry into a new
-digit the k short ones crowd out the right, longer sum that greedy finds.) `score` feeds the
-given outputs through the decoder step by step, in evaluation mode.
+digit the k short ones crowd out the right, longer sum that greedy finds.) `sampled` draws n
+samples of every member at once, each member with the same noise, and keeps the distinct ones.
+`score` feeds the given outputs through the decoder step by step, in evaluation mode.
 """
 
 from __future__ import annotations
