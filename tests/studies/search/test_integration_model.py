@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from genprobe.tasks.integration.expression import to_sympy
+from genprobe.tasks.integration.features import BOOLEAN
 from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.probing import from_input_keys
 from genprobe.tasks.registry import load_task
@@ -44,6 +45,11 @@ def test_an_integration_model_is_searched_and_fails_exactly_the_inputs_it_cannot
     assert set(archived) == set(evaluated.loc[evaluated["fitness"] == 1, "input"])
     report = (out / "report.md").read_text()
     assert "1 member\n" in report and "(the fittest of 10 k-means clusters" in report
+    # the operator families are booleans: their one-feature slices say so
+    slices = pd.read_parquet(out / "slices.parquet")
+    assert set(slices.loc[slices["boolean"], "feature"]) <= set(BOOLEAN)
+    assert not slices.loc[~slices["boolean"], "feature"].isin(BOOLEAN).any()
+    assert slices["boolean"].any()
     # each example shown is tagged as SAGGA tags its failures: has it an elementary F at all?
     found = json.loads((out / "clusters.json").read_text())["clusters"]
     examples = [e for c in found for e in c["examples"]]

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -288,6 +289,18 @@ def test_the_report_and_tables_read_the_result_files(most):
     tables = read_tables(most)
     assert len(tables["examples"]) == len(_evaluated(most))
     assert len(tables["clusters"]) == len(found)
+
+
+def test_a_boolean_features_slice_reads_as_a_condition():
+    def row(feature, low, **boolean):
+        return SimpleNamespace(feature=feature, low=low, high=low, **boolean)
+
+    read = search_report._feature_slice
+    assert read(row("abs", 1, boolean=True)) == "has abs"
+    assert read(row("abs", 0, boolean=True)) == "no abs"
+    assert read(row("x in exponent", 1, boolean=True)) == "x in exponent"
+    assert read(row("depth", 6, boolean=False)) == "depth = 6"
+    assert read(row("abs", 1)) == "abs = 1"  # slices.parquet of a search before booleans
 
 
 def test_a_feature_range_shows_integers_in_full():

@@ -247,13 +247,14 @@ def shares(evaluated: pd.DataFrame, runs: dict[str, np.ndarray]) -> dict[str, np
 
 
 def slices(evaluated: pd.DataFrame, task: Task, runs: dict[str, np.ndarray]) -> pd.DataFrame:
-    """Failure rate per binned feature value: feature, low, high, inputs, and the columns of
-    `shares`."""
+    """Failure rate per binned feature value: feature, boolean (whether the feature is one:
+    its values 0 and 1 are false and true), low, high, inputs, and the columns of `shares`."""
     table = features(task, evaluated["input"])
     share = shares(evaluated, runs)
     parts = []
     for name in table.columns:
-        values = table[name].astype(np.int64) if table[name].dtype == bool else table[name]
+        boolean = table[name].dtype == bool
+        values = table[name].astype(np.int64) if boolean else table[name]
         if values.nunique() < 2:
             continue
         if values.nunique() <= VALUES:
@@ -266,8 +267,9 @@ def slices(evaluated: pd.DataFrame, task: Task, runs: dict[str, np.ndarray]) -> 
             **{column: (column, "mean") for column in share},
         )  # fmt: skip
         part.insert(0, "feature", name)
+        part.insert(1, "boolean", boolean)
         parts.append(part.reset_index(drop=True))
-    columns = ["feature", "low", "high", "inputs", *share]
+    columns = ["feature", "boolean", "low", "high", "inputs", *share]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
 

@@ -29,6 +29,7 @@ from genprobe.studies.search.results import (
     read_slices,
     stored_config,
 )
+from genprobe.studies.search.slices import Literal
 from genprobe.tasks.task import FAILURE_KINDS
 from genprobe.verification.verdict import Outcome
 
@@ -402,6 +403,16 @@ def _failing(cluster: dict[str, Any], who: str) -> dict[str, str]:
     }
 
 
+def _feature_slice(row: Any) -> str:
+    """A row of slices.parquet as a condition: `has abs` (a boolean feature; slices of a
+    search before booleans have no such column), `depth = 6`, `3 ≤ x degree ≤ 96`."""
+    if getattr(row, "boolean", False):
+        return Literal(row.feature, "==", bool(row.low)).text
+    if row.low == row.high:
+        return f"{row.feature} = {_value(row.low)}"
+    return f"{_value(row.low)} ≤ {row.feature} ≤ {_value(row.high)}"
+
+
 def _slices(slices: pd.DataFrame, evaluated: pd.DataFrame, runs: dict[str, Any], who: str) -> list:
     support = max(MIN_SLICE, int(0.02 * len(evaluated)))
     overall = {column: float(share.mean()) for column, share in shares(evaluated, runs).items()}
@@ -434,11 +445,7 @@ def _slices(slices: pd.DataFrame, evaluated: pd.DataFrame, runs: dict[str, Any],
         return [*blocks, Text("No slice holds enough inputs.")]
     rows = pd.DataFrame(
         {
-            "slice": [
-                f"{r.feature} = {_value(r.low)}" if r.low == r.high
-                else f"{_value(r.low)} ≤ {r.feature} ≤ {_value(r.high)}"
-                for r in shown.itertuples()
-            ],
+            "slice": [_feature_slice(r) for r in shown.itertuples()],
             "inputs": [f"{n:,}" for n in shown["inputs"]],
             **{
                 column.replace("failure", f"{who}s failing"): [f"{f:.0%}" for f in shown[column]]
