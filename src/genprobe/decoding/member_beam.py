@@ -39,16 +39,16 @@ class _Folded:
     alive: Tensor  # (rows beam_search sees,) their places among the S × R folded rows
 
 
-def _gather_rows(state: Any, index: Tensor) -> Any:
+def gather_rows(state: Any, index: Tensor) -> Any:
     """Every tensor of `state` (S, R, ...) at rows index (S, R') of each member."""
     if isinstance(state, Tensor):
         members = torch.arange(state.shape[0], device=state.device)[:, None]
         return state[members, index]
     if isinstance(state, tuple):
-        return tuple(_gather_rows(part, index) for part in state)
+        return tuple(gather_rows(part, index) for part in state)
     if dataclasses.is_dataclass(state):
         changed = {
-            f.name: _gather_rows(getattr(state, f.name), index) for f in dataclasses.fields(state)
+            f.name: gather_rows(getattr(state, f.name), index) for f in dataclasses.fields(state)
         }
         return dataclasses.replace(state, **changed)
     return state  # None, a step counter
@@ -70,7 +70,7 @@ class FoldedMembers:
     def expand(self, state: _Folded, n: int) -> _Folded:
         self.beams = n
         rows = torch.arange(state.rows, device=state.alive.device).repeat_interleave(n)
-        inner = _gather_rows(state.inner, rows.expand(self.members, -1))
+        inner = gather_rows(state.inner, rows.expand(self.members, -1))
         alive = torch.arange(self.members * state.rows * n, device=state.alive.device)
         return _Folded(inner, state.rows * n, alive)
 
@@ -85,7 +85,7 @@ class FoldedMembers:
         every = torch.arange(self.members * state.rows, device=index.device)
         every[state.alive] = state.alive[index]
         first = torch.arange(self.members, device=index.device)[:, None] * state.rows
-        inner = _gather_rows(state.inner, every.view(self.members, state.rows) - first)
+        inner = gather_rows(state.inner, every.view(self.members, state.rows) - first)
         return dataclasses.replace(state, inner=inner)
 
     def keep(self, state: _Folded, sources: Tensor) -> _Folded:
@@ -99,7 +99,7 @@ class FoldedMembers:
         slot = torch.arange(len(alive), device=alive.device) - (counts.cumsum(0) - counts)[member]
         index = torch.zeros(self.members, width, dtype=torch.long, device=alive.device)
         index[member, slot] = alive % state.rows
-        return _Folded(_gather_rows(state.inner, index), width, member * width + slot)
+        return _Folded(gather_rows(state.inner, index), width, member * width + slot)
 
 
 @torch.no_grad()

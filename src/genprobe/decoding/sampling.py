@@ -18,7 +18,7 @@ from torch import Tensor
 
 from genprobe.decoding.beam import BeamDecoder
 from genprobe.decoding.greedy import IncrementalDecoder
-from genprobe.decoding.member_beam import StackedDecoder
+from genprobe.decoding.member_beam import StackedDecoder, gather_rows
 from genprobe.errors import ConfigError
 
 NOISE_STEPS = 32
@@ -69,7 +69,10 @@ def sample_stacked(
     (S, B, n). Every member draws with the same noise (source i's from seeds[i]), so a member's
     samples do not depend on the members stacked beside it."""
     generators = _generators(src, n, temperature, seeds)
-    state, token = model.start(src.repeat_interleave(n, dim=0), max_len=max_len)
+    state, token = model.start(src, max_len=max_len)
+    rows = torch.arange(src.shape[0], device=src.device).repeat_interleave(n)
+    state = gather_rows(state, rows.expand(token.shape[0], -1))  # each source's rows n times
+    token = token.repeat_interleave(n, dim=-1)
     return _drawn(model, state, token, generators, n, temperature, max_len, eos, pad)
 
 

@@ -79,10 +79,10 @@ class Ranked:
             full[pair[kept], rank] = values[kept]
             return full.reshape(members, n_inputs, n, *values.shape[1:])
 
-        scores = placed(logprob.astype(float), -np.inf)
+        total = placed(logprob.astype(float), np.nan)
         return cls(
-            placed(out, -1), placed(length, 0), placed(finished, False), scores,
-            placed(logprob.astype(float), np.nan),
+            placed(out, -1), placed(length, 0), placed(finished, False),
+            np.where(np.isnan(total), -np.inf, total), total,
         )  # fmt: skip
 
     def placed(self, rows: np.ndarray, n: int) -> Ranked:

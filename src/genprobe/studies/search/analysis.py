@@ -126,16 +126,21 @@ def cluster_count(n: int) -> int:
 
 
 def clusters(
-    archive: pd.DataFrame, task: Task, runs: dict[str, np.ndarray], scored_zero: pd.DataFrame
+    archive: pd.DataFrame,
+    table: pd.DataFrame,
+    runs: dict[str, np.ndarray],
+    scored_zero: pd.DataFrame,
+    every: pd.DataFrame,
 ) -> list[dict[str, Any]]:
-    """The archive's clusters, largest first (see the module's docstring). `runs`: each
-    run's member positions (`results.positions`); `scored_zero`: the contrast (`contrast`)."""
-    table = features(task, archive["input"])
+    """The archive's clusters, largest first (see the module's docstring). `table`: the
+    archive's features; `runs`: each run's member positions (`results.positions`);
+    `scored_zero`: the contrast (`contrast`); `every`: the features of every input evaluated,
+    indexed as the evaluated inputs are."""
     if table.empty:
         return []
     sample = scored_zero.sample(min(len(scored_zero), MAX_CONTRAST), random_state=SEED)
     embedder = make_embedder("char")
-    described = pd.concat([table, features(task, sample["input"])], ignore_index=True)
+    described = pd.concat([table, every.loc[sample.index]], ignore_index=True)
     numbers = table.astype(float)
     spread = numbers.std(ddof=0)
     varying = numbers.loc[:, spread > 0]
@@ -246,10 +251,12 @@ def shares(evaluated: pd.DataFrame, runs: dict[str, np.ndarray]) -> dict[str, np
     return {f"failure {name}": counts[name] / len(runs[name]) for name in runs}
 
 
-def slices(evaluated: pd.DataFrame, task: Task, runs: dict[str, np.ndarray]) -> pd.DataFrame:
-    """Failure rate per binned feature value: feature, boolean (whether the feature is one:
-    its values 0 and 1 are false and true), low, high, inputs, and the columns of `shares`."""
-    table = features(task, evaluated["input"])
+def slices(
+    evaluated: pd.DataFrame, table: pd.DataFrame, runs: dict[str, np.ndarray]
+) -> pd.DataFrame:
+    """Failure rate per binned feature value (`table`: the features of `evaluated`): feature,
+    boolean (whether the feature is one: its values 0 and 1 are false and true), low, high,
+    inputs, and the columns of `shares`."""
     share = shares(evaluated, runs)
     parts = []
     for name in table.columns:
@@ -280,12 +287,16 @@ def analyse(run: Path, task: Task, target: Target, tag_limit: int | None = None)
     runs = positions(state)
     archive = read_archive(run)
     evaluated = read_evaluated(run, state["generations"])
+    every = features(task, evaluated["input"])  # once: the archive's inputs are among them
+    first = ~evaluated["input"].duplicated()
+    row = pd.Series(np.flatnonzero(first), index=evaluated["input"][first])
+    archived = every.iloc[row[archive["input"]].to_numpy()].reset_index(drop=True)
     limit = TAG_LIMIT if tag_limit is None else tag_limit
-    found = clusters(archive, task, runs, contrast(evaluated, runs, target))
+    found = clusters(archive, archived, runs, contrast(evaluated, runs, target), every)
     found = tagged(found, archive, task, limit)
     write_json(
         run / CLUSTERS,
         {"generations": state["generations"], "archive_size": len(archive), "clusters": found},
     )
     with atomic_path(run / SLICES) as tmp:
-        slices(evaluated, task, runs).to_parquet(tmp)
+        slices(evaluated, every, runs).to_parquet(tmp)

@@ -118,10 +118,6 @@ class GenerationTask(StageTask):
     def runtime(self) -> dict[str, Any]:
         return {"device": self.config.device}
 
-    def judged(self, model: SequenceModel, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        config = self.config
-        return judged(model, src, config.k, config.temperature, config.seed)
-
     def run(
         self, context: tuple[tuple[SequenceModel, ...], Fitness], shard: Shard, scratch: Path
     ) -> Outputs:
@@ -131,9 +127,10 @@ class GenerationTask(StageTask):
         src = from_input_keys(spec["inputs"])
         # an input some model cannot take (`SequenceModel.readable`) is counted, not scored
         taken = np.logical_and.reduce([model.readable(src) for model in models])
+        decoding = (self.config.k, self.config.temperature, self.config.seed)
         outcomes, answers = (
             np.concatenate(part)[:, taken]
-            for part in zip(*(self.judged(m, src) for m in models), strict=True)
+            for part in zip(*(judged(m, src, *decoding) for m in models), strict=True)
         )
         rows = np.flatnonzero(taken)
         src = src[rows]
