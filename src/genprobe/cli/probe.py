@@ -20,6 +20,7 @@ from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, model_study_exec
 from genprobe.cli.model_options import TEMPERATURE, PromptOptions, with_prompt_options
 from genprobe.cli.paths import output_folder
 from genprobe.cli.sweep import TASK_OPTION, THRESHOLD
+from genprobe.errors import ConfigError
 from genprobe.options import parse_pairs
 
 
@@ -79,6 +80,19 @@ def probe(
     seed: int = typer.Option(0, help="Seed of the perturbations' random draws (and samples')."),
     k: int = typer.Option(1, "--k", help="Candidates per input: 1 greedy, more by beam search."),
     temperature: float = TEMPERATURE,
+    search_budget: int = typer.Option(
+        None,
+        help="A large search too (Welleck et al. 2022, section 6.1): a beam of this width, every "
+        "distinct answer judged; the report says which failures at k it fixes.",
+    ),
+    search_temperatures: str = typer.Option(
+        None,
+        help="--search-budget: also the distinct outputs among as many samples at each of "
+        "these temperatures, comma-separated (a sweep, or a seq2seq integration model).",
+    ),
+    search_suites: str = typer.Option(
+        None, help="--search-budget: the suites searched, comma-separated [every one]."
+    ),
     device: str = typer.Option("cpu", help="cpu, cuda or cuda:N."),
     workers: int = typer.Option(1, help="Processes decoding suites side by side."),
     backend: Backend = BACKEND,
@@ -102,6 +116,9 @@ def probe(
         compositions=_names(compositions) or (), task_suites=task_suites,
         splits=_names(splits) or (), inputs=tuple(map(str, inputs)), base_split=base_split,
         size=size, draws=draws, data_seed=data_seed, seed=seed, k=k, temperature=temperature,
+        search_budget=search_budget,
+        search_temperatures=_numbers(search_temperatures, "--search-temperatures"),
+        search_suites=_names(search_suites) or (),
         device=device, workers=workers,
         **prompts.settings(),
     )  # fmt: skip
@@ -110,6 +127,16 @@ def probe(
         run = run_probe(config, out, executor=executor, log=log)
     write_report(run, threshold)
     console.print(f"report: {run / 'report.html'}")
+
+
+def _numbers(text: str | None, option: str) -> tuple[float, ...]:
+    numbers = []
+    for name in _names(text) or ():
+        try:
+            numbers.append(float(name))
+        except ValueError:
+            raise ConfigError(option, "numbers, comma-separated", text) from None
+    return tuple(numbers)
 
 
 def _names(text: str | None) -> tuple[str, ...] | None:

@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import abc
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,8 @@ from genprobe.verification.ranked import in_rank_order
 from genprobe.verification.verdict import Outcome
 
 MAX_K = 64  # the widest beam (most candidates) a probe or a search asks of a model
+# (member, row, rank) index arrays -> the judgement of each of those candidates
+CandidateJudge = Callable[[np.ndarray, np.ndarray, np.ndarray], Sequence[Any]]
 
 
 def is_correct(outcomes: np.ndarray) -> np.ndarray:
@@ -60,11 +63,17 @@ class Ranked:
 
     @classmethod
     def distinct(
-        cls, out: np.ndarray, length: np.ndarray, finished: np.ndarray, logprob: np.ndarray
+        cls,
+        out: np.ndarray,
+        length: np.ndarray,
+        finished: np.ndarray,
+        logprob: np.ndarray,
+        text: np.ndarray | None = None,
     ) -> Ranked:
         """The distinct outputs among n samples (S, N, n, M) of each member and input (`out`,
-        and `length`, `finished`, `logprob` (S, N, n)), most probable first (ties: the first
-        drawn), scored by their log-probability; missing after them."""
+        and `length`, `finished`, `logprob` and the samples as the model gave them, `text`,
+        (S, N, n)), most probable first (ties, and a model that gives no log-probabilities:
+        the first drawn), scored by their log-probability; missing after them."""
         members, n_inputs, n, width = out.shape
         flat, pairs = out.reshape(-1, width), members * n_inputs
         pair = np.repeat(np.arange(pairs), n)
@@ -83,6 +92,7 @@ class Ranked:
         return cls(
             placed(out, -1), placed(length, 0), placed(finished, False),
             np.where(np.isnan(total), -np.inf, total), total,
+            None if text is None else placed(text, ""),
         )  # fmt: skip
 
     def placed(self, rows: np.ndarray, n: int) -> Ranked:
@@ -106,7 +116,7 @@ class Ranked:
 
     def judged(
         self,
-        judge: Callable[[np.ndarray, np.ndarray, np.ndarray], Sequence[Any]],
+        judge: CandidateJudge,
         right: Callable[[np.ndarray], np.ndarray],
         counts: np.ndarray | None = None,
     ) -> np.ndarray:
@@ -130,6 +140,11 @@ class Ranked:
         in rank order as `verification.ranked` judges an integration model's. The first right
         rank, and every outcome up to it, are those of judging all; the rest is most of the
         work where a model is usually right at rank 1."""
+        return self.judged(self.judge_of(task, src), is_correct)
+
+    def judge_of(self, task: Task, src: np.ndarray) -> CandidateJudge:
+        """`judge(member, row, rank)` (index arrays): the outcomes of those candidates for
+        inputs src (N, L), all in one call of `task.outcomes`."""
         src = np.asarray(src)
 
         def judge(member: np.ndarray, row: np.ndarray, rank: np.ndarray) -> np.ndarray:
@@ -140,7 +155,39 @@ class Ranked:
                 self.finished[member, row, rank],
             )
 
-        return self.judged(judge, is_correct)
+        return judge
+
+    @property
+    def present(self) -> np.ndarray:
+        """(S, N, k) bool: a candidate is there (a finite score, or a completion), not the
+        padding after fewer than k."""
+        there = np.isfinite(self.score)
+        return there if self.text is None else there | (self.text != "")
+
+    def joined(self, *others: Ranked) -> Ranked:
+        """These candidates, then those of `others` (of the same members and inputs, of this
+        class), side by side as one (S, N, k + k' + ...) ranking: every field with a rank axis
+        is joined along it, outputs padded to the widest; the others (a language model's
+        prompts) are this one's."""
+        parts = (self, *others)
+        width = max(part.out.shape[3] for part in parts)
+
+        def along(name: str) -> np.ndarray | None:
+            values = [getattr(part, name) for part in parts]
+            if name == "out":
+                values = [
+                    np.pad(v, [(0, 0)] * 3 + [(0, width - v.shape[3])], constant_values=-1)
+                    for v in values
+                ]
+            return np.concatenate(values, axis=2)
+
+        ranked = [
+            field.name
+            for field in dataclasses.fields(self)
+            if isinstance(getattr(self, field.name), np.ndarray)
+            and getattr(self, field.name).ndim >= 3
+        ]
+        return dataclasses.replace(self, **{name: along(name) for name in ranked})
 
 
 class SequenceModel(abc.ABC):

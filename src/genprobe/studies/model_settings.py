@@ -68,9 +68,16 @@ class ModelUnderTestSettings:
             )
 
 
-def check_sampling(model: str, k: int, temperature: float | None, option: str = "--model") -> None:
+def check_sampling(
+    model: str,
+    k: int,
+    temperature: float | None,
+    option: str = "--model",
+    named: str = "--temperature",
+) -> None:
     """A temperature (the k candidates sampled, `SequenceModel.sampled`) is positive, comes with
-    k of 2 or more, and asks a model that samples; None (beam search) always holds.
+    k of 2 or more, and asks a model that samples; None (beam search) always holds. `named`:
+    the temperature's option in errors.
 
     Raises:
         ConfigError: it does not.
@@ -78,11 +85,11 @@ def check_sampling(model: str, k: int, temperature: float | None, option: str = 
     if temperature is None:
         return
     if not temperature > 0:
-        raise ConfigError("--temperature", "a positive number", temperature)
+        raise ConfigError(named, "a positive number", temperature)
     if k < 2:
-        raise ConfigError("--temperature", "with --k 2 or more (the samples drawn)", k)
+        raise ConfigError(named, "with --k 2 or more (the samples drawn)", k)
     if not check_spec(model, option).samples:
         sampling = ", ".join(f"{name}:" for name, kind in MODELS.items() if kind.samples)
         raise ConfigError(
-            "--temperature", f"left out for a model that does not sample ({sampling} do)", model
+            named, f"left out for a model that does not sample ({sampling} do)", model
         )

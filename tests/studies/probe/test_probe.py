@@ -198,9 +198,35 @@ BAD = {
     "a model that does not sample": (
         ["--model", "sympy", "--task", "integration", "--k", "3", "--temperature", "1"],
         "--temperature must be left out for a model that does not sample (ckpt:, lc:, "
-        "bundled:, run: do)",
+        "bundled:, hf:, run: do)",
     ),
-}
+    "search budget not above k": (
+        ["--k", "3", "--search-budget", "3"], "--search-budget must be more than --k (3)"
+    ),
+    "search temperatures alone": (
+        ["--search-temperatures", "1"], "--search-temperatures must be with --search-budget"
+    ),
+    "search suites alone": (
+        ["--search-suites", "base"], "--search-suites must be with --search-budget"
+    ),
+    "search temperature 0": (
+        ["--search-budget", "4", "--search-temperatures", "1,0"],
+        "--search-temperatures must be a positive",
+    ),
+    "search temperature not a number": (
+        ["--search-budget", "4", "--search-temperatures", "hot"],
+        "--search-temperatures must be numbers",
+    ),
+    "unknown search suite": (
+        ["--search-budget", "4", "--search-suites", "nope"],
+        "--search-suites must be suites of this run (base",
+    ),
+    "a model that does not sample, searched": (
+        ["--model", "sympy", "--task", "integration", "--search-budget", "4",
+         "--search-temperatures", "1"],
+        "--search-temperatures must be left out for a model that does not sample",
+    ),
+}  # fmt: skip
 
 
 @pytest.mark.slow

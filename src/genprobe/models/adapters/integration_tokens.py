@@ -28,7 +28,7 @@ import numpy as np
 
 from genprobe.decoding.config import DecodingConfig
 from genprobe.errors import ConfigError
-from genprobe.models.sequences import Ranked, SequenceModel, is_correct
+from genprobe.models.sequences import CandidateJudge, Ranked, SequenceModel
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import to_prefix
 from genprobe.tasks.integration.task import IntegrationTask
@@ -47,17 +47,17 @@ class Answers(Ranked):
     # not parse) as `Candidate.answer` holds it: what the verifier is to judge; None where missing
     answers: np.ndarray
 
-    def outcomes(self, task: Task, src: np.ndarray) -> np.ndarray:
-        """`Ranked.outcomes`, each answer judged as the model gave it (`IntegrationTask.judge`),
-        as the brittleness study verifies it: one with a token outside the target vocabulary,
-        which the ids cannot hold, is judged too."""
+    def judge_of(self, task: Task, src: np.ndarray) -> CandidateJudge:
+        """Each answer judged as the model gave it (`IntegrationTask.judge`), as the
+        brittleness study verifies it: one with a token outside the target vocabulary, which
+        the ids cannot hold, is judged too."""
         assert isinstance(task, IntegrationTask), "an integration model's answers"
         problems = task.problems(src)
 
         def judge(member: np.ndarray, row: np.ndarray, rank: np.ndarray) -> np.ndarray:
             return task.judge([problems[i] for i in row], self.answers[member, row, rank])
 
-        return self.judged(judge, is_correct)
+        return judge
 
 
 class IntegrationSequenceModel(SequenceModel):

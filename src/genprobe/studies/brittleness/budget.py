@@ -7,6 +7,9 @@ samples (ranked by log-probability). Every distinct candidate of a problem is ve
 the report can set the probability of the top candidate against those of all the correct ones,
 and say how many failures of the ordinary search a larger one would fix, at which rank.
 
+The search is the probe's (`decoding/large_search.py`), the model asked through the adapter
+the probe asks it with, its answers verified with the run's own verifier settings.
+
 Result rows (one per problem, decoding and rank): suite, row, decoding ("beam", "T=0.6", ...),
 rank, answer, logprob, outcome, method (what decided the verdict: "backstop" for a timeout at the
 wall-clock backstop).
@@ -18,18 +21,25 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
 import pandas as pd
 
+from genprobe.decoding.large_search import judged_once, searched, searched_rows
 from genprobe.errors import ConfigError
+from genprobe.models.adapters.integration_tokens import Answers, IntegrationSequenceModel
 from genprobe.models.adapters.seq2seq import Seq2SeqModel
+from genprobe.models.sequences import CandidateJudge
 from genprobe.models.settings import ModelSettings
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.brittleness.solve import read_problems
 from genprobe.studies.brittleness.study import BUDGET
-from genprobe.tasks.integration.under_test import answer_text
+from genprobe.tasks.integration.prefix import to_prefix
+from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
+from genprobe.tasks.tokens import encode_inputs
+from genprobe.verification.verdict import Verdict
 
 TEMPLATES = ("k1*exp(k2*x)", "k1*sin(k2*x)", "k1*cos(k2*x)", "k1*tan(k2*x)")
 # a beam of 500 is heavy: small shards lose little when interrupted
@@ -59,19 +69,6 @@ def shards(suites: pd.DataFrame) -> list[Shard]:
     ]
 
 
-def decodings(config: BrittlenessConfig) -> dict[str, dict[str, Any]]:
-    """Decoding name -> the decoding settings that differ from the model's own."""
-    budget = config.search_budget
-    out = {"beam": {"method": "beam", "beam_size": budget}}
-    for temperature in config.temperatures:
-        out[f"T={temperature:g}"] = {
-            "method": "sample",
-            "temperature": temperature,
-            "samples": budget,
-        }
-    return out
-
-
 @dataclass(frozen=True)
 class BudgetTask(StageTask):
     needs_device: ClassVar[bool] = True
@@ -99,40 +96,34 @@ class BudgetTask(StageTask):
     def run(self, context: tuple[Seq2SeqModel, Verifier], shard: Shard, scratch: Path) -> Outputs:
         model, verifier = context
         rows = shard.spec["rows"]
-        problems = read_problems(rows)
+        problems = [problem.problem for problem in read_problems(rows)]
         budget = self.config.search_budget
         # as many hypotheses per model call as an ordinary batch holds
         base = model.decoding
         batch = max(1, base.batch_size * base.beam_size // budget)
-        found: dict[str, list] = {}
-        for name, change in decodings(self.config).items():
-            decoding = replace(base, batch_size=batch, **change)
-            found[name] = model.with_decoding(decoding).candidates(
-                [p.problem for p in problems], budget
-            )
-        # every distinct answer of a problem, verified once, all problems in one call
-        distinct: dict[tuple[int, str], Any] = {}
-        for i in range(len(problems)):
-            for candidates in found.values():
-                for candidate in candidates[i]:
-                    distinct.setdefault((i, answer_text(candidate.answer)), candidate.answer)
-        keys = list(distinct)
-        verdicts = verifier.verify_many([(problems[i].problem, distinct[i, a]) for i, a in keys])
-        verdict = dict(zip(keys, verdicts, strict=True))
-        records = [
-            {
-                "suite": rows[i]["suite"],
-                "row": problem.row,
-                "decoding": name,
-                "rank": rank,
-                "answer": answer_text(candidate.answer),
-                "logprob": candidate.logprob,
-                "outcome": verdict[i, answer_text(candidate.answer)].outcome.value,
-                "method": verdict[i, answer_text(candidate.answer)].method,
-            }
-            for i, problem in enumerate(problems)
-            for name, candidates in found.items()
-            for rank, candidate in enumerate(candidates[i], start=1)
-        ]
-        frame = pd.DataFrame(records, columns=COLUMNS)
-        return {f"budget/{shard.spec['chunk']:05d}.parquet": parquet_bytes(frame)}
+        decoding = replace(base, method="beam", beam_size=budget, batch_size=batch)
+        task = IntegrationTask()
+        asked = IntegrationSequenceModel(model.with_decoding(decoding), task, model.name)
+        src = encode_inputs(task.source_vocab, [(None, to_prefix(p)) for p in problems], "suite")
+        found = searched(asked, src, budget, self.config.temperatures, base.seed)
+
+        def judge_of(joined: Answers) -> CandidateJudge:
+            def judge(member: np.ndarray, row: np.ndarray, rank: np.ndarray) -> list[Verdict]:
+                answers = joined.answers[member, row, rank]
+                return verifier.verify_many(
+                    [(problems[i], a) for i, a in zip(row, answers, strict=True)]
+                )
+
+            return judge
+
+        # every distinct answer of a problem verified once, all problems in one call
+        frame = searched_rows(found, judged_once(found, judge_of), task.target_vocab)
+        problem = frame.pop("input").to_numpy()
+        verdicts = frame.pop("judgement")
+        frame = frame.drop(columns="member").assign(
+            suite=[rows[i]["suite"] for i in problem],
+            row=np.array([int(rows[i]["row"]) for i in problem], dtype=np.int64),
+            outcome=[verdict.outcome.value for verdict in verdicts],
+            method=[verdict.method for verdict in verdicts],
+        )
+        return {f"budget/{shard.spec['chunk']:05d}.parquet": parquet_bytes(frame[list(COLUMNS)])}

@@ -61,20 +61,3 @@ def _shares_axis(ax: Any, shares: Sequence[float | None]) -> Any:
     right.set_yscale("log")
     right.set_ylabel("training integers in the range (%)")
     return right
-
-
-def top_vs_correct(rows: pd.DataFrame, path: Path) -> Path:
-    """Log10 probability of the top beam candidate of each problem against those of every
-    correct candidate (Welleck et al. 2022, Figure 3). `rows`: the large search's rows."""
-    beam = rows[rows["decoding"] == "beam"]
-    top = beam[beam["rank"] == 1]["logprob"].to_numpy(dtype=float) / np.log(10)
-    correct = beam[beam["outcome"] == "correct"]["logprob"].to_numpy(dtype=float) / np.log(10)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    bins = np.linspace(min(top.min(initial=0), correct.min(initial=0)) - 0.5, 0.5, 40)
-    ax.hist(top, bins=bins, alpha=0.6, label=f"max (top candidate, {len(top)})")
-    ax.hist(correct, bins=bins, alpha=0.6, label=f"correct ({len(correct)})")
-    ax.set_xlabel("log10 probability")
-    ax.set_ylabel("candidates")
-    ax.legend()
-    ax.set_title("Top candidate vs correct candidates, large beam")
-    return save_figure(fig, path)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from genprobe.analysis import large_search
 from genprobe.analysis.render import Figure, Heading, Table, Text, clip
 from genprobe.analysis.render import write_report as render
 from genprobe.errors import GenprobeError
@@ -411,7 +412,7 @@ def _search_or_model(
     if budget_rows is None:
         return [*blocks, Text("No large search was run (`--search-budget B` runs one).")]
     budget = pd.DataFrame(summary["budget"])
-    path = plots.top_vs_correct(budget_rows, run / "figures" / "search_probabilities.png")
+    path = large_search.top_vs_correct(budget_rows, run / "figures" / "search_probabilities.png")
     shown = budget.copy()
     for column in shown.columns:
         if column.startswith(("fixed %", "median")):

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from genprobe.analysis import large_search
 from genprobe.runs.atomic import atomic_path, write_json
 from genprobe.runs.pool import DeadlineCounts
 from genprobe.studies.brittleness import tables
@@ -65,8 +66,10 @@ def summarize_run(
     summary["deadlines"] = asdict(verified)
     warnings = [verified.warning("candidates verified")]
     if budget_rows is not None:
-        per_problem = tables.budget_problems(budget_rows)
-        summary["budget"] = _records(tables.budget_summary(per_problem, examples, max(ks)))
+        keys = ["suite", "row"]
+        per_problem = large_search.per_input(budget_rows, keys)
+        ordinary = examples.set_index(keys)["first_correct_rank"]
+        summary["budget"] = _records(large_search.fixes(per_problem, ordinary, max(ks), keys))
         searched = _budget_deadlines(budget_rows)
         summary["budget_deadlines"] = asdict(searched)
         warnings.append(searched.warning("candidates of the search budget verified"))

@@ -109,66 +109,6 @@ def _logprobs(candidates: pd.Series, k: int) -> np.ndarray:
     return table
 
 
-# -- the large search -----------------------------------------------------------------------
-
-
-def budget_problems(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per problem and decoding of the large search: the probability of the top candidate, of
-    the last one, the mass all candidates cover, the first correct rank, how many are correct."""
-    out = []
-    for (suite, row, decoding), group in rows.groupby(["suite", "row", "decoding"], sort=False):
-        group = group.sort_values("rank")
-        p = np.exp(group["logprob"].to_numpy(dtype=float))
-        correct = (group["outcome"] == "correct").to_numpy()
-        out.append(
-            {
-                "suite": suite,
-                "row": row,
-                "decoding": decoding,
-                "candidates": len(group),
-                "p_top": p[0] if len(p) else float("nan"),
-                "p_bottom": p[-1] if len(p) else float("nan"),
-                "mass": float(p.sum()),
-                "n_correct": int(correct.sum()),
-                "first_correct_rank": int(np.argmax(correct)) + 1 if correct.any() else None,
-            }
-        )
-    frame = pd.DataFrame(out)
-    frame["first_correct_rank"] = frame["first_correct_rank"].astype("Int64")
-    return frame
-
-
-def budget_summary(per_problem: pd.DataFrame, examples: pd.DataFrame, k: int) -> pd.DataFrame:
-    """Per decoding of the large search: how many of the ordinary search's failures at `k`
-    (same problems) it fixes, at which rank, and how confident the model is at the top."""
-    ordinary = examples.set_index(["suite", "row"])["first_correct_rank"]
-    rows = []
-    for decoding, group in per_problem.groupby("decoding", sort=False):
-        before = ordinary.reindex(pd.MultiIndex.from_frame(group[["suite", "row"]])).to_numpy()
-        failures = failed(pd.Series(before, dtype="Int64"), k).to_numpy()
-        fixed = failures & group["first_correct_rank"].notna().to_numpy()
-        none = group["n_correct"].to_numpy() == 0
-        rows.append(
-            {
-                "decoding": decoding,
-                "problems": len(group),
-                f"failures@{k}": int(failures.sum()),
-                "fixed": int(fixed.sum()),
-                "fixed %": 100.0 * fixed.sum() / failures.sum() if failures.any() else float("nan"),
-                "median rank fixed": float(np.median(group["first_correct_rank"][fixed]))
-                if fixed.any()
-                else float("nan"),
-                "mean p(top)": float(group["p_top"].mean()),
-                "mean p(top), none correct": float(group["p_top"][none].mean())
-                if none.any()
-                else float("nan"),
-                "mean p(last)": float(group["p_bottom"].mean()),
-                "mean mass": float(group["mass"].mean()),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
 # -- the run's tables ---------------------------------------------------------------------------
 
 

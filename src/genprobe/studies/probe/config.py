@@ -28,6 +28,7 @@ from genprobe.tasks.task import Task
 ADDED_DEFAULTS = {
     "formats": 1, "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",
     "inputs": [], "splits": [], "compositions": [], "draws": 1, "temperature": None,
+    "search_budget": None, "search_temperatures": [], "search_suites": [],
 }  # fmt: skip
 
 
@@ -58,6 +59,12 @@ class ProbeConfig(ModelUnderTestSettings):
     # with a temperature, the k candidates are the distinct outputs among k samples at it
     # (seeded by `seed` and each input's ids), most probable first, instead of the beam's
     temperature: float | None = None
+    # a large search (Welleck et al. 2022, section 6.1) on `search_suites` (none: every suite):
+    # a beam of this width and, at each of `search_temperatures`, the distinct outputs among as
+    # many samples, every distinct answer judged
+    search_budget: int | None = None
+    search_temperatures: tuple[float, ...] = ()
+    search_suites: tuple[str, ...] = ()
     # a language model's prompt grid and an endpoint's settings: `ModelUnderTestSettings`
     device: str = "cpu"
     workers: int = 1
@@ -88,6 +95,7 @@ class ProbeConfig(ModelUnderTestSettings):
         if not 1 <= self.k <= MAX_K:
             raise ConfigError("--k", f"1 to {MAX_K}", self.k)
         check_sampling(self.model, self.k, self.temperature)
+        self._check_search()
         if self.workers < 1:
             raise ConfigError("--workers", "at least 1", self.workers)
         names = [input_name(path) for path in self.inputs]
@@ -102,6 +110,22 @@ class ProbeConfig(ModelUnderTestSettings):
                 raise ConfigError("--input", f"files of different names (two are {name!r})", path)
         return self
 
+    def _check_search(self) -> None:
+        if self.search_budget is None:
+            for option, given in (
+                ("--search-temperatures", self.search_temperatures),
+                ("--search-suites", self.search_suites),
+            ):
+                if given:
+                    raise ConfigError(option, "with --search-budget", ",".join(map(str, given)))
+            return
+        if self.search_budget <= self.k:
+            raise ConfigError("--search-budget", f"more than --k ({self.k})", self.search_budget)
+        for temperature in self.search_temperatures:
+            check_sampling(
+                self.model, self.search_budget, temperature, named="--search-temperatures"
+            )
+
     def identity(self) -> dict[str, Any]:
         identity = identity_fields(self)
         identity["task_options"] = dict(self.task_options)
@@ -109,6 +133,8 @@ class ProbeConfig(ModelUnderTestSettings):
             identity[name] = None if identity[name] is None else list(identity[name])
         identity["splits"] = list(self.splits)
         identity["compositions"] = list(self.compositions)
+        identity["search_temperatures"] = list(self.search_temperatures)
+        identity["search_suites"] = list(self.search_suites)
         identity["inputs"] = [{"path": p, "sha256": file_digest(p)} for p in self.inputs]
         return without_added_defaults(identity, ADDED_DEFAULTS)
 
@@ -120,7 +146,8 @@ class ProbeConfig(ModelUnderTestSettings):
             fields[name] = None if fields[name] is None else tuple(fields[name])
         fields["inputs"] = tuple(file["path"] for file in fields["inputs"])
         fields["splits"] = tuple(fields["splits"])
-        fields["compositions"] = tuple(fields["compositions"])
+        for name in ("compositions", "search_temperatures", "search_suites"):
+            fields[name] = tuple(fields[name])
         return cls(**fields)
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from genprobe.analysis import large_search
 from genprobe.analysis.correlations import correlation_section
 from genprobe.analysis.plots import length_curves, suite_distributions
 from genprobe.analysis.render import Figure, Heading, Table, Text, clip
@@ -21,7 +22,12 @@ from genprobe.analysis.stats import THRESHOLD, Share, shares_at_least, summarize
 from genprobe.options import as_pairs
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import FEATURE
-from genprobe.studies.probe.results import read_probe, read_results, read_suites
+from genprobe.studies.probe.results import (
+    read_large_search,
+    read_probe,
+    read_results,
+    read_suites,
+)
 from genprobe.studies.probe.summary import (
     PromptVariance,
     accuracy,
@@ -32,6 +38,7 @@ from genprobe.studies.probe.summary import (
     errors,
     fail_at,
     failure_sharing,
+    large_search_fixes,
     paired_drop,
     predicts,
     prompt_variance,
@@ -157,6 +164,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
             ),
             Table(_unresolved_table(unresolved(results, config.k))),
         ]
+    blocks += _large_search(run, config, results)
     blocks += correlation_section(run, scores, "members")
     correlations = predicts(scores)
     if correlations:
@@ -177,6 +185,49 @@ def _candidates(config: ProbeConfig) -> str:
         f"the distinct outputs among {config.k} samples at temperature {config.temperature:g} "
         f"(seed {config.seed}), most probable first"
     )
+
+
+def _large_search(run: Path, config: ProbeConfig, results: pd.DataFrame) -> list:
+    rows = read_large_search(run)
+    if rows is None:
+        return []
+    budget = config.search_budget
+    fixed = large_search_fixes(results, rows, config.k)
+    for column in fixed.columns:
+        if column in ("fixed %", "median rank fixed"):
+            fixed[column] = fixed[column].map(lambda v: "–" if v != v else f"{v:.1f}")
+        elif column.startswith("mean"):
+            fixed[column] = fixed[column].map(lambda v: "–" if v != v else f"{v:.3g}")
+    temperatures = config.search_temperatures
+    listed = ", ".join(f"{t:g}" for t in temperatures)
+    sampled = (
+        f", and the distinct outputs among {budget} samples at temperature"
+        f"{'s' * (len(temperatures) > 1)} {listed} (seed {config.seed})"
+        if temperatures
+        else ""
+    )
+    suites = ", ".join(config.search_suites) or "every suite above"
+    ordinary = "greedy" if config.k == 1 else _candidates(config)
+    path = large_search.top_vs_correct(rows, run / "figures" / "search_probabilities.png")
+    return [
+        Heading("Is it a search problem? A larger search"),
+        Text(
+            f"Every member searched each input of {suites} with a beam of {budget}{sampled}, "
+            "every distinct answer judged. Per suite and decoding, over member × input pairs: "
+            f"the failures of the ordinary search at k = {config.k} ({ordinary}), how many the "
+            "larger search fixes (a right output among its candidates: a search error) and at "
+            "which median rank, the mean probability of the top candidate (and where none is "
+            "right), of the last one, and the mass all candidates cover. Few fixes, or right "
+            "outputs far below the top candidate, make the failures the model's (Welleck et al. "
+            "2022, §6.1)."
+        ),
+        Table(fixed.astype(str)),
+        Figure(
+            path.relative_to(run),
+            "Probability of the top beam candidate (max) and of every correct one (correct), "
+            "every member and input (cf. Welleck et al. 2022, Figure 3).",
+        ),
+    ]
 
 
 def _by_length(run: Path, table: pd.DataFrame | None, results: pd.DataFrame) -> list:

@@ -11,7 +11,7 @@ import pandas as pd
 from genprobe.errors import RunDirError
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.probe.config import ProbeConfig
-from genprobe.studies.probe.study import DECODE, PROBE
+from genprobe.studies.probe.study import DECODE, LARGE_SEARCH, PROBE
 from genprobe.studies.probe.suites import ARRAYS_FILE, SUITES_FILE
 
 
@@ -48,6 +48,21 @@ def read_results(run: str | Path) -> pd.DataFrame:
     paths = sorted(paths, key=lambda path: _position(order, Path(path).stem))
     results = pd.concat([pd.read_parquet(path) for path in paths], ignore_index=True)
     return results if suites is None else _with_seen(Path(run), suites, results)
+
+
+def read_large_search(run: str | Path) -> pd.DataFrame | None:
+    """The large search's rows (`large_search.py`), in the run's order of suites, or None
+    where the run made none (no --search-budget, or not yet).
+
+    Raises:
+        DamagedFileError: a file is not what its shard recorded.
+    """
+    paths = ShardStore(run).outputs(LARGE_SEARCH, ".parquet")
+    if not paths:
+        return None
+    order = list(read_suites(run)["suite"])
+    paths = sorted(paths, key=lambda path: (_position(order, Path(path).parent.name), path))
+    return pd.concat([pd.read_parquet(path) for path in paths], ignore_index=True)
 
 
 def _with_seen(run: Path, suites: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:

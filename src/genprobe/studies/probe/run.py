@@ -8,6 +8,8 @@
              the task refused (`suites.py`); a rerun takes them from there
     decode   one shard per suite: every member decodes and the verifier judges
              (results/<suite>.parquet, `decode.py`)
+    search   with --search-budget: a large search on the chosen suites' inputs, a few per
+             shard (large-search/<suite>/<chunk>.parquet, `large_search.py`)
 
 Every stage is a list of shards run by `run_stage`: rerunning the same command skips what is
 done, so a killed run ends with the results of an uninterrupted one, on the same suites.
@@ -27,8 +29,9 @@ from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import DecodeTask, decode_shard
+from genprobe.studies.probe.large_search import LargeSearchTask, search_shards
 from genprobe.studies.probe.study import KIND
-from genprobe.studies.probe.suites import build_suites, saved_suites, write_suites
+from genprobe.studies.probe.suites import Suite, build_suites, saved_suites, write_suites
 from genprobe.tasks.registry import task_name
 
 Log = Callable[[str], None]
@@ -77,6 +80,7 @@ def run_probe(
     if suites is None:  # a data error writes nothing
         task = config.load_task()
         suites = build_suites(config, task, training_inputs(config.model, task))
+    _check_search_suites(config, suites)
     run = open_run(out, KIND, config)
     write_suites(run, suites)
     shards = [decode_shard(suite, config.k) for suite in suites if len(suite.src)]
@@ -84,4 +88,17 @@ def run_probe(
         log(f"decoding {len(pending)} suites: {', '.join(shard.key for shard in pending)}")
     executor = executor or LocalExecutor(workers=config.workers)
     run_stage(run, DecodeTask(config), shards, executor)
+    if config.search_budget is not None:
+        shards = search_shards(suites, config)
+        if pending := ShardStore(run).pending(shards):
+            log(f"large search (budget {config.search_budget}): {len(pending)} shards")
+        run_stage(run, LargeSearchTask(config), shards, executor)
     return run
+
+
+def _check_search_suites(config: ProbeConfig, suites: list[Suite]) -> None:
+    """Raises ConfigError where --search-suites names a suite the run does not have."""
+    have = [suite.key for suite in suites]
+    for name in config.search_suites:
+        if name not in have:
+            raise ConfigError("--search-suites", f"suites of this run ({', '.join(have)})", name)

@@ -4,12 +4,15 @@ from genprobe.studies.study import Study
 
 KIND = "probe"
 DECODE = "decode"  # one shard per suite (`decode.py`)
+LARGE_SEARCH = (
+    "large-search"  # with --search-budget: shards of a suite's inputs (`large_search.py`)
+)
 
 PROBE = Study(
     kind=KIND,
     name="a probe study",
     report="genprobe.studies.probe.report:write_report",
     tables="genprobe.studies.probe.tables:run_tables",
-    stages=(DECODE,),
+    stages=(DECODE, LARGE_SEARCH),
     report_settings=("threshold",),
 )

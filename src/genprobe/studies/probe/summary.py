@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from genprobe.analysis import search_errors
+from genprobe.analysis import large_search, search_errors
 from genprobe.analysis.stats import CONFIDENCE, N_RESAMPLES, Correlation, correlate
 from genprobe.analysis.variance import VarianceDecomposition, decompose_variance
 from genprobe.studies.probe.decode import FEATURE
@@ -250,6 +250,23 @@ def unresolved(results: pd.DataFrame, k: int) -> pd.DataFrame:
             n, share = search_errors.unresolved(first, logprobs, group["gold_logprob"], at)
             rows.append({"suite": suite, "k": at, "failures scored": n, "unresolved": share})
     return pd.DataFrame(rows, columns=["suite", "k", "failures scored", "unresolved"])
+
+
+def large_search_fixes(results: pd.DataFrame, rows: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Per suite and decoding of the large search (`rows`), over every member and input of
+    `results` it searched: `analysis.large_search.fixes` against the ordinary search's first
+    right rank among its k candidates; its count of inputs is `inputs` (member x input)."""
+    keys = ["member", "suite", "index"]
+    first = results.set_index(keys)["first_correct"]
+    table = large_search.per_input(rows[rows.set_index(keys).index.isin(first.index)], keys)
+    parts = [
+        large_search.fixes(group, first, k, keys).assign(suite=suite)
+        for suite, group in table.groupby("suite", sort=False)
+    ]
+    if not parts:
+        return pd.DataFrame()
+    fixed = pd.concat(parts, ignore_index=True).rename(columns={"problems": "inputs"})
+    return fixed[["suite", *fixed.columns.drop("suite")]]
 
 
 def predicts(accuracy: pd.DataFrame) -> list[Correlation]:

@@ -4,6 +4,7 @@ results   one row per member and input of every decoded suite (`decode.py`), and
           where the run knows which inputs the model was trained on
 members   one row per member and suite: accuracy (greedy) and Fail@k
 inputs    one row per suite and input: how many members fail it
+search    (a run with --search-budget) one row per candidate of the large search
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from genprobe.studies.probe.results import read_probe, read_results
+from genprobe.studies.probe.results import read_large_search, read_probe, read_results
 from genprobe.studies.probe.summary import accuracy, fail_at, members_failing
 
 
 def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
-    """The run's tables by name: results, members, inputs.
+    """The run's tables by name: results, members, inputs, and search where there is one.
 
     Raises:
         RunDirError: not a probe run, or nothing decoded yet.
@@ -26,8 +27,12 @@ def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
     results = read_results(run)
     members = accuracy(results).stack().rename("accuracy").to_frame()
     members[f"fail@{k}"] = fail_at(results, k).stack()
-    return {
+    tables = {
         "results": results,
         "members": members.reset_index(),
         "inputs": members_failing(results),
     }
+    searched = read_large_search(run)
+    if searched is not None:
+        tables["search"] = searched
+    return tables

@@ -1,0 +1,83 @@
+"""The `large-search` stage (`--search-budget B`): is a failure a search error or a model error?
+Every member searches each input of the chosen suites with a beam of B and, at each of
+`--search-temperatures`, the distinct outputs among B samples; every distinct answer of a
+member and input is judged once (`decoding/large_search.py`, the brittleness study's large
+search on any task and model: Welleck et al. 2022, section 6.1, Figure 3).
+
+Result rows (`large-search/<suite>/<chunk>.parquet`, one per member, input, decoding and rank):
+member, suite, index (the input's position in its suite, as in the decode stage's rows),
+decoding ("beam", "T=0.6", ...), rank (1-based, within its decoding), answer (the model's
+completion, or its output in the task's tokens), logprob (NaN where the model gives none),
+outcome.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from genprobe.decoding.large_search import judged_once, searched, searched_rows
+from genprobe.models.adapters.integration_tokens import as_sequence_model
+from genprobe.models.sequences import SequenceModel
+from genprobe.runs.executor import StageTask
+from genprobe.runs.shards import Outputs, Shard, parquet_bytes
+from genprobe.studies.probe.config import ProbeConfig
+from genprobe.studies.probe.study import LARGE_SEARCH
+from genprobe.studies.probe.suites import Suite
+
+# beam hypotheses (inputs x budget) per shard: a beam of 500 is heavy, and a small shard loses
+# little when a run is interrupted
+HYPOTHESES = 2048
+
+
+def search_shards(suites: list[Suite], config: ProbeConfig) -> list[Shard]:
+    """Shards of the inputs of the suites `--search-suites` names (default: every one the
+    report shows, not the originals decoded only for pairing)."""
+    assert config.search_budget is not None
+    chosen = set(config.search_suites) or {s.key for s in suites if s.kind != "origin"}
+    per_shard = max(1, HYPOTHESES // config.search_budget)
+
+    def spec(suite: Suite, chunk: int, start: int) -> dict[str, Any]:
+        src = suite.src[start : start + per_shard].tolist()
+        return {"suite": suite.key, "chunk": chunk, "start": start, "src": src}
+
+    return [
+        Shard(LARGE_SEARCH, f"{suite.key}.{chunk:04d}", spec(suite, chunk, start))
+        for suite in suites
+        if suite.key in chosen
+        for chunk, start in enumerate(range(0, len(suite.src), per_shard))
+    ]
+
+
+def search_path(suite: str, chunk: int) -> str:
+    return f"{LARGE_SEARCH}/{suite}/{chunk:04d}.parquet"
+
+
+class LargeSearchTask(StageTask):
+    """Searches with the model under test, loaded once per worker."""
+
+    needs_device: ClassVar[bool] = True
+
+    def __init__(self, config: ProbeConfig) -> None:
+        self.config = config
+
+    def setup(self) -> SequenceModel:
+        config = self.config
+        return as_sequence_model(config.model, config.load_task(), **config.model_settings())
+
+    def run(self, context: SequenceModel, shard: Shard, scratch: Path) -> Outputs:
+        spec, config, task = shard.spec, self.config, context.task
+        src = np.asarray(spec["src"], dtype=np.int64).reshape(len(spec["src"]), -1)
+        assert config.search_budget is not None
+        found = searched(
+            context, src, config.search_budget, config.search_temperatures, config.seed
+        )
+        judged = judged_once(found, lambda joined: joined.judge_of(task, src))
+        frame = searched_rows(found, judged, task.target_vocab)
+        frame["member"] = np.array(context.members, dtype=object)[frame["member"]]
+        frame.insert(1, "suite", spec["suite"])
+        frame.insert(2, "index", frame.pop("input") + int(spec["start"]))
+        frame = frame.rename(columns={"judgement": "outcome"})
+        return {search_path(spec["suite"], int(spec["chunk"])): parquet_bytes(frame)}
