@@ -12,12 +12,13 @@ pytest.importorskip("transformers")
 
 from helpers import offline_hub_cache, save_in_hub_cache, save_tiny_gpt2
 
+from genprobe.decoding.sampling import source_seed
 from genprobe.errors import ConfigError
 from genprobe.models.adapters.causal_lm import load_causal_lm
 from genprobe.models.adapters.prompted import PromptedModel, PromptGrid
 from genprobe.prompts import draw_shots, format_family, parse_answers, render, text_form
 from genprobe.studies.probe.decode import decoded
-from genprobe.studies.probe.results import read_results
+from genprobe.studies.probe.results import read_large_search, read_results
 from genprobe.tasks.registry import load_task
 
 TASK = load_task("addition", {"format": "plain", "train_digits": 2, "test_lengths": "3"})
@@ -108,6 +109,44 @@ def test_score_is_the_log_probability_of_the_answer_after_its_prompt(model, src)
     np.testing.assert_allclose(scores[1], expected)
 
 
+def test_samples_are_the_distinct_completions_drawn_ranked_by_log_probability(model, src):
+    ranked = model.sampled(src, 5, 1.5, seed=2)
+    assert ranked.out.shape[:3] == (4, len(src), 5)
+    limit, varied = model._token_limit(src), False
+    for m, cell in enumerate(model.cells):
+        prompts = model.prompts(cell, src)
+        for i in range(len(src)):
+            drawn = []  # sample j of input i, drawn alone from its seed
+            for j in range(5):
+                seed = source_seed(2, [j, -1, *src[i][src[i] > 0].tolist()])
+                [[text]] = model.lm.complete(
+                    prompts[i : i + 1], limit, method="sample", seed=[seed], temperature=1.5,
+                    stop=["\n"],
+                )  # fmt: skip
+                drawn.append(text)
+            present = ranked.present[m, i]
+            assert set(ranked.text[m, i][present]) <= set(drawn)
+            answers = parse_answers(TASK, np.repeat(src[i : i + 1], 5, axis=0), drawn)
+            distinct = {a.ids for a in answers}
+            assert present.sum() == len(distinct)  # unparseable ones are one candidate
+            kept = ranked.logprob[m, i][present]
+            assert (np.diff(kept) <= 0).all()  # the most probable first
+            expected = model.lm.logprob(
+                [prompts[i]] * present.sum(), list(ranked.text[m, i][present])
+            )
+            np.testing.assert_allclose(kept, expected, rtol=1e-5)
+            varied |= len(set(drawn)) > 1
+    assert varied  # at T = 1.5 an input's samples differ (the tiny model's are unparseable)
+
+
+def test_an_inputs_samples_do_not_depend_on_its_batch(model, src):
+    together = model.sampled(src, 3, 1.0, seed=0)
+    alone = model.sampled(src[2:3], 3, 1.0, seed=0)
+    assert (together.text[:, 2] == alone.text[:, 0]).all()
+    other = model.sampled(src, 3, 1.0, seed=1)
+    assert (other.text != together.text).any()
+
+
 @pytest.mark.parametrize("where", ["folder", "hub"])
 def test_the_probe_study_runs_on_a_language_model(where, cli, saved, tmp_path, monkeypatch):
     spec = f"hf:{saved}"
@@ -131,6 +170,29 @@ def test_the_probe_study_runs_on_a_language_model(where, cli, saved, tmp_path, m
     assert code == 0, err
     exported = pd.read_csv(tmp_path / "tables" / "results.csv", keep_default_na=False)
     assert exported["prompt"].tolist() == read_results(out)["prompt"].tolist()
+
+
+def test_a_probe_samples_a_language_models_candidates(cli, saved, tmp_path):
+    out = tmp_path / "probe"
+    args = ["probe", "--model", f"hf:{saved}", "--task", "addition",
+            "--task-option", "format=plain", "--task-option", "train_digits=2",
+            "--task-option", "test_lengths=3", "--families", "operand_swap", "--no-task-suites",
+            "--size", "3", "--k", "3", "--temperature", "1.5", "--search-budget", "4",
+            "--search-temperatures", "1", "--out", str(out)]  # fmt: skip
+    code, _, err = cli(*args)
+    assert code == 0, err
+    base = read_results(out).query("suite == 'base'")
+    model = PromptedModel(load_causal_lm(saved), TASK, PromptGrid())
+    src = TASK.generate("validation", 3, seed=0).src
+    drawn = model.sampled(src, 3, 1.5, seed=0)
+    assert [list(c) for c in base["candidate_completions"]] == drawn.text[0].tolist()
+    searched = read_large_search(out).query("suite == 'base' and decoding == 'T=1'")
+    again = model.sampled(src, 4, 1.0, seed=0)
+    member, row, rank = np.nonzero(again.present)
+    assert list(searched["answer"]) == list(again.text[member, row, rank])
+    assert (
+        "the distinct outputs among 3 samples at temperature 1.5" in (out / "report.md").read_text()
+    )
 
 
 def test_prompt_settings_and_a_missing_task_are_one_line_errors(cli, saved, tmp_path):

@@ -84,8 +84,9 @@ def fixes(
 
 def top_vs_correct(rows: pd.DataFrame, path: Path) -> Path:
     """Log10 probability of the top beam candidate of each input against those of every
-    correct candidate (Welleck et al. 2022, Figure 3). `rows`: the large search's rows."""
-    beam = rows[rows["decoding"] == "beam"]
+    correct candidate (Welleck et al. 2022, Figure 3). `rows`: the large search's rows (those
+    without a log-probability left out)."""
+    beam = rows[(rows["decoding"] == "beam") & rows["logprob"].notna()]
     top = beam[beam["rank"] == 1]["logprob"].to_numpy(dtype=float) / np.log(10)
     correct = beam[beam["outcome"] == "correct"]["logprob"].to_numpy(dtype=float) / np.log(10)
     fig, ax = plt.subplots(figsize=(6, 4))

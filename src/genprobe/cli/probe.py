@@ -88,7 +88,7 @@ def probe(
     search_temperatures: str = typer.Option(
         None,
         help="--search-budget: also the distinct outputs among as many samples at each of "
-        "these temperatures, comma-separated (a sweep, or a seq2seq integration model).",
+        "these temperatures, comma-separated (a sweep, a seq2seq integration model or hf:).",
     ),
     search_suites: str = typer.Option(
         None, help="--search-budget: the suites searched, comma-separated [every one]."

@@ -196,6 +196,7 @@ MODELS: dict[str, ModelKind] = {
         "name ORG/NAME (from the Hugging Face cache), asked the task's inputs as prompts; its "
         "members are prompt formats x few-shot draws x samples",
         ("task", "prompts", "device"),
+        samples=True,
         check=_model_folder_or_hub_name,
         tokens=True,
         absolute=_absolute_folder,

@@ -11,8 +11,9 @@ Prompts are tokenized as generation feeds them (with the tokenizer's special tok
 BOS), batched by length and padded on the left with an attention mask and matching position
 ids. Greedy decoding and sampling run genprobe's own loop on the model's key/value cache, so
 that each prompt samples from a generator of its own, seeded by (seed, its position in the
-list): a prompt's sample does not depend on the prompts batched with it or on `batch_size`
-(up to float rounding of the logits, which can differ between batch shapes). Beam search is
+list) or by a seed of its own: a prompt's sample does not depend on the prompts batched with
+it or on `batch_size` (up to float rounding of the logits, which can differ between batch
+shapes). Beam search is
 `transformers`' `generate`, handed each prompt's key/value cache computed once for all its
 beams. A completion ends at an end-of-sequence token (not part of the
 text), at a stop string (cut before it) or after `max_new_tokens`.
@@ -129,6 +130,8 @@ def _check_saved(root: Path) -> None:
 class CausalLM:
     """A causal language model and its tokenizer (see the module's docstring)."""
 
+    can_sample = True  # at any temperature, from a seed per prompt (`complete`)
+
     def __init__(self, model: Any, tokenizer: Any, name: str) -> None:
         self.model, self.tokenizer, self.name = model, tokenizer, name
         eos = model.generation_config.eos_token_id
@@ -167,14 +170,15 @@ class CausalLM:
         max_new_tokens: int,
         *,
         method: str = "greedy",
-        seed: int | None = None,
+        seed: int | Sequence[int] | None = None,
         temperature: float = 1.0,
         beams: int = 1,
         stop: Sequence[str] | None = None,
         batch_size: int = 32,
     ) -> list[list[str]]:
         """Per prompt, its completions: one for greedy and sample, `beams` (best first) for
-        beam. Sampling draws at `temperature` and needs a `seed`.
+        beam. Sampling draws at `temperature` and needs a `seed`: one for all (each prompt
+        then draws from (seed, its position)), or one per prompt.
 
         Raises:
             ConfigError: a setting out of range, or a prompt that tokenizes to nothing or
@@ -184,11 +188,13 @@ class CausalLM:
         _at_least("max_new_tokens", max_new_tokens, 1)
         _at_least("batch_size", batch_size, 1)
         _at_least("beams", beams, 1)
+        keys: list[list[int]] = []  # each prompt's sampling seed
         if method == "sample":
             if seed is None:
                 raise ConfigError("seed", "an integer when method is sample", seed)
             if not temperature > 0:
                 raise ConfigError("temperature", "a positive number", temperature)
+            keys = _seed_keys(seed, len(prompts))
         stops = [text for text in stop or () if text]
         ids = self._prompt_ids(prompts, max_new_tokens)
         out: list[list[str]] = [[] for _ in prompts]
@@ -197,7 +203,8 @@ class CausalLM:
             if method == "beam":
                 texts = self._beam(rows, max_new_tokens, beams, stops)
             else:
-                choose = _greedy if method == "greedy" else _sampler(seed, batch, temperature)
+                sampled = [keys[i] for i in batch] if keys else []
+                choose = _greedy if method == "greedy" else _sampler(sampled, temperature)
                 texts = [[text] for text in self._decode(rows, max_new_tokens, choose, stops)]
             for i, completions in zip(batch, texts, strict=True):
                 out[i] = [_cut(text, stops) for text in completions]
@@ -388,15 +395,28 @@ def _greedy(logits: Tensor) -> Tensor:
     return logits.argmax(dim=-1)
 
 
-def _sampler(seed: int | None, batch: list[int], temperature: float) -> Callable[[Tensor], Tensor]:
-    """Draws each row's next token from a generator of its own, seeded by (seed, its prompt's
-    position), so that a prompt's sample does not depend on its batch."""
+def _seed_keys(seed: int | Sequence[int], prompts: int) -> list[list[int]]:
+    """Each prompt's sampling seed: (seed, its position), or its own seed of a sequence.
+
+    Raises:
+        ConfigError: a sequence of another length than the prompts.
+    """
+    if isinstance(seed, int | np.integer):
+        return [[int(seed), i] for i in range(prompts)]
+    if len(seed) != prompts:
+        raise ConfigError("seed", f"an integer, or one per prompt ({prompts})", len(seed))
+    return [[int(one)] for one in seed]
+
+
+def _sampler(keys: list[list[int]], temperature: float) -> Callable[[Tensor], Tensor]:
+    """Draws each row's next token from a generator of its own, seeded by its prompt's key
+    (`_seed_keys`), so that a prompt's sample does not depend on its batch."""
     generators: list[torch.Generator] = []
 
     def choose(logits: Tensor) -> Tensor:
         if not generators:  # made on the logits' device, where multinomial draws
-            for i in batch:
-                state = np.random.SeedSequence([seed, i]).generate_state(2, np.uint64)[0]
+            for key in keys:
+                state = np.random.SeedSequence(key).generate_state(2, np.uint64)[0]
                 generators.append(torch.Generator(logits.device).manual_seed(int(state)))
         probs = torch.softmax(logits / temperature, dim=-1)
         return torch.cat(

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -42,7 +42,9 @@ class Completer(Protocol):
     of False, and its `logprob` raises ModelCapabilityError. One that can count a text's
     tokens has `count_tokens(text) -> int`, which bounds its completions more tightly; one
     that knows its positions has `fits(prompts, max_new_tokens) -> (n,) bool`, which says
-    which inputs it can be asked at all (`PromptedModel.readable`)."""
+    which inputs it can be asked at all (`PromptedModel.readable`). One that samples at any
+    temperature from a seed per prompt (`complete(..., seed=[...], temperature=T)`) has a
+    `can_sample` of True (`PromptedModel.sampled`)."""
 
     def complete(
         self,
@@ -50,7 +52,8 @@ class Completer(Protocol):
         max_new_tokens: int,
         *,
         method: str = "greedy",
-        seed: int | None = None,
+        seed: int | Sequence[int] | None = None,
+        temperature: float = 1.0,
         beams: int = 1,
         stop: Sequence[str] | None = None,
     ) -> list[list[str]]: ...
@@ -132,15 +135,69 @@ class PromptedModel(SequenceModel):
     def candidates(self, src: np.ndarray, k: int) -> Completions:
         """Greedy (or the member's sample) for k = 1; the k best beams otherwise; no
         candidate (and no prompt) for an input the model cannot take."""
+        return self._asked(src, k, lambda taken: self._candidates(taken, k))
+
+    def sampled(self, src: np.ndarray, n: int, temperature: float, seed: int) -> Completions:
+        """Each member's distinct answers among n completions sampled at `temperature`, the
+        most probable first (the log-probability of the completion after its prompt): sample
+        j of an input is drawn from a seed of `seed`, j, the member's sampling seed and the
+        input's ids, so it does not depend on the input's batch. No candidate (and no prompt)
+        for an input the model cannot take."""
+        if not getattr(self.lm, "can_sample", False):
+            return super().sampled(src, n, temperature, seed)
+        if n < 1:
+            raise ConfigError("n", "at least 1", n)
+        return self._asked(src, n, lambda taken: self._sampled(taken, n, temperature, seed))
+
+    def _asked(
+        self, src: np.ndarray, k: int, ask: Callable[[np.ndarray], Completions]
+    ) -> Completions:
+        """`ask` of the inputs the model can take, placed among all of src."""
         src = np.asarray(src)
         readable = self.readable(src)
         if readable.all():
-            return self._candidates(src, k)
+            return ask(src)
         rows = np.flatnonzero(readable)
         if not len(rows):
             empty = Completions(**vars(Ranked.empty(len(self.cells), k)), prompt=_no_prompts(self))
             return empty.placed(rows, len(src))
-        return self._candidates(src[rows], k).placed(rows, len(src))
+        return ask(src[rows]).placed(rows, len(src))
+
+    def _sampled(self, src: np.ndarray, n: int, temperature: float, seed: int) -> Completions:
+        from genprobe.decoding.sampling import source_seed  # torch: only where one samples
+
+        limit, size = self._token_limit(src), len(src)
+        ids = [row[row > 0].tolist() for row in src]
+        repeated = np.tile(src, (n, 1))  # sample-major: sample j of input i at j * size + i
+        texts, asked, scores = [], [], []
+        for cell in self.cells:
+            prompts = self.prompts(cell, src)
+            member = -1 if cell.sample is None else cell.sample
+            seeds = [source_seed(seed, [j, member, *row]) for j in range(n) for row in ids]
+            drawn = self.lm.complete(
+                prompts * n, limit, method="sample", seed=seeds, temperature=temperature,
+                stop=[NEWLINE],
+            )  # fmt: skip
+            written = [completions[0] if completions else "" for completions in drawn]
+            texts.append(written)
+            asked.append(prompts)
+            scores.append(
+                self.lm.logprob(prompts * n, written)
+                if self.can_score
+                else np.full(n * size, np.nan)
+            )
+        members = len(self.cells)
+        answers = [parse_answers(self.task, repeated, written) for written in texts]
+        ids_of = [[[a.ids for a in member[i::size]] for i in range(size)] for member in answers]
+
+        def by_input(values: list) -> np.ndarray:  # (S, n * N) sample-major -> (S, N, n)
+            return np.array(values, dtype=object).reshape(members, n, size).transpose(0, 2, 1)
+
+        drawn = _ranked(ids_of, by_input(texts))
+        logprob = by_input(scores).astype(float)
+        distinct = Ranked.distinct(drawn.out, drawn.length, drawn.finished, logprob, drawn.text)
+        prompts = np.array(asked, dtype=object).reshape(members, size)
+        return Completions(**vars(distinct), prompt=prompts)
 
     def _candidates(self, src: np.ndarray, k: int) -> Completions:
         limit = self._token_limit(src)

@@ -208,7 +208,14 @@ def _large_search(run: Path, config: ProbeConfig, results: pd.DataFrame) -> list
     )
     suites = ", ".join(config.search_suites) or "every suite above"
     ordinary = "greedy" if config.k == 1 else _candidates(config)
-    path = large_search.top_vs_correct(rows, run / "figures" / "search_probabilities.png")
+    figure = []
+    if rows["logprob"].notna().any():  # a language model's beams have none
+        path = large_search.top_vs_correct(rows, run / "figures" / "search_probabilities.png")
+        caption = (
+            "Probability of the top beam candidate (max) and of every correct one (correct), "
+            "every member and input (cf. Welleck et al. 2022, Figure 3)."
+        )
+        figure = [Figure(path.relative_to(run), caption)]
     return [
         Heading("Is it a search problem? A larger search"),
         Text(
@@ -222,11 +229,7 @@ def _large_search(run: Path, config: ProbeConfig, results: pd.DataFrame) -> list
             "2022, §6.1)."
         ),
         Table(fixed.astype(str)),
-        Figure(
-            path.relative_to(run),
-            "Probability of the top beam candidate (max) and of every correct one (correct), "
-            "every member and input (cf. Welleck et al. 2022, Figure 3).",
-        ),
+        *figure,
     ]
 
 
