@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("httpx")
 pytest.importorskip("transformers")
 
+from genprobe.decoding.sampling import source_seed
 from genprobe.errors import ModelCapabilityError
 from genprobe.models.adapters.causal_lm import load_causal_lm
 from genprobe.models.adapters.integration_tokens import as_sequence_model
@@ -82,6 +83,26 @@ def test_k_candidates_are_n_samples_ranked_as_returned(proxy, src):
     assert ranked.out.shape[:3] == (1, 2, 3)
     assert {(b["n"], b["temperature"]) for _, b in proxy.bodies} == {(3, 1.0)}
     assert not ranked.finished[:, :, 1:].any() and (ranked.text[:, :, 1:] == "").all()
+
+
+def test_samples_are_asked_at_the_temperature_each_input_with_seeds_of_its_own(proxy, src):
+    prompted = model(proxy.url, PromptGrid(formats=2))
+    ranked = prompted.sampled(src[:2], 3, 0.7, seed=4)
+    sent = [body for _, body in proxy.bodies]
+    assert len(sent) == 2 * 2 * 3 and {(b["temperature"], b["n"]) for b in sent} == {(0.7, 1)}
+    for m, cell in enumerate(prompted.cells):
+        for i, prompt in enumerate(prompted.prompts(cell, src[:2])):
+            ids = src[i][src[i] > 0].tolist()
+            asked = [b for b in sent if b["messages"][0]["content"] == prompt]
+            assert sorted(b["seed"] for b in asked) == sorted(
+                source_seed(4, [j, -1, *ids]) for j in range(3)
+            )
+            # no log-probabilities: the distinct answers in the order drawn, the first first
+            first = next(b for b in asked if b["seed"] == source_seed(4, [0, -1, *ids]))
+            assert ranked.text[m, i, 0] == prompted.lm.complete(
+                [prompt], first["max_tokens"], method="sample", seed=[first["seed"]],
+                temperature=0.7, stop=["\n"],
+            )[0][0]  # fmt: skip
 
 
 def test_it_gives_no_log_probabilities_so_the_model_cannot_score(served_lm, proxy, src):

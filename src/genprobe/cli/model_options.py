@@ -31,7 +31,8 @@ Decoding = Annotated[str, typer.Option("--decoding", help="beam, greedy or sampl
 TEMPERATURE = typer.Option(
     None,
     help="Sample the k candidates instead: the distinct outputs among k samples at this "
-    "temperature, most probable first (a sweep, a seq2seq integration model or hf:) [beam].",
+    "temperature, most probable first (a sweep, a seq2seq integration model, hf: or openai: "
+    "of a token task) [beam].",
 )
 Beam = Annotated[int, typer.Option("--beam", help="Beam size (raised to k if smaller).")]
 LengthPenalty = Annotated[float, typer.Option(help="Beam score = log-prob / length^this.")]

@@ -88,7 +88,8 @@ def probe(
     search_temperatures: str = typer.Option(
         None,
         help="--search-budget: also the distinct outputs among as many samples at each of "
-        "these temperatures, comma-separated (a sweep, a seq2seq integration model or hf:).",
+        "these temperatures, comma-separated (a sweep, a seq2seq integration model, hf: or "
+        "openai: of a token task).",
     ),
     search_suites: str = typer.Option(
         None, help="--search-budget: the suites searched, comma-separated [every one]."

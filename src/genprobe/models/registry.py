@@ -181,6 +181,7 @@ MODELS: dict[str, ModelKind] = {
             "prompts",
             "api",
         ),
+        samples=True,
     ),
     "py": ModelKind(
         "genprobe.models.adapters.callable:from_spec",

@@ -74,10 +74,11 @@ def check_sampling(
     temperature: float | None,
     option: str = "--model",
     named: str = "--temperature",
+    task: str = "",
 ) -> None:
     """A temperature (the k candidates sampled, `SequenceModel.sampled`) is positive, comes with
-    k of 2 or more, and asks a model that samples; None (beam search) always holds. `named`:
-    the temperature's option in errors.
+    k of 2 or more, and asks a model that samples `task` ("": the model's own); None (beam
+    search) always holds. `named`: the temperature's option in errors.
 
     Raises:
         ConfigError: it does not.
@@ -88,8 +89,16 @@ def check_sampling(
         raise ConfigError(named, "a positive number", temperature)
     if k < 2:
         raise ConfigError(named, "with --k 2 or more (the samples drawn)", k)
-    if not check_spec(model, option).samples:
-        sampling = ", ".join(f"{name}:" for name, kind in MODELS.items() if kind.samples)
+    kind = check_spec(model, option)
+    # integration is asked of a seq2seq network, or of an integration model that does not sample
+    integration = task == "integration" or (not task and not kind.tokens)
+    if not kind.samples or (integration and not kind.seq2seq):
+        sampling = ", ".join(
+            f"{name}:"
+            for name, other in MODELS.items()
+            if other.samples and (other.seq2seq or not integration)
+        )
+        asked = " the integration task" if integration and kind.samples else ""
         raise ConfigError(
-            named, f"left out for a model that does not sample ({sampling} do)", model
+            named, f"left out for a model that does not sample{asked} ({sampling} do)", model
         )

@@ -198,7 +198,13 @@ BAD = {
     "a model that does not sample": (
         ["--model", "sympy", "--task", "integration", "--k", "3", "--temperature", "1"],
         "--temperature must be left out for a model that does not sample (ckpt:, lc:, "
-        "bundled:, hf:, run: do)",
+        "bundled: do)",
+    ),
+    "an endpoint asked integration, sampled": (
+        ["--model", "openai:m@http://127.0.0.1:9/v1", "--task", "integration", "--k", "3",
+         "--temperature", "1"],
+        "--temperature must be left out for a model that does not sample the integration task "
+        "(ckpt:, lc:, bundled: do)",
     ),
     "search budget not above k": (
         ["--k", "3", "--search-budget", "3"], "--search-budget must be more than --k (3)"

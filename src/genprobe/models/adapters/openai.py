@@ -85,14 +85,16 @@ class OpenAICompleter:
     request per prompt, the prompt alone as the user's message of a chat (`api="chat"`) or as
     the prompt of the legacy completions API (`api="completions"`).
 
-    Greedy asks at temperature 0; a sample at temperature 1 with the member's `seed` (an
-    endpoint that honours `seed` answers reproducibly). The API offers no beam search: k
-    candidates ("beam") are `n = k` samples at temperature 1 (seed 0), ranked in the order the
-    endpoint returns them; an endpoint that ignores `n` returns fewer, and the missing ranks
-    count as unparseable. It gives no log-probabilities of given answers (`can_score` False).
+    Greedy asks at temperature 0; a sample at its `temperature` (1 by default) with its `seed`,
+    the member's or one per prompt (an endpoint that honours `seed` answers reproducibly). The
+    API offers no beam search: k candidates ("beam") are `n = k` samples at temperature 1
+    (seed 0), ranked in the order the endpoint returns them; an endpoint that ignores `n`
+    returns fewer, and the missing ranks count as unparseable. It gives no log-probabilities of
+    given answers (`can_score` False).
     """
 
     can_score = False
+    can_sample = True
 
     def __init__(self, config: EndpointConfig, api: str = "chat") -> None:
         check_choice("api", api, ROUTES)
@@ -105,32 +107,44 @@ class OpenAICompleter:
         max_new_tokens: int,
         *,
         method: str = "greedy",
-        seed: int | None = None,
+        seed: int | Sequence[int] | None = None,
+        temperature: float = 1.0,
         beams: int = 1,
         stop: Sequence[str] | None = None,
     ) -> list[list[str]]:
         """Per prompt, the texts of the endpoint's choices (see the class).
 
         Raises:
-            ConfigError: an unknown method, or sampling without a seed.
+            ConfigError: an unknown method, sampling without a seed, or a seed per prompt
+                for another number of prompts.
             EndpointError: as `Endpoint.texts`.
         """
         check_choice("method", method, METHODS)
         if method == "sample" and seed is None:
             raise ConfigError("seed", "an integer when method is sample", seed)
-        sampling: dict[str, Any] = {"temperature": 0.0, "n": 1}
-        if method != "greedy":
-            many = beams if method == "beam" else 1
-            sampling = {"temperature": 1.0, "n": many, "seed": 0 if seed is None else seed}
+        if seed is None or isinstance(seed, int):
+            seeds = [0 if seed is None else seed] * len(prompts)
+        elif len(seed) == len(prompts):
+            seeds = list(seed)
+        else:
+            raise ConfigError("seed", f"an integer, or one per prompt ({len(prompts)})", len(seed))
+
+        def sampling(i: int) -> dict[str, Any]:
+            if method == "greedy":
+                return {"temperature": 0.0, "n": 1}
+            if method == "beam":
+                return {"temperature": 1.0, "n": beams, "seed": seeds[i]}
+            return {"temperature": temperature, "n": 1, "seed": seeds[i]}
+
         bodies = [
             {
                 "model": self.model,
                 **self._asked(text),
                 "max_tokens": max_new_tokens,
-                **sampling,
+                **sampling(i),
                 **({"stop": list(stop)} if stop else {}),
             }
-            for text in prompts
+            for i, text in enumerate(prompts)
         ]
         return self.endpoint.texts(ROUTES[self.api], bodies)
 

@@ -94,7 +94,7 @@ class ProbeConfig(ModelUnderTestSettings):
             raise ConfigError("--draws", "at least 1", self.draws)
         if not 1 <= self.k <= MAX_K:
             raise ConfigError("--k", f"1 to {MAX_K}", self.k)
-        check_sampling(self.model, self.k, self.temperature)
+        check_sampling(self.model, self.k, self.temperature, task=self.task)
         self._check_search()
         if self.workers < 1:
             raise ConfigError("--workers", "at least 1", self.workers)
@@ -123,8 +123,9 @@ class ProbeConfig(ModelUnderTestSettings):
             raise ConfigError("--search-budget", f"more than --k ({self.k})", self.search_budget)
         for temperature in self.search_temperatures:
             check_sampling(
-                self.model, self.search_budget, temperature, named="--search-temperatures"
-            )
+                self.model, self.search_budget, temperature,
+                named="--search-temperatures", task=self.task,
+            )  # fmt: skip
 
     def identity(self) -> dict[str, Any]:
         identity = identity_fields(self)

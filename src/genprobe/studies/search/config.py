@@ -154,9 +154,9 @@ class SearchConfig(ModelUnderTestSettings):
         check_choice("--selection", self.selection, SELECTIONS)
         if not 1 <= self.k <= MAX_K:
             raise ConfigError("--k", f"1 to {MAX_K}", self.k)
-        check_sampling(self.model, self.k, self.temperature)
+        check_sampling(self.model, self.k, self.temperature, task=self.task)
         if self.against is not None:
-            check_sampling(self.against, self.k, self.temperature, "--against")
+            check_sampling(self.against, self.k, self.temperature, "--against", task=self.task)
         if self.minutes is not None and not self.minutes > 0:
             raise ConfigError("--minutes", "positive minutes", self.minutes)
         if self.tag_limit is not None and (
