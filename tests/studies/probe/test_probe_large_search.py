@@ -18,6 +18,7 @@ from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.report import write_report
 from genprobe.studies.probe.results import read_large_search, read_probe, read_results
 from genprobe.studies.probe.run import run_probe
+from genprobe.studies.probe.suites import build_suites
 from genprobe.studies.probe.summary import large_search_fixes
 from genprobe.tasks.tokens import output_lines
 
@@ -87,6 +88,16 @@ def test_per_input_is_each_inputs_candidates_counted():
             got["first_correct_rank"] == first
         )
     assert list(table["decoding"][:2]) == ["beam", "T=1"]  # in the rows' order
+
+
+@pytest.mark.parametrize("task", ["scan", "addition"])
+def test_the_suites_named_before_they_are_built_are_those_built(task, tmp_path):
+    inputs = tmp_path / "mine.jsonl"
+    inputs.write_text('{"input": "jump twice"}\n' if task == "scan" else '{"input": "1 2 + 3 4"}\n')
+    config = ProbeConfig("run:x", task=task, size=5, inputs=(str(inputs),))
+    task = config.load_task()
+    built = [suite.key for suite in build_suites(config, task) if suite.kind != "origin"]
+    assert config.suite_keys(task) == built and built[-1] == "input-mine"
 
 
 @pytest.fixture(scope="module")

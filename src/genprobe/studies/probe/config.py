@@ -95,7 +95,7 @@ class ProbeConfig(ModelUnderTestSettings):
         if not 1 <= self.k <= MAX_K:
             raise ConfigError("--k", f"1 to {MAX_K}", self.k)
         check_sampling(self.model, self.k, self.temperature, task=self.task)
-        self._check_search()
+        self._check_search(task)
         if self.workers < 1:
             raise ConfigError("--workers", "at least 1", self.workers)
         names = [input_name(path) for path in self.inputs]
@@ -110,7 +110,21 @@ class ProbeConfig(ModelUnderTestSettings):
                 raise ConfigError("--input", f"files of different names (two are {name!r})", path)
         return self
 
-    def _check_search(self) -> None:
+    def suite_keys(self, task: Task) -> list[str]:
+        """The suites a run decodes and reports (`suites.Suite.key`), in report order: the base
+        inputs, the families', relations' and compositions', the task's splits, the files'."""
+        families = chosen(task.families(), _listed(self.families), "--families")
+        relations = chosen(task.relations(), _listed(self.relations), "--relations")
+        named = [
+            *(("family", name) for name in families),
+            *(("relation", name) for name in relations),
+            *(("composition", name) for name in self.compositions),
+            *(("task", name) for name in self.task_splits(task)),
+            *(("input", input_name(path)) for path in self.inputs),
+        ]
+        return ["base", *(suite_key(kind, name) for kind, name in named)]
+
+    def _check_search(self, task: Task) -> None:
         if self.search_budget is None:
             for option, given in (
                 ("--search-temperatures", self.search_temperatures),
@@ -121,6 +135,12 @@ class ProbeConfig(ModelUnderTestSettings):
             return
         if self.search_budget <= self.k:
             raise ConfigError("--search-budget", f"more than --k ({self.k})", self.search_budget)
+        keys = self.suite_keys(task)
+        for name in self.search_suites:
+            if name not in keys:
+                raise ConfigError(
+                    "--search-suites", f"suites of this run ({', '.join(keys)})", name
+                )
         for temperature in self.search_temperatures:
             check_sampling(
                 self.model, self.search_budget, temperature,
@@ -150,6 +170,11 @@ class ProbeConfig(ModelUnderTestSettings):
         for name in ("compositions", "search_temperatures", "search_suites"):
             fields[name] = tuple(fields[name])
         return cls(**fields)
+
+
+def suite_key(kind: str, name: str) -> str:
+    """A suite's name among the run's suites (shard key and file name)."""
+    return name if kind in ("base", "origin") else f"{kind}-{name}"
 
 
 def input_name(path: str) -> str:

@@ -31,7 +31,7 @@ from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import DecodeTask, decode_shard
 from genprobe.studies.probe.large_search import LargeSearchTask, search_shards
 from genprobe.studies.probe.study import KIND
-from genprobe.studies.probe.suites import Suite, build_suites, saved_suites, write_suites
+from genprobe.studies.probe.suites import build_suites, saved_suites, write_suites
 from genprobe.tasks.registry import task_name
 
 Log = Callable[[str], None]
@@ -80,7 +80,6 @@ def run_probe(
     if suites is None:  # a data error writes nothing
         task = config.load_task()
         suites = build_suites(config, task, training_inputs(config.model, task))
-    _check_search_suites(config, suites)
     run = open_run(out, KIND, config)
     write_suites(run, suites)
     shards = [decode_shard(suite, config.k) for suite in suites if len(suite.src)]
@@ -94,11 +93,3 @@ def run_probe(
             log(f"large search (budget {config.search_budget}): {len(pending)} shards")
         run_stage(run, LargeSearchTask(config), shards, executor)
     return run
-
-
-def _check_search_suites(config: ProbeConfig, suites: list[Suite]) -> None:
-    """Raises ConfigError where --search-suites names a suite the run does not have."""
-    have = [suite.key for suite in suites]
-    for name in config.search_suites:
-        if name not in have:
-            raise ConfigError("--search-suites", f"suites of this run ({', '.join(have)})", name)

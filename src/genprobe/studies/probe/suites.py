@@ -40,7 +40,7 @@ from genprobe.errors import DataFormatError, GenprobeError
 from genprobe.runs.atomic import atomic_path, write_json
 from genprobe.runs.provenance import config_hash
 from genprobe.runs.rundir import read_config
-from genprobe.studies.probe.config import ProbeConfig, input_name
+from genprobe.studies.probe.config import ProbeConfig, input_name, suite_key
 from genprobe.tasks.files import ExampleArrays, read_examples
 from genprobe.tasks.lines import json_lines, some_rows
 from genprobe.tasks.probing import (
@@ -78,7 +78,7 @@ class Suite:
     @property
     def key(self) -> str:
         """Its name among the run's suites (shard key and file name)."""
-        return self.name if self.kind in ("base", "origin") else f"{self.kind}-{self.name}"
+        return suite_key(self.kind, self.name)
 
 
 def build_suites(config: ProbeConfig, task: Task, trained: np.ndarray | None = None) -> list[Suite]:
