@@ -95,6 +95,9 @@ def test_beam_gives_k_ranked_candidates_per_member(model, src):
         for r, answer in enumerate(answers):
             assert parsed[0, i, r] == (answer.ids is not None)
             assert tuple(ranked.out[0, i, r][: ranked.length[0, i, r]]) == (answer.ids or ())
+        # each candidate weighed as written after its prompt
+        expected = model.lm.logprob([prompts[i]] * len(texts), texts)
+        np.testing.assert_allclose(ranked.logprob[0, i, : len(texts)], expected, rtol=1e-5)
 
 
 def test_score_is_the_log_probability_of_the_answer_after_its_prompt(model, src):

@@ -181,11 +181,7 @@ class PromptedModel(SequenceModel):
             written = [completions[0] if completions else "" for completions in drawn]
             texts.append(written)
             asked.append(prompts)
-            scores.append(
-                self.lm.logprob(prompts * n, written)
-                if self.can_score
-                else np.full(n * size, np.nan)
-            )
+            scores.append(self._logprobs(prompts * n, written))
         members = len(self.cells)
         answers = [parse_answers(self.task, repeated, written) for written in texts]
         ids_of = [[[a.ids for a in member[i::size]] for i in range(size)] for member in answers]
@@ -193,9 +189,10 @@ class PromptedModel(SequenceModel):
         def by_input(values: list) -> np.ndarray:  # (S, n * N) sample-major -> (S, N, n)
             return np.array(values, dtype=object).reshape(members, n, size).transpose(0, 2, 1)
 
-        drawn = _ranked(ids_of, by_input(texts))
-        logprob = by_input(scores).astype(float)
-        distinct = Ranked.distinct(drawn.out, drawn.length, drawn.finished, logprob, drawn.text)
+        drawn = _ranked(ids_of, by_input(texts), by_input(scores).astype(float))
+        distinct = Ranked.distinct(
+            drawn.out, drawn.length, drawn.finished, drawn.logprob, drawn.text
+        )
         prompts = np.array(asked, dtype=object).reshape(members, size)
         return Completions(**vars(distinct), prompt=prompts)
 
@@ -204,6 +201,7 @@ class PromptedModel(SequenceModel):
         rows = []  # per member, per input: its k candidates' output ids (None: unparseable)
         written = []  # per member, per rank, per input: the completion as the model wrote it
         asked = []  # per member, per input: the prompt
+        scores = []  # per member, per rank and input: a beam candidate's log-probability
         for cell in self.cells:
             if k > 1:
                 method, seed = "beam", None
@@ -219,9 +217,25 @@ class PromptedModel(SequenceModel):
             answers = [parse_answers(self.task, src, texts) for texts in ranks]
             rows.append([[answers[r][i].ids for r in range(k)] for i in range(len(src))])
             written.append(ranks)
-        completions = np.array(written, dtype=object).reshape(len(self.cells), k, len(src))
-        prompts = np.array(asked, dtype=object).reshape(len(self.cells), len(src))
-        return Completions(**vars(_ranked(rows, completions.transpose(0, 2, 1))), prompt=prompts)
+            if k > 1:  # a beam's candidates, weighed as samples are
+                scores.append(self._logprobs(asked[-1] * k, [t for texts in ranks for t in texts]))
+        members = len(self.cells)
+        completions = np.array(written, dtype=object).reshape(members, k, len(src))
+        prompts = np.array(asked, dtype=object).reshape(members, len(src))
+        logprob = None
+        if scores:
+            logprob = np.array(scores).reshape(members, k, len(src)).transpose(0, 2, 1)
+        ranked = _ranked(rows, completions.transpose(0, 2, 1), logprob)
+        return Completions(**vars(ranked), prompt=prompts)
+
+    def _logprobs(self, prompts: list[str], texts: list[str]) -> np.ndarray:
+        """(n,) the log-probability of each completion after its prompt, as written; NaN where
+        none was written, or the language model gives none."""
+        scores = np.full(len(texts), np.nan)
+        rows = [i for i, text in enumerate(texts) if text]
+        if self.can_score and rows:
+            scores[rows] = self.lm.logprob([prompts[i] for i in rows], [texts[i] for i in rows])
+        return scores
 
     def score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
         """NaN for an input the model cannot take (`readable`)."""
@@ -282,9 +296,13 @@ def _trimmed(out: np.ndarray, length: np.ndarray) -> np.ndarray:
     return np.where(np.arange(out.shape[1]) < length[:, None], out, -1)
 
 
-def _ranked(rows: list[list[list[tuple[int, ...] | None]]], text: np.ndarray) -> Ranked:
-    """Ranked from each member's, input's and rank's output ids (None: unparseable) and the
-    completions (S, N, k) they were read from."""
+def _ranked(
+    rows: list[list[list[tuple[int, ...] | None]]],
+    text: np.ndarray,
+    logprob: np.ndarray | None = None,
+) -> Ranked:
+    """Ranked from each member's, input's and rank's output ids (None: unparseable), the
+    completions (S, N, k) they were read from and their log-probabilities (None: none)."""
     shape, k = text.shape, text.shape[-1]
     flat = [ids for member in rows for inputs in member for ids in inputs]
     out = padded([np.array(ids or (), dtype=np.int64) for ids in flat], fill=-1)
@@ -295,7 +313,7 @@ def _ranked(rows: list[list[list[tuple[int, ...] | None]]], text: np.ndarray) ->
         length=np.array([len(ids or ()) for ids in flat], dtype=np.int64).reshape(shape),
         finished=finished,
         score=np.where(finished, -np.arange(k, dtype=float), -np.inf),
-        logprob=np.full(shape, np.nan),
+        logprob=np.full(shape, np.nan) if logprob is None else logprob,
         text=text,
     )
 
