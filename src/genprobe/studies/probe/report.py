@@ -209,7 +209,7 @@ def _large_search(run: Path, config: ProbeConfig, results: pd.DataFrame) -> list
     suites = ", ".join(config.search_suites) or "every suite above"
     ordinary = "greedy" if config.k == 1 else _candidates(config)
     figure = []
-    if rows["logprob"].notna().any():  # a language model's beams have none
+    if rows["logprob"].notna().any():  # an endpoint's candidates have none
         path = large_search.top_vs_correct(rows, run / "figures" / "search_probabilities.png")
         caption = (
             "Probability of the top beam candidate (max) and of every correct one (correct), "
