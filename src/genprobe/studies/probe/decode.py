@@ -26,8 +26,9 @@ the input as `feature: NAME` columns.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -67,8 +68,8 @@ def result_path(key: str) -> str:
     return f"results/{key}.parquet"
 
 
-class DecodeTask(StageTask):
-    """Decodes with the model under test, loaded once per worker."""
+class ModelTask(StageTask):
+    """A stage of the model under test, loaded once per worker; its shards hold inputs."""
 
     needs_device: ClassVar[bool] = True
 
@@ -79,9 +80,18 @@ class DecodeTask(StageTask):
         config = self.config
         return as_sequence_model(config.model, config.load_task(), **config.model_settings())
 
+    @staticmethod
+    def inputs(spec: Mapping[str, Any]) -> np.ndarray:
+        """(N, L) the input ids of a shard's spec."""
+        return np.asarray(spec["src"], dtype=np.int64).reshape(len(spec["src"]), -1)
+
+
+class DecodeTask(ModelTask):
+    """Decodes a suite with every member."""
+
     def run(self, context: SequenceModel, shard: Shard, scratch: Path) -> Outputs:
         spec = shard.spec
-        src = np.asarray(spec["src"], dtype=np.int64).reshape(len(spec["src"]), -1)
+        src = self.inputs(spec)
         reference = spec.get("reference")
         if reference is not None:
             reference = np.asarray(reference, dtype=np.int64).reshape(len(reference), -1)

@@ -14,16 +14,15 @@ outcome.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from genprobe.decoding.large_search import judged_once, searched, searched_rows
-from genprobe.models.adapters.integration_tokens import as_sequence_model
 from genprobe.models.sequences import SequenceModel
-from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.probe.config import ProbeConfig
+from genprobe.studies.probe.decode import ModelTask
 from genprobe.studies.probe.study import LARGE_SEARCH
 from genprobe.studies.probe.suites import Suite
 
@@ -55,21 +54,12 @@ def search_path(suite: str, chunk: int) -> str:
     return f"{LARGE_SEARCH}/{suite}/{chunk:04d}.parquet"
 
 
-class LargeSearchTask(StageTask):
-    """Searches with the model under test, loaded once per worker."""
-
-    needs_device: ClassVar[bool] = True
-
-    def __init__(self, config: ProbeConfig) -> None:
-        self.config = config
-
-    def setup(self) -> SequenceModel:
-        config = self.config
-        return as_sequence_model(config.model, config.load_task(), **config.model_settings())
+class LargeSearchTask(ModelTask):
+    """Searches a few inputs of a suite with every member."""
 
     def run(self, context: SequenceModel, shard: Shard, scratch: Path) -> Outputs:
         spec, config, task = shard.spec, self.config, context.task
-        src = np.asarray(spec["src"], dtype=np.int64).reshape(len(spec["src"]), -1)
+        src = self.inputs(spec)
         assert config.search_budget is not None
         found = searched(
             context, src, config.search_budget, config.search_temperatures, config.seed
