@@ -1,4 +1,4 @@
-"""What a large search (`decoding/large_search.py`) says, for every study that runs one: the
+"""What a large search (`studies/large_search.py`) says, for every study that runs one: the
 brittleness study's, keyed by suite and row, and the probe's, keyed by member, suite and input.
 
 Per input and decoding (`per_input`): how many candidates, the probability of the top one and of

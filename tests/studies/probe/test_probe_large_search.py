@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from genprobe.analysis.large_search import per_input
-from genprobe.decoding.large_search import judged_once, searched_rows
 from genprobe.errors import GenprobeWarning
 from genprobe.models.registry import load_model
 from genprobe.models.sequences import Ranked
+from genprobe.studies.large_search import judged_once, searched_rows
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.report import write_report
 from genprobe.studies.probe.results import read_large_search, read_probe, read_results

@@ -7,7 +7,7 @@ samples (ranked by log-probability). Every distinct candidate of a problem is ve
 the report can set the probability of the top candidate against those of all the correct ones,
 and say how many failures of the ordinary search a larger one would fix, at which rank.
 
-The search is the probe's (`decoding/large_search.py`), the model asked through the adapter
+The search is the probe's (`studies/large_search.py`), the model asked through the adapter
 the probe asks it with, its answers verified with the run's own verifier settings.
 
 Result rows (one per problem, decoding and rank): suite, row, decoding ("beam", "T=0.6", ...),
@@ -24,7 +24,6 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from genprobe.decoding.large_search import judged_once, searched, searched_rows
 from genprobe.errors import ConfigError
 from genprobe.models.adapters.integration_tokens import Answers, IntegrationSequenceModel
 from genprobe.models.adapters.seq2seq import Seq2SeqModel
@@ -35,6 +34,7 @@ from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.brittleness.solve import read_problems
 from genprobe.studies.brittleness.study import BUDGET
+from genprobe.studies.large_search import judged_once, searched, searched_rows
 from genprobe.tasks.integration.prefix import to_prefix
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig

@@ -1,7 +1,7 @@
 """The `large-search` stage (`--search-budget B`): is a failure a search error or a model error?
 Every member searches each input of the chosen suites with a beam of B and, at each of
 `--search-temperatures`, the distinct outputs among B samples; every distinct answer of a
-member and input is judged once (`decoding/large_search.py`, the brittleness study's large
+member and input is judged once (`studies/large_search.py`, the brittleness study's large
 search on any task and model: Welleck et al. 2022, section 6.1, Figure 3).
 
 Result rows (`large-search/<suite>/<chunk>.parquet`, one per member, input, decoding and rank):
@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from genprobe.decoding.large_search import judged_once, searched, searched_rows
 from genprobe.models.sequences import SequenceModel
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
+from genprobe.studies.large_search import judged_once, searched, searched_rows
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import ModelTask
 from genprobe.studies.probe.study import LARGE_SEARCH
