@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from genprobe.analysis.plots import save_figure
+from genprobe.studies.large_search import BEAM
 from genprobe.verification.verdict import Outcome
 
 
@@ -86,7 +87,7 @@ def top_vs_correct(rows: pd.DataFrame, path: Path) -> Path:
     """Log10 probability of the top beam candidate of each input against those of every
     correct candidate (Welleck et al. 2022, Figure 3). `rows`: the large search's rows (those
     without a log-probability left out)."""
-    beam = rows[(rows["decoding"] == "beam") & rows["logprob"].notna()]
+    beam = rows[(rows["decoding"] == BEAM) & rows["logprob"].notna()]
     top = beam[beam["rank"] == 1]["logprob"].to_numpy(dtype=float) / np.log(10)
     correct = beam[beam["outcome"] == "correct"]["logprob"].to_numpy(dtype=float) / np.log(10)
     fig, ax = plt.subplots(figsize=(6, 4))

@@ -20,8 +20,7 @@ from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, model_study_exec
 from genprobe.cli.model_options import TEMPERATURE, PromptOptions, with_prompt_options
 from genprobe.cli.paths import output_folder
 from genprobe.cli.sweep import TASK_OPTION, THRESHOLD
-from genprobe.errors import ConfigError
-from genprobe.options import parse_pairs
+from genprobe.options import convert, parse_pairs
 
 
 @with_prompt_options
@@ -131,13 +130,7 @@ def probe(
 
 
 def _numbers(text: str | None, option: str) -> tuple[float, ...]:
-    numbers = []
-    for name in _names(text) or ():
-        try:
-            numbers.append(float(name))
-        except ValueError:
-            raise ConfigError(option, "numbers, comma-separated", text) from None
-    return tuple(numbers)
+    return tuple(convert(option, name, float) for name in _names(text) or ())
 
 
 def _names(text: str | None) -> tuple[str, ...] | None:

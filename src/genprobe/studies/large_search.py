@@ -24,11 +24,6 @@ from genprobe.tasks.tokens import output_lines
 BEAM = "beam"
 
 
-def decoding_name(temperature: float) -> str:
-    """The name of sampling at `temperature` in the rows ("T=0.6")."""
-    return f"T={temperature:g}"
-
-
 def searched(
     model: SequenceModel,
     src: np.ndarray,
@@ -41,7 +36,7 @@ def searched(
     ("T=0.6", ...; `SequenceModel.sampled`, seeded by `seed` and each input's ids)."""
     found = {BEAM: model.candidates(src, budget)}
     for temperature in temperatures:
-        found[decoding_name(temperature)] = model.sampled(src, budget, temperature, seed)
+        found[f"T={temperature:g}"] = model.sampled(src, budget, temperature, seed)
     return found
 
 
@@ -57,10 +52,9 @@ def judged_once(
     members, n, k = joined.score.shape
     present = joined.present.reshape(-1)
     if joined.text is not None:
-        answer = pd.factorize(joined.text.reshape(-1))[0]
+        answer = pd.factorize(joined.text.reshape(-1))[0][:, None]
     else:
-        flat = joined.out.reshape(members * n * k, -1)
-        answer = np.unique(flat, axis=0, return_inverse=True)[1].reshape(-1)
+        answer = joined.out.reshape(members * n * k, -1)
     pair = np.repeat(np.arange(members * n), k)
     keys = np.column_stack([pair, present, answer])
     _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)

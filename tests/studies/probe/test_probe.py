@@ -221,7 +221,7 @@ BAD = {
     ),
     "search temperature not a number": (
         ["--search-budget", "4", "--search-temperatures", "hot"],
-        "--search-temperatures must be numbers",
+        "--search-temperatures must be a number",
     ),
     "unknown search suite": (
         ["--search-budget", "4", "--search-suites", "nope"],

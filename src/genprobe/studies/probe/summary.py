@@ -253,12 +253,12 @@ def unresolved(results: pd.DataFrame, k: int) -> pd.DataFrame:
 
 
 def large_search_fixes(results: pd.DataFrame, rows: pd.DataFrame, k: int) -> pd.DataFrame:
-    """Per suite and decoding of the large search (`rows`), over every member and input of
-    `results` it searched: `analysis.large_search.fixes` against the ordinary search's first
-    right rank among its k candidates; its count of inputs is `inputs` (member x input)."""
+    """Per suite and decoding of the large search (`rows`): `analysis.large_search.fixes`
+    against the ordinary search's first right rank among its k candidates (`results`); its
+    count of inputs is `inputs` (member x input)."""
     keys = ["member", "suite", "index"]
     first = results.set_index(keys)["first_correct"]
-    table = large_search.per_input(rows[rows.set_index(keys).index.isin(first.index)], keys)
+    table = large_search.per_input(rows, keys)
     parts = [
         large_search.fixes(group, first, k, keys).assign(suite=suite)
         for suite, group in table.groupby("suite", sort=False)
