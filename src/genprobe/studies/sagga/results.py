@@ -25,9 +25,10 @@ from genprobe.models.settings import ModelSettings
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.study import GENERATION, NEARBY, SAGGA, TAG
+from genprobe.studies.search.loop import STATE
 
 ARCHIVE = "archive.jsonl"
-SEARCH = "search.json"
+SEARCH = STATE  # search.json
 CLUSTERS = "analysis/clusters.json"
 ARCHIVE_COLUMNS = (
     "generation", "problem", "text", "length", "fitness", "answers", "outcome", "detail",

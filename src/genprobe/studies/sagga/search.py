@@ -2,10 +2,10 @@
 archive of novel failures, then its analysis (the files the cluster report reads).
 
     seeds_0  the basis; re-added to the seeds of every generation, as in the original
-    loop     the failure search's (`studies/search/loop.py`): run generation g (shards of
-             three stages, `generation.py`: propose on the model's worker, verify spread over
-             workers, score); archive its failures with fitness >= tau that are novel (by
-             canonical form); select the next seeds among them
+    loop     the failure search's `Search` (`studies/search/loop.py`) with SAGGA's breeder:
+             run generation g (shards of three stages, `generation.py`: propose on the model's
+             worker, verify spread over workers, score); archive its failures with fitness >=
+             tau that are novel (by canonical form); select the next seeds among them
              (`studies/search/selection.py`); stop at the archive size, the generation limit
              or the time budget of this invocation's search (checked between generations, and
              between a generation's stages and shards)
@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from genprobe.models.settings import sent_to_workers
-from genprobe.runs.atomic import write_json, write_text
+from genprobe.runs.atomic import write_text
 from genprobe.runs.budget import Budget
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
@@ -53,12 +53,11 @@ from genprobe.studies.sagga.generation import (
     verify_shards,
 )
 from genprobe.studies.sagga.mutants import canonical_key
-from genprobe.studies.sagga.results import ARCHIVE, ARCHIVE_COLUMNS, SEARCH, read_state
+from genprobe.studies.sagga.results import ARCHIVE, ARCHIVE_COLUMNS, read_state
 from genprobe.studies.sagga.seeds import named_basis, read_problem_file
 from genprobe.studies.sagga.study import GENERATION, SAGGA
-from genprobe.studies.search.embedding import Embedder, make_embedder
-from genprobe.studies.search.loop import Log, evolve, read_generation
-from genprobe.studies.search.selection import next_seeds
+from genprobe.studies.search.embedding import make_embedder
+from genprobe.studies.search.loop import Log, Parents, Search, Selection, evolve
 from genprobe.tasks.integration.expression import Expr
 
 
@@ -66,73 +65,6 @@ def basis(config: SaggaConfig) -> list[Expr]:
     if config.basis_file is not None:
         return read_problem_file(config.basis_file)
     return named_basis(config.basis)
-
-
-@dataclass
-class Search:
-    """What the search knows between generations: rebuilt from the generation files (a
-    `studies.search.loop.Generations`)."""
-
-    config: SaggaConfig
-    embedder: Embedder
-    seeds0: list[str]
-    run: Path
-    steps: _Steps
-    seeds: list[str] = field(default_factory=list)  # the next generation's
-    archive: list[dict[str, Any]] = field(default_factory=list)
-    keys: set[str] = field(default_factory=set)
-    stats: list[dict[str, Any]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.seeds = self.seeds or self.seeds0
-
-    @property
-    def archived(self) -> int:
-        return len(self.archive)
-
-    def compute(self, generation: int) -> bool:
-        per_seed = max(1, self.config.generation_size // len(self.seeds))
-        return self.steps.generation(generation, self.seeds, per_seed)
-
-    def absorb(self, generation: int) -> str:
-        """Archive the generation's novel failures and select the next generation's seeds."""
-        config = self.config
-        frame, effort = read_generation(self.run, generation)
-        fit = frame[(frame["status"] == "failed") & (frame["fitness"] >= config.tau)]
-        novel = fit[~fit["problem"].isin(self.keys)]
-        for row in novel[list(ARCHIVE_COLUMNS)].to_dict("records"):
-            row["answers"] = list(row["answers"])
-            self.archive.append(row)
-            self.keys.add(row["problem"])
-        self.seeds = self._select(novel.reset_index(drop=True), int(effort["generation"]))
-        self.stats.append(
-            {
-                **effort,
-                "problems_found": int((frame["fitness"] > 0).sum()),
-                "fitness_found": len(fit),
-                "novel_found": len(novel),
-                "novel_found_length": float(novel["length"].mean()) if len(novel) else None,
-                "archive_size": len(self.archive),
-                "archive_mean_length": float(np.mean([r["length"] for r in self.archive]))
-                if self.archive
-                else None,
-                "next_seeds": len(self.seeds),
-            }
-        )
-        return f"{len(novel)} novel failures, archive {len(self.archive)}"
-
-    def write_state(self, stop: str) -> None:
-        lines = "".join(json.dumps(row, sort_keys=True) + "\n" for row in self.archive)
-        write_text(self.run / ARCHIVE, lines)
-        state = {"stop": stop, "generations": len(self.stats), "stats": self.stats}
-        write_json(self.run / SEARCH, state)
-
-    def _select(self, novel: pd.DataFrame, generation: int) -> list[str]:
-        config = self.config
-        return next_seeds(
-            novel, "problem", self.seeds0, config.selection, self.embedder,
-            size=config.seed_size, clusters=config.clusters, seed=config.seed + generation,
-        )  # fmt: skip
 
 
 def run_sagga(
@@ -172,16 +104,22 @@ def run_generations(
     log(f"searching from {len(seeds0)} seeds, {config.generation_size} mutants per generation")
     with executor or LocalExecutor() as runner, LocalExecutor() as here:
         budget = Budget(config.minutes, clock)
-        steps = _Steps(config, run, runner, here, budget, log)
-        search = Search(config, make_embedder(config.embedding), seeds0, run, steps)
+        selection = Selection(
+            config.selection, config.seed_size, config.seed, config.clusters,
+            make_embedder(config.embedding),
+        )  # fmt: skip
+        breeder = SaggaBreeder(config, run, runner, here, budget, log)
+        search = Search(breeder, run, seeds0, selection, config.tau)
         evolve(search, range(1, config.generations + 1), config.archive_size, budget, log)
     return run
 
 
 @dataclass
-class _Steps:
-    """A generation's three stages: propose and verify on the study's executor, score here
-    (where the search's embedder already is); the budget is checked after each shard."""
+class SaggaBreeder:
+    """SAGGA's generations (a `studies.search.loop.Breeder`): every parent (a seed) mutated
+    `generation_size // seeds` times, in three stages: propose and verify on the study's
+    executor, score here (where the search's embedder already is); the budget is checked after
+    each shard. Novel by canonical form; the archive is `archive.jsonl`."""
 
     config: SaggaConfig
     run: Path
@@ -189,15 +127,18 @@ class _Steps:
     here: Executor
     budget: Budget
     log: Log
+    first: int = 1
+    key: str = "problem"
 
     def __post_init__(self) -> None:
         config = sent_to_workers(self.config)
         self.tasks = ProposeTask(config), VerifyTask(config), ScoreTask(config)
 
-    def generation(self, generation: int, seeds: list[str], per_seed: int) -> bool:
-        """Run generation `generation` unless it is done; returns whether it ran."""
+    def compute(self, generation: int, parents: Parents) -> bool:
         if ShardStore(self.run).finished(GENERATION, f"{generation:05d}"):
             return False  # however its verification was chunked
+        seeds = parents.keys
+        per_seed = max(1, self.config.generation_size // len(seeds))
         propose, verify, score = self.tasks
         self.log(f"generation {generation}: mutating {len(seeds)} seeds, asking the model")
         run_stage(self.run, propose, [propose_shard(generation, seeds, per_seed)], self.runner)
@@ -218,6 +159,36 @@ class _Steps:
         verified = [self._read(verified_path(generation, s.spec["chunk"])) for s in shards]
         run_stage(self.run, score, [score_shard(generation, proposed, verified)], self.here)
         return True
+
+    def failed(self, frame: pd.DataFrame) -> np.ndarray:
+        return (frame["status"] == "failed").to_numpy()
+
+    def archived(self, novel: pd.DataFrame) -> pd.DataFrame:
+        return novel[list(ARCHIVE_COLUMNS)]
+
+    def stats(
+        self, frame: pd.DataFrame, effort: dict[str, Any], fit: pd.DataFrame, search: Search
+    ) -> dict[str, Any]:
+        novel, lengths = search.archive[-1], [part["length"] for part in search.archive]
+        return {
+            **effort,
+            "problems_found": int((frame["fitness"] > 0).sum()),
+            "fitness_found": len(fit),
+            "novel_found": len(novel),
+            "novel_found_length": float(novel["length"].mean()) if len(novel) else None,
+            "archive_size": search.archived,
+            "archive_mean_length": float(np.mean(np.concatenate(lengths)))
+            if search.archived
+            else None,
+            "next_seeds": len(search.chosen),
+        }
+
+    def write_archive(self, archive: list[pd.DataFrame]) -> None:
+        lines = []
+        for row in (row for part in archive for row in part.to_dict("records")):
+            row["answers"] = list(row["answers"])
+            lines.append(json.dumps(row, sort_keys=True) + "\n")
+        write_text(self.run / ARCHIVE, "".join(lines))
 
     def _read(self, path: str) -> Any:
         return json.loads((self.run / path).read_text(encoding="utf-8"))

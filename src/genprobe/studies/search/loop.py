@@ -1,30 +1,50 @@
-"""The generation loop of every failure search: the generic one (`search.py`) and SAGGA's
-(`studies/sagga/search.py`) differ in how a generation is made and what it archives, not in
-how generations follow each other.
+"""The loop of every failure search: the generic one (`search.py`) and SAGGA's
+(`studies/sagga/search.py`) are one `Search`, and differ only in their `Breeder`: how a
+generation is made from its parents and written, and what the archive's file is.
 
-    for each generation      check the time budget (not before the first), compute the
-                             generation unless its files exist, take them in, write the
-                             search's state, log a line
+    for each generation      check the time budget (not before the first), choose its parents,
+                             compute the generation unless its files exist, take it in (its
+                             novel failures with fitness >= tau join the archive), choose the
+                             next parents (SAGGA's selection), write the search's state, log a
+                             line
+    parents                  the first generation's: the base inputs. After it, with
+                             `tournament`, the winners of tournaments of two among every input
+                             evaluated so far (drawn from the generation's generator, which the
+                             breeder goes on drawing from); with `kmeans` or `fitness`
+                             (`selection.next_seeds`), `size` of the inputs the last generation
+                             archived, then every base input again
     stop                     after the last generation, at the archive size, or when the
-                             budget is spent (checked here and, by a search, inside a
+                             budget is spent (checked here and, by a breeder, inside a
                              generation); a rerun of the same command goes on from the files
 
+The archive and the parents are functions of the generation files alone, so a killed search,
+rerun with the same command, replays the finished generations from disk and ends with the
+archive an uninterrupted run gives.
+
 Files: each generation is `generations/NNNNN.parquet` (one row per input) and
-`generations/NNNNN.json` (its effort).
+`generations/NNNNN.json` (its effort); `search.json` (what the search is, why it stopped, the
+effort per generation) and the archive are rewritten atomically after each generation.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
 import pandas as pd
 
+from genprobe.runs.atomic import write_json
 from genprobe.runs.budget import Budget, OutOfTime
+from genprobe.studies.search.embedding import Embedder
+from genprobe.studies.search.evolve import parents as tournament
+from genprobe.studies.search.selection import next_seeds
 
 Log = Callable[[str], None]
+STATE = "search.json"
 
 
 def generation_path(generation: int, suffix: str) -> str:
@@ -38,15 +58,22 @@ def read_generation(run: Path, generation: int) -> tuple[pd.DataFrame, dict[str,
     return frame, effort
 
 
-class Generations(Protocol):
-    """One search's way of making generations and taking them in."""
+@dataclass(frozen=True)
+class Parents:
+    """What a generation is made from."""
 
-    @property
-    def archived(self) -> int:
-        """Inputs archived so far."""
-        ...
+    keys: list[str]  # the inputs mutated (the first generation: the base inputs)
+    rng: np.random.Generator  # the generation's, seeded [seed, generation]
+    seen: set[str]  # every input evaluated before
 
-    def compute(self, generation: int) -> bool:
+
+class Breeder(Protocol):
+    """One kind of search's generations and archive file."""
+
+    first: int  # the first generation: 0 evaluates the base inputs as they are, 1 mutates them
+    key: str  # the column of the generation files that names an input
+
+    def compute(self, generation: int, parents: Parents) -> bool:
         """Compute generation `generation` unless it is done; returns whether it ran.
 
         Raises:
@@ -54,18 +81,99 @@ class Generations(Protocol):
         """
         ...
 
-    def absorb(self, generation: int) -> str:
-        """Take in the finished generation; returns what the log says of it."""
+    def failed(self, frame: pd.DataFrame) -> np.ndarray:
+        """(n,) whether each input of a generation file failed."""
         ...
+
+    def archived(self, novel: pd.DataFrame) -> pd.DataFrame:
+        """The archive's rows of a generation's novel failures."""
+        ...
+
+    def stats(
+        self, frame: pd.DataFrame, effort: dict[str, Any], fit: pd.DataFrame, search: Search
+    ) -> dict[str, Any]:
+        """What search.json says of a generation just taken in: its effort file, the inputs
+        with fitness >= tau among its failures (`fit`), and the search after it."""
+        ...
+
+    def write_archive(self, archive: list[pd.DataFrame]) -> None:
+        """Write the archive's file from its rows per generation (`archived`)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Selection:
+    """How parents are chosen: `tournament`, or SAGGA's `kmeans` or `fitness`."""
+
+    how: str
+    size: int  # parents (tournament), or inputs chosen before the base is re-added
+    seed: int
+    clusters: int = 10  # of kmeans
+    embedder: Embedder | None = None  # of kmeans
+
+
+@dataclass
+class Search:
+    """What a search knows between generations, rebuilt from the generation files."""
+
+    breeder: Breeder
+    run: Path
+    base: list[str]  # the base inputs, as keys: the first parents, re-added by SAGGA's selection
+    selection: Selection
+    tau: float
+    about: dict[str, Any] = field(default_factory=dict)  # what search.json says besides progress
+    evaluated: list[str] = field(default_factory=list)  # every input's key, in order
+    fitness: list[float] = field(default_factory=list)
+    archive: list[pd.DataFrame] = field(default_factory=list)  # rows per generation
+    keys: set[str] = field(default_factory=set)  # the inputs archived
+    stats: list[dict[str, Any]] = field(default_factory=list)
+    chosen: list[str] = field(default_factory=list)  # the next parents (SAGGA's selection)
+
+    @property
+    def archived(self) -> int:
+        return sum(len(part) for part in self.archive)
+
+    def compute(self, generation: int) -> bool:
+        rng = np.random.default_rng([self.selection.seed, generation])
+        if generation == self.breeder.first:
+            keys = self.base
+        elif self.selection.how == "tournament":
+            drawn = tournament(np.array(self.fitness), self.selection.size, rng)
+            keys = [self.evaluated[i] for i in drawn]
+        else:
+            keys = self.chosen
+        return self.breeder.compute(generation, Parents(keys, rng, set(self.evaluated)))
+
+    def absorb(self, generation: int) -> str:
+        """Take in a finished generation: its inputs join those evaluated, its novel failures
+        with fitness >= tau the archive; returns what the log says of it."""
+        breeder, key = self.breeder, self.breeder.key
+        frame, effort = read_generation(self.run, generation)
+        self.evaluated += list(frame[key])
+        self.fitness += list(frame["fitness"])
+        fit = frame[breeder.failed(frame) & (frame["fitness"] >= self.tau).to_numpy()]
+        novel = fit[~fit[key].isin(self.keys)].reset_index(drop=True)
+        self.archive.append(breeder.archived(novel))
+        self.keys.update(novel[key])
+        if self.selection.how != "tournament":
+            self.chosen = next_seeds(
+                novel, key, self.base, self.selection.how, self.selection.embedder,
+                size=self.selection.size, clusters=self.selection.clusters,
+                seed=self.selection.seed + generation,
+            )  # fmt: skip
+        self.stats.append(breeder.stats(frame, effort, fit, self))
+        return f"{len(frame)} inputs, {len(novel)} archived, archive {self.archived}"
 
     def write_state(self, stop: str) -> None:
-        """Write the archive and the search's state ("running" or why it stopped)."""
-        ...
+        """Write the archive and search.json (why it stopped: "running" while it runs)."""
+        self.breeder.write_archive(self.archive)
+        done = self.breeder.first + len(self.stats) - 1
+        write_json(
+            self.run / STATE, {**self.about, "stop": stop, "generations": done, "stats": self.stats}
+        )
 
 
-def evolve(
-    search: Generations, generations: range, archive_size: int, budget: Budget, log: Log
-) -> str:
+def evolve(search: Search, generations: range, archive_size: int, budget: Budget, log: Log) -> str:
     """Run `generations` of `search`, writing its state after each and once at the end;
     returns why it stopped: "generations", "archive size" or "time budget"."""
     stop, last = "generations", None

@@ -20,11 +20,12 @@ import pandas as pd
 from genprobe.errors import RunDirError
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.search.config import SearchConfig
+from genprobe.studies.search.loop import STATE
 from genprobe.studies.search.study import GENERATION
 from genprobe.studies.search.study import SEARCH as STUDY
 
 ARCHIVE = "archive.parquet"
-SEARCH = "search.json"
+SEARCH = STATE  # search.json
 CLUSTERS = "clusters.json"
 SLICES = "slices.parquet"
 # run -> the column (in archive.parquet, search.json's stats and clusters.json) that marks or

@@ -5,7 +5,8 @@ model's prompt formats x draws x samples), end to end.
                    for a language model, `--data-seed`)
     generation g   parents by tournament among every input evaluated so far (or, with
                    `--selection kmeans|fitness`, SAGGA's: chosen among the inputs generation
-                   g - 1 archived, then every base input again), `--mutants` mutants of each
+                   g - 1 archived, then every base input again: `loop.Search`, the loop
+                   SAGGA's search runs too), `--mutants` mutants of each
                    by the task's `mutations()` (rng [seed, g]); mutants that
                    `valid_inputs` refuses are counted per operator and dropped, as are
                    duplicates and inputs met before; the rest decoded by every member and
@@ -35,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from genprobe.models.registry import training_inputs
-from genprobe.runs.atomic import atomic_path, write_json
+from genprobe.runs.atomic import atomic_path
 from genprobe.runs.budget import Budget
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
@@ -43,11 +44,10 @@ from genprobe.runs.shards import Shard
 from genprobe.studies.search.analysis import analyse
 from genprobe.studies.search.config import SELECTION_CLUSTERS, SearchConfig
 from genprobe.studies.search.embedding import make_embedder
-from genprobe.studies.search.evolve import mutate, parents
+from genprobe.studies.search.evolve import mutate
 from genprobe.studies.search.generation import GenerationTask, generation_shard
-from genprobe.studies.search.loop import Log, evolve, read_generation
-from genprobe.studies.search.results import ARCHIVE, SEARCH, TRAINED_ON
-from genprobe.studies.search.selection import next_seeds
+from genprobe.studies.search.loop import Log, Parents, Search, Selection, evolve
+from genprobe.studies.search.results import ARCHIVE, TRAINED_ON
 from genprobe.studies.search.study import SEARCH as STUDY
 from genprobe.tasks.probing import from_input_keys, input_keys
 from genprobe.tasks.registry import task_name
@@ -55,59 +55,32 @@ from genprobe.tasks.task import Task
 
 
 @dataclass
-class Search:
-    """What the search knows between generations: rebuilt from the generation files (a
-    `loop.Generations`)."""
+class TaskBreeder:
+    """The failure search's generations (a `loop.Breeder`): the task's mutations of the parents,
+    decoded and judged by every member in one shard (`generation.py`)."""
 
     config: SearchConfig
     task: Task
     run: Path
     stage: GenerationTask
     runner: Executor
-    base_src: np.ndarray  # generation 0's inputs, before duplicates are dropped
-    about: dict[str, Any]  # what search.json says of the search besides its progress
-    evaluated: list[str] = field(default_factory=list)  # every input's key, in order
-    fitness: list[float] = field(default_factory=list)
-    archive: list[pd.DataFrame] = field(default_factory=list)
-    stats: list[dict[str, Any]] = field(default_factory=list)
     # a column of `results.TRAINED_ON` -> the keys of the inputs that run's sweep trained on
     trained: dict[str, frozenset[str]] = field(default_factory=dict)
+    first: int = 0
+    key: str = "input"
 
-    @property
-    def archived(self) -> int:
-        return sum(len(part) for part in self.archive)
+    def compute(self, generation: int, parents: Parents) -> bool:
+        made = self.base(parents) if generation == 0 else self.offspring(generation, parents)
+        return run_stage(self.run, self.stage, [made], self.runner)
 
-    def compute(self, generation: int) -> bool:
-        shard = self.base() if generation == 0 else self.offspring(generation)
-        return run_stage(self.run, self.stage, [shard], self.runner)
+    def base(self, parents: Parents) -> Shard:
+        keys = parents.keys
+        return generation_shard(0, keys, ["base"] * len(keys), [None] * len(keys), {})
 
-    @property
-    def base_keys(self) -> list[str]:
-        return list(dict.fromkeys(input_keys(self.base_src)))
-
-    def base(self) -> Shard:
-        found = self.base_keys
-        return generation_shard(0, found, ["base"] * len(found), [None] * len(found), {})
-
-    def parents(self, generation: int, rng: np.random.Generator) -> list[str]:
-        """Generation `generation`'s parents, as keys."""
-        config = self.config
-        if config.selection == "tournament":
-            chosen = parents(np.array(self.fitness), config.population, rng)
-            return [self.evaluated[i] for i in chosen]
-        # SAGGA's: among the inputs the last generation archived, then the base inputs again
-        return next_seeds(
-            self.archive[-1], "input", self.base_keys, config.selection, make_embedder("char"),
-            size=config.population, clusters=SELECTION_CLUSTERS, seed=config.seed + generation,
-        )  # fmt: skip
-
-    def offspring(self, generation: int) -> Shard:
+    def offspring(self, generation: int, parents: Parents) -> Shard:
         """Generation `generation`'s shard: the new valid mutants of its parents."""
-        config = self.config
-        rng = np.random.default_rng([config.seed, generation])
-        parent_keys = self.parents(generation, rng)
-        made = mutate(self.task, from_input_keys(parent_keys), config.mutants, rng)
-        seen, duplicates = set(self.evaluated), Counter[str]()
+        made = mutate(self.task, from_input_keys(parents.keys), self.config.mutants, parents.rng)
+        seen, duplicates = set(parents.seen), Counter[str]()
         inputs, operator, parent = [], [], []
         for key, name, row in zip(input_keys(made.src), made.operator, made.parent, strict=True):
             if key in seen:
@@ -116,7 +89,7 @@ class Search:
             seen.add(key)
             inputs.append(key)
             operator.append(name)
-            parent.append(parent_keys[row])
+            parent.append(parents.keys[row])
         effort = {
             "operators": {
                 name: {**counts, "duplicate": duplicates[name]}
@@ -125,41 +98,38 @@ class Search:
         }
         return generation_shard(generation, inputs, operator, parent, effort)
 
-    def absorb(self, generation: int) -> str:
-        """Take in a finished generation: its inputs join those evaluated, the fit ones the
-        archive (every input of a generation is new: duplicates were dropped before)."""
-        frame, effort = read_generation(self.run, generation)
-        self.evaluated += list(frame["input"])
-        self.fitness += list(frame["fitness"])
-        fit = frame[frame["fitness"] >= self.config.archive_tau]
+    def failed(self, frame: pd.DataFrame) -> np.ndarray:
+        return (frame["failed"] > 0).to_numpy()
+
+    def archived(self, novel: pd.DataFrame) -> pd.DataFrame:
+        """Each input marked where a sweep's seeds were trained on it."""
+        return novel.assign(
+            **{column: novel["input"].isin(trained) for column, trained in self.trained.items()}
+        )
+
+    def stats(
+        self, frame: pd.DataFrame, effort: dict[str, Any], fit: pd.DataFrame, search: Search
+    ) -> dict[str, Any]:
+        archived = search.archive[-1]
         training_counts = {}
         for column, trained in self.trained.items():
-            fit = fit.assign(**{column: fit["input"].isin(trained)})
             training_counts |= {
                 column: int(frame["input"].isin(trained).sum()),
-                f"archived_{column}": int(fit[column].sum()),
+                f"archived_{column}": int(archived[column].sum()),
             }
-        self.archive.append(fit)
-        self.stats.append(
-            {
-                **effort,
-                "failed": int((frame["failed"] > 0).sum()),
-                "novel_found": len(fit),
-                "archive_size": self.archived,
-                "mean_fitness": float(frame["fitness"].mean()) if len(frame) else None,
-                **training_counts,
-            }
-        )
-        return f"{len(frame)} inputs, {len(fit)} archived, archive {self.archived}"
+        return {
+            **effort,
+            "failed": int((frame["failed"] > 0).sum()),
+            "novel_found": len(archived),
+            "archive_size": search.archived,
+            "mean_fitness": float(frame["fitness"].mean()) if len(frame) else None,
+            **training_counts,
+        }
 
-    def write_state(self, stop: str) -> None:
-        archive = pd.concat(self.archive, ignore_index=True) if self.archive else None
+    def write_archive(self, archive: list[pd.DataFrame]) -> None:
+        frame = pd.concat(archive, ignore_index=True) if archive else pd.DataFrame()
         with atomic_path(self.run / ARCHIVE) as tmp:
-            (archive if archive is not None else pd.DataFrame()).to_parquet(tmp, index=False)
-        write_json(
-            self.run / SEARCH,
-            {**self.about, "stop": stop, "generations": len(self.stats) - 1, "stats": self.stats},
-        )
+            frame.to_parquet(tmp, index=False)
 
 
 def run_search(
@@ -192,11 +162,16 @@ def run_search(
         if side is not None and (inputs := training_inputs(side.model, task)) is not None
     }
     target = searched.target(config.target)
+    base = task.generate(base_split, config.base_size, searched.a.data_seed).src
+    selection = Selection(
+        config.selection, config.population, config.seed, SELECTION_CLUSTERS,
+        make_embedder("char"),
+    )  # fmt: skip
     with executor or LocalExecutor() as runner:
+        stage = GenerationTask(config, target, config.target_texts())
         search = Search(
-            config, task, run, GenerationTask(config, target, config.target_texts()), runner,
-            task.generate(base_split, config.base_size, searched.a.data_seed).src, about,
-            trained=trained,
+            TaskBreeder(config, task, run, stage, runner, trained),
+            run, list(dict.fromkeys(input_keys(base))), selection, config.archive_tau, about,
         )  # fmt: skip
         evolve(
             search, range(config.generations + 1), config.archive_size,
