@@ -1,0 +1,112 @@
+"""The loop both failure searches run (`studies/search/loop.py`), with a breeder whose
+generations are written by hand: what is archived, and which parents each generation gets."""
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from genprobe.runs.budget import Budget
+from genprobe.studies.search.embedding import make_embedder
+from genprobe.studies.search.loop import (
+    Parents,
+    Search,
+    Selection,
+    evolve,
+    generation_path,
+)
+from genprobe.studies.search.selection import next_seeds
+
+# generation -> (input, failed, fitness) of each of its inputs
+GENERATIONS = {
+    1: [("a", True, 0.5), ("b", False, 0.0), ("c", True, 0.001)],
+    2: [("a", True, 0.5), ("d", True, 0.2), ("e", True, 0.3)],
+    3: [("d", True, 0.2), ("f", False, 0.0)],
+}
+
+
+@dataclass
+class Written:
+    """A breeder (`loop.Breeder`) whose generations are `GENERATIONS`; it keeps the parents it
+    was given."""
+
+    run: Path
+    first: int = 1
+    key: str = "input"
+    given: dict[int, Parents] = field(default_factory=dict)
+
+    def compute(self, generation: int, parents: Parents) -> bool:
+        self.given[generation] = parents
+        rows = GENERATIONS[generation]
+        frame = pd.DataFrame(rows, columns=["input", "failed", "fitness"]).assign(
+            text=lambda f: f["input"]
+        )
+        (self.run / "generations").mkdir(exist_ok=True)
+        frame.to_parquet(self.run / generation_path(generation, "parquet"))
+        (self.run / generation_path(generation, "json")).write_text(json.dumps({"n": len(rows)}))
+        return True
+
+    def failed(self, frame: pd.DataFrame) -> np.ndarray:
+        return frame["failed"].to_numpy()
+
+    def archived(self, novel: pd.DataFrame) -> pd.DataFrame:
+        return novel
+
+    def stats(self, frame, effort, fit, search) -> dict:
+        return {**effort, "fit": len(fit), "archive_size": search.archived}
+
+    def write_archive(self, archive: list[pd.DataFrame]) -> None:
+        pd.concat(archive).to_parquet(self.run / "archive.parquet")
+
+
+def _search(tmp_path: Path, how: str) -> tuple[Search, Written]:
+    breeder = Written(tmp_path)
+    selection = Selection(how, size=1, seed=7, clusters=2, embedder=make_embedder("char"))
+    return Search(breeder, tmp_path, ["base1", "base2"], selection, tau=0.01), breeder
+
+
+def test_failures_over_tau_are_archived_once_and_parents_come_from_them_then_the_base(tmp_path):
+    search, breeder = _search(tmp_path, "fitness")
+    stop = evolve(search, range(1, 4), archive_size=100, budget=Budget(None), log=print)
+    assert stop == "generations"
+    archive = pd.read_parquet(tmp_path / "archive.parquet")
+    # b passed, c is under tau, a and d are found again: archived once, when first found
+    assert list(archive["input"]) == ["a", "d", "e"]
+    assert breeder.given[1].keys == ["base1", "base2"]
+    assert breeder.given[2].keys == ["a", "base1", "base2"]  # the fittest one of generation 1
+    assert breeder.given[3].keys == ["e", "base1", "base2"]  # a is not novel in generation 2
+    assert breeder.given[3].seen == {"a", "b", "c", "d", "e"}
+    state = json.loads((tmp_path / "search.json").read_text())
+    assert state["generations"] == 3 and [s["fit"] for s in state["stats"]] == [1, 3, 1]
+
+
+def test_kmeans_parents_are_chosen_with_the_seed_plus_the_generation_they_come_from(tmp_path):
+    search, breeder = _search(tmp_path, "kmeans")
+    evolve(search, range(1, 3), archive_size=100, budget=Budget(None), log=print)
+    novel = pd.DataFrame(GENERATIONS[1], columns=["input", "failed", "fitness"]).iloc[[0]]
+    expected = next_seeds(
+        novel.assign(text=novel["input"]).reset_index(drop=True), "input", ["base1", "base2"],
+        "kmeans", make_embedder("char"), size=1, clusters=2, seed=7 + 1,
+    )  # fmt: skip
+    assert breeder.given[2].keys == expected
+
+
+def test_a_tournament_draws_its_parents_from_the_generations_stream_first(tmp_path):
+    search, breeder = _search(tmp_path, "tournament")
+    evolve(search, range(1, 3), archive_size=100, budget=Budget(None), log=print)
+    rng = np.random.default_rng([7, 2])
+    drawn = rng.integers(3, size=(1, 2))  # `evolve.parents`: tournaments of two
+    fitness = np.array([0.5, 0.0, 0.001])
+    winner = drawn[0, np.argmax(fitness[drawn[0]])]
+    assert breeder.given[2].keys == [["a", "b", "c"][winner]]
+    # the breeder goes on from where the tournament left the stream
+    assert breeder.given[2].rng.integers(10**9) == rng.integers(10**9)
+
+
+def test_the_archive_size_stops_the_search(tmp_path):
+    search, _ = _search(tmp_path, "fitness")
+    stop = evolve(search, range(1, 4), archive_size=2, budget=Budget(None), log=print)
+    assert stop == "archive size"
+    assert json.loads((tmp_path / "search.json").read_text())["generations"] == 2
