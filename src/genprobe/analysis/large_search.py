@@ -85,17 +85,34 @@ def fixes(
 
 def top_vs_correct(rows: pd.DataFrame, path: Path) -> Path:
     """Log10 probability of the top beam candidate of each input against those of every
-    correct candidate (Welleck et al. 2022, Figure 3). `rows`: the large search's rows (those
-    without a log-probability left out)."""
+    correct candidate (Welleck et al. 2022, Figure 3), a panel per suite where `rows` hold
+    several (an in-distribution suite pooled with shifted ones would hide both). `rows`: the
+    large search's rows (those without a log-probability left out)."""
     beam = rows[(rows["decoding"] == BEAM) & rows["logprob"].notna()]
-    top = beam[beam["rank"] == 1]["logprob"].to_numpy(dtype=float) / np.log(10)
-    correct = beam[beam["outcome"] == "correct"]["logprob"].to_numpy(dtype=float) / np.log(10)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    bins = np.linspace(min(top.min(initial=0), correct.min(initial=0)) - 0.5, 0.5, 40)
-    ax.hist(top, bins=bins, alpha=0.6, label=f"max (top candidate, {len(top)})")
-    ax.hist(correct, bins=bins, alpha=0.6, label=f"correct ({len(correct)})")
-    ax.set_xlabel("log10 probability")
-    ax.set_ylabel("candidates")
-    ax.legend()
-    ax.set_title("Top candidate vs correct candidates, large beam")
+    beam = beam.assign(log10=beam["logprob"].to_numpy(dtype=float) / np.log(10))
+    shown = beam[(beam["rank"] == 1) | (beam["outcome"] == "correct")]["log10"]
+    low = min(shown.min(), 0) if len(shown) else 0
+    bins = np.linspace(low - 0.5, 0.5, 40)
+    suites = list(dict.fromkeys(beam["suite"])) if "suite" in beam else []
+    suites = suites or [None]
+    columns = min(len(suites), 3)
+    lines = -(-len(suites) // columns)
+    size = (6, 4) if len(suites) == 1 else (4.2 * columns, 3.2 * lines)
+    fig, axes = plt.subplots(lines, columns, figsize=size, squeeze=False, sharex=True)
+    for ax, suite in zip(axes.flat, suites, strict=False):
+        shown = beam if suite is None else beam[beam["suite"] == suite]
+        top = shown.loc[shown["rank"] == 1, "log10"]
+        correct = shown.loc[shown["outcome"] == "correct", "log10"]
+        ax.hist(top, bins=bins, alpha=0.6, label=f"max (top candidate, {len(top)})")
+        ax.hist(correct, bins=bins, alpha=0.6, label=f"correct ({len(correct)})")
+        ax.set_xlabel("log10 probability")
+        ax.set_ylabel("candidates")
+        ax.legend(fontsize="small")
+        ax.set_title(
+            suite if len(suites) > 1 else "Top candidate vs correct candidates, large beam"
+        )
+    for ax in axes.flat[len(suites) :]:
+        ax.set_visible(False)
+    if len(suites) > 1:
+        fig.suptitle("Top candidate vs correct candidates, large beam")
     return save_figure(fig, path)
