@@ -72,3 +72,16 @@ def test_judged_walks_only_the_candidates_each_pair_has_and_passes_member_row_an
     assert judged[0, 0].tolist() == ["000", "001", "002", None]
     assert judged[0, 1].tolist() == ["010", "011", "012", None]  # right at rank 3: no rank 4
     assert (judged[1, 0] == None).all() and judged[1, 1, 0] == "110"  # noqa: E711
+
+
+def test_distinct_samples_are_told_apart_by_a_special_token_drawn_before_the_end():
+    # one member and input, four samples of ids [2, 5]: ended, with a special token (-1) drawn
+    # before the end, cut at the length limit, and ended again (the one repeat)
+    out = np.array([[[[2, 5, -1], [2, 5, -1], [2, 5, -1], [2, 5, -1]]]])
+    length = np.array([[[2, 3, 2, 2]]])
+    finished = np.array([[[True, True, False, True]]])
+    logprob = np.array([[[-1.0, -2.0, -3.0, -1.0]]])
+    drawn = Ranked.distinct(out, length, finished, logprob)
+    assert drawn.length.tolist() == [[[2, 3, 2, 0]]]
+    assert drawn.finished.tolist() == [[[True, True, False, False]]]
+    assert drawn.logprob[0, 0, :3].tolist() == [-1.0, -2.0, -3.0]

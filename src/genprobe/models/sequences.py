@@ -35,6 +35,14 @@ def is_correct(outcomes: np.ndarray) -> np.ndarray:
     return outcomes == Outcome.CORRECT.value
 
 
+def output_keys(out: np.ndarray, length: np.ndarray, finished: np.ndarray) -> np.ndarray:
+    """(n, M + 2) one row per output of `out` (..., M), `length` and `finished` (...), equal
+    exactly where two outputs are: the ids alone are not, as a special token drawn before the
+    end is -1, as is every place after it."""
+    width = out.shape[-1]
+    return np.column_stack([out.reshape(-1, width), length.reshape(-1), finished.reshape(-1)])
+
+
 @dataclass(frozen=True)
 class Ranked:
     """Up to k candidates per member and input, best first."""
@@ -74,10 +82,11 @@ class Ranked:
         and `length`, `finished`, `logprob` and the samples as the model gave them, `text`,
         (S, N, n)), most probable first (ties, and a model that gives no log-probabilities:
         the first drawn), scored by their log-probability; missing after them."""
-        members, n_inputs, n, width = out.shape
-        flat, pairs = out.reshape(-1, width), members * n_inputs
+        members, n_inputs, n = out.shape[:3]
+        pairs = members * n_inputs
         pair = np.repeat(np.arange(pairs), n)
-        _, first = np.unique(np.column_stack([pair, flat]), axis=0, return_index=True)
+        keys = np.column_stack([pair, output_keys(out, length, finished)])
+        _, first = np.unique(keys, axis=0, return_index=True)
         kept = first[np.lexsort((first, -logprob.reshape(-1)[first], pair[first]))]
         starts = np.searchsorted(pair[kept], np.arange(pairs))
         rank = np.arange(len(kept)) - starts[pair[kept]]

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from genprobe.models.sequences import CandidateJudge, Ranked, SequenceModel
+from genprobe.models.sequences import CandidateJudge, Ranked, SequenceModel, output_keys
 from genprobe.tasks.tokens import output_lines
 
 BEAM = "beam"
@@ -45,8 +45,8 @@ def judged_once(
 ) -> dict[str, np.ndarray]:
     """Decoding name -> (S, N, k) the judgement of each of its candidates (None where there is
     none): every decoding's candidates side by side (`Ranked.joined`), and every distinct
-    answer of a member and input (its text where the model gives text, else its ids) judged
-    once, all in one call of `judge_of(joined)`."""
+    answer of a member and input (its text where the model gives text, else its ids, length
+    and whether it ended: `output_keys`) judged once, all in one call of `judge_of(joined)`."""
     parts = list(found.values())
     joined = parts[0].joined(*parts[1:])
     members, n, k = joined.score.shape
@@ -54,7 +54,7 @@ def judged_once(
     if joined.text is not None:
         answer = pd.factorize(joined.text.reshape(-1))[0][:, None]
     else:
-        answer = joined.out.reshape(members * n * k, -1)
+        answer = output_keys(joined.out, joined.length, joined.finished)
     pair = np.repeat(np.arange(members * n), k)
     keys = np.column_stack([pair, present, answer])
     _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)

@@ -63,6 +63,26 @@ def test_every_distinct_answer_of_an_input_is_judged_once():
     assert list(rows["answer"]) == ["b c", "d", "d", "f", "b c", "e", "d"]
 
 
+def test_an_output_with_a_special_token_before_its_end_is_judged_apart_from_one_without():
+    # ids [1, 2] ended at rank 1; at rank 2 the same ids then a special token (-1) the beam
+    # drew before its end: equal rows of `out`, other outputs (the task sees the -1)
+    out = np.array([[[[1, 2, -1], [1, 2, -1]]]], dtype=np.int64)
+    score = np.array([[[-1.0, -2.0]]])
+    beam = Ranked(out, np.array([[[2, 3]]]), np.ones((1, 1, 2), bool), score, score)
+    asked = []
+
+    def judge_of(joined):
+        def judge(member, row, rank):
+            asked.extend(rank.tolist())
+            return ["correct" if joined.length[0, 0, r] == 2 else "unparseable" for r in rank]
+
+        return judge
+
+    judged = judged_once({"beam": beam}, judge_of)
+    assert sorted(asked) == [0, 1]
+    assert judged["beam"].tolist() == [[["correct", "unparseable"]]]
+
+
 def test_per_input_is_each_inputs_candidates_counted():
     rng = np.random.default_rng(0)
     rows = pd.DataFrame(
