@@ -36,9 +36,10 @@ class Written:
     first: int = 1
     key: str = "input"
     given: dict[int, Parents] = field(default_factory=dict)
+    seen: dict[int, set[str]] = field(default_factory=dict)
 
     def compute(self, generation: int, parents: Parents) -> bool:
-        self.given[generation] = parents
+        self.given[generation], self.seen[generation] = parents, set(parents.seen)
         rows = GENERATIONS[generation]
         frame = pd.DataFrame(rows, columns=["input", "failed", "fitness"]).assign(
             text=lambda f: f["input"]
@@ -77,7 +78,7 @@ def test_failures_over_tau_are_archived_once_and_parents_come_from_them_then_the
     assert breeder.given[1].keys == ["base1", "base2"]
     assert breeder.given[2].keys == ["a", "base1", "base2"]  # the fittest one of generation 1
     assert breeder.given[3].keys == ["e", "base1", "base2"]  # a is not novel in generation 2
-    assert breeder.given[3].seen == {"a", "b", "c", "d", "e"}
+    assert breeder.seen[3] == {"a", "b", "c", "d", "e"}
     state = json.loads((tmp_path / "search.json").read_text())
     assert state["generations"] == 3 and [s["fit"] for s in state["stats"]] == [1, 3, 1]
 

@@ -29,7 +29,7 @@ effort per generation) and the archive are rewritten atomically after each gener
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -64,7 +64,7 @@ class Parents:
 
     keys: list[str]  # the inputs mutated (the first generation: the base inputs)
     rng: np.random.Generator  # the generation's, seeded [seed, generation]
-    seen: set[str]  # every input evaluated before
+    seen: Set[str]  # every input evaluated before (the search's own: not to be kept)
 
 
 class Breeder(Protocol):
@@ -123,6 +123,7 @@ class Search:
     tau: float
     about: dict[str, Any] = field(default_factory=dict)  # what search.json says besides progress
     evaluated: list[str] = field(default_factory=list)  # every input's key, in order
+    seen: set[str] = field(default_factory=set)  # the same keys
     fitness: list[float] = field(default_factory=list)
     archive: list[pd.DataFrame] = field(default_factory=list)  # rows per generation
     keys: set[str] = field(default_factory=set)  # the inputs archived
@@ -142,7 +143,7 @@ class Search:
             keys = [self.evaluated[i] for i in drawn]
         else:
             keys = self.chosen
-        return self.breeder.compute(generation, Parents(keys, rng, set(self.evaluated)))
+        return self.breeder.compute(generation, Parents(keys, rng, self.seen))
 
     def absorb(self, generation: int) -> str:
         """Take in a finished generation: its inputs join those evaluated, its novel failures
@@ -150,6 +151,7 @@ class Search:
         breeder, key = self.breeder, self.breeder.key
         frame, effort = read_generation(self.run, generation)
         self.evaluated += list(frame[key])
+        self.seen.update(frame[key])
         self.fitness += list(frame["fitness"])
         fit = frame[breeder.failed(frame) & (frame["fitness"] >= self.tau).to_numpy()]
         novel = fit[~fit[key].isin(self.keys)].reset_index(drop=True)
