@@ -33,6 +33,7 @@ class Written:
     was given."""
 
     run: Path
+    generations: dict = field(default_factory=lambda: GENERATIONS)
     first: int = 1
     key: str = "input"
     given: dict[int, Parents] = field(default_factory=dict)
@@ -40,7 +41,7 @@ class Written:
 
     def compute(self, generation: int, parents: Parents) -> bool:
         self.given[generation], self.seen[generation] = parents, set(parents.seen)
-        rows = GENERATIONS[generation]
+        rows = self.generations[generation]
         frame = pd.DataFrame(rows, columns=["input", "failed", "fitness"]).assign(
             text=lambda f: f["input"]
         )
@@ -62,9 +63,11 @@ class Written:
         pd.concat(archive).to_parquet(self.run / "archive.parquet")
 
 
-def _search(tmp_path: Path, how: str) -> tuple[Search, Written]:
-    breeder = Written(tmp_path)
-    selection = Selection(how, size=1, seed=7, clusters=2, embedder=make_embedder("char"))
+def _search(tmp_path: Path, how: str, generations: dict = GENERATIONS) -> tuple[Search, Written]:
+    breeder = Written(tmp_path, generations)
+    selection = Selection(
+        how, size=3, seed=7, clusters=3, embedder=make_embedder("char"), kmeans_seed=3
+    )
     return Search(breeder, tmp_path, ["base1", "base2"], selection, tau=0.01), breeder
 
 
@@ -76,32 +79,41 @@ def test_failures_over_tau_are_archived_once_and_parents_come_from_them_then_the
     # b passed, c is under tau, a and d are found again: archived once, when first found
     assert list(archive["input"]) == ["a", "d", "e"]
     assert breeder.given[1].keys == ["base1", "base2"]
-    assert breeder.given[2].keys == ["a", "base1", "base2"]  # the fittest one of generation 1
-    assert breeder.given[3].keys == ["e", "base1", "base2"]  # a is not novel in generation 2
+    assert breeder.given[2].keys == ["a", "base1", "base2"]  # the one of generation 1
+    assert breeder.given[3].keys == ["e", "d", "base1", "base2"]  # a is not novel any more
     assert breeder.seen[3] == {"a", "b", "c", "d", "e"}
     state = json.loads((tmp_path / "search.json").read_text())
     assert state["generations"] == 3 and [s["fit"] for s in state["stats"]] == [1, 3, 1]
 
 
-def test_kmeans_parents_are_chosen_with_the_seed_plus_the_generation_they_come_from(tmp_path):
-    search, breeder = _search(tmp_path, "kmeans")
+# eleven failures whose k-means clusters (3) depend on the seed: 4 and 8 choose apart
+SPREAD = ["*+yyx", "xx", "*-+*-", "*++-", "-*x", "-+x", "*-xx-", "+x", "+++", "*+", "y**y"]
+FITNESS = [1.0, 0.98, 0.69, 0.65, 0.69, 0.39, 0.14, 0.72, 0.53, 0.31, 0.49]
+
+
+def test_kmeans_parents_are_chosen_with_its_seed_plus_the_generation_they_come_from(tmp_path):
+    generations = {1: [(text, True, f) for text, f in zip(SPREAD, FITNESS, strict=True)], 2: []}
+    search, breeder = _search(tmp_path, "kmeans", generations)
     evolve(search, range(1, 3), archive_size=100, budget=Budget(None), log=print)
-    novel = pd.DataFrame(GENERATIONS[1], columns=["input", "failed", "fitness"]).iloc[[0]]
-    expected = next_seeds(
-        novel.assign(text=novel["input"]).reset_index(drop=True), "input", ["base1", "base2"],
-        "kmeans", make_embedder("char"), size=1, clusters=2, seed=7 + 1,
-    )  # fmt: skip
-    assert breeder.given[2].keys == expected
+    found = pd.DataFrame({"input": SPREAD, "text": SPREAD, "fitness": FITNESS})
+
+    def chosen(seed: int) -> list[str]:
+        return next_seeds(
+            found, "input", ["base1", "base2"], "kmeans", make_embedder("char"), size=3,
+            clusters=3, seed=seed,
+        )  # fmt: skip
+
+    assert breeder.given[2].keys == chosen(3 + 1) != chosen(7 + 1)
 
 
 def test_a_tournament_draws_its_parents_from_the_generations_stream_first(tmp_path):
     search, breeder = _search(tmp_path, "tournament")
     evolve(search, range(1, 3), archive_size=100, budget=Budget(None), log=print)
     rng = np.random.default_rng([7, 2])
-    drawn = rng.integers(3, size=(1, 2))  # `evolve.parents`: tournaments of two
+    drawn = rng.integers(3, size=(3, 2))  # `evolve.parents`: tournaments of two
     fitness = np.array([0.5, 0.0, 0.001])
-    winner = drawn[0, np.argmax(fitness[drawn[0]])]
-    assert breeder.given[2].keys == [["a", "b", "c"][winner]]
+    winners = drawn[np.arange(3), np.argmax(fitness[drawn], axis=1)]
+    assert breeder.given[2].keys == [["a", "b", "c"][w] for w in winners]
     # the breeder goes on from where the tournament left the stream
     assert breeder.given[2].rng.integers(10**9) == rng.integers(10**9)
 

@@ -106,7 +106,7 @@ def run_generations(
         budget = Budget(config.minutes, clock)
         selection = Selection(
             config.selection, config.seed_size, config.seed, config.clusters,
-            make_embedder(config.embedding),
+            make_embedder(config.embedding), kmeans_seed=config.seed,
         )  # fmt: skip
         breeder = SaggaBreeder(config, run, runner, here, budget, log)
         search = Search(breeder, run, seeds0, selection, config.tau)

@@ -107,9 +107,12 @@ class Selection:
 
     how: str
     size: int  # parents (tournament), or inputs chosen before the base is re-added
-    seed: int
+    seed: int  # of each generation's generator, [seed, generation]
     clusters: int = 10  # of kmeans
     embedder: Embedder | None = None  # of kmeans
+    # the k-means after generation g is seeded kmeans_seed + g: SAGGA's is its seed; the
+    # failure search's has been its seed + 1 (seeded by the generation it chooses for)
+    kmeans_seed: int = 0
 
 
 @dataclass
@@ -153,7 +156,8 @@ class Search:
         self.evaluated += list(frame[key])
         self.seen.update(frame[key])
         self.fitness += list(frame["fitness"])
-        fit = frame[breeder.failed(frame) & (frame["fitness"] >= self.tau).to_numpy()]
+        failed = np.asarray(breeder.failed(frame), dtype=bool)
+        fit = frame[failed & (frame["fitness"] >= self.tau).to_numpy()]
         novel = fit[~fit[key].isin(self.keys)].reset_index(drop=True)
         self.archive.append(breeder.archived(novel))
         self.keys.update(novel[key])
@@ -161,7 +165,7 @@ class Search:
             self.chosen = next_seeds(
                 novel, key, self.base, self.selection.how, self.selection.embedder,
                 size=self.selection.size, clusters=self.selection.clusters,
-                seed=self.selection.seed + generation,
+                seed=self.selection.kmeans_seed + generation,
             )  # fmt: skip
         self.stats.append(breeder.stats(frame, effort, fit, self))
         return f"{len(frame)} inputs, {len(novel)} archived, archive {self.archived}"

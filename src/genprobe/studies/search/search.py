@@ -165,7 +165,7 @@ def run_search(
     base = task.generate(base_split, config.base_size, searched.a.data_seed).src
     selection = Selection(
         config.selection, config.population, config.seed, SELECTION_CLUSTERS,
-        make_embedder("char"),
+        make_embedder("char"), kmeans_seed=config.seed + 1,
     )  # fmt: skip
     with executor or LocalExecutor() as runner:
         stage = GenerationTask(config, target, config.target_texts())
