@@ -90,8 +90,8 @@ def top_vs_correct(rows: pd.DataFrame, path: Path) -> Path:
     large search's rows (those without a log-probability left out)."""
     beam = rows[(rows["decoding"] == BEAM) & rows["logprob"].notna()]
     beam = beam.assign(log10=beam["logprob"].to_numpy(dtype=float) / np.log(10))
-    shown = beam[(beam["rank"] == 1) | (beam["outcome"] == "correct")]["log10"]
-    low = min(shown.min(), 0) if len(shown) else 0
+    plotted = beam.loc[(beam["rank"] == 1) | (beam["outcome"] == "correct"), "log10"]
+    low = min(plotted.min(), 0) if len(plotted) else 0
     bins = np.linspace(low - 0.5, 0.5, 40)
     suites = list(dict.fromkeys(beam["suite"])) if "suite" in beam else []
     suites = suites or [None]

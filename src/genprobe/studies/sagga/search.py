@@ -105,8 +105,8 @@ def run_generations(
     with executor or LocalExecutor() as runner, LocalExecutor() as here:
         budget = Budget(config.minutes, clock)
         selection = Selection(
-            config.selection, config.seed_size, config.seed, config.clusters,
-            make_embedder(config.embedding), kmeans_seed=config.seed,
+            config.selection, config.seed_size, config.seed, kmeans_seed=config.seed,
+            clusters=config.clusters, embedder=make_embedder(config.embedding),
         )  # fmt: skip
         breeder = SaggaBreeder(config, run, runner, here, budget, log)
         search = Search(breeder, run, seeds0, selection, config.tau)

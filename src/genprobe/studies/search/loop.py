@@ -108,11 +108,11 @@ class Selection:
     how: str
     size: int  # parents (tournament), or inputs chosen before the base is re-added
     seed: int  # of each generation's generator, [seed, generation]
-    clusters: int = 10  # of kmeans
-    embedder: Embedder | None = None  # of kmeans
     # the k-means after generation g is seeded kmeans_seed + g: SAGGA's is its seed; the
     # failure search's has been its seed + 1 (seeded by the generation it chooses for)
-    kmeans_seed: int = 0
+    kmeans_seed: int
+    clusters: int = 10  # of kmeans
+    embedder: Embedder | None = None  # of kmeans
 
 
 @dataclass

@@ -80,13 +80,13 @@ class TaskBreeder:
     def offspring(self, generation: int, parents: Parents) -> Shard:
         """Generation `generation`'s shard: the new valid mutants of its parents."""
         made = mutate(self.task, from_input_keys(parents.keys), self.config.mutants, parents.rng)
-        seen, duplicates = set(parents.seen), Counter[str]()
+        new, duplicates = set[str](), Counter[str]()
         inputs, operator, parent = [], [], []
         for key, name, row in zip(input_keys(made.src), made.operator, made.parent, strict=True):
-            if key in seen:
+            if key in parents.seen or key in new:
                 duplicates[name] += 1
                 continue
-            seen.add(key)
+            new.add(key)
             inputs.append(key)
             operator.append(name)
             parent.append(parents.keys[row])
@@ -164,8 +164,8 @@ def run_search(
     target = searched.target(config.target)
     base = task.generate(base_split, config.base_size, searched.a.data_seed).src
     selection = Selection(
-        config.selection, config.population, config.seed, SELECTION_CLUSTERS,
-        make_embedder("char"), kmeans_seed=config.seed + 1,
+        config.selection, config.population, config.seed, kmeans_seed=config.seed + 1,
+        clusters=SELECTION_CLUSTERS, embedder=make_embedder("char"),
     )  # fmt: skip
     with executor or LocalExecutor() as runner:
         stage = GenerationTask(config, target, config.target_texts())
