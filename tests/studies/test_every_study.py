@@ -87,12 +87,12 @@ def _trained(run: Path) -> tuple[dict, list]:
 STUDIES = {
     "sweep": Study(
         argv=lambda f: [
-            "rewriting", "sweep", "--seeds", "2", "--train-size", "3000", "--validation-size",
-            "40", "--suite-size", "30", "--max-epochs", "3",
+            "rewriting", "sweep", "--seeds", "2", "--train-size", "800", "--validation-size",
+            "20", "--suite-size", "12", "--max-epochs", "2",
         ],
         under_way="scratch/train/*/state.pt",  # the trainer's first resume point
         results=_predictions,
-        changed=("--max-epochs", "4", "3"),
+        changed=("--max-epochs", "3", "2"),
         bad=("--seeds", "0"),
     ),
     "over time": Study(
@@ -144,7 +144,7 @@ STUDIES = {
     ),
     "generate": Study(
         argv=lambda f: [
-            "integration", "generate", "--method", "bwd", "--n", "3000", "--max-ops", "6",
+            "integration", "generate", "--method", "bwd", "--n", "1536", "--max-ops", "6",
             "--shard-size", "512", "--seed", "5", "--workers", "2",
             "--engine", "fast",  # the run's spine under test, at 50x the lc engine's speed
         ],
