@@ -124,6 +124,7 @@ RESUMES = {
     "cache",
 }
 RESUMES["rewriting sweep"] = RESUMES["sweep"]
+RESUMES["rewriting evaluate"] = RESUMES["evaluate"]
 
 
 def _how_to_resume(argv: list[str]) -> str:

@@ -19,6 +19,7 @@ from genprobe.cli import main
 from genprobe.models.adapters import causal_lm
 from genprobe.prompts import parse_answers
 from genprobe.runs.rundir import read_config
+from genprobe.studies.seed_sensitivity.compare import load_runs, write_comparison
 from genprobe.studies.seed_sensitivity.config import split_examples
 from genprobe.studies.seed_sensitivity.results import read_predictions
 from genprobe.tasks.registry import load_task
@@ -80,7 +81,7 @@ def counted(monkeypatch):
 
 
 def test_a_language_models_run_is_a_sweeps_with_its_members_the_ways_of_asking(
-    whole, saved, mine, cli, monkeypatch
+    whole, saved, mine, cli, monkeypatch, tmp_path
 ):
     stored = read_config(whole)
     assert stored["kind"] == "language-model" and len(stored["hash"]) == 16
@@ -114,6 +115,11 @@ def test_a_language_models_run_is_a_sweeps_with_its_members_the_ways_of_asking(
     assert list(tables["scores"].columns[:4]) == ["seed", "format", "draw", "sample"]
     summary = json.loads((whole / "stats.json").read_text())["summary"]
     assert {suite: s["n"] for suite, s in summary.items()} == dict.fromkeys(SUITES, 2)
+    # `compare` reads it as a sweep, a language model's members as seeds
+    runs = load_runs([whole, whole], ["a", "b"])
+    compared = json.loads(write_comparison(runs, tmp_path / "compare")[0].with_name(
+        "compare.json").read_text())  # fmt: skip
+    assert compared["summary"]["a"] == {suite: s for suite, s in summary.items()}
 
     calls = counted(monkeypatch)
     code, out, err = cli(*argv(saved, mine, whole, "--json"))  # a finished run is read
