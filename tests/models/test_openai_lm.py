@@ -19,6 +19,7 @@ from genprobe.models.adapters.prompted import PromptedModel, PromptGrid
 from genprobe.prompts import parse_answers
 from genprobe.studies.probe.decode import decoded
 from genprobe.studies.probe.results import read_results
+from genprobe.studies.seed_sensitivity.results import read_predictions
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.tokens import encode_inputs
@@ -244,6 +245,30 @@ def test_a_failing_endpoint_is_one_line_and_the_rerun_resumes_from_the_cache(cli
     assert not twice and len(bodies) > 3  # the three answered first were not asked again
     results = read_results(tmp_path / "probe")
     assert results.groupby("member")["input"].nunique().sum() == len(bodies)
+
+
+def test_evaluate_on_an_endpoint_resumes_a_failed_run_from_the_answer_cache(
+    cli, proxy, tmp_path, cache_home
+):
+    """`genprobe evaluate --model openai:` (a language model in the seed study): a run the
+    endpoint failed resumes without asking any request twice, and a rerun asks nothing."""
+    run = tmp_path / "run"
+    args = ["evaluate", "--model", f"openai:tiny@{proxy.url}", "--task", "addition", *TASK_ARGS,
+            "--formats", "2", "--suite-size", "2", "--retries", "0", "--no-report",
+            "--out", str(run)]  # fmt: skip
+    proxy.answer_first = 3  # the first suite's fourth request is answered 503
+    code, _, err = cli(*args)
+    assert code == 2 and "\n" not in err.strip() and "HTTP 503" in err, err
+    assert len(list(cache_home.glob("*.json"))) == 3
+    proxy.answer_first = None
+    code, _, err = cli(*args)
+    assert code == 0, err
+    bodies = [json.dumps(body, sort_keys=True) for _, body in proxy.bodies]
+    predictions = read_predictions(run)
+    assert len(set(bodies)) == len(bodies) == len(predictions) == 2 * 2 * 2  # each asked once
+    assert set(predictions["outcome"]) <= {"correct", "incorrect", "unparseable"}
+    code, _, err = cli(*args)
+    assert code == 0 and len(proxy.bodies) == len(bodies), err
 
 
 def wrong(problem: str, k: int) -> list[str]:

@@ -10,6 +10,8 @@
 
     seed sweep   examples (example × seed × suite), scores (seed × suite), members (seed),
                  curves (seed × epoch)
+    language model (the seed study's, `evaluate --model`)
+                 examples (example × member × suite), scores (member × suite), members
     brittleness  examples (problem), candidates (problem × rank), scores (suite × policy),
                  budget (candidate of the large search, with --search-budget)
     SAGGA        examples (mutant), archive (novel failure), generations (generation)

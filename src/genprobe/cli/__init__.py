@@ -120,8 +120,11 @@ RESUMES = {
     "search": "the finished generations are replayed from disk",
     "integration train": "training goes on from the last save, made after every epoch and "
     "every ten minutes",
+    "evaluate": "the suites answered are kept, and an endpoint's answers come from its answer "
+    "cache",
 }
 RESUMES["rewriting sweep"] = RESUMES["sweep"]
+RESUMES["rewriting evaluate"] = RESUMES["evaluate"]
 
 
 def _how_to_resume(argv: list[str]) -> str:

@@ -1,4 +1,5 @@
-"""`genprobe sweep | evaluate | compare`: the seed-sensitivity study on any task.
+"""`genprobe sweep | evaluate | compare`: the seed-sensitivity study on any task, and on a
+language model (`evaluate --model`: its members the ways of asking it).
 
 Examples:
     genprobe sweep --task scan --task-option split=length --seeds 10 --out runs/scan-length
@@ -6,6 +7,10 @@ Examples:
     genprobe sweep --task addition --arch transformer --decoder-only --positions rope \
         --init-seeds 5 --order-seeds 5 --optimizer adamw --out runs/addition-grid
     genprobe evaluate runs/scan-length --input more.jsonl --name more
+    genprobe evaluate --model hf:models/addition-lm --task addition --formats 8 --shots 2 \
+        --shot-draws 3 --out runs/lm-addition
+    genprobe evaluate --model openai:Qwen/Qwen2.5-0.5B@http://localhost:8000/v1 --task scan \
+        --api completions --formats 4 --input mine.jsonl --out runs/qwen-scan
     genprobe compare runs/scan-lstm runs/scan-gru --out runs/scan-compare
     genprobe sweep --task binary_operation --arch mlp --steps 3000 --full-batch \
         --optimizer adamw --lr 0.003 --weight-decay 1 --seeds 100 --out runs/grok
@@ -18,7 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +31,9 @@ import typer
 
 from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, make_executor
 from genprobe.cli.console import console, progress_bar
+from genprobe.cli.model_options import PromptOptions, with_prompt_options
 from genprobe.cli.paths import output_folder
-from genprobe.errors import GenprobeError
+from genprobe.errors import ConfigError, GenprobeError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -375,40 +381,152 @@ def model_config(arch: str, options: dict[str, str], flags: dict[str, Any]) -> A
     return load_architecture(arch, chosen)
 
 
+@with_prompt_options
 def evaluate(
-    run_dir: Path = typer.Argument(..., help="A finished sweep's run directory."),
+    prompts: PromptOptions,  # `with_prompt_options`: --formats, --api, … (with --model)
+    run_dir: Path = typer.Argument(
+        None,
+        help="A finished sweep's run directory; or leave it out and name a language model "
+        "(--model, --task, --out).",
+        show_default=False,
+    ),
     input: Path = typer.Option(
-        ...,
+        None,
         "--input",
         "--src",
         help='Inputs to evaluate: JSON lines with an "input" field (a rewriting run also '
-        "reads the authors' .src and the machine-tasks .tsv).",
+        "reads the authors' .src and the machine-tasks .tsv); with --model, a suite besides "
+        "the task's own.",
     ),
     name: str = typer.Option(None, help="Suite name in the results (default: the file name)."),
+    model: str = typer.Option(
+        None,
+        "--model",
+        help="A language model instead of a sweep: hf:PATH or hf:ORG/NAME (a causal language "
+        "model in a folder or named on the Hugging Face hub) or openai:MODEL@URL (an "
+        "OpenAI-compatible endpoint), asked the task's inputs as prompts; its members are "
+        "the ways of asking it (--formats x --shot-draws x --samples), reported as a sweep's "
+        "seeds.",
+    ),
+    task: str = typer.Option(
+        None, help="With --model: the task it is asked (`genprobe tasks` lists them)."
+    ),
+    task_option: list[str] = TASK_OPTION,
+    out: Path = typer.Option(
+        None,
+        help="With --model: run directory (created, or resumed if it holds this config).",
+        callback=output_folder,
+    ),
+    data_seed: int = typer.Option(
+        0,
+        help="With --model: seed of the suites' data (a sweep's suites of the same seed and "
+        "--suite-size are the same examples).",
+    ),
+    suite_size: int = typer.Option(
+        None,
+        help="With --model: examples per test suite (default: each suite's size; a finite one "
+        "whole).",
+    ),
     device: str = DEVICE,
     threshold: float = THRESHOLD,
     report: bool = typer.Option(True, "--report/--no-report", help="Rewrite the report."),
     as_json: bool = typer.Option(False, "--json", help="Print the per-suite summary as JSON."),
 ) -> None:
-    """Evaluate every member of a run on other inputs and add them to its results.
+    """Evaluate every member of a run on other inputs and add them to its results; or run a
+    language model on a task's suites as a sweep's seeds are (--model). Resumable.
 
-    Evaluating other inputs under a name already used replaces that suite's predictions.
+    Evaluating other inputs under a name already used replaces that suite's predictions. With
+    --model, the members are the ways of asking the model (prompt format x few-shot draw x
+    sampling seed), every suite (and --input) is answered by each, and the run directory gets
+    a sweep's predictions, report and tables; a rerun asks nothing answered before.
     """
-    from genprobe.studies.seed_sensitivity import evaluate_external
-    from genprobe.studies.seed_sensitivity.results import read_sweep
+    if run_dir is None:
+        run = _evaluate_language_model(prompts, model, task, task_option, out, input, name,
+                                       data_seed, suite_size, device)  # fmt: skip
+        finish(run, report, as_json, threshold)
+        return
+    unset = PromptOptions()
+    language_model = {
+        "--model": model, "--task": task, "--task-option": task_option or None, "--out": out,
+        "--data-seed": data_seed or None, "--suite-size": suite_size,
+        **{f"--{f.name.replace('_', '-')}": getattr(prompts, f.name)
+           for f in fields(prompts) if getattr(prompts, f.name) != getattr(unset, f.name)},
+    }  # fmt: skip
+    if given := [(option, value) for option, value in language_model.items() if value is not None]:
+        option, value = given[0]
+        raise ConfigError(option, "left out with RUN_DIR (a language model's, --model's)", value)
+    if input is None:
+        raise ConfigError("--input", "a file of inputs to evaluate with RUN_DIR", "none")
+    from genprobe.studies.seed_sensitivity import LanguageModelConfig, evaluate_external
+    from genprobe.studies.seed_sensitivity.results import read_members
+
+    config = read_members(run_dir)
+    if isinstance(config, LanguageModelConfig):
+        raise GenprobeError(
+            f"{run_dir} holds a language model's run: add inputs to it with the command that "
+            "made it (the same --model, --task and --out) and --input FILE"
+        )
+    evaluate_external(run_dir, _inputs(input, config.task), name or input.stem, device)
+    finish(run_dir, report, as_json, threshold)
+
+
+def _evaluate_language_model(
+    prompts: PromptOptions,
+    model: str | None,
+    task: str | None,
+    task_option: list[str] | None,
+    out: Path | None,
+    input: Path | None,
+    name: str | None,
+    data_seed: int,
+    suite_size: int | None,
+    device: str,
+) -> Path:
+    """`evaluate --model`: the language model's run in `out`, checked before anything is
+    written; returns its directory."""
+    if model is None:
+        raise ConfigError(
+            "RUN_DIR", "given (a finished sweep's run directory), or --model with --task and "
+            "--out (a language model)", "neither",
+        )  # fmt: skip
+    for option, value in (("--task", task), ("--out", out)):
+        if value is None:
+            raise ConfigError(option, "given with --model", "none")
+    from genprobe.models.registry import check_spec
+    from genprobe.options import parse_pairs
+    from genprobe.tasks.registry import load_task
+
+    check_spec(model)  # a mistyped or missing model is told before the study loads
+    chosen = load_task(task, parse_pairs(task_option, "--task-option"))
+    from genprobe.cli.console import status
+    from genprobe.studies.seed_sensitivity import LanguageModelConfig, evaluate_language_model
+
+    config = LanguageModelConfig(
+        model, chosen, data_seed=data_seed, suite_size=suite_size, device=device,
+        **prompts.settings(),
+    )  # fmt: skip
+    inputs = None if input is None else (name or input.stem, _inputs(input, chosen))
+    with status("starting") as log:
+        return evaluate_language_model(config, out, inputs, log)
+
+
+def _inputs(path: Path, task: Any) -> np.ndarray:
+    """(n, L) the input ids of a file of inputs of `task`: JSON lines, or for the rewriting
+    task the authors' .src and the machine-tasks .tsv.
+
+    Raises:
+        GenprobeError: a .src or .tsv file for another task.
+        DataFormatError: a line that is no input of the task.
+    """
     from genprobe.tasks.files import read_examples
     from genprobe.tasks.rewriting.formats import read_inputs
     from genprobe.tasks.rewriting.task import RewritingTask
 
-    task = read_sweep(run_dir).task
-    if input.suffix in (".src", ".tsv"):
+    if path.suffix in (".src", ".tsv"):
         if not isinstance(task, RewritingTask):
-            raise GenprobeError(f"{input}: .src and .tsv inputs are for rewriting runs only")
-        src = read_inputs(input, task)
-    else:
-        src = read_examples(input, task, outputs=False).src
-    evaluate_external(run_dir, src, name or input.stem, device)
-    finish(run_dir, report, as_json, threshold)
+            raise GenprobeError(f"{path}: .src and .tsv inputs are for rewriting runs only")
+        return read_inputs(path, task)
+    return read_examples(path, task, outputs=False).src
 
 
 def compare(
@@ -457,21 +575,22 @@ def print_judged(
 
 def finish(run: Path, report: bool, as_json: bool, threshold: float) -> None:
     """Write the report (unless not wanted) and print the per-suite summary."""
+    from genprobe.studies.seed_sensitivity import LanguageModelConfig
     from genprobe.studies.seed_sensitivity.report import write_report
     from genprobe.studies.seed_sensitivity.results import (
         accuracy_table,
+        read_members,
         read_predictions,
-        read_sweep,
     )
     from genprobe.studies.seed_sensitivity.summary import suite_summaries
 
+    config = read_members(run)
     if report:
         write_report(run, threshold)  # also writes the summaries to stats.json
         stored = json.loads((run / "stats.json").read_text())["summary"]  # keys sorted
         order = json.loads((run / "metrics.json").read_text())["suites"]
         summary = {suite: stored[suite] for suite in order}
     else:
-        config = read_sweep(run)
         accuracy = accuracy_table(read_predictions(run, config), config.task.suites())
         summary = {s: v.to_dict() for s, v in suite_summaries(accuracy).items()}
     if as_json:
@@ -479,8 +598,9 @@ def finish(run: Path, report: bool, as_json: bool, threshold: float) -> None:
         return
     from rich.table import Table
 
-    seeds = next(iter(summary.values()))["n"]
-    table = Table(title=f"accuracy % across {seeds} seeds")
+    members = next(iter(summary.values()))["n"]
+    noun = "member" if isinstance(config, LanguageModelConfig) else "seed"
+    table = Table(title=f"accuracy % across {members} {noun}s")
     for column in ("suite", "mean", "std", "min", "median", "max"):
         table.add_column(column, justify="right")
     for suite, s in summary.items():

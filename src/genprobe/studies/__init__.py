@@ -21,11 +21,11 @@ from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
 from genprobe.studies.probe.study import PROBE
 from genprobe.studies.sagga.study import SAGGA
 from genprobe.studies.search.study import SEARCH
-from genprobe.studies.seed_sensitivity.study import SEED_SENSITIVITY
+from genprobe.studies.seed_sensitivity.study import LANGUAGE_MODEL, SEED_SENSITIVITY
 from genprobe.studies.study import Study, load_function
 
 STUDIES: tuple[Study, ...] = (
-    SEED_SENSITIVITY, BRITTLENESS, SAGGA, INTEGRATION_TRAIN, PROBE, SEARCH,
+    SEED_SENSITIVITY, LANGUAGE_MODEL, BRITTLENESS, SAGGA, INTEGRATION_TRAIN, PROBE, SEARCH,
 )  # fmt: skip
 KINDS: tuple[str, ...] = tuple(kind for study in STUDIES for kind in study.kinds)
 

@@ -118,7 +118,7 @@ def test_report_flags_stalled_seeds_and_summarizes_without_them(runs, monkeypatc
     recorded["1"]["best_accuracy"] = 0.99
     recorded["2"].update(best_accuracy=0.62, validation=[0.62])
     # seed 3 waited its patience out on a plateau at 3 %
-    patience = report.read_sweep(run).train.patience
+    patience = report.read_members(run).train.patience
     plateau = [0.03] * (patience + 2)
     recorded["3"].update(
         best_accuracy=0.03, validation=plateau, epochs=len(plateau), best_epoch=1,

@@ -1,13 +1,16 @@
 """The seed-sensitivity study (Weber, Shekhar & Balasubramanian 2018) on symbol rewriting.
 
-study.py    its declaration: run kind, stages, report
+study.py    its declarations (a sweep's, a language model's): run kind, stages, report
 config.py   SweepConfig: what a run hashes; the data it implies
+language_model.py
+            LanguageModelConfig: a language model's run, its members the ways of asking it
 device.py   the runtime device: its name checked early, its presence only when used
 train.py    stage `train`: chunks of seeds, each one stacked model → member checkpoints
 members.py  member checkpoint files; load_members stacks them for decoding
-predict.py  stage `predict`: one suite per shard → predictions/<suite>.parquet
+predict.py  stage `predict`: one suite per shard → predictions/<suite>.parquet (a sweep's
+            members decode; a language model's answer prompts)
 results.py  predictions, training summaries and metrics.json from recorded files only
-run.py      run_sweep and evaluate_external: the drivers
+run.py      run_sweep, evaluate_external and evaluate_language_model: the drivers
 summary.py  the statistics of the result files → stats.json
 report.py   the report's content (rendered by genprobe.analysis.render)
 
@@ -25,8 +28,10 @@ from genprobe.studies.seed_sensitivity.study import KIND
 # a public name -> the module of this package that defines it
 _DEFINED_IN = {
     "SweepConfig": "config",
+    "LanguageModelConfig": "language_model",
     "load_members": "members",
     "evaluate_external": "run",
+    "evaluate_language_model": "run",
     "run_sweep": "run",
 }
 
@@ -37,4 +42,12 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f"{__name__}.{_DEFINED_IN[name]}"), name)
 
 
-__all__ = ["KIND", "SweepConfig", "evaluate_external", "load_members", "run_sweep"]
+__all__ = [
+    "KIND",
+    "LanguageModelConfig",
+    "SweepConfig",
+    "evaluate_external",
+    "evaluate_language_model",
+    "load_members",
+    "run_sweep",
+]

@@ -29,14 +29,15 @@ from genprobe.analysis.stats import (
 )
 from genprobe.errors import ConfigError
 from genprobe.runs.atomic import write_json
-from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.studies.seed_sensitivity.config import SweepConfig, over_time
 from genprobe.studies.seed_sensitivity.curves import read_curves
+from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.over_time_report import compare_blocks
 from genprobe.studies.seed_sensitivity.report import model_description, task_description
 from genprobe.studies.seed_sensitivity.results import (
     accuracy_table,
+    read_members,
     read_predictions,
-    read_sweep,
 )
 from genprobe.studies.seed_sensitivity.summary import correlated
 from genprobe.tasks.published import Published
@@ -47,7 +48,7 @@ TITLE = "Seed distributions side by side"
 @dataclass(frozen=True)
 class Run:
     name: str
-    config: SweepConfig
+    config: SweepConfig | LanguageModelConfig
     accuracy: pd.DataFrame  # one row per seed, one column per suite, in [0, 1]; NaN: not evaluated
     path: Path
 
@@ -70,7 +71,7 @@ def load_runs(paths: Sequence[str | Path], names: Sequence[str] | None = None) -
         raise ConfigError("names", f"{len(paths)} distinct names, one per run", names)
     runs = []
     for name, path in zip(names, paths, strict=True):
-        config = read_sweep(path)
+        config = read_members(path)
         predictions = read_predictions(path, config)
         accuracy = accuracy_table(predictions, config.task.suites())
         runs.append(Run(name, config, accuracy, Path(path)))
@@ -143,6 +144,12 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
         Text(
             f"{len(runs)} runs; the reference is `{reference.name}`. Accuracy = share of outputs "
             "the task's verifier accepts, in %."
+            + (
+                " A language model's seeds are its members, the ways of asking it (prompt "
+                "format × few-shot draw × sampling seed)."
+                if any(isinstance(run.config, LanguageModelConfig) for run in runs)
+                else ""
+            )
         ),
         Heading("The runs"),
         _settings_table(runs),
@@ -183,7 +190,7 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
             ),
             _correlation_table(runs, pairs, correlations),
         ]
-    if all(run.config.train.steps is not None for run in runs):
+    if all(over_time(run.config) for run in runs):
         blocks += _grokking_blocks(runs, out)
     return render(out, TITLE, blocks)
 
@@ -199,16 +206,17 @@ def _settings_table(runs: Sequence[Run]) -> Table:
     rows = []
     for run in runs:
         c = run.config
+        trained = isinstance(c, SweepConfig)  # a language model's run has no training
         rows.append(
             {
                 "run": run.name,
                 "seeds": str(len(run.accuracy)),
                 "task": task_description(c),
                 "model": model_description(c),
-                "optimizer": c.train.optimizer,
-                "lr": str(c.train.lr),
-                "patience": str(c.train.patience),
-                "train": f"{c.train_size:,}",
+                "optimizer": c.train.optimizer if trained else "–",
+                "lr": str(c.train.lr) if trained else "–",
+                "patience": str(c.train.patience) if trained else "–",
+                "train": f"{c.train_size:,}" if trained else "–",
             }
         )
     return Table(pd.DataFrame(rows))

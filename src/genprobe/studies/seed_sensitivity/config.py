@@ -212,11 +212,9 @@ class SweepConfig:
     def split(self, role: str) -> Examples:
         """The examples of one role of the study (`roles()`), generated from the data seed; a
         finite split gives at most all it holds."""
-        spec = self._split_spec(role)
         sizes = {"train": self.train_size, "validation": self.validation_size}
-        n = sizes.get(role, self.suite_size or spec.size)
-        n = min(n, spec.size) if spec.finite else n
-        return self.task.generate(self._split_name(role), n, self.data_seed)
+        size = sizes.get(role, self.suite_size)
+        return split_examples(self.task, self._split_name(role), size, self.data_seed)
 
     def _split_name(self, role: str) -> str:
         split = {"train": self.task.train_split, "validation": self.task.validation_split}
@@ -259,6 +257,22 @@ class SweepConfig:
         model = d.pop("model", None) or _flat_model(d)
         d["model"] = load_architecture(model["arch"], model["options"])
         return cls(**d)
+
+
+def over_time(config: Any) -> bool:
+    """Whether the members of a run's config (a sweep's, or a language model's, which did not
+    train) trained over time (`--steps`)."""
+    return isinstance(config, SweepConfig) and config.train.steps is not None
+
+
+def split_examples(task: Task, split: str, size: int | None, data_seed: int) -> Examples:
+    """`size` examples of the task's split (None: as many as the split holds), generated from
+    the data seed; a finite split gives at most all it holds. A sweep's suites and a language
+    model's (`language_model.py`) are these, so that runs of one task and data seed are
+    evaluated on the same examples."""
+    spec = task.split_spec(split)
+    n = spec.size if size is None else size
+    return task.generate(split, min(n, spec.size) if spec.finite else n, data_seed)
 
 
 def _flat_model(identity: dict[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,9 @@
 
 One shard per suite, keyed by its name; the spec carries the suite's inputs as ids, so the
 study's own suites and external inputs (`genprobe evaluate`) are the same kind of shard, and
-evaluating other inputs under a name already used replaces its predictions.
+evaluating other inputs under a name already used replaces its predictions. A sweep's members
+decode as one stacked model (`PredictTask`); a language model's members answer prompts
+(`AnswerTask`), in the same rows with the record of each request beside them.
 """
 
 from __future__ import annotations
@@ -19,14 +21,19 @@ import torch
 
 from genprobe.data.seq2seq import EOS, PAD, decoded_outputs
 from genprobe.decoding.greedy import greedy
+from genprobe.models.adapters.prompted import Completions
 from genprobe.models.member_stack import MemberStack
+from genprobe.models.registry import model_kind
+from genprobe.models.sequences import SequenceModel, is_correct
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
+from genprobe.studies.probe.decode import ModelTask
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.device import cpu_threads, device_facts
+from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.members import load_members
 from genprobe.studies.seed_sensitivity.study import PREDICT as STAGE
-from genprobe.tasks.task import DeterministicTask
+from genprobe.tasks.task import DeterministicTask, Task
 from genprobe.tasks.tokens import input_lines, output_lines
 from genprobe.training.trainer import cuda_determinism, min_lanes
 
@@ -76,22 +83,35 @@ def predictions(
     """One row per (seed, example): seed, suite, index, input, output, valid, length (the
     task's length of the example, which per-length reports group by) and, for a task with one
     right output per input, token_accuracy (the share of its positions right)."""
-    task = config.task
     out, _, valid = decode_and_check(model, config, src)
-    members, n, _ = out.shape
+    return prediction_frame(config.task, config.seeds, suite, src, out, valid)
+
+
+def prediction_frame(
+    task: Task,
+    seeds: Sequence[int],
+    suite: str,
+    src: np.ndarray,
+    out: np.ndarray,
+    valid: np.ndarray,
+) -> pd.DataFrame:
+    """The predictions of members `seeds` on the suite's inputs src (N, L): their outputs
+    (S, N, M) (task ids, -1 after the end) and whether each is right (S, N), as `predictions`
+    describes the rows (a language model's too: `answers`)."""
+    members, n = len(seeds), len(src)
+    outputs = np.asarray(out).reshape(members * n, -1)
     frame = pd.DataFrame(
         {
-            "seed": np.repeat(np.array(config.seeds), n),
+            "seed": np.repeat(np.array(seeds), n),
             "suite": suite,
             "index": np.tile(np.arange(n), members),
             "input": input_lines(task.source_vocab, src) * members,
-            "output": output_lines(task.target_vocab, out.reshape(members * n, -1)),
-            "valid": valid.reshape(-1),
+            "output": output_lines(task.target_vocab, outputs),
+            "valid": np.asarray(valid).reshape(-1),
             "length": np.tile(task.length(src), members),
         }
     )
     if isinstance(task, DeterministicTask):
-        outputs = out.reshape(members * n, -1)
         frame["token_accuracy"] = task.token_accuracy(np.tile(src, (members, 1)), outputs)
     return frame
 
@@ -149,3 +169,46 @@ def decoded_chunks(
             for name in fields
         )
     )
+
+
+class AnswerTask(ModelTask):
+    """A language model's members answer one suite (the probe's model under test, loaded once
+    per worker, or handed over by a driver that loaded it to check it)."""
+
+    def __init__(self, config: LanguageModelConfig, model: SequenceModel | None = None) -> None:
+        super().__init__(config)
+        self.model = model
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**vars(self), "model": None}  # a worker elsewhere loads its own
+
+    def setup(self) -> SequenceModel:
+        return super().setup() if self.model is None else self.model
+
+    def run(self, context: SequenceModel, shard: Shard, scratch: Path) -> Outputs:
+        suite = shard.spec["suite"]
+        table = answers(context, suite, self.inputs(shard.spec))
+        return {prediction_path(suite): parquet_bytes(table)}
+
+    def runtime(self) -> dict[str, Any]:
+        """Where the model runs (hf:, on its own threads); nothing for an endpoint, which
+        answers elsewhere."""
+        if "device" not in model_kind(self.config.model).settings:
+            return {}
+        return {**device_facts(self.config.device), "torch_threads": torch.get_num_threads()}
+
+
+def answers(model: SequenceModel, suite: str, src: np.ndarray) -> pd.DataFrame:
+    """`prediction_frame`'s rows of every member's greedy answer (or its own sample) to the
+    suite's inputs src (N, L), and the record of each request: `outcome` (the verdict, which
+    tells an answer that did not parse from a wrong one), `prompt` (what the member asked) and
+    `completion` (what the model wrote)."""
+    ranked = model.candidates(src, 1)
+    outcome = ranked.outcomes(model.task, src)[:, :, 0]
+    frame = prediction_frame(
+        model.task, range(len(model.members)), suite, src, ranked.out[:, :, 0], is_correct(outcome)
+    )
+    frame["outcome"] = outcome.reshape(-1)
+    frame["prompt"] = ranked.prompt.reshape(-1) if isinstance(ranked, Completions) else None
+    frame["completion"] = None if ranked.text is None else ranked.text[:, :, 0].reshape(-1)
+    return frame

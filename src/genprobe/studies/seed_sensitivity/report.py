@@ -6,6 +6,10 @@ them: figures to `figures/`, the blocks to `analysis.render`, which writes `repo
 `report.html`. What a paper reports for the task (its `published()`) is printed beside the
 run, labelled as the paper's. The validation curves also go to TensorBoard
 (`analysis.tensorboard`).
+
+A language model's run (`language_model.py`) is reported from the same statistics, its members
+the ways of asking it: the same tables of accuracy across members and per member, per-length
+and per-token accuracy, correlations and figures, with its prompt grid in place of training.
 """
 
 from __future__ import annotations
@@ -27,14 +31,16 @@ from genprobe.analysis.render import write_report as render
 from genprobe.analysis.stats import N_RESAMPLES, Correlation, Share, Summary
 from genprobe.analysis.tensorboard import write_validation_curves
 from genprobe.analysis.variance import Component, VarianceDecomposition
+from genprobe.models.registry import model_kind
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.curves import read_curves
+from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.over_time_report import over_time_blocks
 from genprobe.studies.seed_sensitivity.results import (
     read_config_hash,
+    read_members,
     read_model_notes,
     read_predictions,
-    read_sweep,
     read_training,
     shard_devices,
     trained_lengths,
@@ -56,6 +62,8 @@ from genprobe.tasks.registry import task_name
 from genprobe.training.trainer import TrainConfig
 
 TITLE = "Seed sensitivity of generalization"
+PROMPT_TITLE = "Prompt sensitivity of generalization"  # a language model's run
+STATS_DETAILS = "`stats.json` has every pair with Spearman ρ, p-values and bootstrap intervals."
 
 
 def write_report(
@@ -65,21 +73,24 @@ def write_report(
     `report.html`.
 
     Args:
-        run: the sweep's run directory.
-        threshold: the accuracy (in [0, 1]) at which a seed counts as generalizing to a suite.
+        run: the sweep's run directory (or a language model's run).
+        threshold: the accuracy (in [0, 1]) at which a seed (member) counts as generalizing to
+            a suite.
         grokking_threshold: trained over time, the accuracy (in (0, 1]) at which a seed has
             memorized (training) or grokked (held out, and staying there).
 
     Raises:
         ConfigError: a threshold outside [0, 1].
-        RunDirError: not a sweep, or nothing evaluated yet.
+        RunDirError: not a sweep (nor a language model's run), or nothing evaluated yet.
     """
     run = Path(run)
-    config = read_sweep(run)
+    config = read_members(run)
     training = read_training(run)
     predictions = read_predictions(run, config)
     summary = summarize_sweep(config, predictions, training, threshold)
     write_stats(run, summary)
+    if isinstance(config, LanguageModelConfig):
+        return render(run, PROMPT_TITLE, _language_model_blocks(run, config, summary))
     published = config.task.published()
     accuracy, stalled = summary.accuracy, summary.stalled
     shown = accuracy[accuracy.columns[:MAX_SUITES]]
@@ -93,23 +104,7 @@ def write_report(
             if learned(training) or over_time
             else _nothing_learned(training, accuracy, config.train)
         ),
-        Heading("Accuracy across seeds (%)"),
-        Text(
-            "Per suite: mean, sample standard deviation, extremes and median over seeds; the "
-            "interquartile mean (IQM: the mean of the middle half of the seeds) with a 95 % "
-            "percentile-bootstrap interval over seeds; a 95 % bootstrap interval of the mean; "
-            f"and how many seeds generalize, i.e. reach {_pct(threshold)} % (95 % Wilson "
-            "interval of the share). Pooled over all suites, with a bootstrap stratified by "
-            f"suite (seeds resampled within each): IQM {_pct(summary.pooled.iqm)} %"
-            + (
-                f" (no interval: {summary.pooled.ci_reason})"
-                if summary.pooled.ci_reason
-                else f" {interval(summary.pooled.ci_low, summary.pooled.ci_high, _pct)}"
-            )
-            + "."
-            + _no_interval(summary.summaries)
-        ),
-        _summary_table(summary.summaries, summary.shares),
+        *_across_blocks(summary, "seed"),
         *(_over_time_blocks(run, config, grokking_threshold) if over_time else []),
         *(_variance_blocks(config.grid, summary.variance) if config.grid else []),
         *(
@@ -119,7 +114,7 @@ def write_report(
         ),
         *(_stalled_blocks(summary, training, config.train) if stopping else []),
         *_length_blocks(run, summary.by_length, "accuracy", "per_length.png"),
-        *(_token_blocks(run, summary) if _tokens_differ(config, summary) else []),
+        *(_token_blocks(run, summary, "seed") if _tokens_differ(config, summary) else []),
         Heading("Accuracy per seed (%)"),
         Text(
             "Each suite's highest value in bold (green in report.html), its lowest in italics "
@@ -147,6 +142,72 @@ def write_report(
     ]
     write_validation_curves(run, {seed: t["validation"] for seed, t in training.items()})
     return render(run, TITLE, blocks)
+
+
+def _across_blocks(summary: SweepSummary, noun: str) -> list[Block]:
+    """The per-suite summary across the members (`noun`: what one is, a seed or a member)."""
+    return [
+        Heading(f"Accuracy across {noun}s (%)"),
+        Text(
+            f"Per suite: mean, sample standard deviation, extremes and median over {noun}s; the "
+            f"interquartile mean (IQM: the mean of the middle half of the {noun}s) with a 95 % "
+            f"percentile-bootstrap interval over {noun}s; a 95 % bootstrap interval of the mean; "
+            f"and how many {noun}s generalize, i.e. reach {_pct(summary.threshold)} % (95 % "
+            "Wilson interval of the share). Pooled over all suites, with a bootstrap stratified "
+            f"by suite ({noun}s resampled within each): IQM {_pct(summary.pooled.iqm)} %"
+            + (
+                f" (no interval: {summary.pooled.ci_reason})"
+                if summary.pooled.ci_reason
+                else f" {interval(summary.pooled.ci_low, summary.pooled.ci_high, _pct)}"
+            )
+            + "."
+            + _no_interval(summary.summaries)
+        ),
+        _summary_table(summary.summaries, summary.shares, noun),
+    ]
+
+
+def _language_model_blocks(
+    run: Path, config: LanguageModelConfig, summary: SweepSummary
+) -> list[Block]:
+    """A language model's report: its members are the ways of asking it, so the spread across
+    them is the prompt's, as a sweep's is the seed's; no training to report."""
+    accuracy = summary.accuracy
+    shown = accuracy[accuracy.columns[:MAX_SUITES]]
+    return [
+        _prompted_introduction(run, config, len(accuracy)),
+        *_across_blocks(summary, "member"),
+        *_length_blocks(run, summary.by_length, "accuracy", "per_length.png", "member"),
+        *(_token_blocks(run, summary, "member") if _tokens_differ(config, summary) else []),
+        Heading("Accuracy per member (%)"),
+        Text(
+            "Each suite's highest value in bold (green in report.html), its lowest in italics "
+            "(red), where the members differ; a member is the prompt format, few-shot draw and "
+            "sampling seed (none: greedy) it asks with." + _cut_note(accuracy.columns)
+        ),
+        _per_seed_table(shown, {}, [], config),
+        *correlation_section(run, shown, "members", STATS_DETAILS),
+        Heading("Figures"),
+        *_figures(run, shown, None, "member"),
+    ]
+
+
+def _prompted_introduction(run: Path, config: LanguageModelConfig, members: int) -> Text:
+    local = "device" in model_kind(config.model).settings  # hf: runs here, an endpoint not
+    answered = shard_devices(run)[1]
+    endpoint = "" if local else f", through the {config.api} API"
+    return Text(
+        f"{members} member{'s' * (members > 1)} of the language model `{config.model}`: the "
+        f"ways of asking it, {' × '.join(_prompt_grid_words(config))} (prompt seed "
+        f"{config.prompt_seed}){endpoint}. Every input of the task "
+        f"`{task_description(config)}` is asked as a prompt, the answer read strictly from "
+        "the first line of the completion. Accuracy = share of answers the task's verifier "
+        "accepts (an answer that does not parse counts as wrong). Config hash "
+        f"`{read_config_hash(run)}`, data seed {config.data_seed}: the suites are a sweep's "
+        "of the same task, "
+        "data seed and suite size, example for example."
+        + (f" The model ran on {_places(answered)}." if answered and local else "")
+    )
 
 
 def _over_time_blocks(run: Path, config: SweepConfig, threshold: float) -> list[Block]:
@@ -222,9 +283,27 @@ def _introduction(
     )
 
 
-def model_description(config: SweepConfig) -> str:
-    """The architecture in words, e.g. "2-layer LSTM seq2seq with bilinear attention (…)"."""
+def model_description(config: SweepConfig | LanguageModelConfig) -> str:
+    """The architecture in words, e.g. "2-layer LSTM seq2seq with bilinear attention (…)"; a
+    language model's spec and how it is asked."""
+    if isinstance(config, LanguageModelConfig):
+        return f"{config.model} ({', '.join(_prompt_grid_words(config))})"
     return config.model.describe()
+
+
+def _prompt_grid_words(config: LanguageModelConfig) -> list[str]:
+    """A language model's members in words: formats, few-shot draws, sampling."""
+    grid = config.prompts()
+    shots = (
+        f"{grid.shot_draws} draw{'s' * (grid.shot_draws > 1)} of {grid.shots} few-shot "
+        f"example{'s' * (grid.shots > 1)}"
+        if grid.shots
+        else "no few-shot examples"
+    )
+    sampled = (
+        f"{grid.samples} sampling seed{'s' * (grid.samples > 1)}" if grid.samples else "greedy"
+    )
+    return [f"{grid.formats} prompt format{'s' * (grid.formats > 1)}", shots, sampled]
 
 
 STACKING_WORDS = {
@@ -251,18 +330,19 @@ def _members_alone(notes: dict[str, Any] | None) -> str:
 def _devices(trained: list[dict[str, Any]], evaluated: list[dict[str, Any]]) -> str:
     """Where the shards ran, as their manifests record it."""
 
-    def places(facts: list[dict[str, Any]]) -> str:
-        counts = Counter(_place(f) for f in facts)
-        if len(counts) == 1:
-            return next(iter(counts))
-        return "; ".join(f"{place} ({n} shard{'s' * (n > 1)})" for place, n in counts.items())
-
     if not trained:
         return "No training shard recorded its device."
-    where = f"Trained on {places(trained)}"
-    if evaluated and places(evaluated) != places(trained):
-        return f"{where}; evaluated on {places(evaluated)}."
+    where = f"Trained on {_places(trained)}"
+    if evaluated and _places(evaluated) != _places(trained):
+        return f"{where}; evaluated on {_places(evaluated)}."
     return where + ("; evaluated on the same." if evaluated else ".")
+
+
+def _places(facts: list[dict[str, Any]]) -> str:
+    counts = Counter(_place(f) for f in facts)
+    if len(counts) == 1:
+        return next(iter(counts))
+    return "; ".join(f"{place} ({n} shard{'s' * (n > 1)})" for place, n in counts.items())
 
 
 def _place(facts: dict[str, Any]) -> str:
@@ -435,44 +515,49 @@ def _stalled_blocks(
     return blocks
 
 
-def _tokens_differ(config: SweepConfig, summary: SweepSummary) -> bool:
+def _tokens_differ(config: SweepConfig | LanguageModelConfig, summary: SweepSummary) -> bool:
     """Whether per-token accuracy can say more than accuracy: it is scored, and some suite has
     outputs longer than one token."""
-    longest = (config.task.max_output_length(config.longest_input(s)) for s in config.task.suites())
+    task = config.task
+    longest = (task.max_output_length(task.split_spec(s).lengths[1]) for s in task.suites())
     return summary.tokens is not None and max(longest) > 1
 
 
-def _length_blocks(run: Path, by_length: pd.DataFrame, what: str, name: str) -> list[Block]:
+def _length_blocks(
+    run: Path, by_length: pd.DataFrame, what: str, name: str, noun: str = "seed"
+) -> list[Block]:
     if len(by_length.columns) < 2:
         return []  # one length: the table per suite says it all
     trained = trained_lengths(run)
-    path = plots.length_curves(by_length, run / "figures" / name, trained, what=what)
+    path = plots.length_curves(
+        by_length, run / "figures" / name, trained, what=what, who=f"{noun}s"
+    )
     lengths = by_length.columns
     return [
         Heading(f"{what.capitalize()} per length"),
         Text(
             f"Every evaluated example by its length ({lengths.min()} to {lengths.max()}, all "
-            "suites pooled): one thin line per seed, the median over seeds, and a band from "
-            "the 25th to the 75th percentile of the seeds"
+            f"suites pooled): one thin line per {noun}, the median over {noun}s, and a band "
+            f"from the 25th to the 75th percentile of the {noun}s"
             + (f"; shaded: the training lengths ({trained[0]}–{trained[1]})." if trained else ".")
         ),
-        Figure(path.relative_to(run), f"{what.capitalize()} per length, one line per seed."),
+        Figure(path.relative_to(run), f"{what.capitalize()} per length, one line per {noun}."),
     ]
 
 
-def _token_blocks(run: Path, summary: SweepSummary) -> list[Block]:
+def _token_blocks(run: Path, summary: SweepSummary, noun: str) -> list[Block]:
     assert summary.token_by_length is not None
     return [
-        Heading("Per-token accuracy across seeds (%)"),
+        Heading(f"Per-token accuracy across {noun}s (%)"),
         Text(
-            "The share of each right output's positions that a seed's output gets right, "
+            f"The share of each right output's positions that a {noun}'s output gets right, "
             "averaged over a suite's examples: the score of Delétang et al. (2023), where "
             "accuracy above counts whole outputs only. Columns as above."
             + _no_interval(summary.token_summaries)
         ),
-        _summary_table(summary.token_summaries, summary.token_shares),
+        _summary_table(summary.token_summaries, summary.token_shares, noun),
         *_length_blocks(
-            run, summary.token_by_length, "per-token accuracy", "per_length_tokens.png"
+            run, summary.token_by_length, "per-token accuracy", "per_length_tokens.png", noun
         ),
     ]
 
@@ -480,8 +565,7 @@ def _token_blocks(run: Path, summary: SweepSummary) -> list[Block]:
 def _correlation_blocks(
     run: Path, accuracy: pd.DataFrame, correlations: list[Correlation], published: Published | None
 ) -> list[Block]:
-    details = "`stats.json` has every pair with Spearman ρ, p-values and bootstrap intervals."
-    blocks = correlation_section(run, accuracy, "seeds", details)
+    blocks = correlation_section(run, accuracy, "seeds", STATS_DETAILS)
     if len(blocks) < 3:  # not computed
         return blocks
     called_out = [c for c in correlations if published and (c.a, c.b) in published.pairs]
@@ -526,10 +610,12 @@ def _learning_curves(run: Path, training: dict[str, Any], stalled: list[str]) ->
     ]
 
 
-def _figures(run: Path, accuracy: pd.DataFrame, published: Published | None) -> list[Block]:
-    suites = plots.suite_distributions(accuracy, run / "figures" / "suites.png")
+def _figures(
+    run: Path, accuracy: pd.DataFrame, published: Published | None, noun: str = "seed"
+) -> list[Block]:
+    suites = plots.suite_distributions(accuracy, run / "figures" / "suites.png", f"{noun}s")
     figures: list[Block] = [
-        Figure(suites.relative_to(run), "Accuracy per suite; one dot per seed.")
+        Figure(suites.relative_to(run), f"Accuracy per suite; one dot per {noun}.")
     ]
     for x, y in published.pairs if published else ():
         if x in accuracy and y in accuracy:
@@ -583,12 +669,14 @@ def _range(values: Sequence[float]) -> str:
     return "" if np.isnan(values[2]) else f"{values[2]:.2f} – {values[3]:.2f}"
 
 
-def _summary_table(summaries: dict[str, Summary], shares: dict[str, Share] | None = None) -> Table:
+def _summary_table(
+    summaries: dict[str, Summary], shares: dict[str, Share] | None = None, noun: str = "seed"
+) -> Table:
     rows = []
     for suite, s in summaries.items():
         row = {
             "suite": suite,
-            "seeds": str(s.n),
+            f"{noun}s": str(s.n),
             "mean": _pct(s.mean),
             "std": _pct(s.std),
             "min": _pct(s.min),
@@ -606,19 +694,33 @@ def _summary_table(summaries: dict[str, Summary], shares: dict[str, Share] | Non
 
 
 def _per_seed_table(
-    accuracy: pd.DataFrame, training: dict[str, Any], stalled: list[str], config: SweepConfig
+    accuracy: pd.DataFrame,
+    training: dict[str, Any],
+    stalled: list[str],
+    config: SweepConfig | LanguageModelConfig,
 ) -> Table:
     frame = accuracy.map(_pct).reset_index()
     if config.grid:
         streams = config.streams()
         frame.insert(1, "init", [str(streams[int(s)].init) for s in frame["seed"]])
         frame.insert(2, "order", [str(streams[int(s)].order) for s in frame["seed"]])
+    if isinstance(config, LanguageModelConfig):  # a member: the way it asks
+        cells = [config.cells()[int(s)] for s in frame["seed"]]
+        named = ("format", "draw", "sample") if config.samples else ("format", "draw")
+        for at, name in enumerate(named, start=1):
+            frame.insert(at, name, [str(getattr(cell, name)) for cell in cells])
+        return _marked(frame.rename(columns={"seed": "member"}).astype({"member": str}), accuracy)
     frame["seed"] = frame["seed"].astype(str)
     if training:
         frame["validation"] = [_pct(training[s]["best_accuracy"]) for s in frame["seed"]]
         frame["epochs"] = [str(training[s]["epochs"]) for s in frame["seed"]]
         frame["stopped by"] = [stopped_by(training[s], config.train) for s in frame["seed"]]
         frame["stalled"] = ["yes" if s in stalled else "" for s in frame["seed"]]
+    return _marked(frame, accuracy)
+
+
+def _marked(frame: pd.DataFrame, accuracy: pd.DataFrame) -> Table:
+    """`frame` (a row per member of `accuracy`) with each suite's highest and lowest marked."""
     high, low = set(), set()
     for suite in accuracy.columns:
         values = accuracy[suite].to_numpy()

@@ -15,9 +15,16 @@ import pandas as pd
 
 from genprobe.errors import RunDirError
 from genprobe.runs.atomic import write_json
+from genprobe.runs.rundir import read_config
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.seed_sensitivity.config import SweepConfig
-from genprobe.studies.seed_sensitivity.study import PREDICT, SEED_SENSITIVITY, TRAIN
+from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
+from genprobe.studies.seed_sensitivity.study import (
+    LANGUAGE_MODEL,
+    PREDICT,
+    SEED_SENSITIVITY,
+    TRAIN,
+)
 from genprobe.tasks.files import read_examples
 from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import encode_inputs
@@ -35,9 +42,26 @@ def read_sweep(run: str | Path) -> SweepConfig:
     return SweepConfig.from_identity(SEED_SENSITIVITY.recorded(run)["config"])
 
 
+def read_members(run: str | Path) -> SweepConfig | LanguageModelConfig:
+    """The config of a run whose members the study reports: a sweep's (its seeds), or a
+    language model's (its ways of asking, `language_model.py`).
+
+    Raises:
+        RunDirError: no config.json, or a run of another study.
+    """
+    if _of_language_model(run):
+        return LanguageModelConfig.from_identity(LANGUAGE_MODEL.recorded(run)["config"])
+    return read_sweep(run)
+
+
 def read_config_hash(run: str | Path) -> str:
-    """The hash of the config the run was made with."""
-    return SEED_SENSITIVITY.recorded(run)["hash"]
+    """The hash of the config the run was made with (a sweep's or a language model's)."""
+    study = LANGUAGE_MODEL if _of_language_model(run) else SEED_SENSITIVITY
+    return study.recorded(run)["hash"]
+
+
+def _of_language_model(run: str | Path) -> bool:
+    return read_config(run).get("kind") in LANGUAGE_MODEL.kinds
 
 
 def read_model_notes(run: str | Path) -> dict[str, Any] | None:
@@ -46,7 +70,9 @@ def read_model_notes(run: str | Path) -> dict[str, Any] | None:
     return SEED_SENSITIVITY.recorded(run).get("provenance", {}).get("model")
 
 
-def read_predictions(run: str | Path, config: SweepConfig | None = None) -> pd.DataFrame:
+def read_predictions(
+    run: str | Path, config: SweepConfig | LanguageModelConfig | None = None
+) -> pd.DataFrame:
     """Every recorded prediction: seed, suite, index, input, output, valid, length.
 
     Raises:
@@ -58,7 +84,7 @@ def read_predictions(run: str | Path, config: SweepConfig | None = None) -> pd.D
         raise RunDirError(f"{run} has no predictions yet")
     frame = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
     if "length" not in frame:  # recorded before per-length reports
-        task = (config or read_sweep(run)).task
+        task = (config or read_members(run)).task
         rows = [(None, line.split()) for line in frame["input"]]
         frame["length"] = task.length(encode_inputs(task.source_vocab, rows, run))
     return frame
@@ -112,9 +138,10 @@ def length_table(predictions: pd.DataFrame, column: str = "valid") -> pd.DataFra
 
 
 def write_metrics(run: str | Path) -> dict[str, Any]:
-    """Per-seed accuracy on every evaluated suite plus the training summary → metrics.json."""
+    """Per-seed accuracy on every evaluated suite plus the training summary (none for a
+    language model) → metrics.json."""
     run = Path(run)
-    config = read_sweep(run)
+    config = read_members(run)
     predictions = read_predictions(run, config)
     accuracy = accuracy_table(predictions, config.task.suites())
     training = read_training(run)

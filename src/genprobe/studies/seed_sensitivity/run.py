@@ -13,12 +13,17 @@
 Every stage is a list of shards run by `run_stage`: rerunning the same command skips what is
 done and resumes a killed shard from its scratch directory, with the numbers of an
 uninterrupted run. `device` and the executor say where shards run, not what they compute.
+
+A language model has no training: `evaluate_language_model` checks it (loaded once), opens its
+run (config.json), writes the suites' data and runs the predict stage, each suite answered by
+every way of asking it (`language_model.py`), then metrics.json, as a sweep's.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,21 +31,29 @@ import numpy as np
 import torch
 
 from genprobe.errors import ConfigError, ModelCapabilityError, RunDirError
+from genprobe.models.registry import absolute_spec
+from genprobe.models.sequences import SequenceModel
 from genprobe.runs.atomic import write_json
 from genprobe.runs.executor import Executor, LocalExecutor, relayed, run_stage
-from genprobe.runs.rundir import open_run
+from genprobe.runs.rundir import CONFIG_FILE, open_run
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.device import check_device
+from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.model_check import check_contract, members_alone
-from genprobe.studies.seed_sensitivity.predict import PredictTask, predict_shard, prediction_path
+from genprobe.studies.seed_sensitivity.predict import (
+    AnswerTask,
+    PredictTask,
+    predict_shard,
+    prediction_path,
+)
 from genprobe.studies.seed_sensitivity.results import (
     ROLES_FILE,
     incomplete_suites,
     read_sweep,
     write_metrics,
 )
-from genprobe.studies.seed_sensitivity.study import KIND, LEGACY_KIND
+from genprobe.studies.seed_sensitivity.study import KIND, LANGUAGE_MODEL, LEGACY_KIND
 from genprobe.studies.seed_sensitivity.train import (
     OnProgress,
     TrainTask,
@@ -162,11 +175,7 @@ def evaluate_external(
     check_device(device)
     run = Path(run).absolute()
     config = read_sweep(run)
-    own = config.roles()
-    if not SUITE_NAME.match(name):
-        raise ConfigError("name", "letters, digits, '_', '-' or '.' (at most 64)", name)
-    if name in own:
-        raise ConfigError("name", f"a name other than the study's own {', '.join(own)}", name)
+    _check_name(name, config.roles())
     untaken = np.flatnonzero(~config.takes(src))
     if len(untaken):
         first = int(untaken[0])
@@ -179,3 +188,94 @@ def evaluate_external(
     run_stage(run, PredictTask(run, config, device), [shard], executor)
     write_metrics(run)
     return run / prediction_path(name)
+
+
+def evaluate_language_model(
+    config: LanguageModelConfig,
+    out: str | Path,
+    inputs: tuple[str, np.ndarray] | None = None,
+    log: Log = lambda message: None,
+) -> Path:
+    """Run (or resume) a language model's run of the study in `out`: every member answers the
+    task's suites and, given `inputs` (name, (n, L) input ids), a suite of those; returns the
+    run directory.
+
+    Everything is checked before anything is written: the settings, the suites' data, the name,
+    and the model, loaded once (an endpoint is not asked), with every input its members' prompts
+    leave room for. A run whose suites are all answered is read, the model not even loaded; an
+    interrupted one asks only the suites it has no answers to (an endpoint's answered requests
+    come from its answer cache).
+
+    Raises:
+        ConfigError: see `LanguageModelConfig.validated`; a bad name (or one of the task's
+            own suites).
+        CheckpointError: a model that cannot be loaded.
+        ModelCapabilityError: an input longer than a member's prompt leaves room for.
+        RunDirError: `out` holds another run.
+    """
+    config = resolved(config)
+    data = {suite: config.split(suite) for suite in config.task.suites()}  # a data error
+    suites = {suite: examples.src for suite, examples in data.items()}
+    if inputs is not None:
+        name, src = inputs
+        _check_name(name, tuple(suites))
+        suites[name] = src
+    shards = [predict_shard(suite, src, config.seeds) for suite, src in suites.items()]
+    if (Path(out) / CONFIG_FILE).is_file():
+        open_run(out, LANGUAGE_MODEL.kind, config)  # this run, or refused: nothing is written
+    pending = ShardStore(out).pending(shards)
+    model = _checked_model(config, {s.key: suites[s.key] for s in pending}) if pending else None
+    run = open_run(out, LANGUAGE_MODEL.kind, config)
+    for suite, examples in data.items():
+        if not (run / "data" / f"{suite}.jsonl").exists():
+            write_examples(run / "data" / f"{suite}.jsonl", config.task, examples)
+    if pending:
+        members = len(config.seeds)
+        log(f"asking {members} member{'s' * (members > 1)}: "
+            f"{', '.join(shard.key for shard in pending)}")  # fmt: skip
+    run_stage(run, AnswerTask(config, model), shards)
+    write_metrics(run)
+    return run
+
+
+def resolved(config: LanguageModelConfig) -> LanguageModelConfig:
+    """`config` validated, with a model's folder and an answer cache as absolute paths (a
+    rerun from elsewhere finds them)."""
+    config = config.validated()
+    cache = config.cache_dir and str(Path(config.cache_dir).absolute())
+    return replace(config, model=absolute_spec(config.model), cache_dir=cache)
+
+
+def _checked_model(config: LanguageModelConfig, suites: dict[str, np.ndarray]) -> SequenceModel:
+    """The model, loaded, once every member's prompt of every input of `suites` leaves room
+    for its longest answer.
+
+    Raises:
+        CheckpointError, ModelCapabilityError: see `evaluate_language_model`.
+    """
+    task = AnswerTask(config)
+    task.runtime()  # a device this machine has, before the model loads there
+    model = task.setup()
+    for name, src in suites.items():
+        untaken = np.flatnonzero(~model.readable(src))
+        if len(untaken):
+            first = int(untaken[0])
+            raise ModelCapabilityError(
+                f"{name}: the model cannot be asked {len(untaken)} of the {len(src)} inputs (a "
+                "member's prompt leaves too little room in its positions for the longest "
+                f"answer; fewer --shots make shorter prompts); the first is row {first + 1}, "
+                f"{int((np.asarray(src[first]) > 0).sum())} tokens"
+            )
+    return model
+
+
+def _check_name(name: str, own: tuple[str, ...]) -> None:
+    """A suite of the user's inputs has a file's name, and not one of the study's own.
+
+    Raises:
+        ConfigError: it has not.
+    """
+    if not SUITE_NAME.match(name):
+        raise ConfigError("name", "letters, digits, '_', '-' or '.' (at most 64)", name)
+    if name in own:
+        raise ConfigError("name", f"a name other than the study's own {', '.join(own)}", name)

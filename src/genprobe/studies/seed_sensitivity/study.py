@@ -1,4 +1,5 @@
-"""The seed-sensitivity study's declaration (`genprobe.studies.study`)."""
+"""The seed-sensitivity study's declarations (`genprobe.studies.study`): a sweep's, and a
+language model's."""
 
 from pathlib import Path
 
@@ -18,6 +19,17 @@ SEED_SENSITIVITY = Study(
     stages=(TRAIN, PREDICT),
     report_settings=("threshold", "grokking_threshold"),
     older_kinds=(LEGACY_KIND,),
+)
+
+# A language model's run of the study (`genprobe evaluate --model hf:|openai:`): its members
+# are the ways of asking it, its predictions and reports a sweep's (`language_model.py`).
+LANGUAGE_MODEL = Study(
+    kind="language-model",
+    name="a language model's run of the seed study",
+    report="genprobe.studies.seed_sensitivity.report:write_report",
+    tables="genprobe.studies.seed_sensitivity.tables:run_tables",
+    stages=(PREDICT,),
+    report_settings=("threshold",),
 )
 
 GRID_FILE = "grid.json"  # a grid of sweeps (`grid.py`): a folder with its axes and cells

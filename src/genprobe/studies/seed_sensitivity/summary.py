@@ -32,7 +32,8 @@ from genprobe.analysis.stats import (
 )
 from genprobe.analysis.variance import VarianceDecomposition, decompose_variance
 from genprobe.runs.atomic import write_json
-from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.studies.seed_sensitivity.config import SweepConfig, over_time
+from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.results import TOKEN_ACCURACY, accuracy_table, length_table
 from genprobe.training.trainer import TrainConfig
 
@@ -83,13 +84,14 @@ class SweepSummary:
 
 
 def summarize_sweep(
-    config: SweepConfig,
+    config: SweepConfig | LanguageModelConfig,
     predictions: pd.DataFrame,
     training: dict[str, Any],
     threshold: float = THRESHOLD,
 ) -> SweepSummary:
-    """The statistics of a sweep from its recorded predictions and training summaries (as
-    `results.read_predictions` and `results.read_training` give them).
+    """The statistics of a sweep (or a language model's run: no training) from its recorded
+    predictions and training summaries (as `results.read_predictions` and
+    `results.read_training` give them).
 
     Raises:
         ConfigError: a threshold outside [0, 1].
@@ -99,7 +101,7 @@ def summarize_sweep(
     shares = shares_at_least(accuracy, threshold)
     # Trained over time, no seed stops: what a low validation accuracy means is the grokking
     # section's (`over_time_report`), not a stall.
-    stalled = stalled_seeds(training) if config.train.steps is None else []
+    stalled = [] if over_time(config) else stalled_seeds(training)
     healthy = accuracy.drop(index=[int(seed) for seed in stalled], errors="ignore")
     pairs = list(itertools.combinations(accuracy.columns[:MAX_SUITES], 2))
     pairs += [p for p in (published.pairs if published else {}) if p not in pairs]
@@ -115,7 +117,7 @@ def summarize_sweep(
         pooled=pooled_iqm([accuracy[suite].dropna().to_numpy() for suite in accuracy]),
         stalled=stalled,
         capped=[]
-        if config.train.steps is not None
+        if over_time(config)
         else [seed for seed, t in training.items() if stopped_by(t, config.train) == EPOCH_CAP],
         healthy=healthy,
         without_stalled=suite_summaries(healthy) if stalled and len(healthy) > 0 else None,

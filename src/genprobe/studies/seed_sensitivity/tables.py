@@ -16,6 +16,14 @@ A sweep trained over time (`--steps`) has instead:
 
 A member is a seed; in a grid of init × data-order seeds every table also names its `init`
 and `order` seeds. Rows run by seed, then suite in the task's order.
+
+A language model's run (`language_model.py`) has examples and scores, its examples with the
+record of each request (`outcome`, `prompt`, `completion`), and:
+
+    members   one row per member: its number (`seed`) and label (`format=1 draw=0`)
+
+every table naming each member's `format`, few-shot `draw` and sampling seed (`sample`, empty
+where it decodes greedily).
 """
 
 from __future__ import annotations
@@ -28,29 +36,34 @@ from genprobe.analysis.grokking import THRESHOLD as GROKKING
 from genprobe.analysis.grokking import members as grokking_members
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.curves import read_curves
+from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.results import (
     TOKEN_ACCURACY,
+    read_members,
     read_predictions,
-    read_sweep,
     read_training,
 )
 from genprobe.studies.seed_sensitivity.summary import stalled_seeds, stopped_by
 
 
 def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
-    """The sweep's tables by name: examples, scores, members, curves.
+    """The sweep's tables by name: examples, scores, members, curves (a language model's run:
+    examples, scores, members).
 
     Raises:
-        RunDirError: not a sweep, or no suite evaluated yet.
+        RunDirError: not a sweep (nor a language model's run), or no suite evaluated yet.
     """
-    config = read_sweep(run)
+    config = read_members(run)
     examples = _in_order(read_predictions(run, config), config)
-    training = read_training(run)
-    stalled = set(stalled_seeds(training))
     scored = {"n": ("index", "size"), "accuracy": ("valid", "mean")}
     if TOKEN_ACCURACY in examples:
         scored[TOKEN_ACCURACY] = (TOKEN_ACCURACY, "mean")
     scores = examples.groupby(["seed", "suite"], sort=False).agg(**scored).reset_index()
+    if isinstance(config, LanguageModelConfig):
+        tables = {"examples": examples, "scores": scores, "members": prompt_members(config)}
+        return {name: _with_prompt_cells(table, config) for name, table in tables.items()}
+    training = read_training(run)
+    stalled = set(stalled_seeds(training))
     if config.train.steps is not None:
         over_time = read_curves(run)
         held_out = config.task.suites()[0]
@@ -92,6 +105,22 @@ def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
     return _with_grid_seeds_where(tables, config)
 
 
+def prompt_members(config: LanguageModelConfig) -> pd.DataFrame:
+    """One row per member of a language model: its number (`seed`) and label."""
+    return pd.DataFrame({"seed": config.seeds, "member": [c.label() for c in config.cells()]})
+
+
+def _with_prompt_cells(table: pd.DataFrame, config: LanguageModelConfig) -> pd.DataFrame:
+    """`table` with each member's format, few-shot draw and sampling seed (none: greedy) after
+    its `seed`."""
+    cells = config.cells()
+    table = table.copy()
+    for at, name in enumerate(("format", "draw", "sample"), start=1):
+        values = [getattr(cells[seed], name) for seed in table["seed"]]
+        table.insert(at, name, pd.array(values, dtype="Int64"))
+    return table
+
+
 def _with_grid_seeds_where(
     tables: dict[str, pd.DataFrame], config: SweepConfig
 ) -> dict[str, pd.DataFrame]:
@@ -100,7 +129,7 @@ def _with_grid_seeds_where(
     return {name: _with_grid_seeds(table, config) for name, table in tables.items()}
 
 
-def _in_order(predictions: pd.DataFrame, config: SweepConfig) -> pd.DataFrame:
+def _in_order(predictions: pd.DataFrame, config: SweepConfig | LanguageModelConfig) -> pd.DataFrame:
     """By seed, then suite (the task's suites first, in its order; others by name), then index."""
     suites = [s for s in config.task.suites() if s in set(predictions["suite"])]
     suites += sorted(set(predictions["suite"]) - set(suites))

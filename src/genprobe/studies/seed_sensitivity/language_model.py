@@ -1,0 +1,109 @@
+"""What a language model's run of the seed study is (`genprobe evaluate --task T --model
+hf:PATH|openai:MODEL@URL`): the model, the task it is asked, the suites' data, and the members,
+which are the ways of asking it (prompt format × few-shot draw × sampling seed,
+`models.adapters.prompted.PromptGrid`) as a sweep's are its seeds.
+
+Member i is cell i of the prompt grid (format-major, as `PromptGrid.cells` lists them): the
+run's predictions name it in their `seed` column, as a grid sweep names its cells, so the
+sweep's summary, report, tables and `compare` read the run as they read a sweep's. The suites
+are a sweep's of the same task, data seed and suite size (`config.split_examples`), example for
+example. An endpoint's API is part of the config; how its requests are made (concurrency,
+timeout, retries, the answer cache) and the device are not: they change no answer.
+
+Example:
+    LanguageModelConfig("hf:models/addition-lm", load_task("addition"), formats=4).validated()
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+from genprobe.errors import ConfigError
+from genprobe.models.adapters.prompted import Member
+from genprobe.models.registry import check_spec
+from genprobe.prompts import text_form
+from genprobe.studies.model_settings import ModelUnderTestSettings
+from genprobe.studies.seed_sensitivity.config import split_examples
+from genprobe.studies.seed_sensitivity.device import check_device
+from genprobe.tasks.integration.task import IntegrationTask
+from genprobe.tasks.registry import load_task, task_name
+from genprobe.tasks.task import Examples, Task
+
+LANGUAGE_MODELS = "a language model: hf:PATH, hf:ORG/NAME or openai:MODEL@URL"
+
+
+@dataclass(frozen=True)
+class LanguageModelConfig(ModelUnderTestSettings):
+    """A `genprobe.runs.config.RunConfig`; `validated` checks it without loading the model."""
+
+    RUNTIME: ClassVar[tuple[str, ...]] = (
+        "device", "concurrency", "timeout", "retries", "cache_dir",
+    )  # fmt: skip
+    model: str  # hf:PATH, hf:ORG/NAME or openai:MODEL@URL
+    task: Task
+    data_seed: int = 0  # every suite is drawn from this seed and its own name, as a sweep's
+    suite_size: int | None = None  # None: each suite's own size (a finite one whole)
+    # a language model's prompt grid and an endpoint's settings: `ModelUnderTestSettings`
+    device: str = "cpu"  # where hf: runs
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        """The members' numbers (the predictions' `seed`): 0 .. formats × draws × samples - 1."""
+        return tuple(range(len(self.cells())))
+
+    grid = None  # no init × data-order grid: a sweep's
+
+    def cells(self) -> list[Member]:
+        """Each member's format, few-shot draw and sampling seed, in member order."""
+        return self.prompts().cells()
+
+    def load_task(self) -> Task:
+        """The task (as a probe's config gives it, for the model task it shares)."""
+        return self.task
+
+    def split(self, suite: str) -> Examples:
+        """The examples of one of the task's suites (`Task.suites`), as a sweep draws them."""
+        return split_examples(self.task, suite, self.suite_size, self.data_seed)
+
+    def validated(self) -> LanguageModelConfig:
+        """Checked without loading the model.
+
+        Raises:
+            ConfigError: not a language model, the integration task (its models are evaluated
+                by `genprobe integration evaluate`), a task whose tokens cannot be written as
+                text, or a setting out of range.
+            UnknownModelError, GenprobeError: as `check_spec`.
+        """
+        kind = check_spec(self.model)
+        if "prompts" not in kind.settings:
+            raise ConfigError(
+                "--model",
+                f"{LANGUAGE_MODELS} (a sweep's seeds: `genprobe evaluate RUN_DIR --input FILE`)",
+                self.model,
+            )
+        if isinstance(self.task, IntegrationTask):
+            raise ConfigError(
+                "--task", "a token task other than integration (whose models, openai: among "
+                "them, `genprobe integration evaluate` evaluates)", task_name(self.task),
+            )  # fmt: skip
+        self.check_model_settings()
+        self.prompts()  # the grid checks its numbers
+        text_form(self.task)  # a task whose tokens cannot be read as text is refused here
+        if self.suite_size is not None and self.suite_size < 1:
+            raise ConfigError("--suite-size", "at least 1", self.suite_size)
+        check_device(self.device)
+        return self
+
+    def identity(self) -> dict[str, Any]:
+        identity = {
+            f.name: getattr(self, f.name) for f in fields(self) if f.name not in self.RUNTIME
+        }
+        identity["task"] = {"name": task_name(self.task), "options": self.task.options()}
+        return identity
+
+    @classmethod
+    def from_identity(cls, identity: dict[str, Any]) -> LanguageModelConfig:
+        settings = dict(identity)
+        task = settings.pop("task")
+        return cls(task=load_task(task["name"], task["options"]), **settings)
