@@ -44,11 +44,25 @@ def pytest_configure(config):
     os.environ["GENPROBE_CACHE"] = config.stash[CACHE]
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if workers:  # `make test`: each pytest-xdist worker gets its share of the cores
+        share = _pin_to_a_share(int(workers), int(os.environ["PYTEST_XDIST_WORKER"][2:]))
         # torch's threads spin while they wait: with more of them than cores, a test of the
         # trainer took 178 s instead of 12 s on 2 cores
-        threads = max(1, (os.cpu_count() or 1) // int(workers))
-        os.environ["OMP_NUM_THREADS"] = str(threads)  # for the processes tests start
-        torch.set_num_threads(threads)
+        os.environ["OMP_NUM_THREADS"] = str(share)  # for the processes tests start
+        torch.set_num_threads(share)
+
+
+def _pin_to_a_share(workers: int, index: int) -> int:
+    """Run this pytest-xdist worker, and every process it starts, on its share of the cores
+    (so genprobe's "one worker process per CPU" defaults see that share: on 2 cores and 2
+    pytest workers, a sweep trains in its own process instead of starting two that each import
+    torch; tests that ask for processes still get them). Returns the share's size."""
+    if not hasattr(os, "sched_setaffinity"):
+        return max(1, (os.cpu_count() or 1) // workers)
+    cpus = sorted(os.sched_getaffinity(0))
+    size = max(1, len(cpus) // workers)
+    start = (index * size) % len(cpus)
+    os.sched_setaffinity(0, cpus[start : start + size])
+    return size
 
 
 def pytest_unconfigure(config):

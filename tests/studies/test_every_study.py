@@ -88,7 +88,7 @@ STUDIES = {
     "sweep": Study(
         argv=lambda f: [
             "rewriting", "sweep", "--seeds", "2", "--train-size", "800", "--validation-size",
-            "20", "--suite-size", "12", "--max-epochs", "2",
+            "20", "--suite-size", "12", "--max-epochs", "2", "--workers", "2",
         ],
         under_way="scratch/train/*/state.pt",  # the trainer's first resume point
         results=_predictions,

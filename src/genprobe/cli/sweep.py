@@ -22,7 +22,6 @@ Examples:
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +33,7 @@ from genprobe.cli.console import console, progress_bar
 from genprobe.cli.model_options import PromptOptions, with_prompt_options
 from genprobe.cli.paths import output_folder
 from genprobe.errors import ConfigError, GenprobeError
+from genprobe.runs.cpus import usable_cpus
 
 if TYPE_CHECKING:
     import numpy as np
@@ -201,7 +201,7 @@ def sweep(
     workers: int = typer.Option(
         None,
         help="Processes running shards at once (chunks of seeds, then suites); "
-        "default: one per CPU core (with --backend ray: as many as the cluster holds).",
+        "default: one per CPU this process may use (with --backend ray: as many as the cluster holds).",
     ),
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
@@ -276,7 +276,7 @@ def sweep(
     executor = make_executor(
         backend,
         ray_address,
-        local_workers=workers or os.cpu_count() or 1,
+        local_workers=workers or usable_cpus(),
         ray_workers=workers,
         gpus=1 if device.startswith("cuda") else 0,
     )

@@ -10,13 +10,14 @@ Lanes beyond the members (a stack padded on a GPU, `training.trainer`) repeat me
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
 from torch import Tensor
+
+from genprobe.runs.cpus import usable_cpus
 
 # More threads were slower on a 16-core GPU machine: at 1,000 members, 8 threads drew a step's
 # dropout uniforms in 121 ms, 16 in 294 ms (NumPy 2.5, docs/gpu.md).
@@ -26,9 +27,7 @@ MAX_THREADS = 8
 class StepInputs:
     def __init__(self, device: torch.device) -> None:
         self.pinned = device.type == "cuda"
-        self.pool = (
-            ThreadPoolExecutor(min(MAX_THREADS, os.cpu_count() or 1)) if self.pinned else None
-        )
+        self.pool = ThreadPoolExecutor(min(MAX_THREADS, usable_cpus())) if self.pinned else None
         self.buffers: list[dict[str, Tensor]] = [{}, {}]
         self.copied: list[torch.cuda.Event | None] = [None, None]
         self.slot = 0

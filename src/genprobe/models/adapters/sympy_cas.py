@@ -9,13 +9,13 @@ judges unparseable.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
 import sympy as sp
 
 from genprobe.errors import GenprobeError
+from genprobe.runs.cpus import usable_cpus
 from genprobe.runs.pool import DeadlineCounts, DeadlinePool
 from genprobe.tasks.integration.expression import Expr, X, from_sympy, to_sympy
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
@@ -53,7 +53,7 @@ class SympyModel(Model):
         results: list[list[Candidate]] = [[] for _ in problems]
         if not problems:
             return results
-        workers = max(1, min(self.workers or os.cpu_count() or 1, len(problems)))
+        workers = max(1, min(self.workers or usable_cpus(), len(problems)))
         items = [to_prefix(problem) for problem in problems]
         with DeadlinePool(workers) as pool:
             for done in pool.run(integrate_in_worker, items, deadline=self.deadline, shared=None):

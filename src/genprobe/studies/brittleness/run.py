@@ -24,7 +24,6 @@ generation timeouts aside, which depend on the machine's load).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -34,6 +33,7 @@ import pandas as pd
 
 from genprobe.errors import ConfigError
 from genprobe.models.settings import sent_to_workers
+from genprobe.runs.cpus import usable_cpus
 from genprobe.runs.executor import Executor, LocalExecutor, StageTask, relayed, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Outputs, Shard, ShardStore, json_bytes, parquet_bytes
@@ -223,7 +223,7 @@ def _request(config: BrittlenessConfig, shard: Shard) -> SuiteRequest:
         seed=config.seed,
         validation=None if config.validation is None else Path(config.validation),
         method=config.method,
-        workers=config.workers or os.cpu_count() or 1,
+        workers=config.workers or usable_cpus(),
         train_max_ops=config.max_ops,
         split=config.split,
     )

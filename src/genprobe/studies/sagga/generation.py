@@ -27,7 +27,6 @@ do not depend on how the problems were chunked.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -40,6 +39,7 @@ import sympy as sp
 
 from genprobe.models.adapters.integration_tokens import IntegrationSequenceModel
 from genprobe.models.cached import CachedModel
+from genprobe.runs.cpus import usable_cpus
 from genprobe.runs.executor import StageTask
 from genprobe.runs.pool import DeadlineCounts, DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
@@ -89,7 +89,7 @@ def build_fitness(config: SaggaConfig) -> Fitness:
 
 
 def deadline_pool(config: SaggaConfig) -> DeadlinePool:
-    return DeadlinePool(config.workers or os.cpu_count() or 1)
+    return DeadlinePool(config.workers or usable_cpus())
 
 
 # -- the three shards ----------------------------------------------------------------------

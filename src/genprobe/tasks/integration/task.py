@@ -18,7 +18,6 @@ in ten, training never does, so no test problem is ever a training one.
 
 from __future__ import annotations
 
-import os
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ import numpy as np
 import sympy as sp
 
 from genprobe.errors import ConfigError, GenprobeError, TaskContractError
+from genprobe.runs.cpus import usable_cpus
 from genprobe.tasks.integration.exploits import TAG_SECONDS, tag_failures
 from genprobe.tasks.integration.expression import Expr, from_sympy, to_sympy
 from genprobe.tasks.integration.features import BOOLEAN, NUMERIC, tree_features
@@ -145,7 +145,7 @@ class IntegrationTask(Task):
             return _examples(table["problem"], written, split)
         stream = int(split_stream(seed, split).integers(2**63))
         attempts = n * HELD_OUT if held_out else n  # a held-out split keeps one pair in ten
-        workers = min(os.cpu_count() or 1, 1 + attempts // ATTEMPTS_PER_WORKER)
+        workers = min(usable_cpus(), 1 + attempts // ATTEMPTS_PER_WORKER)
         keep = partial(_keeps, held_out)
         rows = generate_pairs(self.generator(), n, seed=stream, workers=workers, keep=keep).rows
         if len(rows) < n:

@@ -24,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -33,6 +32,7 @@ from typing import Literal
 import sympy as sp
 
 from genprobe.errors import ConfigError, GenprobeError, ParseError, UnsupportedExpressionError
+from genprobe.runs.cpus import usable_cpus
 from genprobe.runs.pool import DeadlinePool, TaskResult
 from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.identity import IdentitySettings, check_identity
@@ -122,7 +122,7 @@ class Verifier:
 
     def _get_pool(self, n_items: int) -> DeadlinePool:
         if self._pool is None:
-            workers = self.config.workers or os.cpu_count() or 1
+            workers = self.config.workers or usable_cpus()
             self._pool = DeadlinePool(
                 max(1, min(workers, n_items)), start_method=self.config.start_method
             )

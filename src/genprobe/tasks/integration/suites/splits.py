@@ -16,12 +16,12 @@ CPU-second per problem), so it is not among the suites `probe` decodes unless as
 
 from __future__ import annotations
 
-import os
 from functools import cache
 
 import pandas as pd
 
 from genprobe.errors import ConfigError, TaskContractError
+from genprobe.runs.cpus import usable_cpus
 from genprobe.tasks.integration.suites.operators import operator_extrapolation, set_names
 from genprobe.tasks.integration.suites.sampling import set_rng
 from genprobe.tasks.integration.suites.simple import (
@@ -66,7 +66,7 @@ def suite_table(split: str, n: int, seed: int, method: str, max_ops: int) -> pd.
     sets = set_names(max_ops)
     per_set = -(-n // len(sets))
     frame = operator_extrapolation(
-        per_set, seed, method=method, workers=os.cpu_count() or 1, max_ops=max_ops
+        per_set, seed, method=method, workers=usable_cpus(), max_ops=max_ops
     )
     turns = [frame[frame["set"] == name].reset_index(drop=True) for name in sets]
     if any(len(rows) < per_set for rows in turns):
