@@ -201,7 +201,8 @@ def sweep(
     workers: int = typer.Option(
         None,
         help="Processes running shards at once (chunks of seeds, then suites); "
-        "default: one per CPU this process may use (with --backend ray: as many as the cluster holds).",
+        "default: one per CPU this process may use (with --backend ray: as many as the cluster "
+        "holds).",
     ),
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
