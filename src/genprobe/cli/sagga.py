@@ -60,8 +60,9 @@ def sagga(
     generations: int = typer.Option(100, help="Stop after this many generations."),
     minutes: float = typer.Option(
         None,
-        help="Stop the search after this many minutes of wall clock (checked between its "
-        "shards; rerun to go on). Where it stops depends on the machine's speed and load; "
+        help="Stop the search after this many minutes of wall clock, over every run of it in "
+        "--out (checked between its shards; rerun with more to go on: the same command only "
+        "reads a finished search). Where it stops depends on the machine's speed and load; "
         "--generations and --archive-size do not. The analysis after the search is not "
         "counted: --tag-limit and --nearby-attempts bound it.",
     ),

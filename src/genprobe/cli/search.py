@@ -96,9 +96,10 @@ def search(
     ),
     minutes: float = typer.Option(
         None,
-        help="Stop after this many minutes of this process's CPU time (checked between "
-        "generations; rerun to go on). --generations and --archive-size are the stops that do "
-        "not depend on the machine.",
+        help="Stop after this many minutes of the search's CPU time in this process, over every "
+        "run of it in --out (checked between generations; rerun with more to go on: the same "
+        "command only reads a finished search). --generations and --archive-size are the "
+        "stops that do not depend on the machine.",
     ),
     workers: int = typer.Option(
         None, help="Threads of the decoding [torch's default]; per Ray worker: its CPUs."
