@@ -124,8 +124,8 @@ def search(
     if against is not None:
         check_spec(against, "--against")
     from genprobe.studies.search.config import SearchConfig
-    from genprobe.studies.search.report import write_search_report
     from genprobe.studies.search.search import run_search
+    from genprobe.studies.search.study import SEARCH
 
     config = SearchConfig(
         model=model, target=target, generations=generations, population=population,
@@ -143,5 +143,5 @@ def search(
     executor = model_study_executor(backend, ray_address, workers, device)
     with executor or contextlib.nullcontext(), status("starting") as log:
         run = run_search(config, out, log=log, executor=executor)
-    write_search_report(run)
+    SEARCH.update_report(run)
     console.print(f"report: {run / 'report.html'}")

@@ -456,21 +456,24 @@ def print_judged(
 
 
 def finish(run: Path, report: bool, as_json: bool, threshold: float) -> None:
-    """Write the report (unless not wanted) and print the per-suite summary."""
-    from genprobe.studies.seed_sensitivity.report import write_report
-    from genprobe.studies.seed_sensitivity.results import (
-        accuracy_table,
-        read_predictions,
-        read_sweep,
-    )
-    from genprobe.studies.seed_sensitivity.summary import suite_summaries
-
+    """Write the report (unless not wanted, or it is the run's as it is) and print the
+    per-suite summary."""
     if report:
-        write_report(run, threshold)  # also writes the summaries to stats.json
+        from genprobe.studies.seed_sensitivity.study import SEED_SENSITIVITY
+
+        # also writes the summaries to stats.json
+        SEED_SENSITIVITY.update_report(run, threshold=threshold)
         stored = json.loads((run / "stats.json").read_text())["summary"]  # keys sorted
         order = json.loads((run / "metrics.json").read_text())["suites"]
         summary = {suite: stored[suite] for suite in order}
     else:
+        from genprobe.studies.seed_sensitivity.results import (
+            accuracy_table,
+            read_predictions,
+            read_sweep,
+        )
+        from genprobe.studies.seed_sensitivity.summary import suite_summaries
+
         config = read_sweep(run)
         accuracy = accuracy_table(read_predictions(run, config), config.task.suites())
         summary = {s: v.to_dict() for s, v in suite_summaries(accuracy).items()}

@@ -18,6 +18,8 @@ SEED_SENSITIVITY = Study(
     stages=(TRAIN, PREDICT),
     report_settings=("threshold", "grokking_threshold"),
     older_kinds=(LEGACY_KIND,),
+    report_inputs=("metrics.json", "data/roles.json"),
+    report_outputs=("stats.json",),
 )
 
 GRID_FILE = "grid.json"  # a grid of sweeps (`grid.py`): a folder with its axes and cells
