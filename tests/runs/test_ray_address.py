@@ -54,7 +54,7 @@ def test_a_stale_recorded_instance_gives_way_to_a_new_local_one(stale_record, in
     assert time.monotonic() - started < 10
 
 
-@pytest.mark.parametrize("how", ["auto", "environment"])
+@pytest.mark.parametrize("how", ["auto", "environment", "client"])
 def test_a_named_cluster_that_does_not_answer_is_one_line(
     how, stale_record, inits, cli, monkeypatch, tmp_path
 ):
@@ -62,9 +62,12 @@ def test_a_named_cluster_that_does_not_answer_is_one_line(
     if how == "auto":
         args += ["--ray-address", "auto"]
         said = rf"--ray-address auto: no Ray cluster answers at \S+:{stale_record}, the address "
-    else:
+    elif how == "environment":
         monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{stale_record}")
         said = rf"RAY_ADDRESS=127.0.0.1:{stale_record}: no Ray cluster answers at \S+:"
+    else:  # a Ray Client server
+        monkeypatch.setenv("RAY_ADDRESS", f"ray://127.0.0.1:{stale_record}")
+        said = rf"RAY_ADDRESS=ray://127.0.0.1:{stale_record}: no Ray cluster answers there"
     started = time.monotonic()
     code, _, err = cli(*args, "--out", str(tmp_path / "run"))
     assert time.monotonic() - started < 10

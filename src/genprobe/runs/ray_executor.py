@@ -162,7 +162,7 @@ class RayExecutor(Executor):
         try:
             ray.init(address=target, log_to_driver=False, configure_logging=False)
         except ConnectionError as error:
-            raise GenprobeError(f"--ray-address {self.address}: {error}") from None
+            raise GenprobeError(f"Ray at {target}: {error}") from None
         self._started = True
         return ray
 
@@ -274,27 +274,30 @@ def _bootstrap(address: str | None) -> str:
     CONNECT_SECONDS; "local" (a new instance on this machine) when no address was given and
     none is recorded or the recorded one is gone. A cluster given (`--ray-address`, `auto`,
     RAY_ADDRESS) that does not answer is a `GenprobeError` naming the address tried."""
-    if address is not None and "://" in address:  # a Ray Client server, ray://host:port
-        if (problem := _no_answer(address.partition("://")[2], gcs=False)) is not None:
+    environment = os.environ.get("RAY_ADDRESS")
+    client = address if address not in (None, "auto") else environment
+    if client and "://" in client:  # a Ray Client server, ray://host:port
+        if (problem := _no_answer(client.partition("://")[2], gcs=False)) is not None:
+            given = f"--ray-address {address}" if client == address else f"RAY_ADDRESS={client}"
             raise GenprobeError(
-                f"--ray-address {address}: no Ray cluster answers there ({problem}); "
+                f"{given}: no Ray cluster answers there ({problem}); "
                 "start one with `ray start --head`"
             )
-        return address
+        return client
     from ray._common.utils import get_ray_address_file
     from ray._private import services
 
     try:
         found = services.canonicalize_bootstrap_address(address)
     except (ConnectionError, ValueError) as error:  # `auto` finds none; a malformed address
-        raise GenprobeError(f"--ray-address {address}: {error}") from None
+        given = f"--ray-address {address}" if address is not None else f"RAY_ADDRESS={environment}"
+        raise GenprobeError(f"{given}: {error}") from None
     if found is None:
         return "local"
     problem = _no_answer(found)
     if problem is None:
         return found
     record = get_ray_address_file(None)
-    environment = os.environ.get("RAY_ADDRESS")
     if address is None and not environment:
         warn(
             f"the Ray instance recorded in {record} ({found}) does not answer ({problem}); "
