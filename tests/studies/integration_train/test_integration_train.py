@@ -57,15 +57,21 @@ def test_a_finished_runs_rerun_reads_no_data_trains_nothing_and_writes_no_file(
     cli, data, tmp_path, monkeypatch
 ):
     out = tmp_path / "run"
-    assert train(cli, data, out, "--epochs", "1", "--epoch-size", "8")[0] == 0
-    files = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
+    # the run `train` below asks for, trained without the verifier
+    config = IntegrationTrainConfig.from_preset(
+        None, str(data), batch_size=8, valid_size=5, warmup=5, lr=3e-3, max_len=40,
+        device="cpu", epochs=1, epoch_size=8,
+    )  # fmt: skip
+    run_training(config, out, validate=lambda network, problems: {"valid_fail@1": 0.5})
 
     def computes(*args, **kwargs):
         raise AssertionError("a finished run computed again")
 
     monkeypatch.setattr(study_run, "read_training_data", computes)
     monkeypatch.setattr(Trainer, "run", computes)
-    monkeypatch.setattr(study_report, "write_train_report", computes)  # the report is its own
+    assert train(cli, data, out, "--epochs", "1", "--epoch-size", "8")[0] == 0  # the report
+    files = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
+    monkeypatch.setattr(study_report, "write_train_report", computes)  # it is the run's
     code, err = train(cli, data, out, "--epochs", "1", "--epoch-size", "8")
     assert code == 0, err
     assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == files
