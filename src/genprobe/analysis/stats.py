@@ -20,18 +20,31 @@ seeds into the two runs (counted, not listed).
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import stats
 
 from genprobe.errors import ConfigError
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+class _SciPyStats:
+    """`scipy.stats`, imported at its first use (one to two seconds): a command that only
+    prints Wilson intervals (a finished run's rerun) needs none of it."""
+
+    def __getattr__(self, name: str) -> Any:
+        from scipy import stats as module
+
+        return getattr(module, name)
+
+
+stats = _SciPyStats()
 
 N_RESAMPLES = 10_000
 CONFIDENCE = 0.95
@@ -233,12 +246,22 @@ def share_at_least(values: np.ndarray, threshold: float) -> Share:
     return Share(threshold, k, len(x), *wilson_interval(k, len(x)))
 
 
+# scipy.special.ndtri(0.975): the normal quantile of a 95 % interval, as SciPy computes it
+# (statistics.NormalDist gives one ulp less, and intervals that differ in their last digit)
+Z_95 = 1.959963984540054
+
+
 def wilson_interval(k: int, n: int) -> tuple[float, float]:
-    """The 95 % Wilson score interval of the share k / n (NaNs for n = 0)."""
+    """The 95 % Wilson score interval of the share k / n (NaNs for n = 0): SciPy's
+    `binomtest(k, n).proportion_ci(0.95, method="wilson")` to the bit (Newcombe 1998), in
+    closed form, without importing SciPy."""
     if n == 0:
         return NAN, NAN
-    interval = stats.binomtest(k, n).proportion_ci(CONFIDENCE, method="wilson")
-    return float(interval.low), float(interval.high)
+    z, p = Z_95, k / n
+    denom = 2 * (n + z**2)
+    center = (2 * n * p + z**2) / denom
+    delta = z / denom * math.sqrt(4 * n * p * (1 - p) + z**2)
+    return 0.0 if k == 0 else center - delta, 1.0 if k == n else center + delta
 
 
 def pooled_iqm(columns: list[np.ndarray], seed: int = 0) -> PooledIQM:

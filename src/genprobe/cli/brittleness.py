@@ -180,12 +180,12 @@ def evaluate(
 
 def _run(config: Any, out: Path, executor: Executor | None = None) -> None:
     from genprobe.cli.console import console, status
-    from genprobe.studies.brittleness.report import write_report
     from genprobe.studies.brittleness.run import run_brittleness
+    from genprobe.studies.brittleness.study import BRITTLENESS
 
     with executor or contextlib.nullcontext(), status("starting") as log:
         run = run_brittleness(config, out, log=log, executor=executor)
-    write_report(run)
+    BRITTLENESS.update_report(run)
     _print_summary(run, config.policy, config.ks)
     console.print(f"report: {run / 'report.html'}")
 

@@ -379,8 +379,8 @@ def train(
     held out of DATA); writes OUT/report.html."""
     from genprobe.cli.console import console, progress_bar
     from genprobe.studies.integration_train.config import IntegrationTrainConfig
-    from genprobe.studies.integration_train.report import write_train_report
     from genprobe.studies.integration_train.run import run_training
+    from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
 
     config = IntegrationTrainConfig.from_preset(
         preset, str(data), size=size, dropout=dropout, lr=lr, warmup=warmup, schedule=schedule,
@@ -403,6 +403,6 @@ def train(
 
         budget = None if max_minutes is None else 60 * max_minutes
         run = run_training(config, out, on_step, on_epoch, budget)
-    write_train_report(run)
+    INTEGRATION_TRAIN.update_report(run)
     console.print(f"model in {out / 'model.pt'} (use --model ckpt:{out})")
     console.print(f"report: {out / 'report.html'}")

@@ -106,8 +106,8 @@ def probe(
 
     check_spec(model)  # a mistyped or missing model is told before the studies load
     from genprobe.studies.probe.config import ProbeConfig
-    from genprobe.studies.probe.report import write_report
     from genprobe.studies.probe.run import run_probe
+    from genprobe.studies.probe.study import PROBE
 
     config = ProbeConfig(
         model=model, task=task,
@@ -125,7 +125,7 @@ def probe(
     executor = model_study_executor(backend, ray_address, None, device)
     with executor or contextlib.nullcontext(), status("starting") as log:
         run = run_probe(config, out, executor=executor, log=log)
-    write_report(run, threshold)
+    PROBE.update_report(run, threshold=threshold)
     console.print(f"report: {run / 'report.html'}")
 
 

@@ -60,8 +60,9 @@ def sagga(
     generations: int = typer.Option(100, help="Stop after this many generations."),
     minutes: float = typer.Option(
         None,
-        help="Stop the search after this many minutes of wall clock (checked between its "
-        "shards; rerun to go on). Where it stops depends on the machine's speed and load; "
+        help="Stop the search after this many minutes of wall clock, over every run of it in "
+        "--out (checked between its shards; rerun with more to go on: the same command only "
+        "reads a finished search). Where it stops depends on the machine's speed and load; "
         "--generations and --archive-size do not. The analysis after the search is not "
         "counted: --tag-limit and --nearby-attempts bound it.",
     ),
@@ -92,8 +93,8 @@ def sagga(
     writes RUN_DIR/report.html."""
     from genprobe.cli.console import status
     from genprobe.studies.sagga.config import SaggaConfig
-    from genprobe.studies.sagga.report import write_sagga_report
     from genprobe.studies.sagga.search import run_sagga
+    from genprobe.studies.sagga.study import SAGGA
 
     config = SaggaConfig(
         model=model.settings(), preset=preset, mutant_form=mutant_form,
@@ -109,15 +110,15 @@ def sagga(
     executor = model_study_executor(backend, ray_address, workers, model.device)
     with executor or contextlib.nullcontext(), status("starting") as log:
         run = run_sagga(config, out, log=log, executor=executor)
-    write_sagga_report(run)
+    SAGGA.update_report(run)
     _print(run)
 
 
 def sagga_report(run: Annotated[Path, typer.Argument(help="A SAGGA run directory.")]) -> None:
     """(Re)write a SAGGA run's cluster report from its files (no model, no SymPy)."""
-    from genprobe.studies.sagga.report import write_sagga_report
+    from genprobe.studies.sagga.study import SAGGA
 
-    write_sagga_report(run)
+    SAGGA.write_report(run)
     _print(run)
 
 

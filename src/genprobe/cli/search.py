@@ -96,9 +96,10 @@ def search(
     ),
     minutes: float = typer.Option(
         None,
-        help="Stop after this many minutes of this process's CPU time (checked between "
-        "generations; rerun to go on). --generations and --archive-size are the stops that do "
-        "not depend on the machine.",
+        help="Stop after this many minutes of the search's CPU time in this process, over every "
+        "run of it in --out (checked between generations; rerun with more to go on: the same "
+        "command only reads a finished search). --generations and --archive-size are the "
+        "stops that do not depend on the machine.",
     ),
     workers: int = typer.Option(
         None, help="Threads of the decoding [torch's default]; per Ray worker: its CPUs."
@@ -123,8 +124,8 @@ def search(
     if against is not None:
         check_spec(against, "--against")
     from genprobe.studies.search.config import SearchConfig
-    from genprobe.studies.search.report import write_search_report
     from genprobe.studies.search.search import run_search
+    from genprobe.studies.search.study import SEARCH
 
     config = SearchConfig(
         model=model, target=target, generations=generations, population=population,
@@ -142,5 +143,5 @@ def search(
     executor = model_study_executor(backend, ray_address, workers, device)
     with executor or contextlib.nullcontext(), status("starting") as log:
         run = run_search(config, out, log=log, executor=executor)
-    write_search_report(run)
+    SEARCH.update_report(run)
     console.print(f"report: {run / 'report.html'}")

@@ -575,23 +575,23 @@ def print_judged(
 
 
 def finish(run: Path, report: bool, as_json: bool, threshold: float) -> None:
-    """Write the report (unless not wanted) and print the per-suite summary."""
+    """Write the report (unless not wanted, or it is the run's as it is) and print the
+    per-suite summary."""
     from genprobe.studies.seed_sensitivity import LanguageModelConfig
-    from genprobe.studies.seed_sensitivity.report import write_report
-    from genprobe.studies.seed_sensitivity.results import (
-        accuracy_table,
-        read_members,
-        read_predictions,
-    )
-    from genprobe.studies.seed_sensitivity.summary import suite_summaries
+    from genprobe.studies.seed_sensitivity.results import read_members
 
     config = read_members(run)
     if report:
-        write_report(run, threshold)  # also writes the summaries to stats.json
+        from genprobe.studies import study_of
+
+        study_of(run).update_report(run, threshold=threshold)  # also writes stats.json
         stored = json.loads((run / "stats.json").read_text())["summary"]  # keys sorted
         order = json.loads((run / "metrics.json").read_text())["suites"]
         summary = {suite: stored[suite] for suite in order}
     else:
+        from genprobe.studies.seed_sensitivity.results import accuracy_table, read_predictions
+        from genprobe.studies.seed_sensitivity.summary import suite_summaries
+
         accuracy = accuracy_table(read_predictions(run, config), config.task.suites())
         summary = {s: v.to_dict() for s, v in suite_summaries(accuracy).items()}
     if as_json:

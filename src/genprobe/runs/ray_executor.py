@@ -14,7 +14,9 @@ over, with the same result.
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -22,12 +24,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from genprobe.errors import ConfigError, GenprobeError
+from genprobe.errors import ConfigError, GenprobeError, warn
 from genprobe.runs.executor import Executor, Result, StageTask, Worker
 from genprobe.runs.shards import Shard
 
 INSTALL = "pip install 'genprobe[ray]'"
 WAIT_SECONDS = 10  # how often a waiting driver checks that the kept actors still fit
+# How long a Ray cluster has to accept a connection, and then to answer, before it counts as
+# gone. Ray itself retries a gone cluster for about 14 minutes, deaf to Ctrl-C, printing only
+# its own warnings (under its 5 s connect timeout, so none of them is printed before this).
+CONNECT_SECONDS = 4.0
 
 
 def import_ray() -> Any:
@@ -42,8 +48,10 @@ class RayExecutor(Executor):
     """Run shards on `workers` Ray actors, each holding `cpus` CPUs and, for tasks that use the
     device (`StageTask.needs_device`), `gpus` GPUs.
 
-    `address`: None starts a Ray instance on this machine (or joins the one `RAY_ADDRESS`
-    names), "auto" joins a running cluster, "ray://host:port" a remote one. `workers` None: as
+    `address`: None joins the cluster `RAY_ADDRESS` names, else the one Ray recorded at the
+    last `ray start` here, else (none, or it does not answer) starts a Ray instance on this
+    machine; "auto" joins a running cluster, "ray://host:port" a remote one; a cluster named
+    that does not answer within CONNECT_SECONDS is a `GenprobeError`. `workers` None: as
     many actors as the cluster's CPUs (and GPUs) hold beside the actors kept for other tasks.
 
     Used as a context manager, the executor keeps each task's actors (and so their `setup`)
@@ -144,15 +152,18 @@ class RayExecutor(Executor):
 
     def _connect(self) -> Any:
         ray = import_ray()
-        if not self._checked:
-            _check_reachable(self.address)
+        if ray.is_initialized():
+            if not self._checked and self.address is not None:
+                _bootstrap(self.address)  # an address given must answer, Ray started here or not
             self._checked = True
-        if not ray.is_initialized():
-            try:
-                ray.init(address=self.address, log_to_driver=False, configure_logging=False)
-            except ConnectionError as error:
-                raise GenprobeError(f"--ray-address {self.address}: {error}") from None
-            self._started = True
+            return ray
+        target = _bootstrap(self.address)
+        self._checked = True
+        try:
+            ray.init(address=target, log_to_driver=False, configure_logging=False)
+        except ConnectionError as error:
+            raise GenprobeError(f"Ray at {target}: {error}") from None
+        self._started = True
         return ray
 
     def _crew_for(self, task: StageTask, pending: int) -> _Crew:
@@ -257,18 +268,98 @@ class ChannelByName:
         return ray.get(ray.get_actor(self.name).get.remote())
 
 
-def _check_reachable(address: str | None) -> None:
-    """Refuse an address where nothing listens at once: Ray itself would retry for minutes."""
-    if address is None or address in ("auto", "local"):
-        return
-    host, _, port = address.removeprefix("ray://").rpartition(":")
+def _bootstrap(address: str | None) -> str:
+    """What to give `ray.init` for `address`: the cluster it names, as Ray finds it (`auto`,
+    RAY_ADDRESS, the address Ray records at `ray start`), once it answers within
+    CONNECT_SECONDS; "local" (a new instance on this machine) when no address was given and
+    none is recorded or the recorded one is gone. A cluster given (`--ray-address`, `auto`,
+    RAY_ADDRESS) that does not answer is a `GenprobeError` naming the address tried."""
+    environment = os.environ.get("RAY_ADDRESS")
+    client = address if address not in (None, "auto") else environment
+    if client and "://" in client:  # a Ray Client server, ray://host:port
+        if (problem := _no_answer(client.partition("://")[2], gcs=False)) is not None:
+            given = f"--ray-address {address}" if client == address else f"RAY_ADDRESS={client}"
+            raise GenprobeError(
+                f"{given}: no Ray cluster answers there ({problem}); "
+                "start one with `ray start --head`"
+            )
+        return client
+    from ray._common.utils import get_ray_address_file
+    from ray._private import services
+
     try:
-        socket.create_connection((host, int(port)), timeout=10).close()
+        found = services.canonicalize_bootstrap_address(address)
+    except (ConnectionError, ValueError) as error:  # `auto` finds none; a malformed address
+        given = f"--ray-address {address}" if address is not None else f"RAY_ADDRESS={environment}"
+        raise GenprobeError(f"{given}: {error}") from None
+    if found is None:
+        return "local"
+    problem = _no_answer(found)
+    if problem is None:
+        return found
+    record = get_ray_address_file(None)
+    if address is None and not environment:
+        warn(
+            f"the Ray instance recorded in {record} ({found}) does not answer ({problem}); "
+            "starting a new one for this run (`ray stop` clears the record)"
+        )
+        return "local"
+    if address is None:
+        given, instead = f"RAY_ADDRESS={environment}", "unset RAY_ADDRESS"
+    else:
+        given, instead = f"--ray-address {address}", "leave out --ray-address"
+    if address == found:
+        where = "there"
+    elif environment or not _recorded(record, found):
+        where = f"at {found}"
+    else:
+        where = f"at {found}, the address recorded in {record} (`ray stop` clears it)"
+    raise GenprobeError(
+        f"{given}: no Ray cluster answers {where} ({problem}); start one with "
+        f"`ray start --head`, or {instead} to start one for this run"
+    )
+
+
+def _recorded(record: str, address: str) -> bool:
+    """Whether the address file `record` names `address` (Ray spells this machine's loopback
+    address as its network one when it reads it)."""
+    try:
+        text = Path(record).read_text().strip()
+    except OSError:
+        return False
+    return text.rpartition(":")[2] == address.rpartition(":")[2]
+
+
+def _no_answer(address: str, gcs: bool = True) -> str | None:
+    """Why nothing answers at host:port within CONNECT_SECONDS, or None when something does:
+    a socket connection, and with `gcs` a Ray GCS client's (which fails only after minutes, so
+    it runs in a thread that is left behind when it takes too long)."""
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), CONNECT_SECONDS).close()
     except (OSError, ValueError) as error:
-        raise GenprobeError(
-            f"--ray-address {address}: no Ray cluster answers there ({error}); "
-            "start one with `ray start --head`"
-        ) from None
+        return str(error) or type(error).__name__
+    if not gcs:
+        return None
+    from ray._raylet import GcsClient
+
+    failed: list[BaseException] = []
+
+    def connect() -> None:
+        try:
+            GcsClient(address=address)
+        except Exception as error:
+            failed.append(error)
+
+    thread = threading.Thread(target=connect, name="genprobe-ray-check", daemon=True)
+    thread.start()
+    thread.join(CONNECT_SECONDS)
+    if thread.is_alive():
+        return f"a connection is accepted, but no Ray answer comes in {CONNECT_SECONDS:g} s"
+    if not failed:
+        return None
+    said = str(failed[0]).strip()
+    return said.splitlines()[0] if said else type(failed[0]).__name__
 
 
 def _fitting(resources: dict[str, float], cpus: float, gpus: float) -> int:

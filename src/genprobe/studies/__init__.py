@@ -22,7 +22,7 @@ from genprobe.studies.probe.study import PROBE
 from genprobe.studies.sagga.study import SAGGA
 from genprobe.studies.search.study import SEARCH
 from genprobe.studies.seed_sensitivity.study import LANGUAGE_MODEL, SEED_SENSITIVITY
-from genprobe.studies.study import Study, load_function
+from genprobe.studies.study import Study
 
 STUDIES: tuple[Study, ...] = (
     SEED_SENSITIVITY, LANGUAGE_MODEL, BRITTLENESS, SAGGA, INTEGRATION_TRAIN, PROBE, SEARCH,
@@ -58,4 +58,4 @@ def report_run(run: str | Path, **settings: Any) -> tuple[Path, Path]:
     for name in settings:
         if name not in study.report_settings:
             raise ConfigError(name, f"a setting of this run's report ({study.kind})", "given")
-    return load_function(study.report)(Path(run), **settings)
+    return study.write_report(run, **settings)

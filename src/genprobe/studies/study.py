@@ -6,19 +6,33 @@ The study's driver opens its runs under `kind`, its stages name their shards by 
 readers accept only run directories of its kinds, and `genprobe.studies.STUDIES` lists every
 declaration for `genprobe report`. A declaration imports nothing of its study, so reading one
 loads no model, SymPy or plotting library.
+
+A report written by `write_report` records what it was made from (`REPORT_STAMP`: a digest of
+config.json, the shard manifests, which name every result file's sha256, and the study's
+`report_inputs`; its settings; genprobe's code), so a command rerun on a finished run writes
+it again only when one of them changed (`update_report`), without importing the report's
+modules (matplotlib, SciPy).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from genprobe.errors import RunDirError
-from genprobe.runs.rundir import read_config
+from genprobe.runs.atomic import write_json
+from genprobe.runs.rundir import CONFIG_FILE, read_config
+from genprobe.runs.shards import MANIFESTS
 from genprobe.user_code import remember
+
+REPORT_STAMP = "report.stamp.json"  # what the run's report was written from
+REPORT_FILES = ("report.md", "report.html")
 
 
 @dataclass(frozen=True)
@@ -31,6 +45,11 @@ class Study:
     stages: tuple[str, ...] = ()  # the stages of its shards (`shards/<stage>/`), in run order
     report_settings: tuple[str, ...] = ()  # what its report takes beside the run directory
     older_kinds: tuple[str, ...] = ()  # former names of `kind`: their runs are runs of it
+    # files its report reads beside config.json and the shards' files (run-relative: the
+    # files a study writes outside shards, such as a search's archive)
+    report_inputs: tuple[str, ...] = ()
+    # files its report writes beside report.md and report.html that its commands read after
+    report_outputs: tuple[str, ...] = ()
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -48,6 +67,65 @@ class Study:
             raise RunDirError(f"{run} holds a {stored.get('kind')} run, not {self.name}")
         remember(stored.get("provenance", {}).get("user_modules", {}))  # a py: task or model
         return stored
+
+    def write_report(self, run: str | Path, **settings: Any) -> tuple[Path, Path]:
+        """Write the run's report with `settings` (its `report` function), then what it was
+        made from (`REPORT_STAMP`); returns (report.md, report.html)."""
+        run = Path(run)
+        stamp = self._stamp(run, settings)  # before: the report writes files of its own
+        written = load_function(self.report)(run, **settings)
+        write_json(run / REPORT_STAMP, stamp)
+        return written
+
+    def report_current(self, run: str | Path, **settings: Any) -> bool:
+        """Whether the run's report was written by `write_report` with these settings from
+        the files the run holds now, by this code, and its files are all there."""
+        run = Path(run)
+        try:
+            stored = json.loads((run / REPORT_STAMP).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        files = (*REPORT_FILES, *self.report_outputs)
+        return all((run / name).is_file() for name in files) and stored == self._stamp(
+            run, settings
+        )
+
+    def update_report(self, run: str | Path, **settings: Any) -> bool:
+        """Write the run's report unless it is current (a finished run's rerun reads it);
+        returns whether it was written."""
+        if self.report_current(run, **settings):
+            return False
+        self.write_report(run, **settings)
+        return True
+
+    def _stamp(self, run: Path, settings: dict[str, Any]) -> dict[str, Any]:
+        digest = hashlib.sha256()
+        manifests = sorted((run / MANIFESTS).rglob("*.json"))
+        for path in [run / CONFIG_FILE, *manifests, *(run / name for name in self.report_inputs)]:
+            if path.is_file():
+                digest.update(f"{path.relative_to(run)}\0".encode())
+                digest.update(hashlib.sha256(path.read_bytes()).digest())
+        return {
+            "inputs": digest.hexdigest(),
+            "settings": json.loads(json.dumps(settings, sort_keys=True)),
+            "code": code_digest(),
+        }
+
+
+def code_digest() -> str:
+    """A digest of genprobe's version and of the names, sizes and times of its source files:
+    a report written by other code is written again."""
+    from genprobe import __version__
+
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256(__version__.encode())
+    for folder, dirs, names in os.walk(package):
+        dirs.sort()
+        for name in sorted(n for n in names if n.endswith(".py")):
+            stat = os.stat(os.path.join(folder, name))
+            where = os.path.relpath(os.path.join(folder, name), package)
+            digest.update(f"{where}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
 
 
 def load_function(spec: str) -> Callable[..., Any]:

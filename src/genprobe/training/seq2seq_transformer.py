@@ -261,6 +261,16 @@ class _Progress:
     epoch_rng: dict | None = None  # the data RNG at this epoch's start
 
 
+def trained(run: Path, epochs: int) -> bool:
+    """Whether the training in `run` is over: its `state.pt` (which alone says where it
+    stands; a damaged one is set aside, see `runs.resume`) is past `epochs` epochs, and the
+    model it saved before is there. A rerun then builds no network and reads no data."""
+    restart = "training starts again from the first step (its next save replaces model.pt)"
+    state = load_state(run / STATE, "cpu", restart)
+    done = state is not None and state.get("progress", {}).get("epoch", 0) >= epochs
+    return done and (run / "model.pt").is_file()
+
+
 class Trainer:
     """Trains in the run directory `run`, opened by its study for `config` (a new one, or one
     made by the same config, resumed from `state.pt`), on `data`, from the weights `start`

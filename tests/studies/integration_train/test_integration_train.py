@@ -9,9 +9,12 @@ import torch
 
 from genprobe.models.registry import load_model
 from genprobe.models.settings import fingerprint
+from genprobe.studies.integration_train import report as study_report
+from genprobe.studies.integration_train import run as study_run
 from genprobe.studies.integration_train.config import PRESETS, IntegrationTrainConfig
 from genprobe.studies.integration_train.run import run_training
 from genprobe.tasks.integration import X, from_sympy, problem_prefix, to_prefix
+from genprobe.training.seq2seq_transformer import Trainer
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +51,30 @@ def test_training_lowers_the_loss_and_writes_a_usable_checkpoint(cli, data, tmp_
     assert all(0.0 <= m["valid_fail@1"] <= 1.0 and m["valid_size"] == 5 for m in metrics)
     model = load_model(f"ckpt:{out}")
     assert len(model.candidates([from_sympy(2 * X)], k=2)[0]) == 2
+
+
+def test_a_finished_runs_rerun_reads_no_data_trains_nothing_and_writes_no_file(
+    cli, data, tmp_path, monkeypatch
+):
+    out = tmp_path / "run"
+    # the run `train` below asks for, trained without the verifier
+    config = IntegrationTrainConfig.from_preset(
+        None, str(data), batch_size=8, valid_size=5, warmup=5, lr=3e-3, max_len=40,
+        device="cpu", epochs=1, epoch_size=8,
+    )  # fmt: skip
+    run_training(config, out, validate=lambda network, problems: {"valid_fail@1": 0.5})
+
+    def computes(*args, **kwargs):
+        raise AssertionError("a finished run computed again")
+
+    monkeypatch.setattr(study_run, "read_training_data", computes)
+    monkeypatch.setattr(Trainer, "run", computes)
+    assert train(cli, data, out, "--epochs", "1", "--epoch-size", "8")[0] == 0  # the report
+    files = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
+    monkeypatch.setattr(study_report, "write_train_report", computes)  # it is the run's
+    code, err = train(cli, data, out, "--epochs", "1", "--epoch-size", "8")
+    assert code == 0, err
+    assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == files
 
 
 def weights(out):

@@ -240,6 +240,27 @@ def test_the_budget_stops_a_generation_between_its_shards_and_a_rerun_goes_on(tm
     assert state["stop"] == "generations" and state["generations"] == 2
 
 
+def test_a_search_stopped_by_its_budget_is_finished_and_its_rerun_only_reads(tmp_path, monkeypatch):
+    """The budget is the run's, over its invocations: the same command again computes nothing
+    and changes no file (it searched and analysed again for as long, issue 65); test_loop: a
+    larger budget goes on."""
+    config = replace(_py_config(minutes=1.5), workers=1)
+    run = run_sagga(config, tmp_path / "run", clock=MinuteClock())
+    state = json.loads((run / "search.json").read_text())
+    assert state["stop"] == "time budget" and state["search_seconds"] == 180
+    files = {path: path.read_bytes() for path in run.rglob("*") if path.is_file()}
+
+    def no_shards(*args):
+        raise AssertionError("a finished search ran a shard")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(LocalExecutor, "map", no_shards)
+        log = []
+        run_sagga(config, run, log=log.append, clock=MinuteClock())
+    assert any("stopped by the time budget after generation 0: reading" in line for line in log)
+    assert {path: path.read_bytes() for path in run.rglob("*") if path.is_file()} == files
+
+
 def test_the_analysis_has_budgets_of_work_of_its_own_not_the_searchs_time(tmp_path):
     log = []
     config = _py_config(tag_limit=3, nearby_attempts=2)

@@ -36,8 +36,12 @@ class Written:
     generations: dict = field(default_factory=lambda: GENERATIONS)
     first: int = 1
     key: str = "input"
+    archive_file: str = "archive.parquet"
     given: dict[int, Parents] = field(default_factory=dict)
     seen: dict[int, set[str]] = field(default_factory=dict)
+
+    def recorded(self, generation: int) -> bool:
+        return (self.run / generation_path(generation, "parquet")).is_file()
 
     def compute(self, generation: int, parents: Parents) -> bool:
         self.given[generation], self.seen[generation] = parents, set(parents.seen)
@@ -123,3 +127,45 @@ def test_the_archive_size_stops_the_search(tmp_path):
     stop = evolve(search, range(1, 4), archive_size=2, budget=Budget(None), log=print)
     assert stop == "archive size"
     assert json.loads((tmp_path / "search.json").read_text())["generations"] == 2
+
+
+class MinuteClock:
+    """A minute later at each reading."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        self.now += 60.0
+        return self.now
+
+
+def test_the_budget_is_the_runs_so_a_rerun_only_reads_and_a_larger_one_searches_on(tmp_path):
+    search, _ = _search(tmp_path, "fitness")
+    # read at the start, after generation 1, before generation 2 (past 1.5 minutes), at the end
+    assert evolve(search, range(1, 4), 100, Budget(1.5, MinuteClock()), print) == "time budget"
+    state = json.loads((tmp_path / "search.json").read_text())
+    assert state["generations"] == 1 and state["search_seconds"] == 180
+
+    def rerun(minutes):
+        search, breeder = _search(tmp_path, "fitness")
+        log = []
+        stop = evolve(search, range(1, 4), 100, Budget(minutes, MinuteClock()), log.append)
+        return stop, sorted(breeder.given), log
+
+    stop, computed, log = rerun(1.5)
+    assert (stop, computed) == ("time budget", [])  # nothing replayed, nothing computed
+    assert log == [
+        "the search stopped by the time budget after generation 1: reading its files (a "
+        "larger --minutes searches on)"
+    ]
+    del state["search_seconds"]  # as written before the budget was the run's: spent
+    (tmp_path / "search.json").write_text(json.dumps(state))
+    assert rerun(1.5)[:2] == ("time budget", [])
+    state["search_seconds"] = 180
+    (tmp_path / "search.json").write_text(json.dumps(state))
+    # 3 minutes more than the 3 spent: generation 2 begins at 2 of them, 3 at 4
+    assert rerun(6)[:2] == ("time budget", [1, 2])
+    assert json.loads((tmp_path / "search.json").read_text())["generations"] == 2
+    assert rerun(None)[:2] == ("generations", [1, 2, 3])
+    assert rerun(None)[:2] == ("generations", [])  # finished at its last generation

@@ -18,7 +18,9 @@ from genprobe.models.architectures.mlp import MLPConfig
 from genprobe.models.registry import load_model
 from genprobe.runs.provenance import config_hash
 from genprobe.studies import report_run
+from genprobe.studies.search import analysis as search_analysis
 from genprobe.studies.search import config as search_config
+from genprobe.studies.search import loop as search_loop
 from genprobe.studies.search import report as search_report
 from genprobe.studies.search.analysis import MAX_CONTRAST, features
 from genprobe.studies.search.config import SearchConfig
@@ -173,13 +175,30 @@ def test_the_same_seed_gives_the_same_archive(sweep, most, tmp_path):
     assert set(_evaluated(other)["input"]) != set(_evaluated(most)["input"])
 
 
+def test_a_finished_searchs_rerun_only_reads(sweep, most, tmp_path, monkeypatch):
+    """No generation replayed, no analysis made again (clusters, slices: tags run SymPy on an
+    integration search), no file changed."""
+    run = tmp_path / "s"
+    shutil.copytree(most, run)
+    files = {path: path.read_bytes() for path in run.rglob("*") if path.is_file()}
+
+    def computes(*args, **kwargs):
+        raise AssertionError("a finished search computed again")
+
+    monkeypatch.setattr(search_analysis, "clusters", computes)
+    monkeypatch.setattr(search_analysis, "slices", computes)
+    monkeypatch.setattr(search_loop.Search, "absorb", computes)
+    run_search(SearchConfig(f"run:{sweep}", **SMALL), run)
+    assert {path: path.read_bytes() for path in run.rglob("*") if path.is_file()} == files
+
+
 def test_a_search_stopped_by_its_budget_resumes_to_the_uninterrupted_archive(sweep, most, tmp_path):
     config = SearchConfig(f"run:{sweep}", **SMALL, minutes=1.0)
     ticks = iter(range(0, 10_000, 50))  # 50 s of "CPU time" per reading: two generations
     stopped = run_search(config, tmp_path / "run", clock=lambda: next(ticks))
     state = json.loads((stopped / "search.json").read_text())
     assert state["stop"] == "time budget" and state["generations"] < SMALL["generations"]
-    resumed = run_search(config, tmp_path / "run")
+    resumed = run_search(dataclasses.replace(config, minutes=None), tmp_path / "run")
     assert json.loads((resumed / "search.json").read_text())["stop"] == "generations"
     pd.testing.assert_frame_equal(
         pd.read_parquet(resumed / "archive.parquet"), pd.read_parquet(most / "archive.parquet")
@@ -518,7 +537,7 @@ def test_against_stopped_by_its_budget_resumes_to_the_same_archive(
     ticks = iter(range(0, 10_000, 50))
     stopped = run_search(config, tmp_path / "run", clock=lambda: next(ticks))
     assert json.loads((stopped / "search.json").read_text())["stop"] == "time budget"
-    resumed = run_search(config, tmp_path / "run")
+    resumed = run_search(dataclasses.replace(config, minutes=None), tmp_path / "run")
     pd.testing.assert_frame_equal(
         pd.read_parquet(resumed / "archive.parquet"), pd.read_parquet(against / "archive.parquet")
     )

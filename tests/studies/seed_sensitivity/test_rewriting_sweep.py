@@ -113,10 +113,14 @@ def test_sweep_writes_a_complete_run_and_resumes_without_redoing_work(tmp_path, 
     assert roles["train"] == {"split": "train", "examples": 400, "lengths": [5, 10]}
     assert not (run / "scratch").exists()  # the trainer's resume point goes once it is done
 
-    stamps = {p: p.stat().st_mtime_ns for p in (run / "members").iterdir()}
+    def written():  # the members, and the report (a finished run's rerun only reads it)
+        files = [*(run / "members").iterdir(), *(run / "figures").iterdir(), run / "report.html"]
+        return {p: p.stat().st_mtime_ns for p in files}
+
+    stamps = written()
     code, _, _ = run_cli(["rewriting", "sweep", *TINY, "--out", str(run), "--json"], capsys)
     assert code == 0
-    assert stamps == {p: p.stat().st_mtime_ns for p in (run / "members").iterdir()}
+    assert stamps == written()
 
     src = tmp_path / "ext.src"
     src.write_text("A B C\nOS\n")

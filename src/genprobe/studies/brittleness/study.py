@@ -13,4 +13,5 @@ BRITTLENESS = Study(
     report="genprobe.studies.brittleness.report:write_report",
     tables="genprobe.studies.brittleness.tables:run_tables",
     stages=(TRAINING, SUITE, SOLVE, BUDGET),
+    report_outputs=("summary.json",),
 )

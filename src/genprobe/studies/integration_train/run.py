@@ -2,7 +2,8 @@
 weights (`--init`) read (an error in any writes nothing), the run directory opened
 (`config.json`; another config in it is refused), then the trainer
 (`genprobe.training.seq2seq_transformer`), which resumes from the run's `state.pt`, with the
-study's validation. `report.write_train_report` reads the result.
+study's validation. A finished run (its `state.pt` past the last epoch) is only opened: its
+rerun reads no data and builds no network. `report.write_train_report` reads the result.
 """
 
 from __future__ import annotations
@@ -18,12 +19,17 @@ import torch
 from genprobe.errors import ConfigError
 from genprobe.models.checkpoints import load_transformer
 from genprobe.models.settings import checkpoint_file
-from genprobe.runs.rundir import open_run
+from genprobe.runs.rundir import CONFIG_FILE, open_run
 from genprobe.studies.integration_train.config import IntegrationTrainConfig
 from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
 from genprobe.studies.integration_train.validation import greedy_fail_at_1
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
-from genprobe.training.seq2seq_transformer import Trainer, Validate, read_training_data
+from genprobe.training.seq2seq_transformer import (
+    Trainer,
+    Validate,
+    read_training_data,
+    trained,
+)
 
 
 def run_training(
@@ -43,6 +49,10 @@ def run_training(
         RunDirError: `out` holds another run.
     """
     config = config.validated()
+    if (Path(out) / CONFIG_FILE).is_file():  # a run there: this config's (else refused)...
+        run = open_run(out, INTEGRATION_TRAIN.kind, config)
+        if trained(run, config.epochs):  # ...and finished: nothing to read or train
+            return run
     data = read_training_data(config.data, config.max_len, config.valid_size)
     start = None if config.init is None else starting_weights(config)
     run = open_run(out, INTEGRATION_TRAIN.kind, config)

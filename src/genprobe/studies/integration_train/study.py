@@ -8,4 +8,5 @@ INTEGRATION_TRAIN = Study(
     name="an integration training run",
     report="genprobe.studies.integration_train.report:write_train_report",
     tables="genprobe.studies.integration_train.tables:run_tables",
+    report_inputs=("metrics.jsonl",),
 )

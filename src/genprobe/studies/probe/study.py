@@ -15,4 +15,5 @@ PROBE = Study(
     tables="genprobe.studies.probe.tables:run_tables",
     stages=(DECODE, LARGE_SEARCH),
     report_settings=("threshold",),
+    report_inputs=("suites.json", "suites.npz"),
 )

@@ -7,8 +7,8 @@ archive of novel failures, then its analysis (the files the cluster report reads
              worker, verify spread over workers, score); archive its failures with fitness >=
              tau that are novel (by canonical form); select the next seeds among them
              (`studies/search/selection.py`); stop at the archive size, the generation limit
-             or the time budget of this invocation's search (checked between generations, and
-             between a generation's stages and shards)
+             or the search's time budget (checked between generations, and between a generation's
+             stages and shards; the run's, over every invocation)
     analyse  cluster the archive, tag its failures, search a nearby success per cluster
              (`clusters.py`, with budgets of work of its own, not the search's time budget):
              the stages the report (`report.py`) reads, never reruns
@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -129,13 +129,17 @@ class SaggaBreeder:
     log: Log
     first: int = 1
     key: str = "problem"
+    archive_file: ClassVar[str] = ARCHIVE
 
     def __post_init__(self) -> None:
         config = sent_to_workers(self.config)
         self.tasks = ProposeTask(config), VerifyTask(config), ScoreTask(config)
 
+    def recorded(self, generation: int) -> bool:
+        return ShardStore(self.run).finished(GENERATION, f"{generation:05d}")
+
     def compute(self, generation: int, parents: Parents) -> bool:
-        if ShardStore(self.run).finished(GENERATION, f"{generation:05d}"):
+        if self.recorded(generation):
             return False  # however its verification was chunked
         seeds = parents.keys
         per_seed = max(1, self.config.generation_size // len(seeds))

@@ -29,6 +29,7 @@ else quintiles, so a reader sees "fails when 30 <= length <= 41".
 from __future__ import annotations
 
 import itertools
+import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -280,10 +281,15 @@ def slices(
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
 
-def analyse(run: Path, task: Task, target: Target, tag_limit: int | None = None) -> None:
+def analyse(run: Path, task: Task, target: Target, tag_limit: int | None = None) -> bool:
     """Write clusters.json and slices.parquet from the run's result files; tag at most
-    `tag_limit` archived inputs where the task can (`tagged`; None: `TAG_LIMIT`)."""
+    `tag_limit` archived inputs where the task can (`tagged`; None: `TAG_LIMIT`). Returns
+    whether it did: not when they were written of this search and limit before (a finished
+    search's rerun; tagging runs SymPy)."""
     state = read_json(run, SEARCH)
+    limit = TAG_LIMIT if tag_limit is None else tag_limit
+    if _analysed(run, state, limit):
+        return False
     runs = positions(state)
     archive = read_archive(run)
     evaluated = read_evaluated(run, state["generations"])
@@ -291,12 +297,32 @@ def analyse(run: Path, task: Task, target: Target, tag_limit: int | None = None)
     first = ~evaluated["input"].duplicated()
     row = pd.Series(np.flatnonzero(first), index=evaluated["input"][first])
     archived = every.iloc[row[archive["input"]].to_numpy()].reset_index(drop=True)
-    limit = TAG_LIMIT if tag_limit is None else tag_limit
     found = clusters(archive, archived, runs, contrast(evaluated, runs, target), every)
     found = tagged(found, archive, task, limit)
-    write_json(
-        run / CLUSTERS,
-        {"generations": state["generations"], "archive_size": len(archive), "clusters": found},
-    )
     with atomic_path(run / SLICES) as tmp:
         slices(evaluated, every, runs).to_parquet(tmp)
+    write_json(  # last: it says the analysis is whole
+        run / CLUSTERS,
+        {
+            "generations": state["generations"], "archive_size": len(archive),
+            "tag_limit": limit, "clusters": found,
+        },
+    )  # fmt: skip
+    return True
+
+
+def _analysed(run: Path, state: dict[str, Any], limit: int) -> bool:
+    """Whether clusters.json and slices.parquet are those of the search `state` describes
+    (its generations and archive) with this tag limit."""
+    try:
+        made = json.loads((run / CLUSTERS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    size = (state.get("stats") or [{}])[-1].get("archive_size")
+    return (
+        isinstance(made, dict)
+        and made.get("generations") == state.get("generations")
+        and made.get("archive_size") == size
+        and made.get("tag_limit") == limit
+        and (run / SLICES).is_file()
+    )

@@ -15,7 +15,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -36,14 +36,18 @@ class CharNgrams:
     name = "char"
 
     def __init__(self, n_features: int = 1024) -> None:
-        from sklearn.feature_extraction.text import HashingVectorizer
-
-        self._vectorizer = HashingVectorizer(
-            analyzer="char", ngram_range=(1, 3), n_features=n_features, alternate_sign=False,
-            norm="l2", lowercase=False,
-        )  # fmt: skip
+        self.n_features = n_features
+        self._vectorizer: Any = None  # made at the first `embed`: scikit-learn takes seconds
+        # to import, and a finished search's rerun embeds nothing
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self._vectorizer is None:
+            from sklearn.feature_extraction.text import HashingVectorizer
+
+            self._vectorizer = HashingVectorizer(
+                analyzer="char", ngram_range=(1, 3), n_features=self.n_features,
+                alternate_sign=False, norm="l2", lowercase=False,
+            )  # fmt: skip
         return self._vectorizer.transform(list(texts)).toarray().astype(np.float32)
 
 

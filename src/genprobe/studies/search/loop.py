@@ -15,11 +15,14 @@ generation is made from its parents and written, and what the archive's file is.
                              archived, then every base input again
     stop                     after the last generation, at the archive size, or when the
                              budget is spent (checked here and, by a breeder, inside a
-                             generation); a rerun of the same command goes on from the files
+                             generation); the budget is the run's, over every invocation
+                             (search.json records the seconds used)
 
 The archive and the parents are functions of the generation files alone, so a killed search,
 rerun with the same command, replays the finished generations from disk and ends with the
-archive an uninterrupted run gives.
+archive an uninterrupted run gives. A search that stopped (at its last generation, its archive
+size, or with its budget spent) is finished: its rerun replays nothing and only reads; given a
+larger budget (or none) it goes on.
 
 Files: each generation is `generations/NNNNN.parquet` (one row per input) and
 `generations/NNNNN.json` (its effort); `search.json` (what the search is, why it stopped, the
@@ -72,12 +75,17 @@ class Breeder(Protocol):
 
     first: int  # the first generation: 0 evaluates the base inputs as they are, 1 mutates them
     key: str  # the column of the generation files that names an input
+    archive_file: str  # the archive's file in the run directory
+
+    def recorded(self, generation: int) -> bool:
+        """Whether generation `generation`'s files are recorded and intact."""
+        ...
 
     def compute(self, generation: int, parents: Parents) -> bool:
         """Compute generation `generation` unless it is done; returns whether it ran.
 
         Raises:
-            OutOfTime: the budget was spent between its shards (the rerun goes on).
+            OutOfTime: the budget was spent between its shards (a rerun with more goes on).
         """
         ...
 
@@ -170,18 +178,70 @@ class Search:
         self.stats.append(breeder.stats(frame, effort, fit, self))
         return f"{len(frame)} inputs, {len(novel)} archived, archive {self.archived}"
 
-    def write_state(self, stop: str) -> None:
-        """Write the archive and search.json (why it stopped: "running" while it runs)."""
+    def write_state(self, stop: str, seconds: float) -> None:
+        """Write the archive and search.json (why it stopped: "running" while it runs; the
+        seconds of the budget's clock used by every invocation so far)."""
         self.breeder.write_archive(self.archive)
         done = self.breeder.first + len(self.stats) - 1
         write_json(
-            self.run / STATE, {**self.about, "stop": stop, "generations": done, "stats": self.stats}
-        )
+            self.run / STATE,
+            {
+                **self.about, "stop": stop, "generations": done, "search_seconds": seconds,
+                "stats": self.stats,
+            },
+        )  # fmt: skip
+
+    def finished(
+        self, state: dict[str, Any] | None, last: int, archive_size: int, budget: Budget
+    ) -> bool:
+        """Whether the search that wrote `state` (search.json before this invocation) stopped
+        for good at these limits, with its files intact: nothing is left to compute."""
+        if state is None or not (self.run / self.breeder.archive_file).is_file():
+            return False
+        stop, done = state.get("stop"), state.get("generations")
+        stats = state.get("stats") or [{}]
+        over = {
+            "generations": done == last,
+            "archive size": (stats[-1].get("archive_size") or 0) >= archive_size,
+            "time budget": budget.spent_before,
+        }.get(stop, False)
+        if not over or not isinstance(done, int) or done > last:
+            return False
+        return all(self.breeder.recorded(g) for g in range(self.breeder.first, done + 1))
+
+
+def read_state(run: Path) -> dict[str, Any] | None:
+    """search.json, None if there is none (or it is not readable: the search writes it anew)."""
+    try:
+        state = json.loads((run / STATE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return state if isinstance(state, dict) else None
+
+
+def spent_before(state: dict[str, Any] | None, minutes: float | None) -> float:
+    """Seconds of the budget that the invocations which wrote `state` used. A search.json
+    written before they were recorded that stopped by the budget used all of it."""
+    if state is None:
+        return 0.0
+    if isinstance(seconds := state.get("search_seconds"), (int, float)):
+        return float(seconds)
+    by_time = state.get("stop") == "time budget" and minutes is not None
+    return 60.0 * minutes if by_time else 0.0
 
 
 def evolve(search: Search, generations: range, archive_size: int, budget: Budget, log: Log) -> str:
     """Run `generations` of `search`, writing its state after each and once at the end;
-    returns why it stopped: "generations", "archive size" or "time budget"."""
+    returns why it stopped: "generations", "archive size" or "time budget". The budget goes on
+    from what earlier invocations spent; a search they finished is only read."""
+    state = read_state(search.run)
+    budget.spent = spent_before(state, budget.minutes)
+    if search.finished(state, generations[-1], archive_size, budget):
+        stop = state["stop"]
+        more = " (a larger --minutes searches on)" if stop == "time budget" else ""
+        log(f"the search stopped by the {stop} after generation {state['generations']}: "
+            f"reading its files{more}")  # fmt: skip
+        return stop
     stop, last = "generations", None
     try:
         for generation in generations:
@@ -190,7 +250,7 @@ def evolve(search: Search, generations: range, archive_size: int, budget: Budget
             ran = search.compute(generation)
             said = search.absorb(generation)
             last = generation
-            search.write_state("running")
+            search.write_state("running", budget.used())
             log(f"generation {generation}{'' if ran else ' (done before)'}: {said}")
             if search.archived >= archive_size:
                 stop = "archive size"
@@ -198,6 +258,6 @@ def evolve(search: Search, generations: range, archive_size: int, budget: Budget
     except OutOfTime:
         stop = "time budget"
         after = "before a generation finished" if last is None else f"after generation {last}"
-        log(f"the time budget (--minutes) is spent {after}: rerun to search on")
-    search.write_state(stop)
+        log(f"the time budget (--minutes) is spent {after}: a larger --minutes searches on")
+    search.write_state(stop, budget.used())
     return stop

@@ -203,7 +203,7 @@ def _stop(stop: str) -> str:
     return {
         "generations": "the generation limit (--generations)",
         "archive size": "the archive size (--archive-size)",
-        "time budget": "the CPU-time budget (--minutes): rerun to search on",
+        "time budget": "the CPU-time budget (--minutes): rerun with a larger one to search on",
         "running": "nothing yet: the search was interrupted (rerun it)",
     }[stop]
 

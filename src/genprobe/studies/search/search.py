@@ -14,7 +14,8 @@ model's prompt formats x draws x samples), end to end.
                    each marked where a sweep's seeds were trained on it (`trained_on`, and
                    `trained_on_b` for run B's)
     stop           after `--generations`, at `--archive-size`, or when `--minutes` of this
-                   process's CPU time are spent (checked between generations)
+                   process's CPU time are spent (checked between generations; over every
+                   invocation of the run, so a rerun of a finished search only reads)
     analyse        clusters and slices of what was found (`analysis.py`)
 
 Every generation's mutants are a function of the generation files before it, so a killed
@@ -30,7 +31,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -40,7 +41,7 @@ from genprobe.runs.atomic import atomic_path
 from genprobe.runs.budget import Budget
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
-from genprobe.runs.shards import Shard
+from genprobe.runs.shards import Shard, ShardStore
 from genprobe.studies.search.analysis import analyse
 from genprobe.studies.search.config import SELECTION_CLUSTERS, SearchConfig
 from genprobe.studies.search.embedding import make_embedder
@@ -48,6 +49,7 @@ from genprobe.studies.search.evolve import mutate
 from genprobe.studies.search.generation import GenerationTask, generation_shard
 from genprobe.studies.search.loop import Log, Parents, Search, Selection, evolve
 from genprobe.studies.search.results import ARCHIVE, TRAINED_ON
+from genprobe.studies.search.study import GENERATION
 from genprobe.studies.search.study import SEARCH as STUDY
 from genprobe.tasks.probing import from_input_keys, input_keys
 from genprobe.tasks.registry import task_name
@@ -68,6 +70,10 @@ class TaskBreeder:
     trained: dict[str, frozenset[str]] = field(default_factory=dict)
     first: int = 0
     key: str = "input"
+    archive_file: ClassVar[str] = ARCHIVE
+
+    def recorded(self, generation: int) -> bool:
+        return ShardStore(self.run).finished(GENERATION, f"{generation:05d}")
 
     def compute(self, generation: int, parents: Parents) -> bool:
         made = self.base(parents) if generation == 0 else self.offspring(generation, parents)

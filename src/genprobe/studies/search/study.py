@@ -10,4 +10,5 @@ SEARCH = Study(
     report="genprobe.studies.search.report:write_search_report",
     tables="genprobe.studies.search.tables:run_tables",
     stages=(GENERATION,),
+    report_inputs=("search.json", "archive.parquet", "clusters.json", "slices.parquet"),
 )

@@ -19,6 +19,8 @@ SEED_SENSITIVITY = Study(
     stages=(TRAIN, PREDICT),
     report_settings=("threshold", "grokking_threshold"),
     older_kinds=(LEGACY_KIND,),
+    report_inputs=("metrics.json", "data/roles.json"),
+    report_outputs=("stats.json",),
 )
 
 # A language model's run of the study (`genprobe evaluate --model hf:|openai:`): its members
@@ -30,6 +32,8 @@ LANGUAGE_MODEL = Study(
     tables="genprobe.studies.seed_sensitivity.tables:run_tables",
     stages=(PREDICT,),
     report_settings=("threshold",),
+    report_inputs=("metrics.json",),
+    report_outputs=("stats.json",),
 )
 
 GRID_FILE = "grid.json"  # a grid of sweeps (`grid.py`): a folder with its axes and cells
