@@ -77,10 +77,10 @@ def test_operator_extrapolation_at_five_n_is_the_studys_suite_at_n(monkeypatch):
         return built[-1][2]
 
     monkeypatch.setattr(splits, "operator_extrapolation", builder)
-    task = load_task("integration", {"max_ops": 3})
+    task = load_task("integration", {"max_ops": 1})  # the fewest operators: sets of up to 21
     examples = task.generate("operator-extrapolation", 5, 43)
     [(args, kwargs, table)] = built  # the study's suite, built once
-    assert args == (1, 43) and kwargs == {"method": "bwd", "workers": os.cpu_count(), "max_ops": 3}
+    assert args == (1, 43) and kwargs == {"method": "bwd", "workers": os.cpu_count(), "max_ops": 1}
     split = list(
         zip(
             output_lines(task.target_vocab, examples.tgt),
@@ -92,10 +92,10 @@ def test_operator_extrapolation_at_five_n_is_the_studys_suite_at_n(monkeypatch):
     assert [f for f, _ in split] == list(study)  # the same antiderivatives F, in its order
     assert dict(split) == study  # and the same problems, each a right pair
     assert all(_right(task, problem, f) for f, problem in split)
-    # a set each in turn: 1-3 operators, then exactly 8, 13, 18 and 23
+    # a set each in turn: the training settings (ops_1-1), then exactly 6, 11, 16 and 21 operators
     by_reference = dict(zip(table["reference"], table["set"], strict=True))
     sets = [by_reference[f] for f, _ in split]
-    assert sets == ["ops_1-3", "ops_8", "ops_13", "ops_18", "ops_23"]
+    assert sets == ["ops_1-1", "ops_6", "ops_11", "ops_16", "ops_21"]
 
 
 def test_only_the_cheap_splits_are_default_suites():
