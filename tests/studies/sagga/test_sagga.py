@@ -25,7 +25,9 @@ from genprobe.studies.sagga.search import run_generations, run_sagga
 
 pytestmark = pytest.mark.slow
 
-SMALL = ["--generation-size", "24", "--seed-size", "6", "--workers", "2"]
+# the search's sizes; 1 mutant of each central member for a nearby success, not 20: only
+# test_the_analysis_has_budgets_of_work_of_its_own_not_the_searchs_time reads what it finds
+SMALL = ["--generation-size", "24", "--seed-size", "6", "--workers", "2", "--nearby-attempts", "1"]
 
 
 def py_answer(problem: str, k: int):
@@ -36,9 +38,11 @@ def py_answer(problem: str, k: int):
 
 def test_sympy_search_archives_cas_failures_and_reports_them(cli, tmp_path):
     run = tmp_path / "run"
+    # SMALL, but half the mutants: SymPy integrates each, and each of its failures again to tag it
+    small = ["--generation-size", "12", *SMALL[2:]]
     code, _, err = cli(
         "integration", "sagga", "--model", "sympy", "--out", str(run), "--basis", "x",
-        "--preset", "uniform", "--generations", "2", "--model-deadline", "2", *SMALL,
+        "--preset", "uniform", "--generations", "2", "--model-deadline", "2", *small,
     )  # fmt: skip
     assert code == 0, err
     state = json.loads((run / "search.json").read_text())
@@ -85,15 +89,18 @@ def test_every_model_kind_runs_a_search(cli, kind, checkpoint, lc_checkpoint, en
         "openai": f"openai:test@{endpoint().url}",
     }
     run = tmp_path / "run"
+    # tagging asks SymPy, whatever the model: 3 failures, not all
     code, _, err = cli(
         "integration", "sagga", "--model", specs[kind], "--out", str(run), "--basis", "polynomial",
         "--generations", "1", "--beam", "2", "--max-len", "12", "--cache-dir",
-        str(tmp_path / "cache"), *SMALL,
+        str(tmp_path / "cache"), "--tag-limit", "3", *SMALL,
     )  # fmt: skip
     assert code == 0, err
     summary = json.loads((run / "summary.json").read_text())
     assert summary["generations"] == 1 and summary["effort"]["mutants"] > 0
     assert (run / "report.html").exists()
+    # the default mutant form is left out, so runs made before the option resume
+    assert "mutant_form" not in json.loads((run / "config.json").read_text())["config"]
 
 
 def test_automatic_mutants_are_recorded_and_reported(cli, tmp_path):
@@ -104,14 +111,8 @@ def test_automatic_mutants_are_recorded_and_reported(cli, tmp_path):
     )  # fmt: skip
     assert code == 0, err
     assert json.loads((run / "config.json").read_text())["config"]["mutant_form"] == "automatic"
-    simplified = tmp_path / "simplified"
-    code, _, err = cli(
-        "integration", "sagga", "--model", "py:test_sagga:py_answer", "--out", str(simplified),
-        "--basis", "polynomial", "--generations", "1", *SMALL,
-    )  # fmt: skip
-    assert code == 0, err  # the default is left out, so runs made before the option resume
-    assert "mutant_form" not in json.loads((simplified / "config.json").read_text())["config"]
     assert "automatic mutants" in (run / "report.md").read_text()
+    # the default form, left out of config.json: test_every_model_kind_runs_a_search
 
 
 @pytest.mark.parametrize(
@@ -141,18 +142,6 @@ def test_a_malformed_basis_file_names_its_line(cli, tmp_path):
         "--basis-file", str(basis),
     )  # fmt: skip
     assert code == 2 and f"{basis}:2" in err and err.count("\n") == 1, err
-
-
-def test_sagga_report_renders_a_finished_search_again(cli, tmp_path):
-    run = tmp_path / "r"
-    base = ["integration", "sagga", "--model", "py:test_sagga:py_answer", "--out", str(run),
-            "--basis", "x", "--generations", "1", *SMALL]  # fmt: skip
-    assert cli(*base)[0] == 0
-    (run / "report.html").unlink()
-    code, _, err = cli("integration", "sagga-report", str(run))
-    assert code == 0 and (run / "report.html").exists(), err
-    code, _, err = cli("integration", "sagga-report", str(tmp_path / "nothing"))
-    assert code == 2 and "not a run directory" in err
 
 
 def test_a_search_killed_in_its_analysis_resumes_it(cli, tmp_path):
@@ -191,7 +180,7 @@ def test_a_search_killed_in_its_analysis_resumes_it(cli, tmp_path):
 def _py_config(**changes):
     return SaggaConfig(
         ModelSettings("py:test_sagga:py_answer"), basis="x", generations=2, generation_size=24,
-        seed_size=6, workers=2, verify_chunk=5, **changes,
+        seed_size=6, workers=2, verify_chunk=5, **{"nearby_attempts": 2, **changes},
     )  # fmt: skip
 
 
@@ -288,7 +277,9 @@ def test_the_analysis_has_budgets_of_work_of_its_own_not_the_searchs_time(tmp_pa
     assert read_results(stopped).archive["tag"].notna().sum() == 3
 
 
-def test_the_report_reads_files_only_and_refuses_an_unfinished_analysis(cli, tmp_path, monkeypatch):
+def test_the_report_reads_files_only_renders_again_and_refuses_an_unfinished_analysis(
+    cli, tmp_path, monkeypatch
+):
     run = run_sagga(_py_config(), tmp_path / "run")
     write_sagga_report(run)
     first = (run / "summary.json").read_text()
@@ -302,6 +293,12 @@ def test_the_report_reads_files_only_and_refuses_an_unfinished_analysis(cli, tmp
     code, _, err = cli("report", str(run))
     assert code == 0, err
     assert (run / "summary.json").read_text() == first
+    # `integration sagga-report` renders a finished search again, and names what is none
+    (run / "report.html").unlink()
+    code, _, err = cli("integration", "sagga-report", str(run))
+    assert code == 0 and (run / "report.html").exists(), err
+    code, _, err = cli("integration", "sagga-report", str(tmp_path / "nothing"))
+    assert code == 2 and "not a run directory" in err
     (run / "analysis" / "clusters.json").unlink()
     code, _, err = cli("integration", "sagga-report", str(run))
     assert code == 2 and err.count("\n") == 1 and "rerun the search" in err, err

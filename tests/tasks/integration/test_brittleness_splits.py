@@ -2,6 +2,7 @@
 the same problems and references as the study's builders make, so `probe` decodes what
 `integration brittleness` decodes."""
 
+import os
 from collections import Counter
 
 import pytest
@@ -66,11 +67,21 @@ def test_another_seed_draws_other_problems_and_every_reference_is_right():
         assert task.verify(examples.src, examples.tgt, lengths).all()
 
 
-def test_operator_extrapolation_at_five_n_is_the_studys_suite_at_n():
-    task = load_task("integration", {"max_ops": 3})
+def test_operator_extrapolation_at_five_n_is_the_studys_suite_at_n(monkeypatch):
+    # the study's builder, made once (about a CPU second per problem): the split must ask it
+    # for the study's suite at N = 1 and hand out its problems a set each in turn
+    built = []
+
+    def builder(*args, **kwargs):
+        built.append((args, kwargs, operator_extrapolation(*args, **kwargs)))
+        return built[-1][2]
+
+    monkeypatch.setattr(splits, "operator_extrapolation", builder)
+    task = load_task("integration", {"max_ops": 1})  # the fewest operators: sets of up to 21
     examples = task.generate("operator-extrapolation", 5, 43)
-    table = operator_extrapolation(1, 43, method="bwd", workers=2, max_ops=3)
-    split = dict(
+    [(args, kwargs, table)] = built  # the study's suite, built once
+    assert args == (1, 43) and kwargs == {"method": "bwd", "workers": os.cpu_count(), "max_ops": 1}
+    split = list(
         zip(
             output_lines(task.target_vocab, examples.tgt),
             input_lines(task.source_vocab, examples.src),
@@ -78,16 +89,13 @@ def test_operator_extrapolation_at_five_n_is_the_studys_suite_at_n():
         )
     )
     study = dict(zip(table["reference"], table["problem"], strict=True))
-    assert split.keys() == study.keys()  # the same antiderivatives F, drawn alike
-    # Each problem is F' simplified within Lample & Charton's budget of one CPU second
-    # (`generators._simplify`). A 23-operator F' can take about that long, so its problem can
-    # come out simplified in one run and not in the other; every other problem is the same.
-    differ = [f for f in study if split[f] != study[f]]
-    assert len(differ) <= 1 and all(_right(task, study[f], f) for f in differ)
-    # a set each in turn: 1-3 operators, then exactly 8, 13, 18 and 23
+    assert [f for f, _ in split] == list(study)  # the same antiderivatives F, in its order
+    assert dict(split) == study  # and the same problems, each a right pair
+    assert all(_right(task, problem, f) for f, problem in split)
+    # a set each in turn: the training settings (ops_1-1), then exactly 6, 11, 16 and 21 operators
     by_reference = dict(zip(table["reference"], table["set"], strict=True))
-    sets = [by_reference[f] for f in output_lines(task.target_vocab, examples.tgt)]
-    assert sets == ["ops_1-3", "ops_8", "ops_13", "ops_18", "ops_23"]
+    sets = [by_reference[f] for f, _ in split]
+    assert sets == ["ops_1-1", "ops_6", "ops_11", "ops_16", "ops_21"]
 
 
 def test_only_the_cheap_splits_are_default_suites():

@@ -363,26 +363,21 @@ def test_min_ops_gives_an_exact_operator_count():
 
 
 @pytest.mark.slow
-def test_operator_extrapolation_generates_each_group():
-    frame = operator_extrapolation(n=2, seed=1, workers=2, offsets=(5,))
-    assert frame.groupby("set").size().to_dict() == {"ops_1-15": 2, "ops_20": 2}
-    assert set(frame["method"]) == {"bwd"}
-    exact = frame[frame["set"] == "ops_20"]
-    assert exact["n_ops"].tolist() == [20, 20]
-    # the operators of F: the tree drawn had 20, SymPy's canonical form keeps at least half
-    assert all(sum(t in OPERATORS for t in f.split()) >= 10 for f in exact["reference"])
-    assert frame[frame["set"] == "ops_1-15"]["n_ops"].between(0, 15).all()
-    assert not frame["problem"].str.startswith("sub").any()
-
-
-@pytest.mark.slow
-def test_operator_extrapolation_counts_from_the_models_training_max_ops():
-    frame = operator_extrapolation(n=2, seed=1, workers=2, max_ops=6, offsets=(5, 10))
+def test_operator_extrapolation_generates_each_group_from_the_models_training_max_ops():
+    # one worker: rounds of 2 attempts, not 4
+    frame = operator_extrapolation(n=2, seed=1, workers=1, max_ops=6, offsets=(5, 10))
     assert frame.groupby("set", sort=False).size().to_dict() == {
         "ops_1-6": 2, "ops_11": 2, "ops_16": 2,
     }  # fmt: skip
+    assert set(frame["method"]) == {"bwd"}
     assert frame[frame["set"] == "ops_1-6"]["n_ops"].between(0, 6).all()
-    assert frame[frame["set"] == "ops_16"]["n_ops"].tolist() == [16, 16]
+    for ops in (11, 16):
+        exact = frame[frame["set"] == f"ops_{ops}"]
+        assert exact["n_ops"].tolist() == [ops, ops]
+        # the operators of F: the tree drawn had `ops`, SymPy's canonical form keeps at least
+        # half
+        assert all(sum(t in OPERATORS for t in f.split()) >= ops / 2 for f in exact["reference"])
+    assert not frame["problem"].str.startswith("sub").any()
 
 
 def test_sets_map_to_the_papers_rows_by_their_offset_from_the_training_max_ops():
