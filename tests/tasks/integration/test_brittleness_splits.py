@@ -2,12 +2,12 @@
 the same problems and references as the study's builders make, so `probe` decodes what
 `integration brittleness` decodes."""
 
-import os
 from collections import Counter
 
 import pytest
 
 from genprobe.errors import ConfigError
+from genprobe.runs.cpus import usable_cpus
 from genprobe.tasks.integration.suites import splits
 from genprobe.tasks.integration.suites.operators import operator_extrapolation
 from genprobe.tasks.integration.suites.simple import integer_extrapolation, robustness_simple
@@ -80,7 +80,7 @@ def test_operator_extrapolation_at_five_n_is_the_studys_suite_at_n(monkeypatch):
     task = load_task("integration", {"max_ops": 1})  # the fewest operators: sets of up to 21
     examples = task.generate("operator-extrapolation", 5, 43)
     [(args, kwargs, table)] = built  # the study's suite, built once
-    assert args == (1, 43) and kwargs == {"method": "bwd", "workers": os.cpu_count(), "max_ops": 1}
+    assert args == (1, 43) and kwargs == {"method": "bwd", "workers": usable_cpus(), "max_ops": 1}
     split = list(
         zip(
             output_lines(task.target_vocab, examples.tgt),
