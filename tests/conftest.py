@@ -1,6 +1,6 @@
 """Fixtures shared by the whole suite: a cache directory of its own, the CLI entry point, tiny
 checkpoints (random, trained, in Lample & Charton's layout), a validation file, a local
-OpenAI-compatible endpoint, tiny sweeps, a Ray cluster."""
+OpenAI-compatible endpoint, tiny sweeps."""
 
 import contextlib
 import json
@@ -192,22 +192,6 @@ def strong_sweep(tiny_sweep, tmp_path_factory):
         train=TrainConfig(steps=300, lr=0.01, optimizer="adamw", batch_size=16),
     )
     return run_sweep(config, tmp_path_factory.mktemp("strong") / "run")
-
-
-@pytest.fixture(scope="session")
-def ray_cluster():
-    """A real two-node Ray cluster on this machine (one CPU each), this process its driver."""
-    ray = pytest.importorskip("ray")
-    from ray.cluster_utils import Cluster
-
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a local test cluster
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    cluster.add_node(num_cpus=1)
-    ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
-    cluster.wait_for_nodes()
-    yield cluster
-    ray.shutdown()
-    cluster.shutdown()
 
 
 def _line(big_f):

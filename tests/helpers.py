@@ -229,3 +229,14 @@ def save_in_hub_cache(folder, cache, repo: str):
     (cached / "refs").mkdir()
     (cached / "refs" / "main").write_text(HUB_COMMIT)
     return cached / "snapshots" / HUB_COMMIT
+
+
+class MinuteClock:
+    """A clock one minute later at each reading: a budget counted in checks, not seconds."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 60.0
+        return self.now

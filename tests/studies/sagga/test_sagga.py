@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import pandas as pd
 import pytest
-from helpers import damage
+from helpers import MinuteClock, damage
 
 from genprobe.errors import DamagedFileError, GenprobeWarning
 from genprobe.models.settings import ModelSettings
@@ -196,17 +196,6 @@ def test_a_damaged_generation_file_is_named_and_that_generation_computed_again(t
         run_generations(_py_config(), run)
     assert generation.read_bytes() == good
     assert (run / "archive.jsonl").read_text() == archive
-
-
-class MinuteClock:
-    """A clock one minute later at each reading: the budget counted in checks, not seconds."""
-
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        self.now += 60.0
-        return self.now
 
 
 def test_the_budget_stops_a_generation_between_its_shards_and_a_rerun_goes_on(tmp_path):

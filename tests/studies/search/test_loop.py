@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from helpers import MinuteClock
 
 from genprobe.runs.budget import Budget
 from genprobe.studies.search.embedding import make_embedder
@@ -127,17 +128,6 @@ def test_the_archive_size_stops_the_search(tmp_path):
     stop = evolve(search, range(1, 4), archive_size=2, budget=Budget(None), log=print)
     assert stop == "archive size"
     assert json.loads((tmp_path / "search.json").read_text())["generations"] == 2
-
-
-class MinuteClock:
-    """A minute later at each reading."""
-
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        self.now += 60.0
-        return self.now
 
 
 def test_the_budget_is_the_runs_so_a_rerun_only_reads_and_a_larger_one_searches_on(tmp_path):
