@@ -12,17 +12,7 @@ from genprobe.analysis.stats import (
     pooled_iqm,
     probability_of_improvement,
     summarize,
-    wilson_interval,
 )
-
-
-def test_the_wilson_interval_is_scipys_to_the_bit_without_importing_it():
-    """A closed form, so that printing a finished run's intervals loads no SciPy."""
-    for n in [*range(1, 41), 1000, 1504]:
-        for k in sorted({*range(min(n, 40) + 1), n // 3, n - 1, n}):
-            ci = stats.binomtest(k, n).proportion_ci(0.95, method="wilson")
-            assert wilson_interval(k, n) == (float(ci.low), float(ci.high)), (k, n)
-    assert all(math.isnan(bound) for bound in wilson_interval(0, 0))
 
 
 def test_summary_matches_numpy_and_covers_the_mean():

@@ -20,7 +20,6 @@ seeds into the two runs (counted, not listed).
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -35,8 +34,8 @@ if TYPE_CHECKING:
 
 
 class _SciPyStats:
-    """`scipy.stats`, imported at its first use (one to two seconds): a command that only
-    prints Wilson intervals (a finished run's rerun) needs none of it."""
+    """`scipy.stats`, imported at its first use (one to two seconds): a command that reads
+    a finished run's results needs none of it."""
 
     def __getattr__(self, name: str) -> Any:
         from scipy import stats as module
@@ -246,22 +245,12 @@ def share_at_least(values: np.ndarray, threshold: float) -> Share:
     return Share(threshold, k, len(x), *wilson_interval(k, len(x)))
 
 
-# scipy.special.ndtri(0.975): the normal quantile of a 95 % interval, as SciPy computes it
-# (statistics.NormalDist gives one ulp less, and intervals that differ in their last digit)
-Z_95 = 1.959963984540054
-
-
 def wilson_interval(k: int, n: int) -> tuple[float, float]:
-    """The 95 % Wilson score interval of the share k / n (NaNs for n = 0): SciPy's
-    `binomtest(k, n).proportion_ci(0.95, method="wilson")` to the bit (Newcombe 1998), in
-    closed form, without importing SciPy."""
+    """The 95 % Wilson score interval of the share k / n (NaNs for n = 0)."""
     if n == 0:
         return NAN, NAN
-    z, p = Z_95, k / n
-    denom = 2 * (n + z**2)
-    center = (2 * n * p + z**2) / denom
-    delta = z / denom * math.sqrt(4 * n * p * (1 - p) + z**2)
-    return 0.0 if k == 0 else center - delta, 1.0 if k == n else center + delta
+    interval = stats.binomtest(k, n).proportion_ci(CONFIDENCE, method="wilson")
+    return float(interval.low), float(interval.high)
 
 
 def pooled_iqm(columns: list[np.ndarray], seed: int = 0) -> PooledIQM:
