@@ -229,6 +229,12 @@ class SequenceModel(abc.ABC):
         candidate, and studies count it apart from the model's failures. Default: every one."""
         return np.ones(len(src), dtype=bool)
 
+    def check(self) -> None:
+        """Raises a GenprobeError where the model cannot be asked as set (nothing answers at an
+        endpoint's URL, more shots than the task's pool): asked before a new run is written,
+        so that a mistyped setting leaves no run behind. Default: nothing to check."""
+        return None
+
     def score(self, src: np.ndarray, out: np.ndarray, length: np.ndarray) -> np.ndarray:
         """(S, N) each member's total log-probability of output i for input i, teacher-forced:
         `out` (N, M) ids (-1 after the end) and `length` (N,), the same outputs for every

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from genprobe.decoding.config import DecodingConfig
 from genprobe.models.bundled import WEIGHTS
+from genprobe.models.device import present_device
 from genprobe.runs.config import identity_fields
 from genprobe.runs.provenance import file_digest
 from genprobe.tasks.integration.under_test import Model
@@ -38,8 +39,23 @@ class ModelSettings:
     concurrency: int = 8  # openai: requests in flight
 
     def validated(self) -> ModelSettings:
+        """Raises ConfigError: bad decoding settings, or a device this machine does not have."""
         self.decoding.validated()
+        present_device(self.device)
         return self
+
+    def check(self) -> None:
+        """What a new run asks of the model before it writes anything: that it loads (on the
+        CPU) and can be asked (`Model.check`: an endpoint answers).
+
+        Raises:
+            GenprobeError: it does not (a file that is no checkpoint, nothing at the URL).
+        """
+        model = replace(self, device="cpu").load()
+        try:
+            model.check()
+        finally:
+            model.close()
 
     def identity(self) -> dict[str, Any]:
         """What determines the model's answers (the checkpoint's bytes too): part of a run's

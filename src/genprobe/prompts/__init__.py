@@ -6,7 +6,7 @@ training split (`shots`), the prompt itself (`render`), and strict reading of a 
 from genprobe.prompts.answers import Answer, judge, parse_answer, parse_answers
 from genprobe.prompts.formats import DEFAULT, PromptFormat, format_family
 from genprobe.prompts.render import render, render_batch
-from genprobe.prompts.shots import draw_shots
+from genprobe.prompts.shots import check_shots, draw_shots
 from genprobe.prompts.text import EMPTY, TextForm, text_form
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "Answer",
     "PromptFormat",
     "TextForm",
+    "check_shots",
     "draw_shots",
     "format_family",
     "judge",

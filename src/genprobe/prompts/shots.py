@@ -20,6 +20,19 @@ def shot_pool(task: Task, seed: int) -> Examples:
     return Examples(examples.src[keep], examples.tgt[keep])
 
 
+def check_shots(task: Task, k: int, seed: int) -> Examples:
+    """`shot_pool(task, seed)`, which `k` shots per prompt must leave an input to spare.
+
+    Raises:
+        ConfigError: k is not an integer in 0..len(pool) - 1.
+    """
+    pool = shot_pool(task, seed)
+    if not is_integer(k) or not 0 <= k < len(pool):
+        expected = f"an integer in 0..{len(pool) - 1} (distinct training inputs available)"
+        raise ConfigError("shots", expected, k)
+    return pool
+
+
 def draw_shots(task: Task, k: int, draw: int, seed: int, src: np.ndarray) -> list[Examples]:
     """For each of the (n, L) test inputs, `k` examples for few-shot draw `draw`: the same k
     for every input, drawn from `shot_pool(task, seed)` by (seed, draw), in the order drawn,
@@ -28,10 +41,7 @@ def draw_shots(task: Task, k: int, draw: int, seed: int, src: np.ndarray) -> lis
     Raises:
         ConfigError: k or draw is not an integer >= 0, or k is not below the pool's size.
     """
-    pool = shot_pool(task, seed)
-    if not is_integer(k) or not 0 <= k < len(pool):
-        expected = f"an integer in 0..{len(pool) - 1} (distinct training inputs available)"
-        raise ConfigError("shots", expected, k)
+    pool = check_shots(task, k, seed)
     if not is_integer(draw) or draw < 0:
         raise ConfigError("shot draw", "an integer >= 0", draw)
     order = split_stream(seed, "shots", draw).permutation(len(pool))[: k + 1]

@@ -27,6 +27,7 @@ def open_run(
     extends: Callable[[Any], bool] | None = None,
     older_kinds: tuple[str, ...] = (),
     notes: Callable[[], Mapping[str, Any]] | None = None,
+    starts: Callable[[], None] | None = None,
 ) -> Path:
     """Create the run directory for `config` (validated by the caller), or check that an
     existing one was made by it; returns its absolute path (tasks may run in processes with
@@ -41,6 +42,9 @@ def open_run(
     `config`'s identity (`config.json` keeps its form and hash).
     `notes()` joins the provenance of a new (or grown) run: what is measured of it before it
     starts (called only when the directory is new or grows).
+    `starts()` checks what a new run needs before its directory is written (a model under test
+    that answers): it raises to refuse, leaving nothing behind. An existing run opens without
+    it, since its rerun may need nothing it checks (a finished one only reads).
     """
     path = Path(path).absolute()
     identity = config.identity()
@@ -75,6 +79,8 @@ def open_run(
         raise RunDirError(
             f"{path} exists, is not empty and has no {CONFIG_FILE}: choose another --out"
         )
+    if starts is not None:
+        starts()
     write_json(
         path / CONFIG_FILE,
         {

@@ -10,6 +10,7 @@ from typing import Any
 from genprobe.errors import ConfigError, check_choice
 from genprobe.models.adapters.endpoint import ROUTES
 from genprobe.models.adapters.prompted import PromptGrid
+from genprobe.models.device import present_device
 from genprobe.models.registry import MODELS, check_spec
 
 # an endpoint's settings (`openai:`), each at the value that means "not given"
@@ -49,9 +50,11 @@ class ModelUnderTestSettings:
         checked before the model loads.
 
         Raises:
-            ConfigError: a setting the model's kind does not take, or an unknown `api`.
+            ConfigError: a setting the model's kind does not take, an unknown `api`, or a
+                device this machine does not have.
             UnknownModelError, GenprobeError: as `check_spec`.
         """
+        present_device(self.device)
         kind = check_spec(self.model)
         if "prompts" not in kind.settings and self.prompts() != PromptGrid():
             raise ConfigError(

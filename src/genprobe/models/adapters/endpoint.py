@@ -33,6 +33,7 @@ T = TypeVar("T")
 
 DEFAULT_URL = "https://api.openai.com/v1"
 ROUTES = {"chat": "chat/completions", "completions": "completions"}  # each API's route
+CHECK_SECONDS = 10.0  # the longest `Endpoint.check` waits for any answer
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class EndpointConfig:
     cache_dir: str | None = None  # None: no cache
 
     def validated(self) -> EndpointConfig:
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ConfigError("openai: URL", "an http:// or https:// URL", self.base_url)
         if self.concurrency < 1:
             raise ConfigError("concurrency", "at least 1", self.concurrency)
         if self.retries < 0:
@@ -63,6 +66,22 @@ class Endpoint:
 
     def __init__(self, config: EndpointConfig) -> None:
         self.config = config.validated()
+
+    def check(self) -> None:
+        """That something answers HTTP at the base URL (any status will do), asked once before
+        a new run is written: a mistyped host or port is told in seconds, not after every
+        request's retries.
+
+        Raises:
+            EndpointError: nothing answers (refused, unknown host, no answer in time).
+        """
+        import httpx
+
+        url = self.config.base_url
+        try:
+            httpx.get(url, timeout=min(self.config.timeout, CHECK_SECONDS))
+        except httpx.TransportError as error:  # timeouts included
+            raise EndpointError(f"{url}: nothing answers ({type(error).__name__}: {error})") from None
 
     def url(self, route: str) -> str:
         return self.config.base_url.rstrip("/") + "/" + route

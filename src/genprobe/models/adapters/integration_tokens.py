@@ -69,6 +69,9 @@ class IntegrationSequenceModel(SequenceModel):
         self.members = (label,)
         self.can_score = model.can_score
 
+    def check(self) -> None:
+        self.model.check()
+
     def readable(self, src: np.ndarray) -> np.ndarray:
         """The model's own `readable` for each integrand (an input that is none is judged by
         the task: it has no right output)."""

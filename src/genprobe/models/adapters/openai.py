@@ -51,6 +51,9 @@ class OpenAIModel(Model):
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, **asdict(self.config), "system_prompt": SYSTEM_PROMPT}
 
+    def check(self) -> None:
+        self.endpoint.check()
+
     def request_body(self, problem: Expr, k: int) -> dict[str, Any]:
         temperature = self.config.temperature
         if temperature is None:
@@ -100,6 +103,9 @@ class OpenAICompleter:
         check_choice("api", api, ROUTES)
         self.endpoint, self.api = Endpoint(config), api
         self.model = config.model
+
+    def check(self) -> None:
+        self.endpoint.check()
 
     def complete(
         self,

@@ -29,7 +29,7 @@ import numpy as np
 
 from genprobe.errors import ConfigError
 from genprobe.models.sequences import Ranked, SequenceModel
-from genprobe.prompts import draw_shots, format_family, parse_answers, render_batch, text_form
+from genprobe.prompts import check_shots, draw_shots, format_family, parse_answers, render_batch, text_form
 from genprobe.tasks.probing import padded
 from genprobe.tasks.task import Task, is_integer
 
@@ -44,7 +44,8 @@ class Completer(Protocol):
     that knows its positions has `fits(prompts, max_new_tokens) -> (n,) bool`, which says
     which inputs it can be asked at all (`PromptedModel.readable`). One that samples at any
     temperature from a seed per prompt (`complete(..., seed=[...], temperature=T)`) has a
-    `can_sample` of True (`PromptedModel.sampled`)."""
+    `can_sample` of True (`PromptedModel.sampled`). One behind a connection has `check()`,
+    which raises where nothing answers (`SequenceModel.check`)."""
 
     def complete(
         self,
@@ -110,6 +111,12 @@ class PromptedModel(SequenceModel):
         self.members = tuple(cell.label() for cell in self.cells)
         self.formats = format_family(grid.formats, grid.seed)
         text_form(task)  # a task whose tokens cannot be read as text is refused here
+
+    def check(self) -> None:
+        """The shots fit the task's pool of training inputs, and the language model answers."""
+        check_shots(self.task, self.grid.shots, self.grid.seed)
+        if (answers := getattr(self.lm, "check", None)) is not None:
+            answers()
 
     def subset(self, members: Sequence[int]) -> PromptedModel:
         return PromptedModel(self.lm, self.task, self.grid, [self.cells[i] for i in members])

@@ -93,7 +93,7 @@ def run_brittleness(
     `report.write_report`."""
     config, training = _with_training(config.validated(), log)
     read_inputs(config, training)
-    run = open_run(out, BRITTLENESS.kind, config)
+    run = open_run(out, BRITTLENESS.kind, config, starts=config.model.check)
     config = sent_to_workers(config)
     run_stage(run, TrainingTask(), [Shard(TRAINING, "training", asdict(training))], executor)
     base = base_suites(config)

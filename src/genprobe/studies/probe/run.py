@@ -1,7 +1,9 @@
 """A probe run, end to end: which inputs break a model, and do all its seeds break on them?
 
     check    the model is a token task's (a finished sweep), its task the one asked for, the
-             families and relations ones the task declares: before anything is written
+             families and relations ones the task declares, and for a new run the model
+             answers as set (an endpoint, the shots: `SequenceModel.check`): before anything
+             is written
     open     config.json: the hashed config, with the task resolved from the model
     suites   suites.npz and suites.json: each suite's inputs (origins, references, which
              the model trained on where it knows), kind, name, size and the perturbed inputs
@@ -24,6 +26,7 @@ from pathlib import Path
 from genprobe.errors import ConfigError
 from genprobe.models.adapters.integration_tokens import as_sequence_model
 from genprobe.models.registry import absolute_spec, training_inputs
+from genprobe.models.sequences import SequenceModel
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import ShardStore
@@ -37,10 +40,10 @@ from genprobe.tasks.registry import task_name
 Log = Callable[[str], None]
 
 
-def resolved(config: ProbeConfig) -> ProbeConfig:
+def resolved(config: ProbeConfig) -> tuple[ProbeConfig, SequenceModel]:
     """`config` with the model's own task where it names none, and a sweep's directory, a
     language model's folder and an answer cache as absolute paths (workers and later commands
-    may run elsewhere), validated (the model is loaded, on the CPU, to tell its task).
+    may run elsewhere), validated; and the model, loaded on the CPU to tell its task.
 
     Raises:
         ConfigError: a task other than the model's, or any setting out of range.
@@ -61,7 +64,7 @@ def resolved(config: ProbeConfig) -> ProbeConfig:
     config = replace(
         config, model=spec, task=own, task_options=options_items, cache_dir=cache, inputs=inputs
     )
-    return config.validated()
+    return config.validated(), model
 
 
 def run_probe(
@@ -75,12 +78,12 @@ def run_probe(
     Raises:
         ConfigError, RunDirError: see `resolved`; `out` holds another run.
     """
-    config = resolved(config)
+    config, model = resolved(config)
     suites = saved_suites(Path(out), config)
     if suites is None:  # a data error writes nothing
         task = config.load_task()
         suites = build_suites(config, task, training_inputs(config.model, task))
-    run = open_run(out, KIND, config)
+    run = open_run(out, KIND, config, starts=model.check)
     write_suites(run, suites)
     shards = [decode_shard(suite, config.k) for suite in suites if len(suite.src)]
     if pending := ShardStore(run).pending(shards):

@@ -100,7 +100,7 @@ def run_generations(
     seeds0 = list(dict.fromkeys(canonical_key(p) for p in basis(config)))
     if config.targets_file is not None:
         read_problem_file(config.targets_file)  # as the fitness will read it
-    run = open_run(out, SAGGA.kind, config)
+    run = open_run(out, SAGGA.kind, config, starts=config.model.check)
     log(f"searching from {len(seeds0)} seeds, {config.generation_size} mutants per generation")
     with executor or LocalExecutor() as runner, LocalExecutor() as here:
         budget = Budget(config.minutes, clock)

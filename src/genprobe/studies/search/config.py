@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, RunDirError, check_choice
 from genprobe.models.registry import absolute_spec, check_spec, run_spec
-from genprobe.models.sequences import MAX_K
+from genprobe.models.sequences import MAX_K, SequenceModel
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
 from genprobe.studies.model_settings import ModelUnderTestSettings, check_sampling
@@ -174,7 +174,8 @@ class SearchConfig(ModelUnderTestSettings):
         if not self.of_run:  # it loads (a folder holds a model, a hub name is known), last
             from genprobe.models.adapters.integration_tokens import as_sequence_model
 
-            as_sequence_model(self.model, task, **{**self.model_settings(), "device": "cpu"})
+            settings = {**self.model_settings(), "device": "cpu"}
+            searched = replace(searched, asked=as_sequence_model(self.model, task, **settings))
         return searched
 
     @property
@@ -340,6 +341,14 @@ class Searched:
 
     a: Side
     b: Side | None = None
+    asked: SequenceModel | None = None  # A's language model, loaded on the CPU to check it
+
+    def check(self) -> None:
+        """What a new run asks of a language model before it writes anything
+        (`SequenceModel.check`: an endpoint answers, the shots fit); a sweep's seeds need
+        nothing more."""
+        if self.asked is not None:
+            self.asked.check()
 
     def runs(self) -> dict[str, dict[str, Any]]:
         """Each model by name (A, and B with `against`) as search.json records it: a sweep's

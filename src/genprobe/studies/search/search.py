@@ -155,7 +155,7 @@ def run_search(
     searched = config.checked()  # before the run directory is made
     config = config.absolute()  # for workers elsewhere
     task = searched.a.task
-    run = open_run(out, STUDY.kind, config)
+    run = open_run(out, STUDY.kind, config, starts=searched.check)
     base_split = config.base_split or task.validation_split
     about = {
         "task": task_name(task), "task_options": task.options(),

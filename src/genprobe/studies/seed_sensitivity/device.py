@@ -1,36 +1,20 @@
-"""The device a sweep's stages run on: a runtime setting, checked only where it is used.
+"""The device a sweep's stages run on (`genprobe.models.device`), checked only where it is used.
 
-The name is checked when a command starts (so `--device tpu` fails before anything is
-written); whether the device exists here is checked only when a stage has shards to run, so a
-run trained on a GPU can be reported, evaluated or resumed on a machine without one.
+Whether the device exists here is checked only when a stage has shards to run, so a run
+trained on a GPU can be reported, evaluated or resumed on a machine without one.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import torch
 
-from genprobe.errors import ConfigError
+from genprobe.models.device import present_device
 from genprobe.runs.provenance import cpu_model
-
-_NAME = re.compile(r"^(cpu|cuda(:\d+)?)$")
-
-
-def check_device(name: str) -> str:
-    """`name` if it is cpu, cuda or cuda:N.
-
-    Raises:
-        ConfigError: any other name.
-    """
-    if not _NAME.match(name):
-        raise ConfigError("device", "cpu, cuda or cuda:N", name)
-    return name
-
 
 # Float rounding depends on the thread count (a reduction split over threads sums in another
 # order), so a member's numbers would depend on how many processes share the machine. One
@@ -55,20 +39,12 @@ def device_facts(name: str) -> dict[str, Any]:
     Raises:
         ConfigError: a CUDA device that this machine does not have.
     """
-    device = torch.device(check_device(name))
+    device = present_device(name)
     facts: dict[str, Any] = {"device": name, "torch_threads": CPU_THREADS}
     if device.type == "cpu":
         # the kernel set (AVX2, AVX512) rounds floats its own way: docs/rewriting.md#other-cpus
         facts.update(cpu=cpu_model(), kernels=torch.backends.cpu.get_cpu_capability())
     if device.type == "cuda":
-        visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if (device.index or 0) >= visible:
-            why = (
-                "this torch is a CPU build; docs/gpu.md says how to install a CUDA build"
-                if torch.version.cuda is None
-                else f"{visible} CUDA GPUs visible"
-            )
-            raise ConfigError("device", f"a device that exists here ({why})", name)
         facts["gpu"] = torch.cuda.get_device_name(device)
         facts["cublas_workspace_config"] = os.environ.get("CUBLAS_WORKSPACE_CONFIG")
     return facts

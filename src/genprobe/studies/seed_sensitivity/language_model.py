@@ -25,7 +25,7 @@ from genprobe.models.registry import check_spec
 from genprobe.prompts import text_form
 from genprobe.studies.model_settings import ModelUnderTestSettings
 from genprobe.studies.seed_sensitivity.config import split_examples
-from genprobe.studies.seed_sensitivity.device import check_device
+from genprobe.models.device import check_device
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.registry import load_task, task_name
 from genprobe.tasks.task import Examples, Task

@@ -38,7 +38,7 @@ from genprobe.runs.executor import Executor, LocalExecutor, relayed, run_stage
 from genprobe.runs.rundir import CONFIG_FILE, open_run
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.seed_sensitivity.config import SweepConfig
-from genprobe.studies.seed_sensitivity.device import check_device
+from genprobe.models.device import check_device
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.model_check import check_contract, members_alone
 from genprobe.studies.seed_sensitivity.predict import (

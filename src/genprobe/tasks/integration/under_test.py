@@ -103,6 +103,11 @@ class Model(abc.ABC):
         """
         raise ModelCapabilityError(f"{self.name} gives no log-probabilities")
 
+    def check(self) -> None:
+        """Raises a GenprobeError where the model cannot be asked at all (nothing answers at an
+        endpoint's URL): asked before a new run is written. Default: nothing to check."""
+        return None
+
     def close(self) -> None:
         """Release worker processes or connections; the default holds none."""
         return None
