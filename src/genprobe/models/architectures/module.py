@@ -51,7 +51,7 @@ from genprobe.errors import GenprobeError, ModelContractError, check_choice
 from genprobe.models.architectures.base import Architecture, ModelShape, fit_positions
 from genprobe.models.member_stack import MemberStack
 from genprobe.options import typed_options
-from genprobe.user_code import user_object
+from genprobe.user_code import raised, user_object
 
 STACKINGS = ("auto", "loop", "vmap")
 ENCODER_DECODER, DECODER_ONLY = "encoder-decoder", "decoder-only"
@@ -197,7 +197,7 @@ def checked_module(spec: str, build: Callable[[], Any], seed: int) -> nn.Module:
         except GenprobeError:
             raise
         except Exception as error:
-            raise ModelContractError(f"{spec}: the builder raised {error!r}") from None
+            raise ModelContractError(f"{spec}: the builder raised {raised(error)}") from None
     if not isinstance(module, nn.Module):
         raise ModelContractError(
             f"{spec}: the builder must return a torch.nn.Module; it returned "
