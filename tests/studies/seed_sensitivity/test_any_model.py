@@ -72,6 +72,28 @@ class Flat(nn.Module):
 
 def flat(shape, seed):
     return Flat(shape)
+
+
+class Pair(Flat):
+    def forward(self, src, tgt_in):
+        return super().forward(src, tgt_in), None
+
+
+def pair(shape, seed):
+    return Pair(shape)
+
+
+class Unmasked(Flat):
+    def forward(self, src, tgt_in):
+        raise ValueError("no mask given")
+
+
+def unmasked(shape, seed):
+    return Unmasked(shape)
+
+
+def linear(shape, seed):
+    return nn.Linear(3, 3)  # its forward takes (seq) but floats, not token ids
 """
 
 
@@ -99,6 +121,25 @@ BAD = {
         + _line('    raise RuntimeError("out of memory")'),
     ),
     "wrong logits": (["--arch", "py:broken_model:flat"], "forward must return logits"),
+    "no logits": (
+        ["--arch", "py:broken_model:pair"],
+        "py:broken_model:pair: forward must return logits (B, T, tgt_vocab) = (8, 18, 9); "
+        "it returned tuple",
+    ),
+    "forward raises": (
+        ["--arch", "py:broken_model:unmasked"],
+        "py:broken_model:unmasked: forward(src: int64 (8, 9), tgt_in: int64 (8, 18)) raised "
+        "ValueError: no mask given " + _line('        raise ValueError("no mask given")'),
+    ),
+    "forward raises in vmap": (
+        ["--arch", "py:broken_model:unmasked", "--model-option", "stacking=vmap"],
+        "raised ValueError: no mask given " + _line('        raise ValueError("no mask given")'),
+    ),
+    "forward of torch's raises": (
+        ["--arch", "py:broken_model:linear"],
+        "py:broken_model:linear: forward(seq: int64 (8, 27)) raised RuntimeError: mat1 and mat2 "
+        "must have the same dtype",
+    ),
     "no module": (["--arch", "py:no_such_module:build"], "cannot import 'no_such_module'"),
 }
 
