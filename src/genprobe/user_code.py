@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import traceback
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
@@ -43,8 +44,7 @@ def import_user_module(name: str, spec: str) -> ModuleType:
     except ImportError as error:
         raise GenprobeError(f"{spec}: cannot import {name!r}: {error}") from None
     except (Exception, SystemExit) as error:  # the user's module failed as it was imported
-        raised = " ".join(f"{type(error).__name__}: {error}".split()).rstrip(":")  # one line
-        raise GenprobeError(f"{spec}: importing {name!r} raised {raised}") from None
+        raise GenprobeError(f"{spec}: importing {name!r} raised {raised(error, name)}") from None
     if getattr(module, "__file__", None):
         _found[name] = str(Path(module.__file__).resolve())
     return module
@@ -61,6 +61,24 @@ def user_object(spec: str, setting: str, form: str) -> Any:
     if not colon or not module_name or not name:
         raise ConfigError(setting, form, spec)
     return getattr(import_user_module(module_name, f"{setting} {spec}"), name, None)
+
+
+def raised(error: BaseException, module: str | None = None) -> str:
+    """What the user's code raised, in one line: the error's type and message, then the last
+    line of the user's code in its traceback (`(my_model.py, line 12)`), if one is there: a
+    line of `module` or of a user module imported before."""
+    names = {*_found, module}
+    where = ""
+    for frame, line in traceback.walk_tb(error.__traceback__):
+        if frame.f_globals.get("__name__") in names:
+            where = f" ({_shown(frame.f_code.co_filename)}, line {line})"
+    return " ".join(f"{type(error).__name__}: {error}".split()).rstrip(":") + where
+
+
+def _shown(file: str) -> str:
+    """A file as the user would name it: relative to the current directory when inside it."""
+    path, here = Path(file), Path.cwd()
+    return str(path.relative_to(here)) if path.is_relative_to(here) else file
 
 
 def found_modules() -> dict[str, str]:

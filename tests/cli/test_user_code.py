@@ -1,6 +1,6 @@
 """A researcher's own module (`py:module:name`) through the command line: one that fails as it
-is imported is one line naming it and what it raised, exit 2, with nothing written; a run made
-beside its module is reported from any other directory."""
+is imported is one line naming it, what it raised and where, exit 2, with nothing written; a run
+made beside its module is reported from any other directory."""
 
 import os
 import subprocess
@@ -17,7 +17,10 @@ TINY = ("--seeds", "1", "--train-size", "20", "--validation-size", "10", "--suit
         "--max-epochs", "1", "--no-report")  # fmt: skip
 
 FAILING = {
-    "raises": ('raise RuntimeError("no GPU here")\n', "RuntimeError: no GPU here"),
+    "raises": (
+        'raise RuntimeError("no GPU here")\n',
+        "RuntimeError: no GPU here (failing_here.py, line 1)",
+    ),
     "exits": ("import sys\nsys.exit(3)\n", "SystemExit: 3"),
     "does not parse": ("def build(:\n", "SyntaxError: invalid syntax (failing_here.py, line 1)"),
     "imports what is not there": ("import no_such_package_xyz\n", "cannot import 'failing_here'"),

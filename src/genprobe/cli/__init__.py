@@ -86,7 +86,10 @@ def main(argv: list[str] | None = None) -> None:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = show_warning  # genprobe's warnings as one line each
-            warnings.simplefilter("default", GenprobeWarning)  # each once, however often met
+            # each once, however often met: "once" goes by the message, "default" by the message
+            # and the line it is attributed to, and a rerun can meet the same damaged file in
+            # two checks (the train stage: its intact members, then its pending shards)
+            warnings.simplefilter("once", GenprobeWarning)
             # not standalone: usage errors come here as exceptions, exit codes (0 for --help,
             # 130 for Ctrl-C) as the return value
             code = app(args=_spread_values(argv), prog_name="genprobe", standalone_mode=False)

@@ -53,23 +53,6 @@ def test_the_old_model_flags_set_the_architectures_options(cli, tmp_path):
     assert options["dropout"] == 0.1  # what `--arch transformer` always had
 
 
-BAD = {
-    "unknown arch": (["--arch", "lsmt"], "unknown architecture 'lsmt'"),
-    "no such option": (["--arch", "mlp", "--heads", "2"], "one of mlp's options: emb, hidden"),
-    "no such model option": (
-        ["--model-option", "width=3"],
-        "model option must be one of recurrent's options",
-    ),
-    "option given twice": (
-        ["--hidden", "8", "--model-option", "hidden=16"],
-        "model option hidden is given twice",
-    ),
-    "not name=value": (["--model-option", "width"], "--model-option must be name=value"),
-    "bad value": (["--model-option", "hidden=many"], "model option hidden must be an integer"),
-    "builder raises": (["--arch", "py:broken_model:build"], "the builder raised"),
-    "wrong logits": (["--arch", "py:broken_model:flat"], "forward must return logits"),
-    "no module": (["--arch", "py:no_such_module:build"], "cannot import 'no_such_module'"),
-}
 BROKEN = """
 from torch import nn
 
@@ -89,7 +72,76 @@ class Flat(nn.Module):
 
 def flat(shape, seed):
     return Flat(shape)
+
+
+class Pair(Flat):
+    def forward(self, src, tgt_in):
+        return super().forward(src, tgt_in), None
+
+
+def pair(shape, seed):
+    return Pair(shape)
+
+
+class Unmasked(Flat):
+    def forward(self, src, tgt_in):
+        raise ValueError("no mask given")
+
+
+def unmasked(shape, seed):
+    return Unmasked(shape)
+
+
+def linear(shape, seed):
+    return nn.Linear(3, 3)  # its forward takes (seq) but floats, not token ids
 """
+
+
+def _line(text: str) -> str:
+    """Where `text` is in broken_model.py, as a message names it."""
+    return f"(broken_model.py, line {BROKEN.splitlines().index(text) + 1})"
+
+
+BAD = {
+    "unknown arch": (["--arch", "lsmt"], "unknown architecture 'lsmt'"),
+    "no such option": (["--arch", "mlp", "--heads", "2"], "one of mlp's options: emb, hidden"),
+    "no such model option": (
+        ["--model-option", "width=3"],
+        "model option must be one of recurrent's options",
+    ),
+    "option given twice": (
+        ["--hidden", "8", "--model-option", "hidden=16"],
+        "model option hidden is given twice",
+    ),
+    "not name=value": (["--model-option", "width"], "--model-option must be name=value"),
+    "bad value": (["--model-option", "hidden=many"], "model option hidden must be an integer"),
+    "builder raises": (
+        ["--arch", "py:broken_model:build"],
+        "py:broken_model:build: the builder raised RuntimeError: out of memory "
+        + _line('    raise RuntimeError("out of memory")'),
+    ),
+    "wrong logits": (["--arch", "py:broken_model:flat"], "forward must return logits"),
+    "no logits": (
+        ["--arch", "py:broken_model:pair"],
+        "py:broken_model:pair: forward must return logits (B, T, tgt_vocab) = (8, 18, 9); "
+        "it returned tuple",
+    ),
+    "forward raises": (
+        ["--arch", "py:broken_model:unmasked"],
+        "py:broken_model:unmasked: forward(src: int64 (8, 9), tgt_in: int64 (8, 18)) raised "
+        "ValueError: no mask given " + _line('        raise ValueError("no mask given")'),
+    ),
+    "forward raises in vmap": (
+        ["--arch", "py:broken_model:unmasked", "--model-option", "stacking=vmap"],
+        "raised ValueError: no mask given " + _line('        raise ValueError("no mask given")'),
+    ),
+    "forward of torch's raises": (
+        ["--arch", "py:broken_model:linear"],
+        "py:broken_model:linear: forward(seq: int64 (8, 27)) raised RuntimeError: mat1 and mat2 "
+        "must have the same dtype",
+    ),
+    "no module": (["--arch", "py:no_such_module:build"], "cannot import 'no_such_module'"),
+}
 
 
 @pytest.mark.parametrize("case", BAD)
@@ -97,6 +149,7 @@ def test_a_bad_model_is_one_line_and_exit_2_with_nothing_written(case, cli, tmp_
     (tmp_path / "broken_model.py").write_text(BROKEN)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("sys.path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "broken_model", raising=False)  # this case's file
     args, message = BAD[case]
     code, _, err = cli("sweep", *SCAN, *args, "--out", str(tmp_path / "run"))
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err

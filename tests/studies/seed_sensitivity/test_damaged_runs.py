@@ -112,3 +112,39 @@ def test_report_names_a_missing_or_damaged_predictions_file_and_exits_2(cli, run
     assert sweep(cli, run)[0] == 0  # the sweep computes that suite again, and nothing else
     assert predictions.read_bytes() == good
     assert cli("report", str(run))[0] == 0
+
+
+OVER_TIME = (
+    "sweep", "--task", "binary_operation", "--task-option", "p=11", "--arch", "mlp",
+    "--model-option", "hidden=16", "--model-option", "emb=8", "--steps", "20", "--full-batch",
+    "--seeds", "1", "--workers", "1", "--no-report",
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def over_time(tmp_path_factory):
+    """A finished tiny sweep over training time (its one shard writes a member, a training
+    summary and curves), its path; tests damage copies of it."""
+    from genprobe.cli import main
+
+    run = tmp_path_factory.mktemp("over_time") / "run"
+    main([*OVER_TIME, "--out", str(run)])  # returns: exit code 0
+    return run
+
+
+@pytest.mark.parametrize(
+    "damaged", [member_path(1), "training/seeds=1-1.json", "curves/seeds=1-1.parquet"]
+)
+def test_a_rerun_names_a_damaged_training_file_once_and_each_rerun_names_it_again(
+    cli, over_time, tmp_path, damaged
+):
+    run = tmp_path / "run"
+    shutil.copytree(over_time, run)
+    file = run / damaged
+    for _ in range(2):  # the same damage in a second command of this process is named again
+        damage(file, "flipped")
+        code, _, err = cli(*OVER_TIME, "--out", str(run))
+        assert code == 0, err
+        assert err.count(f"genprobe: warning: {file} is damaged") == 1, err
+        assert err.count("warning") == 1, err  # and nothing else is
+        assert file.read_bytes() == (over_time / damaged).read_bytes()

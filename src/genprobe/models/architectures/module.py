@@ -51,7 +51,7 @@ from genprobe.errors import GenprobeError, ModelContractError, check_choice
 from genprobe.models.architectures.base import Architecture, ModelShape, fit_positions
 from genprobe.models.member_stack import MemberStack
 from genprobe.options import typed_options
-from genprobe.user_code import user_object
+from genprobe.user_code import raised, user_object
 
 STACKINGS = ("auto", "loop", "vmap")
 ENCODER_DECODER, DECODER_ONLY = "encoder-decoder", "decoder-only"
@@ -197,7 +197,7 @@ def checked_module(spec: str, build: Callable[[], Any], seed: int) -> nn.Module:
         except GenprobeError:
             raise
         except Exception as error:
-            raise ModelContractError(f"{spec}: the builder raised {error!r}") from None
+            raise ModelContractError(f"{spec}: the builder raised {raised(error)}") from None
     if not isinstance(module, nn.Module):
         raise ModelContractError(
             f"{spec}: the builder must return a torch.nn.Module; it returned "
@@ -228,6 +228,15 @@ def layout(spec: str, module: nn.Module) -> str:
     raise ModelContractError(
         f"{spec}: forward must take (src, tgt_in) or (seq); it takes "
         f"({', '.join(p.name for p in needed)})"
+    )
+
+
+def _arguments(layout: str, inputs: Sequence[Tensor]) -> str:
+    """A member's inputs as forward got them: `src: int64 (8, 5), tgt_in: int64 (8, 3)`."""
+    names = ("seq",) if layout == DECODER_ONLY else ("src", "tgt_in")
+    return ", ".join(
+        f"{name}: {str(x.dtype).removeprefix('torch.')} {tuple(x.shape)}"
+        for name, x in zip(names, inputs, strict=True)
     )
 
 
@@ -272,10 +281,32 @@ class ModuleStack(MemberStack):
 
     def functional(self, training: bool) -> Callable[..., Tensor]:
         """f(params, *inputs) → logits: one member's module with `params` ({dotted name:
-        tensor}) and the shared buffers, as `torch.func` calls it."""
+        tensor}) and the shared buffers, as `torch.func` calls it. The stack's first logits
+        are checked (`_check`).
+
+        Raises:
+            ModelContractError: the module raised (the message names the builder, the inputs,
+                the error and the line of the user's code it came from), or its first logits
+                are not logits.
+        """
         base = self._base[0].train(training)
         buffers = {self.aliases[name][0]: buffer for name, buffer in self.named_buffers()}
-        return lambda params, *inputs: functional_call(base, (params, buffers), inputs)
+
+        def call(params: dict[str, Tensor], *inputs: Tensor) -> Tensor:
+            try:
+                logits = functional_call(base, (params, buffers), inputs)
+            except GenprobeError:
+                raise
+            except Exception as error:
+                raise ModelContractError(
+                    f"{self.config.builder}: forward({_arguments(self.layout, inputs)}) raised "
+                    f"{raised(error)}"
+                ) from None
+            if not self._checked:
+                self._check(logits, tuple(inputs[-1].shape))
+            return logits
+
+        return call
 
     def stacked_params(self) -> dict[str, Tensor]:
         """{dotted name: (S, *shape)}: every member's parameters, as the module names them."""
@@ -356,15 +387,16 @@ class ModuleStack(MemberStack):
                     member = {name: slices[k] for name, slices in unbound.items()}
                     members.append(call(member, *(x[k] for x in inputs)))
             logits = torch.stack(members)
-        if not self._checked:
-            vocab = self.shape.seq_vocab if self.layout == DECODER_ONLY else self.shape.tgt_vocab
-            self._check(logits, (*inputs[-1].shape[1:], vocab))
         if self.layout == DECODER_ONLY:
             logits = logits[:, :, src.shape[2] :, self.shape.src_vocab :]
         return logits
 
-    def _check(self, logits: Any, expected: tuple[int, ...]) -> None:
-        got = tuple(logits.shape[1:]) if isinstance(logits, Tensor) else type(logits).__name__
+    def _check(self, logits: Any, batch: tuple[int, ...]) -> None:
+        """Raises ModelContractError unless one member's `logits` are (*batch, vocabulary),
+        `batch` being its last input's shape: (B, T), or (B, L) decoder-only."""
+        vocab = self.shape.seq_vocab if self.layout == DECODER_ONLY else self.shape.tgt_vocab
+        expected = (*batch, vocab)
+        got = tuple(logits.shape) if isinstance(logits, Tensor) else type(logits).__name__
         if got != expected:
             names = "(B, L, seq_vocab)" if self.layout == DECODER_ONLY else "(B, T, tgt_vocab)"
             raise ModelContractError(

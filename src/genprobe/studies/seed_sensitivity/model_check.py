@@ -2,9 +2,10 @@
 (`tasks.conformance`, for models).
 
 `check_contract` is cheap and structural; every sweep runs it before it makes its run
-directory, so a builder that raises, returns no module or returns logits of the wrong shape
-fails in one line with nothing written. `members_alone` measures whether member k of a stack
-computes what seed k trained alone computes; a new run records it in its provenance.
+directory, so a builder that raises, returns no module, or whose module raises in `forward` or
+returns logits of the wrong shape, fails in one line with nothing written. `members_alone`
+measures whether member k of a stack computes what seed k trained alone computes; a new run
+records it in its provenance.
 `check_model` adds what a study relies on; the test suite runs it over every row of the table
 and over a `py:` and an `hf:` model, and a user can run it on their own:
 
