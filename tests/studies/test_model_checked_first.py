@@ -31,7 +31,9 @@ def test_an_endpoint_that_does_not_answer_is_told_before_a_probe_is_written(cli,
     url = dead_url()
     err = refused(cli, tmp_path / "p", "probe", "--model", f"openai:tiny@{url}", "--task", "scan")
     assert f"{url}: nothing answers (ConnectError" in err
-    err = refused(cli, tmp_path / "p", "probe", "--model", "openai:tiny@127.0.0.1:9", "--task", "scan")
+    err = refused(
+        cli, tmp_path / "p", "probe", "--model", "openai:tiny@127.0.0.1:9", "--task", "scan"
+    )
     assert "openai: URL must be an http:// or https:// URL. Got '127.0.0.1:9'" in err
     err = refused(cli, tmp_path / "s", "search", "--model", f"openai:tiny@{url}", "--task", "scan")
     assert "nothing answers" in err
@@ -58,5 +60,7 @@ def test_a_file_that_is_no_checkpoint_is_told_before_brittleness_is_written(cli,
      ("integration", "sagga")],
 )  # fmt: skip
 def test_a_gpu_this_machine_lacks_is_one_line_and_no_run(command, cli, tmp_path, checkpoint):
-    err = refused(cli, tmp_path / "r", *command, "--model", f"ckpt:{checkpoint}", "--device", "cuda")
+    err = refused(
+        cli, tmp_path / "r", *command, "--model", f"ckpt:{checkpoint}", "--device", "cuda"
+    )
     assert "--device must be a device that exists here" in err

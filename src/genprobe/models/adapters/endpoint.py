@@ -81,7 +81,9 @@ class Endpoint:
         try:
             httpx.get(url, timeout=min(self.config.timeout, CHECK_SECONDS))
         except httpx.TransportError as error:  # timeouts included
-            raise EndpointError(f"{url}: nothing answers ({type(error).__name__}: {error})") from None
+            raise EndpointError(
+                f"{url}: nothing answers ({type(error).__name__}: {error})"
+            ) from None
 
     def url(self, route: str) -> str:
         return self.config.base_url.rstrip("/") + "/" + route

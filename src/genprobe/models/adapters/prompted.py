@@ -29,7 +29,14 @@ import numpy as np
 
 from genprobe.errors import ConfigError
 from genprobe.models.sequences import Ranked, SequenceModel
-from genprobe.prompts import check_shots, draw_shots, format_family, parse_answers, render_batch, text_form
+from genprobe.prompts import (
+    check_shots,
+    draw_shots,
+    format_family,
+    parse_answers,
+    render_batch,
+    text_form,
+)
 from genprobe.tasks.probing import padded
 from genprobe.tasks.task import Task, is_integer
 

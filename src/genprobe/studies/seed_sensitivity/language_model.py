@@ -21,11 +21,11 @@ from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError
 from genprobe.models.adapters.prompted import Member
+from genprobe.models.device import check_device
 from genprobe.models.registry import check_spec
 from genprobe.prompts import text_form
 from genprobe.studies.model_settings import ModelUnderTestSettings
 from genprobe.studies.seed_sensitivity.config import split_examples
-from genprobe.models.device import check_device
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.registry import load_task, task_name
 from genprobe.tasks.task import Examples, Task

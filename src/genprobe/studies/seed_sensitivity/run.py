@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from genprobe.errors import ConfigError, ModelCapabilityError, RunDirError
+from genprobe.models.device import check_device
 from genprobe.models.registry import absolute_spec
 from genprobe.models.sequences import SequenceModel
 from genprobe.runs.atomic import write_json
@@ -38,7 +39,6 @@ from genprobe.runs.executor import Executor, LocalExecutor, relayed, run_stage
 from genprobe.runs.rundir import CONFIG_FILE, open_run
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.seed_sensitivity.config import SweepConfig
-from genprobe.models.device import check_device
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.model_check import check_contract, members_alone
 from genprobe.studies.seed_sensitivity.predict import (
