@@ -188,6 +188,10 @@ class ModelCapabilityError(GenprobeError):
     """The model cannot do what was asked (e.g. give a log-probability)."""
 
 
+class ResourceError(GenprobeError):
+    """A run this machine cannot hold (its estimated memory exceeds what is free)."""
+
+
 class EndpointError(GenprobeError):
     """A model endpoint kept failing after its retries, or answered in an unexpected shape."""
 

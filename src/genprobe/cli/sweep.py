@@ -218,18 +218,12 @@ def sweep(
 
     if seeds < 1:
         raise GenprobeError(f"--seeds must be >= 1. Got {seeds} instead.")
-    members = tuple(range(first_seed, first_seed + seeds))
-    grid: dict[str, Any] = {}
     if (init_seeds is None) != (order_seeds is None):
         raise GenprobeError("--init-seeds and --order-seeds go together.")
-    if init_seeds is not None and order_seeds is not None:
-        if min(init_seeds, order_seeds) < 1:
-            raise GenprobeError("--init-seeds and --order-seeds must be >= 1.")
-        grid = {
-            "init_seeds": tuple(range(first_seed, first_seed + init_seeds)),
-            "order_seeds": tuple(range(first_seed, first_seed + order_seeds)),
-        }
-        members = tuple(range(init_seeds * order_seeds))  # a grid numbers its cells
+    grid = init_seeds is not None and order_seeds is not None
+    if grid and min(init_seeds, order_seeds) < 1:
+        raise GenprobeError("--init-seeds and --order-seeds must be >= 1.")
+    count = init_seeds * order_seeds if grid else seeds
     chosen = load_task(task, parse_pairs(task_option, "--task-option"))
     whole_split = train_size is None
     if whole_split:
@@ -244,11 +238,11 @@ def sweep(
     model = model_config(arch, parse_pairs(model_option, "--model-option"), flags)
     # only now the study's modules (torch, pandas): a mistyped task or model is told at once
     from genprobe.studies.seed_sensitivity import SweepConfig, run_sweep
+    from genprobe.studies.seed_sensitivity.memory import check_memory
     from genprobe.training.trainer import TrainConfig
 
     config = SweepConfig(
-        seeds=members,
-        **grid,
+        seeds=(first_seed,),  # the members once they are known to fit
         task=chosen,
         data_seed=data_seed,
         train_size=train_size,
@@ -274,6 +268,17 @@ def sweep(
         ),
         seeds_per_shard=seeds_per_shard,
     )
+    config.check_train_size()
+    check_memory(config, count, workers or usable_cpus())
+    if grid:
+        config = replace(
+            config,
+            seeds=tuple(range(count)),  # a grid numbers its cells
+            init_seeds=tuple(range(first_seed, first_seed + init_seeds)),
+            order_seeds=tuple(range(first_seed, first_seed + order_seeds)),
+        )
+    else:
+        config = replace(config, seeds=tuple(range(first_seed, first_seed + seeds)))
     executor = make_executor(
         backend,
         ray_address,

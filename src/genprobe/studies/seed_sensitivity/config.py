@@ -177,7 +177,7 @@ class SweepConfig:
 
     def longest_input(self, role: str) -> int:
         """The most input tokens an example of the role can have."""
-        return self._split_spec(role).lengths[1]
+        return self.split_spec(role).lengths[1]
 
     def seed_chunks(self, seeds: Sequence[int] | None = None) -> list[tuple[int, ...]]:
         """The seeds of each stacked model: `seeds` (default: the run's) in their order, in
@@ -220,7 +220,21 @@ class SweepConfig:
         split = {"train": self.task.train_split, "validation": self.task.validation_split}
         return split.get(role, role)
 
-    def _split_spec(self, role: str) -> Split:
+    def check_train_size(self) -> None:
+        """A training size that the training split holds: a finite split gives at most all it
+        holds, and the run would record more examples than it trained on. Asked of a new run
+        (`run_sweep`): runs made before keep opening.
+
+        Raises:
+            ConfigError: `train_size` exceeds a finite training split.
+        """
+        spec = self.split_spec("train")
+        if spec.finite and self.train_size > spec.size:
+            split = f"{task_name(self.task)}'s training split {self.task.train_split!r}"
+            expected = f"at most {spec.size:,}, all of {split}"
+            raise ConfigError("train_size", expected, self.train_size)
+
+    def split_spec(self, role: str) -> Split:
         return self.task.split_spec(self._split_name(role))
 
     def validated(self) -> SweepConfig:

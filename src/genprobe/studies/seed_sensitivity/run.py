@@ -40,6 +40,7 @@ from genprobe.runs.rundir import CONFIG_FILE, open_run
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
+from genprobe.studies.seed_sensitivity.memory import check_memory
 from genprobe.studies.seed_sensitivity.model_check import check_contract, members_alone
 from genprobe.studies.seed_sensitivity.predict import (
     AnswerTask,
@@ -77,12 +78,17 @@ def run_sweep(
     """Run (or resume) the whole study in `out`; returns the run directory.
 
     Raises:
-        ConfigError: a device name that is not cpu/cuda/cuda:N, or a device this machine does
-            not have when a stage has work for it.
+        ConfigError: a device name that is not cpu/cuda/cuda:N, a device this machine does
+            not have when a stage has work for it, or for a new run a training size larger
+            than the training split.
+        ResourceError: the sweep cannot fit in the memory free here (`memory.check_memory`).
         RunDirError: `out` holds another run (one with fewer seeds and otherwise the same
             config is grown instead).
     """
     check_device(device)
+    if not (Path(out) / CONFIG_FILE).exists():
+        config.check_train_size()
+    check_memory(config, len(config.seeds), getattr(executor, "workers", None) or 1)
     check_contract(config)  # a broken model writes nothing
     data = {role: config.split(role) for role in config.roles()}  # nor does a data error
 
