@@ -27,7 +27,7 @@ def refused(cli, out, *argv):
     return err
 
 
-def test_an_endpoint_that_does_not_answer_is_told_before_a_probe_is_written(cli, tmp_path):
+def test_an_endpoint_that_does_not_answer_is_told_before_a_run_is_written(cli, tmp_path):
     url = dead_url()
     err = refused(cli, tmp_path / "p", "probe", "--model", f"openai:tiny@{url}", "--task", "scan")
     assert f"{url}: nothing answers (ConnectError" in err
@@ -35,8 +35,10 @@ def test_an_endpoint_that_does_not_answer_is_told_before_a_probe_is_written(cli,
         cli, tmp_path / "p", "probe", "--model", "openai:tiny@127.0.0.1:9", "--task", "scan"
     )
     assert "openai: URL must be an http:// or https:// URL. Got '127.0.0.1:9'" in err
-    err = refused(cli, tmp_path / "s", "search", "--model", f"openai:tiny@{url}", "--task", "scan")
-    assert "nothing answers" in err
+    for command in ("search", "evaluate"):
+        asked = ("--model", f"openai:tiny@{url}", "--task", "scan")
+        err = refused(cli, tmp_path / "s", command, *asked)
+        assert "nothing answers" in err
 
 
 def test_more_shots_than_the_pool_are_told_before_a_probe_is_written(cli, tmp_path):

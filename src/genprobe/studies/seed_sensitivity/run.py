@@ -207,8 +207,9 @@ def evaluate_language_model(
     run directory.
 
     Everything is checked before anything is written: the settings, the suites' data, the name,
-    and the model, loaded once (an endpoint is not asked), with every input its members' prompts
-    leave room for. A run whose suites are all answered is read, the model not even loaded; an
+    and the model, loaded once, with every input its members' prompts leave room for, and for a
+    new run asked whether it can answer (`SequenceModel.check`: the shots fit, an endpoint
+    answers at all). A run whose suites are all answered is read, the model not even loaded; an
     interrupted one asks only the suites it has no answers to (an endpoint's answered requests
     come from its answer cache).
 
@@ -231,7 +232,7 @@ def evaluate_language_model(
         open_run(out, LANGUAGE_MODEL.kind, config)  # this run, or refused: nothing is written
     pending = ShardStore(out).pending(shards)
     model = _checked_model(config, {s.key: suites[s.key] for s in pending}) if pending else None
-    run = open_run(out, LANGUAGE_MODEL.kind, config)
+    run = open_run(out, LANGUAGE_MODEL.kind, config, starts=None if model is None else model.check)
     for suite, examples in data.items():
         if not (run / "data" / f"{suite}.jsonl").exists():
             write_examples(run / "data" / f"{suite}.jsonl", config.task, examples)
