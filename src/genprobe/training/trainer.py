@@ -49,7 +49,7 @@ from torch import Tensor
 from torch.func import functional_call
 
 from genprobe.data.seq2seq import PAD, Seq2SeqTensors
-from genprobe.errors import ConfigError, check_choice
+from genprobe.errors import ConfigError, check_choice, finite
 from genprobe.models.architectures import Architecture, ModelShape
 from genprobe.models.member_stack import MemberStack
 from genprobe.runs.config import identity_fields
@@ -157,10 +157,12 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.batch_size, int) or self.batch_size < 1:
             raise ConfigError("batch_size", "an integer >= 1", self.batch_size)
-        if not self.lr > 0:
-            raise ConfigError("lr", "> 0", self.lr)
-        if not self.max_grad_norm >= 0:
-            raise ConfigError("max_grad_norm", ">= 0 (0: no clipping)", self.max_grad_norm)
+        if not (finite(self.lr) and self.lr > 0):
+            raise ConfigError("lr", "a finite number > 0", self.lr)
+        if not (finite(self.max_grad_norm) and self.max_grad_norm >= 0):
+            raise ConfigError(
+                "max_grad_norm", "a finite number >= 0 (0: no clipping)", self.max_grad_norm
+            )
         if not 0 < self.beta2 < 1:
             raise ConfigError("beta2", "in (0, 1)", self.beta2)
         if not isinstance(self.max_epochs, int) or self.max_epochs < 1:
@@ -173,9 +175,13 @@ class TrainConfig:
         check_choice("schedule", self.schedule, SCHEDULES)
         if not isinstance(self.warmup, int) or self.warmup < 0:
             raise ConfigError("warmup", "an integer >= 0", self.warmup)
-        if not self.weight_decay >= 0 or (self.weight_decay and self.optimizer != "adamw"):
+        if not (finite(self.weight_decay) and self.weight_decay >= 0) or (
+            self.weight_decay and self.optimizer != "adamw"
+        ):
             raise ConfigError(
-                "weight_decay", ">= 0, and 0 unless the optimizer is adamw", self.weight_decay
+                "weight_decay",
+                "a finite number >= 0, and 0 unless the optimizer is adamw",
+                self.weight_decay,
             )
         check_choice("loss_normalization", self.loss_normalization, LOSS_NORMALIZATIONS)
         check_choice("noise", self.noise, NOISES)
