@@ -7,6 +7,8 @@ message and exit code 2) can catch user errors without catching bugs.
 from __future__ import annotations
 
 import difflib
+import math
+import numbers
 import sys
 import warnings
 from collections.abc import Callable, Iterable
@@ -194,6 +196,12 @@ class ResourceError(GenprobeError):
 
 class EndpointError(GenprobeError):
     """A model endpoint kept failing after its retries, or answered in an unexpected shape."""
+
+
+def finite(value: object) -> bool:
+    """Whether `value` is a real number other than inf, -inf and nan: what a numeric setting
+    checks first, since a bound alone (`value > 0`) lets inf through."""
+    return isinstance(value, numbers.Real) and math.isfinite(value)
 
 
 def check_choice(option: str, value: str, allowed: Iterable[str]) -> None:

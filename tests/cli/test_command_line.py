@@ -119,6 +119,26 @@ def test_a_different_run_names_the_options_that_differ(cli, monkeypatch, tmp_pat
     )
 
 
+@pytest.mark.parametrize(
+    "setting, message",
+    [
+        ("--lr=inf", "--lr must be a finite number > 0. Got inf instead."),
+        ("--lr=-inf", "--lr must be a finite number > 0. Got -inf instead."),
+        ("--lr=nan", "--lr must be a finite number > 0. Got nan instead."),
+        ("--max-grad-norm=inf", "--max-grad-norm must be a finite number >= 0"),
+        ("--weight-decay=nan", "--weight-decay must be a finite number >= 0"),
+        ("--model-option=init_range=inf", "--init-range must be a finite number > 0"),
+    ],
+)
+def test_a_sweep_refuses_a_setting_that_is_not_finite_before_writing(
+    cli, tmp_path, setting, message
+):
+    out = tmp_path / "run"
+    code, _, err = cli(*TINY_SWEEP, setting, "--out", str(out))
+    assert code == 2 and err.startswith(f"genprobe: error: {message}"), err
+    assert len(err.splitlines()) == 1 and not out.exists()
+
+
 @dataclass(frozen=True)
 class Settings:
     """A run config as `runs.config.RunConfig` has it, its identity given."""

@@ -213,6 +213,7 @@ def test_timeout_and_retries_are_the_endpoints(cli, proxy, tmp_path):
         (["--api", "chats"], "--api must be one of chat, completions (did you mean chat?)"),
         (["--concurrency", "0"], "--concurrency must be at least 1"),
         (["--timeout", "0"], "--timeout must be a positive number"),
+        (["--timeout", "inf"], "--timeout must be a positive number"),
         (["--retries", "-1"], "--retries must be 0 or more"),
     ],
 )

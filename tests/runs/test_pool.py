@@ -1,6 +1,8 @@
 """The deadline pool: results, errors, crashes, CPU-budget timeouts and wall-clock hangs, under
 fork and spawn."""
 
+import math
+
 import pytest
 from helpers import (
     HANG_CORPUS,
@@ -89,6 +91,8 @@ def test_bad_settings_are_config_errors():
         DeadlinePool(1, start_method="teleport")
     with DeadlinePool(1) as pool, pytest.raises(ConfigError):
         list(pool.run(square_slowly, [1], deadline=0, shared=0.0))
+    with DeadlinePool(1) as pool, pytest.raises(ConfigError, match="deadline"):
+        list(pool.run(square_slowly, [1], deadline=math.inf, shared=0.0))
     with DeadlinePool(1) as pool, pytest.raises(ConfigError, match="backstop"):
         list(pool.run(square_slowly, [1], deadline=1, shared=0.0, backstop=-1))
 

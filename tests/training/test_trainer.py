@@ -116,6 +116,49 @@ def test_early_stopping_keeps_each_members_best_epoch():
     assert all(r.state is not None for r in results.values())
 
 
+def test_a_member_whose_loss_diverges_stops_marked_and_changes_no_other(tmp_path):
+    # Seed 2's weights are made NaN after epoch 1 (as too large a step makes them), so its loss
+    # is NaN from update 4 (3 steps an epoch) on, though its scripted accuracy still rises. The
+    # run is killed after that update and resumed from its last save.
+    scripted = {1: [0.1, 0.2, 0.3], 2: [0.5, 0.9, 0.9], 3: [0.0, 0.0, 0.0]}
+    model = RecurrentConfig(emb=8, hidden=8)
+    config = TrainConfig(batch_size=16, max_epochs=3, patience=2)
+    train = encode(TRAIN.src[:48], TRAIN.tgt[:48])
+
+    def fresh(seeds):
+        def validate(model):
+            return np.array([scripted[s][t.epoch - 1] for s in t.active])
+
+        checkpoint = tmp_path / f"{seeds}.pt"
+        t = SweepTrainer(model, SHAPE, config, seeds, train, validate, checkpoint=checkpoint)
+        t.checkpoint_seconds = 0.0  # save after every step
+        return t
+
+    class Killed(Exception):
+        pass
+
+    def poison_then_kill(progress):
+        if progress.evaluation is not None and progress.epoch == 1:
+            with torch.no_grad():
+                for p in t.model.parameters():
+                    p[t.active.index(2)] = float("nan")
+        if (progress.epoch, progress.step) == (2, 2):
+            raise Killed
+
+    t = fresh([1, 2, 3])
+    with pytest.raises(Killed):
+        t.run(poison_then_kill)
+    stacked = fresh([1, 2, 3]).run()
+    assert [stacked[s].diverged for s in (1, 2, 3)] == [None, 4, None]
+    assert [stacked[s].epochs for s in (1, 2, 3)] == [3, 2, 3]  # seed 2 stopped, though better
+    assert (stacked[2].best_epoch, stacked[2].best_accuracy) == (1, 0.5)  # its finite weights
+    assert all(bool(torch.isfinite(w).all()) for w in stacked[2].state.values())
+    without = fresh([1, 3]).run()
+    for seed in (1, 3):
+        for name, tensor in without[seed].state.items():
+            assert torch.equal(stacked[seed].state[name], tensor), (seed, name)
+
+
 @pytest.mark.slow
 def test_patience_and_min_delta_let_a_seed_pass_a_dip():
     scripted = {1: [0.5, 0.4, 0.6, 0.6, 0.6, 0.6], 2: [0.5, 0.51, 0.52, 0.9, 0.9, 0.9]}

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any, Literal
 
-from genprobe.errors import ConfigError, check_choice
+from genprobe.errors import ConfigError, check_choice, finite
 from genprobe.runs.interrupts import children_ignore_ctrl_c
 
 # "timeout": over its CPU budget; "hang": past the wall-clock backstop, the worker killed
@@ -287,10 +287,10 @@ class DeadlinePool:
         its worker is killed (default `default_backstop(deadline)`). Every item yields exactly
         one `TaskResult`, in completion order (use `.index`).
         """
-        if not deadline > 0:
+        if not (finite(deadline) and deadline > 0):
             raise ConfigError("deadline", "a positive number of seconds", deadline)
         backstop = default_backstop(deadline) if backstop is None else backstop
-        if not backstop > 0:
+        if not (finite(backstop) and backstop > 0):
             raise ConfigError("backstop", "a positive number of seconds", backstop)
         self._setup = ("setup", function, shared)
         for worker in list(self._pool):

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from genprobe.errors import ConfigError, GenprobeError, warn
+from genprobe.errors import ConfigError, GenprobeError, finite, warn
 from genprobe.runs.executor import Executor, Result, StageTask, Worker
 from genprobe.runs.shards import Shard
 
@@ -71,7 +71,7 @@ class RayExecutor(Executor):
     ) -> None:
         if workers is not None and workers < 1:
             raise ConfigError("workers", "at least 1", workers)
-        if cpus <= 0 or gpus < 0:
+        if not (finite(cpus) and finite(gpus) and cpus > 0 and gpus >= 0):
             raise ConfigError("cpus/gpus per worker", "cpus > 0 and gpus >= 0", (cpus, gpus))
         self.address, self.workers, self.cpus, self.gpus = address, workers, cpus, gpus
         self.retries = retries

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from genprobe.errors import ConfigError, check_choice
+from genprobe.errors import ConfigError, check_choice, finite
 from genprobe.models.adapters.endpoint import ROUTES
 from genprobe.models.adapters.prompted import PromptGrid
 from genprobe.models.device import present_device
@@ -88,7 +88,7 @@ def check_sampling(
     """
     if temperature is None:
         return
-    if not temperature > 0:
+    if not (finite(temperature) and temperature > 0):
         raise ConfigError(named, "a positive number", temperature)
     if k < 2:
         raise ConfigError(named, "with --k 2 or more (the samples drawn)", k)

@@ -156,9 +156,11 @@ class OverTimeTrainer(SweepTrainer):
                     last_save = time.monotonic()
             if self.step == self.steps_per_epoch:
                 self.epoch, self.step = self.epoch + 1, 0
+        diverged = self.diverged[: len(self.active)].tolist()
         for k, seed in enumerate(self.active):
             result = self.results[seed]
             result.epochs = result.best_epoch = self.epoch
+            result.diverged = diverged[k] or None  # marked; it trains to the budget all the same
             result.state = self.model.member_state(k)
         return self.results
 

@@ -14,7 +14,10 @@ than `min_delta` for `patience` epochs stops; it keeps the weights of its best e
 the stacked model, so the remaining members train faster. `patience=1` is the rule of Weber et
 al. (2018, appendix A.1) taken literally: stop at the first epoch that does not improve. One
 addition under every rule: a member at 0 % goes on (it has not left the initial plateau yet,
-which takes one to two epochs here), up to `max_epochs`.
+which takes one to two epochs here), up to `max_epochs`. A member whose training loss turns NaN
+or inf (a learning rate too large) stops at the end of that epoch whatever its accuracy, marked
+with the update it diverged at (`MemberResult.diverged`); its weights from then on are not
+finite, so it keeps the best epoch before (the diverged one only where it has no other).
 
 On a GPU (`device="cuda"`) the step is recorded once as a CUDA graph and replayed
 (`training.captured`), the members' uniforms are drawn by a thread pool into pinned buffers
@@ -49,7 +52,7 @@ from torch import Tensor
 from torch.func import functional_call
 
 from genprobe.data.seq2seq import PAD, Seq2SeqTensors
-from genprobe.errors import ConfigError, check_choice
+from genprobe.errors import ConfigError, check_choice, finite
 from genprobe.models.architectures import Architecture, ModelShape
 from genprobe.models.member_stack import MemberStack
 from genprobe.runs.config import identity_fields
@@ -157,10 +160,12 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.batch_size, int) or self.batch_size < 1:
             raise ConfigError("batch_size", "an integer >= 1", self.batch_size)
-        if not self.lr > 0:
-            raise ConfigError("lr", "> 0", self.lr)
-        if not self.max_grad_norm >= 0:
-            raise ConfigError("max_grad_norm", ">= 0 (0: no clipping)", self.max_grad_norm)
+        if not (finite(self.lr) and self.lr > 0):
+            raise ConfigError("lr", "a finite number > 0", self.lr)
+        if not (finite(self.max_grad_norm) and self.max_grad_norm >= 0):
+            raise ConfigError(
+                "max_grad_norm", "a finite number >= 0 (0: no clipping)", self.max_grad_norm
+            )
         if not 0 < self.beta2 < 1:
             raise ConfigError("beta2", "in (0, 1)", self.beta2)
         if not isinstance(self.max_epochs, int) or self.max_epochs < 1:
@@ -173,9 +178,13 @@ class TrainConfig:
         check_choice("schedule", self.schedule, SCHEDULES)
         if not isinstance(self.warmup, int) or self.warmup < 0:
             raise ConfigError("warmup", "an integer >= 0", self.warmup)
-        if not self.weight_decay >= 0 or (self.weight_decay and self.optimizer != "adamw"):
+        if not (finite(self.weight_decay) and self.weight_decay >= 0) or (
+            self.weight_decay and self.optimizer != "adamw"
+        ):
             raise ConfigError(
-                "weight_decay", ">= 0, and 0 unless the optimizer is adamw", self.weight_decay
+                "weight_decay",
+                "a finite number >= 0, and 0 unless the optimizer is adamw",
+                self.weight_decay,
             )
         check_choice("loss_normalization", self.loss_normalization, LOSS_NORMALIZATIONS)
         check_choice("noise", self.noise, NOISES)
@@ -210,6 +219,7 @@ class MemberResult:
     best_accuracy: float = -1.0
     epochs: int = 0
     last_improvement: int = 0  # the last epoch that improved on the best by more than min_delta
+    diverged: int | None = None  # the update (1-based) whose training loss was first NaN or inf
     validation: list[float] = field(default_factory=list)  # accuracy after each epoch
     state: dict[str, Tensor] | None = None  # weights of the best epoch
 
@@ -302,10 +312,15 @@ class SweepTrainer:
         self.epoch, self.step = 1, 0  # the next step to run
         self.updates = 0  # optimizer steps taken (Adam's bias correction counts them)
         self.moments: dict[str, tuple[Tensor, Tensor]] = {}  # Adam's, per parameter
+        # Per lane, the update whose training loss was first NaN or inf (0: none yet), dated by
+        # the step itself on the device so that no step waits for the host to look.
+        self.diverged = torch.zeros(self.model.members, dtype=torch.int64, device=self.device)
         if checkpoint is not None:
             restart = "training this stack of seeds starts again from the beginning"
             if (state := load_state(checkpoint, self.device, restart)) is not None:
                 self._restore(state)
+        # `updates` on the device, counted by `_step` itself: a recorded step reads no host value.
+        self.step_updates = torch.tensor(self.updates, device=self.device)
         self._new_stack()
 
     def _padded(self, items: list) -> list:
@@ -400,6 +415,7 @@ class SweepTrainer:
         src = self.train.src[batch]
         tgt_in, tgt_out = self.train.tgt_in[batch], self.train.tgt_out[batch]
         self.model.zero_grad(set_to_none=True)
+        self.step_updates += 1
         lanes, size = batch.shape
         chunk = self._member_chunk(size)
         for start in range(0, lanes, chunk):
@@ -413,6 +429,9 @@ class SweepTrainer:
             else:
                 per_member = summed / (tgt_out[part] != PAD).flatten(1).sum(1)
             per_member.sum().backward()
+            dated = self.diverged[part]
+            undated = torch.isfinite(per_member.detach()) | (dated > 0)
+            dated.copy_(torch.where(undated, dated, self.step_updates))
         self._clip_and_update(scalars)
 
     def _member_chunk(self, batch: int) -> int:
@@ -511,19 +530,23 @@ class SweepTrainer:
         evaluation = Evaluation(
             tuple(self.active), tuple(float(a) for a in accuracy[:members]), self._validation_loss()
         )
+        diverged = self.diverged[:members].tolist()
         keep = []
         for k, seed in enumerate(self.active):
             result = self.results[seed]
             result.epochs = self.epoch
             result.validation.append(float(accuracy[k]))
+            result.diverged = diverged[k] or None
             if accuracy[k] > result.best_accuracy + self.config.min_delta:
                 result.last_improvement = self.epoch
-            if accuracy[k] > result.best_accuracy:
+            # A diverged member's weights are not finite: its best only where it has no other.
+            if accuracy[k] > result.best_accuracy and (result.state is None or not result.diverged):
                 result.best_accuracy, result.best_epoch = float(accuracy[k]), self.epoch
                 result.state = self.model.member_state(k)
             patient = self.epoch - result.last_improvement < self.config.patience
             # A member still at 0 % has not started to learn: "unchanged" would stop it at init.
-            if (patient or accuracy[k] == 0) and self.epoch < self.config.max_epochs:
+            going_on = (patient or accuracy[k] == 0) and self.epoch < self.config.max_epochs
+            if going_on and not result.diverged:
                 keep.append(k)
         if len(keep) < len(self.active):
             self.active = [self.active[k] for k in keep]
@@ -532,6 +555,7 @@ class SweepTrainer:
                 lanes = self._padded(keep)
                 self.model = self.model.subset(lanes)
                 self.moments = {n: (m[lanes], v[lanes]) for n, (m, v) in self.moments.items()}
+                self.diverged = self.diverged[lanes]
                 self._new_stack()
         self.epoch, self.step = self.epoch + 1, 0
         return evaluation
@@ -552,6 +576,7 @@ class SweepTrainer:
             "params": {n: p[:members].clone() for n, p in self.model.state_dict().items()},
             "updates": self.updates,
             "moments": {n: [m[:members].clone() for m in pair] for n, pair in self.moments.items()},
+            "diverged": self.diverged[:members].clone(),
             # The key's older name, so that resume points of earlier versions still load.
             "dropout_rngs": [g.bit_generator.state for g in self.noise_rngs],
             "results": {seed: asdict(result) for seed, result in self.results.items()},
@@ -573,6 +598,8 @@ class SweepTrainer:
             self.model = self.model.subset(lanes)
         self.updates = state.get("updates", 0)  # absent from resume points of older versions
         self.moments = {n: (m[lanes], v[lanes]) for n, (m, v) in state.get("moments", {}).items()}
+        diverged = state.get("diverged", torch.zeros(len(self.active), dtype=torch.int64))
+        self.diverged = diverged.to(self.device)[lanes]
         self.noise_rngs = []
         for seed, rng_state in zip(self.active, state["dropout_rngs"], strict=True):
             rng = self._noise_rng(seed)

@@ -124,6 +124,8 @@ def test_automatic_mutants_are_recorded_and_reported(cli, tmp_path):
         (["--fitness", "target_length"], "--target-length"),
         (["--seed-selection", "kmean"], "did you mean kmeans"),
         (["--generation-size", "0"], "--generation-size"),
+        (["--tau", "inf"], "--tau must be a number ≥ 0"),
+        (["--minutes", "inf"], "--minutes must be positive minutes"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(cli, tmp_path, args, message):

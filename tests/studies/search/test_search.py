@@ -366,6 +366,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(sweep, tmp_path, capsy
         ("--k", "0"): "--k must be 1 to 64",
         ("--tag-limit", "-1"): "--tag-limit must be an integer >= 0",
         ("--temperature", "0"): "--temperature must be a positive number",
+        ("--temperature", "inf"): "--temperature must be a positive number",
         ("--temperature", "1"): "--temperature must be with --k 2 or more",
     }
     runs = {

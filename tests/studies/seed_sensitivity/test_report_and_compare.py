@@ -157,6 +157,41 @@ def test_the_report_writes_validation_curves_as_a_tensorboard_log(runs):
     assert len(list((run / "tensorboard").iterdir())) == 1
 
 
+@pytest.mark.slow
+def test_a_sweep_whose_loss_diverges_stops_its_seeds_and_says_so(tmp_path, tiny_sweep):
+    # lr 1e37: the first update leaves weights near float32's largest, the second step's loss
+    # is NaN or inf (4 steps an epoch).
+    config = tiny_sweep(seeds=(1, 2), train=TrainConfig(max_epochs=3, lr=1e37))
+    run = run_sweep(config, tmp_path / "run")
+    training = report.read_training(run)
+    assert {seed: (t["diverged"], t["epochs"]) for seed, t in training.items()} == {
+        "1": (2, 1),
+        "2": (2, 1),
+    }
+    report.write_report(run)
+    text = (run / "report.md").read_text()
+    assert "rounding" not in text and "nan" not in text  # as Python writes a NaN
+    assert (
+        "The training loss of 2 seeds went NaN or inf, at the step given: 1 (step 2), 2 (" in text
+    )
+    assert "The training loss of both seeds diverged (above)." in text
+    assert "| divergence |" in text
+    assert json.loads((run / "stats.json").read_text())["diverged_seeds"] == ["1", "2"]
+
+
+def test_a_nan_difference_from_a_seed_alone_is_a_diverged_loss_not_rounding():
+    # What a run trained at --lr inf recorded, before inf was refused.
+    notes = {
+        "members_equal_alone": False,
+        "largest_difference": float("nan"),
+        "measured": "member 1 of a stack of 1 against its seed alone after 2 training steps",
+        "stacking": "stacked",
+    }
+    words = report._members_alone(notes)
+    assert "rounding" not in words and "nan" not in words
+    assert "is not known: the training loss diverged when it was measured" in words
+
+
 def test_what_ended_a_seed_is_told_from_its_record():
     train = TrainConfig(max_epochs=5, patience=2)
     record = {
@@ -170,6 +205,8 @@ def test_what_ended_a_seed_is_told_from_its_record():
     assert summary.stopped_by(improving, train) == summary.EPOCH_CAP
     at_zero = {**record, "epochs": 5, "last_improvement": 0, "validation": [0.0] * 5}
     assert summary.stopped_by(at_zero, train) == summary.EPOCH_CAP
+    diverged = {**at_zero, "epochs": 2, "diverged": 9, "validation": [0.0] * 2}
+    assert summary.stopped_by(diverged, train) == summary.DIVERGENCE
 
 
 @pytest.mark.slow

@@ -1,6 +1,7 @@
 """Random trees, the FWD/BWD/IBP generators, and the datasets they write."""
 
 import json
+import math
 from collections import Counter
 from dataclasses import replace
 
@@ -85,6 +86,8 @@ def test_bad_settings_are_config_errors():
         TreeSettings(operators={"banana": 1}).validated()
     with pytest.raises(ConfigError):
         TreeSettings(operators={"add": 1}).validated()  # no unary operator
+    with pytest.raises(ConfigError, match="weight of sin"):
+        TreeSettings(operators={"add": 1, "sin": math.inf}).validated()
     with pytest.raises(ConfigError):
         generate(GeneratorConfig(), 0)
 

@@ -38,7 +38,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from genprobe.errors import CheckpointError, ConfigError, GenprobeError, check_choice
+from genprobe.errors import CheckpointError, ConfigError, GenprobeError, check_choice, finite
 
 METHODS = ("greedy", "sample", "beam")
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -192,7 +192,7 @@ class CausalLM:
         if method == "sample":
             if seed is None:
                 raise ConfigError("seed", "an integer when method is sample", seed)
-            if not temperature > 0:
+            if not (finite(temperature) and temperature > 0):
                 raise ConfigError("temperature", "a positive number", temperature)
             keys = _seed_keys(seed, len(prompts))
         stops = [text for text in stop or () if text]

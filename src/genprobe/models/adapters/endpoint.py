@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from genprobe.errors import ConfigError, EndpointError
+from genprobe.errors import ConfigError, EndpointError, finite
 from genprobe.runs.atomic import write_text
 
 T = TypeVar("T")
@@ -56,7 +56,7 @@ class EndpointConfig:
             raise ConfigError("concurrency", "at least 1", self.concurrency)
         if self.retries < 0:
             raise ConfigError("retries", "0 or more", self.retries)
-        if not self.timeout > 0:
+        if not (finite(self.timeout) and self.timeout > 0):
             raise ConfigError("timeout", "a positive number of seconds", self.timeout)
         return self
 

@@ -26,7 +26,7 @@ import torch
 from torch import Tensor
 
 from genprobe.data.seq2seq import BOS, PAD
-from genprobe.errors import ConfigError, check_choice
+from genprobe.errors import ConfigError, check_choice, finite
 from genprobe.models.architectures.base import Architecture, ModelShape
 from genprobe.models.cells import gru_cell, lstm_cell
 from genprobe.models.member_stack import MemberStack, biased_bmm
@@ -62,8 +62,8 @@ class RecurrentConfig(Architecture):
                 raise ConfigError(name, "an integer >= 1", value)
         if not 0 <= self.dropout < 1:
             raise ConfigError("dropout", "in [0, 1)", self.dropout)
-        if not self.init_range > 0:
-            raise ConfigError("init_range", "> 0", self.init_range)
+        if not (finite(self.init_range) and self.init_range > 0):
+            raise ConfigError("init_range", "a finite number > 0", self.init_range)
 
     @property
     def gates(self) -> int:

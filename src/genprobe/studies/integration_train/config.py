@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from genprobe.errors import ConfigError, check_choice
+from genprobe.errors import ConfigError, check_choice, finite
 from genprobe.models.settings import checkpoint_file
 from genprobe.models.transformer import TransformerConfig
 from genprobe.runs.config import identity_fields, without_added_defaults
@@ -77,7 +77,7 @@ class IntegrationTrainConfig:
         for name in ("batch_size", "epochs", "valid_size", "max_len"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"--{name.replace('_', '-')}", "at least 1", getattr(self, name))
-        if not self.lr > 0:
+        if not (finite(self.lr) and self.lr > 0):
             raise ConfigError("--lr", "a positive number", self.lr)
         if self.init is None:
             return self

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from genprobe.errors import ConfigError, check_choice
+from genprobe.errors import ConfigError, check_choice, finite
 from genprobe.models.settings import ModelSettings
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
@@ -88,15 +88,15 @@ class SaggaConfig:
         ):  # fmt: skip
             if value < 1:
                 raise ConfigError(name, "at least 1", value)
-        if not self.tau >= 0:
+        if not (finite(self.tau) and self.tau >= 0):
             raise ConfigError("--tau", "a number ≥ 0", self.tau)
-        if not (self.deadline > 0 and self.mutation_deadline > 0):
+        if not all(finite(s) and s > 0 for s in (self.deadline, self.mutation_deadline)):
             raise ConfigError("--deadline", "positive seconds", self.deadline)
         if self.tag_limit is not None and self.tag_limit < 0:
             raise ConfigError("--tag-limit", "a count ≥ 0", self.tag_limit)
         if self.nearby_attempts < 0:
             raise ConfigError("--nearby-attempts", "a count ≥ 0", self.nearby_attempts)
-        if self.minutes is not None and not self.minutes > 0:
+        if self.minutes is not None and not (finite(self.minutes) and self.minutes > 0):
             raise ConfigError("--minutes", "positive minutes", self.minutes)
         return self
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from genprobe.errors import ConfigError, RunDirError, check_choice
+from genprobe.errors import ConfigError, RunDirError, check_choice, finite
 from genprobe.models.registry import absolute_spec, check_spec, run_spec
 from genprobe.models.sequences import MAX_K, SequenceModel
 from genprobe.runs.config import identity_fields, without_added_defaults
@@ -157,7 +157,7 @@ class SearchConfig(ModelUnderTestSettings):
         check_sampling(self.model, self.k, self.temperature, task=self.task)
         if self.against is not None:
             check_sampling(self.against, self.k, self.temperature, "--against", task=self.task)
-        if self.minutes is not None and not self.minutes > 0:
+        if self.minutes is not None and not (finite(self.minutes) and self.minutes > 0):
             raise ConfigError("--minutes", "positive minutes", self.minutes)
         if self.tag_limit is not None and (
             not isinstance(self.tag_limit, int) or self.tag_limit < 0

@@ -57,8 +57,9 @@ def check_contract(config: SweepConfig) -> None:
 
 def members_alone(config: SweepConfig, device: str = "cpu") -> dict[str, Any]:
     """Member k of a stack against seed k trained alone: after `STEPS` training steps on the
-    same examples, whether their weights are equal bit for bit, else the largest difference.
-    Measured on up to three seeds of the first stacked model, on `device`."""
+    same examples, whether their weights are equal bit for bit, else the largest difference
+    (not finite where their training loss diverged). Measured on up to three seeds of the first
+    stacked model, on `device`."""
     seeds = config.seed_chunks()[0][:3]
     data = _training_sample(config, STEPS * SAMPLE)
     train = replace(config.train, batch_size=SAMPLE)
@@ -73,10 +74,11 @@ def members_alone(config: SweepConfig, device: str = "cpu") -> dict[str, Any]:
         return trainer.model
 
     stack, alone = trained(seeds), trained(seeds[-1:])
-    largest = max(
+    differences = [
         float((param - alone.member_state(0)[name]).abs().max())
         for name, param in stack.member_state(len(seeds) - 1).items()
-    )
+    ]
+    largest = float(np.max(differences))  # NaN stays NaN (max() drops it after a number)
     return {
         "members_equal_alone": largest == 0.0,
         "largest_difference": largest,

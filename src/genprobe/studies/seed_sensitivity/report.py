@@ -46,6 +46,7 @@ from genprobe.studies.seed_sensitivity.results import (
     trained_lengths,
 )
 from genprobe.studies.seed_sensitivity.summary import (
+    DIVERGENCE,
     EARLY_STOPPING,
     EPOCH_CAP,
     MAX_SUITES,
@@ -99,10 +100,11 @@ def write_report(
     blocks = [
         _introduction(read_config_hash(run), config, len(accuracy), published),
         Text(_devices(*shard_devices(run)) + _members_alone(read_model_notes(run))),
+        *_diverged_blocks(summary.diverged, training, config.train),
         *(
             []
             if learned(training) or over_time
-            else _nothing_learned(training, accuracy, config.train)
+            else _nothing_learned(training, accuracy, config.train, summary.diverged)
         ),
         *_across_blocks(summary, "seed"),
         *(_over_time_blocks(run, config, grokking_threshold) if over_time else []),
@@ -124,8 +126,10 @@ def write_report(
                 if over_time
                 else "; `validation`: the best validation accuracy, the epoch kept after "
                 f"`epochs` epochs; `stopped by`: {EARLY_STOPPING} (no improvement for "
-                f"{config.train.patience} epochs) or the {EPOCH_CAP} (`--max-epochs` "
-                f"{config.train.max_epochs}); `stalled`: stopped below "
+                f"{config.train.patience} epochs){', ' if summary.diverged else ' or '}the "
+                f"{EPOCH_CAP} (`--max-epochs` {config.train.max_epochs})"
+                + (f" or {DIVERGENCE} (above)" if summary.diverged else "")
+                + "; `stalled`: stopped below "
                 f"{_pct(STALL_THRESHOLD, 0)} % validation accuracy."
             )
             + _cut_note(accuracy.columns)
@@ -320,6 +324,12 @@ def _members_alone(notes: dict[str, Any] | None) -> str:
     how = STACKING_WORDS.get(notes["stacking"], notes["stacking"])
     if notes["members_equal_alone"]:
         return f" {how}, each bit for bit its seed trained alone ({notes['measured']})."
+    if not np.isfinite(notes["largest_difference"]):
+        return (
+            f" {how}; whether a member computes what its seed trained alone computes is not "
+            f"known: the training loss diverged when it was measured ({notes['measured']}), "
+            "leaving weights that are not finite."
+        )
     return (
         f" {how}; a member's weights differ from its seed trained alone by up to "
         f"{notes['largest_difference']:.2g} ({notes['measured']}): rounding, which training "
@@ -358,13 +368,50 @@ def _place(facts: dict[str, Any]) -> str:
     return place + (f" on host `{facts['host']}`" if "host" in facts else "")
 
 
+def _diverged_blocks(
+    diverged: list[str], training: dict[str, Any], train: TrainConfig
+) -> list[Block]:
+    if not diverged:
+        return []
+    listed = ", ".join(f"{seed} (step {training[seed]['diverged']:,})" for seed in diverged)
+    return [
+        Heading("Seeds whose training loss diverged"),
+        Text(
+            f"The training loss of {len(diverged)} seed{'s' * (len(diverged) > 1)} went NaN or "
+            f"inf, at the step given: {listed}. From that step on a seed's weights are not "
+            "finite. "
+            + (
+                "Each trained on to the step budget all the same, so its final accuracies are "
+                "those of weights that are not finite."
+                if train.steps is not None
+                else "Training stopped each at the end of that epoch, whatever its validation "
+                "accuracy, and kept its best epoch before; one that diverged in its first "
+                "epoch has no other, so its accuracies are those of weights that are not finite."
+            )
+            + f" A learning rate smaller than `--lr` {train.lr} may keep the loss finite."
+        ),
+    ]
+
+
 def _nothing_learned(
-    training: dict[str, Any], accuracy: pd.DataFrame, train: TrainConfig
+    training: dict[str, Any], accuracy: pd.DataFrame, train: TrainConfig, diverged: list[str]
 ) -> list[Block]:
     epochs = sorted({t["epochs"] for t in training.values()})
     trained = f"{epochs[0]}" if len(epochs) == 1 else f"{epochs[0]} to {epochs[-1]}"
     trained += " epoch" + "s" * (epochs[-1] != 1)
     best = {suite: _pct(np.nanmax(accuracy[suite].to_numpy())) for suite in accuracy.columns}
+    capped = len(training) - len(diverged)
+    cap = f"the epoch cap (`--max-epochs` {train.max_epochs}) ended"
+    if not diverged:
+        ended = f"Early stopping waits while a seed is at 0 %, so {cap} every seed."
+    elif capped:
+        ended = (
+            f"The training loss of {len(diverged)} of them diverged (above); early stopping "
+            f"waits while a seed is at 0 %, so {cap} the other {capped}."
+        )
+    else:
+        ended = f"The training loss of {_all_seeds(len(training))} diverged (above)."
+    advice = "train longer or on more examples" if capped else "train with a smaller `--lr`"
     return [
         Heading("No seed learned the task"),
         Text(
@@ -372,9 +419,8 @@ def _nothing_learned(
             f"0 % validation accuracy in every epoch ({trained} each), and the best seed "
             "on each test suite reaches "
             + ", ".join(f"{suite} {value} %" for suite, value in best.items())
-            + ". Early stopping waits while a seed is at 0 %, so the epoch cap (`--max-epochs` "
-            f"{train.max_epochs}) ended every seed. The statistics below describe untrained "
-            "models, not generalization; train longer or on more examples."
+            + f". {ended} The statistics below describe untrained models, not generalization; "
+            f"{advice}."
         ),
     ]
 
@@ -479,8 +525,8 @@ def _stalled_blocks(
         f"{stopped_by(training[seed], train)})"
         for seed in stalled
     )
-    capped = sum(stopped_by(training[seed], train) == EPOCH_CAP for seed in stalled)
-    patient = len(stalled) - capped
+    ended = Counter(stopped_by(training[seed], train) for seed in stalled)
+    capped, patient, diverged = ended[EPOCH_CAP], ended[EARLY_STOPPING], ended[DIVERGENCE]
     blocks: list[Block] = [
         Heading(f"Seeds that stopped below {_pct(STALL_THRESHOLD, 0)} % validation accuracy"),
         Text(
@@ -501,6 +547,7 @@ def _stalled_blocks(
                 if patient
                 else ""
             )
+            + (f" Their training loss diverged for {diverged} of them (above)." if diverged else "")
             + (
                 " The statistics without them:"
                 if summary.without_stalled is not None

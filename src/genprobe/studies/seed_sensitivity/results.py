@@ -111,7 +111,8 @@ def training_inputs(run: str | Path, task: Task) -> np.ndarray | None:
 
 
 def read_training(run: str | Path) -> dict[str, Any]:
-    """Per seed (as a string): epochs, best epoch, validation accuracy per epoch."""
+    """Per seed (as a string): epochs, best epoch, validation accuracy per epoch, the step its
+    training loss went NaN or inf (`diverged`, absent from older runs)."""
     summaries: dict[str, Any] = {}
     for path in ShardStore(run).outputs(TRAIN, ".json"):
         summaries.update(json.loads(path.read_text(encoding="utf-8")))

@@ -139,12 +139,17 @@ def _grows(
     if config.keeps_stacks(earlier) or measured["members_equal_alone"]:
         return True
     last = earlier.seed_chunks()[-1]
+    largest = measured["largest_difference"]
+    differs = (
+        f"differs from its seed trained alone (by up to {largest:.2g})"
+        if np.isfinite(largest)
+        else "may differ from its seed trained alone (its training loss diverged when measured)"
+    )
     raise RunDirError(
         f"{out.absolute()} cannot grow from {len(earlier.seeds)} to {len(config.seeds)} seeds: "
         f"the new seeds would join the stacked model of seeds {last[0]}-{last[-1]} "
-        f"(--seeds-per-shard {config.seeds_per_shard}), and a member of this model differs "
-        f"from its seed trained alone (by up to {measured['largest_difference']:.2g}), so the "
-        "grown run would not be the one this command makes anew: choose another --out"
+        f"(--seeds-per-shard {config.seeds_per_shard}), and a member of this model {differs}, "
+        "so the grown run would not be the one this command makes anew: choose another --out"
     )
 
 

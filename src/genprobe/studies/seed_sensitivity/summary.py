@@ -2,11 +2,11 @@
 
 Per suite, accuracy across seeds (mean, spread, IQM and bootstrap intervals, the share of seeds
 that generalize at a threshold) and pooled over suites; the seeds that stalled below
-`STALL_THRESHOLD` validation accuracy or were ended by the epoch cap, and the statistics without
-the stalled ones; correlations between suites across seeds; accuracy per example length;
-per-token accuracy where the task scores it; and for a grid of seeds, the split of each suite's
-variance between initialization and data order. `write_stats` writes it to `stats.json`; the
-report (`report.py`) only renders it.
+`STALL_THRESHOLD` validation accuracy, were ended by the epoch cap or whose training loss
+diverged (went NaN or inf), and the statistics without the stalled ones; correlations between
+suites across seeds; accuracy per example length; per-token accuracy where the task scores it;
+and for a grid of seeds, the split of each suite's variance between initialization and data
+order. `write_stats` writes it to `stats.json`; the report (`report.py`) only renders it.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ STALL_THRESHOLD = 0.95  # a seed whose best validation accuracy is below this st
 MAX_SUITES = 12  # suites taken one by one (correlated pairwise, and shown so by the report)
 EARLY_STOPPING = "early stopping"
 EPOCH_CAP = "epoch cap"
+DIVERGENCE = "divergence"  # the training loss went NaN or inf
 STATS = "stats.json"
 
 
@@ -53,6 +54,7 @@ class SweepSummary:
     pooled: PooledIQM  # IQM over all suites, its 95 % interval
     stalled: list[str]  # seeds (as strings) stopped below STALL_THRESHOLD validation accuracy
     capped: list[str]  # seeds the epoch cap ended
+    diverged: list[str]  # seeds whose training loss went NaN or inf
     healthy: pd.DataFrame  # `accuracy` without the stalled seeds
     # `summaries` without the stalled seeds; None where none stalled or all did
     without_stalled: dict[str, Summary] | None
@@ -74,6 +76,7 @@ class SweepSummary:
             "per_length": self.per_length,
             "stalled_seeds": self.stalled,
             "capped_seeds": self.capped,
+            "diverged_seeds": self.diverged,
             "summary_without_stalled": None
             if self.without_stalled is None
             else _dicts(self.without_stalled),
@@ -119,6 +122,7 @@ def summarize_sweep(
         capped=[]
         if over_time(config)
         else [seed for seed, t in training.items() if stopped_by(t, config.train) == EPOCH_CAP],
+        diverged=diverged_seeds(training),
         healthy=healthy,
         without_stalled=suite_summaries(healthy) if stalled and len(healthy) > 0 else None,
         correlations=[
@@ -146,15 +150,22 @@ def stalled_seeds(training: dict[str, Any]) -> list[str]:
     return [seed for seed, t in training.items() if t["best_accuracy"] < STALL_THRESHOLD]
 
 
+def diverged_seeds(training: dict[str, Any]) -> list[str]:
+    """Seeds (as strings, in run order) whose training loss went NaN or inf."""
+    return [seed for seed, t in training.items() if t.get("diverged")]  # older records lack it
+
+
 def learned(training: dict[str, Any]) -> bool:
     """Whether some seed's validation accuracy ever rose above 0 % (True with no records)."""
     return not training or any(max(t["validation"]) > 0 for t in training.values())
 
 
 def stopped_by(record: dict[str, Any], train: TrainConfig) -> str:
-    """What ended a seed's training (`read_training`'s record), by the trainer's rule: early
-    stopping after `patience` epochs without improvement, except for a seed still at 0 %,
-    which only the epoch cap ends."""
+    """What ended a seed's training (`read_training`'s record), by the trainer's rule: a
+    training loss that went NaN or inf; else early stopping after `patience` epochs without
+    improvement, except for a seed still at 0 %, which only the epoch cap ends."""
+    if record.get("diverged"):
+        return DIVERGENCE
     last = record.get("last_improvement", record["best_epoch"])  # older records lack it
     waiting = record["epochs"] - last < train.patience or record["validation"][-1] == 0
     return EPOCH_CAP if waiting else EARLY_STOPPING

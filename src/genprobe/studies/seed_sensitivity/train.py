@@ -1,7 +1,8 @@
 """The `train` stage: each shard trains one chunk of seeds as one stacked model.
 
 A shard's outputs are its members' checkpoints (`members/seed=N.pt`) and the chunk's training
-summary (`training/<key>.json`: per seed, epochs, best epoch, validation accuracy per epoch).
+summary (`training/<key>.json`: per seed, epochs, best epoch, validation accuracy per epoch, the
+step its training loss went NaN or inf).
 Trained over time (a step budget, `training.over_time`), a member's checkpoint holds its final
 weights and the shard also writes its members' curves (`curves/<key>.parquet`, read by
 `curves.read_curves`).

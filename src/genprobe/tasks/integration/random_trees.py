@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from genprobe.errors import ConfigError
+from genprobe.errors import ConfigError, finite
 from genprobe.tasks.integration.expression import ARITY, Expr
 
 # Lample & Charton's operator weights for the integration datasets
@@ -43,7 +43,7 @@ class TreeSettings:
         for name, weight in self.operators.items():
             if ARITY.get(name, 0) == 0:
                 raise ConfigError("operators", "names of unary or binary operators", name)
-            if not weight >= 0:
+            if not (finite(weight) and weight >= 0):
                 raise ConfigError(f"weight of {name}", "non-negative", weight)
         for arity in (1, 2):
             if not any(w > 0 for op, w in self.operators.items() if ARITY[op] == arity):

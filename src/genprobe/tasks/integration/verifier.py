@@ -31,7 +31,13 @@ from typing import Literal
 
 import sympy as sp
 
-from genprobe.errors import ConfigError, GenprobeError, ParseError, UnsupportedExpressionError
+from genprobe.errors import (
+    ConfigError,
+    GenprobeError,
+    ParseError,
+    UnsupportedExpressionError,
+    finite,
+)
 from genprobe.runs.cpus import usable_cpus
 from genprobe.runs.pool import DeadlinePool, TaskResult
 from genprobe.tasks.integration.expression import Expr, X, to_sympy
@@ -58,7 +64,7 @@ class VerifierConfig:
     start_method: str | None = None
 
     def validated(self) -> VerifierConfig:
-        if not self.deadline > 0:
+        if not (finite(self.deadline) and self.deadline > 0):
             raise ConfigError("deadline", "a positive number of seconds", self.deadline)
         if self.symbolic not in ("fallback", "confirm"):
             raise ConfigError("symbolic", "'fallback' or 'confirm'", self.symbolic)
