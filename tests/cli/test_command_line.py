@@ -122,9 +122,10 @@ def test_a_different_run_names_the_options_that_differ(cli, monkeypatch, tmp_pat
 @pytest.mark.parametrize(
     "setting, message",
     [
-        ("--lr=inf", "--lr must be a finite number > 0. Got inf instead."),
-        ("--lr=-inf", "--lr must be a finite number > 0. Got -inf instead."),
-        ("--lr=nan", "--lr must be a finite number > 0. Got nan instead."),
+        ("--lr=inf", "--lr must be a finite number > 0 (in float32: at most 3.4e+38). Got inf"),
+        ("--lr=-inf", "--lr must be a finite number > 0 (in float32: at most 3.4e+38). Got -inf"),
+        ("--lr=nan", "--lr must be a finite number > 0 (in float32: at most 3.4e+38). Got nan"),
+        ("--lr=1e39", "--lr must be a finite number > 0 (in float32: at most 3.4e+38). Got 1e+39"),
         ("--max-grad-norm=inf", "--max-grad-norm must be a finite number >= 0"),
         ("--weight-decay=nan", "--weight-decay must be a finite number >= 0"),
         ("--model-option=init_range=inf", "--init-range must be a finite number > 0"),

@@ -160,8 +160,9 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.batch_size, int) or self.batch_size < 1:
             raise ConfigError("batch_size", "an integer >= 1", self.batch_size)
-        if not (finite(self.lr) and self.lr > 0):
-            raise ConfigError("lr", "a finite number > 0", self.lr)
+        # the step takes the rate in float32, where a larger one is inf
+        if not (finite(self.lr) and 0 < self.lr <= torch.finfo(torch.float32).max):
+            raise ConfigError("lr", "a finite number > 0 (in float32: at most 3.4e+38)", self.lr)
         if not (finite(self.max_grad_norm) and self.max_grad_norm >= 0):
             raise ConfigError(
                 "max_grad_norm", "a finite number >= 0 (0: no clipping)", self.max_grad_norm
