@@ -8,7 +8,7 @@ from typing import Protocol
 import torch
 from torch import Tensor
 
-from genprobe.training.teacher_forcing import decoder_io
+from genprobe.data.teacher_forcing import decoder_io
 
 
 class TeacherForced(Protocol):

@@ -33,7 +33,7 @@ from genprobe.runs.resume import load_state, save_state
 from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, encode_tokens
 from genprobe.training.loss import token_cross_entropy
-from genprobe.training.teacher_forcing import decoder_io
+from genprobe.data.teacher_forcing import decoder_io
 
 STATE = "state.pt"
 SAVE_EVERY_SECONDS = 600

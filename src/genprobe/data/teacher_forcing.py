@@ -1,8 +1,8 @@
 """Teacher forcing's layout of a target: what the decoder reads and what it must predict.
 
 Lample & Charton's layout, where EOS both begins and ends a target. The integration trainer
-builds its batches with it and decoding scores given outputs with it (`decoding.scoring`), so
-it sits in the lowest layer both import; the token ids come from the caller.
+builds its batches with it and decoding scores given outputs with it (`decoding.scoring`): it
+is data, beneath both; the token ids come from the caller.
 """
 
 from __future__ import annotations
