@@ -7,8 +7,10 @@ named in the class's `RUNTIME`, say only where or how fast it runs (a device, wo
 processes, a time budget): they stay out of the identity, so a run started with one value
 resumes with another, and a rebuilt config has them at their defaults.
 
-The seven: `SweepConfig` and its `TrainConfig`, `BrittlenessConfig`, `SaggaConfig`,
-`ModelSettings` and its `DecodingConfig` (inside the last two), `IntegrationTrainConfig`.
+Every study's config meets it (`SweepConfig`, `LanguageModelConfig`, `ProbeConfig`,
+`SearchConfig`, `BrittlenessConfig`, `SaggaConfig`, `IntegrationTrainConfig`, the integration
+task's `GenerationConfig`), and so do the settings inside them (`TrainConfig`, `ModelSettings`,
+`DecodingConfig`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 The contract every task meets is `task.Task` (with `DeterministicTask` for tasks with one right
 output per input); `registry.TASKS` names them all; `conformance.check_task` checks one. The
-integration task (`integration/`) is the brittleness study's and does not use this contract.
+integration task (`integration/`) meets it too (`integration.task.IntegrationTask`, its tokens
+the prefix notation), besides the expressions, generators, verifier and suites the brittleness
+and SAGGA studies use.
 """
 
 from genprobe.tasks.published import Published

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
+from genprobe.data.teacher_forcing import decoder_io
 from genprobe.errors import DataFormatError, GenprobeError
 from genprobe.models.checkpoints import load_transformer, save_transformer
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig, pad_sequences
@@ -33,7 +34,6 @@ from genprobe.runs.resume import load_state, save_state
 from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, encode_tokens
 from genprobe.training.loss import token_cross_entropy
-from genprobe.data.teacher_forcing import decoder_io
 
 STATE = "state.pt"
 SAVE_EVERY_SECONDS = 600

@@ -4,15 +4,24 @@ study.py    its declarations (a sweep's, a language model's): run kind, stages, 
 config.py   SweepConfig: what a run hashes; the data it implies
 language_model.py
             LanguageModelConfig: a language model's run, its members the ways of asking it
-device.py   the runtime device: its name checked early, its presence only when used
+device.py   the runtime device: its presence checked only when a stage uses it
+memory.py   the estimated peak memory, against what is free, before anything is built
+model_check.py
+            the architecture's contract, checked before a run is made
 train.py    stage `train`: chunks of seeds, each one stacked model → member checkpoints
+curves.py   an over-time sweep's curves, one file per stacked model
 members.py  member checkpoint files; load_members stacks them for decoding
 predict.py  stage `predict`: one suite per shard → predictions/<suite>.parquet (a sweep's
             members decode; a language model's answer prompts)
 results.py  predictions, training summaries and metrics.json from recorded files only
 run.py      run_sweep, evaluate_external and evaluate_language_model: the drivers
+grid.py     a grid of sweeps over settings, one run per cell
+as_model.py a finished sweep as a model under test (`run:RUN_DIR`)
 summary.py  the statistics of the result files → stats.json
-report.py   the report's content (rendered by genprobe.analysis.render)
+tables.py   the results as tidy tables (`genprobe.analysis.tables`)
+report.py   the report's content (rendered by genprobe.analysis.render);
+            over_time_report.py and grid_report.py: an over-time sweep's and a grid's
+compare.py  several sweeps side by side
 
 The names below other than KIND are imported on first use: `genprobe.studies` reads
 `study.py` of every study, and reading it must not load torch.
