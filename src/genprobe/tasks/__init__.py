@@ -9,7 +9,14 @@ and SAGGA studies use.
 
 from genprobe.tasks.published import Published
 from genprobe.tasks.registry import TASKS, load_task
-from genprobe.tasks.task import DeterministicTask, Examples, Split, Task, split_stream
+from genprobe.tasks.task import (
+    DeterministicTask,
+    Examples,
+    Split,
+    Task,
+    random_strings,
+    split_stream,
+)
 
 __all__ = [
     "TASKS",
@@ -19,5 +26,6 @@ __all__ = [
     "Split",
     "Task",
     "load_task",
+    "random_strings",
     "split_stream",
 ]
