@@ -50,11 +50,12 @@ def test_an_empty_input_is_one_line_naming_it_and_exit_2(cli, tmp_path, command,
 
 @pytest.fixture
 def copy_task_file(cli, tmp_path, monkeypatch):
-    """Examples of the copy task (examples/copy_task.py): no integration problem among them."""
+    """Examples of the copy task (examples/copy_task.py) of the letters a-d: no integration
+    problem among them (the letter e alone would be one, Euler's number)."""
     monkeypatch.syspath_prepend(str(EXAMPLES))
     path = tmp_path / "copy.jsonl"
-    code, _, err = cli("task", "generate", "py:copy_task:Copy", "--split", "train", "--n", "5",
-                       "--out", str(path))  # fmt: skip
+    code, _, err = cli("task", "generate", "py:copy_task:Copy", "--task-option", "letters=4",
+                       "--split", "train", "--n", "5", "--out", str(path))  # fmt: skip
     assert code == 0, err
     return path
 
