@@ -4,7 +4,6 @@ device this machine does not have. The corrected command then starts the run afr
 of being refused as another run's."""
 
 import socket
-import time
 
 import pytest
 import torch
@@ -18,12 +17,10 @@ def dead_url():
 
 
 def refused(cli, out, *argv):
-    started = time.monotonic()
     code, _, err = cli(*argv, "--out", str(out))
     said = [line for line in err.splitlines() if not line.startswith("[")]  # the log's lines
     assert code == 2 and len(said) == 1 and said[0].startswith("genprobe: error: "), err
     assert not out.exists()
-    assert time.monotonic() - started < 30  # told at once, not after every request's retries
     return err
 
 

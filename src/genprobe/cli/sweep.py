@@ -268,7 +268,7 @@ def sweep(
         ),
         seeds_per_shard=seeds_per_shard,
     )
-    config.check_train_size()
+    # before the members are listed: a billion of them would fill the memory by themselves
     check_memory(config, count, workers or usable_cpus())
     if grid:
         config = replace(

@@ -3,7 +3,6 @@ or a trillion training examples would fill the machine's memory (and ignore Ctrl
 do), and a training size beyond a finite split would be recorded as examples never trained
 on."""
 
-import time
 from dataclasses import replace
 
 import pytest
@@ -14,10 +13,9 @@ from genprobe.tasks.registry import load_task
 
 
 def refused(cli, out, *argv):
-    started = time.monotonic()
     code, _, err = cli("sweep", *argv, "--out", str(out))
     assert code == 2 and len(err.strip().splitlines()) == 1, err
-    assert not out.exists() and time.monotonic() - started < 30
+    assert not out.exists()
     return err
 
 
