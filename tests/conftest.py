@@ -14,14 +14,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-import sympy as sp
 import torch
+from helpers import save_random_transformer, write_validation
 from hypothesis import settings
 
 from genprobe.cli import main
-from genprobe.models.checkpoints import save_transformer
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
-from genprobe.tasks.integration import X, from_sympy, problem_prefix, to_prefix
 
 # spawned pool workers import test helpers (helpers.py, py: models) by module name
 sys.path.insert(0, str(Path(__file__).parent))
@@ -88,11 +86,7 @@ def cli(capsys):
 @pytest.fixture(scope="session")
 def checkpoint(tmp_path_factory):
     """A tiny random-weight transformer over L&C's vocabulary, saved as `ckpt:` reads it."""
-    torch.manual_seed(0)
-    config = TransformerConfig(dim=16, n_enc_layers=1, n_dec_layers=1, n_heads=2, max_positions=256)
-    path = tmp_path_factory.mktemp("ckpt") / "model.pt"
-    save_transformer(path, Seq2SeqTransformer(config), {})
-    return path
+    return save_random_transformer(tmp_path_factory.mktemp("ckpt") / "model.pt")
 
 
 class Endpoint:
@@ -194,18 +188,10 @@ def strong_sweep(tiny_sweep, tmp_path_factory):
     return run_sweep(config, tmp_path_factory.mktemp("strong") / "run")
 
 
-def _line(big_f):
-    f = sp.diff(big_f, X)
-    return f"1|{' '.join(problem_prefix(from_sympy(f)))}\t{' '.join(to_prefix(from_sympy(big_f)))}"
-
-
 @pytest.fixture(scope="module")
 def validation(tmp_path_factory):
     """A tiny validation file in L&C's format: short problems SymPy integrates."""
-    antiderivatives = [X**2, sp.sin(X), sp.exp(X), X**4 / 4, X + X**2 / 2, sp.cos(3 * X)]
-    path = tmp_path_factory.mktemp("data") / "tiny.valid"
-    path.write_text("".join(_line(big_f) + "\n" for big_f in antiderivatives))
-    return path
+    return write_validation(tmp_path_factory.mktemp("data") / "tiny.valid")
 
 
 @pytest.fixture(scope="module")
@@ -230,8 +216,6 @@ def tiny_model(tmp_path_factory, validation):
 def lc_checkpoint(tmp_path):
     """A random tiny network saved in Lample & Charton's checkpoint layout (for `lc:`)."""
     import torch
-
-    from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
 
     torch.manual_seed(0)
     config = TransformerConfig(dim=16, n_enc_layers=1, n_dec_layers=1, n_heads=2, max_positions=64)

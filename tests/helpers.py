@@ -16,7 +16,30 @@ import sympy as sp
 import torch
 
 from genprobe.runs.provenance import file_sha256
-from genprobe.tasks.integration.expression import X
+from genprobe.tasks.integration import X, from_sympy, problem_prefix, to_prefix
+
+
+def save_random_transformer(path):
+    """A tiny random-weight transformer over L&C's vocabulary, saved as `ckpt:` reads it."""
+    from genprobe.models.checkpoints import save_transformer
+    from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
+
+    torch.manual_seed(0)
+    config = TransformerConfig(dim=16, n_enc_layers=1, n_dec_layers=1, n_heads=2, max_positions=256)
+    save_transformer(path, Seq2SeqTransformer(config), {})
+    return path
+
+
+def write_validation(path):
+    """A tiny validation file in L&C's format: short problems SymPy integrates."""
+    antiderivatives = [X**2, sp.sin(X), sp.exp(X), X**4 / 4, X + X**2 / 2, sp.cos(3 * X)]
+    path.write_text("".join(_validation_line(big_f) + "\n" for big_f in antiderivatives))
+    return path
+
+
+def _validation_line(big_f) -> str:
+    f = sp.diff(big_f, X)
+    return f"1|{' '.join(problem_prefix(from_sympy(f)))}\t{' '.join(to_prefix(from_sympy(big_f)))}"
 
 
 def damage(path, how: str) -> None:

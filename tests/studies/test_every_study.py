@@ -2,6 +2,7 @@
 over time, a brittleness evaluation, a SAGGA search, training the integration transformer, data
 generation, a probe and a failure search of a sweep's seeds) through the real command line:
 
+- it computes what the run committed in `tests/golden/` did (`study_runs.assert_same_numbers`);
 - killed with SIGKILL mid-run, it leaves no process behind, and the same command finishes with
   the results of a run that was never killed;
 - its shards run only in the stages its declaration (`genprobe.studies.STUDIES`) names;
@@ -13,19 +14,15 @@ The run that is killed is a process of its own; every other run calls the same e
 (`genprobe.cli.main`) in this process, which spares each one the start of a Python with torch."""
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
 import pytest
-from helpers import examples
+from study_runs import INPUTS, STUDIES, assert_same_numbers, pinned_results, unpack
 
 from genprobe import studies
 from genprobe.runs.rundir import read_config
@@ -34,156 +31,16 @@ from genprobe.runs.shards import MANIFESTS
 pytestmark = pytest.mark.slow
 
 
-@dataclass(frozen=True)
-class Study:
-    argv: Callable[[dict], list[str]]  # the command (after `genprobe`), from the fixtures
-    under_way: str  # a glob under the run directory: once it matches, the run is mid-way
-    results: Callable[[Path], object]  # what a finished run computed, to compare
-    changed: tuple[str, str, str]  # (option, value, the run's value): another setting
-    bad: tuple[str, str]  # (option, value) that the command refuses
-    # the run directory of an --out (generation writes its data to --out, its run beside it)
-    run_of: Callable[[Path], Path] = lambda out: out
-
-
-def _predictions(run: Path) -> dict:
-    """Every seed's output on every suite example."""
-    paths = sorted((run / "predictions").glob("*.parquet"))
-    assert paths
-    return {p.name: pd.read_parquet(p).to_dict("list") for p in paths}
-
-
-def _over_time(run: Path) -> tuple[dict, dict]:
-    """Every member's curve and every seed's output on every suite example."""
-    curves = sorted((run / "curves").glob("*.parquet"))
-    assert curves
-    return {p.name: pd.read_parquet(p).to_dict("list") for p in curves}, _predictions(run)
-
-
-def _results(run: Path) -> dict:
-    """Every member's answer on every suite input."""
-    paths = sorted((run / "results").glob("*.parquet"))
-    assert paths
-    frames = {p.name: pd.read_parquet(p) for p in paths}
-    return {name: frame.map(_listed).to_dict("list") for name, frame in frames.items()}
-
-
-def _listed(value: object) -> object:
-    return value.tolist() if hasattr(value, "tolist") else value
-
-
-def _trained(run: Path) -> tuple[dict, list]:
-    """The trained weights and every validation, timing aside."""
-    from genprobe.models.checkpoints import load_transformer
-
-    weights = load_transformer(run / "model.pt")[0].state_dict()
-    lines = (run / "metrics.jsonl").read_text().splitlines()
-    untimed = [
-        {k: v for k, v in json.loads(line).items() if k not in ("train_seconds", "elapsed")}
-        for line in lines
-    ]
-    return {name: w.tolist() for name, w in weights.items()}, untimed
-
-
-STUDIES = {
-    "sweep": Study(
-        argv=lambda f: [
-            "rewriting", "sweep", "--seeds", "2", "--train-size", "800", "--validation-size",
-            "20", "--suite-size", "12", "--max-epochs", "2", "--workers", "2",
-        ],
-        under_way="scratch/train/*/state.pt",  # the trainer's first resume point
-        results=_predictions,
-        changed=("--max-epochs", "3", "2"),
-        bad=("--seeds", "0"),
-    ),
-    "over time": Study(
-        argv=lambda f: [
-            "sweep", "--task", "binary_operation", "--task-option", "p=23", "--arch", "mlp",
-            "--model-option", "hidden=32", "--steps", "600", "--full-batch", "--optimizer",
-            "adamw", "--lr", "0.01", "--weight-decay", "1", "--seeds", "2",
-            "--seeds-per-shard", "1", "--workers", "1", "--no-report",
-        ],
-        under_way="training/seeds=1-1.json",  # the first seed done, the second training
-        results=_over_time,
-        changed=("--steps", "500", "600"),
-        bad=("--eval-every", "601"),
-    ),
-    "brittleness": Study(
-        argv=lambda f: [
-            "integration", "brittleness", "--model", f"ckpt:{f['model']}", "--validation",
-            str(f["validation"]), "--preset", "quick", "--n", "1", "--suites", "in-distribution",
-            "robustness-simple", "--beam", "4", "--k", "1", "4", "--max-len", "24",
-            "--search-budget", "6", "--workers", "1",
-        ],
-        under_way="shards/solve/*.json",
-        results=lambda run: examples(run).to_dict("list"),
-        changed=("--max-len", "30", "24"),
-        bad=("--n", "0"),
-    ),
-    "sagga": Study(
-        argv=lambda f: [
-            "integration", "sagga", "--model", f"ckpt:{f['model']}", "--basis",
-            "polynomial_robustness", "--preset", "robustness", "--generations", "3", "--beam",
-            "2", "--max-len", "24", "--generation-size", "24", "--seed-size", "6",
-            "--workers", "2",
-        ],
-        under_way="shards/generation/*.json",
-        results=lambda run: (run / "archive.jsonl").read_text(),
-        changed=("--seed", "7", "43"),
-        bad=("--generation-size", "0"),
-    ),
-    "train": Study(
-        argv=lambda f: [
-            "integration", "train", "--data", str(f["validation"]), "--epochs", "3",
-            "--epoch-size", "16", "--batch-size", "4", "--valid-size", "2", "--warmup", "2",
-            "--max-len", "40", "--device", "cpu",
-        ],
-        under_way="state.pt",  # the first epoch saved
-        results=_trained,
-        changed=("--epochs", "4", "3"),
-        bad=("--epochs", "0"),
-    ),
-    "generate": Study(
-        argv=lambda f: [
-            "integration", "generate", "--method", "bwd", "--n", "1536", "--max-ops", "6",
-            "--shard-size", "512", "--seed", "5", "--workers", "2",
-            "--engine", "fast",  # the run's spine under test, at 50x the lc engine's speed
-        ],
-        under_way="shards/attempts/*.json",
-        results=lambda out: out.read_text(),
-        changed=("--max-ops", "7", "6"),
-        bad=("--shard-size", "0"),
-        run_of=lambda out: out.with_name(out.name + ".run"),
-        # two pool workers, each shard's result larger than a pipe's buffer: a worker killed
-        # mid-send must not outlive the driver
-    ),
-    "probe": Study(
-        argv=lambda f: ["probe", "--model", f"run:{f['sweep']}", "--size", "40", "--k", "2"],
-        under_way="shards/decode/*.json",
-        results=_results,
-        changed=("--size", "30", "40"),
-        bad=("--k", "0"),
-    ),
-    "search": Study(
-        argv=lambda f: [
-            "search", "--model", f"run:{f['sweep']}", "--generations", "6", "--population", "8",
-            "--base-size", "30",
-        ],
-        under_way="shards/generation/*.json",
-        results=lambda run: pd.read_parquet(run / "archive.parquet").map(_listed).to_dict("list"),
-        changed=("--seed", "7", "0"),
-        bad=("--tau", "0"),
-    ),
-}  # fmt: skip
+@pytest.fixture(scope="module")
+def golden(tmp_path_factory):
+    return unpack(tmp_path_factory.mktemp("golden"))
 
 
 @pytest.fixture(scope="module")
-def fixtures(tiny_model, validation, tiny_sweep, tmp_path_factory):
-    from genprobe.studies.seed_sensitivity import run_sweep
-    from genprobe.tasks import load_task
-
-    task = load_task("addition", {"format": "reversed", "train_digits": 2})
-    sweep = run_sweep(tiny_sweep(seeds=(1, 2), task=task), tmp_path_factory.mktemp("sweep") / "run")
-    return {"model": tiny_model, "validation": validation, "sweep": sweep}
+def fixtures(golden):
+    """The inputs the committed runs were made of (a random checkpoint, a validation file, a
+    sweep of two seeds)."""
+    return INPUTS
 
 
 def _genprobe(argv: list[str]) -> list[str]:
@@ -219,7 +76,7 @@ def _still_running(pids: set[int], wait: float = 30.0) -> set[int]:
 
 @pytest.mark.parametrize("kind", STUDIES)
 def test_a_run_killed_mid_way_finishes_with_the_results_of_one_never_killed(
-    kind, fixtures, cli, tmp_path
+    kind, fixtures, golden, cli, tmp_path
 ):
     study = STUDIES[kind]
     argv = study.argv(fixtures)
@@ -227,6 +84,7 @@ def test_a_run_killed_mid_way_finishes_with_the_results_of_one_never_killed(
     code, _, err = cli(*argv, "--out", str(whole))
     assert code == 0, err
     assert _stages(study.run_of(whole)) <= _declared_stages(study.run_of(whole))
+    assert_same_numbers(kind, study.results(whole), pinned_results(kind, golden), golden)
 
     process = subprocess.Popen(
         _genprobe([*argv, "--out", str(killed)]),

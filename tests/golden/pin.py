@@ -1,0 +1,102 @@
+"""Make `tests/golden/runs.tar.gz` again: the inputs the study runs share and every run of
+`tests/study_runs.py`, whole and killed mid-way, by today's code on this machine (of
+integration training, whose run directory holds 20 MB of weights and optimizer state, only
+what it computed).
+
+    .venv/bin/python tests/golden/pin.py
+
+Run it on the commit before a change that must not move numbers, then make the change; the
+tests hold it to these runs (`tests/studies/test_golden_runs.py`). Trained numbers depend on
+the CPU, so the runs record the machine that made them (`machine.json`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(TESTS))
+
+from helpers import save_random_transformer, write_validation  # noqa: E402
+from study_runs import (  # noqa: E402
+    GOLDEN,
+    INPUT_ROOT,
+    INPUTS,
+    RESULTS_ONLY,
+    STUDIES,
+    canonical,
+    machine_key,
+    out_of,
+    results_of,
+)
+
+# one thread, as each pytest-xdist worker of `make test` on two cores
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+
+
+def genprobe(*argv: str, cwd: Path) -> None:
+    subprocess.run([sys.executable, "-m", "genprobe", *argv], cwd=cwd, env=ENV, check=True)
+
+
+def make_inputs() -> None:
+    shutil.rmtree(INPUT_ROOT, ignore_errors=True)
+    INPUT_ROOT.mkdir(parents=True)
+    write_validation(INPUTS["validation"])
+    save_random_transformer(INPUTS["model"])
+    genprobe(
+        "sweep", "--task", "addition", "--task-option", "format=reversed", "--task-option",
+        "train_digits=2", "--seeds", "2", "--train-size", "200", "--validation-size", "20",
+        "--suite-size", "12", "--max-epochs", "1", "--workers", "1", "--out", str(INPUTS["sweep"]),
+        cwd=INPUT_ROOT,
+    )  # fmt: skip
+
+
+def killed(kind: str, root: Path) -> None:
+    """The run of `kind` killed with SIGKILL once it is under way."""
+    study, out = STUDIES[kind], out_of(kind) + ".killed"
+    argv = [sys.executable, "-m", "genprobe", *study.argv(INPUTS), "--out", out]
+    process = subprocess.Popen(argv, cwd=root, env=ENV, stdout=subprocess.DEVNULL)
+    while process.poll() is None and not list(study.run_of(root / out).glob(study.under_way)):
+        time.sleep(0.05)
+    if process.poll() is not None:
+        raise SystemExit(f"{kind}: the run ended before it could be killed")
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "golden"
+        root.mkdir()
+        make_inputs()
+        for kind, study in STUDIES.items():
+            genprobe(*study.argv(INPUTS), "--out", out_of(kind), cwd=root)
+            if kind in RESULTS_ONLY:
+                run = root / out_of(kind)
+                (root / results_of(kind)).write_text(json.dumps(canonical(study.results(run))))
+                shutil.rmtree(run)
+            else:
+                killed(kind, root)
+        os.environ["OMP_NUM_THREADS"] = "1"
+        import torch
+
+        torch.set_num_threads(1)
+        (root / "machine.json").write_text(json.dumps(machine_key(), indent=1) + "\n")
+        partial = GOLDEN.with_suffix(".partial")
+        with tarfile.open(partial, "w:gz") as archive:
+            archive.add(root, arcname="golden")
+            archive.add(INPUT_ROOT, arcname="golden/inputs")
+        partial.replace(GOLDEN)
+    print(f"wrote {GOLDEN} ({GOLDEN.stat().st_size / 1e6:.1f} MB)")
+
+
+if __name__ == "__main__":
+    main()
