@@ -42,12 +42,12 @@ import numpy as np
 import torch
 from op_profile import op_shares
 
-from genprobe.models.adapters.seq2seq import DecodingConfig, Seq2SeqModel
-from genprobe.models.registry import load_model
 from genprobe.models.transformer import Seq2SeqTransformer
 from genprobe.studies.integration_train.config import SIZES
 from genprobe.tasks.integration.prefix import to_prefix
 from genprobe.tasks.integration.random_trees import TreeSettings, random_expression
+from genprobe.under_test.adapters.seq2seq import DecodingConfig, Seq2SeqModel
+from genprobe.under_test.registry import load_model
 
 # with this bias the random model's hypotheses average about 30 tokens, as BWD answers do
 EOS_BIAS = 2.1

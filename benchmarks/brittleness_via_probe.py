@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 
 from genprobe.decoding.config import DecodingConfig
-from genprobe.models.settings import ModelSettings
 from genprobe.studies.brittleness import tables
 from genprobe.studies.brittleness.solve import Problem, solve
 from genprobe.studies.probe.results import read_probe, read_results
@@ -28,6 +27,7 @@ from genprobe.studies.probe.summary import unresolved
 from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.integration.suites.splits import SPLITS
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
+from genprobe.under_test.settings import ModelSettings
 from genprobe.verification.verdict import TimeoutPolicy
 
 

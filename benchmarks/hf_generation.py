@@ -1,7 +1,7 @@
 """Hugging Face causal LM generation: batched against one prompt at a time, in one run.
 
 Both paths complete the same prompts with the same model and settings through
-`CausalLM.complete` (genprobe.models.adapters.causal_lm): batched, `--batch-size` prompts of
+`CausalLM.complete` (genprobe.under_test.adapters.causal_lm): batched, `--batch-size` prompts of
 similar length at a time, left-padded, one forward per step for the whole batch; one at a time,
 `complete([prompt])` per prompt. The model is a random-weight GPT-2 (`--layers` 2, `--width`
 128, 4 heads) with a character-level tokenizer over addition text, saved and loaded from a
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import torch
 
-from genprobe.models.adapters.causal_lm import CausalLM, load_causal_lm
+from genprobe.under_test.adapters.causal_lm import CausalLM, load_causal_lm
 
 CHARACTERS = "0123456789+=\n"
 

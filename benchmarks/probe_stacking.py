@@ -33,12 +33,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from genprobe.models.registry import load_model
-from genprobe.models.sequences import SequenceModel
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import decoded
 from genprobe.studies.probe.run import resolved
 from genprobe.studies.probe.suites import build_suites
+from genprobe.under_test.registry import load_model
+from genprobe.under_test.sequences import SequenceModel
 
 
 def main() -> None:

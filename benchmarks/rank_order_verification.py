@@ -20,10 +20,10 @@ import time
 
 import numpy as np
 
-from genprobe.models.adapters.integration_tokens import as_sequence_model
-from genprobe.models.sequences import Ranked
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.task import Task
+from genprobe.under_test.adapters.integration_tokens import as_sequence_model
+from genprobe.under_test.sequences import Ranked
 from genprobe.verification.verdict import Outcome
 
 MODEL = "bundled:integration-cpu"

@@ -45,7 +45,6 @@ import numpy as np
 import sympy as sp
 
 from genprobe.decoding.config import DecodingConfig
-from genprobe.models.settings import ModelSettings
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.mutants import judge
 from genprobe.studies.sagga.results import SEARCH, read_archive
@@ -54,6 +53,7 @@ from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.selection import select_kmeans
 from genprobe.tasks.integration.expression import X, to_sympy
 from genprobe.tasks.integration.mutations import PRESETS, mutate
+from genprobe.under_test.settings import ModelSettings
 
 
 class Alarm(Exception):

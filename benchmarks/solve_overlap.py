@@ -31,12 +31,12 @@ import torch
 from beam_throughput import EOS_BIAS, random_model
 
 from genprobe.decoding.config import DecodingConfig
-from genprobe.models.adapters.seq2seq import Seq2SeqModel
-from genprobe.models.settings import ModelSettings
 from genprobe.studies.brittleness.schedule import Schedule
 from genprobe.studies.brittleness.solve import read_problems, solve
 from genprobe.tasks.integration.suites import robustness_simple
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
+from genprobe.under_test.adapters.seq2seq import Seq2SeqModel
+from genprobe.under_test.settings import ModelSettings
 
 PATHS = {"sequential": "off", "overlapped": "on", "adaptive": "auto"}
 

@@ -156,7 +156,7 @@ def dataset_parts(
     }
     if model_spec:
         from genprobe.decoding.config import DecodingConfig
-        from genprobe.models.registry import load_model
+        from genprobe.under_test.registry import load_model
 
         model = load_model(model_spec, decoding=DecodingConfig(beam_size=max(k, 10)))
         found = model.candidates(problems, k)

@@ -22,11 +22,6 @@ LAYERS = [
     "verification", "prompts", "under_test", "studies", "reports", "cli",
 ]  # fmt: skip
 
-# The models under test wrap a network with a decoding method (or a CAS with a deadline) and
-# answer with candidates: they use decoding and verification, so they stand above them.
-UNDER_TEST = (
-    "models.adapters", "models.registry", "models.cached", "models.settings", "models.sequences",
-)  # fmt: skip
 # A study's summary (the statistics of its result files), report (and a `*_report` of one of
 # its parts), plots and run comparisons read finished results and render them with `analysis`;
 # nothing that runs a study imports them.
@@ -38,22 +33,20 @@ EXCEPTIONS = {
         "a task's verdicts (the contract's `outcomes`, the integration verifier) are in the "
         "shared Outcome, Verdict and TimeoutPolicy types"
     ),
-    ("models.registry", "studies.seed_sensitivity.as_model"): (
-        "a finished sweep as a model under test (`run:`) is read by the study that wrote it, "
-        "named by string so that the registry loads it only when asked; it stays until the "
-        "models under test stand in a package of their own above the studies' results"
+    ("under_test.registry", "studies.seed_sensitivity.as_model"): (
+        "a finished sweep as a model under test (`run:`) is read by the study that wrote it "
+        "(its config, members and training data), named by string so that the registry loads "
+        "it only when asked"
     ),
 }
 
 
 def layer_of(module: str) -> str:
-    """The layer of a module named relative to `genprobe` (`models.adapters.seq2seq`)."""
+    """The layer of a module named relative to `genprobe` (`under_test.adapters.seq2seq`)."""
     parts = module.split(".")
     reporting = parts[-1] in REPORT_MODULES or parts[-1].endswith("_report")
     if parts[0] == "analysis" or (parts[0] == "studies" and reporting):
         return "reports"
-    if module.startswith(UNDER_TEST):
-        return "under_test"
     if parts[0] in ("__init__", "__main__"):
         return "cli"
     return parts[0]
@@ -167,7 +160,7 @@ def test_every_module_has_a_known_layer():
     [
         ("tasks.integration.verifier", "tasks"),
         ("models.transformer", "models"),
-        ("models.adapters.seq2seq", "under_test"),
+        ("under_test.adapters.seq2seq", "under_test"),
         ("studies.brittleness.run", "studies"),
         ("studies.brittleness.report", "reports"),
         ("studies.seed_sensitivity.summary", "reports"),

@@ -3,12 +3,12 @@ describe, and are as strong on their own test problems as the cards say."""
 
 from genprobe.decoding.config import DecodingConfig
 from genprobe.models.bundled import bundled_card, bundled_checkpoint, bundled_names
-from genprobe.models.registry import load_model
-from genprobe.models.settings import fingerprint
 from genprobe.runs.provenance import file_digest
 from genprobe.studies.brittleness.training import trained_on
 from genprobe.tasks.integration import Verifier, VerifierConfig
 from genprobe.tasks.integration.reading import read_expression
+from genprobe.under_test.registry import load_model
+from genprobe.under_test.settings import fingerprint
 
 NAME = "integration-cpu"
 

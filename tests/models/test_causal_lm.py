@@ -17,7 +17,7 @@ pytest.importorskip("transformers")
 from helpers import offline_hub_cache, save_in_hub_cache, save_tiny_gpt2
 
 from genprobe.errors import CheckpointError, ConfigError, GenprobeError
-from genprobe.models.adapters.causal_lm import CausalLM, hub_name, load_causal_lm
+from genprobe.under_test.adapters.causal_lm import CausalLM, hub_name, load_causal_lm
 
 PROMPTS = ["12+34=", "7+5=", "99+1=", "3+40=", "58+27=", "1+1=", "60+9=", "4+"]
 

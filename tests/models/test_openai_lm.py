@@ -12,10 +12,6 @@ pytest.importorskip("transformers")
 
 from genprobe.decoding.sampling import source_seed
 from genprobe.errors import ModelCapabilityError
-from genprobe.models.adapters.causal_lm import load_causal_lm
-from genprobe.models.adapters.integration_tokens import as_sequence_model
-from genprobe.models.adapters.openai import OpenAIModel, from_spec
-from genprobe.models.adapters.prompted import PromptedModel, PromptGrid
 from genprobe.prompts import parse_answers
 from genprobe.studies.probe.decode import decoded
 from genprobe.studies.probe.results import read_results
@@ -23,6 +19,10 @@ from genprobe.studies.seed_sensitivity.results import read_predictions
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.tokens import encode_inputs
+from genprobe.under_test.adapters.causal_lm import load_causal_lm
+from genprobe.under_test.adapters.integration_tokens import as_sequence_model
+from genprobe.under_test.adapters.openai import OpenAIModel, from_spec
+from genprobe.under_test.adapters.prompted import PromptedModel, PromptGrid
 
 OPTIONS = {"format": "plain", "train_digits": 2, "test_lengths": "3"}
 TASK = load_task("addition", OPTIONS)

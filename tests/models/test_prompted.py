@@ -14,12 +14,12 @@ from helpers import offline_hub_cache, save_in_hub_cache, save_tiny_gpt2
 
 from genprobe.decoding.sampling import source_seed
 from genprobe.errors import ConfigError
-from genprobe.models.adapters.causal_lm import load_causal_lm
-from genprobe.models.adapters.prompted import PromptedModel, PromptGrid
 from genprobe.prompts import draw_shots, format_family, parse_answers, render, text_form
 from genprobe.studies.probe.decode import decoded
 from genprobe.studies.probe.results import read_large_search, read_results
 from genprobe.tasks.registry import load_task
+from genprobe.under_test.adapters.causal_lm import load_causal_lm
+from genprobe.under_test.adapters.prompted import PromptedModel, PromptGrid
 
 TASK = load_task("addition", {"format": "plain", "train_digits": 2, "test_lengths": "3"})
 

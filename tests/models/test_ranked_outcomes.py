@@ -4,8 +4,8 @@ there as judging all k does, and never asks the verifier about the rest."""
 
 import numpy as np
 
-from genprobe.models.sequences import Ranked
 from genprobe.tasks.registry import load_task
+from genprobe.under_test.sequences import Ranked
 
 # the rank of each (member, input)'s right candidate among k = 5, None: none is right
 RIGHT_AT = [[1, 4, None], [2, None, 5]]

@@ -9,7 +9,6 @@ import pytest
 
 from genprobe.decoding.config import DecodingConfig
 from genprobe.models.architectures.recurrent import RecurrentConfig
-from genprobe.models.settings import ModelSettings, sent_to_workers
 from genprobe.runs.provenance import config_hash, git_state, provenance
 from genprobe.runs.rundir import open_run, read_config
 from genprobe.studies.brittleness.config import BrittlenessConfig
@@ -17,6 +16,7 @@ from genprobe.studies.integration_train.config import IntegrationTrainConfig
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.training.trainer import TrainConfig
+from genprobe.under_test.settings import ModelSettings, sent_to_workers
 
 MODEL = ModelSettings(
     "sympy", DecodingConfig(beam_size=4), deadline=3.0, device="cuda", concurrency=2

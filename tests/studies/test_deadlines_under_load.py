@@ -15,10 +15,10 @@ import pyarrow.parquet as pq
 import pytest
 from helpers import examples, rerecord
 
-from genprobe.models.settings import ModelSettings
 from genprobe.studies.brittleness.solve import RESULT_SCHEMA
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.search import run_generations
+from genprobe.under_test.settings import ModelSettings
 
 pytestmark = pytest.mark.slow
 

@@ -18,7 +18,7 @@ import typer
 from genprobe.cli.paths import output_folder
 
 if TYPE_CHECKING:
-    from genprobe.models.settings import ModelSettings
+    from genprobe.under_test.settings import ModelSettings
 
 ModelSpec = Annotated[
     str,
@@ -94,11 +94,11 @@ class ModelOptions:
         """The settings a run records, once `--model` is checked (before anything is written).
 
         Raises:
-            GenprobeError: `--model` names no model (see `genprobe.models.registry.check_spec`).
+            GenprobeError: `--model` names no model (see `genprobe.under_test.registry.check_spec`).
         """
         from genprobe.decoding.config import DecodingConfig
-        from genprobe.models.registry import check_spec
-        from genprobe.models.settings import ModelSettings
+        from genprobe.under_test.registry import check_spec
+        from genprobe.under_test.settings import ModelSettings
 
         check_spec(self.model_spec)
         t = self.temperature

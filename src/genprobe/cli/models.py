@@ -14,7 +14,7 @@ import typer
 
 def models(as_json: bool = typer.Option(False, "--json", help="One JSON object per kind.")) -> None:
     """List the model specs --model accepts (reads the registry; imports no backend)."""
-    from genprobe.models.registry import MODELS
+    from genprobe.under_test.registry import MODELS
 
     for name, kind in MODELS.items():
         if as_json:

@@ -102,7 +102,7 @@ def probe(
     """Perturb a task's inputs by its families and relations (and compositions), decode them
     with every member of the model, verify; writes RUN_DIR/report.html."""
     from genprobe.cli.console import console, status
-    from genprobe.models.registry import check_spec
+    from genprobe.under_test.registry import check_spec
 
     check_spec(model)  # a mistyped or missing model is told before the studies load
     from genprobe.studies.probe.config import ProbeConfig

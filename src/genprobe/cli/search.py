@@ -117,8 +117,8 @@ def search(
     """Mutate inputs, archive those the seeds (or prompts) fail, cluster and slice them; writes
     RUN_DIR/report.html."""
     from genprobe.cli.console import console, status
-    from genprobe.models.registry import check_spec
     from genprobe.options import parse_pairs
+    from genprobe.under_test.registry import check_spec
 
     check_spec(model)  # a mistyped or missing model is told before the study loads
     if against is not None:

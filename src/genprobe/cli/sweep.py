@@ -498,9 +498,9 @@ def _evaluate_language_model(
     for option, value in (("--task", task), ("--out", out)):
         if value is None:
             raise ConfigError(option, "given with --model", "none")
-    from genprobe.models.registry import check_spec
     from genprobe.options import parse_pairs
     from genprobe.tasks.registry import load_task
+    from genprobe.under_test.registry import check_spec
 
     check_spec(model)  # a mistyped or missing model is told before the study loads
     chosen = load_task(task, parse_pairs(task_option, "--task-option"))

@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from genprobe.models.sequences import CandidateJudge, Ranked, SequenceModel, output_keys
 from genprobe.tasks.tokens import output_lines
+from genprobe.under_test.sequences import CandidateJudge, Ranked, SequenceModel, output_keys
 
 BEAM = "beam"
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from genprobe.errors import ConfigError, check_choice, finite
-from genprobe.models.adapters.endpoint import ROUTES
-from genprobe.models.adapters.prompted import PromptGrid
 from genprobe.models.device import present_device
-from genprobe.models.registry import MODELS, check_spec
+from genprobe.under_test.adapters.endpoint import ROUTES
+from genprobe.under_test.adapters.prompted import PromptGrid
+from genprobe.under_test.registry import MODELS, check_spec
 
 # an endpoint's settings (`openai:`), each at the value that means "not given"
 ENDPOINT = {"api": "chat", "cache_dir": None, "concurrency": None, "timeout": None, "retries": None}
@@ -20,7 +20,7 @@ ENDPOINT = {"api": "chat", "cache_dir": None, "concurrency": None, "timeout": No
 @dataclass(frozen=True, kw_only=True)
 class ModelUnderTestSettings:
     """The fields a config of a model under test (with its own `model` and `device`) inherits:
-    a language model's members (`models.adapters.prompted.PromptGrid`) and an endpoint's
+    a language model's members (`under_test.adapters.prompted.PromptGrid`) and an endpoint's
     settings; all but `api` say how requests are made, not what is answered (runtime)."""
 
     formats: int = 1

@@ -7,7 +7,7 @@ window, so the verifier pool stays busy, and a problem leaves as soon as a windo
 correct candidate: Fail@50 costs about what Fail@1 costs on a good model, and never more than
 twice the verifications of a strictly one-by-one walk.
 
-`in_rank_order` is that walk for any judge: over a model's `models.sequences.Ranked`
+`in_rank_order` is that walk for any judge: over a model's `under_test.sequences.Ranked`
 candidates it is `Ranked.judged` (a token task's `outcomes` in the probe and the search, the
 integration verifier in the brittleness study); `verify_ranked` is it over lists of answers
 for the integration verifier (SAGGA, the validation of `integration train`).

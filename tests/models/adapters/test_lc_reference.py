@@ -15,9 +15,9 @@ import pytest
 import torch
 
 from genprobe.decoding.beam import beam_search
-from genprobe.models.registry import load_model
 from genprobe.tasks.integration import VOCAB, encode_tokens, from_sympy, problem_prefix, to_prefix
 from genprobe.tasks.integration.expression import X
+from genprobe.under_test.registry import load_model
 
 REPO = os.environ.get("GENPROBE_LC_REPO")
 pytestmark = pytest.mark.skipif(

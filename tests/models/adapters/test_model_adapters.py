@@ -5,14 +5,14 @@ import pytest
 import torch
 
 from genprobe.errors import ConfigError, GenprobeError, ModelCapabilityError, UnknownModelError
-from genprobe.models.adapters.seq2seq import DecodingConfig
 from genprobe.models.checkpoints import save_transformer
-from genprobe.models.registry import MODELS, absolute_spec, load_model
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
 from genprobe.tasks.integration import Expr, parse_infix, verify
 from genprobe.tasks.integration.reading import read_expression
 from genprobe.tasks.integration.under_test import Candidate
 from genprobe.tasks.integration.vocab import EOS_INDEX, TOKEN_TO_ID
+from genprobe.under_test.adapters.seq2seq import DecodingConfig
+from genprobe.under_test.registry import MODELS, absolute_spec, load_model
 
 
 def read(value):

@@ -8,9 +8,9 @@ import pytest
 pytest.importorskip("httpx")
 
 from genprobe.errors import EndpointError
-from genprobe.models.registry import load_model
 from genprobe.tasks.integration import parse_infix
 from genprobe.tasks.integration.reading import read_expression
+from genprobe.under_test.registry import load_model
 
 
 def read(value):

@@ -12,8 +12,6 @@ import torch
 from genprobe.analysis.render import Text
 from genprobe.cli import _spread_values
 from genprobe.errors import ConfigError
-from genprobe.models.adapters.seq2seq import DecodingConfig, Seq2SeqModel
-from genprobe.models.settings import ModelSettings
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
 from genprobe.studies.brittleness import paper, report, tables
 from genprobe.studies.brittleness.compare import Beside
@@ -21,6 +19,8 @@ from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.brittleness.solve import Problem, solve
 from genprobe.tasks.integration import Verifier, VerifierConfig, X, from_sympy, to_prefix
 from genprobe.tasks.integration.under_test import Candidate, Model
+from genprobe.under_test.adapters.seq2seq import DecodingConfig, Seq2SeqModel
+from genprobe.under_test.settings import ModelSettings
 from genprobe.verification.ranked import verify_ranked, windows
 from genprobe.verification.verdict import Outcome, TimeoutPolicy, Verdict
 

@@ -6,10 +6,10 @@ import pytest
 import sympy as sp
 
 from genprobe.errors import ConfigError
-from genprobe.models.adapters.callable import CallableModel
 from genprobe.studies.brittleness.schedule import PROBES, REPROBE_EVERY, Mode, Schedule
 from genprobe.studies.brittleness.solve import Problem, solve
 from genprobe.tasks.integration import Verifier, VerifierConfig, X, from_sympy
+from genprobe.under_test.adapters.callable import CallableModel
 
 IN_TURN, OVERLAPPED = Mode.IN_TURN, Mode.OVERLAPPED
 PROBING = [IN_TURN] + [OVERLAPPED, IN_TURN] * PROBES  # warm-up, then taking turns

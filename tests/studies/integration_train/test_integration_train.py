@@ -7,14 +7,14 @@ import pytest
 import sympy as sp
 import torch
 
-from genprobe.models.registry import load_model
-from genprobe.models.settings import fingerprint
 from genprobe.studies.integration_train import report as study_report
 from genprobe.studies.integration_train import run as study_run
 from genprobe.studies.integration_train.config import PRESETS, IntegrationTrainConfig
 from genprobe.studies.integration_train.run import run_training
 from genprobe.tasks.integration import X, from_sympy, problem_prefix, to_prefix
 from genprobe.training.seq2seq_transformer import Trainer
+from genprobe.under_test.registry import load_model
+from genprobe.under_test.settings import fingerprint
 
 
 @pytest.fixture(scope="module")

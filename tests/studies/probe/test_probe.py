@@ -14,8 +14,6 @@ import pytest
 from genprobe.analysis.render import clip
 from genprobe.decoding.config import DecodingConfig
 from genprobe.errors import GenprobeWarning
-from genprobe.models.adapters.integration_tokens import as_sequence_model
-from genprobe.models.registry import load_model, training_inputs
 from genprobe.studies import report_run
 from genprobe.studies.probe import run as probe_run
 from genprobe.studies.probe.config import ProbeConfig
@@ -31,6 +29,8 @@ from genprobe.tasks.integration import from_prefix
 from genprobe.tasks.integration.under_test import answer_text, problem_text
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.tokens import encode_outputs, input_lines, output_lines
+from genprobe.under_test.adapters.integration_tokens import as_sequence_model
+from genprobe.under_test.registry import load_model, training_inputs
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,6 @@ import pytest
 
 from genprobe.analysis.large_search import per_input
 from genprobe.errors import GenprobeWarning
-from genprobe.models.registry import load_model
-from genprobe.models.sequences import Ranked
 from genprobe.studies.large_search import judged_once, searched_rows
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.report import write_report
@@ -21,6 +19,8 @@ from genprobe.studies.probe.run import run_probe
 from genprobe.studies.probe.suites import build_suites
 from genprobe.studies.probe.summary import large_search_fixes
 from genprobe.tasks.tokens import output_lines
+from genprobe.under_test.registry import load_model
+from genprobe.under_test.sequences import Ranked
 
 
 def _ranked(out: list, score: list) -> Ranked:

@@ -2,7 +2,6 @@
 any task's, judged as `integration brittleness` judges them, and `--splits` adds a split the
 task does not decode by default."""
 
-from genprobe.models.registry import load_model
 from genprobe.studies.brittleness.solve import Problem, solve
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.results import read_probe, read_results, read_suites
@@ -11,6 +10,7 @@ from genprobe.studies.probe.suites import build_suites
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.tokens import input_lines, output_lines
+from genprobe.under_test.registry import load_model
 
 ONLY_SPLITS = {"families": (), "relations": (), "task_suites": False}
 

@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 
 from genprobe.models.architectures import load_architecture
-from genprobe.models.registry import load_model
 from genprobe.studies import report_run
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.results import read_results
@@ -19,6 +18,7 @@ from genprobe.studies.search.search import run_search
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.tokens import encode_inputs
+from genprobe.under_test.registry import load_model
 
 OPTIONS = {"width": 16, "heads": 2, "ffn": 32, "decoder_only": True, "positions": "learned"}
 

@@ -7,7 +7,6 @@ import json
 import numpy as np
 import pandas as pd
 
-from genprobe.models.sequences import Ranked, SequenceModel
 from genprobe.studies.brittleness import tables
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import decoded
@@ -15,6 +14,7 @@ from genprobe.studies.probe.suites import build_suites
 from genprobe.studies.probe.summary import unresolved
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.tokens import encode_outputs, input_lines, output_lines
+from genprobe.under_test.sequences import Ranked, SequenceModel
 
 TASK = load_task("addition", {"format": "plain", "train_digits": 2, "test_lengths": "3"})
 

@@ -16,12 +16,12 @@ import pytest
 from helpers import MinuteClock, damage
 
 from genprobe.errors import DamagedFileError, GenprobeWarning
-from genprobe.models.settings import ModelSettings
 from genprobe.runs.executor import LocalExecutor
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.report import write_sagga_report
 from genprobe.studies.sagga.results import read_mutants, read_results
 from genprobe.studies.sagga.search import run_generations, run_sagga
+from genprobe.under_test.settings import ModelSettings
 
 pytestmark = pytest.mark.slow
 

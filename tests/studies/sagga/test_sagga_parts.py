@@ -6,7 +6,6 @@ import pytest
 import sympy as sp
 
 from genprobe.errors import ConfigError, DataFormatError
-from genprobe.models.cached import CachedModel
 from genprobe.runs.pool import DeadlinePool
 from genprobe.studies.sagga.mutants import (
     SimplifyMemo,
@@ -23,6 +22,7 @@ from genprobe.tasks.integration.expression import Expr, fold
 from genprobe.tasks.integration.mutations import PRESETS, is_leaf, mutate, random_path
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.under_test import Candidate, Model
+from genprobe.under_test.cached import CachedModel
 
 
 def _ints(expr: Expr) -> list[int]:

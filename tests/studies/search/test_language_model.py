@@ -14,11 +14,11 @@ pytest.importorskip("transformers")
 from helpers import save_tiny_gpt2
 
 from genprobe.cli import main
-from genprobe.models.adapters.causal_lm import load_causal_lm
-from genprobe.models.adapters.prompted import PromptedModel, PromptGrid
 from genprobe.studies.search.generation import judged
 from genprobe.tasks.probing import from_input_keys
 from genprobe.tasks.registry import load_task
+from genprobe.under_test.adapters.causal_lm import load_causal_lm
+from genprobe.under_test.adapters.prompted import PromptedModel, PromptGrid
 from genprobe.verification.verdict import Outcome
 
 OPTIONS = {"format": "plain", "train_digits": 2, "test_lengths": "3"}

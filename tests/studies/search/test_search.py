@@ -15,7 +15,6 @@ import pytest
 from genprobe.analysis.tables import read_tables
 from genprobe.errors import ConfigError, RunDirError
 from genprobe.models.architectures.mlp import MLPConfig
-from genprobe.models.registry import load_model
 from genprobe.runs.provenance import config_hash
 from genprobe.studies import report_run
 from genprobe.studies.search import analysis as search_analysis
@@ -33,6 +32,7 @@ from genprobe.tasks.probing import from_input_keys
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.tokens import input_lines
 from genprobe.training.trainer import TrainConfig
+from genprobe.under_test.registry import load_model
 from genprobe.verification.verdict import Outcome
 
 SMALL = {"generations": 3, "population": 20, "mutants": 3, "base_size": 40}

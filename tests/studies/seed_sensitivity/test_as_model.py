@@ -8,9 +8,9 @@ import pytest
 
 from genprobe.errors import ConfigError, RunDirError
 from genprobe.models.architectures.transformer import TransformerSeedConfig
-from genprobe.models.registry import load_model
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.tasks.tokens import output_lines
+from genprobe.under_test.registry import load_model
 
 
 @pytest.fixture(scope="module", params=["recurrent", "transformer"])

@@ -16,7 +16,6 @@ from helpers import save_tiny_gpt2
 
 from genprobe.analysis.tables import read_tables
 from genprobe.cli import main
-from genprobe.models.adapters import causal_lm
 from genprobe.prompts import parse_answers
 from genprobe.runs.rundir import read_config
 from genprobe.studies.seed_sensitivity.compare import load_runs, write_comparison
@@ -24,6 +23,7 @@ from genprobe.studies.seed_sensitivity.config import split_examples
 from genprobe.studies.seed_sensitivity.results import read_predictions
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.tokens import encode_inputs
+from genprobe.under_test.adapters import causal_lm
 
 OPTIONS = {"format": "plain", "train_digits": 2, "test_lengths": "3"}
 TASK = load_task("addition", OPTIONS)

@@ -11,10 +11,7 @@ import sympy as sp
 import torch
 
 from genprobe.errors import ConfigError
-from genprobe.models.adapters.integration_tokens import IntegrationSequenceModel, as_sequence_model
-from genprobe.models.adapters.seq2seq import DecodingConfig
 from genprobe.models.checkpoints import save_transformer
-from genprobe.models.sequences import Ranked
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
 from genprobe.options import as_pairs, parse_pairs
 from genprobe.studies.brittleness.solve import Problem, solve
@@ -37,6 +34,12 @@ from genprobe.tasks.integration.under_test import Candidate, Model
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.probing import from_input_keys, token_edits
 from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, output_lines
+from genprobe.under_test.adapters.integration_tokens import (
+    IntegrationSequenceModel,
+    as_sequence_model,
+)
+from genprobe.under_test.adapters.seq2seq import DecodingConfig
+from genprobe.under_test.sequences import Ranked
 
 
 @pytest.fixture(scope="module")
@@ -239,7 +242,7 @@ def test_invalid_inputs_are_refused(task, examples):
 def evaluated(spec, task, src, k, **settings):
     """First correct rank per problem (0: none within k) by the token task's verdicts, and by
     the brittleness study's `solve` (what `integration evaluate` runs) on the same model."""
-    from genprobe.models.registry import load_model
+    from genprobe.under_test.registry import load_model
 
     model = as_sequence_model(spec, task, **settings)
     ranked = model.candidates(src, k)

@@ -25,10 +25,6 @@ import numpy as np
 import pandas as pd
 
 from genprobe.errors import ConfigError
-from genprobe.models.adapters.integration_tokens import Answers, IntegrationSequenceModel
-from genprobe.models.adapters.seq2seq import Seq2SeqModel
-from genprobe.models.sequences import CandidateJudge
-from genprobe.models.settings import ModelSettings
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.brittleness.config import BrittlenessConfig
@@ -39,6 +35,10 @@ from genprobe.tasks.integration.prefix import to_prefix
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.tokens import encode_inputs
+from genprobe.under_test.adapters.integration_tokens import Answers, IntegrationSequenceModel
+from genprobe.under_test.adapters.seq2seq import Seq2SeqModel
+from genprobe.under_test.sequences import CandidateJudge
+from genprobe.under_test.settings import ModelSettings
 from genprobe.verification.verdict import Verdict
 
 TEMPLATES = ("k1*exp(k2*x)", "k1*sin(k2*x)", "k1*cos(k2*x)", "k1*tan(k2*x)")

@@ -15,8 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from genprobe.models.registry import model_kind
 from genprobe.studies.brittleness import paper, tables
+from genprobe.under_test.registry import model_kind
 
 PAPER_POLICY = "generous"  # the paper counted a verifier timeout as correct
 MARK = "†"  # on a paper cell whose beam is not the run's

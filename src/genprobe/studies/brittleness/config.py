@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, check_choice
-from genprobe.models.registry import model_kind
-from genprobe.models.settings import ModelSettings
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
 from genprobe.studies.brittleness.schedule import OVERLAP_SETTINGS
 from genprobe.tasks.integration.suites.operators import PAPER_MAX_OPS
 from genprobe.tasks.integration.suites.primitives import SOLVED
 from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
+from genprobe.under_test.registry import model_kind
+from genprobe.under_test.settings import ModelSettings
 
 # what the run can hold, in report order; `validation-primitives` is solved only to build the
 # suites made of solved validation problems

@@ -32,7 +32,6 @@ from typing import Any
 import pandas as pd
 
 from genprobe.errors import ConfigError
-from genprobe.models.settings import sent_to_workers
 from genprobe.runs.cpus import usable_cpus
 from genprobe.runs.executor import Executor, LocalExecutor, StageTask, relayed, run_stage
 from genprobe.runs.rundir import open_run
@@ -59,6 +58,7 @@ from genprobe.tasks.integration.suites import (
 from genprobe.tasks.integration.suites.operators import PAPER_MAX_OPS
 from genprobe.tasks.integration.suites.simple import RANGES, range_label
 from genprobe.tasks.integration.verifier import VerifierConfig
+from genprobe.under_test.settings import sent_to_workers
 from genprobe.verification.verdict import TimeoutPolicy
 
 # what the suites take from the model's training (`training.Training`) -> the suites that use it

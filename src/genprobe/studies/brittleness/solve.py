@@ -34,8 +34,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from genprobe.models.adapters.integration_tokens import Answers, IntegrationSequenceModel
-from genprobe.models.settings import ModelSettings
 from genprobe.runs.executor import StageTask
 from genprobe.runs.pool import DeadlineCounts
 from genprobe.runs.shards import Outputs, Shard
@@ -45,6 +43,8 @@ from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.integration.under_test import Model
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
+from genprobe.under_test.adapters.integration_tokens import Answers, IntegrationSequenceModel
+from genprobe.under_test.settings import ModelSettings
 from genprobe.verification.ranked import RankedResult, correct_verdicts
 from genprobe.verification.verdict import Verdict
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, check_choice, finite
-from genprobe.models.settings import checkpoint_file
 from genprobe.models.transformer import TransformerConfig
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
+from genprobe.under_test.settings import checkpoint_file
 
 SMALL = TransformerConfig(dim=128, n_enc_layers=2, n_dec_layers=2, n_heads=4, max_positions=1024)
 MEDIUM = TransformerConfig(dim=512, n_enc_layers=4, n_dec_layers=4, n_heads=8, max_positions=1024)

@@ -18,7 +18,6 @@ import torch
 
 from genprobe.errors import ConfigError
 from genprobe.models.checkpoints import load_transformer
-from genprobe.models.settings import checkpoint_file
 from genprobe.runs.rundir import CONFIG_FILE, open_run
 from genprobe.studies.integration_train.config import IntegrationTrainConfig
 from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
@@ -30,6 +29,7 @@ from genprobe.training.seq2seq_transformer import (
     read_training_data,
     trained,
 )
+from genprobe.under_test.settings import checkpoint_file
 
 
 def run_training(

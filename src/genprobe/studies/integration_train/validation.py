@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from genprobe.models.adapters.seq2seq import DecodingConfig, Seq2SeqModel
 from genprobe.tasks.integration.reading import read_expression
 from genprobe.tasks.integration.verifier import Verifier
 from genprobe.training.seq2seq_transformer import Validate
+from genprobe.under_test.adapters.seq2seq import DecodingConfig, Seq2SeqModel
 from genprobe.verification.ranked import verify_ranked
 
 

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError
-from genprobe.models.sequences import MAX_K
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
 from genprobe.studies.model_settings import ModelUnderTestSettings, check_sampling
@@ -23,6 +22,7 @@ from genprobe.tasks.files import SUITE_NAME
 from genprobe.tasks.probing import chosen
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.task import Task
+from genprobe.under_test.sequences import MAX_K
 
 # settings added after runs existed (`without_added_defaults`)
 ADDED_DEFAULTS = {

@@ -33,9 +33,6 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from genprobe.models.adapters.integration_tokens import as_sequence_model
-from genprobe.models.adapters.prompted import Completions
-from genprobe.models.sequences import SequenceModel
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.probe.config import ProbeConfig
@@ -43,6 +40,9 @@ from genprobe.studies.probe.study import DECODE
 from genprobe.studies.probe.suites import Suite
 from genprobe.tasks.task import DeterministicTask, Task
 from genprobe.tasks.tokens import input_lines, output_lines
+from genprobe.under_test.adapters.integration_tokens import as_sequence_model
+from genprobe.under_test.adapters.prompted import Completions
+from genprobe.under_test.sequences import SequenceModel
 from genprobe.verification.verdict import Outcome
 
 FEATURE = "feature: "

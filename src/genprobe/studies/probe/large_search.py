@@ -18,13 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from genprobe.models.sequences import SequenceModel
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.large_search import judged_once, searched, searched_rows
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import ModelTask
 from genprobe.studies.probe.study import LARGE_SEARCH
 from genprobe.studies.probe.suites import Suite
+from genprobe.under_test.sequences import SequenceModel
 
 # beam hypotheses (inputs x budget) per shard: a beam of 500 is heavy, and a small shard loses
 # little when a run is interrupted

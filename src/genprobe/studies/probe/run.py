@@ -24,9 +24,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from genprobe.errors import ConfigError
-from genprobe.models.adapters.integration_tokens import as_sequence_model
-from genprobe.models.registry import absolute_spec, training_inputs
-from genprobe.models.sequences import SequenceModel
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import ShardStore
@@ -36,6 +33,9 @@ from genprobe.studies.probe.large_search import LargeSearchTask, search_shards
 from genprobe.studies.probe.study import KIND
 from genprobe.studies.probe.suites import build_suites, saved_suites, write_suites
 from genprobe.tasks.registry import task_name
+from genprobe.under_test.adapters.integration_tokens import as_sequence_model
+from genprobe.under_test.registry import absolute_spec, training_inputs
+from genprobe.under_test.sequences import SequenceModel
 
 Log = Callable[[str], None]
 

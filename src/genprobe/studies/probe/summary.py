@@ -282,7 +282,7 @@ def predicts(accuracy: pd.DataFrame) -> list[Correlation]:
 
 _CHUNK = 1000  # bootstrap resamples drawn at once
 
-# How a language model's member reads (`models/adapters/prompted.py`, `Member.label`).
+# How a language model's member reads (`under_test/adapters/prompted.py`, `Member.label`).
 PROMPT_MEMBER = re.compile(r"format=(\d+) draw=(\d+)(?: sample=(\d+))?")
 FACTORS = ("format", "draw", "sample")
 

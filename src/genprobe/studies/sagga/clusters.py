@@ -35,8 +35,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from genprobe.models.cached import CachedModel
-from genprobe.models.settings import sent_to_workers
 from genprobe.runs.executor import Executor, StageTask, run_stage
 from genprobe.runs.pool import DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
@@ -55,6 +53,8 @@ from genprobe.tasks.integration.features import tree_features
 from genprobe.tasks.integration.mutations import PRESETS
 from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.integration.verifier import Verifier
+from genprobe.under_test.cached import CachedModel
+from genprobe.under_test.settings import sent_to_workers
 
 TAG_CHUNK = 200
 CENTRAL = 3  # members whose mutants are searched for a nearby success

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, check_choice, finite
-from genprobe.models.settings import ModelSettings
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
 from genprobe.studies.sagga.mutants import MUTANT_FORMS
 from genprobe.studies.sagga.seeds import BASES
 from genprobe.studies.search.fitness import NAMES as FITNESSES
 from genprobe.tasks.integration.mutations import PRESETS
+from genprobe.under_test.settings import ModelSettings
 
 SELECTIONS = ("kmeans", "fitness")
 # settings added after runs existed (`without_added_defaults`)

@@ -37,8 +37,6 @@ import numpy as np
 import pandas as pd
 import sympy as sp
 
-from genprobe.models.adapters.integration_tokens import IntegrationSequenceModel
-from genprobe.models.cached import CachedModel
 from genprobe.runs.cpus import usable_cpus
 from genprobe.runs.executor import StageTask
 from genprobe.runs.pool import DeadlineCounts, DeadlinePool
@@ -57,6 +55,8 @@ from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.integration.under_test import Model, shown_answer
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
+from genprobe.under_test.adapters.integration_tokens import IntegrationSequenceModel
+from genprobe.under_test.cached import CachedModel
 from genprobe.verification.ranked import RankedResult, verify_ranked
 from genprobe.verification.verdict import Outcome, TimeoutPolicy, deadline_counts
 

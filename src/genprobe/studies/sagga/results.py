@@ -21,11 +21,11 @@ import pandas as pd
 
 from genprobe.decoding.config import DecodingConfig
 from genprobe.errors import RunDirError
-from genprobe.models.settings import ModelSettings
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.study import GENERATION, NEARBY, SAGGA, TAG
 from genprobe.studies.search.loop import STATE
+from genprobe.under_test.settings import ModelSettings
 
 ARCHIVE = "archive.jsonl"
 SEARCH = STATE  # search.json

@@ -34,7 +34,6 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from genprobe.models.settings import sent_to_workers
 from genprobe.runs.atomic import write_text
 from genprobe.runs.budget import Budget
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
@@ -59,6 +58,7 @@ from genprobe.studies.sagga.study import GENERATION, SAGGA
 from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.loop import Log, Parents, Search, Selection, evolve
 from genprobe.tasks.integration.expression import Expr
+from genprobe.under_test.settings import sent_to_workers
 
 
 def basis(config: SaggaConfig) -> list[Expr]:

@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, RunDirError, check_choice, finite
-from genprobe.models.registry import absolute_spec, check_spec, run_spec
-from genprobe.models.sequences import MAX_K, SequenceModel
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
 from genprobe.studies.model_settings import ModelUnderTestSettings, check_sampling
@@ -32,6 +30,8 @@ from genprobe.studies.seed_sensitivity.members import unfinished_seeds
 from genprobe.studies.seed_sensitivity.results import read_config_hash, read_sweep
 from genprobe.tasks.registry import load_task, task_name
 from genprobe.tasks.task import Task
+from genprobe.under_test.registry import absolute_spec, check_spec, run_spec
+from genprobe.under_test.sequences import MAX_K, SequenceModel
 
 TARGETS = "most, any or disagree:SEED_A,SEED_B"
 MEMBER_TARGETS = "most, any or disagree:A,B (A, B: member positions)"
@@ -172,7 +172,7 @@ class SearchConfig(ModelUnderTestSettings):
         one = task.generate(task.validation_split, 1, searched.a.data_seed)
         task.valid_inputs(one.src)  # raises if the task does not say
         if not self.of_run:  # it loads (a folder holds a model, a hub name is known), last
-            from genprobe.models.adapters.integration_tokens import as_sequence_model
+            from genprobe.under_test.adapters.integration_tokens import as_sequence_model
 
             settings = {**self.model_settings(), "device": "cpu"}
             searched = replace(searched, asked=as_sequence_model(self.model, task, **settings))

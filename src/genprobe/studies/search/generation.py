@@ -35,8 +35,6 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from genprobe.models.adapters.integration_tokens import as_sequence_model
-from genprobe.models.sequences import SequenceModel
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.search.config import SearchConfig, Target
@@ -45,6 +43,8 @@ from genprobe.studies.search.loop import generation_path
 from genprobe.studies.search.study import GENERATION
 from genprobe.tasks.probing import from_input_keys
 from genprobe.tasks.task import DeterministicTask, Task
+from genprobe.under_test.adapters.integration_tokens import as_sequence_model
+from genprobe.under_test.sequences import SequenceModel
 from genprobe.verification.verdict import Outcome
 
 

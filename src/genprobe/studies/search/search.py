@@ -36,7 +36,6 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from genprobe.models.registry import training_inputs
 from genprobe.runs.atomic import atomic_path
 from genprobe.runs.budget import Budget
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
@@ -54,6 +53,7 @@ from genprobe.studies.search.study import SEARCH as STUDY
 from genprobe.tasks.probing import from_input_keys, input_keys
 from genprobe.tasks.registry import task_name
 from genprobe.tasks.task import Task
+from genprobe.under_test.registry import training_inputs
 
 
 @dataclass

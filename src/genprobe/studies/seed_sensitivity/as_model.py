@@ -28,13 +28,13 @@ from genprobe.decoding.member_beam import member_beam_search
 from genprobe.decoding.sampling import Samples, sample_stacked, source_seed
 from genprobe.errors import ConfigError
 from genprobe.models.member_stack import MemberStack
-from genprobe.models.registry import run_spec
-from genprobe.models.sequences import Ranked, SequenceModel
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.members import load_members
 from genprobe.studies.seed_sensitivity.predict import decoded_chunks
 from genprobe.studies.seed_sensitivity.results import read_sweep, training_inputs
 from genprobe.tasks.task import Task
+from genprobe.under_test.registry import run_spec
+from genprobe.under_test.sequences import Ranked, SequenceModel
 
 
 class SweepModel(SequenceModel):

@@ -1,7 +1,7 @@
 """What a language model's run of the seed study is (`genprobe evaluate --task T --model
 hf:PATH|openai:MODEL@URL`): the model, the task it is asked, the suites' data, and the members,
 which are the ways of asking it (prompt format × few-shot draw × sampling seed,
-`models.adapters.prompted.PromptGrid`) as a sweep's are its seeds.
+`under_test.adapters.prompted.PromptGrid`) as a sweep's are its seeds.
 
 Member i is cell i of the prompt grid (format-major, as `PromptGrid.cells` lists them): the
 run's predictions name it in their `seed` column, as a grid sweep names its cells, so the
@@ -20,15 +20,15 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError
-from genprobe.models.adapters.prompted import Member
 from genprobe.models.device import check_device
-from genprobe.models.registry import check_spec
 from genprobe.prompts import text_form
 from genprobe.studies.model_settings import ModelUnderTestSettings
 from genprobe.studies.seed_sensitivity.config import split_examples
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.registry import load_task, task_name
 from genprobe.tasks.task import Examples, Task
+from genprobe.under_test.adapters.prompted import Member
+from genprobe.under_test.registry import check_spec
 
 LANGUAGE_MODELS = "a language model: hf:PATH, hf:ORG/NAME or openai:MODEL@URL"
 

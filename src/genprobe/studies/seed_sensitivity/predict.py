@@ -21,10 +21,7 @@ import torch
 
 from genprobe.data.seq2seq import EOS, PAD, decoded_outputs
 from genprobe.decoding.greedy import greedy
-from genprobe.models.adapters.prompted import Completions
 from genprobe.models.member_stack import MemberStack
-from genprobe.models.registry import model_kind
-from genprobe.models.sequences import SequenceModel, is_correct
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.probe.decode import ModelTask
@@ -36,6 +33,9 @@ from genprobe.studies.seed_sensitivity.study import PREDICT as STAGE
 from genprobe.tasks.task import DeterministicTask, Task
 from genprobe.tasks.tokens import input_lines, output_lines
 from genprobe.training.trainer import cuda_determinism, min_lanes
+from genprobe.under_test.adapters.prompted import Completions
+from genprobe.under_test.registry import model_kind
+from genprobe.under_test.sequences import SequenceModel, is_correct
 
 # Examples × input positions × hidden units held per member while decoding (float32: 4 bytes
 # each; a transformer holds keys and values per layer): long inputs (a Chomsky task's length

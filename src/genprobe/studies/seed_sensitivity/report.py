@@ -31,7 +31,6 @@ from genprobe.analysis.render import write_report as render
 from genprobe.analysis.stats import N_RESAMPLES, Correlation, Share, Summary
 from genprobe.analysis.tensorboard import write_validation_curves
 from genprobe.analysis.variance import Component, VarianceDecomposition
-from genprobe.models.registry import model_kind
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.curves import read_curves
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
@@ -61,6 +60,7 @@ from genprobe.studies.seed_sensitivity.summary import (
 from genprobe.tasks.published import Published
 from genprobe.tasks.registry import task_name
 from genprobe.training.trainer import TrainConfig
+from genprobe.under_test.registry import model_kind
 
 TITLE = "Seed sensitivity of generalization"
 PROMPT_TITLE = "Prompt sensitivity of generalization"  # a language model's run

@@ -32,8 +32,6 @@ import torch
 
 from genprobe.errors import ConfigError, ModelCapabilityError, RunDirError
 from genprobe.models.device import check_device
-from genprobe.models.registry import absolute_spec
-from genprobe.models.sequences import SequenceModel
 from genprobe.runs.atomic import write_json
 from genprobe.runs.executor import Executor, LocalExecutor, relayed, run_stage
 from genprobe.runs.rundir import CONFIG_FILE, open_run
@@ -63,6 +61,8 @@ from genprobe.studies.seed_sensitivity.train import (
 )
 from genprobe.tasks.files import SUITE_NAME, write_examples
 from genprobe.tasks.task import Examples
+from genprobe.under_test.registry import absolute_spec
+from genprobe.under_test.sequences import SequenceModel
 
 Log = Callable[[str], None]
 

@@ -1,5 +1,5 @@
 """The contract every model under test of the integration task meets: ranked candidate
-antiderivatives with scores (the adapters in `genprobe.models.adapters` implement it).
+antiderivatives with scores (the adapters in `genprobe.under_test.adapters` implement it).
 
 A model gets integrands (`Expr`) and returns, per problem, up to k `Candidate`s, best first.
 A candidate's `answer` is the parsed expression when the model's output could be read, else the

@@ -3,7 +3,7 @@ its factory as "module:function", imported only when that kind is loaded, so lis
 imports neither torch nor httpx.
 
 To add a kind: write an adapter (a `genprobe.tasks.integration.under_test.Model` for the
-integration task, a `genprobe.models.sequences.SequenceModel` for token tasks, `tokens=True`)
+integration task, a `genprobe.under_test.sequences.SequenceModel` for token tasks, `tokens=True`)
 with a factory taking the text after the colon plus its keyword settings, and add a row here.
 A kind that knows the inputs its models were trained on names a `trained_on` function too: the
 probe and the search mark those inputs.
@@ -75,7 +75,7 @@ def _absolute_run(argument: str) -> str:
 
 def _absolute_folder(argument: str) -> str:
     """A model's folder absolute; a hub name as given."""
-    from genprobe.models.adapters.causal_lm import hub_name
+    from genprobe.under_test.adapters.causal_lm import hub_name
 
     return argument if hub_name(argument) is not None else _absolute_path(argument)
 
@@ -89,7 +89,7 @@ def _bundled_name(argument: str) -> None:
 def _model_folder_or_hub_name(argument: str) -> None:
     """A folder that exists, or a Hugging Face hub name (not loaded: whether the hub or the
     cache holds it is known only then)."""
-    from genprobe.models.adapters.causal_lm import hub_name
+    from genprobe.under_test.adapters.causal_lm import hub_name
 
     if hub_name(argument) is None and not Path(argument).is_dir():
         expected = "the folder of a saved model that exists, or a Hugging Face hub name ORG/NAME"
@@ -97,7 +97,7 @@ def _model_folder_or_hub_name(argument: str) -> None:
 
 
 def _user_function(argument: str) -> None:
-    from genprobe.models.adapters.callable import user_function
+    from genprobe.under_test.adapters.callable import user_function
 
     user_function(argument)
 
@@ -115,7 +115,7 @@ class ModelKind:
     samples: bool = False
     # checks the spec's argument without loading the model (raises a GenprobeError)
     check: Callable[[str], None] | None = None
-    # a model of a token task (`genprobe.models.sequences.SequenceModel`), not of integration
+    # a model of a token task (`genprobe.under_test.sequences.SequenceModel`), not of integration
     tokens: bool = False
     # the argument with its local path absolute, so a worker elsewhere finds it (None: no path)
     absolute: Callable[[str], str] | None = None
@@ -126,7 +126,7 @@ class ModelKind:
 
 MODELS: dict[str, ModelKind] = {
     "ckpt": ModelKind(
-        "genprobe.models.adapters.seq2seq:from_checkpoint",
+        "genprobe.under_test.adapters.seq2seq:from_checkpoint",
         "ckpt:PATH",
         "a transformer trained by `genprobe integration train` (file or run directory)",
         ("decoding", "device"),
@@ -136,7 +136,7 @@ MODELS: dict[str, ModelKind] = {
         absolute=_absolute_path,
     ),
     "lc": ModelKind(
-        "genprobe.models.adapters.seq2seq:from_lc_checkpoint",
+        "genprobe.under_test.adapters.seq2seq:from_lc_checkpoint",
         "lc:PATH",
         "Lample & Charton's released checkpoint (fwd_bwd_ibp.pth, ...), read weights-only",
         ("decoding", "device"),
@@ -146,7 +146,7 @@ MODELS: dict[str, ModelKind] = {
         absolute=_absolute_path,
     ),
     "bundled": ModelKind(
-        "genprobe.models.adapters.seq2seq:from_bundled",
+        "genprobe.under_test.adapters.seq2seq:from_bundled",
         "bundled:NAME",
         "a transformer shipped with genprobe (integration-cpu: docs/models.md; its test split "
         "is data/mix6.txt.test from `make strong-data`)",
@@ -156,14 +156,14 @@ MODELS: dict[str, ModelKind] = {
         check=_bundled_name,
     ),
     "sympy": ModelKind(
-        "genprobe.models.adapters.sympy_cas:from_spec",
+        "genprobe.under_test.adapters.sympy_cas:from_spec",
         "sympy",
         "SymPy's integrate, killed at a deadline per problem",
         ("deadline", "workers"),
         takes_argument=False,
     ),
     "openai": ModelKind(
-        "genprobe.models.adapters.openai:from_spec",
+        "genprobe.under_test.adapters.openai:from_spec",
         "openai:MODEL@URL",
         "an OpenAI-compatible endpoint (key from $OPENAI_API_KEY), cached on disk, of every "
         "task: integration in its own chat prompt; any other task's inputs asked as prompts "
@@ -184,14 +184,14 @@ MODELS: dict[str, ModelKind] = {
         samples=True,
     ),
     "py": ModelKind(
-        "genprobe.models.adapters.callable:from_spec",
+        "genprobe.under_test.adapters.callable:from_spec",
         "py:module:function",
         "any Python function f(problem_text, k) -> answer(s)",
         (),
         check=_user_function,
     ),
     "hf": ModelKind(
-        "genprobe.models.adapters.prompted:from_hf",
+        "genprobe.under_test.adapters.prompted:from_hf",
         "hf:PATH",
         "a Hugging Face causal language model saved in folder PATH with its tokenizer, or a hub "
         "name ORG/NAME (from the Hugging Face cache), asked the task's inputs as prompts; its "

@@ -28,13 +28,13 @@ import numpy as np
 
 from genprobe.decoding.config import DecodingConfig
 from genprobe.errors import ConfigError
-from genprobe.models.sequences import CandidateJudge, Ranked, SequenceModel
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import to_prefix
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.integration.under_test import Candidate, Model, answer_text
 from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import encode_outputs
+from genprobe.under_test.sequences import CandidateJudge, Ranked, SequenceModel
 
 UNREADABLE = "<unparsed>"  # stands for an answer that did not parse (written as id -1)
 
@@ -133,7 +133,9 @@ class IntegrationSequenceModel(SequenceModel):
         """A seq2seq model's distinct samples, ranked by log-probability (its decoding as
         `method="sample"`: `Seq2SeqModel.with_decoding`); other integration models do not
         sample."""
-        from genprobe.models.adapters.seq2seq import Seq2SeqModel  # torch: only where it samples
+        from genprobe.under_test.adapters.seq2seq import (
+            Seq2SeqModel,  # torch: only where it samples
+        )
 
         if not isinstance(self.model, Seq2SeqModel):
             return super().sampled(src, n, temperature, seed)
@@ -181,8 +183,8 @@ def as_sequence_model(spec: str, task: Task | None = None, **settings: Any) -> S
         ConfigError: an integration model asked to answer another task.
         UnknownModelError, GenprobeError: as `load_model`.
     """
-    from genprobe.models.registry import check_spec, load_model
     from genprobe.tasks.registry import task_name
+    from genprobe.under_test.registry import check_spec, load_model
 
     kind = check_spec(spec)
     language_model = "prompts" in kind.settings  # asks any task's inputs as prompts

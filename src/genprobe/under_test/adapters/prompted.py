@@ -28,7 +28,6 @@ from typing import Protocol
 import numpy as np
 
 from genprobe.errors import ConfigError
-from genprobe.models.sequences import Ranked, SequenceModel
 from genprobe.prompts import (
     check_shots,
     draw_shots,
@@ -39,6 +38,7 @@ from genprobe.prompts import (
 )
 from genprobe.tasks.probing import padded
 from genprobe.tasks.task import Task, is_integer
+from genprobe.under_test.sequences import Ranked, SequenceModel
 
 NEWLINE = "\n"
 
@@ -337,7 +337,7 @@ def from_hf(
 ) -> PromptedModel:
     """`hf:PATH`: the causal language model saved in directory PATH, or of the Hugging Face hub
     name PATH (`causal_lm.hub_name`), asked `task`'s inputs."""
-    from genprobe.models.adapters.causal_lm import load_causal_lm
+    from genprobe.under_test.adapters.causal_lm import load_causal_lm
 
     if task is None:
         raise ConfigError("--task", "a task to ask the language model (it has no own task)", "")

@@ -81,7 +81,7 @@ class ModelSettings:
         return replace(self, decoding=replace(self.decoding, beam_size=beam))
 
     def load(self, min_beam: int = 1) -> Model:
-        from genprobe.models.registry import load_model
+        from genprobe.under_test.registry import load_model
 
         decoding = self.with_beam(min_beam).decoding.validated()
         return load_model(
@@ -107,7 +107,7 @@ def sent_to_workers(config: Configured) -> Configured:
     """A study's config as its stage tasks are sent to workers in another directory or on
     another machine: the model's checkpoint and answer cache by absolute paths. Its run's
     identity is the config as given, so its hash does not depend on where the command ran."""
-    from genprobe.models.registry import absolute_spec
+    from genprobe.under_test.registry import absolute_spec
 
     settings = config.model
     cache = settings.cache_dir and str(Path(settings.cache_dir).absolute())
