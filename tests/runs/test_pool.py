@@ -114,3 +114,21 @@ def test_hang_corpus_items_are_interrupted_at_their_cpu_budget():
         expected = [("done", "1"), ("done", "x + 1"), ("done", "1")]
         assert [(r.status, r.value) for r in again] == expected
         assert pool.replaced == 0
+
+
+def test_a_worker_whose_parent_is_gone_mid_message_leaves_quietly():
+    """A driver killed with SIGKILL mid-send leaves its workers a cut pipe: they exit 0,
+    printing no traceback over the user's terminal."""
+    import multiprocessing
+
+    from genprobe.runs.pool import _worker_main
+
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe()
+    worker = context.Process(target=_worker_main, args=(child,))
+    worker.start()
+    child.close()
+    parent.send_bytes(b"")  # a message cut short: what the worker reads before the EOF
+    parent.close()
+    worker.join(timeout=60)
+    assert worker.exitcode == 0

@@ -155,7 +155,10 @@ def _worker_main(conn: Connection) -> None:
             if os.getppid() != parent:
                 return
             continue
-        message = conn.recv()
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):  # the parent died mid-send: nobody is left to answer
+            return
         kind = message[0]
         if kind == "stop":
             return
