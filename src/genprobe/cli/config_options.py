@@ -18,10 +18,9 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
-import io
+import linecache
 import re
 import textwrap
-import tokenize
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, fields
 from typing import Any
@@ -38,26 +37,39 @@ FROM_CONFIG: Any = object()
 def field_comments(config: type) -> dict[str, str]:
     """Each field of the dataclass `config` that has a comment → that comment: the comment
     lines just above the field, then the one on its line, as one line of text."""
-    source = textwrap.dedent(inspect.getsource(config))
-    comments = {}  # line → (its comment, whether the line holds nothing else)
-    for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type == tokenize.COMMENT:
-            comments[token.start[0]] = (token.string, token.line.lstrip().startswith("#"))
-    (declaration,) = (node for node in ast.parse(source).body if isinstance(node, ast.ClassDef))
+    source = textwrap.dedent(_class_source(config))
+    lines = source.splitlines()
+    (declaration,) = ast.parse(source).body
     names = {field.name for field in fields(config)}
     found = {}
     for node in declaration.body:
         if not (isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) in names):
             continue
-        lines, above = [], node.lineno - 1
-        while comments.get(above, ("", False))[1]:
-            lines.insert(0, comments[above][0])
+        comment, above = [], node.lineno - 2  # the line above, counted from 0
+        while above >= 0 and lines[above].lstrip().startswith("#"):
+            comment.insert(0, lines[above])
             above -= 1
-        if node.end_lineno in comments:
-            lines.append(comments[node.end_lineno][0])
-        if lines:
-            found[node.target.id] = " ".join(line.lstrip("#").strip() for line in lines)
+        # after the field's last token, only a comment can follow on its line
+        after = lines[node.end_lineno - 1].encode()[node.end_col_offset :].decode().strip()
+        comment += [after] if after else []
+        if comment:
+            found[node.target.id] = " ".join(line.strip().lstrip("#").strip() for line in comment)
     return found
+
+
+def _class_source(config: type) -> str:
+    """The lines declaring the class `config` (`inspect.getsource` without its parse of the
+    whole module, which would take a few milliseconds of every command's start)."""
+    lines = linecache.getlines(inspect.getsourcefile(config) or "")
+    heading = re.compile(rf"(\s*)class {config.__name__}\b")
+    start = next(i for i, line in enumerate(lines) if heading.match(line))
+    indent = len(heading.match(lines[start]).group(1))
+    end = start + 1
+    while end < len(lines) and (
+        not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > indent
+    ):
+        end += 1
+    return "".join(lines[start:end])
 
 
 def config_options(
