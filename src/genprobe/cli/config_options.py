@@ -58,8 +58,9 @@ def field_comments(config: type) -> dict[str, str]:
 
 
 def _class_source(config: type) -> str:
-    """The lines declaring the class `config` (`inspect.getsource` without its parse of the
-    whole module, which would take a few milliseconds of every command's start)."""
+    """The lines declaring the class `config`, the first of its name in its module
+    (`inspect.getsource` without its parse of the whole module, which would take a few
+    milliseconds of every command's start)."""
     lines = linecache.getlines(inspect.getsourcefile(config) or "")
     heading = re.compile(rf"(\s*)class {config.__name__}\b")
     start = next(i for i, line in enumerate(lines) if heading.match(line))
@@ -99,9 +100,10 @@ def config_options(
             help=_spelled(comments[field.name], names),
             show_default=shown or True,
         )
-        keyword = inspect.Parameter.KEYWORD_ONLY
-        parameters.append(inspect.Parameter(field.name, keyword, default=option,
-                                            annotation=types[field.name]))  # fmt: skip
+        keyword, annotation = inspect.Parameter.KEYWORD_ONLY, types[field.name]
+        parameters.append(
+            inspect.Parameter(field.name, keyword, default=option, annotation=annotation)
+        )
     return parameters
 
 
