@@ -38,7 +38,8 @@ from genprobe.data.seq2seq import Seq2SeqTensors, encode
 from genprobe.models.architectures import Architecture
 from genprobe.models.architectures.transformer import TransformerSeedConfig
 from genprobe.studies.seed_sensitivity.config import SweepConfig
-from genprobe.training.trainer import NOISES, SweepTrainer, TrainConfig
+from genprobe.training.config import NOISES, TrainConfig
+from genprobe.training.trainer import SweepTrainer
 
 
 def trainer(

@@ -22,18 +22,20 @@ Examples:
 from __future__ import annotations
 
 import json
-from dataclasses import fields, replace
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import typer
 
 from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, make_executor
+from genprobe.cli.config_options import FROM_CONFIG, with_config_options
 from genprobe.cli.console import console, progress_bar
 from genprobe.cli.model_options import PromptOptions, with_prompt_options
 from genprobe.cli.paths import output_folder
 from genprobe.errors import ConfigError, GenprobeError
 from genprobe.runs.cpus import usable_cpus
+from genprobe.training.config import TrainConfig
 
 if TYPE_CHECKING:
     import numpy as np
@@ -65,16 +67,85 @@ MODEL_OPTION = typer.Option(
     help="An option of the architecture as name=value (repeatable; `genprobe architectures` "
     "lists each one's).",
 )
-LEARNING_RATES = {"sgd": 0.125, "adam": 0.001, "adamw": 0.001}
-# The model flags that predate --model-option set the option of the same name, except where an
-# architecture calls it otherwise.
-RENAMED = {"transformer": {"hidden": "width", "emb": "width"}}
 
 
-def _model_flag(help: str, *names: str) -> Any:
-    return typer.Option(None, *names, help=f"{help} (a model option; default: the architecture's).")
+@dataclass(frozen=True)
+class ModelFlags:
+    """The model flags that predate --model-option (None: not given), each an option of the
+    architecture: the option of its name, or of the name the architecture gives it
+    (`RENAMED`). Each field's comment is its flag's help."""
+
+    RENAMED: ClassVar[dict[str, dict[str, str]]] = {
+        "transformer": {"hidden": "width", "emb": "width"}
+    }
+    FLAGS: ClassVar[dict[str, str]] = {"decoder_only": "--decoder-only/--encoder-decoder"}
+    emb: int | None = None  # Embedding size (a transformer's is its width).
+    hidden: int | None = None  # Hidden size of the recurrent cells; a transformer's width.
+    layers: int | None = None  # Stacked layers in encoder and decoder.
+    dropout: float | None = None  # Dropout on embeddings, between layers, on output.
+    heads: int | None = None  # Transformer: attention heads.
+    ffn: int | None = None  # Transformer: feed-forward width.
+    # Transformer: one causal stack over input and output, or encoder and decoder.
+    decoder_only: bool | None = None
+    # Transformer position encoding: sinusoidal, learned, rope, alibi or none.
+    positions: str | None = None
+    # Transformer: draw each sequence's positions as a sorted random subset of 0..N-1 (Ruoss
+    # et al. 2023); 0: off.
+    random_positions: int | None = None
+    init_range: float | None = None  # Recurrent: uniform init range.
+    cell: str | None = None  # Recurrent cell of encoder and decoder: lstm or gru.
+    # Recurrent attention score: bilinear (Luong general), dot, mlp or none.
+    attention: str | None = None
+    input_feeding: bool | None = None  # Recurrent: Luong input feeding in the decoder.
+    # Recurrent: tanh(W_c [ctx; h]) before the output layer (off: the output layer reads
+    # [ctx; h]).
+    attention_layer: bool | None = None
+
+    def options(self, arch: str, given: dict[str, str]) -> dict[str, Any]:
+        """The options of the architecture `arch` that these flags and `given` (the
+        --model-option NAME=VALUE pairs) set.
+
+        Raises:
+            GenprobeError: two flags that set one option to two values, or a flag and
+                --model-option that set the same option.
+        """
+        renamed = self.RENAMED.get(arch, {})
+        chosen: dict[str, Any] = {}
+        set_by: dict[str, str] = {}  # option → the flag that set it, as typed
+        for name, value in asdict(self).items():
+            if value is None:
+                continue
+            option, typed = renamed.get(name, name), self._typed(name, value)
+            if chosen.get(option, value) != value:
+                raise GenprobeError(
+                    f"model option {option} is given twice: as {set_by[option]} and as {typed}"
+                )
+            chosen[option], set_by[option] = value, typed
+        for option, value in given.items():
+            if option in chosen:
+                raise GenprobeError(
+                    f"model option {option} is given twice: as {set_by[option]} and as "
+                    f"--model-option {option}={value}"
+                )
+            chosen[option] = value
+        return chosen
+
+    def _typed(self, name: str, value: Any) -> str:
+        """The flag as typed: `--hidden 64`; `--encoder-decoder` (decoder_only off)."""
+        dashed = name.replace("_", "-")
+        if isinstance(value, bool):
+            on, _, off = self.FLAGS.get(name, f"--{dashed}/--no-{dashed}").partition("/")
+            return on if value else off
+        return f"--{dashed} {value}"
 
 
+ARCHITECTURES_OWN = dict.fromkeys((f.name for f in fields(ModelFlags)), "the architecture's")
+
+
+@with_config_options(ModelFlags, "model_flags", derived=ARCHITECTURES_OWN, flags=ModelFlags.FLAGS)
+@with_config_options(
+    TrainConfig, "train", TrainConfig.for_optimizer, derived=TrainConfig.DERIVED_DEFAULTS
+)
 def sweep(
     out: Path = typer.Option(
         ...,
@@ -104,48 +175,9 @@ def sweep(
     suite_size: int = typer.Option(
         None, help="Examples per test suite (default: each suite's size; a finite one whole)."
     ),
-    max_epochs: int = typer.Option(
-        20, help="Upper bound on epochs; early stopping usually ends sooner."
-    ),
-    steps: int = typer.Option(
-        None,
-        help="Train over time: every seed takes exactly this many steps (no early stopping) and "
-        "is evaluated on every split along the way (--eval-every); the report then shows the "
-        "curves and when each seed learned the rule (grokking).",
-    ),
-    eval_every: int = typer.Option(
-        0, help="With --steps: evaluate every this many steps (0: about 200 log-spaced points)."
-    ),
-    batch_size: int = typer.Option(64, help="Examples per member and step."),
+    train: TrainConfig = FROM_CONFIG,  # --batch-size, --lr, …
     full_batch: bool = typer.Option(
         False, "--full-batch", help="Every step on the whole training set (sets --batch-size)."
-    ),
-    optimizer: str = typer.Option("sgd", help="sgd (plain), adam or adamw."),
-    lr: float = typer.Option(None, help="Learning rate (default: sgd 0.125, adam(w) 0.001)."),
-    weight_decay: float = typer.Option(0.0, help="adamw's decoupled weight decay."),
-    schedule: str = typer.Option(
-        "constant",
-        help="Learning rate after warmup: constant, or to 0 by max-epochs (linear, cosine).",
-    ),
-    warmup: int = typer.Option(0, help="Steps of linear learning-rate warmup."),
-    max_grad_norm: float = typer.Option(5.0, help="Gradient norm clip, per member (0: none)."),
-    beta2: float = typer.Option(0.999, help="Adam(W)'s second-moment decay."),
-    patience: int = typer.Option(
-        2,
-        help="Stop a seed after this many epochs without a validation improvement "
-        "(1: Weber et al.'s rule taken literally).",
-    ),
-    min_delta: float = typer.Option(
-        0.0, help="Validation accuracy (0-1) an epoch must gain to count as an improvement."
-    ),
-    loss_normalization: str = typer.Option(
-        "sequences", help="Divide summed token losses by sequences or by tokens."
-    ),
-    noise: str = typer.Option(
-        "numpy",
-        help="Dropout masks and random positions: numpy (each seed's own stream, drawn on the "
-        "host) or counter (a hash of seed, step and position, computed on the device: faster "
-        "for many seeds on a GPU, other masks).",
     ),
     arch: str = typer.Option(
         "recurrent",
@@ -154,36 +186,7 @@ def sweep(
         "trained from scratch); `genprobe architectures` lists them with their options.",
     ),
     model_option: list[str] = MODEL_OPTION,
-    emb: int = _model_flag("Embedding size (a transformer's is its width)"),
-    hidden: int = _model_flag("Hidden size of the recurrent cells; a transformer's width"),
-    layers: int = _model_flag("Stacked layers in encoder and decoder"),
-    dropout: float = _model_flag("Dropout on embeddings, between layers, on output"),
-    heads: int = _model_flag("Transformer: attention heads"),
-    ffn: int = _model_flag("Transformer: feed-forward width"),
-    decoder_only: bool = _model_flag(
-        "Transformer: one causal stack over input and output, or encoder and decoder",
-        "--decoder-only/--encoder-decoder",
-    ),
-    positions: str = _model_flag(
-        "Transformer position encoding: sinusoidal, learned, rope, alibi or none"
-    ),
-    random_positions: int = _model_flag(
-        "Transformer: draw each sequence's positions as a sorted random subset of 0..N-1 "
-        "(Ruoss et al. 2023); 0: off"
-    ),
-    init_range: float = _model_flag("Recurrent: uniform init range"),
-    cell: str = _model_flag("Recurrent cell of encoder and decoder: lstm or gru"),
-    attention: str = _model_flag(
-        "Recurrent attention score: bilinear (Luong general), dot, mlp or none"
-    ),
-    input_feeding: bool = _model_flag(
-        "Recurrent: Luong input feeding in the decoder", "--input-feeding/--no-input-feeding"
-    ),
-    attention_layer: bool = _model_flag(
-        "Recurrent: tanh(W_c [ctx; h]) before the output layer (off: the output layer reads "
-        "[ctx; h])",
-        "--attention-layer/--no-attention-layer",
-    ),
+    model_flags: ModelFlags = FROM_CONFIG,  # --emb, --hidden, …
     vary: list[str] = typer.Option(
         None,
         "--vary",
@@ -216,69 +219,29 @@ def sweep(
     from genprobe.options import parse_pairs
     from genprobe.tasks.registry import load_task
 
-    if seeds < 1:
-        raise GenprobeError(f"--seeds must be >= 1. Got {seeds} instead.")
-    if (init_seeds is None) != (order_seeds is None):
-        raise GenprobeError("--init-seeds and --order-seeds go together.")
-    grid = init_seeds is not None and order_seeds is not None
-    if grid and min(init_seeds, order_seeds) < 1:
-        raise GenprobeError("--init-seeds and --order-seeds must be >= 1.")
-    count = init_seeds * order_seeds if grid else seeds
     chosen = load_task(task, parse_pairs(task_option, "--task-option"))
-    whole_split = train_size is None
-    if whole_split:
-        train_size = chosen.split_spec(chosen.train_split).size
-    flags = {
-        "emb": emb, "hidden": hidden, "layers": layers, "dropout": dropout, "heads": heads,
-        "ffn": ffn, "decoder_only": decoder_only, "positions": positions,
-        "random_positions": random_positions, "init_range": init_range, "cell": cell,
-        "attention": attention, "input_feeding": input_feeding,
-        "attention_layer": attention_layer,
-    }  # fmt: skip
-    model = model_config(arch, parse_pairs(model_option, "--model-option"), flags)
+    options = model_flags.options(arch, parse_pairs(model_option, "--model-option"))
+    from genprobe.models.architectures import load_architecture
+
+    model = load_architecture(arch, options)
     # only now the study's modules (torch, pandas): a mistyped task or model is told at once
     from genprobe.studies.seed_sensitivity import SweepConfig, run_sweep
     from genprobe.studies.seed_sensitivity.memory import check_memory
-    from genprobe.training.trainer import TrainConfig
 
+    count = SweepConfig.member_count(seeds, init_seeds, order_seeds)
     config = SweepConfig(
         seeds=(first_seed,),  # the members once they are known to fit
         task=chosen,
         data_seed=data_seed,
-        train_size=train_size,
         validation_size=validation_size,
         suite_size=suite_size,
         model=model,
-        train=TrainConfig(
-            batch_size=_full_batch(chosen, train_size) if full_batch else batch_size,
-            lr=LEARNING_RATES.get(optimizer, 0.001) if lr is None else lr,
-            optimizer=optimizer,
-            weight_decay=weight_decay,
-            schedule=schedule,
-            warmup=warmup,
-            max_grad_norm=max_grad_norm,
-            beta2=beta2,
-            max_epochs=max_epochs,
-            steps=steps,
-            eval_every=eval_every,
-            patience=patience,
-            min_delta=min_delta,
-            loss_normalization=loss_normalization,
-            noise=noise,
-        ),
+        train=train,
         seeds_per_shard=seeds_per_shard,
-    )
+    ).with_sizes(train_size, full_batch)
     # before the members are listed: a billion of them would fill the memory by themselves
     check_memory(config, count, workers or usable_cpus())
-    if grid:
-        config = replace(
-            config,
-            seeds=tuple(range(count)),  # a grid numbers its cells
-            init_seeds=tuple(range(first_seed, first_seed + init_seeds)),
-            order_seeds=tuple(range(first_seed, first_seed + order_seeds)),
-        )
-    else:
-        config = replace(config, seeds=tuple(range(first_seed, first_seed + seeds)))
+    config = config.with_members(seeds, first_seed, init_seeds, order_seeds)
     executor = make_executor(
         backend,
         ray_address,
@@ -297,18 +260,12 @@ def sweep(
             return
         from genprobe.studies.seed_sensitivity.grid import parse_axes, run_grid
 
-        def fit(cell: Any) -> Any:
-            """A cell whose task differs: its own training split whole, its own full batch."""
-            size = cell.task.split_spec(cell.task.train_split).size if whole_split else train_size
-            batch = _full_batch(cell.task, size) if full_batch else cell.train.batch_size
-            return replace(cell, train_size=size, train=replace(cell.train, batch_size=batch))
-
         cells = run_grid(
             config,
             parse_axes(vary),
             out,
             lambda cell, folder: run_one(cell, folder, folder.name),
-            fit,
+            lambda cell: cell.with_sizes(train_size, full_batch),  # its own task's sizes
         )
     for cell in cells:
         finish(cell.run, report, as_json, threshold)
@@ -342,12 +299,6 @@ def _progress(bar: Any, label: str) -> Any:
     return on_progress
 
 
-def _full_batch(task: Any, train_size: int) -> int:
-    """The batch size that holds the whole training set."""
-    spec = task.split_spec(task.train_split)
-    return min(train_size, spec.size) if spec.finite else train_size
-
-
 def describe_evaluation(epoch: int, evaluation: Any) -> str:
     """A stacked model's validation after `epoch` (a `training.trainer.Evaluation`) in a few
     words: its members' accuracy and loss, as a range where they differ."""
@@ -359,32 +310,6 @@ def describe_evaluation(epoch: int, evaluation: Any) -> str:
 def _span(values: Any, spec: str) -> str:
     low, high = format(min(values), spec), format(max(values), spec)
     return low if low == high else f"{low}–{high}"
-
-
-def model_config(arch: str, options: dict[str, str], flags: dict[str, Any]) -> Any:
-    """The architecture `arch` with its `--model-option`s and the model flags given (None:
-    not given), each flag as the option it sets for this architecture.
-
-    Raises:
-        GenprobeError: an option given twice with two values.
-        ConfigError, UnknownArchitectureError, ModelContractError: see `load_architecture`.
-    """
-    from genprobe.models.architectures import load_architecture
-
-    renamed = RENAMED.get(arch, {})
-    chosen: dict[str, Any] = {}
-    for flag, value in flags.items():
-        if value is None:
-            continue
-        option = renamed.get(flag, flag)
-        if chosen.get(option, value) != value:
-            raise GenprobeError(f"--{flag.replace('_', '-')} {value} disagrees with {option}")
-        chosen[option] = value
-    for option, value in options.items():
-        if option in chosen:
-            raise GenprobeError(f"model option {option} is given twice")
-        chosen[option] = value
-    return load_architecture(arch, chosen)
 
 
 @with_prompt_options

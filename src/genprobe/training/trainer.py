@@ -43,7 +43,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import torch
@@ -52,20 +52,16 @@ from torch import Tensor
 from torch.func import functional_call
 
 from genprobe.data.seq2seq import PAD, Seq2SeqTensors
-from genprobe.errors import ConfigError, check_choice, finite
+from genprobe.errors import ConfigError
 from genprobe.models.architectures import Architecture, ModelShape
 from genprobe.models.member_stack import MemberStack
-from genprobe.runs.config import identity_fields
 from genprobe.runs.resume import load_state, save_state
 from genprobe.training.captured import CapturedStep
+from genprobe.training.config import TrainConfig
 from genprobe.training.counter_noise import counter_uniforms, member_keys
 from genprobe.training.loss import member_losses, shared_example_losses
 from genprobe.training.step_inputs import StepInputs
 
-LOSS_NORMALIZATIONS = ("sequences", "tokens")
-OPTIMIZERS = ("sgd", "adam", "adamw")
-SCHEDULES = ("constant", "linear", "cosine")
-NOISES = ("numpy", "counter")
 ADAM_BETA1, ADAM_EPS = 0.9, 1e-8  # torch.optim.Adam's defaults (Lake & Baroni's)
 # Stream ids: a member's data order and training-step draws (dropout, random positions) come
 # from (its order seed, stream id); its weights from its init seed.
@@ -122,95 +118,6 @@ def cuda_determinism() -> None:
             f"bits from the same seed trained alone ({CUBLAS_NO_SPLIT_K} keeps them identical)",
             stacklevel=2,
         )
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """A `genprobe.runs.config.RunConfig` inside `SweepConfig`, checked when it is built."""
-
-    RUNTIME: ClassVar[tuple[str, ...]] = ()
-    batch_size: int = 64  # examples per member and step
-    lr: float = 0.125  # the paper's SGD rate; Adam wants ~0.001
-    optimizer: str = "sgd"  # "sgd" (plain), "adam" or "adamw"
-    weight_decay: float = 0.0  # adamw's decoupled decay (Loshchilov & Hutter), on every weight
-    # The learning rate rises linearly over `warmup` steps, then stays (constant) or falls to 0
-    # at the end of `max_epochs`, or of `steps` where it is given (linear, cosine).
-    schedule: str = "constant"
-    warmup: int = 0
-    max_grad_norm: float = 5.0  # clipped per member; 0: not clipped
-    beta2: float = 0.999  # Adam's second-moment decay (torch's default; Nanda et al. use 0.98)
-    max_epochs: int = 20  # a cap; early stopping usually ends training after 5-10 epochs
-    # Training over time (`training.over_time`): every member takes exactly this many steps, no
-    # early stopping, and is evaluated on every role at `eval_every` steps (0: log-spaced).
-    steps: int | None = None
-    eval_every: int = 0
-    # A noisy dip of validation accuracy stops a seed mid-learning under the literal rule
-    # (patience 1): seen at 69 % and 88 %. See docs/rewriting.md, "Early stopping".
-    patience: int = 2
-    min_delta: float = 0.0  # an improvement must exceed this (accuracy in [0, 1])
-    # "sequences": loss summed over tokens and divided by the number of sequences (OpenNMT-py,
-    # 2017), which learns in a few epochs at lr 0.125; "tokens": the per-token mean, which at
-    # the same learning rate hardly moves for epochs.
-    loss_normalization: str = "sequences"
-    # Where a member's training-step uniforms (dropout, random positions) come from: "numpy",
-    # its own PCG64 stream drawn on the host; "counter", a hash of (member, update, position)
-    # computed on the device (`training.counter_noise`; other masks, so other numbers).
-    noise: str = "numpy"
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.batch_size, int) or self.batch_size < 1:
-            raise ConfigError("batch_size", "an integer >= 1", self.batch_size)
-        # the step takes the rate in float32, where a larger one is inf
-        if not (finite(self.lr) and 0 < self.lr <= torch.finfo(torch.float32).max):
-            raise ConfigError("lr", "a finite number > 0 (in float32: at most 3.4e+38)", self.lr)
-        if not (finite(self.max_grad_norm) and self.max_grad_norm >= 0):
-            raise ConfigError(
-                "max_grad_norm", "a finite number >= 0 (0: no clipping)", self.max_grad_norm
-            )
-        if not 0 < self.beta2 < 1:
-            raise ConfigError("beta2", "in (0, 1)", self.beta2)
-        if not isinstance(self.max_epochs, int) or self.max_epochs < 1:
-            raise ConfigError("max_epochs", "an integer >= 1", self.max_epochs)
-        if not isinstance(self.patience, int) or self.patience < 1:
-            raise ConfigError("patience", "an integer >= 1", self.patience)
-        if not 0 <= self.min_delta < 1:
-            raise ConfigError("min_delta", "in [0, 1)", self.min_delta)
-        check_choice("optimizer", self.optimizer, OPTIMIZERS)
-        check_choice("schedule", self.schedule, SCHEDULES)
-        if not isinstance(self.warmup, int) or self.warmup < 0:
-            raise ConfigError("warmup", "an integer >= 0", self.warmup)
-        if not (finite(self.weight_decay) and self.weight_decay >= 0) or (
-            self.weight_decay and self.optimizer != "adamw"
-        ):
-            raise ConfigError(
-                "weight_decay",
-                "a finite number >= 0, and 0 unless the optimizer is adamw",
-                self.weight_decay,
-            )
-        check_choice("loss_normalization", self.loss_normalization, LOSS_NORMALIZATIONS)
-        check_choice("noise", self.noise, NOISES)
-        self._check_over_time()
-
-    def _check_over_time(self) -> None:
-        if self.steps is not None and (not isinstance(self.steps, int) or self.steps < 1):
-            raise ConfigError("steps", "an integer >= 1 or None", self.steps)
-        if not isinstance(self.eval_every, int) or self.eval_every < 0:
-            raise ConfigError("eval_every", "an integer >= 0", self.eval_every)
-        if self.eval_every and self.steps is None:
-            raise ConfigError("eval_every", "0 without a step budget (steps)", self.eval_every)
-        if self.steps is not None and self.eval_every > self.steps:
-            within = f"at most the step budget ({self.steps:,})"
-            raise ConfigError("eval_every", within, self.eval_every)
-
-    def validated(self) -> TrainConfig:
-        return self  # checked in __post_init__: no TrainConfig is ever unchecked
-
-    def identity(self) -> dict[str, Any]:
-        return identity_fields(self)
-
-    @classmethod
-    def from_identity(cls, identity: dict[str, Any]) -> TrainConfig:
-        return cls(**identity)
 
 
 @dataclass

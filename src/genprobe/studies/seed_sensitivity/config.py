@@ -12,6 +12,7 @@ so its validation role is the first examples of its training split.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
@@ -31,7 +32,8 @@ from genprobe.runs.config import without_added_defaults
 from genprobe.tasks.registry import load_task, task_name
 from genprobe.tasks.rewriting.task import RewritingTask
 from genprobe.tasks.task import Examples, Split, Task
-from genprobe.training.trainer import MemberSeeds, TrainConfig
+from genprobe.training.config import TrainConfig
+from genprobe.training.trainer import MemberSeeds
 
 # settings added after runs existed (`without_added_defaults`): a nested one as `train.name`
 ADDED_DEFAULTS = {
@@ -124,6 +126,69 @@ class SweepConfig:
         members = tuple(range(len(self.grid[0]) * len(self.grid[1])))
         if self.seeds != members:
             raise ConfigError("seeds", f"the grid's members 0..{len(members) - 1}", self.seeds)
+
+    @staticmethod
+    def member_count(
+        seeds: int, init_seeds: int | None = None, order_seeds: int | None = None
+    ) -> int:
+        """How many members a sweep of `seeds` seeds has, or with `init_seeds` and
+        `order_seeds` (both or neither) their grid's: known before they are listed
+        (`with_members`), so that a billion of them is refused before it fills the memory.
+
+        Raises:
+            ConfigError: a count below 1, or one of `init_seeds` and `order_seeds` alone.
+        """
+        grid = {"init_seeds": init_seeds, "order_seeds": order_seeds}
+        missing = [name for name, count in grid.items() if count is None]
+        if len(missing) == 1:
+            (given,) = set(grid) - set(missing)
+            raise ConfigError(missing[0], f"given with {given} (a grid takes both)", None)
+        counts = grid if not missing else {"seeds": seeds}
+        for name, count in counts.items():
+            if count < 1:
+                raise ConfigError(name, ">= 1", count)
+        return math.prod(counts.values())
+
+    def with_members(
+        self,
+        seeds: int,
+        first_seed: int,
+        init_seeds: int | None = None,
+        order_seeds: int | None = None,
+    ) -> SweepConfig:
+        """This config with `seeds` seeds from `first_seed` on; or with `init_seeds` and
+        `order_seeds` the grid of that many of each (each from `first_seed` on), its members
+        numbered 0 .. I·O-1 (`member_count` checks the counts).
+
+        Raises:
+            ConfigError: see `member_count`.
+        """
+        count = self.member_count(seeds, init_seeds, order_seeds)
+        if init_seeds is None or order_seeds is None:
+            members = tuple(range(first_seed, first_seed + seeds))
+            return replace(self, seeds=members, init_seeds=None, order_seeds=None)
+        return replace(
+            self,
+            seeds=tuple(range(count)),
+            init_seeds=tuple(range(first_seed, first_seed + init_seeds)),
+            order_seeds=tuple(range(first_seed, first_seed + order_seeds)),
+        )
+
+    def with_sizes(self, train_size: int | None, full_batch: bool = False) -> SweepConfig:
+        """This config with `train_size` training examples (None: the training split's size,
+        a finite one whole) and, with `full_batch`, every step on the whole training set:
+        sizes that follow from the task, so that a grid's cell whose task differs takes its
+        own.
+
+        Raises:
+            ConfigError: a training size below 1.
+        """
+        spec = self.split_spec("train")
+        size = spec.size if train_size is None else train_size
+        batch = self.train.batch_size
+        if full_batch:
+            batch = min(size, spec.size) if spec.finite else size
+        return replace(self, train_size=size, train=replace(self.train, batch_size=batch))
 
     @property
     def grid(self) -> tuple[tuple[int, ...], tuple[int, ...]] | None:

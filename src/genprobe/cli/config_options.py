@@ -1,0 +1,154 @@
+"""Options written by a config: a command takes one option per field of a config dataclass,
+named after the field (`--max-epochs` for `max_epochs`), of its type, defaulting to its
+default, with the field's comment as its help (the comment lines just above the field and the
+one on its line, read from the source once; a field in backticks is shown as its option). So
+`--help` cannot drift from the config: there is nothing to copy.
+
+A field whose default follows from other settings (a learning rate from its optimizer) is
+named in `derived` with that default in words: its option defaults to None (not given), and
+`--help` shows the words. `flags` names an option otherwise than its field
+(`--decoder-only/--encoder-decoder`).
+
+    @with_config_options(TrainConfig, "train")
+    def sweep(out: Path = typer.Option(...), train: TrainConfig = FROM_CONFIG, ...) -> None:
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import linecache
+import re
+import textwrap
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, fields
+from typing import Any
+
+import typer
+
+from genprobe.options import field_types
+
+# The default of a command's parameter that `with_config_options` replaces by the options.
+FROM_CONFIG: Any = object()
+
+
+@functools.cache
+def field_comments(config: type) -> dict[str, str]:
+    """Each field of the dataclass `config` that has a comment → that comment: the comment
+    lines just above the field, then the one on its line, as one line of text."""
+    source = textwrap.dedent(_class_source(config))
+    lines = source.splitlines()
+    (declaration,) = ast.parse(source).body
+    names = {field.name for field in fields(config)}
+    found = {}
+    for node in declaration.body:
+        if not (isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) in names):
+            continue
+        comment, above = [], node.lineno - 2  # the line above, counted from 0
+        while above >= 0 and lines[above].lstrip().startswith("#"):
+            comment.insert(0, lines[above])
+            above -= 1
+        # after the field's last token, only a comment can follow on its line
+        after = lines[node.end_lineno - 1].encode()[node.end_col_offset :].decode().strip()
+        comment += [after] if after else []
+        if comment:
+            found[node.target.id] = " ".join(line.strip().lstrip("#").strip() for line in comment)
+    return found
+
+
+def _class_source(config: type) -> str:
+    """The lines declaring the class `config`, the first of its name in its module
+    (`inspect.getsource` without its parse of the whole module, which would take a few
+    milliseconds of every command's start)."""
+    lines = linecache.getlines(inspect.getsourcefile(config) or "")
+    heading = re.compile(rf"(\s*)class {config.__name__}\b")
+    start = next(i for i, line in enumerate(lines) if heading.match(line))
+    indent = len(heading.match(lines[start]).group(1))
+    end = start + 1
+    while end < len(lines) and (
+        not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > indent
+    ):
+        end += 1
+    return "".join(lines[start:end])
+
+
+def config_options(
+    config: type,
+    derived: Mapping[str, str] | None = None,
+    flags: Mapping[str, str] | None = None,
+) -> list[inspect.Parameter]:
+    """The options of the dataclass `config`'s fields, as a command's keyword parameters
+    (typer builds the click options from them).
+
+    Raises:
+        TypeError: a field without a default or without a comment (its help).
+    """
+    derived, flags = derived or {}, flags or {}
+    types, comments = field_types(config), field_comments(config)
+    names = {name: flags.get(name, "--" + name.replace("_", "-")) for name in types}
+    parameters = []
+    for field in fields(config):
+        if not field.init:
+            continue
+        if field.default is MISSING or field.name not in comments:
+            raise TypeError(f"{config.__name__}.{field.name} needs a default and a comment")
+        shown = derived.get(field.name)
+        option = typer.Option(
+            None if shown else field.default,
+            *([flags[field.name]] if field.name in flags else []),
+            help=_spelled(comments[field.name], names),
+            show_default=shown or True,
+        )
+        keyword, annotation = inspect.Parameter.KEYWORD_ONLY, types[field.name]
+        parameters.append(
+            inspect.Parameter(field.name, keyword, default=option, annotation=annotation)
+        )
+    return parameters
+
+
+def _spelled(help: str, names: Mapping[str, str]) -> str:
+    """`help` with each field in backticks as its option: `eval_every` → --eval-every."""
+
+    def option(match: re.Match) -> str:
+        name = match.group(1)
+        return names[name].split("/")[0] if name in names else match.group(0)
+
+    return re.sub(r"`(\w+)`", option, help)
+
+
+def with_config_options(
+    config: type,
+    name: str,
+    build: Callable[..., Any] | None = None,
+    derived: Mapping[str, str] | None = None,
+    flags: Mapping[str, str] | None = None,
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command the options of `config`'s fields (`config_options`) where its parameter
+    `name` (its default `FROM_CONFIG`) stands; it receives them as that one argument, built
+    by `build(**values)` (default: `config` itself), so a value the config refuses is refused
+    before the command runs."""
+    options = config_options(config, derived, flags)
+    build = build or config
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        own = list(inspect.signature(command, eval_str=True).parameters.values())
+        at = [parameter.name for parameter in own].index(name)
+        if own[at].default is not FROM_CONFIG:
+            raise TypeError(f"{command.__name__}'s {name} must default to FROM_CONFIG")
+        clash = {p.name for p in own} & {p.name for p in options}
+        if clash:
+            raise TypeError(f"{command.__name__} and {config.__name__} both have {clash}")
+
+        @functools.wraps(command)
+        def wrapper(**given: Any) -> None:
+            values = {option.name: given.pop(option.name) for option in options}
+            command(**{name: build(**values)}, **given)
+
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        parameters = [p.replace(kind=keyword) for p in [*own[:at], *options, *own[at + 1 :]]]
+        wrapper.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+        return wrapper
+
+    return decorate

@@ -1,0 +1,174 @@
+"""Options written by a config (`cli.config_options`): one per field, named, typed and
+defaulted by the field, its help the field's comment; a command's `--help` shows what the
+config declares, so it cannot drift from it."""
+
+import re
+from dataclasses import dataclass, fields
+from typing import ClassVar
+
+import pytest
+import typer
+import typer.main
+from typer.testing import CliRunner
+
+from genprobe.cli import app
+from genprobe.cli.config_options import (
+    FROM_CONFIG,
+    config_options,
+    field_comments,
+    with_config_options,
+)
+from genprobe.cli.spelling import option_spelling
+from genprobe.training.config import LEARNING_RATES, TrainConfig
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Not any field's help."""
+
+    LIMIT: ClassVar[int] = 3  # not a field
+    # Two lines above
+    # the field,
+    width: int = 8  # then its own.
+    depth: int | None = None  # With `width`: deeper; `other` stays.
+    name: str = "a#b"  # Its own only.
+    # The default of rate follows from width.
+    rate: float = 0.5
+    tied: bool = False  # Tie the weights.
+
+    @classmethod
+    def sized(cls, rate: float | None = None, **settings) -> "Shape":
+        return cls(rate=settings.get("width", 8) / 16 if rate is None else rate, **settings)
+
+
+def test_a_fields_help_is_the_comment_above_it_and_on_its_line():
+    assert field_comments(Shape) == {
+        "width": "Two lines above the field, then its own.",
+        "depth": "With `width`: deeper; `other` stays.",
+        "name": "Its own only.",
+        "rate": "The default of rate follows from width.",
+        "tied": "Tie the weights.",
+    }
+
+
+def test_an_option_is_named_typed_defaulted_and_helped_by_its_field():
+    options = {p.name: p for p in config_options(Shape, derived={"rate": "width / 16"})}
+    assert list(options) == ["width", "depth", "name", "rate", "tied"]
+    width, depth, rate = options["width"], options["depth"], options["rate"]
+    assert (width.annotation, width.default.default, width.default.show_default) == (int, 8, True)
+    assert depth.default.help == "With --width: deeper; `other` stays."  # a field as its option
+    assert depth.annotation == int | None
+    assert (rate.default.default, rate.default.show_default) == (None, "width / 16")
+
+
+def test_a_field_without_a_comment_makes_no_option():
+    @dataclass(frozen=True)
+    class Silent:
+        size: int = 1
+
+    with pytest.raises(TypeError, match=r"Silent\.size needs a default and a comment"):
+        config_options(Silent)
+
+
+def _shape_command(**decorator) -> typer.Typer:
+    got = {}
+
+    @with_config_options(Shape, "shape", **decorator)
+    def build(label: str = typer.Option("x"), shape: Shape = FROM_CONFIG) -> None:
+        got.update(label=label, shape=shape)
+
+    command = typer.Typer(rich_markup_mode=None)
+    command.command()(build)
+    command.got = got  # type: ignore[attr-defined]
+    return command
+
+
+def test_a_command_receives_its_configs_options_as_the_config():
+    command = _shape_command(flags={"tied": "--tied/--untied"})
+    result = CliRunner().invoke(command, ["--width", "4", "--untied", "--label", "y"])
+    assert result.exit_code == 0, result.output
+    assert command.got == {"label": "y", "shape": Shape(width=4, tied=False)}
+    help_text = CliRunner().invoke(command, ["--help"]).output
+    assert "--tied / --untied" in help_text and "Two lines above the field" in help_text
+
+
+def test_a_derived_default_is_left_to_the_config_where_it_is_not_given():
+    command = _shape_command(build=Shape.sized, derived={"rate": "width / 16"})
+    assert CliRunner().invoke(command, ["--width", "4"]).exit_code == 0
+    assert command.got["shape"].rate == 0.25
+    assert CliRunner().invoke(command, ["--width", "4", "--rate", "0.1"]).exit_code == 0
+    assert command.got["shape"].rate == 0.1
+
+
+def test_a_command_and_its_config_cannot_share_a_name():
+    with pytest.raises(TypeError, match="both have"):
+
+        @with_config_options(Shape, "shape")
+        def build(width: int = 1, shape: Shape = FROM_CONFIG) -> None: ...
+
+
+def _sweep_options() -> dict:
+    command = typer.main.get_command(app).commands["sweep"]
+    return {param.name: param for param in command.params}
+
+
+def test_the_sweeps_training_options_are_train_configs_fields():
+    options, comments = _sweep_options(), field_comments(TrainConfig)
+    for field in fields(TrainConfig):
+        option, comment = options[field.name], comments[field.name]
+        assert option.opts == ["--" + field.name.replace("_", "-")]
+        as_options = re.sub(r"`(\w+)`", lambda m: "--" + m[1].replace("_", "-"), comment)
+        assert option.help == as_options
+        if field.name == "lr":  # the optimizer's, which --help names with each rate
+            assert option.default is None
+            assert option.show_default == "the optimizer's: sgd 0.125, adam 0.001, adamw 0.001"
+        else:
+            assert option.default == field.default
+
+
+def test_a_sweeps_learning_rate_is_its_optimizers_unless_given():
+    for optimizer, lr in LEARNING_RATES.items():
+        assert TrainConfig.for_optimizer(optimizer).lr == lr
+    assert TrainConfig.for_optimizer("adam", lr=0.5).lr == 0.5
+    assert TrainConfig.for_optimizer(batch_size=8) == TrainConfig(batch_size=8)
+
+
+def test_a_config_error_is_named_as_its_option():
+    spell = option_spelling(typer.main.get_command(app).commands["sweep"])
+    assert [spell(k) for k in ("train.eval_every", "max_grad_norm", "hidden")] == [
+        "--eval-every", "--max-grad-norm", "--hidden",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--hidden", "8", "--model-option", "hidden=8"],
+         "model option hidden is given twice: as --hidden 8 and as --model-option hidden=8"),
+        (["--arch", "transformer", "--emb", "16", "--hidden", "32"],
+         "model option width is given twice: as --emb 16 and as --hidden 32"),
+        (["--arch", "transformer", "--hidden", "16", "--model-option", "width=16"],
+         "model option width is given twice: as --hidden 16 and as --model-option width=16"),
+        (["--arch", "transformer", "--encoder-decoder", "--model-option", "decoder_only=true"],
+         "model option decoder_only is given twice: as --encoder-decoder and as --model-option"),
+    ],
+)  # fmt: skip
+def test_a_model_option_set_by_its_old_flag_and_again_is_refused(cli, tmp_path, args, message):
+    out = tmp_path / "run"
+    code, _, err = cli("sweep", "--task", "reverse_string", *args, "--out", str(out))
+    assert code == 2 and err.startswith(f"genprobe: error: {message}") and err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_old_flags_that_agree_set_their_option_once(cli, monkeypatch, tmp_path):
+    made = []
+    monkeypatch.setattr(
+        "genprobe.studies.seed_sensitivity.run_sweep",
+        lambda config, out, *args: made.append(config) or out,
+    )
+    monkeypatch.setattr("genprobe.cli.sweep.finish", lambda *args: None)
+    args = ["--arch", "transformer", "--emb", "16", "--hidden", "16", "--encoder-decoder"]
+    code, _, err = cli("sweep", "--task", "reverse_string", *args, "--out", str(tmp_path / "r"))
+    assert code == 0, err
+    options = made[0].model.options()
+    assert options["width"] == 16 and options["decoder_only"] is False

@@ -1,0 +1,88 @@
+"""What a sweep's config derives from the settings a command gives: its members (seeds from a
+first one, or a grid of init × order seeds), the training split whole where no size is given,
+a full batch, a learning rate per optimizer; and a command line that asks for them."""
+
+import pytest
+
+from genprobe.errors import ConfigError
+from genprobe.studies.seed_sensitivity import SweepConfig
+from genprobe.tasks.registry import load_task
+from genprobe.training.config import TrainConfig
+
+SCAN_LENGTH = load_task("scan", {"split": "length"})  # a finite training split of 16,990
+REVERSE = load_task("reverse_string")  # an endless one, 20,000 by default
+
+
+def test_the_members_are_seeds_from_the_first_or_the_grid_of_init_and_order_seeds():
+    config = SweepConfig(seeds=(0,))
+    assert config.with_members(3, first_seed=5).seeds == (5, 6, 7)
+    grid = config.with_members(3, first_seed=5, init_seeds=2, order_seeds=3)
+    assert grid.seeds == tuple(range(6))  # a grid numbers its cells
+    assert (grid.init_seeds, grid.order_seeds) == ((5, 6), (5, 6, 7))
+    assert SweepConfig.member_count(50, 2, 3) == 6 and SweepConfig.member_count(50) == 50
+
+
+@pytest.mark.parametrize(
+    "counts, message",
+    [
+        ((0,), "seeds must be >= 1. Got 0"),
+        ((5, 2, None), "order_seeds must be given with init_seeds (a grid takes both)"),
+        ((5, None, 2), "init_seeds must be given with order_seeds"),
+        ((5, 0, 2), "init_seeds must be >= 1. Got 0"),
+    ],
+)
+def test_member_counts_below_one_or_half_a_grid_are_refused(counts, message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        SweepConfig.member_count(*counts)
+
+
+@pytest.mark.parametrize(
+    "task, train_size, full_batch, expected",
+    [
+        (SCAN_LENGTH, None, False, (16_990, 64)),  # the finite split whole
+        (SCAN_LENGTH, None, True, (16_990, 16_990)),
+        (SCAN_LENGTH, 20_000, True, (20_000, 16_990)),  # a batch holds what the split holds
+        (REVERSE, None, True, (20_000, 20_000)),  # an endless split's own size
+        (REVERSE, 500, False, (500, 64)),
+    ],
+)
+def test_the_sizes_follow_from_the_task(task, train_size, full_batch, expected):
+    config = SweepConfig(seeds=(0,), task=task).with_sizes(train_size, full_batch)
+    assert (config.train_size, config.train.batch_size) == expected
+
+
+def test_the_command_line_gives_its_settings_to_the_configs(cli, monkeypatch, tmp_path):
+    made = []
+    monkeypatch.setattr(
+        "genprobe.studies.seed_sensitivity.run_sweep",
+        lambda config, out, *args: made.append(config) or out,
+    )
+    monkeypatch.setattr("genprobe.cli.sweep.finish", lambda *args: None)
+    code, _, err = cli(
+        "sweep", "--task", "binary_operation", "--arch", "mlp", "--full-batch",
+        "--init-seeds", "2", "--order-seeds", "3", "--first-seed", "5", "--optimizer", "adam",
+        "--hidden", "16", "--no-report", "--out", str(tmp_path / "run"),
+    )  # fmt: skip
+    assert code == 0, err
+    (config,) = made
+    assert (config.seeds, config.init_seeds, config.order_seeds) == (
+        tuple(range(6)), (5, 6), (5, 6, 7),
+    )  # fmt: skip
+    assert config.train == TrainConfig(batch_size=4_704, optimizer="adam", lr=0.001)
+    assert config.train_size == 4_704 and config.model.options()["hidden"] == 16
+
+
+def test_each_cell_of_a_grid_takes_the_sizes_of_its_own_task(cli, monkeypatch, tmp_path):
+    made = []
+    monkeypatch.setattr(
+        "genprobe.studies.seed_sensitivity.run_sweep",
+        lambda config, out, *args: made.append(config) or out,
+    )
+    monkeypatch.setattr("genprobe.cli.sweep.finish", lambda *args: None)
+    code, _, err = cli(
+        "sweep", "--task", "binary_operation", "--arch", "mlp", "--full-batch", "--seeds", "2",
+        "--vary", "task.train_fraction=0.3,0.5", "--no-report", "--out", str(tmp_path / "grid"),
+    )  # fmt: skip
+    assert code == 0, err
+    sizes = [(config.train_size, config.train.batch_size) for config in made]
+    assert sizes == [(2_823, 2_823), (4_704, 4_704)]  # 30 % and 50 % of 9,409 equations
