@@ -2,10 +2,15 @@
 the documented way, each relation's partner is valid and the task's own outputs keep it, the
 features read right, and inputs that are not a task's are refused."""
 
+import re
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from genprobe.tasks import load_task
+from genprobe.errors import TaskContractError
+from genprobe.tasks import Probes, load_task
 from genprobe.tasks.addition import carries
 from genprobe.tasks.probing import token_edits
 from genprobe.tasks.registry import TASKS, task_probes
@@ -331,3 +336,46 @@ def test_integration_sums_are_sympys_sums_and_their_references_verify():
     rows = zip(*(task.problems(part) for part in parts), task.problems(joined.src), strict=True)
     for *f, total in rows:  # like terms combined, as SymPy adds
         assert sp.simplify(to_sympy(total) - sp.Add(*map(to_sympy, f))) == 0
+
+
+ROOT = Path(__file__).parents[2]
+OWN_PROBES = re.compile(r"```python\n(# in copy_task\.py, after the task\n.*?)```", re.S)
+
+
+@pytest.fixture
+def own_task(tmp_path, monkeypatch):
+    """A module `own_copy` of the example task, with the probes docs/tasks.md gives it."""
+    (probes,) = OWN_PROBES.findall((ROOT / "docs" / "tasks.md").read_text())
+    source = (ROOT / "examples" / "copy_task.py").read_text()
+    (tmp_path / "own_copy.py").write_text(f"{source}\n\n{probes}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path / "own_copy.py"
+    sys.modules.pop("own_copy", None)
+
+
+def test_a_py_tasks_probes_are_its_modules_class_named_after_it(own_task):
+    task = load_task("py:own_copy:Copy")
+    probes = task_probes(task)
+    assert type(probes).__name__ == "CopyProbes" and probes.task is task
+    src = encoded(task, "a b c", "d")
+    moved = probes.families()["double_last"].perturb(src, np.random.default_rng(0))
+    assert words(task, moved.src) == [("d", "d")] and moved.origin.tolist() == [1]  # no room in 0
+    assert probes.valid_inputs(moved.src).all() and "double_last" in probes.mutations()
+
+
+def test_a_py_task_without_probes_gets_the_defaults_and_a_wrong_one_is_one_line(own_task):
+    own_task.write_text(own_task.read_text().replace("class CopyProbes(Probes)", "class Other"))
+    probes = task_probes(load_task("py:own_copy:Copy"))
+    assert type(probes) is Probes and probes.families() == {}
+    sys.modules.pop("own_copy")
+    own_task.write_text(f"{own_task.read_text()}\nCopyProbes = 3\n")
+    with pytest.raises(
+        TaskContractError, match=r"CopyProbes must be a subclass of .*Probes, got 3"
+    ):
+        task_probes(load_task("py:own_copy:Copy"))
+
+
+def test_a_task_without_solve_must_say_which_inputs_are_valid():
+    probes = task_probes(load_task("rewriting"))
+    with pytest.raises(TaskContractError, match=r"RewritingTask does not say which inputs"):
+        Probes.valid_inputs(probes, np.ones((1, 3), np.int64))
