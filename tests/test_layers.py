@@ -1,6 +1,6 @@
 """Layers point one way: no module of genprobe imports from a layer above its own, nor names
 one by string to be imported when used ("genprobe.x.y:function"), but a study's declaration
-naming its renderers.
+naming its renderers; and no modules import each other in a circle, however long.
 
 tasks → data → models → training → decoding → verification → prompts → models under test →
 studies → reports → cli. `errors`, `user_code` (imports a `py:` spec's module), `options` (settings
@@ -184,3 +184,95 @@ def test_an_upward_import_is_found(tmp_path):
         "genprobe/training/loop.py:2 (training) imports studies.brittleness (studies)",
         "genprobe/training/loop.py:3 (training) imports verification (verification)",
     ]
+
+
+def import_graph(src: Path = SRC) -> dict[str, set[str]]:
+    """Module → the genprobe modules it imports when it runs, lazy imports included (`from
+    package import name` imports the submodule `name` where there is one). What an `if
+    TYPE_CHECKING:` block imports never runs, so it is left out; so is a module named by string
+    (`named_modules`: a registry's row, a study naming its renderers), looked up when asked
+    for, by then with every module that names it loaded."""
+    paths = {module_name(path, src): path for path in (src / "genprobe").rglob("*.py")}
+    graph = {}
+    for module, path in paths.items():
+        package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+        found = set()
+        for node in _running(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = ".".join([*package[: len(package) - node.level + 1], node.module or ""])
+                elif (node.module or "").split(".")[0] == "genprobe":
+                    base = node.module.removeprefix("genprobe").removeprefix(".")
+                else:
+                    continue
+                base = base.strip(".")
+                for alias in node.names:
+                    sub = f"{base}.{alias.name}".strip(".")
+                    found.add(sub if sub in paths else base)
+            elif isinstance(node, ast.Import):
+                found |= {a.name.removeprefix("genprobe.") for a in node.names}
+        graph[module] = (found & set(paths)) - {module}
+    return graph
+
+
+def _running(tree: ast.AST) -> list[ast.AST]:
+    """Every node of `tree` but those under `if TYPE_CHECKING:`."""
+    nodes, stack = [], [tree]
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            stack.extend(node.orelse)
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+    return nodes
+
+
+def import_circles(src: Path = SRC) -> list[list[str]]:
+    """Each set of modules that import one another in a circle (a strongly connected component
+    of the import graph, Tarjan's algorithm), sorted."""
+    graph = import_graph(src)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for imported in sorted(graph[module]):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            members = stack[stack.index(module) :]
+            del stack[stack.index(module) :]
+            if len(members) > 1:
+                circles.append(sorted(members))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(circles)
+
+
+def test_no_modules_import_each_other_in_a_circle():
+    assert import_circles() == []
+
+
+def test_an_import_circle_is_found(tmp_path):
+    """However long, through lazy and relative imports and `from package import module`; an
+    import only type checkers read makes none."""
+    package = tmp_path / "genprobe" / "tasks"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from genprobe.tasks import b\n")
+    (package / "b.py").write_text("def f():\n    from . import c\n")
+    (package / "c.py").write_text("import genprobe.tasks.a\n")
+    (package / "d.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from genprobe.tasks import e\n"
+    )
+    (package / "e.py").write_text("from genprobe.tasks.d import x\n")
+    assert import_circles(tmp_path) == [["tasks.a", "tasks.b", "tasks.c"]]

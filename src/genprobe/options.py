@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import numbers
 import typing
 from collections.abc import Mapping
 from typing import Any
@@ -36,6 +37,11 @@ def as_pairs(options: Mapping[str, Any]) -> list[str]:
         text = "none" if value is None else str(value)
         pairs.append(f"{key}={text.lower() if isinstance(value, bool) else text}")
     return pairs
+
+
+def is_integer(value: object) -> bool:
+    """Whether an option's value is a whole number (a bool is not)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def field_types(cls: type) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from genprobe.prompts import draw_shots
 from genprobe.prompts.shots import POOL, shot_pool
 from genprobe.tasks import load_task
 from genprobe.tasks.probing import padded
-from genprobe.tasks.task import trim
+from genprobe.tasks.row_edits import trim
 
 
 @pytest.fixture(scope="module")

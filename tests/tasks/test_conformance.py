@@ -12,7 +12,7 @@ import pytest
 from genprobe.errors import TaskContractError
 from genprobe.tasks import DeterministicTask, Examples, Split, load_task
 from genprobe.tasks.conformance import check_contract, check_task
-from genprobe.tasks.registry import TASKS
+from genprobe.tasks.registry import TASKS, task_probes
 from genprobe.tasks.scan import FAMILIES
 from genprobe.tasks.tokens import encode_inputs, encode_outputs
 
@@ -151,13 +151,13 @@ def test_the_structural_check_alone_finds_what_a_py_task_breaks_at_load():
         check_contract(VerifiesAList(), "py:m:VerifiesAList")
 
 
-def declared_moves(task):
+def declared_moves(probes):
     """Every family, relation partner, composition (row i joined with the rows after it) and
-    mutation a task declares, by a readable name."""
-    moves = {f"family {n}": f.perturb for n, f in task.families().items()}
-    moves |= {f"relation {n}": r.partner for n, r in task.relations().items()}
-    moves |= {f"composition {n}": partial(joined, c) for n, c in task.compositions().items()}
-    return moves | {f"mutation {n}": m.perturb for n, m in task.mutations().items()}
+    mutation a task's probes declare, by a readable name."""
+    moves = {f"family {n}": f.perturb for n, f in probes.families().items()}
+    moves |= {f"relation {n}": r.partner for n, r in probes.relations().items()}
+    moves |= {f"composition {n}": partial(joined, c) for n, c in probes.compositions().items()}
+    return moves | {f"mutation {n}": m.perturb for n, m in probes.mutations().items()}
 
 
 def joined(composition, src, rng):
@@ -173,11 +173,12 @@ def joined(composition, src, rng):
 )  # fmt: skip
 def test_every_tasks_probe_declarations_keep_the_contract(name, options):
     task = load_task(name, options)
+    probes = task_probes(task)
     src = task.generate(task.train_split, 64, 0).src
-    valid = task.valid_inputs(src)
+    valid = probes.valid_inputs(src)
     assert valid.dtype == bool and valid.shape == (64,) and valid.all()
-    assert set(task.mutations()) >= {"substitute", "insert", "delete", "swap"}
-    for label, move in declared_moves(task).items():
+    assert set(probes.mutations()) >= {"substitute", "insert", "delete", "swap"}
+    for label, move in declared_moves(probes).items():
         first = move(src, np.random.default_rng(7))
         again = move(src, np.random.default_rng(7))
         assert first.src.dtype == src.dtype and first.origin.dtype.kind == "i", label
@@ -185,18 +186,18 @@ def test_every_tasks_probe_declarations_keep_the_contract(name, options):
         assert np.array_equal(first.origin, again.origin), label
         assert len(first.origin) == len(first.src), label
         assert ((first.origin >= 0) & (first.origin < len(src))).all(), label
-        checked = task.valid_inputs(first.src)  # a token edit may break an input, never crash
+        checked = probes.valid_inputs(first.src)  # a token edit may break an input, never crash
         assert checked.dtype == bool and checked.shape == (len(first.src),), label
-        if not label.startswith("mutation") or label[9:] in task.families():
+        if not label.startswith("mutation") or label[9:] in probes.families():
             assert checked.all(), f"{label}: an output that is not one of the task's inputs"
-    texts = task.input_text(src)
+    texts = probes.input_text(src)
     assert len(texts) == 64 and all(isinstance(s, str) and s for s in texts)
     assert len(set(texts)) == len({tuple(row) for row in src.tolist()})  # one text per input
     tgt = task.generate(task.train_split, 64, 0).tgt
-    answers = task.output_text(tgt)
+    answers = probes.output_text(tgt)
     assert len(answers) == 64 and all(isinstance(s, str) for s in answers)
     assert len(set(answers)) == len({tuple(row[row >= 0]) for row in tgt})  # one per output
-    features = task.features(src)
+    features = probes.features(src)
     assert features and all(isinstance(k, str) for k in features)
     for key, values in features.items():
         assert isinstance(values, np.ndarray) and values.shape == (64,), key

@@ -2,16 +2,22 @@
 the documented way, each relation's partner is valid and the task's own outputs keep it, the
 features read right, and inputs that are not a task's are refused."""
 
+import re
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from genprobe.tasks import load_task
+from genprobe.errors import TaskContractError
+from genprobe.tasks import Probes, load_task
 from genprobe.tasks.addition import carries
 from genprobe.tasks.probing import token_edits
-from genprobe.tasks.registry import TASKS
+from genprobe.tasks.registry import TASKS, task_probes
 from genprobe.tasks.tokens import encode_inputs
 
 SCAN = load_task("scan")
+SCAN_PROBES = task_probes(SCAN)
 SCAN_WORDS = ("", *SCAN.source_vocab)
 RNG = 0
 
@@ -31,8 +37,9 @@ def gold(task, src):
 
 
 def moved(task, family, src, seed=RNG):
-    result = task.families()[family].perturb(src, np.random.default_rng(seed))
-    assert task.valid_inputs(result.src).all()
+    probes = task_probes(task)
+    result = probes.families()[family].perturb(src, np.random.default_rng(seed))
+    assert probes.valid_inputs(result.src).all()
     assert len(result.origin) == len(result.src) and result.origin.dtype.kind == "i"
     return result
 
@@ -81,12 +88,12 @@ def test_lengthen_conjunction_appends_a_sentence_of_the_grammar():
 
 def test_twice_is_and_pairs_x_twice_with_x_and_x_and_the_gold_outputs_agree():
     src = encoded(SCAN, "jump left twice", "walk thrice", "run twice and look", "look twice")
-    relation = SCAN.relations()["twice_is_and"]
+    relation = SCAN_PROBES.relations()["twice_is_and"]
     partner = relation.partner(src, np.random.default_rng(RNG))
     assert partner.origin.tolist() == [0, 3]
     assert words(SCAN, partner.src) == [("jump", "left", "and", "jump", "left"),
                                         ("look", "and", "look")]  # fmt: skip
-    assert SCAN.valid_inputs(partner.src).all()
+    assert SCAN_PROBES.valid_inputs(partner.src).all()
     assert relation.agree(*gold(SCAN, src[partner.origin]), *gold(SCAN, partner.src)).all()
     wrong, length = gold(SCAN, partner.src)
     wrong[0, 0] = 1 - wrong[0, 0]  # one model's output differs: the relation is broken
@@ -94,7 +101,7 @@ def test_twice_is_and_pairs_x_twice_with_x_and_x_and_the_gold_outputs_agree():
 
 
 def test_scan_features_count_words_sentences_and_modifiers():
-    features = SCAN.features(encoded(SCAN, "jump left twice after walk thrice", "look"))
+    features = SCAN_PROBES.features(encoded(SCAN, "jump left twice after walk thrice", "look"))
     assert features["words"].tolist() == [6, 1] and features["sentences"].tolist() == [2, 1]
     assert features["modifiers"].tolist() == [2, 0] and features["length"].tolist() == [7, 1]
 
@@ -118,14 +125,14 @@ def operands(task, src):
 def test_operand_swap_and_commutativity_swap_the_operands(fmt):
     task = addition(fmt)
     src = task.generate("length_9", 300, 0).src
-    partner = task.relations()["commutativity"].partner(src, np.random.default_rng(0))
+    partner = task_probes(task).relations()["commutativity"].partner(src, np.random.default_rng(0))
     for result in (moved(task, "operand_swap", src), partner):
-        assert task.valid_inputs(result.src).all() and len(result) == 300
+        assert task_probes(task).valid_inputs(result.src).all() and len(result) == 300
         (a, b), _ = operands(task, src[result.origin])
         (a2, b2), _ = operands(task, result.src)
         assert (a2 == b).all() and (b2 == a).all()
         both = gold(task, src[result.origin]), gold(task, result.src)
-        assert task.relations()["commutativity"].agree(*both[0], *both[1]).all()
+        assert task_probes(task).relations()["commutativity"].agree(*both[0], *both[1]).all()
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -136,7 +143,7 @@ def test_carry_chain_makes_every_column_carry(fmt):
     assert len(result) == 300
     a, b, count, _, _ = task.read(result.src)
     assert (task.read(src[result.origin])[2] == count).all()  # the same digits each
-    chain = task.features(result.src)["carry chain"]
+    chain = task_probes(task).features(result.src)["carry chain"]
     assert (chain == count.max(axis=0)).all() and (chain >= 1).all()
     assert (carries(a, b).sum(axis=1) == count.max(axis=0)).all()
 
@@ -168,12 +175,13 @@ def test_with_hints_the_run_moves_down_where_the_longer_sum_would_not_fit():
 
 def test_addition_features_read_digits_and_carries():
     task = addition("plain")
-    features = task.features(encoded(task, "9 9 5 + 5", "1 2 + 3"))
+    features = task_probes(task).features(encoded(task, "9 9 5 + 5", "1 2 + 3"))
     assert features["a digits"].tolist() == [3, 2] and features["b digits"].tolist() == [1, 1]
     assert features["carries"].tolist() == [3, 0] and features["carry chain"].tolist() == [3, 0]
 
 
 REWRITING = load_task("rewriting")
+REWRITING_PROBES = task_probes(REWRITING)
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +192,7 @@ def rewriting_src():
 def test_rewriting_families_repeat_drop_and_add_a_symbol(rewriting_src):
     length = (rewriting_src > 0).sum(axis=1)
     repeat = moved(REWRITING, "repeat_symbol", rewriting_src)
-    features = REWRITING.features(repeat.src)
+    features = REWRITING_PROBES.features(repeat.src)
     assert (features["longest run"] == 2).all() and len(repeat) == 300
     assert ((repeat.src > 0).sum(axis=1) == length + 1).all()
     short = moved(REWRITING, "shorten", rewriting_src)
@@ -192,13 +200,13 @@ def test_rewriting_families_repeat_drop_and_add_a_symbol(rewriting_src):
     for before, after in zip(rewriting_src[short.origin], short.src, strict=True):
         assert set(after[after > 0]) < set(before[before > 0])
     long = moved(REWRITING, "lengthen", rewriting_src)
-    features = REWRITING.features(long.src)
+    features = REWRITING_PROBES.features(long.src)
     assert (features["distinct"] == length + 1).all()
 
 
 def test_rewriting_refuses_what_is_not_a_string_of_its_symbols():
     src = np.array([[1, 2, 0], [0, 0, 0], [1, 0, 2], [41, 1, 0], [40, 40, 40]])
-    assert REWRITING.valid_inputs(src).tolist() == [True, False, False, False, True]
+    assert REWRITING_PROBES.valid_inputs(src).tolist() == [True, False, False, False, True]
     one = np.array([[5, 0]])
     assert len(moved(REWRITING, "shorten", one)) == 0
 
@@ -218,11 +226,11 @@ def test_longer_by_s_draws_fresh_inputs_at_least_s_longer(name):
 def test_binary_operation_commutativity_only_where_the_operation_commutes():
     task = load_task("binary_operation", {"operation": "x*y"})
     src = task.generate("train", 300, 0).src
-    partner = task.relations()["commutativity"].partner(src, np.random.default_rng(0))
+    partner = task_probes(task).relations()["commutativity"].partner(src, np.random.default_rng(0))
     assert (partner.src[:, [1, 0, 2]] == src[partner.origin]).all()
     assert (src[partner.origin, 0] != src[partner.origin, 1]).all()
     assert (task.solve(partner.src) == task.solve(src[partner.origin])).all()
-    assert load_task("binary_operation", {"operation": "x-y"}).relations() == {}
+    assert task_probes(load_task("binary_operation", {"operation": "x-y"})).relations() == {}
 
 
 # Inputs that are not the task's, per task: each must be refused (valid_inputs False).
@@ -246,9 +254,9 @@ NOT_THE_TASKS = {
 def test_inputs_that_are_not_the_tasks_are_refused(name):
     task = load_task(name)
     src = encoded(task, *NOT_THE_TASKS[name])
-    assert not task.valid_inputs(src).any()
+    assert not task_probes(task).valid_inputs(src).any()
     empty = np.zeros((1, 0), dtype=np.int64)
-    assert not task.valid_inputs(empty).any()
+    assert not task_probes(task).valid_inputs(empty).any()
 
 
 @pytest.mark.parametrize("name", ["stack_manipulation", "binary_addition", "compute_sqrt",
@@ -256,7 +264,7 @@ def test_inputs_that_are_not_the_tasks_are_refused(name):
                                   "solve_equation"])  # fmt: skip
 def test_the_inputs_each_task_draws_stay_valid(name):
     task = load_task(name)
-    assert task.valid_inputs(task.generate("train", 500, 1).src).all()
+    assert task_probes(task).valid_inputs(task.generate("train", 500, 1).src).all()
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -265,20 +273,20 @@ def test_token_edits_never_crash_addition_and_what_they_break_is_refused(fmt):
     src = task.generate("train", 200, 0).src
     for family in token_edits(len(task.source_vocab)).values():
         edited = family.perturb(src, np.random.default_rng(0)).src
-        valid = task.valid_inputs(edited)
+        valid = task_probes(task).valid_inputs(edited)
         _a, _b, _count, _, ok = task.read(edited)
         assert (valid <= ok).all()
 
 
 def test_and_is_after_turns_two_sentence_commands_and_the_gold_outputs_agree(scan_src):
     src = encoded(SCAN, "jump left twice and walk", "look after run around right", "walk")
-    relation = SCAN.relations()["and_is_after"]
+    relation = SCAN_PROBES.relations()["and_is_after"]
     partner = relation.partner(src, np.random.default_rng(RNG))
     assert partner.origin.tolist() == [0, 1]
     assert words(SCAN, partner.src) == [("walk", "after", "jump", "left", "twice"),
                                         ("run", "around", "right", "and", "look")]  # fmt: skip
     partner = relation.partner(scan_src, np.random.default_rng(RNG))
-    assert len(partner) > 590 and SCAN.valid_inputs(partner.src).all()
+    assert len(partner) > 590 and SCAN_PROBES.valid_inputs(partner.src).all()
     assert relation.agree(*gold(SCAN, scan_src[partner.origin]), *gold(SCAN, partner.src)).all()
 
 
@@ -289,20 +297,20 @@ def test_no_task_takes_an_empty_input_or_one_with_a_gap(name):
     src = src[(src > 0).sum(axis=1) >= 2]
     gapped = np.insert(src, 1, 0, axis=1)  # padding after the first token, then the rest
     empty = np.zeros((2, gapped.shape[1]), dtype=np.int64)
-    assert not task.valid_inputs(np.concatenate([gapped, empty])).any()
+    assert not task_probes(task).valid_inputs(np.concatenate([gapped, empty])).any()
 
 
 def test_scan_compositions_join_one_sentence_commands_and_their_actions_follow():
     first = encoded(SCAN, "jump left", "walk twice and look", "run around right thrice")
     second = encoded(SCAN, "look twice", "jump", "walk")
     for name, order in (("and", (0, 1)), ("after", (1, 0))):
-        composition = SCAN.compositions()[name]
+        composition = SCAN_PROBES.compositions()[name]
         assert composition.arity == 2
         assert composition.takes(first).tolist() == [True, False, True]
         joined = composition.join([first, second])
         assert joined.origin.tolist() == [0, 2]  # the second command has two sentences
         assert words(SCAN, joined.src)[0] == ("jump", "left", name, "look", "twice")
-        assert SCAN.valid_inputs(joined.src).all()
+        assert SCAN_PROBES.valid_inputs(joined.src).all()
         out, length = gold(SCAN, joined.src)
         parts = [gold(SCAN, part[joined.origin]) for part in (first, second)]
         for row in range(len(joined)):
@@ -319,7 +327,7 @@ def test_integration_sums_are_sympys_sums_and_their_references_verify():
     drawn = task.generate(task.validation_split, 9, 0)
     parts = [drawn.src[i::3] for i in range(3)]
     outputs = [drawn.tgt[i::3] for i in range(3)]
-    composition = task.compositions()["sum_3"]
+    composition = task_probes(task).compositions()["sum_3"]
     joined = composition.with_reference(parts, outputs)
     assert joined.origin.tolist() == [0, 1, 2]
     assert (composition.join(parts).src == joined.src).all()
@@ -328,3 +336,46 @@ def test_integration_sums_are_sympys_sums_and_their_references_verify():
     rows = zip(*(task.problems(part) for part in parts), task.problems(joined.src), strict=True)
     for *f, total in rows:  # like terms combined, as SymPy adds
         assert sp.simplify(to_sympy(total) - sp.Add(*map(to_sympy, f))) == 0
+
+
+ROOT = Path(__file__).parents[2]
+OWN_PROBES = re.compile(r"```python\n(# in copy_task\.py, after the task\n.*?)```", re.S)
+
+
+@pytest.fixture
+def own_task(tmp_path, monkeypatch):
+    """A module `own_copy` of the example task, with the probes docs/tasks.md gives it."""
+    (probes,) = OWN_PROBES.findall((ROOT / "docs" / "tasks.md").read_text())
+    source = (ROOT / "examples" / "copy_task.py").read_text()
+    (tmp_path / "own_copy.py").write_text(f"{source}\n\n{probes}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path / "own_copy.py"
+    sys.modules.pop("own_copy", None)
+
+
+def test_a_py_tasks_probes_are_its_modules_class_named_after_it(own_task):
+    task = load_task("py:own_copy:Copy")
+    probes = task_probes(task)
+    assert type(probes).__name__ == "CopyProbes" and probes.task is task
+    src = encoded(task, "a b c", "d")
+    moved = probes.families()["double_last"].perturb(src, np.random.default_rng(0))
+    assert words(task, moved.src) == [("d", "d")] and moved.origin.tolist() == [1]  # no room in 0
+    assert probes.valid_inputs(moved.src).all() and "double_last" in probes.mutations()
+
+
+def test_a_py_task_without_probes_gets_the_defaults_and_a_wrong_one_is_one_line(own_task):
+    own_task.write_text(own_task.read_text().replace("class CopyProbes(Probes)", "class Other"))
+    probes = task_probes(load_task("py:own_copy:Copy"))
+    assert type(probes) is Probes and probes.families() == {}
+    sys.modules.pop("own_copy")
+    own_task.write_text(f"{own_task.read_text()}\nCopyProbes = 3\n")
+    with pytest.raises(
+        TaskContractError, match=r"CopyProbes must be a subclass of .*Probes, got 3"
+    ):
+        task_probes(load_task("py:own_copy:Copy"))
+
+
+def test_a_task_without_solve_must_say_which_inputs_are_valid():
+    probes = task_probes(load_task("rewriting"))
+    with pytest.raises(TaskContractError, match=r"RewritingTask does not say which inputs"):
+        Probes.valid_inputs(probes, np.ones((1, 3), np.int64))

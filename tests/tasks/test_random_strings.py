@@ -3,7 +3,7 @@
 import numpy as np
 
 from genprobe.tasks import random_strings
-from genprobe.tasks.task import STRING_CHUNK
+from genprobe.tasks.sampling import STRING_CHUNK
 
 
 def test_strings_have_their_lengths_symbols_and_padding():

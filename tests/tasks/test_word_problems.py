@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 
 from genprobe.errors import ConfigError
-from genprobe.tasks import load_task
+from genprobe.tasks import load_task, task_probes
 from genprobe.tasks.probing import token_edits
 from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, output_lines
 from genprobe.tasks.word_problems import TEMPLATE_NAMES
 from genprobe.verification.verdict import Outcome
 
 TASK = load_task("word_problems")
+PROBES = task_probes(TASK)
 SPLITS = ("train", "validation", "test", "noop", "one_more_step")
 GIFT = (
     "alice has 1 2 marbles . ben gives alice 5 more marbles . "
@@ -71,8 +72,8 @@ def answers(task, src):
 
 
 def moved(family, src, seed=0, task=TASK):
-    result = task.families()[family].perturb(src, np.random.default_rng(seed))
-    assert task.valid_inputs(result.src).all()
+    result = task_probes(task).families()[family].perturb(src, np.random.default_rng(seed))
+    assert task_probes(task).valid_inputs(result.src).all()
     return result
 
 
@@ -81,11 +82,11 @@ def test_every_generated_problem_verifies_and_reads_back_as_written(split):
     examples = TASK.generate(split, 600, 3)
     length = (examples.tgt >= 0).sum(axis=1)
     assert TASK.verify(examples.src, examples.tgt, length).all()
-    assert TASK.valid_inputs(examples.src).all()
+    assert PROBES.valid_inputs(examples.src).all()
     problems = TASK.parse(examples.src)
     assert (TASK.encode(problems) == examples.src[:, : TASK.encode(problems).shape[1]]).all()
     assert [p.answer for p in problems] == answers(TASK, examples.src)
-    features = TASK.features(examples.src)
+    features = PROBES.features(examples.src)
     assert (features["extended"] == (split == "one_more_step")).all()
     assert (features["noop"] == (split == "noop")).all()
     assert set(features["template"]) == set(range(len(TEMPLATE_NAMES)))
@@ -94,9 +95,9 @@ def test_every_generated_problem_verifies_and_reads_back_as_written(split):
 
 def test_answers_are_the_hand_computed_ones():
     src = encoded(TASK, *SOLVED)
-    assert TASK.valid_inputs(src).all()
+    assert PROBES.valid_inputs(src).all()
     assert answers(TASK, src) == list(SOLVED.values())
-    features = TASK.features(src)
+    features = PROBES.features(src)
     assert features["steps"].tolist() == [1, 2, 1, 1, 2, 4, 2, 4]
     assert features["answer digits"].tolist() == [2, 2, 1, 3, 1, 3, 3, 3]
     assert features["noop"].tolist() == [0, 0, 0, 0, 1, 0, 1, 1]
@@ -106,16 +107,16 @@ def test_answers_are_the_hand_computed_ones():
 
 def test_inputs_the_generator_never_writes_are_refused():
     src = encoded(TASK, *NOT_PROBLEMS)
-    assert not TASK.valid_inputs(src).any()
-    assert (TASK.features(src)["template"] == -1).all()
-    assert not TASK.valid_inputs(np.insert(encoded(TASK, GIFT), 3, 0, axis=1)).any()  # a gap
+    assert not PROBES.valid_inputs(src).any()
+    assert (PROBES.features(src)["template"] == -1).all()
+    assert not PROBES.valid_inputs(np.insert(encoded(TASK, GIFT), 3, 0, axis=1)).any()  # a gap
 
 
 def test_token_edits_mostly_break_a_problem_and_what_they_keep_is_exact():
     src = TASK.generate("test", 300, 0).src
     for name, family in token_edits(len(TASK.source_vocab)).items():
         edited = family.perturb(src, np.random.default_rng(1)).src
-        valid = TASK.valid_inputs(edited)
+        valid = PROBES.valid_inputs(edited)
         assert valid.mean() < 0.15, name  # what survives: a name, thing or digit swapped
         kept = edited[valid]
         gold = TASK.solve(kept)
@@ -159,8 +160,10 @@ def test_noop_adds_one_irrelevant_sentence_and_keeps_the_answer():
     result = moved("noop", src)
     assert len(result) == 300
     assert answers(TASK, result.src) == answers(TASK, src[result.origin])
-    features = TASK.features(result.src)
-    assert features["noop"].all() and (features["template"] == TASK.features(src)["template"]).all()
+    features = PROBES.features(result.src)
+    assert (
+        features["noop"].all() and (features["template"] == PROBES.features(src)["template"]).all()
+    )
     for before, after in zip(input_lines(TASK.source_vocab, src),
                              input_lines(TASK.source_vocab, result.src), strict=True):  # fmt: skip
         old, new = before.split(" . "), after.split(" . ")
@@ -186,7 +189,7 @@ def test_reinstantiate_keeps_the_structure_and_recomputes_the_answer():
 
 def test_rename_keeps_the_numbers_and_the_answer():
     src = TASK.generate("one_more_step", 200, 0).src
-    partner = TASK.relations()["rename"].partner(src, np.random.default_rng(0))
+    partner = PROBES.relations()["rename"].partner(src, np.random.default_rng(0))
     assert len(partner) == 200
     before, after = TASK.parse(src[partner.origin]), TASK.parse(partner.src)
     assert all(a.numbers == b.numbers for a, b in zip(before, after, strict=True))
@@ -198,7 +201,7 @@ def test_the_same_seed_gives_the_same_problems_and_perturbations():
     first, again = TASK.generate("train", 300, 5), TASK.generate("train", 300, 5)
     assert (first.src == again.src).all() and (first.tgt == again.tgt).all()
     assert not np.array_equal(first.src[:50], TASK.generate("train", 50, 6).src[:50])
-    for family in TASK.families():
+    for family in PROBES.families():
         a, b = (moved(family, first.src, seed=9) for _ in range(2))
         assert np.array_equal(a.src, b.src) and np.array_equal(a.origin, b.origin)
 
@@ -206,14 +209,14 @@ def test_the_same_seed_gives_the_same_problems_and_perturbations():
 def test_options_choose_templates_and_number_ranges():
     task = load_task("word_problems", {"templates": "gift,boxes", "max_number": "9"})
     examples = task.generate("train", 500, 0)
-    features = task.features(examples.src)
+    features = task_probes(task).features(examples.src)
     chosen = {TEMPLATE_NAMES.index("gift"), TEMPLATE_NAMES.index("boxes")}
     assert set(features["template"]) == chosen
     assert all(v <= 9 for p in task.parse(examples.src) for v in p.numbers.values())
     assert "shelves" not in task.source_vocab and "shelves" in TASK.source_vocab
     boxes = "alice has 2 boxes . each box holds 3 apples . how many apples does alice have ?"
-    assert task.valid_inputs(encoded(task, boxes)).all()
-    assert not task.valid_inputs(encoded(task, boxes.replace("3", "1 2"))).any()  # > 9
+    assert task_probes(task).valid_inputs(encoded(task, boxes)).all()
+    assert not task_probes(task).valid_inputs(encoded(task, boxes.replace("3", "1 2"))).any()  # > 9
 
 
 @pytest.mark.parametrize(

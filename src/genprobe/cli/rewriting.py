@@ -80,12 +80,12 @@ def generate(
 ) -> None:
     """Generate a split in the authors' file formats."""
     from genprobe.tasks.rewriting.formats import write_srctgt, write_tsv
-    from genprobe.tasks.rewriting.suites import SUITES
+    from genprobe.tasks.rewriting.suites import SPLITS
     from genprobe.tasks.rewriting.suites import generate as generate_suite
 
     grammar = _grammar(symbols, letters, variants, identity_weight, authors_b_quirk)
     examples = generate_suite(
-        suite.value, SUITES[suite.value].size if n is None else n, seed, grammar
+        suite.value, SPLITS[suite.value].size if n is None else n, seed, grammar
     )
     if file_format is FileFormat.tsv:
         paths = [write_tsv(f"{out}.tsv", grammar, examples)]

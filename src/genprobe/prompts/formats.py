@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genprobe.errors import ConfigError
-from genprobe.tasks.task import is_integer
+from genprobe.options import is_integer
 
 INSTRUCTIONS = (
     "Give the output for the last input, following the examples.",

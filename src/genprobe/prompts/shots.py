@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from genprobe.errors import ConfigError
-from genprobe.tasks.task import Examples, Task, is_integer, split_stream, trim
+from genprobe.options import is_integer
+from genprobe.tasks.row_edits import trim
+from genprobe.tasks.sampling import split_stream
+from genprobe.tasks.task import Examples, Task
 
 POOL = 512  # the first training examples of the data seed that draws choose from
 

@@ -27,18 +27,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from genprobe.errors import ConfigError, check_choice
+from genprobe.options import is_integer
 from genprobe.tasks.chomsky.base import CHUNK, LENGTH_SPLIT, parse_lengths
-from genprobe.tasks.probing import Family, Relation
 from genprobe.tasks.published import Published
-from genprobe.tasks.task import (
-    NO_ANSWER,
-    DeterministicTask,
-    Examples,
-    Split,
-    is_integer,
-    split_stream,
-    trim,
-)
+from genprobe.tasks.row_edits import trim
+from genprobe.tasks.sampling import split_stream
+from genprobe.tasks.task import NO_ANSWER, DeterministicTask, Examples, Split
 
 FORMATS = ("plain", "reversed", "index_hints")
 DIGITS = tuple("0123456789")
@@ -183,24 +177,6 @@ class Addition(DeterministicTask):
         gold[~ok] = -1
         gold[~ok, 0] = NO_ANSWER
         return trim(gold, -1)
-
-    # The probe declarations live in addition_probes, which builds on this module.
-    def families(self) -> Mapping[str, Family]:
-        from genprobe.tasks import addition_probes
-
-        return addition_probes.families(self)
-
-    def relations(self) -> Mapping[str, Relation]:
-        from genprobe.tasks import addition_probes
-
-        return addition_probes.relations(self)
-
-    def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
-        """The length, the digits of each operand, the carries and the longest carry chain (not
-        the default's token counts: a count of digit 7 or of hint token c says little)."""
-        from genprobe.tasks import addition_probes
-
-        return {"length": self.length(src), **addition_probes.features(self, src)}
 
     def length(self, src: np.ndarray) -> np.ndarray:
         """(n,) digits of the longer operand."""

@@ -4,53 +4,61 @@ a + b = b + a, and the operands' digits and carries as features."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 import numpy as np
 
 from genprobe.tasks.addition import Addition, add_digits, carries, digit_count
-from genprobe.tasks.probing import Family, Perturbed, Relation
+from genprobe.tasks.probing import Family, Perturbed, Probes, Relation
 
 
-def families(task: Addition) -> dict[str, Family]:
-    return {
-        "carry_chain": Family(
-            "operands rewritten (same digits each) so that every column carries: the lowest "
-            "overflows, the ones above sum to 9",
-            lambda src, rng: _carry_chain(task, src, rng),
-        ),
-        "operand_swap": Family("a + b -> b + a", lambda src, rng: _swapped(task, src)),
-        "leading_zeros": Family(
-            "one operand (drawn) gets a leading zero",
-            lambda src, rng: _leading_zero(task, src, rng),
-        ),
-        "one_more_digit": Family(
-            "each operand gets one more (non-zero) leading digit",
-            lambda src, rng: _one_more_digit(task, src, rng),
-        ),
-    }
+@dataclass(frozen=True)
+class AdditionProbes(Probes):
+    task: Addition
 
+    def families(self) -> Mapping[str, Family]:
+        task = self.task
+        return {
+            "carry_chain": Family(
+                "operands rewritten (same digits each) so that every column carries: the lowest "
+                "overflows, the ones above sum to 9",
+                lambda src, rng: _carry_chain(task, src, rng),
+            ),
+            "operand_swap": Family("a + b -> b + a", lambda src, rng: _swapped(task, src)),
+            "leading_zeros": Family(
+                "one operand (drawn) gets a leading zero",
+                lambda src, rng: _leading_zero(task, src, rng),
+            ),
+            "one_more_digit": Family(
+                "each operand gets one more (non-zero) leading digit",
+                lambda src, rng: _one_more_digit(task, src, rng),
+            ),
+        }
 
-def relations(task: Addition) -> dict[str, Relation]:
-    return {
-        "commutativity": Relation(
-            "a + b and b + a have the same sum (inputs with a != b)",
-            lambda src, rng: _swapped(task, src),
-        )
-    }
+    def relations(self) -> Mapping[str, Relation]:
+        return {
+            "commutativity": Relation(
+                "a + b and b + a have the same sum (inputs with a != b)",
+                lambda src, rng: _swapped(self.task, src),
+            )
+        }
 
-
-def features(task: Addition, src: np.ndarray) -> dict[str, np.ndarray]:
-    """Digits of each operand, the columns that carry, and the longest run of them (0 for an
-    input that is not the task's)."""
-    a, b, count, _, ok = task.read(np.asarray(src))
-    carry = carries(a, b)
-    position = np.arange(carry.shape[1])
-    since = position - np.maximum.accumulate(np.where(carry, -1, position), axis=1)
-    return {
-        "a digits": np.where(ok, count[0], 0),
-        "b digits": np.where(ok, count[1], 0),
-        "carries": np.where(ok, carry.sum(axis=1), 0),
-        "carry chain": np.where(ok, since.max(axis=1, initial=0), 0),
-    }
+    def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
+        """The length, the digits of each operand, the carries and the longest carry chain (not
+        the default's token counts: a count of digit 7 or of hint token c says little; 0 for
+        an input that is not the task's)."""
+        a, b, count, _, ok = self.task.read(np.asarray(src))
+        carry = carries(a, b)
+        position = np.arange(carry.shape[1])
+        since = position - np.maximum.accumulate(np.where(carry, -1, position), axis=1)
+        return {
+            "length": self.task.length(src),
+            "a digits": np.where(ok, count[0], 0),
+            "b digits": np.where(ok, count[1], 0),
+            "carries": np.where(ok, carry.sum(axis=1), 0),
+            "carry chain": np.where(ok, since.max(axis=1, initial=0), 0),
+        }
 
 
 def _swapped(task: Addition, src: np.ndarray) -> Perturbed:

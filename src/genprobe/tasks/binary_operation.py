@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from genprobe.errors import ConfigError, check_choice
-from genprobe.tasks.probing import Perturbed, Relation
-from genprobe.tasks.task import NO_ANSWER, DeterministicTask, Examples, Split, is_integer
+from genprobe.options import is_integer
+from genprobe.tasks.task import NO_ANSWER, DeterministicTask, Examples, Split
 
 MAX_P = 1_000  # a table of p² equations: a million at most
 
@@ -140,23 +140,6 @@ class BinaryOperation(DeterministicTask):
 
     def max_output_length(self, input_length: int) -> int:
         return 1
-
-    def relations(self) -> Mapping[str, Relation]:
-        """`commutativity` (x y = and y x =, x != y) where the operation is commutative."""
-        if self.operation not in COMMUTATIVE:
-            return {}
-        return {"commutativity": Relation("x ∘ y = y ∘ x (x != y)", self._swapped)}
-
-    def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
-        """The input length, and the operands x and y (-1 where not a number)."""
-        src = np.pad(np.asarray(src), ((0, 0), (0, max(0, 2 - np.shape(src)[1]))))
-        operand = np.where((src[:, :2] >= 1) & (src[:, :2] <= self.p), src[:, :2] - 1, -1)
-        return {"length": self.length(src), "x": operand[:, 0], "y": operand[:, 1]}
-
-    def _swapped(self, src: np.ndarray, rng: np.random.Generator) -> Perturbed:
-        src = np.asarray(src)
-        rows = np.flatnonzero(self.valid_inputs(src) & (src[:, 0] != src[:, 1]))
-        return Perturbed(src[rows][:, [1, 0, *range(2, src.shape[1])]], rows)
 
     def _table(self) -> tuple[np.ndarray, np.ndarray]:
         """(x, y) of every equation, in grok's order: by x, then y; for x/y by the quotient z,

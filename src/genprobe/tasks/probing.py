@@ -1,4 +1,8 @@
-"""What a task declares for the probe studies (`genprobe probe`, `genprobe search`).
+"""What a task declares for the probe studies (`genprobe probe`, `genprobe search`): its `Probes`.
+
+A task's row of `registry.TASKS` names its `Probes` subclass (a `py:` task's is the class
+`<Task>Probes` in the task's module, where there is one); `registry.task_probes(task)` makes it.
+This module's `Probes` holds the defaults: what a task that declares nothing gets.
 
     families()      name -> Family: a perturbation of inputs; the new gold output is the task's
                     own (its verifier judges the perturbed input), so a family moves inputs; on
@@ -8,19 +12,21 @@
                     what a model's two outputs must satisfy (a + b and b + a: the same sum)
     compositions()  name -> Composition: a way to join inputs into one whose right output
                     follows from theirs (SCAN's `S1 and S2`; integration's f + g, with F + G)
-    valid_inputs()  which inputs are the task's (a mutated input that is not is never scored)
-    features()      name -> (n,) number per input, for readable slices and failure clusters
+    valid_inputs()  which inputs are the task's (a mutated input that is not is never scored);
+                    by default those the task's `solve` has a right output for
+    features()      name -> (n,) number per input, for readable slices and failure clusters;
+                    by default the task's length and a count per input token
     mutations()     name -> Family: what the genetic search mutates with (token edits kept
-                    valid by `valid_inputs`, and the task's families)
+                    valid by `valid_inputs`, and the families)
     slice_by()      Slice or None: the feature the report breaks each family's paired drop
                     down by (word problems: per template)
-
-The `Task` base class gives defaults: no families or relations, validity from `solve` for a
-task with one right output per input, input length and token counts as features.
+    tag_failures()  whether a failed input has a right output at all (integration: SymPy's)
+    input_text(), output_text()   each input and output as a reader writes it (default: the
+                    tokens)
 
 Example:
-    task = load_task("addition")
-    moved = task.families()["operand_swap"].perturb(src, np.random.default_rng(0))
+    probes = task_probes(load_task("addition"))
+    moved = probes.families()["operand_swap"].perturb(src, np.random.default_rng(0))
     moved.src, moved.origin  -> the swapped inputs, and the row of `src` each came from
 """
 
@@ -31,7 +37,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from genprobe.errors import ConfigError
+from genprobe.errors import ConfigError, TaskContractError
+from genprobe.tasks.task import NO_ANSWER, Task
+from genprobe.tasks.tokens import input_lines, output_lines
+
+# what `Probes.tag_failures` says a failed input is
+FAILURE_KINDS = ("robustness", "exploit", "unknown")
 
 
 @dataclass(frozen=True)
@@ -187,3 +198,79 @@ def token_edits(vocab_size: int) -> dict[str, Family]:
         "delete": Family("one token deleted", edit("delete")),
         "swap": Family("two neighbouring tokens swapped", edit("swap")),
     }
+
+
+@dataclass(frozen=True)
+class Probes:
+    """What the probe studies perturb, pair, search and slice `task` by (the module's table)."""
+
+    task: Task
+
+    def families(self) -> Mapping[str, Family]:
+        """The perturbation families the probe study can build suites from, by name."""
+        return {}
+
+    def relations(self) -> Mapping[str, Relation]:
+        """The metamorphic relations the probe study checks consistency on, by name."""
+        return {}
+
+    def compositions(self) -> Mapping[str, Composition]:
+        """The ways the probe study joins inputs into composites (`--compositions`), by name."""
+        return {}
+
+    def valid_inputs(self, src: np.ndarray) -> np.ndarray:
+        """(n,) bool: whether each input (ids as in `Examples.src`) is one of the task's: by
+        default, whether the task's `solve` has a right output for it.
+
+        Raises:
+            TaskContractError: the task does not say (no `solve`; the genetic search needs it).
+        """
+        unique, inverse = np.unique(np.asarray(src), axis=0, return_inverse=True)
+        solved = self.task.solve(unique)
+        if solved is None:
+            raise TaskContractError(
+                f"{type(self.task).__name__} does not say which inputs are valid "
+                "(Probes.valid_inputs), so its inputs cannot be mutated"
+            )
+        answered = solved[:, 0] != NO_ANSWER if solved.shape[1] else np.ones(len(unique), bool)
+        return answered[inverse.reshape(-1)]
+
+    def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
+        """(n,) numbers per input by name, that failure slices and clusters are read by: the
+        task's length and how often each input token occurs. A boolean array is a condition
+        the failure search's slices name as one ("has sin", "no sin")."""
+        src = np.asarray(src)
+        counts = {
+            f"count {token}": (src == i).sum(axis=1)
+            for i, token in enumerate(self.task.source_vocab, start=1)
+        }
+        return {"length": self.task.length(src), **counts}
+
+    def mutations(self) -> Mapping[str, Family]:
+        """What the genetic search mutates inputs with: token edits and the families (a mutant
+        that `valid_inputs` refuses is counted, never scored)."""
+        return {**token_edits(len(self.task.source_vocab)), **self.families()}
+
+    def slice_by(self) -> Slice | None:
+        """The categorical feature the probe report breaks each family's paired drop down by;
+        None: no breakdown."""
+        return None
+
+    def tag_failures(self, src: np.ndarray) -> list[tuple[str, str]] | None:
+        """Whether each input (one a model failed) has a right output in the model's output
+        language at all: (kind, detail) per input, kind (`FAILURE_KINDS`) `robustness` (it has
+        one: the failure is the model's), `exploit` (it has none) or `unknown` (the task could
+        not tell); None, the default, where every input has one. Slow where a task has it
+        (integration: SymPy's `integrate`), so the failure search asks it of `--tag-limit`
+        inputs only."""
+        return None
+
+    def input_text(self, src: np.ndarray) -> list[str]:
+        """Each input as a reader writes it, what the failure search shows and clusters by
+        character n-grams: its tokens joined by spaces, unless the task has a better form."""
+        return input_lines(self.task.source_vocab, src)
+
+    def output_text(self, out: np.ndarray) -> list[str]:
+        """Each output (ids as in `Examples.tgt`) as a reader writes it, what the failure
+        search shows: its tokens joined by spaces, unless the task has a better form."""
+        return output_lines(self.task.target_vocab, out)

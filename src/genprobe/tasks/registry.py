@@ -1,56 +1,105 @@
-"""Every task by name: one explicit table of "module:Class", each imported only when used.
+"""Every task by name: one explicit table of rows, each naming the task's class and its
+`Probes` as "module:Class", imported only when used.
 
 A user's own task is `py:module:Class` (the module found on the Python path or in the current
-directory): a `genprobe.tasks.Task` subclass, checked against the contract when it is loaded.
+directory): a `genprobe.tasks.Task` subclass, checked against the contract when it is loaded;
+its probes are the class `ClassProbes` of the same module, where there is one.
 
-To add a task to genprobe: write it in one file under `tasks/`, add its row here; the
-conformance test (`tests/tasks/test_conformance.py`) then runs over it.
+To add a task to genprobe: write it in one file under `tasks/` (its probes in another, which
+imports the task), add its row here; the conformance test (`tests/tasks/test_conformance.py`)
+then runs over it.
 
 Example:
     task = load_task("reverse_string", {"test_lengths": "41,100"})
     task = load_task("py:my_task:Copy")
+    probes = task_probes(task)
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
+import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from genprobe.errors import GenprobeError, TaskContractError, UnknownTaskError
 from genprobe.options import field_types, typed_options
+from genprobe.tasks.probing import Probes
 from genprobe.tasks.task import Task
 from genprobe.user_code import user_object
 
-TASKS: dict[str, str] = {
-    "rewriting": "genprobe.tasks.rewriting.task:RewritingTask",
-    "scan": "genprobe.tasks.scan:Scan",
-    "addition": "genprobe.tasks.addition:Addition",  # Zhou et al. (2024)
-    "word_problems": "genprobe.tasks.word_problems:WordProblems",  # after GSM-Symbolic (2024)
+
+@dataclass(frozen=True)
+class Row:
+    """Where a task's classes are, as "module:Class": the task, and its `Probes`."""
+
+    task: str
+    probes: str = "genprobe.tasks.probing:Probes"  # the defaults: nothing declared
+
+
+LENGTH_PROBES = "genprobe.tasks.chomsky.probes:LengthProbes"  # the Chomsky tasks' (NNCH's)
+
+
+TASKS: dict[str, Row] = {
+    "rewriting": Row(
+        "genprobe.tasks.rewriting.task:RewritingTask",
+        "genprobe.tasks.rewriting.probes:RewritingProbes",
+    ),
+    "scan": Row("genprobe.tasks.scan:Scan", "genprobe.tasks.scan_probes:ScanProbes"),
+    "addition": Row(  # Zhou et al. (2024)
+        "genprobe.tasks.addition:Addition", "genprobe.tasks.addition_probes:AdditionProbes"
+    ),
+    "word_problems": Row(  # after GSM-Symbolic (2024)
+        "genprobe.tasks.word_problems:WordProblems",
+        "genprobe.tasks.word_problem_probes:WordProblemProbes",
+    ),
     # Delétang et al. (2023), by Chomsky level, named as in their code
-    "even_pairs": "genprobe.tasks.chomsky.regular.even_pairs:EvenPairs",
-    "modular_arithmetic": "genprobe.tasks.chomsky.regular.modular_arithmetic:ModularArithmetic",
-    "parity_check": "genprobe.tasks.chomsky.regular.parity_check:ParityCheck",
-    "cycle_navigation": "genprobe.tasks.chomsky.regular.cycle_navigation:CycleNavigation",
-    "stack_manipulation": "genprobe.tasks.chomsky.dcf.stack_manipulation:StackManipulation",
-    "reverse_string": "genprobe.tasks.chomsky.dcf.reverse_string:ReverseString",
-    "modular_arithmetic_brackets": (
-        "genprobe.tasks.chomsky.dcf.modular_arithmetic_brackets:ModularArithmeticBrackets"
+    "even_pairs": Row("genprobe.tasks.chomsky.regular.even_pairs:EvenPairs", LENGTH_PROBES),
+    "modular_arithmetic": Row(
+        "genprobe.tasks.chomsky.regular.modular_arithmetic:ModularArithmetic", LENGTH_PROBES
     ),
-    "solve_equation": "genprobe.tasks.chomsky.dcf.solve_equation:SolveEquation",
-    "duplicate_string": "genprobe.tasks.chomsky.cs.duplicate_string:DuplicateString",
-    "missing_duplicate_string": (
-        "genprobe.tasks.chomsky.cs.missing_duplicate_string:MissingDuplicateString"
+    "parity_check": Row("genprobe.tasks.chomsky.regular.parity_check:ParityCheck", LENGTH_PROBES),
+    "cycle_navigation": Row(
+        "genprobe.tasks.chomsky.regular.cycle_navigation:CycleNavigation", LENGTH_PROBES
     ),
-    "odds_first": "genprobe.tasks.chomsky.cs.odds_first:OddsFirst",
-    "binary_addition": "genprobe.tasks.chomsky.cs.binary_addition:BinaryAddition",
-    "binary_multiplication": "genprobe.tasks.chomsky.cs.binary_multiplication:BinaryMultiplication",
-    "compute_sqrt": "genprobe.tasks.chomsky.cs.compute_sqrt:ComputeSqrt",
-    "bucket_sort": "genprobe.tasks.chomsky.cs.bucket_sort:BucketSort",
-    "binary_operation": "genprobe.tasks.binary_operation:BinaryOperation",  # Power et al. (2022)
-    "sparse_parity": "genprobe.tasks.sparse_parity:SparseParity",  # Barak et al. (2022)
-    "integration": "genprobe.tasks.integration.task:IntegrationTask",  # Lample & Charton (2019)
+    "stack_manipulation": Row(
+        "genprobe.tasks.chomsky.dcf.stack_manipulation:StackManipulation", LENGTH_PROBES
+    ),
+    "reverse_string": Row("genprobe.tasks.chomsky.dcf.reverse_string:ReverseString", LENGTH_PROBES),
+    "modular_arithmetic_brackets": Row(
+        "genprobe.tasks.chomsky.dcf.modular_arithmetic_brackets:ModularArithmeticBrackets",
+        LENGTH_PROBES,
+    ),
+    "solve_equation": Row("genprobe.tasks.chomsky.dcf.solve_equation:SolveEquation", LENGTH_PROBES),
+    "duplicate_string": Row(
+        "genprobe.tasks.chomsky.cs.duplicate_string:DuplicateString", LENGTH_PROBES
+    ),
+    "missing_duplicate_string": Row(
+        "genprobe.tasks.chomsky.cs.missing_duplicate_string:MissingDuplicateString", LENGTH_PROBES
+    ),
+    "odds_first": Row("genprobe.tasks.chomsky.cs.odds_first:OddsFirst", LENGTH_PROBES),
+    "binary_addition": Row(
+        "genprobe.tasks.chomsky.cs.binary_addition:BinaryAddition", LENGTH_PROBES
+    ),
+    "binary_multiplication": Row(
+        "genprobe.tasks.chomsky.cs.binary_multiplication:BinaryMultiplication", LENGTH_PROBES
+    ),
+    "compute_sqrt": Row("genprobe.tasks.chomsky.cs.compute_sqrt:ComputeSqrt", LENGTH_PROBES),
+    "bucket_sort": Row("genprobe.tasks.chomsky.cs.bucket_sort:BucketSort", LENGTH_PROBES),
+    "binary_operation": Row(  # Power et al. (2022)
+        "genprobe.tasks.binary_operation:BinaryOperation",
+        "genprobe.tasks.binary_operation_probes:BinaryOperationProbes",
+    ),
+    "sparse_parity": Row(  # Barak et al. (2022)
+        "genprobe.tasks.sparse_parity:SparseParity",
+        "genprobe.tasks.sparse_parity_probes:SparseParityProbes",
+    ),
+    "integration": Row(  # Lample & Charton (2019)
+        "genprobe.tasks.integration.task:IntegrationTask",
+        "genprobe.tasks.integration.probes:IntegrationProbes",
+    ),
 }
 USER = "py"
 
@@ -70,14 +119,32 @@ def task_class(name: str) -> type[Task]:
         raise UnknownTaskError(
             f"unknown task {name!r}.{hint} Known: {', '.join(TASKS)}, or py:module:Class"
         )
-    module, _, cls = TASKS[name].partition(":")
-    return getattr(importlib.import_module(module), cls)
+    return _imported(TASKS[name].task)
 
 
 def task_name(task: Task) -> str:
     """The name that `load_task` builds `task` from: its row here, else `py:module:Class`."""
     path = f"{type(task).__module__}:{type(task).__qualname__}"
-    return next((name for name, row in TASKS.items() if row == path), f"{USER}:{path}")
+    return next((name for name, row in TASKS.items() if row.task == path), f"{USER}:{path}")
+
+
+def task_probes(task: Task) -> Probes:
+    """What the probe studies perturb, pair and slice `task` by: the `Probes` its row names
+    (a `py:` task's: `<Class>Probes` in its module, else the defaults), made for it.
+
+    Raises:
+        TaskContractError: a `py:` task's `<Class>Probes` that is not a `Probes` subclass.
+    """
+    name = task_name(task)
+    if not name.startswith(f"{USER}:"):
+        return _imported(TASKS[name].probes)(task)
+    found = f"{type(task).__name__}Probes"
+    cls = getattr(sys.modules[type(task).__module__], found, Probes)
+    if not (isinstance(cls, type) and issubclass(cls, Probes)):
+        raise TaskContractError(
+            f"task {name}: {found} must be a subclass of genprobe.tasks.Probes, got {cls!r}"
+        )
+    return cls(task)
 
 
 def load_task(name: str, options: Mapping[str, Any] | None = None) -> Task:
@@ -104,6 +171,11 @@ def load_task(name: str, options: Mapping[str, Any] | None = None) -> Task:
         raise TaskContractError(f"task {name}: {cls.__name__}() raised {error!r}") from None
     check_contract(task, name)
     return task
+
+
+def _imported(path: str) -> Any:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def _user_class(name: str) -> type[Task]:

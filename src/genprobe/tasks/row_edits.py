@@ -1,12 +1,16 @@
 """Edits of padded id rows (0 after each row's end), vectorized over rows, for the tasks'
-perturbation families: a token inserted or deleted at a column per row, tokens appended; and
-which rows are not padded that way."""
+perturbation families: a token inserted or deleted at a column per row, tokens appended; which
+rows are not padded that way; and padding columns trimmed."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from genprobe.tasks.task import trim
+
+def trim(ids: np.ndarray, pad: int) -> np.ndarray:
+    """Drop the trailing columns that are `pad` in every row."""
+    width = int((ids != pad).sum(axis=1).max(initial=0))
+    return ids[:, :width]
 
 
 def inserted(src: np.ndarray, at: np.ndarray, token: np.ndarray) -> np.ndarray:

@@ -17,17 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from genprobe.errors import check_choice
-from genprobe.tasks.probing import Composition, Family, Relation
 from genprobe.tasks.published import Published
-from genprobe.tasks.row_edits import gapped
-from genprobe.tasks.task import (
-    NO_ANSWER,
-    DeterministicTask,
-    Examples,
-    Split,
-    split_stream,
-    trim,
-)
+from genprobe.tasks.row_edits import gapped, trim
+from genprobe.tasks.sampling import split_stream
+from genprobe.tasks.task import NO_ANSWER, DeterministicTask, Examples, Split
 
 PRIMITIVES = ("walk", "look", "run", "jump")
 DIRECTIONS = ("left", "right")
@@ -237,29 +230,6 @@ class Scan(DeterministicTask):
 
     def max_output_length(self, input_length: int) -> int:
         return _longest(input_length)
-
-    # The probe declarations live in scan_probes, which builds on this module's grammar.
-    def families(self) -> Mapping[str, Family]:
-        from genprobe.tasks import scan_probes
-
-        return scan_probes.families(self)
-
-    def relations(self) -> Mapping[str, Relation]:
-        from genprobe.tasks import scan_probes
-
-        return scan_probes.relations(self)
-
-    def compositions(self) -> Mapping[str, Composition]:
-        from genprobe.tasks import scan_probes
-
-        return scan_probes.compositions(self)
-
-    def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
-        """The default's (length: actions; a count per word, `count and` among them), and
-        words, sentences and twice/thrice modifiers per command."""
-        from genprobe.tasks import scan_probes
-
-        return {**super().features(src), **scan_probes.features(src)}
 
     def published(self) -> Published | None:
         return LAKE_BARONI_2018.get(self.split)

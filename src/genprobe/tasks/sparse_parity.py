@@ -23,14 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from genprobe.errors import ConfigError
-from genprobe.tasks.task import (
-    NO_ANSWER,
-    DeterministicTask,
-    Examples,
-    Split,
-    is_integer,
-    split_stream,
-)
+from genprobe.options import is_integer
+from genprobe.tasks.sampling import split_stream
+from genprobe.tasks.task import NO_ANSWER, DeterministicTask, Examples, Split
 
 MAX_BITS = 1_000
 DRAWS = 4_096  # strings drawn per chunk of a split's random stream, before half are dropped
@@ -117,12 +112,3 @@ class SparseParity(DeterministicTask):
 
     def max_output_length(self, input_length: int) -> int:
         return 1
-
-    def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
-        """The input length, its ones, and the ones among the k relevant bits."""
-        bits = np.pad(np.asarray(src), ((0, 0), (0, max(0, self.n - np.shape(src)[1])))) == 2
-        return {
-            "length": self.length(src),
-            "ones": bits.sum(axis=1),
-            "relevant ones": bits[:, self.relevant].sum(axis=1),
-        }

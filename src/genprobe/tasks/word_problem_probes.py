@@ -5,59 +5,68 @@ numbers give the same answer), and the template, steps and answer digits as feat
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
-from genprobe.tasks.probing import Family, Perturbed, Relation
-from genprobe.tasks.word_problems import TEMPLATES, Problem, WordProblems
+from genprobe.tasks.probing import Family, Perturbed, Probes, Relation, Slice
+from genprobe.tasks.word_problems import TEMPLATE_NAMES, TEMPLATES, Problem, WordProblems
 
 Change = Callable[[Problem, np.random.Generator], Problem | None]
 
 
-def families(task: WordProblems) -> dict[str, Family]:
-    return {
-        "reinstantiate": Family(
-            "the same template (extension and NoOp kept) with new people, thing and numbers",
-            lambda src, rng: _changed(task, src, rng, task.redrawn),
-        ),
-        "noop": Family(
-            "an irrelevant sentence with a number added after a statement (GSM-NoOp): the "
-            "answer stays; problems that hold one already are left out",
-            lambda src, rng: _changed(task, src, rng, task.with_noop),
-        ),
-        "one_more_step": Family(
-            "the template's extension added: one more number and operation; extended "
-            "problems are left out",
-            lambda src, rng: _changed(task, src, rng, task.with_extension),
-        ),
-    }
+@dataclass(frozen=True)
+class WordProblemProbes(Probes):
+    task: WordProblems
 
+    def families(self) -> Mapping[str, Family]:
+        task = self.task
+        return {
+            "reinstantiate": Family(
+                "the same template (extension and NoOp kept) with new people, thing and numbers",
+                lambda src, rng: _changed(task, src, rng, task.redrawn),
+            ),
+            "noop": Family(
+                "an irrelevant sentence with a number added after a statement (GSM-NoOp): the "
+                "answer stays; problems that hold one already are left out",
+                lambda src, rng: _changed(task, src, rng, task.with_noop),
+            ),
+            "one_more_step": Family(
+                "the template's extension added: one more number and operation; extended "
+                "problems are left out",
+                lambda src, rng: _changed(task, src, rng, task.with_extension),
+            ),
+        }
 
-def relations(task: WordProblems) -> dict[str, Relation]:
-    return {
-        "rename": Relation(
-            "new people and thing, the same numbers: the same answer",
-            lambda src, rng: _changed(task, src, rng, lambda p, r: task.redrawn(p, r, False)),
-        )
-    }
+    def relations(self) -> Mapping[str, Relation]:
+        task = self.task
+        return {
+            "rename": Relation(
+                "new people and thing, the same numbers: the same answer",
+                lambda src, rng: _changed(task, src, rng, lambda p, r: task.redrawn(p, r, False)),
+            )
+        }
 
+    def slice_by(self) -> Slice:
+        """The paired drop per template (GSM-Symbolic's question: which templates break)."""
+        return Slice("template", TEMPLATE_NAMES)
 
-def features(task: WordProblems, src: np.ndarray) -> dict[str, np.ndarray]:
-    """The template (its index in TEMPLATES), the steps, the answer's digits, whether it is
-    extended and whether it holds a NoOp sentence (-1 or 0 for an input that is not the
-    task's)."""
-    problems = task.parse(src)
-    index = {template.name: i for i, template in enumerate(TEMPLATES)}
-    rows = [
-        (index[p.template.name], p.steps, len(str(p.answer)), p.extended, p.noop is not None)
-        if p
-        else (-1, 0, 0, 0, 0)
-        for p in problems
-    ]
-    columns = np.array(rows, dtype=np.int64).reshape(len(problems), 5).T
-    names = ("template", "steps", "answer digits", "extended", "noop")
-    return dict(zip(names, columns, strict=True))
+    def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
+        """The length, the template (its index in TEMPLATES), the steps, the answer's digits,
+        and whether the problem is extended or holds a NoOp sentence (-1 or 0 for an input
+        that is not the task's)."""
+        problems = self.task.parse(src)
+        index = {template.name: i for i, template in enumerate(TEMPLATES)}
+        rows = [
+            (index[p.template.name], p.steps, len(str(p.answer)), p.extended, p.noop is not None)
+            if p
+            else (-1, 0, 0, 0, 0)
+            for p in problems
+        ]
+        columns = np.array(rows, dtype=np.int64).reshape(len(problems), 5).T
+        names = ("template", "steps", "answer digits", "extended", "noop")
+        return {"length": self.task.length(src), **dict(zip(names, columns, strict=True))}
 
 
 def _changed(

@@ -32,17 +32,12 @@ from functools import cached_property
 import numpy as np
 
 from genprobe.errors import ConfigError, check_choice
+from genprobe.options import is_integer
 from genprobe.tasks.chomsky.base import CHUNK
-from genprobe.tasks.probing import Family, Relation, Slice, padded
+from genprobe.tasks.probing import padded
 from genprobe.tasks.row_edits import gapped
-from genprobe.tasks.task import (
-    NO_ANSWER,
-    DeterministicTask,
-    Examples,
-    Split,
-    is_integer,
-    split_stream,
-)
+from genprobe.tasks.sampling import split_stream
+from genprobe.tasks.task import NO_ANSWER, DeterministicTask, Examples, Split
 
 DIGITS = tuple("0123456789")
 NAMES = ("alice", "ben", "carla", "david", "emma", "farid", "grace", "hiro",
@@ -269,28 +264,6 @@ class WordProblems(DeterministicTask):
                 value = value if op == "-" else OPS[op](value, self._largest(slot, template))
             largest = max(largest, value)
         return len(str(largest))
-
-    # The probe declarations live in word_problem_probes, which builds on this module.
-    def families(self) -> Mapping[str, Family]:
-        from genprobe.tasks import word_problem_probes
-
-        return word_problem_probes.families(self)
-
-    def relations(self) -> Mapping[str, Relation]:
-        from genprobe.tasks import word_problem_probes
-
-        return word_problem_probes.relations(self)
-
-    def slice_by(self) -> Slice:
-        """The paired drop per template (GSM-Symbolic's question: which templates break)."""
-        return Slice("template", TEMPLATE_NAMES)
-
-    def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
-        """The length, the template, the steps, the answer's digits, and whether the problem
-        is extended or holds a NoOp sentence (-1 or 0 for an input that is not the task's)."""
-        from genprobe.tasks import word_problem_probes
-
-        return {"length": self.length(src), **word_problem_probes.features(self, src)}
 
     # Problems: drawn, written as ids, and read back.
     def draw(self, rng: np.random.Generator, template: Template | None = None) -> Problem:

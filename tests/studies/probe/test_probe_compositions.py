@@ -16,8 +16,8 @@ from genprobe.studies.probe.results import read_results
 from genprobe.studies.probe.suites import POOL
 from genprobe.studies.probe.suites import build_suites as build
 from genprobe.studies.probe.summary import compositions_of_solved
-from genprobe.tasks.registry import load_task
-from genprobe.tasks.task import trim
+from genprobe.tasks.registry import load_task, task_probes
+from genprobe.tasks.row_edits import trim
 
 BARE = {"families": (), "relations": (), "task_suites": False}
 
@@ -34,7 +34,8 @@ def test_composites_join_pool_inputs_that_are_decoded_too():
         assert len(suite.src) == config.size and suite.parts.shape == (config.size, 2)
         assert len(np.unique(suite.parts, axis=0)) == config.size  # distinct tuples
         assert np.isin(suite.parts, decoded).all()  # every part is decoded: solved or not
-        joined = task.compositions()[name].join([pool.src[suite.parts[:, j]] for j in (0, 1)])
+        composition = task_probes(task).compositions()[name]
+        joined = composition.join([pool.src[suite.parts[:, j]] for j in (0, 1)])
         assert len(joined) == config.size
         assert (trim(joined.src, 0) == suite.src).all()
         assert (suite.origin == -1).all()  # no perturbation of one original
@@ -106,4 +107,4 @@ def test_a_config_without_compositions_keeps_its_hash():
 
 @pytest.mark.parametrize("task", ["addition", "rewriting", "binary_operation"])
 def test_tasks_without_compositions_declare_none(task):
-    assert load_task(task).compositions() == {}
+    assert task_probes(load_task(task)).compositions() == {}

@@ -15,6 +15,7 @@ from genprobe.runs.provenance import config_hash
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.suites import POOL, _drawn, build_suites
 from genprobe.tasks.probing import Family, Perturbed, input_keys
+from genprobe.tasks.registry import task_probes
 
 CONFIG = ProbeConfig(
     "sympy", task="addition", families=("leading_zeros", "operand_swap"), relations=(),
@@ -38,7 +39,7 @@ def test_each_base_input_is_perturbed_once_per_draw_the_distinct_ones_kept():
     rng = np.random.default_rng([CONFIG.seed, zlib.crc32(b"family:leading_zeros")])
     pool = task.generate(task.validation_split, POOL * CONFIG.size, CONFIG.data_seed).src
     first = pool[: CONFIG.size]
-    draws = [task.families()["leading_zeros"].perturb(first, rng) for _ in range(3)]
+    draws = [task_probes(task).families()["leading_zeros"].perturb(first, rng) for _ in range(3)]
     made = {(int(o), k) for d in draws for o, k in zip(d.origin, input_keys(d.src), strict=True)}
     got = list(zip(moved.origin.tolist(), input_keys(moved.src), strict=True))
     assert set(got) == made and len(set(got)) == len(got)  # every distinct draw, none twice
@@ -61,7 +62,7 @@ def test_draws_go_on_through_the_pool_until_size_inputs_have_a_perturbation():
         rows = np.flatnonzero(src[:, 0] % 3 == 0)  # whether it applies: by the first token
         return Perturbed(src[rows], rows)
 
-    moved, valid = _drawn(task, Family("a third", perturb), pool, RNG, False, 2, 10)
+    moved, valid = _drawn(task_probes(task), Family("a third", perturb), pool, RNG, False, 2, 10)
     applies = np.flatnonzero(pool.src[:, 0] % 3 == 0)
     kept = np.unique(moved.origin[valid])
     assert kept.tolist() == applies[: len(kept)].tolist() and len(kept) >= 10

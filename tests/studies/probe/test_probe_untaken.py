@@ -16,7 +16,7 @@ from genprobe.studies.probe.run import run_probe
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.search import run_search
 from genprobe.studies.seed_sensitivity import run_sweep
-from genprobe.tasks.registry import load_task
+from genprobe.tasks.registry import load_task, task_probes
 from genprobe.tasks.tokens import encode_inputs
 from genprobe.under_test.registry import load_model
 
@@ -87,13 +87,14 @@ def test_evaluating_a_sweep_on_inputs_it_cannot_take_is_one_line_and_decodes_not
 ):
     run, table = sweep
     task = load_model(f"run:{run}").task
+    probes = task_probes(task)
     base = task.generate("validation", 6, seed=0).src
-    longer = task.families()["longer_by_20"].perturb(base, np.random.default_rng(0)).src
+    longer = probes.families()["longer_by_20"].perturb(base, np.random.default_rng(0)).src
     src = np.concatenate([np.pad(base, ((0, 0), (0, longer.shape[1] - base.shape[1]))), longer])
     untaken = np.flatnonzero(~_fits(task, src, table))
     assert len(untaken)
     file = tmp_path / "mine.jsonl"
-    file.write_text("".join(json.dumps({"input": line}) + "\n" for line in task.input_text(src)))
+    file.write_text("".join(json.dumps({"input": line}) + "\n" for line in probes.input_text(src)))
     before = sorted(p.relative_to(run) for p in run.rglob("*"))
     code, _, err = cli("evaluate", str(run), "--input", str(file), "--name", "mine")
     assert code == 2 and len(err.strip().splitlines()) == 1

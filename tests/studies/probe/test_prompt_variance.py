@@ -161,11 +161,12 @@ def test_the_probe_report_of_a_language_model_splits_its_variance(cli, tmp_path)
 
 
 def test_word_problems_break_their_drops_down_by_template():
-    from genprobe.tasks.registry import load_task
+    from genprobe.tasks.registry import load_task, task_probes
 
     task = load_task("word_problems")
-    slicing = task.slice_by()
+    probes = task_probes(task)
+    slicing = probes.slice_by()
     src = task.generate("test", 5, seed=0).src
-    templates = task.features(src)[slicing.feature]
+    templates = probes.features(src)[slicing.feature]
     assert [slicing.name(int(t)) for t in templates] == [p.template.name for p in task.parse(src)]
-    assert load_task("addition").slice_by() is None
+    assert task_probes(load_task("addition")).slice_by() is None

@@ -8,12 +8,12 @@ import json
 import pandas as pd
 import pytest
 
-from genprobe.tasks.integration import task as integration_task
+from genprobe.tasks.integration import probes as integration_probes
 from genprobe.tasks.integration.expression import to_sympy
 from genprobe.tasks.integration.features import BOOLEAN
 from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.probing import from_input_keys, input_keys
-from genprobe.tasks.registry import load_task
+from genprobe.tasks.registry import load_task, task_probes
 from genprobe.tasks.tokens import output_lines
 
 MODEL = "py:test_integration_model:constant_times_x"
@@ -32,15 +32,15 @@ def tags_given(monkeypatch):
     `tag_failures` (SymPy's `integrate`) still answers, with half a CPU second per integrand
     instead of `TAG_SECONDS` (half the mutants here run past either)."""
     given: dict[str, tuple[str, str]] = {}
-    tag_failures = integration_task.IntegrationTask.tag_failures
+    tag_failures = integration_probes.IntegrationProbes.tag_failures
 
     def spied(self, src):
         tags = tag_failures(self, src)
         given.update(zip(input_keys(src), tags, strict=True))
         return tags
 
-    monkeypatch.setattr(integration_task, "TAG_SECONDS", 0.5)
-    monkeypatch.setattr(integration_task.IntegrationTask, "tag_failures", spied)
+    monkeypatch.setattr(integration_probes, "TAG_SECONDS", 0.5)
+    monkeypatch.setattr(integration_probes.IntegrationProbes, "tag_failures", spied)
     return given
 
 
@@ -95,7 +95,7 @@ def base_antiderivatives() -> dict[str, str]:
     """F of each of the search's base integrands (the validation split, data seed 0), by text."""
     task = load_task("integration")
     examples = task.generate(task.validation_split, BASE, 0)
-    problems = task.input_text(examples.src)
+    problems = task_probes(task).input_text(examples.src)
     answers = output_lines(task.target_vocab, examples.tgt)
     return {p: str(from_prefix(a.split())) for p, a in zip(problems, answers, strict=True)}
 

@@ -29,7 +29,7 @@ from genprobe.studies.search.slices import Literal, Slice
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.studies.seed_sensitivity.members import load_members, unfinished_seeds
 from genprobe.tasks.probing import from_input_keys
-from genprobe.tasks.registry import load_task
+from genprobe.tasks.registry import load_task, task_probes
 from genprobe.tasks.tokens import input_lines
 from genprobe.training.trainer import TrainConfig
 from genprobe.under_test.registry import load_model
@@ -152,7 +152,7 @@ def test_bad_fitness_settings_are_one_line_exit_2_and_nothing_written(sweep, tmp
 
 def test_invalid_mutants_are_counted_per_operator_and_never_scored(most, model):
     evaluated = _evaluated(most)
-    assert model.task.valid_inputs(from_input_keys(list(evaluated["input"]))).all()
+    assert task_probes(model.task).valid_inputs(from_input_keys(list(evaluated["input"]))).all()
     stats = json.loads((most / "search.json").read_text())["stats"]
     invalid = 0
     for generation in stats[1:]:

@@ -18,7 +18,7 @@ from genprobe.studies.brittleness.solve import Problem, solve
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.search import run_search
 from genprobe.studies.seed_sensitivity import run_sweep
-from genprobe.tasks import load_task
+from genprobe.tasks import load_task, task_probes
 from genprobe.tasks.integration import (
     X,
     from_prefix,
@@ -45,6 +45,11 @@ from genprobe.under_test.sequences import Ranked
 @pytest.fixture(scope="module")
 def task():
     return load_task("integration")
+
+
+@pytest.fixture(scope="module")
+def probes(task):
+    return task_probes(task)
 
 
 @pytest.fixture(scope="module")
@@ -139,14 +144,14 @@ def test_a_candidate_the_verifier_cannot_finish_in_time_is_a_timeout(task):
     assert hurried.outcomes(src, out, length, ended(1))[0] == "timeout"
 
 
-def test_families_move_problems_to_valid_ones_whose_known_answer_is_right(task, examples):
+def test_families_move_problems_to_valid_ones_whose_known_answer_is_right(task, probes, examples):
     big_fs = references(task, examples)
     fs = [to_sympy(p) for p in task.problems(examples.src)]
-    families = task.families()
+    families = probes.families()
     assert {"coefficient", "divided", "add_exp", "add_ln"} <= set(families)
     for name, family in families.items():
         moved = family.perturb(examples.src, np.random.default_rng(1))
-        assert len(moved) == len(examples) and task.valid_inputs(moved.src).all(), name
+        assert len(moved) == len(examples) and probes.valid_inputs(moved.src).all(), name
         new_fs = [to_sympy(p) for p in task.problems(moved.src)]
         answers = []
         for new_f, i in zip(new_fs, moved.origin, strict=True):
@@ -160,10 +165,10 @@ def test_families_move_problems_to_valid_ones_whose_known_answer_is_right(task, 
         assert set(task.outcomes(moved.src, out, length, ended(len(out)))) == {"correct"}, name
 
 
-def test_families_move_each_known_antiderivative_with_its_integrand(task, examples):
+def test_families_move_each_known_antiderivative_with_its_integrand(task, probes, examples):
     tgt = examples.tgt.copy()
     tgt[3] = -1  # no F known for this one
-    for name, family in task.families().items():
+    for name, family in probes.families().items():
         alone = family.perturb(examples.src, np.random.default_rng(2))
         moved = family.with_reference(examples.src, tgt, np.random.default_rng(2))
         assert np.array_equal(moved.src, alone.src) and alone.tgt is None, name
@@ -176,21 +181,21 @@ def test_families_move_each_known_antiderivative_with_its_integrand(task, exampl
         assert set(verdicts) == {"correct"}, name
 
 
-def test_sagga_tree_mutations_make_new_integrands_of_the_task(task, examples):
-    mutations = task.mutations()
+def test_sagga_tree_mutations_make_new_integrands_of_the_task(task, probes, examples):
+    mutations = probes.mutations()
     assert {"tree_uniform", "tree_robustness", "tree_distance"} <= set(mutations)
     before = input_lines(task.source_vocab, examples.src)
     for name in ("tree_uniform", "tree_robustness", "tree_distance"):
         moved = mutations[name].perturb(examples.src, np.random.default_rng(3))
-        assert len(moved) >= len(examples) // 2 and task.valid_inputs(moved.src).all(), name
+        assert len(moved) >= len(examples) // 2 and probes.valid_inputs(moved.src).all(), name
         after = input_lines(task.source_vocab, moved.src)
         changed = [new != before[i] for new, i in zip(after, moved.origin, strict=True)]
         assert sum(changed) >= len(moved) // 2, name
 
 
-def test_a_token_edits_mutant_is_the_integrand_sympy_evaluates_it_to(task, examples):
+def test_a_token_edits_mutant_is_the_integrand_sympy_evaluates_it_to(task, probes, examples):
     """`-3 + 5` becomes `2`, `00` becomes `0`: the search asks what its report prints."""
-    raw, evaluated = token_edits(len(task.source_vocab)), task.mutations()
+    raw, evaluated = token_edits(len(task.source_vocab)), probes.mutations()
     changed = 0
     for name in ("substitute", "insert", "delete", "swap"):
         edits = raw[name].perturb(examples.src, np.random.default_rng(5))
@@ -209,11 +214,11 @@ def test_a_token_edits_mutant_is_the_integrand_sympy_evaluates_it_to(task, examp
     assert changed > 0  # some edits spelled an integrand SymPy writes otherwise
 
 
-def test_the_features_are_sagga_tree_features_and_zero_for_no_integrand(task):
+def test_the_features_are_sagga_tree_features_and_zero_for_no_integrand(task, probes):
     exprs = [5 * X**4 / 3, sp.exp(X) + 77, sp.sin(X) ** 2 + X]
     given = inputs(task, exprs)
     src = np.vstack([given, np.zeros((1, given.shape[1]), dtype=given.dtype)])  # no integrand
-    features = task.features(src)
+    features = probes.features(src)
     table = tree_features([from_sympy(e) for e in exprs])
     assert set(features) == {"length", *BOOLEAN, *NUMERIC}
     for name in (*BOOLEAN, *NUMERIC):
@@ -224,19 +229,19 @@ def test_the_features_are_sagga_tree_features_and_zero_for_no_integrand(task):
     assert list(features["terms"]) == [1, 2, 2, 0]
 
 
-def test_a_failure_is_tagged_an_exploit_where_no_elementary_antiderivative_exists(task):
+def test_a_failure_is_tagged_an_exploit_where_no_elementary_antiderivative_exists(task, probes):
     given = inputs(task, [X * sp.exp(X), sp.exp(X**2)])
     src = np.vstack([given, np.zeros((1, given.shape[1]), dtype=given.dtype)])  # no integrand
-    (kind, detail), exploit, none = task.tag_failures(src)
+    (kind, detail), exploit, none = probes.tag_failures(src)
     assert kind == "robustness" and "elementary antiderivative" in detail
     assert exploit == ("exploit", "needs erfi") and none == ("unknown", "not an integrand")
 
 
-def test_invalid_inputs_are_refused(task, examples):
+def test_invalid_inputs_are_refused(task, probes, examples):
     add = task.source_vocab.index("add") + 1
     broken = np.array([[add, 0], [add, add]])
-    assert list(task.valid_inputs(broken)) == [False, False]
-    assert task.valid_inputs(examples.src).all()
+    assert list(probes.valid_inputs(broken)) == [False, False]
+    assert probes.valid_inputs(examples.src).all()
 
 
 def evaluated(spec, task, src, k, **settings):
@@ -342,14 +347,16 @@ def test_a_sweep_on_the_integration_task_is_a_token_model_of_it(sweep, task):
 
 
 @pytest.mark.slow
-def test_the_failure_search_mutates_a_sweeps_integrands_as_sagga_does(sweep, task, tmp_path):
+def test_the_failure_search_mutates_a_sweeps_integrands_as_sagga_does(
+    sweep, task, probes, tmp_path
+):
     # tag_limit 0: SymPy would integrate 24 failures to tag them, which this test does not read
     config = SearchConfig(
         f"run:{sweep}", generations=2, population=8, mutants=3, base_size=8, tag_limit=0
     )
     run = run_search(config, tmp_path / "search")
     stats = json.loads((run / "search.json").read_text())["stats"]
-    trees = [name for name in task.mutations() if name.startswith("tree_")]
+    trees = [name for name in probes.mutations() if name.startswith("tree_")]
     made = {name: 0 for name in trees}
     for generation in stats[1:]:
         for name in trees:
@@ -358,11 +365,11 @@ def test_the_failure_search_mutates_a_sweeps_integrands_as_sagga_does(sweep, tas
             assert counts["invalid"] == 0, name  # a tree's mutant is an integrand
     assert all(made.values()), made
     evaluated = pd.concat(pd.read_parquet(p) for p in (run / "generations").glob("*.parquet"))
-    assert task.valid_inputs(from_input_keys(list(evaluated["input"]))).all()
+    assert probes.valid_inputs(from_input_keys(list(evaluated["input"]))).all()
     assert evaluated["operator"].isin(trees).any()
 
 
-def test_an_input_sympy_makes_no_real_function_of_is_refused(task):
+def test_an_input_sympy_makes_no_real_function_of_is_refused(task, probes):
     """1/(cos(acos(5)) - 5) is 1/0 to SymPy; ln(-2) holds I: neither is an integrand (SAGGA's
     filter refuses them too), so the failure search never scores such a mutant."""
     texts = [
@@ -370,17 +377,17 @@ def test_an_input_sympy_makes_no_real_function_of_is_refused(task):
         "pow INT- 4 div INT+ 1 INT+ 2",
     ]  # fmt: skip
     src = encode_inputs(task.source_vocab, [(None, text.split()) for text in texts], "test")
-    assert task.valid_inputs(src).tolist() == [False, False, True, False]
+    assert probes.valid_inputs(src).tolist() == [False, False, True, False]
 
 
-def test_an_integrand_reads_as_sympy_prints_it(task):
+def test_an_integrand_reads_as_sympy_prints_it(task, probes):
     """As SAGGA shows and embeds its problems; an input that is no integrand keeps its tokens."""
     texts = ["add x INT+ 1", "mul INT+ 2 pow x INT+ 3", "ln INT- 2"]
     src = encode_inputs(task.source_vocab, [(None, text.split()) for text in texts], "test")
-    assert task.input_text(src) == ["x + 1", "2*x**3", "ln INT- 2"]
+    assert probes.input_text(src) == ["x + 1", "2*x**3", "ln INT- 2"]
     answers = ["mul div INT+ 1 INT+ 2 pow x INT+ 2", "add x"]  # x**2/2; no expression
     out, _ = encode_outputs(task.target_vocab, [text.split() for text in answers])
-    assert task.output_text(out) == ["x**2/2", "add x"]
+    assert probes.output_text(out) == ["x**2/2", "add x"]
 
 
 def test_the_options_a_report_shows_are_the_flags_that_rebuild_the_task():

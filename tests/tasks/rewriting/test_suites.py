@@ -3,7 +3,7 @@ import pytest
 
 from genprobe.errors import ConfigError
 from genprobe.tasks.rewriting.grammar import Grammar
-from genprobe.tasks.rewriting.suites import SUITES, generate
+from genprobe.tasks.rewriting.suites import SPLITS, generate
 from genprobe.tasks.rewriting.validity import valid_outputs
 
 
@@ -20,7 +20,7 @@ def runs(row: np.ndarray) -> list[tuple[int, int]]:
 
 @pytest.mark.parametrize("split", ["train", "validation", "standard", "short", "long"])
 def test_distinct_suites(split):
-    spec = SUITES[split]
+    spec = SPLITS[split]
     ex = generate(split, 1500, seed=3)
     lo, hi = spec.lengths
     n = lengths(ex.src)
@@ -31,7 +31,7 @@ def test_distinct_suites(split):
 
 @pytest.mark.parametrize("split", ["repeat", "uncharacteristic"])
 def test_repeat_suites_are_adjacent_runs(split):
-    lo, hi = SUITES[split].lengths
+    lo, hi = SPLITS[split].lengths
     ex = generate(split, 1500, seed=3)
     n = lengths(ex.src)
     assert n.min() == lo and n.max() == hi

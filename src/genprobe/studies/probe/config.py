@@ -20,7 +20,7 @@ from genprobe.runs.provenance import file_digest
 from genprobe.studies.model_settings import ModelUnderTestSettings, check_sampling
 from genprobe.tasks.files import SUITE_NAME
 from genprobe.tasks.probing import chosen
-from genprobe.tasks.registry import load_task
+from genprobe.tasks.registry import load_task, task_probes
 from genprobe.tasks.task import Task
 from genprobe.under_test.sequences import MAX_K
 
@@ -85,9 +85,10 @@ class ProbeConfig(ModelUnderTestSettings):
         task = self.load_task()
         for split in (self.base(task), *self.splits):
             task.split_spec(split)
-        chosen(task.families(), _listed(self.families), "--families")
-        chosen(task.relations(), _listed(self.relations), "--relations")
-        chosen(task.compositions(), list(self.compositions), "--compositions")
+        probes = task_probes(task)
+        chosen(probes.families(), _listed(self.families), "--families")
+        chosen(probes.relations(), _listed(self.relations), "--relations")
+        chosen(probes.compositions(), list(self.compositions), "--compositions")
         if self.size < 1:
             raise ConfigError("--size", "at least 1", self.size)
         if self.draws < 1:
@@ -113,8 +114,9 @@ class ProbeConfig(ModelUnderTestSettings):
     def suite_keys(self, task: Task) -> list[str]:
         """The suites a run decodes and reports (`suites.Suite.key`), in report order: the base
         inputs, the families', relations' and compositions', the task's splits, the files'."""
-        families = chosen(task.families(), _listed(self.families), "--families")
-        relations = chosen(task.relations(), _listed(self.relations), "--relations")
+        probes = task_probes(task)
+        families = chosen(probes.families(), _listed(self.families), "--families")
+        relations = chosen(probes.relations(), _listed(self.relations), "--relations")
         named = [
             *(("family", name) for name in families),
             *(("relation", name) for name in relations),

@@ -38,7 +38,8 @@ from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.study import DECODE
 from genprobe.studies.probe.suites import Suite
-from genprobe.tasks.task import DeterministicTask, Task
+from genprobe.tasks.registry import task_probes
+from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import input_lines, output_lines
 from genprobe.under_test.adapters.integration_tokens import as_sequence_model
 from genprobe.under_test.adapters.prompted import Completions
@@ -163,9 +164,9 @@ def decoded(
     frame["gold_logprob"] = np.nan
     frame["output_logprob"] = np.nan
     frame["error"] = None
-    gold = None  # a right output of each input, where one is known
-    if isinstance(task, DeterministicTask):
-        gold, known = task.solve(src), np.ones(n, dtype=bool)
+    gold = task.solve(src)  # a right output of each input, where one is known
+    if gold is not None:
+        known = np.ones(n, dtype=bool)
         frame["gold"] = output_lines(task.target_vocab, gold) * members
     elif reference is not None:
         gold, known = reference, (reference >= 0).any(axis=1)
@@ -183,6 +184,6 @@ def decoded(
         frame["gold_logprob"] = gold_logprob.reshape(-1)
         frame["output_logprob"] = top_logprob.reshape(-1)
         frame["error"] = np.where(judged, error, None).reshape(-1)
-    for name, values in task.features(src).items():
+    for name, values in task_probes(task).features(src).items():
         frame[FEATURE + name] = np.tile(np.asarray(values), members)
     return frame

@@ -47,6 +47,7 @@ from genprobe.studies.probe.summary import (
     unresolved,
 )
 from genprobe.tasks.probing import Slice
+from genprobe.tasks.registry import task_probes
 from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import encode_inputs, encode_outputs
 
@@ -108,7 +109,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
     ]
     blocks += _prompt_variance(results, list(scores.columns))
     blocks += _by_length(run, accuracy_by_length(results), results)
-    slicing = task.slice_by()
+    slicing = task_probes(task).slice_by()
     if slicing is not None and FEATURE + slicing.feature in results:
         blocks += _drops_by(results, slicing)
     relations = consistency(results, task)
@@ -537,13 +538,13 @@ def _shared_failures(results: pd.DataFrame, task: Task) -> list:
 def _input_text(task: Task, lines: Iterable[str]) -> list[str]:
     """Inputs as the results hold them (tokens) → as the task writes them."""
     src = encode_inputs(task.source_vocab, [(None, line.split()) for line in lines], "results")
-    return task.input_text(src)
+    return task_probes(task).input_text(src)
 
 
 def _output_text(task: Task, lines: Iterable[str | None]) -> list[str]:
     """Outputs as the results hold them (tokens; None: none) → as the task writes them."""
     out, _ = encode_outputs(task.target_vocab, [(line or "").split() for line in lines])
-    return task.output_text(out)
+    return task_probes(task).output_text(out)
 
 
 def _tokens(text: str) -> str:

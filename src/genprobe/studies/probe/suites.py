@@ -47,12 +47,15 @@ from genprobe.tasks.probing import (
     Composition,
     Family,
     Perturbed,
+    Probes,
     Relation,
     chosen,
     input_keys,
     padded,
 )
-from genprobe.tasks.task import DeterministicTask, Examples, Task, trim
+from genprobe.tasks.registry import task_probes
+from genprobe.tasks.row_edits import trim
+from genprobe.tasks.task import Examples, Task
 
 SUITES_FILE = "suites.json"  # each suite's kind, name, size and refused inputs
 ARRAYS_FILE = "suites.npz"  # each suite's inputs, origins and references
@@ -89,20 +92,21 @@ def build_suites(config: ProbeConfig, task: Task, trained: np.ndarray | None = N
         ConfigError: a family, relation or split the task does not have.
         DataFormatError: a file of inputs that cannot be read as the task's.
     """
+    probes = task_probes(task)
     declared = [
         (kind, table, name)
         for kind, table, names, option in (
-            ("family", task.families(), config.families, "--families"),
-            ("relation", task.relations(), config.relations, "--relations"),
+            ("family", probes.families(), config.families, "--families"),
+            ("relation", probes.relations(), config.relations, "--relations"),
         )
         for name in chosen(table, None if names is None else list(names), option)
     ]
     # a split's first n inputs are the same for any larger n: without perturbations, no pool,
     # nor for compositions that take `size` of the first `size` inputs (a sum takes any)
     pool = _split(task, config.base(task), config, (POOL if declared else 1) * config.size)
-    if not declared and _too_few_parts(task, config, pool):
+    if not declared and _too_few_parts(probes, config, pool):
         pool = _split(task, config.base(task), config, POOL * config.size)
-    carry = not isinstance(task, DeterministicTask)  # references, where `solve` gives none
+    carry = task.solve(pool.src[:1]) is None  # references, where `solve` gives none
     size = min(config.size, len(pool))
     suites = [Suite(BASE, BASE, trim(pool.src[:size], 0), np.arange(size),
                     reference=_outputs(pool, np.arange(size), carry))]  # fmt: skip
@@ -110,15 +114,15 @@ def build_suites(config: ProbeConfig, task: Task, trained: np.ndarray | None = N
         rng = np.random.default_rng([config.seed, zlib.crc32(f"{kind}:{name}".encode())])
         move = table[name]
         if kind == "family" and config.draws > 1:
-            moved, valid = _drawn(task, move, pool, rng, carry, config.draws, size)
+            moved, valid = _drawn(probes, move, pool, rng, carry, config.draws, size)
             kept, refused = _of_first_originals(valid, moved.origin, size)
         else:
             moved = _moved(kind, move, pool, slice(None), rng, carry)
-            kept, refused = _first(_valid(task, moved), size)
+            kept, refused = _first(_valid(probes, moved), size)
         src, reference = _rows(moved, kept)
         suites.append(Suite(kind, name, src, moved.origin[kept], refused, reference))
     for name in config.compositions:
-        suites.append(_composed(task, name, pool, config, carry))
+        suites.append(_composed(probes, name, pool, config, carry))
     pooled = [s.origin for s in suites[1:]] + [
         s.parts.ravel() for s in suites if s.parts is not None
     ]
@@ -135,7 +139,7 @@ def build_suites(config: ProbeConfig, task: Task, trained: np.ndarray | None = N
     for path in config.inputs:
         with_outputs = carry and _every_line_gives_an_output(path)
         given = read_examples(path, task, outputs=with_outputs)
-        valid = task.valid_inputs(given.src)
+        valid = probes.valid_inputs(given.src)
         kept = trim(given.src[valid], 0)
         reference = _right_outputs(path, task, given, valid) if with_outputs else None
         suites.append(Suite("input", input_name(path), kept, np.full(len(kept), -1),
@@ -148,16 +152,16 @@ def build_suites(config: ProbeConfig, task: Task, trained: np.ndarray | None = N
     ]
 
 
-def _too_few_parts(task: Task, config: ProbeConfig, pool: Examples) -> bool:
-    compositions = task.compositions()
+def _too_few_parts(probes: Probes, config: ProbeConfig, pool: Examples) -> bool:
+    compositions = probes.compositions()
     return any(
         compositions[name].takes(pool.src).sum() < config.size for name in config.compositions
     )
 
 
-def _composed(task: Task, name: str, pool: Examples, config: ProbeConfig, carry: bool) -> Suite:
+def _composed(probes: Probes, name: str, pool: Examples, config: ProbeConfig, carry: bool) -> Suite:
     """A composition's suite (see the module's description)."""
-    composition = task.compositions()[name]
+    composition = probes.compositions()[name]
     rng = np.random.default_rng([config.seed, zlib.crc32(f"composition:{name}".encode())])
     usable = np.flatnonzero(composition.takes(pool.src))[: config.size]
     drawn = rng.integers(max(len(usable), 1), size=(POOL * config.size, composition.arity))
@@ -167,7 +171,7 @@ def _composed(task: Task, name: str, pool: Examples, config: ProbeConfig, carry:
     for start in range(0, len(tuples), config.size):  # a chunk at a time: a join may be slow
         piece = _joined(composition, pool, tuples[start : start + config.size], carry)
         pieces.append(replace(piece, origin=piece.origin + start))
-        valid.append(_valid(task, piece))
+        valid.append(_valid(probes, piece))
         if sum(v.sum() for v in valid) >= config.size:
             break
     joined = _concatenated(pieces)
@@ -211,7 +215,7 @@ def _moved(
 
 
 def _drawn(
-    task: Task,
+    probes: Probes,
     family: Family,
     pool: Examples,
     rng: np.random.Generator,
@@ -228,7 +232,7 @@ def _drawn(
         pieces = [_moved("family", family, pool, rows, rng, carry) for _ in range(draws)]
         shifted = [replace(piece, origin=piece.origin + start) for piece in pieces]
         chunks.append(_distinct(_concatenated(shifted)))
-        valid.append(_valid(task, chunks[-1]))
+        valid.append(_valid(probes, chunks[-1]))
         found += len(np.unique(chunks[-1].origin[valid[-1]]))
         if found >= size:
             break
@@ -249,8 +253,8 @@ def _distinct(moved: Perturbed) -> Perturbed:
     return Perturbed(moved.src[rows], moved.origin[rows], tgt)
 
 
-def _valid(task: Task, moved: Perturbed) -> np.ndarray:
-    return task.valid_inputs(moved.src) if len(moved) else np.zeros(0, bool)
+def _valid(probes: Probes, moved: Perturbed) -> np.ndarray:
+    return probes.valid_inputs(moved.src) if len(moved) else np.zeros(0, bool)
 
 
 def _first(valid: np.ndarray, size: int) -> tuple[np.ndarray, int]:

@@ -18,6 +18,7 @@ from genprobe.analysis.variance import VarianceDecomposition, decompose_variance
 from genprobe.studies.probe.decode import FEATURE
 from genprobe.studies.probe.suites import BASE
 from genprobe.tasks.probing import Slice
+from genprobe.tasks.registry import task_probes
 from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import encode_outputs
 from genprobe.verification.verdict import Outcome
@@ -201,7 +202,7 @@ def drop_by(
 def consistency(results: pd.DataFrame, task: Task) -> pd.DataFrame:
     """Per relation suite and member: pairs, the share whose outputs keep the relation, and the
     share where both outputs are right."""
-    relations = task.relations()
+    relations = task_probes(task).relations()
     base = originals(results)
     rows = []
     for suite, partner in results[results["kind"] == "relation"].groupby("suite", sort=False):

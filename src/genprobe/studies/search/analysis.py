@@ -1,6 +1,6 @@
 """What a failure search found, made readable: clusters of the archive and failure slices.
 
-Clusters: the archive's inputs as their task features (`Task.features`), each feature
+Clusters: the archive's inputs as their task features (`Probes.features`), each feature
 standardized (constant ones dropped), k-means with k = round(sqrt(n / 2)) clusters, at least 1
 and at most `MAX_CLUSTERS`, seeded. A cluster is described by the features that set it apart
 (its mean at least `APART` standard deviations from the archive's, the farthest first) with
@@ -8,7 +8,7 @@ their range in it and in the whole archive, its size, the inputs nearest its cen
 right output and every member's answer, and the share of seeds that fail its inputs (the mean
 over its inputs, and how many of them all seeds fail); with `--against`, these two per run
 (`by_run`: A and B). Where a task can tell whether a failed input has a right output at all
-(`Task.tag_failures`: integration, SymPy's `integrate`), up to `--tag-limit` archived inputs
+(`Probes.tag_failures`: integration, SymPy's `integrate`), up to `--tag-limit` archived inputs
 nearest the clusters' centres are tagged robustness, exploit or unknown, the examples shown
 first: each cluster's counts by kind, and each example's kind.
 
@@ -54,8 +54,9 @@ from genprobe.studies.search.results import (
     read_json,
 )
 from genprobe.studies.search.slices import find_slice
-from genprobe.tasks.probing import from_input_keys
-from genprobe.tasks.task import FAILURE_KINDS, Task
+from genprobe.tasks.probing import FAILURE_KINDS, from_input_keys
+from genprobe.tasks.registry import task_probes
+from genprobe.tasks.task import Task
 from genprobe.verification.verdict import Outcome
 
 MAX_CLUSTERS = 8
@@ -73,7 +74,7 @@ def features(task: Task, inputs: Sequence[str]) -> pd.DataFrame:
     """One column per task feature, one row per input (keys of `tasks.probing.input_keys`)."""
     if not len(inputs):
         return pd.DataFrame()
-    return pd.DataFrame(task.features(from_input_keys(list(inputs))))
+    return pd.DataFrame(task_probes(task).features(from_input_keys(list(inputs))))
 
 
 def failed_by(frame: pd.DataFrame, members: int) -> np.ndarray:
@@ -221,11 +222,12 @@ def tagged(
     found: list[dict[str, Any]], archive: pd.DataFrame, task: Task, limit: int
 ) -> list[dict[str, Any]]:
     """The clusters with their kinds of failure, where the task tells whether an input has a
-    right output at all (`Task.tag_failures`: integration's exploits): `limit` inputs nearest
+    right output at all (`Probes.tag_failures`: integration's exploits): `limit` inputs nearest
     the clusters' centres (`tagged_rows`) in one call, so that a slow tagger's pool takes them
     together; each cluster's counts of them by kind (`tagged`), each example its `tag`."""
     rows = tagged_rows([cluster["rows"] for cluster in found], limit)
-    tags = task.tag_failures(from_input_keys(list(archive["input"].iloc[rows]))) if rows else None
+    src = from_input_keys(list(archive["input"].iloc[rows]))
+    tags = task_probes(task).tag_failures(src) if rows else None
     if tags is None:
         return found
     by_row = dict(zip(rows, tags, strict=True))

@@ -28,7 +28,7 @@ from genprobe.studies.search.fitness import Fitness, make_fitness, read_target_t
 from genprobe.studies.seed_sensitivity.as_model import checked_seeds
 from genprobe.studies.seed_sensitivity.members import unfinished_seeds
 from genprobe.studies.seed_sensitivity.results import read_config_hash, read_sweep
-from genprobe.tasks.registry import load_task, task_name
+from genprobe.tasks.registry import load_task, task_name, task_probes
 from genprobe.tasks.task import Task
 from genprobe.under_test.registry import absolute_spec, check_spec, run_spec
 from genprobe.under_test.sequences import MAX_K, SequenceModel
@@ -170,7 +170,7 @@ class SearchConfig(ModelUnderTestSettings):
         searched.target(self.target)
         task.split_spec(self.base_split or task.validation_split)
         one = task.generate(task.validation_split, 1, searched.a.data_seed)
-        task.valid_inputs(one.src)  # raises if the task does not say
+        task_probes(task).valid_inputs(one.src)  # raises if the task does not say
         if not self.of_run:  # it loads (a folder holds a model, a hub name is known), last
             from genprobe.under_test.adapters.integration_tokens import as_sequence_model
 

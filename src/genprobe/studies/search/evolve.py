@@ -2,10 +2,11 @@
 
     parents(fitness, population, rng)      tournaments of two among every input evaluated so
                                            far: the fitter wins (the earlier one on a tie)
-    mutate(task, src, mutants, rng)        each parent `mutants` times, by an operator of
-                                           `task.mutations()` drawn per mutant; the mutants a
-                                           family does not apply to, and those `valid_inputs`
-                                           refuses, are counted per operator, never returned
+    mutate(task, src, mutants, rng)        each parent `mutants` times, by an operator of the
+                                           task's `Probes.mutations()` drawn per mutant; the
+                                           mutants a family does not apply to, and those
+                                           `valid_inputs` refuses, are counted per operator,
+                                           never returned
 
 Both draw only from `rng`, which the search seeds with [seed, generation], so a generation's
 mutants are a function of the inputs evaluated before it.
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from genprobe.tasks.probing import padded
+from genprobe.tasks.registry import task_probes
 from genprobe.tasks.task import Task
 
 TOURNAMENT = 2
@@ -41,8 +43,9 @@ class Mutants:
 
 
 def mutate(task: Task, src: np.ndarray, mutants: int, rng: np.random.Generator) -> Mutants:
-    """`mutants` mutants of each row of `src`, those `task.valid_inputs` accepts."""
-    operators = task.mutations()
+    """`mutants` mutants of each row of `src`, those the task's `valid_inputs` accepts."""
+    probes = task_probes(task)
+    operators = probes.mutations()
     names = list(operators)
     rows = np.repeat(np.arange(len(src)), mutants)
     chosen = rng.integers(len(names), size=len(rows))
@@ -53,7 +56,7 @@ def mutate(task: Task, src: np.ndarray, mutants: int, rng: np.random.Generator) 
         if not len(asked):
             continue
         moved = operators[name].perturb(src[asked], rng)
-        valid = task.valid_inputs(moved.src) if len(moved) else np.zeros(0, bool)
+        valid = probes.valid_inputs(moved.src) if len(moved) else np.zeros(0, bool)
         counts[name].update(
             {"asked": len(asked), "not applicable": len(asked) - len(moved),
              "invalid": int((~valid).sum())}

@@ -117,7 +117,7 @@ def make_fitness(
 
 def read_target_texts(path: str | Path) -> list[str]:
     """The target inputs of a user file for the generic search's `target_problems`: one per
-    line as the task prints them (`Task.input_text`), blank lines skipped. They are embedded,
+    line as the task prints them (`Probes.input_text`), blank lines skipped. They are embedded,
     never parsed.
 
     Raises:

@@ -17,10 +17,10 @@ alike). The failure scores:
 "Fail" is any outcome but correct (an unparseable output fails too). The shard's spec holds the
 inputs (as ids), so the model's worker needs nothing else; the driver made them (`search.py`).
 
-Files: `generations/NNNNN.parquet` (one row per input: its ids and text (`Task.input_text`),
+Files: `generations/NNNNN.parquet` (one row per input: its ids and text (`Probes.input_text`),
 the operator and parent that made it, each member's outcome and answer at k, how many members
 failed, its fitness, the right output where the task has one; answers and right outputs as
-`Task.output_text` writes them) and `generations/NNNNN.json` (the generation's effort:
+`Probes.output_text` writes them) and `generations/NNNNN.json` (the generation's effort:
 mutants asked for, not applicable, invalid and duplicate per operator; inputs evaluated, and
 those left unscored because a model cannot take them: `unreadable`). "position" is an input's
 place among the shard's inputs.
@@ -42,7 +42,8 @@ from genprobe.studies.search.fitness import Fitness, failure_score
 from genprobe.studies.search.loop import generation_path
 from genprobe.studies.search.study import GENERATION
 from genprobe.tasks.probing import from_input_keys
-from genprobe.tasks.task import DeterministicTask, Task
+from genprobe.tasks.registry import task_probes
+from genprobe.tasks.task import Task
 from genprobe.under_test.adapters.integration_tokens import as_sequence_model
 from genprobe.under_test.sequences import SequenceModel
 from genprobe.verification.verdict import Outcome
@@ -83,16 +84,15 @@ def judged(
     right = outcomes == Outcome.CORRECT.value
     chosen = np.where(right.any(axis=2), right.argmax(axis=2), 0)[:, :, None]
     out = np.take_along_axis(ranked.out, chosen[..., None], axis=2)[:, :, 0]
-    texts = model.task.output_text(out.reshape(members * n, -1))
+    texts = task_probes(model.task).output_text(out.reshape(members * n, -1))
     outcome = np.take_along_axis(outcomes, chosen, axis=2)[:, :, 0]
     return outcome, np.array(texts, dtype=object).reshape(members, n)
 
 
 def gold_lines(task: Task, src: np.ndarray) -> list[str | None]:
     """The right output of each input as text, where the task has exactly one."""
-    if not isinstance(task, DeterministicTask):
-        return [None] * len(src)
-    return task.output_text(task.solve(src))
+    gold = task.solve(src)
+    return [None] * len(src) if gold is None else task_probes(task).output_text(gold)
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ class GenerationTask(StageTask):
         rows = np.flatnonzero(taken)
         src = src[rows]
         failed = outcomes != Outcome.CORRECT.value
-        texts = task.input_text(src)
+        texts = task_probes(task).input_text(src)
         frame = pd.DataFrame(
             {
                 "generation": generation,

@@ -30,7 +30,7 @@ from genprobe.studies.search.results import (
     stored_config,
 )
 from genprobe.studies.search.slices import Literal
-from genprobe.tasks.task import FAILURE_KINDS
+from genprobe.tasks.probing import FAILURE_KINDS
 from genprobe.verification.verdict import Outcome
 
 SLICES_SHOWN = 12

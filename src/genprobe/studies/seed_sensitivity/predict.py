@@ -30,7 +30,7 @@ from genprobe.studies.seed_sensitivity.device import cpu_threads, device_facts
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.members import load_members
 from genprobe.studies.seed_sensitivity.study import PREDICT as STAGE
-from genprobe.tasks.task import DeterministicTask, Task
+from genprobe.tasks.task import Task, token_accuracy
 from genprobe.tasks.tokens import input_lines, output_lines
 from genprobe.training.trainer import cuda_determinism, min_lanes
 from genprobe.under_test.adapters.prompted import Completions
@@ -111,8 +111,9 @@ def prediction_frame(
             "length": np.tile(task.length(src), members),
         }
     )
-    if isinstance(task, DeterministicTask):
-        frame["token_accuracy"] = task.token_accuracy(np.tile(src, (members, 1)), outputs)
+    gold = task.solve(src)
+    if gold is not None:
+        frame["token_accuracy"] = token_accuracy(np.tile(gold, (members, 1)), outputs)
     return frame
 
 

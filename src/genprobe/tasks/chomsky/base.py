@@ -20,15 +20,14 @@ from typing import ClassVar
 import numpy as np
 
 from genprobe.errors import ConfigError
-from genprobe.tasks.probing import Family, Perturbed
-from genprobe.tasks.row_edits import gapped
-from genprobe.tasks.task import NO_ANSWER, DeterministicTask, Examples, Split, split_stream, trim
+from genprobe.tasks.row_edits import gapped, trim
+from genprobe.tasks.sampling import split_stream
+from genprobe.tasks.task import NO_ANSWER, DeterministicTask, Examples, Split
 
 TRAIN_LENGTHS = (1, 40)
 MAX_LENGTH = 500
 CHUNK = 256
 LENGTH_SPLIT = re.compile(r"^length_(\d+)$")
-LENGTH_STEPS = (1, 5, 20)  # the `longer_by_S` families
 
 
 def parse_lengths(text: str) -> tuple[int, ...]:
@@ -148,35 +147,6 @@ class LengthTask(DeterministicTask):
 
     def max_output_length(self, input_length: int) -> int:
         return max(self.answer_length(n) for n in range(1, input_length + 1))
-
-    def families(self) -> Mapping[str, Family]:
-        """`longer_by_S`: each input replaced by a fresh sample at least S tokens longer."""
-        return {
-            f"longer_by_{step}": Family(
-                f"each input replaced by a fresh sample at least {step} tokens longer",
-                lambda src, rng, step=step: self._longer(src, rng, step),
-            )
-            for step in LENGTH_STEPS
-        }
-
-    def _longer(self, src: np.ndarray, rng: np.random.Generator, step: int) -> Perturbed:
-        """Row i: a sample of the shortest length that `sample` draws inputs of at least
-        length_i + step tokens for (NNCH's modular arithmetic only draws odd lengths)."""
-        length = (np.asarray(src) > 0).sum(axis=1)
-        drawn = np.array([self._drawn_length(int(n) + step) for n in length], dtype=np.int64)
-        rows = np.zeros((len(src), self.input_length(int(drawn.max(initial=1)))), dtype=np.int64)
-        for value in np.unique(drawn):
-            where = np.flatnonzero(drawn == value)
-            sampled = self.sample(rng, len(where), int(value))
-            rows[where, : sampled.shape[1]] = sampled + 1
-        return Perturbed(trim(rows, 0), np.arange(len(src)))
-
-    def _drawn_length(self, tokens: int) -> int:
-        """The smallest length whose inputs have at least `tokens` tokens."""
-        length = tokens
-        while self.input_length(length) < tokens:
-            length += 1
-        return length
 
     def _length_split(self, length: int) -> Split:
         shifted = length > TRAIN_LENGTHS[1]

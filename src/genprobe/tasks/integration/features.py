@@ -1,5 +1,5 @@
 """The tree features of integrands: what SAGGA's readable slices and the failure search's
-clusters and slices of the integration task are read by (`IntegrationTask.features`).
+clusters and slices of the integration task are read by (`IntegrationProbes.features`).
 
     tree_features(problems)   one row per problem: a boolean column per operator family
                               (`FAMILIES`), x in an exponent, a division, a rational

@@ -9,60 +9,40 @@ from __future__ import annotations
 
 import functools
 import itertools
-from dataclasses import dataclass
 
 import numpy as np
 
 from genprobe.errors import ConfigError
 from genprobe.tasks.rewriting.grammar import Grammar
-from genprobe.tasks.task import Examples, split_stream
+from genprobe.tasks.sampling import split_stream
+from genprobe.tasks.task import Examples, Split
 
 CHUNK = 10_000
 CANONICAL_TRAIN_SIZE = 100_000
 
-
-@dataclass(frozen=True)
-class Suite:
-    name: str
-    lengths: tuple[int, int]  # inclusive range of input lengths, uniform
-    repeats: bool  # False: no symbol twice; True: adjacent runs of one symbol, at least one >= 2
-    size: int  # default number of examples
-    description: str
-
-
-SUITES: dict[str, Suite] = {
-    s.name: s
-    for s in (
-        Suite("train", (5, 10), False, 100_000, "training data: length 5-10, no repeated symbol"),
-        Suite("validation", (5, 10), False, 2_000, "like train; used for early stopping"),
-        Suite("standard", (5, 10), False, 2_000, "in distribution: length 5-10, no repeats"),
-        Suite("repeat", (5, 10), True, 2_000, "length 5-10 with runs of a repeated symbol"),
-        Suite("short", (1, 4), False, 2_000, "shorter than training: length 1-4"),
-        Suite("long", (11, 15), False, 2_000, "longer than training: length 11-15"),
-        Suite(
-            "uncharacteristic",
-            (3, 12),
-            True,
-            5_000,
-            "the paper's appendix validation set: length 3-12 with repeats",
-        ),
-    )
-}
+SPLITS: dict[str, Split] = {
+    "train": Split("training data: length 5-10, no repeated symbol", (5, 10), 100_000),
+    "validation": Split("like train; used for early stopping", (5, 10), 2_000, disjoint=True),
+    "standard": Split("in distribution: length 5-10, no repeats", (5, 10), 2_000, disjoint=True),
+    "repeat": Split("length 5-10 with runs of a repeated symbol", (5, 10), 2_000, disjoint=True),
+    "short": Split("shorter than training: length 1-4", (1, 4), 2_000, disjoint=True),
+    "long": Split("longer than training: length 11-15", (11, 15), 2_000, disjoint=True),
+    "uncharacteristic": Split(
+        "the paper's appendix validation set: length 3-12 with repeats", (3, 12), 5_000,
+        disjoint=True,
+    ),
+}  # fmt: skip
+# the splits of adjacent runs of one symbol, at least one >= 2 (the others: no symbol twice)
+REPEATS = frozenset({"repeat", "uncharacteristic"})
 MAX_RUN = 6  # longest run of one symbol in the repeat suites (the authors' data)
 SINGLE_RUN_PROB = 0.5  # chance a run has length 1; others uniform in 2..MAX_RUN
-
-
-def suite(name: str) -> Suite:
-    if name not in SUITES:
-        raise ConfigError("suite", f"one of {', '.join(SUITES)}", name)
-    return SUITES[name]
 
 
 def generate(split: str, n: int, seed: int, grammar: Grammar | None = None) -> Examples:
     """Generate `n` examples of a split.
 
     Args:
-        split: a name in `SUITES`.
+        split: a name in `SPLITS`.
         n: how many examples.
         seed: the data seed; the split's own stream is derived from it and the split's name.
         grammar: the grammar (default: the authors' grammar, without its quirk).
@@ -71,15 +51,17 @@ def generate(split: str, n: int, seed: int, grammar: Grammar | None = None) -> E
         ConfigError: unknown split, n < 1, or a length range the grammar cannot fill.
     """
     grammar = grammar or Grammar()
-    spec = suite(split)
+    if split not in SPLITS:
+        raise ConfigError("suite", f"one of {', '.join(SPLITS)}", split)
+    spec, repeats = SPLITS[split], split in REPEATS
     if not isinstance(n, int) or n < 1:
         raise ConfigError("n", "an integer >= 1", n)
-    if not spec.repeats and spec.lengths[1] > grammar.n_symbols:
+    if not repeats and spec.lengths[1] > grammar.n_symbols:
         raise ConfigError(
             "n_symbols", f">= {spec.lengths[1]} for the {split} suite", grammar.n_symbols
         )
     exclude = None if split == "train" else _training_inputs(seed, grammar)
-    make = _runs if spec.repeats else _distinct
+    make = _runs if repeats else _distinct
     src, tgt, have = [], [], 0
     for chunk in itertools.count():
         # A chunk's content depends only on (seed, split, chunk): the first n examples are the

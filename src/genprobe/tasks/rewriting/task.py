@@ -7,12 +7,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from genprobe.tasks.probing import Family
 from genprobe.tasks.published import Published
-from genprobe.tasks.rewriting import probes
 from genprobe.tasks.rewriting.grammar import Grammar
 from genprobe.tasks.rewriting.paper import WEBER_2018
-from genprobe.tasks.rewriting.suites import SUITES, generate
+from genprobe.tasks.rewriting.suites import SPLITS, generate
 from genprobe.tasks.rewriting.validity import valid_outputs
 from genprobe.tasks.task import Examples, Split, Task
 
@@ -43,10 +41,7 @@ class RewritingTask(Grammar, Task):
         return self.output_tokens
 
     def splits(self) -> Mapping[str, Split]:
-        return {
-            name: Split(s.description, s.lengths, s.size, disjoint=name != "train")
-            for name, s in SUITES.items()
-        }
+        return SPLITS
 
     def suites(self) -> tuple[str, ...]:
         return TEST_SUITES
@@ -57,17 +52,6 @@ class RewritingTask(Grammar, Task):
 
     def verify(self, src: np.ndarray, out: np.ndarray, out_len: np.ndarray) -> np.ndarray:
         return valid_outputs(self, src, out, out_len)
-
-    def valid_inputs(self, src: np.ndarray) -> np.ndarray:
-        """Any non-empty string of the grammar's symbols (the rule rewrites each alone)."""
-        return probes.valid_inputs(self.n_symbols, src)
-
-    def families(self) -> Mapping[str, Family]:
-        return probes.families(self.n_symbols)
-
-    def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
-        """The default's, and distinct symbols and the longest run of one symbol."""
-        return {**super().features(src), **probes.features(src)}
 
     def max_output_length(self, input_length: int) -> int:
         return self.group_size * input_length

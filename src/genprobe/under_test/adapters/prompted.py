@@ -28,6 +28,7 @@ from typing import Protocol
 import numpy as np
 
 from genprobe.errors import ConfigError
+from genprobe.options import is_integer
 from genprobe.prompts import (
     check_shots,
     draw_shots,
@@ -37,7 +38,7 @@ from genprobe.prompts import (
     text_form,
 )
 from genprobe.tasks.probing import padded
-from genprobe.tasks.task import Task, is_integer
+from genprobe.tasks.task import Task
 from genprobe.under_test.sequences import Ranked, SequenceModel
 
 NEWLINE = "\n"
