@@ -242,8 +242,6 @@ def test_invalid_inputs_are_refused(task, examples):
 def evaluated(spec, task, src, k, **settings):
     """First correct rank per problem (0: none within k) by the token task's verdicts, and by
     the brittleness study's `solve` (what `integration evaluate` runs) on the same model."""
-    from genprobe.under_test.registry import load_model
-
     model = as_sequence_model(spec, task, **settings)
     ranked = model.candidates(src, k)
     n, width = len(src), ranked.out.shape[-1]
@@ -258,7 +256,7 @@ def evaluated(spec, task, src, k, **settings):
     ]
     problems = [Problem(i, p, None) for i, p in enumerate(task.problems(src))]
     with Verifier(VerifierConfig(deadline=task.deadline, workers=1)) as verifier:
-        table = solve(load_model(spec, **settings), verifier, "s", problems, k, 4, False)
+        table = solve(model, verifier, "s", problems, k, 4, False)
     rows = table.to_pylist()
     theirs = [row["first_correct_rank"] or 0 for row in rows]
     for row in rows:  # every candidate they verified has our verdict
