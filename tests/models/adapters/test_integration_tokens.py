@@ -10,10 +10,10 @@ from genprobe.errors import ModelCapabilityError
 from genprobe.runs.pool import DeadlineCounts
 from genprobe.tasks.integration import parse_infix
 from genprobe.tasks.integration.task import IntegrationTask
-from genprobe.tasks.integration.under_test import Candidate, Model
+from genprobe.under_test.adapters.integration_model import Candidate, Model
 from genprobe.under_test.adapters.integration_tokens import (
     IntegrationSequenceModel,
-    integration_model,
+    load_integration_model,
 )
 from genprobe.under_test.settings import ModelSettings
 
@@ -74,7 +74,7 @@ def test_given_answers_are_scored_by_the_model_nan_where_there_is_none():
 
 
 def test_a_model_without_log_probabilities_refuses_to_score_answers():
-    model = integration_model(ModelSettings("py:test_model_adapters:answer"))
+    model = load_integration_model(ModelSettings("py:test_model_adapters:answer"))
     assert not model.can_score
     with pytest.raises(ModelCapabilityError, match="py:test_model_adapters:answer"):
         model.score_answers([P], [Q])

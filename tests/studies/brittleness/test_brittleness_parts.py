@@ -19,7 +19,7 @@ from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.brittleness.solve import Problem, solve
 from genprobe.tasks.integration import Verifier, VerifierConfig, X, from_sympy, to_prefix
 from genprobe.tasks.integration.task import IntegrationTask
-from genprobe.tasks.integration.under_test import Candidate, Model
+from genprobe.under_test.adapters.integration_model import Candidate, Model
 from genprobe.under_test.adapters.integration_tokens import IntegrationSequenceModel
 from genprobe.under_test.adapters.seq2seq import DecodingConfig, Seq2SeqModel
 from genprobe.under_test.settings import ModelSettings

@@ -189,7 +189,7 @@ def test_selection_by_fitness_and_by_cluster():
 
 
 def test_an_answer_too_long_to_print_is_kept_as_prefix():
-    from genprobe.tasks.integration.under_test import infix_text, shown_answer
+    from genprobe.tasks.integration.printing import infix_text, shown_answer
 
     # 10**5000 is built exactly, but Python refuses to print an integer of 5,001 digits
     huge = Expr.apply("pow", Expr.integer(10), Expr.integer(5000))

@@ -30,10 +30,10 @@ from genprobe.tasks.integration import (
 from genprobe.tasks.integration.features import BOOLEAN, NUMERIC, tree_features
 from genprobe.tasks.integration.reading import read_expression
 from genprobe.tasks.integration.suites.validation import ADDED_SETS
-from genprobe.tasks.integration.under_test import Candidate, Model
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.probing import from_input_keys, token_edits
 from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, output_lines
+from genprobe.under_test.adapters.integration_model import Candidate, Model
 from genprobe.under_test.adapters.integration_tokens import (
     IntegrationSequenceModel,
     as_sequence_model,

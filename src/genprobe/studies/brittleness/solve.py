@@ -44,7 +44,7 @@ from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.under_test.adapters.integration_tokens import (
     Answers,
     IntegrationSequenceModel,
-    integration_model,
+    load_integration_model,
 )
 from genprobe.under_test.settings import ModelSettings
 from genprobe.verification.ranked import RankedResult, correct_verdicts
@@ -126,7 +126,7 @@ class SolveTask(StageTask):
     def setup(self) -> SolveContext:
         note = (lambda line: None) if self.notes is None else self.notes.put
         return SolveContext(
-            integration_model(self.model, min_beam=self.k_max),
+            load_integration_model(self.model, min_beam=self.k_max),
             Verifier(self.verifier),
             Schedule(self.overlap, note=note),
         )

@@ -52,11 +52,11 @@ from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.limits import TRUSTED_LIMITS
 from genprobe.tasks.integration.mutations import PRESETS
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
-from genprobe.tasks.integration.under_test import shown_answer
+from genprobe.tasks.integration.printing import shown_answer
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.under_test.adapters.integration_tokens import (
     IntegrationSequenceModel,
-    integration_model,
+    load_integration_model,
 )
 from genprobe.verification.ranked import RankedResult, verify_ranked
 from genprobe.verification.verdict import Outcome, TimeoutPolicy, deadline_counts
@@ -143,7 +143,7 @@ class ProposeTask(_ToolsTask):
     needs_device: ClassVar[bool] = True
 
     def setup(self) -> tuple[IntegrationSequenceModel, DeadlinePool, SimplifyMemo]:
-        model = integration_model(self.config.model, min_beam=self.config.k, remember=True)
+        model = load_integration_model(self.config.model, min_beam=self.config.k, remember=True)
         return model, deadline_pool(self.config), SimplifyMemo()
 
     def runtime(self) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from genprobe.tasks.integration.generation import generate as generate_pairs
 from genprobe.tasks.integration.generators import GeneratorConfig
 from genprobe.tasks.integration.mutations import PRESETS, MutationPreset, mutate
 from genprobe.tasks.integration.prefix import PROBLEM_PREFIX, from_prefix, to_prefix
+from genprobe.tasks.integration.printing import problem_text
 from genprobe.tasks.integration.random_trees import TreeSettings
 from genprobe.tasks.integration.reading import ExpressionInput
 from genprobe.tasks.integration.suites import splits as brittleness
@@ -44,7 +45,6 @@ from genprobe.tasks.integration.suites.validation import (
     COEFFICIENT_SETS,
     COEFFICIENTS,
 )
-from genprobe.tasks.integration.under_test import problem_text
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.integration.vocab import DIGIT_TOKENS, VOCAB
 from genprobe.tasks.probing import Composition, Family, Perturb, Perturbed, padded, token_edits

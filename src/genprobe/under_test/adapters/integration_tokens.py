@@ -1,8 +1,8 @@
 """Any model under test of the integration task (ckpt:, lc:, bundled:, sympy, py:, openai:) as
 a `SequenceModel` of the token task `IntegrationTask`: how every study asks it (`genprobe
 probe` and `search` through `as_sequence_model`, which gives every kind of model as a
-`SequenceModel`; the brittleness and SAGGA studies through `integration_model`). The
-integration `Model` behind it is the adapters' own contract.
+`SequenceModel`; the brittleness and SAGGA studies through `load_integration_model`). The
+integration `Model` behind it (integration_model.py) is the adapters' own contract.
 
 One member, named by the spec. Input ids are read back into integrands, the model gives its
 ranked candidates, and each answer is written in the task's target ids: an answer the model
@@ -36,10 +36,11 @@ from genprobe.errors import ConfigError, ModelCapabilityError
 from genprobe.runs.pool import DeadlineCounts
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import to_prefix
+from genprobe.tasks.integration.printing import answer_text
 from genprobe.tasks.integration.task import IntegrationTask
-from genprobe.tasks.integration.under_test import Candidate, Model, answer_text
 from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import encode_outputs
+from genprobe.under_test.adapters.integration_model import Candidate, Model
 from genprobe.under_test.sequences import CandidateJudge, Ranked, SequenceModel
 
 if TYPE_CHECKING:
@@ -222,7 +223,7 @@ class IntegrationSequenceModel(SequenceModel):
         return self
 
 
-def integration_model(
+def load_integration_model(
     settings: ModelSettings, min_beam: int = 1, *, remember: bool = False
 ) -> IntegrationSequenceModel:
     """The integration model `settings` name, a beam of at least `min_beam` (k candidates need
