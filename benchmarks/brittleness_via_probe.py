@@ -27,6 +27,7 @@ from genprobe.studies.probe.summary import unresolved
 from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.integration.suites.splits import SPLITS
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
+from genprobe.under_test.adapters.integration_tokens import load_integration_model
 from genprobe.under_test.settings import ModelSettings
 from genprobe.verification.verdict import TimeoutPolicy
 
@@ -39,7 +40,7 @@ def main() -> None:
     task = config.load_task()
     results = read_results(args.run)
     settings = ModelSettings(config.model, DecodingConfig(beam_size=config.k))
-    model = settings.load(min_beam=config.k)
+    model = load_integration_model(settings, min_beam=config.k)
     verifier = VerifierConfig(deadline=task.deadline, policy=TimeoutPolicy("strict"))
     rows = []
     with Verifier(verifier) as verify:

@@ -34,7 +34,12 @@ from genprobe.decoding.config import DecodingConfig
 from genprobe.studies.brittleness.schedule import Schedule
 from genprobe.studies.brittleness.solve import read_problems, solve
 from genprobe.tasks.integration.suites import robustness_simple
+from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
+from genprobe.under_test.adapters.integration_tokens import (
+    IntegrationSequenceModel,
+    load_integration_model,
+)
 from genprobe.under_test.adapters.seq2seq import Seq2SeqModel
 from genprobe.under_test.settings import ModelSettings
 
@@ -76,13 +81,14 @@ def main() -> None:
     )
     decoding = DecodingConfig(beam_size=args.beam, max_len=args.max_len, batch_size=args.batch_size)
     if args.model:
-        model = ModelSettings(args.model, decoding).load()
+        model = load_integration_model(ModelSettings(args.model, decoding))
     else:
         network = random_model(args.seed, EOS_BIAS, "small")
-        model = Seq2SeqModel(network, decoding, "cpu", name="random small")
+        random = Seq2SeqModel(network, decoding, "cpu", name="random small")
+        model = IntegrationSequenceModel(random, IntegrationTask(), random.name)
     print(f"{len(problems)} problems, beam {args.beam}, k {args.beam}, batch {args.batch_size}, "
           f"shards of {args.shard_size}, {torch.get_num_threads()} torch threads, "
-          f"{model.name}")  # fmt: skip
+          f"{model.members[0]}")  # fmt: skip
     timings: dict[str, list[float]] = {name: [] for name in PATHS}
     results, choices = {}, []
     for _ in range(args.repeats):

@@ -323,7 +323,7 @@ def score(
 ) -> None:
     """Total log-probability the model gives each candidate, teacher-forced."""
     from genprobe.studies.integration_models import read_candidate_pairs
-    from genprobe.tasks.integration.under_test import infix_text
+    from genprobe.tasks.integration.printing import infix_text
 
     pairs = read_candidate_pairs(input_path)
     model = ModelOptions(model_spec, batch_size=batch_size, device=device).load()

@@ -18,8 +18,8 @@ from genprobe.errors import DataFormatError, GenprobeError, UnsupportedExpressio
 from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.reading import read_expression
-from genprobe.tasks.integration.under_test import Candidate
 from genprobe.tasks.lines import json_lines, some_rows
+from genprobe.under_test.adapters.integration_model import Candidate
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 its factory as "module:function", imported only when that kind is loaded, so listing models
 imports neither torch nor httpx.
 
-To add a kind: write an adapter (a `genprobe.tasks.integration.under_test.Model` for the
+To add a kind: write an adapter (a `genprobe.under_test.adapters.integration_model.Model` for the
 integration task, a `genprobe.under_test.sequences.SequenceModel` for token tasks, `tokens=True`)
 with a factory taking the text after the colon plus its keyword settings, and add a row here.
 A kind that knows the inputs its models were trained on names a `trained_on` function too: the
@@ -27,8 +27,8 @@ from genprobe.errors import ConfigError, UnknownModelError
 if TYPE_CHECKING:
     import numpy as np
 
-    from genprobe.tasks.integration.under_test import Model
     from genprobe.tasks.task import Task
+    from genprobe.under_test.adapters.integration_model import Model
 
 
 def _checkpoint_path(argument: str) -> None:

@@ -1,6 +1,7 @@
 """The contract of a model under test of a token task (every task of `genprobe.tasks`): one or
 more members (the seeds of a sweep), each giving ranked candidate outputs for input ids, and,
-where it can, the log-probability of given outputs.
+where it can, the log-probability of given outputs. Every study asks its model through it (an
+integration model through `adapters.integration_tokens.IntegrationSequenceModel`).
 
 Outputs are the task's output ids (0-based, -1 after the end), for all members at once, so the
 probe studies verify S members × N inputs × k candidates in one call of the task's verifier.

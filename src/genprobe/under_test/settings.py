@@ -22,7 +22,7 @@ from genprobe.models.bundled import WEIGHTS
 from genprobe.models.device import present_device
 from genprobe.runs.config import identity_fields
 from genprobe.runs.provenance import file_digest
-from genprobe.tasks.integration.under_test import Model
+from genprobe.under_test.adapters.integration_model import Model
 
 
 @dataclass(frozen=True)

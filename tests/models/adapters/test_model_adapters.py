@@ -9,8 +9,8 @@ from genprobe.models.checkpoints import save_transformer
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
 from genprobe.tasks.integration import Expr, parse_infix, verify
 from genprobe.tasks.integration.reading import read_expression
-from genprobe.tasks.integration.under_test import Candidate
 from genprobe.tasks.integration.vocab import EOS_INDEX, TOKEN_TO_ID
+from genprobe.under_test.adapters.integration_model import Candidate
 from genprobe.under_test.adapters.seq2seq import DecodingConfig
 from genprobe.under_test.registry import MODELS, absolute_spec, load_model
 

@@ -7,7 +7,7 @@ from test_model_adapters import PROBLEMS
 
 from genprobe.errors import ModelCapabilityError
 from genprobe.tasks.integration import Expr
-from genprobe.tasks.integration.under_test import Candidate
+from genprobe.under_test.adapters.integration_model import Candidate
 from genprobe.under_test.adapters.seq2seq import DecodingConfig
 from genprobe.under_test.registry import MODELS, load_model
 

@@ -18,7 +18,9 @@ from genprobe.studies.brittleness.compare import Beside
 from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.brittleness.solve import Problem, solve
 from genprobe.tasks.integration import Verifier, VerifierConfig, X, from_sympy, to_prefix
-from genprobe.tasks.integration.under_test import Candidate, Model
+from genprobe.tasks.integration.task import IntegrationTask
+from genprobe.under_test.adapters.integration_model import Candidate, Model
+from genprobe.under_test.adapters.integration_tokens import IntegrationSequenceModel
 from genprobe.under_test.adapters.seq2seq import DecodingConfig, Seq2SeqModel
 from genprobe.under_test.settings import ModelSettings
 from genprobe.verification.ranked import verify_ranked, windows
@@ -100,10 +102,10 @@ def test_solve_asks_the_verifier_about_each_answer_as_the_model_gave_it_in_rank_
             outcome = {right: Outcome.CORRECT, "slow": Outcome.TIMEOUT}
             return [Verdict(outcome.get(a, Outcome.INCORRECT), "fake", 0.5) for _, a in pairs]
 
+    model = IntegrationSequenceModel(_Fixed(answers), IntegrationTask(), "fixed")
     rows = solve(
-        _Fixed(answers), Fake(), "s", [Problem(i, p, None) for i, p in enumerate(problems)],
-        5, 2, False,
-    ).to_pylist()  # fmt: skip
+        model, Fake(), "s", [Problem(i, p, None) for i, p in enumerate(problems)], 5, 2, False
+    ).to_pylist()
     # batches of 2: problems 0-1 (ranks 1, 2-3), then 2-3 (ranks 1, 2-3, 4-5)
     assert [[i for i, _ in window] for window in asked] == [[0], [0], [2, 3], [2, 2, 3, 3], [3, 3]]
     assert asked[0][0][1] == ("add", "x") and asked[2][0][1] == "x^^2"
@@ -179,8 +181,9 @@ def test_a_problem_longer_than_the_position_table_is_unreadable_not_failed():
     short, long = from_sympy(2 * X), from_sympy(sum(sp.sin(k * X) for k in range(1, 6)))
     problems = [Problem(0, short, from_sympy(X**2)), Problem(1, long, None)]
     assert model.readable([short, long]) == [True, False]
+    asked = IntegrationSequenceModel(model, IntegrationTask(), "small")
     with Verifier(VerifierConfig(workers=1)) as verifier:
-        table = solve(model, verifier, "s", problems, 2, 64, score_references=True).to_pylist()
+        table = solve(asked, verifier, "s", problems, 2, 64, score_references=True).to_pylist()
     assert [row["readable"] for row in table] == [True, False]
     assert table[1]["n_candidates"] == 0 and table[1]["reference_logprob"] is None
     assert table[0]["reference_logprob"] < 0  # scored: not solved at rank 1

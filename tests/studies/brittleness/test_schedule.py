@@ -9,7 +9,9 @@ from genprobe.errors import ConfigError
 from genprobe.studies.brittleness.schedule import PROBES, REPROBE_EVERY, Mode, Schedule
 from genprobe.studies.brittleness.solve import Problem, solve
 from genprobe.tasks.integration import Verifier, VerifierConfig, X, from_sympy
+from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.under_test.adapters.callable import CallableModel
+from genprobe.under_test.adapters.integration_tokens import IntegrationSequenceModel
 
 IN_TURN, OVERLAPPED = Mode.IN_TURN, Mode.OVERLAPPED
 PROBING = [IN_TURN] + [OVERLAPPED, IN_TURN] * PROBES  # warm-up, then taking turns
@@ -130,7 +132,9 @@ def test_solve_gives_the_same_results_in_turn_overlapped_and_mixed():
         Problem(row, from_sympy(c * X if row % 3 else sp.sin(c * X)), None)
         for row, c in enumerate(range(2, 19))
     ]  # 17 problems: batches of 2 make 9 steps that decode and verify
-    model = CallableModel(answers, "answers")
+    model = IntegrationSequenceModel(
+        CallableModel(answers, "answers"), IntegrationTask(), "answers"
+    )
     tables, schedules = {}, {}
     with Verifier(VerifierConfig(workers=1)) as verifier:
         for overlap in ("off", "on", "auto"):

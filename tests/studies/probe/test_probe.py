@@ -26,7 +26,7 @@ from genprobe.studies.probe.suites import saved_suites
 from genprobe.studies.probe.summary import accuracy, consistency, failure_sharing
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.tasks.integration import from_prefix
-from genprobe.tasks.integration.under_test import answer_text, problem_text
+from genprobe.tasks.integration.printing import answer_text, problem_text
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.tokens import encode_outputs, input_lines, output_lines
 from genprobe.under_test.adapters.integration_tokens import as_sequence_model

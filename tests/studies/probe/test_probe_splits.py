@@ -10,7 +10,7 @@ from genprobe.studies.probe.suites import build_suites
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.tokens import input_lines, output_lines
-from genprobe.under_test.registry import load_model
+from genprobe.under_test.adapters.integration_tokens import as_sequence_model
 
 ONLY_SPLITS = {"families": (), "relations": (), "task_suites": False}
 
@@ -49,7 +49,9 @@ def test_a_split_asked_for_is_judged_as_the_brittleness_study_judges_it(tmp_path
     problems = [Problem(i, p, None) for i, p in enumerate(task.problems(
         task.generate("robustness-simple", 6, 43).src))]  # fmt: skip
     with Verifier(VerifierConfig(deadline=task.deadline, workers=1)) as verifier:
-        table = solve(load_model("sympy", deadline=2.0), verifier, "s", problems, 1, 6, False)
+        table = solve(
+            as_sequence_model("sympy", deadline=2.0), verifier, "s", problems, 1, 6, False
+        )
     theirs = [row["candidates"][0]["outcome"] for row in table.to_pylist()]
     assert list(rows["outcome"]) == theirs and "correct" in theirs
 

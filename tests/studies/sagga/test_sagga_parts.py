@@ -1,5 +1,5 @@
-"""SAGGA's pieces one by one: mutations, the mutant filter, seeds, fitness, selection, the
-query cache."""
+"""SAGGA's pieces one by one: mutations, the mutant filter, seeds, fitness, selection (the
+model's memory of its answers: tests/models/adapters/test_integration_tokens.py)."""
 
 import numpy as np
 import pytest
@@ -17,12 +17,10 @@ from genprobe.studies.sagga.seeds import BASES, TARGETS, named_basis, read_probl
 from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.fitness import make_fitness
 from genprobe.studies.search.selection import select_fitness, select_kmeans
-from genprobe.tasks.integration import X, from_sympy, parse_infix, to_sympy
+from genprobe.tasks.integration import X, from_sympy, to_sympy
 from genprobe.tasks.integration.expression import Expr, fold
 from genprobe.tasks.integration.mutations import PRESETS, is_leaf, mutate, random_path
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
-from genprobe.tasks.integration.under_test import Candidate, Model
-from genprobe.under_test.cached import CachedModel
 
 
 def _ints(expr: Expr) -> list[int]:
@@ -190,30 +188,8 @@ def test_selection_by_fitness_and_by_cluster():
     assert select_kmeans([], np.zeros(0), make_embedder("char"), size=2, clusters=2, seed=0) == []
 
 
-class Counting(Model):
-    name = "counting"
-
-    def __init__(self):
-        self.asked = []
-
-    def candidates(self, problems, k):
-        self.asked += [str(p) for p in problems]
-        return [[Candidate(p, 0.0)] for p in problems]
-
-
-def test_the_query_cache_asks_each_problem_once():
-    inner = Counting()
-    model = CachedModel(inner)
-    p, q = parse_infix("2*x"), parse_infix("3*x")
-    first = model.candidates([p, q, p], 1)
-    again = model.candidates([q], 1)
-    assert inner.asked == ["2*x", "3*x"]
-    assert (model.queries, model.hits) == (2, 2)
-    assert first[0][0].answer == p and again[0][0].answer == q
-
-
 def test_an_answer_too_long_to_print_is_kept_as_prefix():
-    from genprobe.tasks.integration.under_test import infix_text, shown_answer
+    from genprobe.tasks.integration.printing import infix_text, shown_answer
 
     # 10**5000 is built exactly, but Python refuses to print an integer of 5,001 digits
     huge = Expr.apply("pow", Expr.integer(10), Expr.integer(5000))

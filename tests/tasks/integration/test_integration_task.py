@@ -30,10 +30,10 @@ from genprobe.tasks.integration import (
 from genprobe.tasks.integration.features import BOOLEAN, NUMERIC, tree_features
 from genprobe.tasks.integration.reading import read_expression
 from genprobe.tasks.integration.suites.validation import ADDED_SETS
-from genprobe.tasks.integration.under_test import Candidate, Model
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.probing import from_input_keys, token_edits
 from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, output_lines
+from genprobe.under_test.adapters.integration_model import Candidate, Model
 from genprobe.under_test.adapters.integration_tokens import (
     IntegrationSequenceModel,
     as_sequence_model,
@@ -247,8 +247,6 @@ def test_invalid_inputs_are_refused(task, probes, examples):
 def evaluated(spec, task, src, k, **settings):
     """First correct rank per problem (0: none within k) by the token task's verdicts, and by
     the brittleness study's `solve` (what `integration evaluate` runs) on the same model."""
-    from genprobe.under_test.registry import load_model
-
     model = as_sequence_model(spec, task, **settings)
     ranked = model.candidates(src, k)
     n, width = len(src), ranked.out.shape[-1]
@@ -263,7 +261,7 @@ def evaluated(spec, task, src, k, **settings):
     ]
     problems = [Problem(i, p, None) for i, p in enumerate(task.problems(src))]
     with Verifier(VerifierConfig(deadline=task.deadline, workers=1)) as verifier:
-        table = solve(load_model(spec, **settings), verifier, "s", problems, k, 4, False)
+        table = solve(model, verifier, "s", problems, k, 4, False)
     rows = table.to_pylist()
     theirs = [row["first_correct_rank"] or 0 for row in rows]
     for row in rows:  # every candidate they verified has our verdict

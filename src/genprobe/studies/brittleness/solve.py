@@ -3,15 +3,15 @@
 
 A shard's spec holds its problems (prefix tokens, and the known antiderivative where there is
 one), so it is a pure function of its spec and the run's settings. Within a shard, problems go
-to the model in batches, through the adapter the probe studies ask an integration model with
+to the model in batches, through the adapter every study asks an integration model with
 (`IntegrationSequenceModel.answers`: a `Ranked` that keeps each answer as the model gave it),
 and the verifier pool checks batch b after the model has decoded it or while it decodes batch
 b + 1, whichever the worker's `schedule.Schedule` finds faster (the results are the same).
 Candidates are verified in rank order (`Ranked.judged`), stopping after the window that holds
 the first correct one (`verification.ranked`), with the run's own verifier settings (workers,
 deadline, timeout policy). For a model that gives log-probabilities, the reference of every
-problem not solved at rank 1 is scored teacher-forced, for the search-vs-model analysis
-(Welleck et al. 2022, section 6).
+problem not solved at rank 1 is scored teacher-forced (`IntegrationSequenceModel.score_answers`),
+for the search-vs-model analysis (Welleck et al. 2022, section 6).
 
 Result rows (one per problem): suite, row, problem, reference, readable (false: the model
 cannot take the problem, e.g. longer than its position table), n_candidates,
@@ -40,15 +40,18 @@ from genprobe.runs.shards import Outputs, Shard
 from genprobe.studies.brittleness.schedule import Mode, Schedule
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
-from genprobe.tasks.integration.task import IntegrationTask
-from genprobe.tasks.integration.under_test import Model
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
-from genprobe.under_test.adapters.integration_tokens import Answers, IntegrationSequenceModel
+from genprobe.under_test.adapters.integration_tokens import (
+    Answers,
+    IntegrationSequenceModel,
+    load_integration_model,
+)
 from genprobe.under_test.settings import ModelSettings
 from genprobe.verification.ranked import RankedResult, correct_verdicts
 from genprobe.verification.verdict import Verdict
 
-# a result file's metadata: the model's own deadline hits over its problems (see Model)
+# a result file's metadata: the model's own deadline hits over its problems
+# (`IntegrationSequenceModel.deadline_counts`)
 MODEL_DEADLINES = "model_deadlines"
 
 CANDIDATE = pa.struct(
@@ -122,15 +125,14 @@ class SolveTask(StageTask):
 
     def setup(self) -> SolveContext:
         note = (lambda line: None) if self.notes is None else self.notes.put
-        model = self.model.load(min_beam=self.k_max)
         return SolveContext(
-            IntegrationSequenceModel(model, IntegrationTask(), self.model.spec),
+            load_integration_model(self.model, min_beam=self.k_max),
             Verifier(self.verifier),
             Schedule(self.overlap, note=note),
         )
 
     def close(self, context: SolveContext) -> None:
-        context.model.model.close()
+        context.model.close()
         context.verifier.close()
 
     def runtime(self) -> dict[str, Any]:
@@ -154,7 +156,7 @@ class SolveTask(StageTask):
 
 
 def solve(
-    model: Model | IntegrationSequenceModel,
+    model: IntegrationSequenceModel,
     verifier: Verifier,
     suite: str,
     problems: Sequence[Problem],
@@ -164,12 +166,9 @@ def solve(
     schedule: Schedule | None = None,
 ) -> pa.Table:
     """Top-`k_max` candidates of every problem, verified in rank order (see module docs), the
-    batches decoded and verified as `schedule` says (default: a new `auto` one). A `Model`
-    answers as the `IntegrationSequenceModel` that the probe studies ask."""
-    if not isinstance(model, IntegrationSequenceModel):
-        model = IntegrationSequenceModel(model, IntegrationTask(), model.name)
+    batches decoded and verified as `schedule` says (default: a new `auto` one)."""
     schedule = schedule or Schedule()
-    before = model.model.deadline_counts()
+    before = model.deadline_counts()
     decoded: list[tuple[Sequence[Problem], np.ndarray, Answers]] = []
     verdicts: list[np.ndarray] = []
     with ThreadPoolExecutor(1, thread_name_prefix="verify") as background:
@@ -200,12 +199,14 @@ def solve(
             for problem, row in solved
             if row["readable"] and problem.reference is not None and row["first_correct_rank"] != 1
         ]
-        pairs = [(problem.problem, problem.reference) for problem, _ in todo]
-        for (_, row), logprob in zip(todo, model.model.score(pairs) if pairs else [], strict=True):
-            row["reference_logprob"] = logprob
+        scores = model.score_answers(
+            [problem.problem for problem, _ in todo], [problem.reference for problem, _ in todo]
+        )
+        for (_, row), logprob in zip(todo, scores[0], strict=True):
+            row["reference_logprob"] = float(logprob)
     rows = [row for _, row in solved]
     table = pa.Table.from_pylist(rows, schema=RESULT_SCHEMA)
-    after = model.model.deadline_counts()
+    after = model.deadline_counts()
     if before is None or after is None:
         return table
     hits = DeadlineCounts(

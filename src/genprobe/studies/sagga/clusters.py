@@ -53,7 +53,7 @@ from genprobe.tasks.integration.features import tree_features
 from genprobe.tasks.integration.mutations import PRESETS
 from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.integration.verifier import Verifier
-from genprobe.under_test.cached import CachedModel
+from genprobe.under_test.adapters.integration_tokens import IntegrationSequenceModel
 from genprobe.under_test.settings import sent_to_workers
 
 TAG_CHUNK = 200
@@ -201,12 +201,12 @@ def _digest(keys: Sequence[str]) -> str:
 class NearbyTask(ProposeTask):
     """Mutates a cluster's central members and keeps the solved mutant nearest to one."""
 
-    def setup(self) -> tuple[CachedModel, DeadlinePool, SimplifyMemo, Verifier]:
+    def setup(self) -> tuple[IntegrationSequenceModel, DeadlinePool, SimplifyMemo, Verifier]:
         return (*super().setup(), Verifier(verifier_config(self.config)))
 
     def run(
         self,
-        context: tuple[CachedModel, DeadlinePool, SimplifyMemo, Verifier],
+        context: tuple[IntegrationSequenceModel, DeadlinePool, SimplifyMemo, Verifier],
         shard: Shard,
         scratch: Path,
     ) -> Outputs:

@@ -3,8 +3,8 @@ cluster spreads the verification, the slow part with a fast model:
 
     propose   one shard, where the model is: mutate every seed `per_seed` times in the
               deadline pool, keep the distinct valid mutants, ask the model about all of them
-              in one call (batched beam) through a query cache, so a problem met in an
-              earlier generation is not asked again
+              in one call (batched beam), the model remembering its answers, so a problem
+              met in an earlier generation is not asked again
     verify    shards of `verify_chunk` problems, on any worker: check each problem's top-k
               candidates in rank order in the verifier's pool, and print F' - f of every
               failure's top answer (SymPy's automatic simplification only, 1 s at most)
@@ -52,11 +52,12 @@ from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.limits import TRUSTED_LIMITS
 from genprobe.tasks.integration.mutations import PRESETS
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
-from genprobe.tasks.integration.task import IntegrationTask
-from genprobe.tasks.integration.under_test import Model, shown_answer
+from genprobe.tasks.integration.printing import shown_answer
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
-from genprobe.under_test.adapters.integration_tokens import IntegrationSequenceModel
-from genprobe.under_test.cached import CachedModel
+from genprobe.under_test.adapters.integration_tokens import (
+    IntegrationSequenceModel,
+    load_integration_model,
+)
 from genprobe.verification.ranked import RankedResult, verify_ranked
 from genprobe.verification.verdict import Outcome, TimeoutPolicy, deadline_counts
 
@@ -141,15 +142,18 @@ class ProposeTask(_ToolsTask):
     config: SaggaConfig
     needs_device: ClassVar[bool] = True
 
-    def setup(self) -> tuple[CachedModel, DeadlinePool, SimplifyMemo]:
-        model = CachedModel(self.config.model.load(min_beam=self.config.k))
+    def setup(self) -> tuple[IntegrationSequenceModel, DeadlinePool, SimplifyMemo]:
+        model = load_integration_model(self.config.model, min_beam=self.config.k, remember=True)
         return model, deadline_pool(self.config), SimplifyMemo()
 
     def runtime(self) -> dict[str, Any]:
         return self.config.model.runtime()
 
     def run(
-        self, context: tuple[CachedModel, DeadlinePool, SimplifyMemo], shard: Shard, scratch: Path
+        self,
+        context: tuple[IntegrationSequenceModel, DeadlinePool, SimplifyMemo],
+        shard: Shard,
+        scratch: Path,
     ) -> Outputs:
         (model, pool, memo), spec, config = context, shard.spec, self.config
         generation = int(spec["generation"])
@@ -248,14 +252,13 @@ class ScoreTask(StageTask):
 # -- the steps, also used whole by the report's nearby search --------------------------------
 
 
-def propose(model: Model, mutants: Sequence[Mutant], k: int) -> list[Row]:
+def propose(model: IntegrationSequenceModel, mutants: Sequence[Mutant], k: int) -> list[Row]:
     """One row per mutant: its problem, whether the model can read it, its top-k candidates
     (`candidates`, typed for the verifier; `answers`, printed), the model asked through the
-    adapter the probe studies ask it with (`IntegrationSequenceModel.answers`)."""
-    asked = IntegrationSequenceModel(model, IntegrationTask(), model.name)
+    adapter every study asks it with (`IntegrationSequenceModel.answers`)."""
     problems = [m.problem for m in mutants]
-    readable = asked.reads(problems)
-    ranked = asked.answers([p if ok else None for p, ok in zip(problems, readable, strict=True)], k)
+    readable = model.reads(problems)
+    ranked = model.answers([p if ok else None for p, ok in zip(problems, readable, strict=True)], k)
     rows = []
     for position, (mutant, ok) in enumerate(zip(mutants, readable, strict=True)):
         answers = [a for a in ranked.answers[0, position] if a is not None]

@@ -18,6 +18,7 @@ from genprobe.tasks.integration.expression import from_sympy, to_sympy
 from genprobe.tasks.integration.features import BOOLEAN, NUMERIC, tree_features
 from genprobe.tasks.integration.mutations import PRESETS, MutationPreset, mutate
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
+from genprobe.tasks.integration.printing import problem_text
 from genprobe.tasks.integration.suites.validation import (
     ADDED_SETS,
     COEFFICIENT_SETS,
@@ -29,7 +30,6 @@ from genprobe.tasks.integration.task import (
     IntegrationTask,
     expression_trees,
 )
-from genprobe.tasks.integration.under_test import problem_text
 from genprobe.tasks.probing import (
     Composition,
     Family,

@@ -13,8 +13,9 @@ from typing import Any
 
 from genprobe.errors import ConfigError, GenprobeError
 from genprobe.tasks.integration.expression import Expr
+from genprobe.tasks.integration.printing import problem_text
 from genprobe.tasks.integration.reading import read_expression
-from genprobe.tasks.integration.under_test import Candidate, Model, problem_text
+from genprobe.under_test.adapters.integration_model import Candidate, Model
 from genprobe.user_code import user_object
 
 Answer = str | tuple[str, float]

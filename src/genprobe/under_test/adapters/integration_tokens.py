@@ -1,6 +1,8 @@
 """Any model under test of the integration task (ckpt:, lc:, bundled:, sympy, py:, openai:) as
-a `SequenceModel` of the token task `IntegrationTask`, so that `genprobe probe` runs on it
-(`as_sequence_model` gives every kind of model as a `SequenceModel`).
+a `SequenceModel` of the token task `IntegrationTask`: how every study asks it (`genprobe
+probe` and `search` through `as_sequence_model`, which gives every kind of model as a
+`SequenceModel`; the brittleness and SAGGA studies through `load_integration_model`). The
+integration `Model` behind it (integration_model.py) is the adapters' own contract.
 
 One member, named by the spec. Input ids are read back into integrands, the model gives its
 ranked candidates, and each answer is written in the task's target ids: an answer the model
@@ -8,8 +10,11 @@ could not parse becomes the single id -1, a token outside the target vocabulary 
 place, which the task's verdicts count as unparseable; `Ranked.text` keeps every answer as the
 model gave it (prefix tokens of a parsed one, the raw output of one that did not parse), and
 `Answers.answers` as the verifier takes it (the expression, or the raw output), which the
-brittleness study verifies. `answers(problems, k)` asks integrands directly: the study's
-problems need not be written in the task's ids.
+brittleness and SAGGA studies verify. Integrands are asked directly too, for problems the
+task's ids need not hold: `answers(problems, k)` (their candidates), `reads(problems)` (which
+the model can take) and `score_answers(problems, answers)` (log-probabilities of given
+answers); `deadline_counts` (SymPy's deadline hits), `queries` and `hits` (a model that
+remembers its answers) are the studies' measures of the model's effort.
 
 Example:
     model = as_sequence_model("sympy", deadline=1.0)
@@ -22,19 +27,24 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from genprobe.decoding.config import DecodingConfig
-from genprobe.errors import ConfigError
+from genprobe.errors import ConfigError, ModelCapabilityError
+from genprobe.runs.pool import DeadlineCounts
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import to_prefix
+from genprobe.tasks.integration.printing import answer_text
 from genprobe.tasks.integration.task import IntegrationTask
-from genprobe.tasks.integration.under_test import Candidate, Model, answer_text
 from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import encode_outputs
+from genprobe.under_test.adapters.integration_model import Candidate, Model
 from genprobe.under_test.sequences import CandidateJudge, Ranked, SequenceModel
+
+if TYPE_CHECKING:
+    from genprobe.under_test.settings import ModelSettings
 
 UNREADABLE = "<unparsed>"  # stands for an answer that did not parse (written as id -1)
 
@@ -61,16 +71,32 @@ class Answers(Ranked):
 
 
 class IntegrationSequenceModel(SequenceModel):
-    """`model` (an integration model under test) answering the token task `task`."""
+    """`model` (an integration model under test) answering the token task `task`. One made to
+    `remember` answers a problem asked before (the same prefix and k) from memory, so that each
+    distinct problem reaches the model once (a search meets the same problems again)."""
 
-    def __init__(self, model: Model, task: IntegrationTask, label: str) -> None:
+    def __init__(
+        self, model: Model, task: IntegrationTask, label: str, *, remember: bool = False
+    ) -> None:
         self.model = model
         self.task = task
         self.members = (label,)
         self.can_score = model.can_score
+        self.queries = 0  # problems the model was asked for candidates
+        self.hits = 0  # problems answered from memory
+        self._memory: dict[tuple[str, int], list[Candidate]] | None = {} if remember else None
 
     def check(self) -> None:
         self.model.check()
+
+    def close(self) -> None:
+        """Release the model's worker processes or connections."""
+        self.model.close()
+
+    def deadline_counts(self) -> DeadlineCounts | None:
+        """For a model with a deadline of its own (`sympy`): the problems it was asked so far,
+        and how many ran out of it (they got no candidates); None for a model without one."""
+        return self.model.deadline_counts()
 
     def readable(self, src: np.ndarray) -> np.ndarray:
         """The model's own `readable` for each integrand (an input that is none is judged by
@@ -94,7 +120,7 @@ class IntegrationSequenceModel(SequenceModel):
             raise ConfigError("k", "at least 1", k)
         valid = [i for i, problem in enumerate(problems) if problem is not None]
         found: list[list[Candidate]] = [[] for _ in problems]
-        asked = self.model.candidates([problems[i] for i in valid], k) if valid else []
+        asked = self._asked([problems[i] for i in valid], k)
         for i, candidates in zip(valid, asked, strict=True):
             found[i] = candidates[:k]
         ranked = [
@@ -129,6 +155,20 @@ class IntegrationSequenceModel(SequenceModel):
             answers=answers,
         )  # fmt: skip
 
+    def _asked(self, problems: Sequence[Expr], k: int) -> list[list[Candidate]]:
+        """The model's candidates of each problem, from memory where it `remember`s them
+        (each distinct problem asked once)."""
+        if self._memory is None:
+            self.queries += len(problems)
+            return self.model.candidates(problems, k) if problems else []
+        keys = [(" ".join(to_prefix(p)), k) for p in problems]
+        new = {key: p for key, p in zip(keys, problems, strict=True) if key not in self._memory}
+        if new:
+            self._memory.update(zip(new, self.model.candidates(list(new.values()), k), strict=True))
+        self.queries += len(new)
+        self.hits += len(keys) - len(new)
+        return [self._memory[key] for key in keys]
+
     def sampled(self, src: np.ndarray, n: int, temperature: float, seed: int) -> Answers:
         """A seq2seq model's distinct samples, ranked by log-probability (its decoding as
         `method="sample"`: `Seq2SeqModel.with_decoding`); other integration models do not
@@ -153,23 +193,48 @@ class IntegrationSequenceModel(SequenceModel):
         out, length = np.asarray(out), np.asarray(length)
         if out.ndim == 3:
             out, length = out[0], length[0]
-        pairs, rows = [], []
-        for i, (problem, ids, size) in enumerate(
-            zip(self.task.problems(src), out, length, strict=True)
-        ):
-            answer = self.task.answer(ids[:size])
-            if problem is not None and answer is not None:
-                pairs.append((problem, answer))
-                rows.append(i)
-        scores = np.full((1, len(out)), np.nan)
-        if pairs:
-            scores[0, rows] = self.model.score(pairs)
+        answers = [self.task.answer(ids[:size]) for ids, size in zip(out, length, strict=True)]
+        return self.score_answers(self.task.problems(src), answers)
+
+    def score_answers(
+        self, problems: Sequence[Expr | None], answers: Sequence[Expr | None]
+    ) -> np.ndarray:
+        """(1, N) `score` of integrands: the model's total log-probability of answer i for
+        problem i, teacher-forced; NaN where either is None.
+
+        Raises:
+            ModelCapabilityError: the model gives no log-probabilities.
+        """
+        if not self.can_score:
+            raise ModelCapabilityError(f"{self.members[0]} gives no log-probabilities")
+        rows = [
+            i
+            for i, (problem, answer) in enumerate(zip(problems, answers, strict=True))
+            if problem is not None and answer is not None
+        ]
+        scores = np.full((1, len(problems)), np.nan)
+        if rows:
+            scores[0, rows] = self.model.score([(problems[i], answers[i]) for i in rows])
         return scores
 
     def subset(self, members: Sequence[int]) -> SequenceModel:
         if list(members) != [0]:
             raise ConfigError("members", "[0] (an integration model is one member)", members)
         return self
+
+
+def load_integration_model(
+    settings: ModelSettings, min_beam: int = 1, *, remember: bool = False
+) -> IntegrationSequenceModel:
+    """The integration model `settings` name, a beam of at least `min_beam` (k candidates need
+    a beam of k), as a model of `IntegrationTask()`: how the brittleness and SAGGA studies ask
+    it (`remember`: see `IntegrationSequenceModel`).
+
+    Raises:
+        UnknownModelError, GenprobeError: as `load_model`.
+    """
+    model = settings.load(min_beam)
+    return IntegrationSequenceModel(model, IntegrationTask(), settings.spec, remember=remember)
 
 
 def as_sequence_model(spec: str, task: Task | None = None, **settings: Any) -> SequenceModel:

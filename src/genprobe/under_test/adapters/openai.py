@@ -23,10 +23,11 @@ import numpy as np
 from genprobe.errors import ConfigError, GenprobeError, ModelCapabilityError, check_choice
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.infix import parse_infix
+from genprobe.tasks.integration.printing import problem_text
 from genprobe.tasks.integration.task import IntegrationTask
-from genprobe.tasks.integration.under_test import Candidate, Model, problem_text
 from genprobe.tasks.task import Task
 from genprobe.under_test.adapters.endpoint import DEFAULT_URL, ROUTES, Endpoint, EndpointConfig
+from genprobe.under_test.adapters.integration_model import Candidate, Model
 from genprobe.under_test.adapters.prompted import PromptedModel, PromptGrid
 
 SYSTEM_PROMPT = (

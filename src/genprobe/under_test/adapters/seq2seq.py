@@ -24,8 +24,8 @@ from genprobe.models.checkpoints import load_transformer
 from genprobe.models.transformer import Seq2SeqTransformer, pad_sequences
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import from_prefix, problem_prefix, to_prefix
-from genprobe.tasks.integration.under_test import Candidate, Model
 from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, VOCAB, encode_tokens
+from genprobe.under_test.adapters.integration_model import Candidate, Model
 
 
 class Seq2SeqModel(Model):

@@ -19,7 +19,7 @@ from genprobe.runs.cpus import usable_cpus
 from genprobe.runs.pool import DeadlineCounts, DeadlinePool
 from genprobe.tasks.integration.expression import Expr, X, from_sympy, to_sympy
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
-from genprobe.tasks.integration.under_test import Candidate, Model
+from genprobe.under_test.adapters.integration_model import Candidate, Model
 
 
 def integrate_in_worker(shared: None, tokens: list[str]) -> tuple[str, Any]:

@@ -1,5 +1,7 @@
-"""The contract every model under test of the integration task meets: ranked candidate
-antiderivatives with scores (the adapters in `genprobe.under_test.adapters` implement it).
+"""The contract every adapter of an integration model meets (ckpt:, lc:, bundled:, sympy, py:,
+openai:): ranked candidate antiderivatives with scores. It is the adapters' own: studies and
+commands ask the model through `integration_tokens.IntegrationSequenceModel`, the
+`SequenceModel` that puts any such `Model` behind the contract of every model under test.
 
 A model gets integrands (`Expr`) and returns, per problem, up to k `Candidate`s, best first.
 A candidate's `answer` is the parsed expression when the model's output could be read, else the
@@ -20,10 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from genprobe.errors import GenprobeError, ModelCapabilityError
+from genprobe.errors import ModelCapabilityError
 from genprobe.runs.pool import DeadlineCounts
 from genprobe.tasks.integration.expression import Expr
-from genprobe.tasks.integration.prefix import to_prefix
+from genprobe.tasks.integration.printing import answer_text, infix_text
 
 
 @dataclass(frozen=True)
@@ -50,36 +52,9 @@ class Candidate:
         return record
 
 
-def answer_text(answer: Expr | str | tuple[str, ...]) -> str:
-    """An answer as text: an expression's prefix tokens, raw output (text or tokens) as the
-    model gave it."""
-    if isinstance(answer, Expr):
-        return " ".join(to_prefix(answer))
-    return answer if isinstance(answer, str) else " ".join(answer)
-
-
-def infix_text(expr: Expr) -> str | None:
-    """SymPy's printing of `expr`, or None where SymPy refuses to build it (huge powers) or
-    Python to print it (an integer of more than 4,300 digits)."""
-    try:
-        return str(expr)
-    except (GenprobeError, ValueError):
-        return None
-
-
-def problem_text(expr: Expr) -> str:
-    """How a problem is shown to a model that reads text: infix, else prefix tokens."""
-    return infix_text(expr) or " ".join(to_prefix(expr))
-
-
-def shown_answer(answer: Expr | str | tuple[str, ...]) -> str:
-    """How an answer is shown to a reader: an expression as `problem_text` prints it, raw
-    output (text or tokens) as the model gave it."""
-    return problem_text(answer) if isinstance(answer, Expr) else answer_text(answer)
-
-
 class Model(abc.ABC):
-    """A model under test. Subclasses implement `candidates`, and `score` if they can."""
+    """An integration model under test. Subclasses implement `candidates`, and `score` if they
+    can."""
 
     name: str = "model"
     # whether `score` gives log-probabilities (the search-vs-model analysis needs them)
