@@ -1,5 +1,5 @@
 """`genprobe export RUN_DIR --format csv|parquet [--out DIR]`: any study's run as tidy tables
-(`genprobe.analysis.tables`), read from its result files alone: no model runs and no SymPy."""
+(`genprobe.studies.tables`), read from its result files alone: no model runs and no SymPy."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def export(
 ) -> None:
     """Write the run's results as tidy tables: one file per table (a seed sweep: examples,
     scores, members, curves)."""
-    from genprobe.analysis.tables import export_tables
+    from genprobe.studies.tables import export_tables
 
     paths = export_tables(run_dir, format, out)
     console.print(f"wrote {', '.join(p.name for p in paths)} to {paths[0].parent}")
