@@ -16,7 +16,8 @@ def export(
     out: Path = typer.Option(None, help="Where the tables go (default: RUN_DIR/tables)."),
 ) -> None:
     """Write the run's results as tidy tables: one file per table (a seed sweep: examples,
-    scores, members, curves)."""
+    scores, members, curves, judged). `judged`, a sweep's, a probe's and a brittleness run's:
+    every output judged, in one schema (docs/results-schema.md)."""
     from genprobe.studies.tables import export_tables
 
     paths = export_tables(run_dir, format, out)
