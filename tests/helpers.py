@@ -119,6 +119,31 @@ def examples(run) -> pd.DataFrame:
     return frame[["suite", "row", "first_correct_rank", "reference_logprob", "candidates"]]
 
 
+def ranked_problems(first_correct, first_generous=None, **columns) -> pd.DataFrame:
+    """Brittleness examples, one per rank of `first_correct`, as judged outputs
+    (`analysis.judged.from_brittleness`, the rows its Fail@k counts): each problem's candidates
+    are wrong but for a correct one at its `first_correct` rank (None: none) and a timeout at
+    its `first_generous` rank where that is earlier; `columns`: the suites' (suite, set,
+    template, readable, ...; one value for every problem, or one per problem)."""
+    from genprobe.analysis.judged import from_brittleness
+
+    first_generous = first_generous or [None] * len(first_correct)
+    candidates = []
+    for strict, generous in zip(first_correct, first_generous, strict=True):
+        ranks = max(strict or 0, generous or 0, 1)
+        outcome = {strict: "correct", **({generous: "timeout"} if generous != strict else {})}
+        candidates.append(
+            [{"outcome": outcome.get(rank, "incorrect"), "logprob": -float(rank)}
+             for rank in range(1, ranks + 1)]
+        )  # fmt: skip
+    rows = {"suite": "s", "readable": True, "reference_logprob": None, **columns}
+    n = len(first_correct)
+    frame = pd.DataFrame(
+        {"row": range(n), "problem": [f"p{i}" for i in range(n)], "reference": None, **rows}
+    )
+    return from_brittleness(frame.assign(candidates=candidates), "model")
+
+
 def _spin(seconds: float) -> None:
     end = time.process_time() + seconds
     while time.process_time() < end:

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from genprobe import export_tables, read_tables
+from genprobe.analysis.judged import COLUMNS
 from genprobe.studies import STUDIES
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.studies.seed_sensitivity.results import read_predictions, read_training
@@ -38,7 +39,7 @@ def test_every_study_declares_a_tables_function():
 
 def test_a_sweep_reads_as_one_row_per_example_member_and_suite(sweep):
     tables = read_tables(sweep)
-    assert list(tables) == ["examples", "scores", "members", "curves"]
+    assert list(tables) == ["examples", "scores", "members", "curves", "judged"]
     examples, scores = tables["examples"], tables["scores"]
     predictions = read_predictions(sweep)
     assert len(examples) == len(predictions) == 3 * 5 * 12  # seeds × suites × examples
@@ -51,6 +52,12 @@ def test_a_sweep_reads_as_one_row_per_example_member_and_suite(sweep):
     merged = examples.merge(predictions, on=["seed", "suite", "index"], suffixes=("", "_file"))
     assert (merged["output"] == merged["output_file"]).all()
     assert (merged["valid"] == merged["valid_file"]).all()
+    judged = tables["judged"]  # the same answers in the schema of judged outputs
+    assert list(judged.columns[:12]) == list(COLUMNS)
+    assert judged["member"].tolist() == [f"seed={seed}" for seed in examples["seed"]]
+    assert judged["output"].tolist() == examples["output"].tolist()
+    assert (judged["outcome"] == "correct").tolist() == examples["valid"].tolist()
+    assert (judged["role"] == "answer").all() and (judged["rank"] == 1).all()
 
     metrics = json.loads((sweep / "metrics.json").read_text())["seeds"]
     assert len(scores) == 3 * 5 and (scores["n"] == 12).all()
@@ -71,8 +78,9 @@ def test_a_grid_of_seeds_names_each_members_init_and_order_seeds(tmp_path, tiny_
     config = tiny_sweep(seeds=(0, 1, 2, 3), init_seeds=(7, 8), order_seeds=(1, 2))
     tables = read_tables(run_sweep(config, tmp_path / "grid"))
     cells = {0: (7, 1), 1: (7, 2), 2: (8, 1), 3: (8, 2)}
-    for table in tables.values():
-        assert list(table.columns[:3]) == ["seed", "init", "order"]
+    for name, table in tables.items():
+        if name != "judged":  # the schema's columns first, then the sweep's own
+            assert list(table.columns[:3]) == ["seed", "init", "order"]
         for row in table.itertuples():
             assert (row.init, row.order) == cells[row.seed]
 
@@ -86,8 +94,9 @@ def test_export_writes_every_table_and_reads_back_the_same(sweep, tmp_path, cli,
     assert sorted(p.name for p in out.iterdir()) == sorted(f"{n}.{format}" for n in tables)
     for name, table in tables.items():
         path = out / f"{name}.{format}"
-        if format == "csv":
-            back = pd.read_csv(path, keep_default_na=False)  # an empty output stays ""
+        if format == "csv":  # an empty output stays "", a missing reference is missing
+            missing = {c: [""] for c in ("reference", "reference_logprob", "logprob")}
+            back = pd.read_csv(path, keep_default_na=False, na_values=missing)
         else:
             back = pd.read_parquet(path)
         pd.testing.assert_frame_equal(back, table, check_dtype=False)
@@ -96,7 +105,8 @@ def test_export_writes_every_table_and_reads_back_the_same(sweep, tmp_path, cli,
 def test_export_goes_into_the_run_by_default(sweep):
     paths = export_tables(sweep)
     assert [p.relative_to(sweep).as_posix() for p in paths] == [
-        "tables/examples.csv", "tables/scores.csv", "tables/members.csv", "tables/curves.csv"
+        "tables/examples.csv", "tables/scores.csv", "tables/members.csv", "tables/curves.csv",
+        "tables/judged.csv",
     ]  # fmt: skip
     assert not list((sweep / "tables").glob("*.tmp"))  # written atomically
 
@@ -132,7 +142,7 @@ def test_a_brittleness_run_reads_as_problems_candidates_and_scores(cli, validati
     )  # fmt: skip
     assert code == 0, err
     tables = read_tables(run)
-    assert list(tables) == ["examples", "candidates", "scores"]
+    assert list(tables) == ["examples", "candidates", "scores", "judged"]
     examples, candidates, scores = tables["examples"], tables["candidates"], tables["scores"]
     stored = pd.read_parquet(run / "examples.parquet")
     assert len(examples) == len(stored) and "candidates" not in examples
@@ -146,7 +156,9 @@ def test_a_brittleness_run_reads_as_problems_candidates_and_scores(cli, validati
         ours = scores[scores["policy"] == policy].drop(columns=["model", "policy"])
         assert ours.to_dict("records") == summary["fail"][policy]
     exported = export_tables(run, "csv", tmp_path / "csv")
-    assert [p.name for p in exported] == ["examples.csv", "candidates.csv", "scores.csv"]
+    assert [p.name for p in exported] == [
+        "examples.csv", "candidates.csv", "scores.csv", "judged.csv"
+    ]  # fmt: skip
 
 
 @pytest.mark.slow

@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 
 from genprobe.analysis.plots import save_figure
-from genprobe.studies.large_search import BEAM
 from genprobe.verification.verdict import Outcome
 
 
@@ -83,24 +82,26 @@ def fixes(
     return pd.DataFrame(rows)
 
 
-def top_vs_correct(rows: pd.DataFrame, path: Path) -> Path:
+def top_vs_correct(rows: pd.DataFrame, path: Path, beam: str) -> Path:
     """Log10 probability of the top beam candidate of each input against those of every
     correct candidate (Welleck et al. 2022, Figure 3), a panel per suite where `rows` hold
     several (an in-distribution suite pooled with shifted ones would hide both). `rows`: the
-    large search's rows (those without a log-probability left out)."""
-    beam = rows[(rows["decoding"] == BEAM) & rows["logprob"].notna()]
-    beam = beam.assign(log10=beam["logprob"].to_numpy(dtype=float) / np.log(10))
-    plotted = beam.loc[(beam["rank"] == 1) | (beam["outcome"] == "correct"), "log10"]
+    large search's rows (those without a log-probability left out); `beam`: the decoding of
+    its beam, as its rows name it."""
+    searched = rows[(rows["decoding"] == beam) & rows["logprob"].notna()]
+    searched = searched.assign(log10=searched["logprob"].to_numpy(dtype=float) / np.log(10))
+    top_or_correct = (searched["rank"] == 1) | (searched["outcome"] == "correct")
+    plotted = searched.loc[top_or_correct, "log10"]
     low = min(plotted.min(), 0) if len(plotted) else 0
     bins = np.linspace(low - 0.5, 0.5, 40)
-    suites = list(dict.fromkeys(beam["suite"])) if "suite" in beam else []
+    suites = list(dict.fromkeys(searched["suite"])) if "suite" in searched else []
     suites = suites or [None]
     columns = min(len(suites), 3)
     lines = -(-len(suites) // columns)
     size = (6, 4) if len(suites) == 1 else (4.2 * columns, 3.2 * lines)
     fig, axes = plt.subplots(lines, columns, figsize=size, squeeze=False, sharex=True)
     for ax, suite in zip(axes.flat, suites, strict=False):
-        shown = beam if suite is None else beam[beam["suite"] == suite]
+        shown = searched if suite is None else searched[searched["suite"] == suite]
         top = shown.loc[shown["rank"] == 1, "log10"]
         correct = shown.loc[shown["outcome"] == "correct", "log10"]
         ax.hist(top, bins=bins, alpha=0.6, label=f"max (top candidate, {len(top)})")

@@ -1,29 +1,6 @@
-"""Any run's results as tidy pandas DataFrames, and the same tables as CSV or Parquet files.
-
-    from genprobe import read_tables
-    tables = read_tables("runs/weber")   # a seed sweep: examples, scores, members, curves
-    tables["scores"].groupby("suite")["accuracy"].describe()
-
-`read_tables` finds the run's study by the kind its `config.json` records
-(`genprobe.studies.study_of`) and calls the one tables function that study declares in its
-`study.py`. The tables by study (each study's `tables.py` lists their columns):
-
-    seed sweep   examples (example × seed × suite), scores (seed × suite), members (seed),
-                 curves (seed × epoch)
-    language model (the seed study's, `evaluate --model`)
-                 examples (example × member × suite), scores (member × suite), members
-    brittleness  examples (problem), candidates (problem × rank), scores (suite × policy),
-                 budget (candidate of the large search, with --search-budget)
-    SAGGA        examples (mutant), archive (novel failure), generations (generation)
-    training     curves (validation of `integration train`)
-    probe        results (member × input × suite), members (member × suite), inputs (input:
-                 how many members fail it)
-    search       examples (input evaluated), archive, generations, clusters, slices
-
-`export_tables` (`genprobe export RUN --format csv|parquet [--out DIR]`) writes each table to
-`DIR/<name>.csv` or `DIR/<name>.parquet` (DIR defaults to `RUN/tables`), each atomically. In
-CSV a cell that holds a list (a SAGGA mutant's answers) is written as JSON.
-"""
+"""A table as a CSV or Parquet file, written atomically: what `genprobe export` writes each of
+a run's tables with (`genprobe.studies.tables.export_tables`). In CSV a cell that holds a list
+(a SAGGA mutant's answers, a composite's parts) is written as JSON."""
 
 from __future__ import annotations
 
@@ -34,40 +11,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from genprobe.errors import ConfigError, check_choice
 from genprobe.runs.atomic import atomic_path
-from genprobe.studies import study_of
-from genprobe.studies.study import load_function
 
 FORMATS = ("csv", "parquet")
-TABLES_DIR = "tables"  # where `export_tables` writes by default, inside the run
-
-
-def read_tables(run: str | Path) -> dict[str, pd.DataFrame]:
-    """The run's results as tidy tables, by name, whatever its study.
-
-    Raises:
-        RunDirError: `run` is not a run directory, holds a run of a kind no study knows, or
-            has no results yet.
-    """
-    return load_function(study_of(run).tables)(Path(run))
-
-
-def export_tables(
-    run: str | Path, format: str = "csv", out: str | Path | None = None
-) -> list[Path]:
-    """Write every table of `read_tables(run)` as `out/<name>.<format>`; returns the paths.
-
-    Raises:
-        ConfigError: a format other than csv or parquet, or `out` is a file.
-        RunDirError: as `read_tables`.
-    """
-    check_choice("format", format, FORMATS)
-    out = Path(run) / TABLES_DIR if out is None else Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError("out", "a directory", str(out))
-    tables = read_tables(run)
-    return [write_table(table, out / f"{name}.{format}") for name, table in tables.items()]
 
 
 def write_table(table: pd.DataFrame, path: Path) -> Path:

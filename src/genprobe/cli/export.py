@@ -1,5 +1,5 @@
 """`genprobe export RUN_DIR --format csv|parquet [--out DIR]`: any study's run as tidy tables
-(`genprobe.analysis.tables`), read from its result files alone: no model runs and no SymPy."""
+(`genprobe.studies.tables`), read from its result files alone: no model runs and no SymPy."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ def export(
     out: Path = typer.Option(None, help="Where the tables go (default: RUN_DIR/tables)."),
 ) -> None:
     """Write the run's results as tidy tables: one file per table (a seed sweep: examples,
-    scores, members, curves)."""
-    from genprobe.analysis.tables import export_tables
+    scores, members, curves, judged). `judged`, a sweep's, a probe's and a brittleness run's:
+    every output judged, in one schema (docs/results-schema.md)."""
+    from genprobe.studies.tables import export_tables
 
     paths = export_tables(run_dir, format, out)
     console.print(f"wrote {', '.join(p.name for p in paths)} to {paths[0].parent}")

@@ -3,7 +3,8 @@
 `STUDIES` is the one table of the studies, each declared once in its own `study.py`
 (`genprobe.studies.study.Study`: the kind a run records in `config.json`, its stages, its
 report, its tables). `study_of` finds a run's study by its kind; `report_run` imports the
-report function only then (so reporting one study never loads another's dependencies). A
+report function only then (so reporting one study never loads another's dependencies), as
+`studies.tables.read_tables` does its tables function. A
 report function takes the run directory, reads only its result files, and returns the paths of
 `report.md` and `report.html` (`genprobe.analysis.render.write_report` writes both from a list
 of blocks).

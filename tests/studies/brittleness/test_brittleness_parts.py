@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 import sympy as sp
 import torch
+from helpers import ranked_problems
 
+from genprobe.analysis.judged import from_brittleness
 from genprobe.analysis.render import Text
 from genprobe.cli import _spread_values
 from genprobe.errors import ConfigError
@@ -125,47 +127,63 @@ WRONG = "incorrect"
 
 
 def _examples():
+    """Suite a: right at 1; right at 5 after a timeout at 2; a timeout at 1, never right; one
+    the model cannot read. Suite b: right at 2 after a timeout, then a candidate never
+    verified."""
     return pd.DataFrame(
         {
             "suite": ["a", "a", "a", "a", "b"],
+            "row": range(5),
+            "problem": [f"p{i}" for i in range(5)],
+            "reference": None,
             "set": ["s", "s", "t", "t", "u"],
             "readable": [True, True, True, False, True],
-            "first_correct_rank": pd.array([1, 5, None, None, 2], dtype="Int64"),
-            "first_generous_rank": pd.array([1, 2, 1, None, 1], dtype="Int64"),
-            "n_candidates": [5, 5, 5, 0, 5],
+            "n_candidates": [1, 5, 2, 0, 3],
             "reference_logprob": [None, -1.0, -9.0, None, -0.5],
             "candidates": [
                 [{"logprob": -0.1, "outcome": "correct"}],
-                [{"logprob": -2.0, "outcome": WRONG}, {"logprob": -3.0, "outcome": None}],
+                [
+                    {"logprob": -2.0, "outcome": WRONG},
+                    {"logprob": -3.0, "outcome": "timeout"},
+                    {"logprob": -3.5, "outcome": WRONG},
+                    {"logprob": -3.6, "outcome": WRONG},
+                    {"logprob": -3.7, "outcome": "correct"},
+                ],
                 [
                     {"logprob": -0.2, "outcome": "timeout"},
                     {"logprob": -4.0, "outcome": WRONG},
                 ],
                 [],
                 [
-                    {"logprob": -1.0, "outcome": WRONG},
+                    {"logprob": -1.0, "outcome": "timeout"},
                     {"logprob": -0.7, "outcome": "correct"},
+                    {"logprob": -0.9, "outcome": None},
                 ],
             ],
         }
     )
 
 
+def _problems():
+    return from_brittleness(_examples(), "model")
+
+
 def test_fail_at_k_leaves_unreadable_problems_out_and_follows_the_policy():
-    strict = tables.fail_table(_examples(), ["suite"], [1, 5])
+    strict = tables.fail_table(_problems(), ["suite"], [1, 5])
     assert strict.to_dict("records") == [
         {"suite": "a", "n": 3, "Fail@5": pytest.approx(100 / 3), "Fail@1": pytest.approx(200 / 3)},
         {"suite": "b", "n": 1, "Fail@5": 0.0, "Fail@1": 100.0},
     ]
-    generous = tables.fail_table(_examples(), ["suite"], [1], policy="generous")
+    generous = tables.fail_table(_problems(), ["suite"], [1], policy="generous")
     assert list(generous["Fail@1"]) == [pytest.approx(100 / 3), 0.0]
     counts = tables.outcome_counts(_examples()).set_index("suite")
-    assert counts.loc["a", "unreadable"] == 1 and counts.loc["a", "timeout"] == 1
-    assert counts.loc["a", "verified"] == 4  # the candidate never verified is not counted
+    assert counts.loc["a", "unreadable"] == 1 and counts.loc["a", "timeout"] == 2
+    assert counts.loc["b", "candidates"] == 3
+    assert counts.loc["b", "verified"] == 2  # the candidate never verified is not counted
 
 
 def test_unresolved_compares_the_reference_with_the_kth_candidate():
-    frame = tables.unresolved(_examples(), [1, 2]).set_index(["suite", "k"])
+    frame = tables.unresolved(_problems(), [1, 2]).set_index(["suite", "k"])
     # k = 1: a's failures scored are rows 1 (ref -1.0 vs top -2.0) and 2 (-9.0 vs -0.2)
     assert frame.loc[("a", 1), "failures scored"] == 2
     assert frame.loc[("a", 1), "Unresolved@k"] == 50.0
@@ -207,10 +225,7 @@ def test_a_long_integrand_is_cut_with_an_ellipsis_in_the_report():
 
 def test_fail_at_k_columns_ascend_whatever_order_k_is_given_in():
     assert tables.fail_columns([50, 1, 10, 10]) == ["Fail@1", "Fail@10", "Fail@50"]
-    examples = pd.DataFrame(
-        {"suite": ["a"], "readable": [True], "first_correct_rank": pd.array([3], "Int64")}
-    )
-    frame = tables.fail_table(examples, ["suite"], [10, 2])
+    frame = tables.fail_table(ranked_problems([3], suite="a"), ["suite"], [10, 2])
     assert list(frame.columns) == ["suite", "n", "Fail@2", "Fail@10"]
 
 
@@ -254,14 +269,11 @@ def test_train_data_is_in_the_identity_by_its_bytes_unless_not_known(tmp_path):
 @pytest.mark.parametrize(("per_template", "warned"), [(3, True), (100, False)])
 def test_small_rows_beside_the_papers_numbers_get_a_warning(per_template, warned):
     templates = [t for t in paper.TABLE2_SIMPLE for _ in range(per_template)]
-    ranks = pd.array([1 if i % 2 else None for i in range(len(templates))], dtype="Int64")
-    examples = pd.DataFrame(
-        {"template": templates, "readable": True, "first_correct_rank": ranks,
-         "first_generous_rank": ranks}
-    )  # fmt: skip
+    ranks = [1 if i % 2 else None for i in range(len(templates))]
+    problems = ranked_problems(ranks, template=templates)
     beside = Beside(ks=(1, 10), policy="generous", beam=10, search="a beam of 10")
     blocks = report._beside_paper(
-        examples, ["template"], beside, paper.TABLE2_SIMPLE, paper_n=paper.TABLE2_SIMPLE_N
+        problems, ["template"], beside, paper.TABLE2_SIMPLE, paper_n=paper.TABLE2_SIMPLE_N
     )
     warnings = [b.text for b in blocks if isinstance(b, Text) and b.text.startswith("Warning")]
     assert warnings == (

@@ -3,8 +3,8 @@ the paper's beam (a paper cell from another beam is marked, a k the run lacks is
 
 import math
 
-import pandas as pd
 import pytest
+from helpers import ranked_problems
 
 from genprobe.studies.brittleness.compare import Beside, notes, paper_columns
 
@@ -31,22 +31,15 @@ def test_a_paper_cell_is_marked_where_its_beam_is_not_the_runs(config, beam, mar
     assert [k for k in beside.shared((50, 10, 1)) if beside.marked(k)] == marked
 
 
-def _examples():
+def _problems():
     """Two groups: `a` solved at rank 1 once a timeout passes, at rank 3 strictly; `b` unsolved."""
-    return pd.DataFrame(
-        {
-            "template": ["a", "b"],
-            "readable": [True, True],
-            "first_correct_rank": pd.array([3, None], "Int64"),
-            "first_generous_rank": pd.array([1, None], "Int64"),
-        }
-    )
+    return ranked_problems([3, None], [1, None], template=["a", "b"])
 
 
 def test_ours_under_the_papers_rule_sit_beside_the_papers_for_the_k_both_have():
     beside = Beside.of(_config([1, 2, 10], beam=12))
     numbers = {"a": (5.0, 6.0, 7.0)}  # the paper's order: Fail@50, Fail@10, Fail@1
-    columns, marked = paper_columns(_examples(), ["template"], beside, numbers, (50, 10, 1))
+    columns, marked = paper_columns(_problems(), ["template"], beside, numbers, (50, 10, 1))
     assert list(columns) == ["generous Fail@1", "paper Fail@1", "generous Fail@10", "paper Fail@10"]
     assert list(columns["generous Fail@1"]) == [0.0, 100.0]  # strictly, `a` fails at 1
     assert columns["paper Fail@1"][0] == 7.0 and math.isnan(columns["paper Fail@1"][1])
@@ -61,7 +54,7 @@ def test_ours_under_the_papers_rule_sit_beside_the_papers_for_the_k_both_have():
 
 def test_under_the_generous_policy_the_tables_own_columns_are_the_papers_rule():
     beside = Beside.of(_config([1, 10], policy="generous"))
-    columns, marked = paper_columns(_examples(), ["template"], beside, {}, (10, 1))
+    columns, marked = paper_columns(_problems(), ["template"], beside, {}, (10, 1))
     assert list(columns) == ["paper Fail@1", "paper Fail@10"] and marked == set()
     assert notes(beside, (10, 1)) == []
     sympy = Beside.of(_config([1, 10, 50], spec="sympy"))

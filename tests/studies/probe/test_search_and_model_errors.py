@@ -128,25 +128,34 @@ def test_a_given_output_that_is_not_right_is_one_line_and_writes_nothing(cli, tm
 
 
 def test_unresolved_at_k_is_counted_as_the_brittleness_study_counts_it():
+    """The probe's result rows and the brittleness study's examples of the same candidates
+    give the same Unresolved@k, counted once (`analysis.rates.unresolved`)."""
     nan = float("nan")
     logprobs = [[-1, -2, -3], [-1, -2, -4], [-1, nan, nan], [-1, -2, -3], [-1, -2, -3]]
     first = [None, 2, None, None, 1]  # the fourth has no scored reference, the fifth is right
     gold = [-2.5, -1.5, -5.0, nan, -9.0]
+    outcomes = [
+        ["correct" if rank == right else "incorrect" if right is None or rank < right else None
+         for rank in (1, 2, 3)]
+        for right in first
+    ]  # fmt: skip
     probe = pd.DataFrame(
-        {"suite": "s", "kind": "task", "first_correct": pd.array(first, dtype="Int64"),
-         "candidate_logprobs": [np.array(row) for row in logprobs], "gold_logprob": gold,
-         "output_logprob": [row[0] for row in logprobs]}
+        {"member": "seed=1", "suite": "s", "kind": "task", "index": range(5),
+         "outcome": [o[0] for o in outcomes], "candidates": [["a", "b", "c"]] * 5,
+         "candidate_outcomes": outcomes, "candidate_logprobs": [np.array(r) for r in logprobs],
+         "gold_logprob": gold, "output_logprob": [row[0] for row in logprobs]}
     )  # fmt: skip
     ours = unresolved(probe, 3)
     assert list(ours["failures scored"]) == [3, 2]
     assert list(ours["unresolved"]) == [1.0, 0.5]  # at 3, the first's reference beats the third
     brittleness = pd.DataFrame(
-        {"suite": "s", "first_correct_rank": pd.array(first, dtype="Int64"),
+        {"suite": "s", "row": range(5), "problem": "p", "readable": True,
          "reference_logprob": [None if np.isnan(g) else g for g in gold],
-         "candidates": [[{"logprob": None if np.isnan(v) else v} for v in row]
-                        for row in logprobs]}
+         "candidates": [[{"logprob": None if np.isnan(v) else v, "outcome": o}
+                         for v, o in zip(row, outcome, strict=True)]
+                        for row, outcome in zip(logprobs, outcomes, strict=True)]}
     )  # fmt: skip
-    theirs = tables.unresolved(brittleness, [1, 3])
+    theirs = tables.unresolved(tables.judged(brittleness, {"model": {"spec": "m"}}), [1, 3])
     assert list(theirs["failures scored"]) == list(ours["failures scored"])
     assert list(theirs["Unresolved@k"] / 100) == list(ours["unresolved"])
     before = unresolved(probe.drop(columns="candidate_logprobs"), 3)  # a run decoded before

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from genprobe.analysis.tables import read_tables
+from genprobe import read_tables
 from genprobe.errors import ConfigError, RunDirError
 from genprobe.models.architectures.mlp import MLPConfig
 from genprobe.runs.provenance import config_hash

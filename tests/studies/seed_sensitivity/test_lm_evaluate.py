@@ -14,7 +14,7 @@ pytest.importorskip("transformers")
 
 from helpers import save_tiny_gpt2
 
-from genprobe.analysis.tables import read_tables
+from genprobe import read_tables
 from genprobe.cli import main
 from genprobe.prompts import parse_answers
 from genprobe.runs.rundir import read_config
@@ -110,8 +110,11 @@ def test_a_language_models_run_is_a_sweeps_with_its_members_the_ways_of_asking(
     assert report.startswith("# Prompt sensitivity of generalization")
     assert "## Accuracy across members (%)" in report and "| member | format | draw |" in report
     tables = read_tables(whole)
-    assert list(tables) == ["examples", "scores", "members"]
+    assert list(tables) == ["examples", "scores", "members", "judged"]
     assert list(tables["members"]["member"]) == ["format=0 draw=0", "format=1 draw=0"]
+    judged = tables["judged"]  # its members by label, its verdicts as the model's answers got them
+    assert set(judged["member"]) == {"format=0 draw=0", "format=1 draw=0"}
+    assert judged["outcome"].tolist() == tables["examples"]["outcome"].tolist()
     assert list(tables["scores"].columns[:4]) == ["seed", "format", "draw", "sample"]
     summary = json.loads((whole / "stats.json").read_text())["summary"]
     assert {suite: s["n"] for suite, s in summary.items()} == dict.fromkeys(SUITES, 2)

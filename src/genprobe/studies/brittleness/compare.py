@@ -54,7 +54,7 @@ class Beside:
 
 
 def paper_columns(
-    examples: pd.DataFrame,
+    problems: pd.DataFrame,
     by: Sequence[str],
     beside: Beside,
     numbers: Mapping[Any, Sequence[float]],
@@ -69,7 +69,7 @@ def paper_columns(
             Fail@k in the order of `paper_ks`; a group the paper does not have is NaN.
     """
     shared = beside.shared(paper_ks)
-    ours = tables.fail_table(examples, by, shared or [1], PAPER_POLICY)
+    ours = tables.fail_table(problems, by, shared or [1], PAPER_POLICY)
     groups = [tuple(row) if len(by) > 1 else row[0] for row in ours[list(by)].to_numpy()]
     out = pd.DataFrame(index=ours.index)
     marked = set()

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from genprobe.analysis import large_search
+from genprobe.analysis import large_search, rates
 from genprobe.analysis.render import Figure, Heading, Table, Text, clip
 from genprobe.analysis.render import write_report as render
 from genprobe.errors import GenprobeError
@@ -29,6 +29,7 @@ from genprobe.studies.brittleness.results import (
     read_training,
 )
 from genprobe.studies.brittleness.summary import SOLVES, summarize_run, write_summary
+from genprobe.studies.large_search import BEAM
 from genprobe.tasks.integration.expression import to_sympy
 from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.integration.suites.operators import OFFSETS, PAPER_MAX_OPS, paper_rows
@@ -72,6 +73,7 @@ def _blocks(
 ) -> list:
     config = stored["config"]
     ks = config["ks"]
+    problems = tables.judged(examples, config)  # the fail tables' rows: problem × candidate
     beside = Beside.of(config)
     rule = {
         "strict": "a verifier timeout fails",
@@ -108,17 +110,17 @@ def _blocks(
         )
     suites = set(examples["suite"])
     if "robustness-simple" in suites:
-        blocks += _robustness_simple(examples, beside)
+        blocks += _robustness_simple(problems, beside)
     if suites & {"robustness-simple", "integer-extrapolation"}:
         integers = summary.get("training_integers")
-        blocks += _integer_extrapolation(run, examples, ks, policy, training, integers)
+        blocks += _integer_extrapolation(run, problems, ks, policy, training, integers)
     solved_by = recorded_setting(config, "solved_by")
     if "robustness-validation" in suites:
-        blocks += _robustness_validation(examples, beside, solved_by)
+        blocks += _robustness_validation(problems, beside, solved_by)
     if "compositionality" in suites:
-        blocks += _compositionality(examples, beside, solved_by)
+        blocks += _compositionality(problems, beside, solved_by)
     if "operator-extrapolation" in suites:
-        blocks += _operator_extrapolation(examples, beside, config, training)
+        blocks += _operator_extrapolation(problems, beside, config, training)
     if "in-distribution" in suites:
         blocks += [
             Heading("In distribution"),
@@ -127,7 +129,7 @@ def _blocks(
                 f"`{(config['validation'] or {}).get('path')}`. Lample & Charton report Fail@10 "
                 "of 4.4 / 0.5 / 0.4 % on their FWD / BWD / IBP test sets (beam 10)."
             ),
-            _fail_frame(examples[examples["suite"] == "in-distribution"], ["set"], ks, policy),
+            _fail_frame(problems[problems["suite"] == "in-distribution"], ["set"], ks, policy),
         ]
     blocks += _search_or_model(run, summary, examples, budget_rows, config, beside)
     blocks += _failures(examples)
@@ -135,9 +137,9 @@ def _blocks(
     return blocks
 
 
-def _fail_frame(examples: pd.DataFrame, by: list[str], ks: Sequence[int], policy: str) -> Table:
+def _fail_frame(problems: pd.DataFrame, by: list[str], ks: Sequence[int], policy: str) -> Table:
     """Fail@k per group, formatted."""
-    frame = tables.fail_table(examples, by, ks, policy)
+    frame = tables.fail_table(problems, by, ks, policy)
     out = frame[by].astype(str).copy()
     out["n"] = frame["n"].astype(str)
     for column in tables.fail_columns(ks):
@@ -146,7 +148,7 @@ def _fail_frame(examples: pd.DataFrame, by: list[str], ks: Sequence[int], policy
 
 
 def _beside_paper(
-    examples: pd.DataFrame,
+    problems: pd.DataFrame,
     by: list[str],
     beside: Beside,
     numbers: Mapping[Any, Sequence[float]],
@@ -156,8 +158,8 @@ def _beside_paper(
     """Fail@k per group with the paper's beside ours, like with like (`compare.py`), a warning
     where our rows are small (`paper_n`: the paper's problems per row, where it says), and the
     notes on what is left out or marked."""
-    table = _fail_frame(examples, by, beside.ks, beside.policy)
-    columns, marked = compare.paper_columns(examples, by, beside, numbers, paper_ks)
+    table = _fail_frame(problems, by, beside.ks, beside.policy)
+    columns, marked = compare.paper_columns(problems, by, beside, numbers, paper_ks)
     for name in columns:
         mark = compare.MARK if name in marked else ""
         table.frame[name] = [_pct(v) + (mark if pd.notna(v) else "") for v in columns[name]]
@@ -189,8 +191,8 @@ def _overview(summary: dict, policy: str, ks: Sequence[int]) -> list:
     return [Heading("Overview"), Table(out)]
 
 
-def _robustness_simple(examples: pd.DataFrame, beside: Beside) -> list:
-    simple = examples[examples["suite"] == "robustness-simple"]
+def _robustness_simple(problems: pd.DataFrame, beside: Beside) -> list:
+    simple = problems[problems["suite"] == "robustness-simple"]
     coeff1 = simple[simple["set"] == "simple_coeff1"]
     others = simple[simple["set"] != "simple_coeff1"]
     return [
@@ -213,13 +215,13 @@ def _robustness_simple(examples: pd.DataFrame, beside: Beside) -> list:
 
 def _integer_extrapolation(
     run: Path,
-    examples: pd.DataFrame,
+    problems: pd.DataFrame,
     ks: Sequence[int],
     policy: str,
     training: dict,
     integers: dict | None,
 ) -> list:
-    rows = examples[examples["set"] == "simple_coeff1_range"]
+    rows = problems[problems["set"] == "simple_coeff1_range"]
     if rows.empty:
         return []
     frame = tables.fail_table(rows, ["template", "coeff_range"], ks, policy)
@@ -292,8 +294,8 @@ def _share(value: float | None) -> str:
     return "–" if value is None else f"{value:.3g}"
 
 
-def _robustness_validation(examples: pd.DataFrame, beside: Beside, solved_by: str) -> list:
-    rows = examples[examples["suite"] == "robustness-validation"]
+def _robustness_validation(problems: pd.DataFrame, beside: Beside, solved_by: str) -> list:
+    rows = problems[problems["suite"] == "robustness-validation"]
     return [
         Heading("Robustness: perturbed validation problems (Table 2, bottom)"),
         Text(
@@ -304,8 +306,8 @@ def _robustness_validation(examples: pd.DataFrame, beside: Beside, solved_by: st
     ]
 
 
-def _compositionality(examples: pd.DataFrame, beside: Beside, solved_by: str) -> list:
-    rows = examples[examples["suite"] == "compositionality"].copy()
+def _compositionality(problems: pd.DataFrame, beside: Beside, solved_by: str) -> list:
+    rows = problems[problems["suite"] == "compositionality"].copy()
     rows["k"] = rows["k"].astype(int)
     numbers = {
         (family, k): fails for family, by_k in paper.TABLE8.items() for k, fails in by_k.items()
@@ -328,9 +330,9 @@ def _compositionality(examples: pd.DataFrame, beside: Beside, solved_by: str) ->
 
 
 def _operator_extrapolation(
-    examples: pd.DataFrame, beside: Beside, config: dict, training: dict
+    problems: pd.DataFrame, beside: Beside, config: dict, training: dict
 ) -> list:
-    rows = examples[examples["suite"] == "operator-extrapolation"]
+    rows = problems[problems["suite"] == "operator-extrapolation"]
     known = recorded_setting(config, "train_max_ops")
     m = PAPER_MAX_OPS if known is None else known
     source = training.get("sources", {}).get("max_ops", "the run did not record it")
@@ -412,7 +414,9 @@ def _search_or_model(
     if budget_rows is None:
         return [*blocks, Text("No large search was run (`--search-budget B` runs one).")]
     budget = pd.DataFrame(summary["budget"])
-    path = large_search.top_vs_correct(budget_rows, run / "figures" / "search_probabilities.png")
+    path = large_search.top_vs_correct(
+        budget_rows, run / "figures" / "search_probabilities.png", BEAM
+    )
     shown = budget.copy()
     for column in shown.columns:
         if column.startswith(("fixed %", "median")):
@@ -445,7 +449,7 @@ def _failures(examples: pd.DataFrame) -> list:
     ]
     rows = []
     for suite, group in examples.groupby("suite", sort=False):
-        failures = group[group["readable"] & tables.failed(group["first_correct_rank"], 1)]
+        failures = group[group["readable"] & rates.failed(group["first_correct_rank"], 1)]
         for _, example in failures.head(EXAMPLES_SHOWN).iterrows():
             top = example["candidates"][0] if len(example["candidates"]) else None
             rows.append(

@@ -50,17 +50,18 @@ def summarize_run(
     """The JSON-ready summary of a run: its recorded `config`, and its results as `results.py`
     reads them (`read_examples`, `read_budget`, `read_model_deadlines`, `read_training`)."""
     ks = config["ks"]
+    problems = tables.judged(examples, config)
     summary: dict[str, Any] = {
         "fail": {
-            policy: _records(tables.fail_table(examples, ["suite"], ks, policy))
+            policy: _records(tables.fail_table(problems, ["suite"], ks, policy))
             for policy in tables.POLICIES
         },
         "fail_by_set": {
-            policy: _records(tables.fail_table(examples, ["suite", "set", "template"], ks, policy))
+            policy: _records(tables.fail_table(problems, ["suite", "set", "template"], ks, policy))
             for policy in tables.POLICIES
         },
         "outcomes": _records(tables.outcome_counts(examples)),
-        "unresolved": _records(tables.unresolved(examples, ks)),
+        "unresolved": _records(tables.unresolved(problems, ks)),
     }
     verified = _deadlines(examples)
     summary["deadlines"] = asdict(verified)

@@ -1,40 +1,35 @@
 """The numbers of the brittleness report, computed from the examples table (one row per problem,
-see `results.read_examples`) and the large-search rows: plain DataFrames, no formatting; and
-the run's results as tidy tables (`run_tables`, which `genprobe.analysis.tables` reads).
+see `results.read_examples`) as judged outputs (`judged`: one row per problem and candidate,
+`analysis.judged`) and the large-search rows: plain DataFrames, no formatting; and the run's
+results as tidy tables (`run_tables`, which `genprobe.studies.tables` reads).
 
-Fail@k of a group is the share of its problems with no passing candidate among the first k:
-under the strict policy the first *correct* rank counts, under the generous one (SAGGA's) the
-first correct-or-timed-out rank. Problems the model cannot read at all (longer than its position
-table) are neither failures nor successes: they are left out of Fail@k and counted apart.
+Fail@k of a group is the share of its problems with no passing candidate among the first k
+(`analysis.rates.fail_at`): under the strict policy the first *correct* rank counts, under the
+generous one (SAGGA's) the first correct-or-timed-out rank. Problems the model cannot read at
+all (longer than its position table) are neither failures nor successes: they are left out of
+Fail@k and counted apart.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from genprobe.analysis import search_errors
+from genprobe.analysis import rates
+from genprobe.analysis.judged import from_brittleness
 from genprobe.studies.brittleness.results import read_budget, read_examples, read_recorded
 from genprobe.studies.brittleness.solve import CANDIDATE
 
-RANK_COLUMN = {"strict": "first_correct_rank", "generous": "first_generous_rank"}
-POLICIES = tuple(RANK_COLUMN)
+POLICIES = tuple(rates.PASSING)  # strict, generous
 
 
-def failed(ranks: pd.Series, k: int) -> pd.Series:
-    """Which problems have no passing candidate among the first k (rank missing or beyond)."""
-    return ranks.isna() | (ranks > k)
-
-
-def fail_at(ranks: pd.Series, k: int) -> float:
-    """Percentage of problems whose first passing rank is missing or beyond k."""
-    if len(ranks) == 0:
-        return float("nan")
-    return 100.0 * float(failed(ranks, k).mean())
+def judged(examples: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
+    """The examples as judged outputs of the run's model (its recorded `config`'s)."""
+    return from_brittleness(examples, config["model"]["spec"])
 
 
 def fail_columns(ks: Sequence[int]) -> list[str]:
@@ -43,19 +38,16 @@ def fail_columns(ks: Sequence[int]) -> list[str]:
 
 
 def fail_table(
-    examples: pd.DataFrame, by: Sequence[str], ks: Sequence[int], policy: str = "strict"
+    problems: pd.DataFrame, by: Sequence[str], ks: Sequence[int], policy: str = "strict"
 ) -> pd.DataFrame:
-    """One row per group of `by`: its size and Fail@k for every k (ascending k)."""
-    column = RANK_COLUMN[policy]
-    rows = []
-    readable = examples[examples["readable"]]
-    for key, group in readable.groupby(list(by), sort=False, dropna=False):
-        key = key if isinstance(key, tuple) else (key,)
-        row = dict(zip(by, key, strict=True))
-        row["n"] = len(group)
-        row.update({f"Fail@{k}": fail_at(group[column], k) for k in sorted(set(ks))})
-        rows.append(row)
-    return pd.DataFrame(rows, columns=[*by, "n", *fail_columns(ks)])
+    """One row per group of `by` (in the table's order) of the problems the model can read
+    (`problems`: examples as `judged` gives them): how many (`n`) and Fail@k (%) for every k
+    (ascending k)."""
+    fails = fail_columns(ks)
+    readable = problems[problems["readable"]]
+    frame = rates.fail_at(readable, ks, by, rates.PASSING[policy]).rename(columns={"inputs": "n"})
+    frame[fails] = 100.0 * frame[fails]
+    return frame[[*by, "n", *fails]]
 
 
 def outcome_counts(examples: pd.DataFrame) -> pd.DataFrame:
@@ -82,31 +74,15 @@ def outcome_counts(examples: pd.DataFrame) -> pd.DataFrame:
 OUTCOMES = ("correct", "incorrect", "timeout", "unparseable", "unsupported")
 
 
-def unresolved(examples: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
-    """Welleck et al.'s Table 12, per suite: among the failures at k whose reference was
-    scored, the percentage where the reference's log-probability is below the k-th candidate's
-    (the top one for k = 1, the bottom of the k for larger k): failures that a perfect search
-    over the model's own probabilities would leave unresolved (`analysis.search_errors`)."""
-    rows = []
-    scored = examples[examples["reference_logprob"].notna()]
-    for suite, group in scored.groupby("suite", sort=False):
-        first = group["first_correct_rank"].astype("float64").to_numpy()
-        logprobs = _logprobs(group["candidates"], max(ks))
-        reference = group["reference_logprob"].astype("float64").to_numpy()
-        for k in sorted(ks):
-            n, share = search_errors.unresolved(first, logprobs, reference, k)
-            rows.append({"suite": suite, "k": k, "failures scored": n, "Unresolved@k": 100 * share})
-    return pd.DataFrame(rows, columns=["suite", "k", "failures scored", "Unresolved@k"])
-
-
-def _logprobs(candidates: pd.Series, k: int) -> np.ndarray:
-    """(n, k) the first k candidates' log-probabilities of each problem (NaN: none)."""
-    table = np.full((len(candidates), k), np.nan)
-    for row, ranked in enumerate(candidates):
-        for rank, candidate in enumerate(list(ranked)[:k]):
-            if candidate["logprob"] is not None:
-                table[row, rank] = candidate["logprob"]
-    return table
+def unresolved(problems: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
+    """Welleck et al.'s Table 12, per suite (`analysis.rates.unresolved`): among the failures
+    at k whose reference was scored, the percentage where the reference's log-probability is
+    below the k-th candidate's (the top one for k = 1, the bottom of the k for larger k):
+    failures that a perfect search over the model's own probabilities would leave unresolved."""
+    table = rates.unresolved(problems, ks, ["suite"])
+    return table.assign(unresolved=100 * table["unresolved"]).rename(
+        columns={"unresolved": "Unresolved@k"}
+    )
 
 
 # -- the run's tables ---------------------------------------------------------------------------
@@ -121,6 +97,8 @@ def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
         candidates  one row per problem × candidate, in rank order, with its verdict
         scores      one row per suite × policy: problems the model could read, Fail@k (%)
         budget      (a run with `--search-budget`) one row per candidate of the large search
+        judged      one row per problem and candidate: the schema of judged outputs
+                    (`analysis.judged`, docs/results-schema.md), the model as its `member`
 
     Raises:
         RunDirError: not a brittleness run, or nothing solved yet.
@@ -128,6 +106,7 @@ def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
     config = read_recorded(run)["config"]
     model = config["model"]["spec"]
     examples = read_examples(run)
+    problems = judged(examples, config)
     candidates = pd.DataFrame(
         [
             {"suite": suite, "row": row, **candidate}
@@ -140,7 +119,7 @@ def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
     ).astype({"rank": "int64", "score": "float64", "logprob": "float64", "seconds": "float64"})
     scores = pd.concat(
         [
-            fail_table(examples, ["suite"], config["ks"], policy).assign(policy=policy)
+            fail_table(problems, ["suite"], config["ks"], policy).assign(policy=policy)
             for policy in POLICIES
         ],
         ignore_index=True,
@@ -155,4 +134,4 @@ def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
         tables["budget"] = budget
     for table in tables.values():
         table.insert(0, "model", model)
-    return tables
+    return {**tables, "judged": problems}

@@ -1,4 +1,4 @@
-"""A training run's results as a tidy table (`genprobe.analysis.tables` reads any run's):
+"""A training run's results as a tidy table (`genprobe.studies.tables` reads any run's):
 
 curves  one row per validation (after every epoch, and at a time-budget stop): epoch,
         step, training loss, Fail@1 on the validation problems, seconds

@@ -20,6 +20,7 @@ from genprobe.analysis.render import Figure, Heading, Table, Text, clip
 from genprobe.analysis.render import write_report as render
 from genprobe.analysis.stats import THRESHOLD, Share, shares_at_least, summarize
 from genprobe.options import as_pairs
+from genprobe.studies.large_search import BEAM
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import FEATURE
 from genprobe.studies.probe.results import (
@@ -211,7 +212,7 @@ def _large_search(run: Path, config: ProbeConfig, results: pd.DataFrame) -> list
     ordinary = "greedy" if config.k == 1 else _candidates(config)
     figure = []
     if rows["logprob"].notna().any():  # an endpoint's candidates have none
-        path = large_search.top_vs_correct(rows, run / "figures" / "search_probabilities.png")
+        path = large_search.top_vs_correct(rows, run / "figures" / "search_probabilities.png", BEAM)
         caption = (
             "Probability of the top beam candidate (max) and of every correct one (correct), "
             "every member and input (cf. Welleck et al. 2022, Figure 3)."

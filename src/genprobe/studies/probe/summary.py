@@ -12,7 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from genprobe.analysis import large_search, search_errors
+from genprobe.analysis import large_search, rates
+from genprobe.analysis.judged import from_probe
+from genprobe.analysis.rates import correct
 from genprobe.analysis.stats import CONFIDENCE, N_RESAMPLES, Correlation, correlate
 from genprobe.analysis.variance import VarianceDecomposition, decompose_variance
 from genprobe.studies.probe.decode import FEATURE
@@ -22,10 +24,6 @@ from genprobe.tasks.registry import task_probes
 from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import encode_outputs
 from genprobe.verification.verdict import Outcome
-
-
-def correct(results: pd.DataFrame) -> pd.Series:
-    return results["outcome"] == Outcome.CORRECT.value
 
 
 def reported(results: pd.DataFrame) -> pd.DataFrame:
@@ -39,13 +37,11 @@ def originals(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def accuracy(results: pd.DataFrame) -> pd.DataFrame:
-    """Greedy accuracy: one row per member, one column per suite (in the order results list
-    them), members in their order; the originals decoded only for pairing left out."""
+    """Greedy accuracy (`analysis.rates.accuracy`): one row per member, one column per suite
+    (in the order results list them), members in their order; the originals decoded only for
+    pairing left out."""
     results = reported(results)
-    table = results.assign(correct=correct(results)).pivot_table(
-        index="member", columns="suite", values="correct", aggfunc="mean", sort=False
-    )
-    return table.loc[results["member"].unique(), results["suite"].unique()]
+    return _by_member(rates.accuracy(from_probe(results), ["member", "suite"]), results)
 
 
 def accuracy_by_length(results: pd.DataFrame, width: int = 1) -> pd.DataFrame | None:
@@ -64,14 +60,19 @@ def accuracy_by_length(results: pd.DataFrame, width: int = 1) -> pd.DataFrame | 
 
 
 def fail_at(results: pd.DataFrame, k: int) -> pd.DataFrame:
-    """Fail@k per member and suite: the share of inputs none of whose first k candidates is
-    right."""
+    """Fail@k per member and suite (`analysis.rates.fail_at`): the share of inputs none of
+    whose first k candidates is right; as `accuracy`."""
     results = reported(results)
-    failed = results["first_correct"].isna() | (results["first_correct"] > k)
-    table = results.assign(failed=failed).pivot_table(
-        index="member", columns="suite", values="failed", aggfunc="mean", sort=False
-    )
-    return table.loc[results["member"].unique(), results["suite"].unique()]
+    table = rates.fail_at(from_probe(results), [k], ["member", "suite"])
+    return _by_member(table.set_index(["member", "suite"])[f"Fail@{k}"], results)
+
+
+def _by_member(values: pd.Series, results: pd.DataFrame) -> pd.DataFrame:
+    """`values` per member and suite as a table: one row per member, one column per suite,
+    both in the order `results` list them."""
+    if values.empty:
+        return pd.DataFrame(index=pd.Index([], name="member"), columns=pd.Index([], name="suite"))
+    return values.unstack("suite").loc[results["member"].unique(), results["suite"].unique()]
 
 
 def members_failing(results: pd.DataFrame) -> pd.DataFrame:
@@ -157,7 +158,7 @@ def _fails(rows: pd.DataFrame, k: int) -> pd.DataFrame:
     training inputs, how many of the rows are not (`new`) and `fail_k` among those (`fail_k_new`,
     NaN for none)."""
     first = rows["first_correct"].astype("float64")
-    rows = rows.assign(fail_1=first.isna() | (first > 1), fail_k=first.isna() | (first > k))
+    rows = rows.assign(fail_1=rates.failed(first, 1), fail_k=rates.failed(first, k))
     columns = {"solved": ("suite", "size"), "fail_1": ("fail_1", "mean"),
                "fail_k": ("fail_k", "mean")}  # fmt: skip
     if "seen" in rows:
@@ -235,22 +236,11 @@ def errors(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def unresolved(results: pd.DataFrame, k: int) -> pd.DataFrame:
-    """Welleck et al.'s Table 12 per suite for 1 and `k`, counted over every member as the
-    brittleness study counts it (`analysis.search_errors.unresolved`). Runs decoded before
+    """Welleck et al.'s Table 12 per suite for 1 and `k`, counted over every member
+    (`analysis.rates.unresolved`): suite, k, failures scored, unresolved. Runs decoded before
     `candidate_logprobs` give 1 only."""
-    scored = reported(results)
-    scored = scored[scored["gold_logprob"].notna()]
-    rows = []
-    for suite, group in scored.groupby("suite", sort=False):
-        first = group["first_correct"].astype("float64").to_numpy()
-        if "candidate_logprobs" in group:
-            logprobs = np.stack(group["candidate_logprobs"].to_numpy())
-        else:
-            logprobs = group[["output_logprob"]].to_numpy()
-        for at in sorted({1, k} if logprobs.shape[1] >= k else {1}):
-            n, share = search_errors.unresolved(first, logprobs, group["gold_logprob"], at)
-            rows.append({"suite": suite, "k": at, "failures scored": n, "unresolved": share})
-    return pd.DataFrame(rows, columns=["suite", "k", "failures scored", "unresolved"])
+    ks = sorted({1, k}) if "candidate_logprobs" in results else [1]
+    return rates.unresolved(from_probe(reported(results)), ks, ["suite"])
 
 
 def large_search_fixes(results: pd.DataFrame, rows: pd.DataFrame, k: int) -> pd.DataFrame:

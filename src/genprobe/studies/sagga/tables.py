@@ -1,4 +1,4 @@
-"""A SAGGA search's results as tidy tables (`genprobe.analysis.tables` reads any run's):
+"""A SAGGA search's results as tidy tables (`genprobe.studies.tables` reads any run's):
 
 examples     one row per distinct mutant of every finished generation, in the order made:
              the problem (prefix tokens and as text), the model's answers, the verdict,

@@ -1,4 +1,4 @@
-"""A failure search's results as tidy tables (`genprobe.analysis.tables` reads any run's):
+"""A failure search's results as tidy tables (`genprobe.studies.tables` reads any run's):
 
 examples     one row per input evaluated, in the order evaluated: its generation, the
              operator and parent that made it, every seed's outcome and answer, its fitness

@@ -18,7 +18,7 @@ run.py      run_sweep, evaluate_external and evaluate_language_model: the driver
 grid.py     a grid of sweeps over settings, one run per cell
 as_model.py a finished sweep as a model under test (`run:RUN_DIR`)
 summary.py  the statistics of the result files → stats.json
-tables.py   the results as tidy tables (`genprobe.analysis.tables`)
+tables.py   the results as tidy tables (`genprobe.studies.tables`)
 report.py   the report's content (rendered by genprobe.analysis.render);
             over_time_report.py and grid_report.py: an over-time sweep's and a grid's
 compare.py  several sweeps side by side

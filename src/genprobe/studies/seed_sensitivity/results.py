@@ -64,6 +64,14 @@ def _of_language_model(run: str | Path) -> bool:
     return read_config(run).get("kind") in LANGUAGE_MODEL.kinds
 
 
+def member_labels(config: SweepConfig | LanguageModelConfig) -> dict[int, str]:
+    """Each member's label by its number (`seed`), as the probe and the search name a run's
+    members: a sweep's "seed=3", a language model's "format=1 draw=0"."""
+    if isinstance(config, LanguageModelConfig):
+        return {seed: cell.label() for seed, cell in zip(config.seeds, config.cells(), strict=True)}
+    return {seed: f"seed={seed}" for seed in config.seeds}
+
+
 def read_model_notes(run: str | Path) -> dict[str, Any] | None:
     """What was measured of the model before the run trained (`model_check.members_alone`);
     None for runs made before it was measured."""
@@ -125,16 +133,22 @@ TOKEN_ACCURACY = "token_accuracy"  # the predictions' column of per-token scores
 def accuracy_table(
     predictions: pd.DataFrame, suites: tuple[str, ...] = (), column: str = "valid"
 ) -> pd.DataFrame:
-    """One row per seed, one column per suite (`suites` first, in order), the mean of `column`
-    (`valid`: accuracy; `token_accuracy`: the per-token score) in [0, 1]."""
+    """One row per seed, one column per suite (`suites_first`), the mean of `column` (`valid`:
+    accuracy, as metrics.json records it; `token_accuracy`: the per-token score) in [0, 1].
+    The report's accuracy is `analysis.rates.accuracy`'s (`summary.accuracy_by`)."""
     table = predictions.groupby(["seed", "suite"])[column].mean().unstack("suite")
+    return suites_first(table, suites)
+
+
+def suites_first(table: pd.DataFrame, suites: tuple[str, ...]) -> pd.DataFrame:
+    """`table`'s columns (suites) with `suites` first, in order, then the others by name."""
     own = [suite for suite in suites if suite in table.columns]
     return table[own + sorted(set(table.columns) - set(own))]
 
 
-def length_table(predictions: pd.DataFrame, column: str = "valid") -> pd.DataFrame:
+def length_table(predictions: pd.DataFrame, column: str) -> pd.DataFrame:
     """One row per seed, one column per example length (over all suites), the mean of `column`
-    in [0, 1]."""
+    (`token_accuracy`) in [0, 1]."""
     return predictions.groupby(["seed", "length"])[column].mean().unstack("length")
 
 

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from genprobe.analysis import rates
+from genprobe.analysis.judged import from_predictions
 from genprobe.analysis.stats import (
     THRESHOLD,
     Correlation,
@@ -34,7 +36,13 @@ from genprobe.analysis.variance import VarianceDecomposition, decompose_variance
 from genprobe.runs.atomic import write_json
 from genprobe.studies.seed_sensitivity.config import SweepConfig, over_time
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
-from genprobe.studies.seed_sensitivity.results import TOKEN_ACCURACY, accuracy_table, length_table
+from genprobe.studies.seed_sensitivity.results import (
+    TOKEN_ACCURACY,
+    accuracy_table,
+    length_table,
+    member_labels,
+    suites_first,
+)
 from genprobe.training.trainer import TrainConfig
 
 STALL_THRESHOLD = 0.95  # a seed whose best validation accuracy is below this stopped learning
@@ -100,7 +108,7 @@ def summarize_sweep(
         ConfigError: a threshold outside [0, 1].
     """
     published = config.task.published()
-    accuracy = accuracy_table(predictions, config.task.suites())
+    accuracy = accuracy_by(config, predictions, "suite")
     shares = shares_at_least(accuracy, threshold)
     # Trained over time, no seed stops: what a low validation accuracy means is the grokking
     # section's (`over_time_report`), not a stall.
@@ -108,7 +116,7 @@ def summarize_sweep(
     healthy = accuracy.drop(index=[int(seed) for seed in stalled], errors="ignore")
     pairs = list(itertools.combinations(accuracy.columns[:MAX_SUITES], 2))
     pairs += [p for p in (published.pairs if published else {}) if p not in pairs]
-    by_length = length_table(predictions)
+    by_length = accuracy_by(config, predictions, "length")
     tokens = None
     if TOKEN_ACCURACY in predictions:
         tokens = accuracy_table(predictions, config.task.suites(), TOKEN_ACCURACY)
@@ -136,6 +144,16 @@ def summarize_sweep(
         token_by_length=None if tokens is None else length_table(predictions, TOKEN_ACCURACY),
         variance=variance_by_suite(config, accuracy) if config.grid else {},
     )
+
+
+def accuracy_by(
+    config: SweepConfig | LanguageModelConfig, predictions: pd.DataFrame, by: str
+) -> pd.DataFrame:
+    """Accuracy (`analysis.rates.accuracy`) per seed (rows, ascending) and suite (columns: the
+    task's suites first, in its order, then others by name) or example `length` (ascending)."""
+    judged = from_predictions(predictions, member_labels(config))
+    table = rates.accuracy(judged, ["seed", by]).unstack(by).sort_index().sort_index(axis=1)
+    return suites_first(table, config.task.suites()) if by == "suite" else table
 
 
 def write_stats(run: str | Path, summary: SweepSummary) -> Path:
@@ -172,7 +190,7 @@ def stopped_by(record: dict[str, Any], train: TrainConfig) -> str:
 
 
 def suite_summaries(accuracy: pd.DataFrame) -> dict[str, Summary]:
-    """Per suite, the summary across seeds of `accuracy_table`'s column."""
+    """Per suite, the summary across seeds of `accuracy_by`'s column."""
     return {suite: summarize(accuracy[suite].dropna().to_numpy()) for suite in accuracy.columns}
 
 

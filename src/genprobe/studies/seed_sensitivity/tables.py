@@ -1,4 +1,4 @@
-"""A seed sweep's results as tidy tables (`genprobe.analysis.tables` reads any run's):
+"""A seed sweep's results as tidy tables (`genprobe.studies.tables` reads any run's):
 
     examples  one row per example × member × suite: the member's output and whether the task's
               verifier accepts it (`valid`), the input's length, per-token accuracy where the
@@ -7,6 +7,8 @@
     members   one row per member: epochs trained, the kept epoch, its validation accuracy,
               what ended training, whether it stalled
     curves    one row per member × validation: validation accuracy after each epoch
+    judged    the examples as judged outputs (`analysis.judged`, docs/results-schema.md): one
+              row per member × suite × example, the member by its label (`seed=3`)
 
 A sweep trained over time (`--steps`) has instead:
 
@@ -17,8 +19,8 @@ A sweep trained over time (`--steps`) has instead:
 A member is a seed; in a grid of init × data-order seeds every table also names its `init`
 and `order` seeds. Rows run by seed, then suite in the task's order.
 
-A language model's run (`language_model.py`) has examples and scores, its examples with the
-record of each request (`outcome`, `prompt`, `completion`), and:
+A language model's run (`language_model.py`) has examples, scores and judged, its examples with
+the record of each request (`outcome`, `prompt`, `completion`), and:
 
     members   one row per member: its number (`seed`) and label (`format=1 draw=0`)
 
@@ -32,13 +34,16 @@ from pathlib import Path
 
 import pandas as pd
 
+from genprobe.analysis import rates
 from genprobe.analysis.grokking import THRESHOLD as GROKKING
 from genprobe.analysis.grokking import members as grokking_members
+from genprobe.analysis.judged import from_predictions
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.curves import read_curves
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.results import (
     TOKEN_ACCURACY,
+    member_labels,
     read_members,
     read_predictions,
     read_training,
@@ -47,21 +52,24 @@ from genprobe.studies.seed_sensitivity.summary import stalled_seeds, stopped_by
 
 
 def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
-    """The sweep's tables by name: examples, scores, members, curves (a language model's run:
-    examples, scores, members).
+    """The sweep's tables by name: examples, scores, members, curves, judged (a language
+    model's run: examples, scores, members, judged).
 
     Raises:
         RunDirError: not a sweep (nor a language model's run), or no suite evaluated yet.
     """
     config = read_members(run)
     examples = _in_order(read_predictions(run, config), config)
-    scored = {"n": ("index", "size"), "accuracy": ("valid", "mean")}
+    scored = {"n": ("index", "size")}
     if TOKEN_ACCURACY in examples:
         scored[TOKEN_ACCURACY] = (TOKEN_ACCURACY, "mean")
-    scores = examples.groupby(["seed", "suite"], sort=False).agg(**scored).reset_index()
+    scores = examples.groupby(["seed", "suite"], sort=False).agg(**scored)
+    judged = from_predictions(examples, member_labels(config))
+    scores.insert(1, "accuracy", rates.accuracy(judged, ["seed", "suite"]))
+    scores = scores.reset_index()
     if isinstance(config, LanguageModelConfig):
         tables = {"examples": examples, "scores": scores, "members": prompt_members(config)}
-        return {name: _with_prompt_cells(table, config) for name, table in tables.items()}
+        return _judged({n: _with_prompt_cells(t, config) for n, t in tables.items()}, config)
     training = read_training(run)
     stalled = set(stalled_seeds(training))
     if config.train.steps is not None:
@@ -73,7 +81,7 @@ def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
             "members": grokking_members(over_time, config.train.steps, held_out, GROKKING),
             "curves": over_time,
         }
-        return _with_grid_seeds_where(tables, config)
+        return _judged(_with_grid_seeds_where(tables, config), config)
     members = pd.DataFrame(
         [
             {
@@ -102,12 +110,21 @@ def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
         columns=["seed", "epoch", "validation_accuracy", "kept"],
     )
     tables = {"examples": examples, "scores": scores, "members": members, "curves": curves}
-    return _with_grid_seeds_where(tables, config)
+    return _judged(_with_grid_seeds_where(tables, config), config)
 
 
 def prompt_members(config: LanguageModelConfig) -> pd.DataFrame:
     """One row per member of a language model: its number (`seed`) and label."""
-    return pd.DataFrame({"seed": config.seeds, "member": [c.label() for c in config.cells()]})
+    labels = member_labels(config)
+    return pd.DataFrame({"seed": list(labels), "member": list(labels.values())})
+
+
+def _judged(
+    tables: dict[str, pd.DataFrame], config: SweepConfig | LanguageModelConfig
+) -> dict[str, pd.DataFrame]:
+    """`tables` and `judged`: its examples (with every member's grid seeds or prompt cell)
+    as judged outputs."""
+    return {**tables, "judged": from_predictions(tables["examples"], member_labels(config))}
 
 
 def _with_prompt_cells(table: pd.DataFrame, config: LanguageModelConfig) -> pd.DataFrame:
