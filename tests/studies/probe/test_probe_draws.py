@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from helpers import model_settings
 from test_probe import probe_wrong
 
 from genprobe.errors import ConfigError
@@ -17,8 +18,8 @@ from genprobe.studies.probe.suites import POOL, _drawn, build_suites
 from genprobe.tasks.probing import Family, Perturbed, input_keys
 
 CONFIG = ProbeConfig(
-    "sympy", task="addition", families=("leading_zeros", "operand_swap"), relations=(),
-    task_suites=False, size=30,
+    model_settings("sympy"), task="addition", families=("leading_zeros", "operand_swap"),
+    relations=(), task_suites=False, size=30,
 )  # fmt: skip
 
 

@@ -124,7 +124,7 @@ class SolveTask(StageTask):
         note = (lambda line: None) if self.notes is None else self.notes.put
         model = self.model.load(min_beam=self.k_max)
         return SolveContext(
-            IntegrationSequenceModel(model, IntegrationTask(), self.model.spec),
+            IntegrationSequenceModel(model, IntegrationTask(), str(self.model.spec)),
             Verifier(self.verifier),
             Schedule(self.overlap, note=note),
         )

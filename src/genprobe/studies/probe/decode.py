@@ -40,7 +40,6 @@ from genprobe.studies.probe.study import DECODE
 from genprobe.studies.probe.suites import Suite
 from genprobe.tasks.task import DeterministicTask, Task
 from genprobe.tasks.tokens import input_lines, output_lines
-from genprobe.under_test.adapters.integration_tokens import as_sequence_model
 from genprobe.under_test.adapters.prompted import Completions
 from genprobe.under_test.sequences import SequenceModel
 from genprobe.verification.verdict import Outcome
@@ -77,8 +76,7 @@ class ModelTask(StageTask):
         self.config = config
 
     def setup(self) -> SequenceModel:
-        config = self.config
-        return as_sequence_model(config.model, config.load_task(), **config.model_settings())
+        return self.config.model.sequence_model(self.config.load_task())
 
     @staticmethod
     def inputs(spec: Mapping[str, Any]) -> np.ndarray:
