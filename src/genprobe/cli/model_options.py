@@ -191,6 +191,7 @@ def with_model_options(
                                default=required if defaults[name] is MISSING else defaults[name])
         for name in taken
     ]  # fmt: skip
+    # required: no default, or a command's own form whose default is typer's `...`
     first = [p for p in extra if p.default is required or getattr(p.default, "default", 0) is ...]
 
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
