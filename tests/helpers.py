@@ -288,3 +288,16 @@ class MinuteClock:
     def __call__(self) -> float:
         self.now += 60.0
         return self.now
+
+
+def model_settings(spec, **settings):
+    """The settings of the model `spec` names, read as a run's record (its paths need not
+    exist); a prompt grid's numbers given flat (`formats=4`, `prompt_seed=1`)."""
+    from genprobe.under_test.adapters.prompted import PromptGrid
+    from genprobe.under_test.registry import ModelSpec
+    from genprobe.under_test.settings import ModelSettings
+
+    names = {"formats": "formats", "shots": "shots", "shot_draws": "shot_draws",
+             "samples": "samples", "prompt_seed": "seed"}  # fmt: skip
+    grid = {names[k]: settings.pop(k) for k in list(settings) if k in names}
+    return ModelSettings(ModelSpec.read(spec), prompts=PromptGrid(**grid), **settings)

@@ -7,8 +7,7 @@ from genprobe.runs.provenance import file_digest
 from genprobe.studies.brittleness.training import trained_on
 from genprobe.tasks.integration import Verifier, VerifierConfig
 from genprobe.tasks.integration.reading import read_expression
-from genprobe.under_test.registry import load_model
-from genprobe.under_test.settings import fingerprint
+from genprobe.under_test.registry import ModelSpec, load_model
 
 NAME = "integration-cpu"
 
@@ -17,8 +16,8 @@ def test_the_cpu_model_is_shipped_and_is_the_checkpoint_its_card_names():
     assert NAME in bundled_names()
     card = bundled_card(NAME)
     digest = file_digest(bundled_checkpoint(NAME))
-    assert card["model_sha256"] == digest == fingerprint(f"bundled:{NAME}")
-    training = trained_on(f"bundled:{NAME}")
+    assert card["model_sha256"] == digest == ModelSpec.read(f"bundled:{NAME}").fingerprint()
+    training = trained_on(ModelSpec.read(f"bundled:{NAME}"))
     assert training.max_ops == card["trained_on"]["max_ops"] == 6 and training.data is None
     assert "card" in training.sources["max_ops"] and "recipe" in training.sources["data"]
 

@@ -6,6 +6,7 @@ import subprocess
 from dataclasses import fields, replace
 
 import pytest
+from helpers import model_settings
 
 from genprobe.decoding.config import DecodingConfig
 from genprobe.models.architectures.recurrent import RecurrentConfig
@@ -16,10 +17,10 @@ from genprobe.studies.integration_train.config import IntegrationTrainConfig
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.training.trainer import TrainConfig
-from genprobe.under_test.settings import ModelSettings, sent_to_workers
+from genprobe.under_test.settings import sent_to_workers
 
-MODEL = ModelSettings(
-    "sympy", DecodingConfig(beam_size=4), deadline=3.0, device="cuda", concurrency=2
+MODEL = model_settings(
+    "sympy", decoding=DecodingConfig(beam_size=4), deadline=3.0, device="cuda", concurrency=2
 )
 BRITTLENESS = BrittlenessConfig(
     model=MODEL,
@@ -150,9 +151,9 @@ def test_workers_elsewhere_get_the_checkpoint_by_its_absolute_path(tmp_path, mon
     """A brittleness or SAGGA run sends its model's settings to workers with the checkpoint's
     path absolute; its identity keeps the spec as given."""
     monkeypatch.chdir(tmp_path)
-    given = SaggaConfig(ModelSettings("ckpt:runs/bwd/model.pt", cache_dir="cache"))
+    given = SaggaConfig(model_settings("ckpt:runs/bwd/model.pt", cache_dir="cache"))
     sent = sent_to_workers(given)
-    assert sent.model.spec == f"ckpt:{tmp_path}/runs/bwd/model.pt"
+    assert str(sent.model.spec) == f"ckpt:{tmp_path}/runs/bwd/model.pt"
     assert sent.model.cache_dir == f"{tmp_path}/cache"
     assert replace(sent, model=given.model) == given
-    assert sent_to_workers(SaggaConfig(ModelSettings("sympy"))).model == ModelSettings("sympy")
+    assert sent_to_workers(SaggaConfig(model_settings("sympy"))).model == model_settings("sympy")

@@ -13,12 +13,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from helpers import examples, rerecord
+from helpers import examples, model_settings, rerecord
 
 from genprobe.studies.brittleness.solve import RESULT_SCHEMA
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.search import run_generations
-from genprobe.under_test.settings import ModelSettings
 
 pytestmark = pytest.mark.slow
 
@@ -83,7 +82,7 @@ def _effort(run):
 
 def test_a_sagga_search_archives_the_same_failures_under_load(tmp_path):
     config = SaggaConfig(
-        model=ModelSettings("py:test_deadlines_under_load:py_answer"), basis="x",
+        model=model_settings("py:test_deadlines_under_load:py_answer"), basis="x",
         preset="uniform", generation_size=24, seed_size=6, generations=2, workers=2,
     )  # fmt: skip
     # the search alone: its analysis (tags, nearby successes) is no part of what is compared

@@ -25,7 +25,7 @@ from genprobe.cli.backend import (
     model_study_executor,
     verifier_workers,
 )
-from genprobe.cli.model_options import ModelOptions, with_model_options
+from genprobe.cli.model_options import INTEGRATION, ModelOptions, with_model_options
 from genprobe.cli.paths import output_folder
 from genprobe.cli.suites import SOLVED_BY_HELP
 
@@ -49,7 +49,7 @@ OVERLAP = typer.Option(
 )
 
 
-@with_model_options
+@with_model_options(INTEGRATION)
 def brittleness(
     model: ModelOptions,
     out: Annotated[
@@ -143,7 +143,7 @@ def _suite_cache(directory: Path | None, off: bool) -> str | None:
     return str(directory or default_directory())
 
 
-@with_model_options
+@with_model_options(INTEGRATION)
 def evaluate(
     model: ModelOptions,
     data: Annotated[

@@ -24,6 +24,7 @@ import typer
 from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, make_executor
 from genprobe.cli.group import command_group
 from genprobe.cli.model_options import (
+    INTEGRATION,
     BatchSize,
     Device,
     ModelOptions,
@@ -282,7 +283,7 @@ def verify(
 
 
 @app.command()
-@with_model_options
+@with_model_options(INTEGRATION)
 def predict(
     model: ModelOptions,
     problems_path: Annotated[Path, typer.Option("--problems", help="Problems file (see docs).")],

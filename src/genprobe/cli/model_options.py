@@ -1,8 +1,12 @@
-"""The options that name a model under test and how it decodes, shared by every command that
-runs one (`predict`, `score`, `evaluate`, `brittleness`): `--model`, `--beam`, `--decoding`, …
-(`ModelOptions`); and those of a language model's prompt grid (`--formats`, `--shots`, …) and
-an endpoint's settings (`--api`, `--cache-dir`, `--concurrency`, …) that `probe` and `search`
-share (`PromptOptions`). A command takes a group whole with `with_options`."""
+"""The options of a model under test (`ModelOptions`): `--model`, how an integration model
+decodes (`--beam`, `--decoding`, …), a language model's prompt grid (`--formats`, `--shots`,
+…) and an endpoint's settings (`--api`, `--cache-dir`, `--concurrency`, …), all read into one
+`genprobe.under_test.settings.ModelSettings`.
+
+A command takes the options its study uses with `with_model_options`: an integration study
+(`brittleness`, `sagga`, `predict`, `integration evaluate`) those of `INTEGRATION`, a study of
+a token task (`probe`, `search`, `evaluate --model`) those of `SEQUENCE`; the others keep
+their defaults."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, get_args, get_type_hints
 
 import typer
 
@@ -23,7 +27,9 @@ if TYPE_CHECKING:
 ModelSpec = Annotated[
     str,
     typer.Option(
-        "--model", help="ckpt:PATH, lc:PATH, bundled:NAME, sympy, openai:MODEL@URL, py:mod:fn."
+        "--model",
+        help="ckpt:PATH, lc:PATH, bundled:NAME, sympy, openai:MODEL@URL, py:mod:fn "
+        "(`genprobe models` lists every kind).",
     ),
 ]
 Decoding = Annotated[str, typer.Option("--decoding", help="beam, greedy or sample.")]
@@ -47,7 +53,7 @@ CacheDir = Annotated[
         help="openai: answer cache directory (a rerun sends nothing).", callback=output_folder
     ),
 ]
-Concurrency = Annotated[int, typer.Option(help="openai: requests in flight at once.")]
+Concurrency = Annotated[int, typer.Option(help="openai: requests in flight at once (default 8).")]
 Timeout = Annotated[float, typer.Option(help="openai: seconds per request (default 60).")]
 Retries = Annotated[
     int, typer.Option(help="openai: further attempts after a failed request (default 4).")
@@ -76,99 +82,130 @@ Api = Annotated[
 
 @dataclass(frozen=True)
 class ModelOptions:
-    """The options naming a model under test and how it decodes (`--model`, `--beam`, …)."""
+    """Every option of a model under test; a command takes those its study uses."""
 
     model_spec: ModelSpec
+    # how an integration model decodes
     beam: Beam = 10
     decoding: Decoding = "beam"
     length_penalty: LengthPenalty = 1.0
     max_len: MaxLen = 200
     temperature: Temperature = None
     batch_size: BatchSize = 64
-    device: Device = "cpu"
     model_deadline: Deadline = 5.0
-    cache_dir: CacheDir = None
-    concurrency: Concurrency = 8
-
-    def settings(self) -> ModelSettings:
-        """The settings a run records, once `--model` is checked (before anything is written).
-
-        Raises:
-            GenprobeError: `--model` names no model (see `genprobe.under_test.registry.check_spec`).
-        """
-        from genprobe.decoding.config import DecodingConfig
-        from genprobe.under_test.registry import check_spec
-        from genprobe.under_test.settings import ModelSettings
-
-        check_spec(self.model_spec)
-        t = self.temperature
-        decoding = DecodingConfig(
-            method=self.decoding, beam_size=self.beam, max_len=self.max_len,
-            length_penalty=self.length_penalty, temperature=1.0 if t is None else t,
-            batch_size=self.batch_size,
-        )  # fmt: skip
-        return ModelSettings(
-            self.model_spec, decoding, deadline=self.model_deadline, temperature=t,
-            device=self.device, cache_dir=None if self.cache_dir is None else str(self.cache_dir),
-            concurrency=self.concurrency,
-        )  # fmt: skip
-
-    def load(self, min_beam: int = 1) -> Any:
-        return self.settings().load(min_beam)
-
-
-@dataclass(frozen=True)
-class PromptOptions:
-    """A language model's prompt grid and an endpoint's settings (`--formats`, `--api`, …)."""
-
+    # a language model's prompt grid, asked a token task
     formats: Formats = 1
     shots: Shots = 0
     shot_draws: ShotDraws = 1
     samples: Samples = 0
     prompt_seed: PromptSeed = 0
     api: Api = "chat"
+    # where it runs, and how an endpoint's requests are made
+    device: Device = "cpu"
     cache_dir: CacheDir = None
     concurrency: Concurrency = None
     timeout: Timeout = None
     retries: Retries = None
 
-    def settings(self) -> dict[str, Any]:
-        """The fields of `studies.model_settings.ModelUnderTestSettings` they set."""
-        given = {f.name: getattr(self, f.name) for f in fields(self)}
-        return {**given, "cache_dir": None if self.cache_dir is None else str(self.cache_dir)}
+    def settings(self) -> ModelSettings:
+        """The settings a run records, once `--model` is parsed and checked (before anything
+        is written).
+
+        Raises:
+            GenprobeError: `--model` names no model (`ModelSpec.parse`), or the prompt grid's
+                numbers are out of range.
+        """
+        from genprobe.under_test.registry import ModelSpec
+
+        spec = ModelSpec.parse(self.model_spec)  # told before torch and the studies load
+        from genprobe.decoding.config import DecodingConfig
+        from genprobe.under_test.adapters.prompted import PromptGrid
+        from genprobe.under_test.settings import ModelSettings
+
+        t = self.temperature
+        decoding = DecodingConfig(
+            method=self.decoding, beam_size=self.beam, max_len=self.max_len,
+            length_penalty=self.length_penalty, temperature=1.0 if t is None else t,
+            batch_size=self.batch_size,
+        )  # fmt: skip
+        prompts = PromptGrid(
+            self.formats, self.shots, self.shot_draws, self.samples, self.prompt_seed
+        )
+        return ModelSettings(
+            spec, decoding, deadline=self.model_deadline, temperature=t, prompts=prompts,
+            api=self.api, device=self.device,
+            cache_dir=None if self.cache_dir is None else str(self.cache_dir),
+            concurrency=self.concurrency, timeout=self.timeout, retries=self.retries,
+        )  # fmt: skip
+
+    def load(self, min_beam: int = 1) -> Any:
+        """The model, as an integration study asks it (`ModelSettings.load`)."""
+        return self.settings().load(min_beam)
+
+    def given(self) -> dict[str, Any]:
+        """The options set to other than their defaults, by flag (`--model` aside)."""
+        return {
+            _flag(f.name): getattr(self, f.name)
+            for f in fields(self)
+            if f.default is not MISSING and getattr(self, f.name) != f.default
+        }
 
 
-def with_options(group: type, name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Give a command every option of the dataclass `group`; it receives them as one argument,
-    `name`. The group's required options come first, then the command's own, then the rest."""
-    hints = get_type_hints(group, include_extras=True)
+def _flag(name: str) -> str:
+    return "--model" if name == "model_spec" else "--" + name.replace("_", "-")
+
+
+# the options of an integration study's model (a `Model` that decodes as set) and of a token
+# task's (a `SequenceModel` that decodes by the study's k)
+RUNNING = ("device", "cache_dir", "concurrency", "timeout", "retries")
+INTEGRATION = (
+    "model_spec", "beam", "decoding", "length_penalty", "max_len", "temperature",
+    "batch_size", "model_deadline", *RUNNING,
+)  # fmt: skip
+SEQUENCE = (
+    "model_spec",
+    "formats",
+    "shots",
+    "shot_draws",
+    "samples",
+    "prompt_seed",
+    "api",
+    *RUNNING,
+)
+
+
+def with_model_options(
+    taken: tuple[str, ...], **own: Any
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command the options of `ModelOptions` named in `taken`; it receives them as one
+    argument, `model` (the rest at their defaults). `own` gives a command's own form of one
+    (`model_spec=typer.Option(None, "--model", help=...)`: its help, its default). The
+    required options come first, then the command's own, then the rest."""
+    hints = get_type_hints(ModelOptions, include_extras=True)
     keyword, required = inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.empty
+    defaults = {f.name: f.default for f in fields(ModelOptions)}
     extra = [
-        inspect.Parameter(f.name, keyword, annotation=hints[f.name],
-                          default=required if f.default is MISSING else f.default)
-        for f in fields(group)
+        inspect.Parameter(name, keyword, annotation=get_args(hints[name])[0], default=own[name])
+        if name in own
+        else inspect.Parameter(name, keyword, annotation=hints[name],
+                               default=required if defaults[name] is MISSING else defaults[name])
+        for name in taken
     ]  # fmt: skip
-    first = [p for p in extra if p.default is required]
+    # required: no default, or a command's own form whose default is typer's `...`
+    first = [p for p in extra if p.default is required or getattr(p.default, "default", 0) is ...]
 
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
-        own = [
-            parameter.replace(kind=keyword)
-            for parameter in inspect.signature(command, eval_str=True).parameters.values()
-            if parameter.name != name
-        ]
+        parameters = inspect.signature(command, eval_str=True).parameters.values()
+        mine = [p.replace(kind=keyword) for p in parameters if p.name != "model"]
 
         @functools.wraps(command)
         def wrapper(**options: Any) -> None:
-            taken = group(**{f.name: options.pop(f.name) for f in fields(group)})
-            command(**{name: taken}, **options)
+            model = ModelOptions(**{name: options.pop(name) for name in taken})
+            command(model=model, **options)
 
-        rest = [p for p in extra if p.default is not required]
-        wrapper.__signature__ = inspect.Signature(first + own + rest)
-        wrapper.__annotations__ = {p.name: p.annotation for p in extra + own}
+        rest = [p for p in extra if p not in first]
+        wrapper.__signature__ = inspect.Signature(first + mine + rest)
+        wrapper.__annotations__ = {p.name: p.annotation for p in extra + mine}
         return wrapper
 
     return decorate
-
-
-with_model_options = with_options(ModelOptions, "model")
-with_prompt_options = with_options(PromptOptions, "prompts")

@@ -17,26 +17,27 @@ from typing import Annotated
 import typer
 
 from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, model_study_executor
-from genprobe.cli.model_options import TEMPERATURE, PromptOptions, with_prompt_options
+from genprobe.cli.model_options import SEQUENCE, TEMPERATURE, ModelOptions, with_model_options
 from genprobe.cli.paths import output_folder
 from genprobe.cli.sweep import TASK_OPTION, THRESHOLD
 from genprobe.options import convert, parse_pairs
 
 
-@with_prompt_options
+@with_model_options(
+    SEQUENCE,
+    model_spec=typer.Option(
+        ...,
+        "--model",
+        help="The model under test: run:RUN_DIR[@SEEDS] (a finished sweep), hf:PATH or "
+        "hf:ORG/NAME (a causal language model in a folder or named on the Hugging Face hub) "
+        "or openai:MODEL@URL (an OpenAI-compatible endpoint), asked by prompts (needs "
+        "--task), or an integration model (ckpt:, lc:, bundled:, sympy, py:, openai:) for "
+        "--task integration.",
+    ),
+    device=typer.Option("cpu", help="cpu, cuda or cuda:N."),
+)
 def probe(
-    prompts: PromptOptions,  # `with_prompt_options`: --formats, --api, …
-    model: Annotated[
-        str,
-        typer.Option(
-            "--model",
-            help="The model under test: run:RUN_DIR[@SEEDS] (a finished sweep), hf:PATH or "
-            "hf:ORG/NAME (a causal language model in a folder or named on the Hugging Face hub) "
-            "or openai:MODEL@URL (an OpenAI-compatible endpoint), asked by prompts (needs "
-            "--task), or an integration model (ckpt:, lc:, bundled:, sympy, py:, openai:) for "
-            "--task integration.",
-        ),
-    ],
+    model: ModelOptions,  # `with_model_options`: --model, --formats, --api, …
     out: Annotated[
         Path,
         typer.Option("--out", help="Run directory (resumed if it exists).", callback=output_folder),
@@ -93,7 +94,6 @@ def probe(
     search_suites: str = typer.Option(
         None, help="--search-budget: the suites searched, comma-separated [every one]."
     ),
-    device: str = typer.Option("cpu", help="cpu, cuda or cuda:N."),
     workers: int = typer.Option(1, help="Processes decoding suites side by side."),
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
@@ -102,15 +102,14 @@ def probe(
     """Perturb a task's inputs by its families and relations (and compositions), decode them
     with every member of the model, verify; writes RUN_DIR/report.html."""
     from genprobe.cli.console import console, status
-    from genprobe.under_test.registry import check_spec
 
-    check_spec(model)  # a mistyped or missing model is told before the studies load
+    settings = model.settings()  # a mistyped or missing model is told before the studies load
     from genprobe.studies.probe.config import ProbeConfig
     from genprobe.studies.probe.run import run_probe
     from genprobe.studies.probe.study import PROBE
 
     config = ProbeConfig(
-        model=model, task=task,
+        model=settings, task=task,
         task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
         families=_names(families), relations=_names(relations),
         compositions=_names(compositions) or (), task_suites=task_suites,
@@ -118,11 +117,9 @@ def probe(
         size=size, draws=draws, data_seed=data_seed, seed=seed, k=k, temperature=temperature,
         search_budget=search_budget,
         search_temperatures=_numbers(search_temperatures, "--search-temperatures"),
-        search_suites=_names(search_suites) or (),
-        device=device, workers=workers,
-        **prompts.settings(),
+        search_suites=_names(search_suites) or (), workers=workers,
     )  # fmt: skip
-    executor = model_study_executor(backend, ray_address, None, device)
+    executor = model_study_executor(backend, ray_address, None, settings.device)
     with executor or contextlib.nullcontext(), status("starting") as log:
         run = run_probe(config, out, executor=executor, log=log)
     PROBE.update_report(run, threshold=threshold)

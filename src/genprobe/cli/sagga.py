@@ -23,11 +23,11 @@ from genprobe.cli.backend import (
     model_study_executor,
     verifier_workers,
 )
-from genprobe.cli.model_options import ModelOptions, with_model_options
+from genprobe.cli.model_options import INTEGRATION, ModelOptions, with_model_options
 from genprobe.cli.paths import output_folder
 
 
-@with_model_options
+@with_model_options(INTEGRATION)
 def sagga(
     model: ModelOptions,
     out: Annotated[

@@ -21,20 +21,24 @@ from typing import Annotated
 import typer
 
 from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, model_study_executor
-from genprobe.cli.model_options import TEMPERATURE, PromptOptions, with_prompt_options
+from genprobe.cli.model_options import SEQUENCE, TEMPERATURE, ModelOptions, with_model_options
 from genprobe.cli.paths import output_folder
 from genprobe.cli.sweep import DEVICE, TASK_OPTION
 
 
-@with_prompt_options
-def search(
-    prompts: PromptOptions,  # `with_prompt_options`: --formats, --api, …
-    model: str = typer.Option(
+@with_model_options(
+    SEQUENCE,
+    model_spec=typer.Option(
         ...,
+        "--model",
         help="run:RUN_DIR, a finished sweep: every seed is searched (run:RUN_DIR@1,3-5: those); "
         "or hf:PATH, hf:ORG/NAME or openai:MODEL@URL, a language model asked by prompts (needs "
         "--task): every member of its prompt grid is searched.",
     ),
+    device=DEVICE,
+)
+def search(
+    model: ModelOptions,  # `with_model_options`: --model, --formats, --api, …
     out: Annotated[
         Path,
         typer.Option("--out", help="Run directory (resumed if it exists).", callback=output_folder),
@@ -110,7 +114,6 @@ def search(
         "clusters' centres first, where the task can tell (integration: SymPy's integrate, "
         "3 s each) [every example the report shows].",
     ),
-    device: str = DEVICE,
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
 ) -> None:
@@ -118,29 +121,27 @@ def search(
     RUN_DIR/report.html."""
     from genprobe.cli.console import console, status
     from genprobe.options import parse_pairs
-    from genprobe.under_test.registry import check_spec
+    from genprobe.under_test.registry import ModelSpec
 
-    check_spec(model)  # a mistyped or missing model is told before the study loads
-    if against is not None:
-        check_spec(against, "--against")
+    against_spec = None if against is None else ModelSpec.parse(against, "--against")
+    settings = model.settings()  # a mistyped or missing model is told before the study loads
     from genprobe.studies.search.config import SearchConfig
     from genprobe.studies.search.search import run_search
     from genprobe.studies.search.study import SEARCH
 
     config = SearchConfig(
-        model=model, target=target, generations=generations, population=population,
+        model=settings, target=target, generations=generations, population=population,
         selection=selection, mutants=mutants, k=k, temperature=temperature,
         archive_size=archive_size, tau=tau,
         fitness=fitness, target_length=target_length,
         targets_file=None if targets is None else str(targets),
-        base_split=base_split, base_size=base_size, seed=seed, against=against, task=task,
+        base_split=base_split, base_size=base_size, seed=seed, against=against_spec, task=task,
         task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
-        data_seed=data_seed, minutes=minutes, workers=workers, device=device,
-        tag_limit=tag_limit, **prompts.settings(),
+        data_seed=data_seed, minutes=minutes, workers=workers, tag_limit=tag_limit,
     )  # fmt: skip
     if backend is not Backend.local:  # bad input: one line, before Ray starts
         config.checked()
-    executor = model_study_executor(backend, ray_address, workers, device)
+    executor = model_study_executor(backend, ray_address, workers, settings.device)
     with executor or contextlib.nullcontext(), status("starting") as log:
         run = run_search(config, out, log=log, executor=executor)
     SEARCH.update_report(run)

@@ -31,7 +31,7 @@ import typer
 from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, make_executor
 from genprobe.cli.config_options import FROM_CONFIG, with_config_options
 from genprobe.cli.console import console, progress_bar
-from genprobe.cli.model_options import PromptOptions, with_prompt_options
+from genprobe.cli.model_options import SEQUENCE, ModelOptions, with_model_options
 from genprobe.cli.paths import output_folder
 from genprobe.errors import ConfigError, GenprobeError
 from genprobe.runs.cpus import usable_cpus
@@ -312,9 +312,21 @@ def _span(values: Any, spec: str) -> str:
     return low if low == high else f"{low}–{high}"
 
 
-@with_prompt_options
+@with_model_options(
+    SEQUENCE,
+    model_spec=typer.Option(
+        None,
+        "--model",
+        help="A language model instead of a sweep: hf:PATH or hf:ORG/NAME (a causal language "
+        "model in a folder or named on the Hugging Face hub) or openai:MODEL@URL (an "
+        "OpenAI-compatible endpoint), asked the task's inputs as prompts; its members are "
+        "the ways of asking it (--formats x --shot-draws x --samples), reported as a sweep's "
+        "seeds.",
+    ),
+    device=DEVICE,
+)
 def evaluate(
-    prompts: PromptOptions,  # `with_prompt_options`: --formats, --api, … (with --model)
+    model: ModelOptions,  # `with_model_options`: --model, --formats, --api, …
     run_dir: Path = typer.Argument(
         None,
         help="A finished sweep's run directory; or leave it out and name a language model "
@@ -330,15 +342,6 @@ def evaluate(
         "the task's own.",
     ),
     name: str = typer.Option(None, help="Suite name in the results (default: the file name)."),
-    model: str = typer.Option(
-        None,
-        "--model",
-        help="A language model instead of a sweep: hf:PATH or hf:ORG/NAME (a causal language "
-        "model in a folder or named on the Hugging Face hub) or openai:MODEL@URL (an "
-        "OpenAI-compatible endpoint), asked the task's inputs as prompts; its members are "
-        "the ways of asking it (--formats x --shot-draws x --samples), reported as a sweep's "
-        "seeds.",
-    ),
     task: str = typer.Option(
         None, help="With --model: the task it is asked (`genprobe tasks` lists them)."
     ),
@@ -358,7 +361,6 @@ def evaluate(
         help="With --model: examples per test suite (default: each suite's size; a finite one "
         "whole).",
     ),
-    device: str = DEVICE,
     threshold: float = THRESHOLD,
     report: bool = typer.Option(True, "--report/--no-report", help="Rewrite the report."),
     as_json: bool = typer.Option(False, "--json", help="Print the per-suite summary as JSON."),
@@ -372,16 +374,14 @@ def evaluate(
     a sweep's predictions, report and tables; a rerun asks nothing answered before.
     """
     if run_dir is None:
-        run = _evaluate_language_model(prompts, model, task, task_option, out, input, name,
-                                       data_seed, suite_size, device)  # fmt: skip
+        run = _evaluate_language_model(model, task, task_option, out, input, name, data_seed,
+                                       suite_size)  # fmt: skip
         finish(run, report, as_json, threshold)
         return
-    unset = PromptOptions()
     language_model = {
-        "--model": model, "--task": task, "--task-option": task_option or None, "--out": out,
-        "--data-seed": data_seed or None, "--suite-size": suite_size,
-        **{f"--{f.name.replace('_', '-')}": getattr(prompts, f.name)
-           for f in fields(prompts) if getattr(prompts, f.name) != getattr(unset, f.name)},
+        "--model": model.model_spec, "--task": task, "--task-option": task_option or None,
+        "--out": out, "--data-seed": data_seed or None, "--suite-size": suite_size,
+        **{flag: value for flag, value in model.given().items() if flag != "--device"},
     }  # fmt: skip
     if given := [(option, value) for option, value in language_model.items() if value is not None]:
         option, value = given[0]
@@ -397,13 +397,12 @@ def evaluate(
             f"{run_dir} holds a language model's run: add inputs to it with the command that "
             "made it (the same --model, --task and --out) and --input FILE"
         )
-    evaluate_external(run_dir, _inputs(input, config.task), name or input.stem, device)
+    evaluate_external(run_dir, _inputs(input, config.task), name or input.stem, model.device)
     finish(run_dir, report, as_json, threshold)
 
 
 def _evaluate_language_model(
-    prompts: PromptOptions,
-    model: str | None,
+    model: ModelOptions,
     task: str | None,
     task_option: list[str] | None,
     out: Path | None,
@@ -411,11 +410,10 @@ def _evaluate_language_model(
     name: str | None,
     data_seed: int,
     suite_size: int | None,
-    device: str,
 ) -> Path:
     """`evaluate --model`: the language model's run in `out`, checked before anything is
     written; returns its directory."""
-    if model is None:
+    if model.model_spec is None:
         raise ConfigError(
             "RUN_DIR", "given (a finished sweep's run directory), or --model with --task and "
             "--out (a language model)", "neither",
@@ -425,17 +423,13 @@ def _evaluate_language_model(
             raise ConfigError(option, "given with --model", "none")
     from genprobe.options import parse_pairs
     from genprobe.tasks.registry import load_task
-    from genprobe.under_test.registry import check_spec
 
-    check_spec(model)  # a mistyped or missing model is told before the study loads
+    settings = model.settings()  # a mistyped or missing model is told before the study loads
     chosen = load_task(task, parse_pairs(task_option, "--task-option"))
     from genprobe.cli.console import status
     from genprobe.studies.seed_sensitivity import LanguageModelConfig, evaluate_language_model
 
-    config = LanguageModelConfig(
-        model, chosen, data_seed=data_seed, suite_size=suite_size, device=device,
-        **prompts.settings(),
-    )  # fmt: skip
+    config = LanguageModelConfig(settings, chosen, data_seed=data_seed, suite_size=suite_size)
     inputs = None if input is None else (name or input.stem, _inputs(input, chosen))
     with status("starting") as log:
         return evaluate_language_model(config, out, inputs, log)

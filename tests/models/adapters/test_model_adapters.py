@@ -12,7 +12,7 @@ from genprobe.tasks.integration.reading import read_expression
 from genprobe.tasks.integration.vocab import EOS_INDEX, TOKEN_TO_ID
 from genprobe.under_test.adapters.integration_model import Candidate
 from genprobe.under_test.adapters.seq2seq import DecodingConfig
-from genprobe.under_test.registry import MODELS, absolute_spec, load_model
+from genprobe.under_test.registry import MODELS, ModelSpec, load_model
 
 
 def read(value):
@@ -134,9 +134,37 @@ def test_a_spec_made_absolute_names_its_local_path_from_anywhere(tmp_path, monke
     """What a worker in another directory (a Ray node) is sent: paths absolute, names not."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "m").mkdir()
-    assert absolute_spec("ckpt:runs/bwd") == f"ckpt:{tmp_path}/runs/bwd"
-    assert absolute_spec("lc:fwd.pth") == f"lc:{tmp_path}/fwd.pth"
-    assert absolute_spec("run:runs/scan@2-4") == f"run:{tmp_path}/runs/scan@2,3,4"
-    assert absolute_spec("hf:m") == f"hf:{tmp_path}/m"
+    assert str(ModelSpec.read("ckpt:runs/bwd").absolute()) == f"ckpt:{tmp_path}/runs/bwd"
+    assert str(ModelSpec.read("lc:fwd.pth").absolute()) == f"lc:{tmp_path}/fwd.pth"
+    assert str(ModelSpec.read("run:runs/scan@2-4").absolute()) == f"run:{tmp_path}/runs/scan@2,3,4"
+    assert str(ModelSpec.read("hf:m").absolute()) == f"hf:{tmp_path}/m"
     for spec in ("hf:gpt2", "bundled:integration-cpu", "sympy", "py:mod:f", "openai:m@http://h"):
-        assert absolute_spec(spec) == spec
+        assert str(ModelSpec.read(spec).absolute()) == spec
+
+
+def test_a_spec_is_parsed_once_into_what_it_names(tmp_path):
+    """A spec's text is read into its kind, argument, what it names and the seeds it chooses;
+    its text is what it was given, and what it names is checked only when given by a user."""
+    spec = ModelSpec.read("run:runs/scan@2-4")
+    assert (spec.prefix, spec.target, spec.seeds) == ("run", "runs/scan", (2, 3, 4))
+    assert str(spec) == "run:runs/scan@2-4" and spec.kind is MODELS["run"]
+    assert str(ModelSpec.read("sympy")) == "sympy"
+    with pytest.raises(ConfigError, match="--against must be run:RUN_DIR@SEEDS"):
+        ModelSpec.read("run:runs/scan@two", "--against")
+    with pytest.raises(ConfigError, match="--model must be a run directory that exists"):
+        ModelSpec.parse("run:runs/scan@2-4")
+    with pytest.raises(ConfigError, match="--model must be sympy \\(no argument\\)"):
+        ModelSpec.read("sympy:fast")
+
+
+def test_the_task_a_model_answers_is_known_without_loading_it():
+    from genprobe.tasks.integration.task import IntegrationTask
+    from genprobe.tasks.registry import load_task
+
+    scan = load_task("scan")
+    assert isinstance(ModelSpec.read("sympy").task_of(None), IntegrationTask)
+    assert ModelSpec.read("openai:m@http://h").task_of(scan) is scan  # a language model
+    with pytest.raises(ConfigError, match="--task must be integration for the integration"):
+        ModelSpec.read("ckpt:m.pt").task_of(scan)
+    with pytest.raises(ConfigError, match="--task must be a task to ask the language model"):
+        ModelSpec.read("hf:m").task_of(None)

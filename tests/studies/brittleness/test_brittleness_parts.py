@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import sympy as sp
 import torch
-from helpers import ranked_problems
+from helpers import model_settings, ranked_problems
 
 from genprobe.analysis.judged import from_brittleness
 from genprobe.analysis.render import Text
@@ -24,7 +24,6 @@ from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.under_test.adapters.integration_model import Candidate, Model
 from genprobe.under_test.adapters.integration_tokens import IntegrationSequenceModel
 from genprobe.under_test.adapters.seq2seq import DecodingConfig, Seq2SeqModel
-from genprobe.under_test.settings import ModelSettings
 from genprobe.verification.ranked import verify_ranked, windows
 from genprobe.verification.verdict import Outcome, TimeoutPolicy, Verdict
 
@@ -231,7 +230,7 @@ def test_fail_at_k_columns_ascend_whatever_order_k_is_given_in():
 
 def test_solved_by_stays_out_of_the_identity_at_its_default():
     """A run made before `--solved-by` existed keeps its config hash, so it still resumes."""
-    model = ModelSettings("sympy")
+    model = model_settings("sympy")
     paper_run = BrittlenessConfig(model=model, suites=("robustness-simple",)).validated()
     assert "solved_by" not in paper_run.identity()
     code_run = replace(paper_run, solved_by="code").validated()
@@ -244,7 +243,7 @@ def test_solved_by_stays_out_of_the_identity_at_its_default():
 
 def test_train_max_ops_stays_out_of_the_identity_unless_known():
     """Unknown (15 assumed), a run keeps the hash it had before the setting existed."""
-    unknown = BrittlenessConfig(ModelSettings("sympy"), ("operator-extrapolation",)).validated()
+    unknown = BrittlenessConfig(model_settings("sympy"), ("operator-extrapolation",)).validated()
     assert "train_max_ops" not in unknown.identity() and unknown.max_ops == 15
     known = replace(unknown, train_max_ops=8).validated()
     assert known.identity()["train_max_ops"] == 8 and known.max_ops == 8
@@ -256,7 +255,7 @@ def test_train_max_ops_stays_out_of_the_identity_unless_known():
 def test_train_data_is_in_the_identity_by_its_bytes_unless_not_known(tmp_path):
     data = tmp_path / "bwd.txt.train"
     data.write_text("1|sub Y' cos x\tsin x\n")
-    unknown = BrittlenessConfig(ModelSettings("sympy"), ("robustness-simple",)).validated()
+    unknown = BrittlenessConfig(model_settings("sympy"), ("robustness-simple",)).validated()
     assert "train_data" not in unknown.identity()
     known = replace(unknown, train_data=str(data)).validated()
     assert known.identity()["train_data"]["path"] == str(data)

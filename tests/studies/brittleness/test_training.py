@@ -7,6 +7,7 @@ import pytest
 
 from genprobe.errors import DataFormatError
 from genprobe.studies.brittleness.training import trained_on
+from genprobe.under_test.registry import ModelSpec
 
 
 def _model(tmp_path, data):
@@ -34,7 +35,7 @@ def test_max_ops_from_the_generator_metadata_of_the_models_training_data(tmp_pat
     data = _data(tmp_path, name, meta_name)
     model = _model(tmp_path, data)
     for spec in (f"ckpt:{model}", f"ckpt:{model / 'model.pt'}"):
-        training = trained_on(spec)
+        training = trained_on(ModelSpec.read(spec))
         assert (training.max_ops, training.data) == (8, str(data))
         assert training.sources == {
             "data": f"read from {model / 'config.json'}",
@@ -45,31 +46,34 @@ def test_max_ops_from_the_generator_metadata_of_the_models_training_data(tmp_pat
 def test_the_options_override_what_the_model_records(tmp_path):
     model = _model(tmp_path, _data(tmp_path, "bwd.txt.train", "bwd.txt.meta.json"))
     other = _data(tmp_path, "other.jsonl", "other.jsonl.meta.json", max_ops=12)
-    assert trained_on(f"ckpt:{model}", max_ops=5).max_ops == 5
-    training = trained_on(f"ckpt:{model}", data=str(other))
+    assert trained_on(ModelSpec.read(f"ckpt:{model}"), max_ops=5).max_ops == 5
+    training = trained_on(ModelSpec.read(f"ckpt:{model}"), data=str(other))
     assert (training.max_ops, training.data) == (12, str(other))
     assert training.sources["data"] == "given by --train-data"
-    assert trained_on("sympy", max_ops=5).sources["max_ops"] == "given by --train-max-ops"
+    assert (
+        trained_on(ModelSpec.read("sympy"), max_ops=5).sources["max_ops"]
+        == "given by --train-max-ops"
+    )
 
 
 def test_what_is_not_known_says_why(tmp_path):
-    assert trained_on("lc:fwd_bwd_ibp.pth").sources["max_ops"] == (
+    assert trained_on(ModelSpec.read("lc:fwd_bwd_ibp.pth")).sources["max_ops"] == (
         "lc:fwd_bwd_ibp.pth records no training data"
     )
     model = _model(tmp_path, tmp_path / "gone.train")
-    training = trained_on(f"ckpt:{model}")
+    training = trained_on(ModelSpec.read(f"ckpt:{model}"))
     assert training.max_ops is None and "gone.train, which is not there" in training.sources["data"]
     data = tmp_path / "bare.train"
     data.write_text("")
     recorded = {"kind": "integration-train", "config": {"data": str(data)}}
     (model / "config.json").write_text(json.dumps(recorded))
-    training = trained_on(f"ckpt:{model}")
+    training = trained_on(ModelSpec.read(f"ckpt:{model}"))
     assert training.data == str(data) and training.max_ops is None
     assert training.sources["max_ops"].startswith("no generator metadata")
     (model / "config.json").write_text(json.dumps({"kind": "sweep", "config": {"data": 3}}))
     assert (
         "is not the record of an `integration train` run"
-        in trained_on(f"ckpt:{model}").sources["data"]
+        in trained_on(ModelSpec.read(f"ckpt:{model}")).sources["data"]
     )
 
 
@@ -93,4 +97,4 @@ def test_a_malformed_record_names_its_file_and_field(tmp_path, config, meta, fie
     if meta is not None:
         (tmp_path / "bwd.txt.meta.json").write_text(json.dumps(meta))
     with pytest.raises(DataFormatError, match=field):
-        trained_on(f"ckpt:{model}")
+        trained_on(ModelSpec.read(f"ckpt:{model}"))

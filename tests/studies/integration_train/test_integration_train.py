@@ -13,8 +13,7 @@ from genprobe.studies.integration_train.config import PRESETS, IntegrationTrainC
 from genprobe.studies.integration_train.run import run_training
 from genprobe.tasks.integration import X, from_sympy, problem_prefix, to_prefix
 from genprobe.training.seq2seq_transformer import Trainer
-from genprobe.under_test.registry import load_model
-from genprobe.under_test.settings import fingerprint
+from genprobe.under_test.registry import ModelSpec, load_model
 
 
 @pytest.fixture(scope="module")
@@ -273,7 +272,7 @@ def test_init_starts_from_the_models_weights_and_names_them_in_the_runs_identity
     assert not all(torch.allclose(w, shipped[n], atol=1e-2) for n, w in weights(fresh).items())
     identity = json.loads((tuned / "config.json").read_text())["config"]
     assert identity["init"] == "bundled:integration-cpu"
-    assert identity["init_sha256"] == fingerprint("bundled:integration-cpu")
+    assert identity["init_sha256"] == ModelSpec.read("bundled:integration-cpu").fingerprint()
     assert "init" not in json.loads((fresh / "config.json").read_text())["config"]
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import model_settings
 
 from genprobe.analysis.render import clip
 from genprobe.decoding.config import DecodingConfig
@@ -30,7 +31,7 @@ from genprobe.tasks.integration.printing import answer_text, problem_text
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.tokens import encode_outputs, input_lines, output_lines
 from genprobe.under_test.adapters.integration_tokens import as_sequence_model
-from genprobe.under_test.registry import load_model, training_inputs
+from genprobe.under_test.registry import ModelSpec, load_model
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +45,20 @@ def sweep(tiny_sweep, tmp_path_factory):
 @pytest.fixture(scope="module")
 def probed(sweep, tmp_path_factory):
     out = tmp_path_factory.mktemp("probe") / "run"
-    return run_probe(ProbeConfig(f"run:{sweep}", size=24, k=3), out)
+    return run_probe(ProbeConfig(model_settings(f"run:{sweep}"), size=24, k=3), out)
+
+
+@pytest.mark.slow
+def test_a_finished_probe_reruns_without_loading_its_model(probed, sweep, monkeypatch):
+    """The model's task is read from its spec (a sweep's config), not from the loaded model:
+    a rerun of a finished probe loads nothing."""
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(ModelSpec, "load", refused)
+    config = ProbeConfig(model_settings(f"run:{sweep}"), size=24, k=3)
+    assert run_probe(config, probed) == probed
 
 
 @pytest.mark.slow
@@ -94,8 +108,8 @@ def test_a_sweeps_seeds_all_or_some_say_they_trained_on_its_training_file(sweep)
     lines = (Path(sweep) / "data" / "train.jsonl").read_text().splitlines()
     written = [json.loads(line)["input"] for line in lines]
     for spec in (f"run:{sweep}", f"run:{sweep}@2"):
-        assert input_lines(task.source_vocab, training_inputs(spec, task)) == written
-    assert training_inputs("sympy", task) is None  # a kind that cannot say
+        assert input_lines(task.source_vocab, ModelSpec.read(spec).training_inputs(task)) == written
+    assert ModelSpec.read("sympy").training_inputs(task) is None  # a kind that cannot say
 
 
 @pytest.mark.slow
@@ -116,7 +130,7 @@ def test_sampled_candidates_are_the_models_distinct_samples_judged_in_rank_order
     strong_sweep, tmp_path
 ):
     config = ProbeConfig(
-        f"run:{strong_sweep}", size=40, k=4, temperature=1.5, seed=2,
+        model_settings(f"run:{strong_sweep}"), size=40, k=4, temperature=1.5, seed=2,
         families=(), relations=(), task_suites=False,
     )  # fmt: skip
     results = read_results(run_probe(config, tmp_path / "run"))

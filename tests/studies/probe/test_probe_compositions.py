@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import model_settings
 from test_probe import probe_wrong
 
 from genprobe.runs.provenance import config_hash
@@ -24,7 +25,9 @@ BARE = {"families": (), "relations": (), "task_suites": False}
 
 def test_composites_join_pool_inputs_that_are_decoded_too():
     task = load_task("scan")
-    config = ProbeConfig("run:unused", task="scan", compositions=("and", "after"), size=200, **BARE)
+    config = ProbeConfig(
+        model_settings("run:unused"), task="scan", compositions=("and", "after"), size=200, **BARE
+    )
     suites = {suite.key: suite for suite in build(config, task)}
     assert list(suites) == ["base", "composition-and", "composition-after", "origins"]
     pool = task.generate(task.validation_split, POOL * config.size, config.data_seed)
@@ -43,7 +46,9 @@ def test_composites_join_pool_inputs_that_are_decoded_too():
 
 def test_integration_composites_carry_the_sum_of_the_parts_antiderivatives():
     task = load_task("integration")
-    config = ProbeConfig("sympy", task="integration", compositions=("sum_2",), size=3, **BARE)
+    config = ProbeConfig(
+        model_settings("sympy"), task="integration", compositions=("sum_2",), size=3, **BARE
+    )
     suite = build(config, task)[1]
     assert suite.kind == "composition" and suite.reference is not None
     assert (suite.parts < config.size).all()  # every base input is an integrand it takes
@@ -97,7 +102,7 @@ def test_a_composition_the_task_lacks_is_one_line_naming_those_it_has(cli, tmp_p
 
 
 def test_a_config_without_compositions_keeps_its_hash():
-    plain = ProbeConfig("run:/runs/scan", k=5)
+    plain = ProbeConfig(model_settings("run:/runs/scan"), k=5)
     assert "compositions" not in plain.identity()
     asked = replace(plain, compositions=("and",))
     assert config_hash(asked.identity()) != config_hash(plain.identity())

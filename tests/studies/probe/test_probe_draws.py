@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from helpers import model_settings
 from test_probe import probe_wrong
 
 from genprobe.errors import ConfigError
@@ -18,8 +19,8 @@ from genprobe.tasks.probing import Family, Perturbed, input_keys
 from genprobe.tasks.registry import task_probes
 
 CONFIG = ProbeConfig(
-    "sympy", task="addition", families=("leading_zeros", "operand_swap"), relations=(),
-    task_suites=False, size=30,
+    model_settings("sympy"), task="addition", families=("leading_zeros", "operand_swap"),
+    relations=(), task_suites=False, size=30,
 )  # fmt: skip
 
 

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from helpers import save_tiny_gpt2
+from helpers import model_settings, save_tiny_gpt2
 
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.results import read_probe, read_results, read_suites
@@ -51,12 +51,12 @@ def test_a_file_of_inputs_is_a_suite_every_member_answers(cli, saved, tmp_path):
 
 def test_a_changed_file_is_another_run(tmp_path):
     inputs = write_inputs(tmp_path / "mine.jsonl", INPUTS)
-    config = ProbeConfig("sympy", task="integration", inputs=(str(inputs),))
+    config = ProbeConfig(model_settings("sympy"), task="integration", inputs=(str(inputs),))
     before = config.identity()
     assert ProbeConfig.from_identity(before) == config
     write_inputs(inputs, INPUTS[:2])
     assert config.identity() != before
-    assert "inputs" not in ProbeConfig("sympy", task="integration").identity()
+    assert "inputs" not in ProbeConfig(model_settings("sympy"), task="integration").identity()
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import model_settings
 
 from genprobe.analysis.large_search import per_input
 from genprobe.errors import GenprobeWarning
@@ -114,7 +115,7 @@ def test_per_input_is_each_inputs_candidates_counted():
 def test_the_suites_named_before_they_are_built_are_those_built(task, tmp_path):
     inputs = tmp_path / "mine.jsonl"
     inputs.write_text('{"input": "jump twice"}\n' if task == "scan" else '{"input": "1 2 + 3 4"}\n')
-    config = ProbeConfig("run:x", task=task, size=5, inputs=(str(inputs),))
+    config = ProbeConfig(model_settings("run:x"), task=task, size=5, inputs=(str(inputs),))
     task = config.load_task()
     built = [suite.key for suite in build_suites(config, task) if suite.kind != "origin"]
     assert config.suite_keys(task) == built and built[-1] == "input-mine"
@@ -123,8 +124,8 @@ def test_the_suites_named_before_they_are_built_are_those_built(task, tmp_path):
 @pytest.fixture(scope="module")
 def searched_run(strong_sweep, tmp_path_factory):
     config = ProbeConfig(
-        f"run:{strong_sweep}", size=30, k=2, families=(), relations=(), task_suites=False,
-        search_budget=6, search_temperatures=(1.0,), seed=3,
+        model_settings(f"run:{strong_sweep}"), size=30, k=2, families=(), relations=(),
+        task_suites=False, search_budget=6, search_temperatures=(1.0,), seed=3,
     )  # fmt: skip
     return run_probe(config, tmp_path_factory.mktemp("large") / "run")
 

@@ -4,6 +4,7 @@ knows none."""
 
 import pandas as pd
 import pytest
+from helpers import model_settings
 
 from genprobe.studies import report_run
 from genprobe.studies.probe.config import ProbeConfig
@@ -18,7 +19,9 @@ def probed(tiny_sweep, tmp_path_factory):
     """Two seeds trained for seconds: they fail nearly every input."""
     config = tiny_sweep(seeds=(1, 2), task=load_task("rewriting"))
     sweep = run_sweep(config, tmp_path_factory.mktemp("run") / "sweep")
-    out = run_probe(ProbeConfig(f"run:{sweep}", size=12), tmp_path_factory.mktemp("probe") / "p")
+    out = run_probe(
+        ProbeConfig(model_settings(f"run:{sweep}"), size=12), tmp_path_factory.mktemp("probe") / "p"
+    )
     report_run(out)
     return out
 

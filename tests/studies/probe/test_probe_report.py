@@ -5,6 +5,7 @@ report needs neither the model nor SymPy)."""
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import model_settings
 from scipy import stats
 from test_prompt_variance import N, frame
 
@@ -26,7 +27,7 @@ ACCURACY = {
 
 @pytest.fixture
 def run(tmp_path):
-    return built(tmp_path / "probe", ProbeConfig("sympy", task="integration"))
+    return built(tmp_path / "probe", ProbeConfig(model_settings("sympy"), task="integration"))
 
 
 def built(out, config, lengths=False):
@@ -76,7 +77,9 @@ def test_the_share_of_members_at_the_threshold_has_its_wilson_interval(run):
 
 def test_accuracy_per_length_over_every_suite(tmp_path, run):
     # members get their first inputs right: per length, the right ones of both suites of 40
-    length_run = built(tmp_path / "lengths", ProbeConfig("sympy", task="integration"), True)
+    length_run = built(
+        tmp_path / "lengths", ProbeConfig(model_settings("sympy"), task="integration"), True
+    )
     md, _ = report_run(length_run)
     section = md.read_text().split("## Accuracy per length")[1].split("\n## ")[0]
     lines = [line for line in section.splitlines() if line.startswith("|")]
@@ -128,7 +131,7 @@ def test_the_threshold_is_no_part_of_the_run(cli, tmp_path):
     [(0, "Decoding: greedy;"), (2, "Decoding: sampling at temperature 1 (each member's seed);")],
 )
 def test_the_report_says_how_the_members_decoded(tmp_path, samples, said):
-    config = ProbeConfig("sympy", task="integration", samples=samples)
+    config = ProbeConfig(model_settings("sympy", samples=samples), task="integration")
     assert said in report_run(built(tmp_path / "probe", config))[0].read_text()
 
 

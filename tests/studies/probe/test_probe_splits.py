@@ -2,6 +2,8 @@
 any task's, judged as `integration brittleness` judges them, and `--splits` adds a split the
 task does not decode by default."""
 
+from helpers import model_settings
+
 from genprobe.studies.brittleness.solve import Problem, solve
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.results import read_probe, read_results, read_suites
@@ -17,7 +19,9 @@ ONLY_SPLITS = {"families": (), "relations": (), "task_suites": False}
 
 def test_the_integration_task_suites_are_the_brittleness_suites():
     task = load_task("integration")
-    config = ProbeConfig("sympy", task="integration", size=4, data_seed=43, **ONLY_SPLITS)
+    config = ProbeConfig(
+        model_settings("sympy"), task="integration", size=4, data_seed=43, **ONLY_SPLITS
+    )
     suites = build_suites(config, task)
     assert [suite.key for suite in suites] == ["base"]  # base alone: no pool drawn for it
     suites = {s.key: s for s in build_suites(ProbeConfig(**{**vars(config), "task_suites": True}),
@@ -37,8 +41,8 @@ def test_a_split_asked_for_is_judged_as_the_brittleness_study_judges_it(tmp_path
     # the base inputs perturbed (none here, but decoded) are integer-extrapolation's: SymPy
     # integrates them at once, where the validation split's run into its 5 s deadline
     config = ProbeConfig(
-        "sympy", task="integration", size=6, data_seed=43, splits=("robustness-simple",),
-        base_split="integer-extrapolation", **ONLY_SPLITS,
+        model_settings("sympy"), task="integration", size=6, data_seed=43,
+        splits=("robustness-simple",), base_split="integer-extrapolation", **ONLY_SPLITS,
     )  # fmt: skip
     run = run_probe(config, tmp_path / "probe")
     suites = read_suites(run).set_index("suite")
@@ -66,8 +70,10 @@ def test_a_split_the_task_lacks_is_one_line_and_writes_nothing(cli, tmp_path):
 
 
 def test_a_run_made_before_the_option_keeps_its_identity():
-    config = ProbeConfig("sympy", task="integration")
+    config = ProbeConfig(model_settings("sympy"), task="integration")
     assert "splits" not in config.identity()
-    asked = ProbeConfig("sympy", task="integration", splits=("operator-extrapolation",))
+    asked = ProbeConfig(
+        model_settings("sympy"), task="integration", splits=("operator-extrapolation",)
+    )
     assert asked.identity()["splits"] == ["operator-extrapolation"]
     assert ProbeConfig.from_identity(asked.identity()) == asked

@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import model_settings
 
 from genprobe.models.architectures import load_architecture
 from genprobe.studies import report_run
@@ -41,7 +42,9 @@ def _fits(task, src: np.ndarray, table: int) -> np.ndarray:
 
 def test_a_probe_leaves_out_the_inputs_the_model_cannot_take(sweep, tmp_path):
     run, table = sweep
-    config = ProbeConfig(f"run:{run}", families=("longer_by_1", "longer_by_20"), size=16)
+    config = ProbeConfig(
+        model_settings(f"run:{run}"), families=("longer_by_1", "longer_by_20"), size=16
+    )
     out = run_probe(config, tmp_path / "probe")
     report_run(out)
     results = read_results(out)
@@ -65,7 +68,7 @@ def test_a_probe_leaves_out_the_inputs_the_model_cannot_take(sweep, tmp_path):
 
 def test_a_search_never_scores_an_input_the_model_cannot_take(sweep, tmp_path):
     run, table = sweep
-    config = SearchConfig(f"run:{run}", generations=3, population=8, base_size=16)
+    config = SearchConfig(model_settings(f"run:{run}"), generations=3, population=8, base_size=16)
     out = run_search(config, tmp_path / "search")
     report_run(out)
     task = load_model(f"run:{run}").task

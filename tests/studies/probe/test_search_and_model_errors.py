@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pandas as pd
+from helpers import model_settings
 
 from genprobe.studies.brittleness import tables
 from genprobe.studies.probe.config import ProbeConfig
@@ -80,7 +81,9 @@ def test_a_task_with_many_right_outputs_is_weighed_against_a_known_one():
 
 
 def test_only_suites_of_a_task_with_many_right_outputs_carry_right_ones():
-    config = ProbeConfig("sympy", task="integration", size=3, families=("divided", "add_ln"))
+    config = ProbeConfig(
+        model_settings("sympy"), task="integration", size=3, families=("divided", "add_ln")
+    )
     task = config.load_task()
     suites = build_suites(config, task)
     assert {"base", "family-divided", "family-add_ln", "task-test"} <= {s.key for s in suites}
@@ -89,7 +92,7 @@ def test_only_suites_of_a_task_with_many_right_outputs_carry_right_ones():
         assert (lengths > 0).all(), suite.key
         verdicts = task.outcomes(suite.src, suite.reference, lengths, np.ones(len(lengths), bool))
         assert set(verdicts) == {"correct"}, suite.key
-    addition = ProbeConfig("sympy", task="addition", size=3)
+    addition = ProbeConfig(model_settings("sympy"), task="addition", size=3)
     assert all(s.reference is None for s in build_suites(addition, addition.load_task()))
 
 
@@ -106,8 +109,8 @@ def test_a_file_that_gives_right_outputs_gives_its_suite_references(tmp_path):
     task = load_task("integration")
     examples = task.generate("test", 3, seed=2)
     path = given(tmp_path / "mine.jsonl", task, examples)
-    config = ProbeConfig("sympy", task="integration", size=2, families=(), task_suites=False,
-                         inputs=(str(path),))  # fmt: skip
+    config = ProbeConfig(model_settings("sympy"), task="integration", size=2, families=(),
+                         task_suites=False, inputs=(str(path),))  # fmt: skip
     suite = build_suites(config, task)[-1]
     assert suite.key == "input-mine"
     expected = output_lines(task.target_vocab, examples.tgt)

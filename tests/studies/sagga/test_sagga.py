@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import pandas as pd
 import pytest
-from helpers import MinuteClock, damage
+from helpers import MinuteClock, damage, model_settings
 
 from genprobe.errors import DamagedFileError, GenprobeWarning
 from genprobe.runs.executor import LocalExecutor
@@ -21,7 +21,6 @@ from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.report import write_sagga_report
 from genprobe.studies.sagga.results import read_mutants, read_results
 from genprobe.studies.sagga.search import run_generations, run_sagga
-from genprobe.under_test.settings import ModelSettings
 
 pytestmark = pytest.mark.slow
 
@@ -181,7 +180,7 @@ def test_a_search_killed_in_its_analysis_resumes_it(cli, tmp_path):
 
 def _py_config(**changes):
     return SaggaConfig(
-        ModelSettings("py:test_sagga:py_answer"), basis="x", generations=2, generation_size=24,
+        model_settings("py:test_sagga:py_answer"), basis="x", generations=2, generation_size=24,
         seed_size=6, workers=2, verify_chunk=5, **{"nearby_attempts": 2, **changes},
     )  # fmt: skip
 

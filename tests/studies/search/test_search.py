@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import model_settings
 
 from genprobe import read_tables
 from genprobe.errors import ConfigError, RunDirError
@@ -32,7 +33,7 @@ from genprobe.tasks.probing import from_input_keys
 from genprobe.tasks.registry import load_task, task_probes
 from genprobe.tasks.tokens import input_lines
 from genprobe.training.trainer import TrainConfig
-from genprobe.under_test.registry import load_model
+from genprobe.under_test.registry import ModelSpec, load_model
 from genprobe.verification.verdict import Outcome
 
 SMALL = {"generations": 3, "population": 20, "mutants": 3, "base_size": 40}
@@ -59,7 +60,9 @@ def model(sweep):
 @pytest.fixture(scope="module")
 def most(sweep, tmp_path_factory):
     """A search for inputs most seeds fail."""
-    return run_search(SearchConfig(f"run:{sweep}", **SMALL), tmp_path_factory.mktemp("most") / "s")
+    return run_search(
+        SearchConfig(model_settings(f"run:{sweep}"), **SMALL), tmp_path_factory.mktemp("most") / "s"
+    )
 
 
 def _failed(model, inputs: list[str]) -> np.ndarray:
@@ -102,7 +105,7 @@ def test_a_text_fitness_weighs_the_share_of_seeds_failing_by_the_inputs_text(
     weighed = {"length_penalty": {}, "target_length": {"target_length": 9}}.get(
         fitness, {"targets_file": str(targets)}
     )
-    config = SearchConfig(f"run:{sweep}", **SMALL, fitness=fitness, **weighed)
+    config = SearchConfig(model_settings(f"run:{sweep}"), **SMALL, fitness=fitness, **weighed)
     run = run_search(config, tmp_path / "s")
     evaluated = _evaluated(run)
     texts = list(evaluated["text"])
@@ -167,11 +170,13 @@ def test_invalid_mutants_are_counted_per_operator_and_never_scored(most, model):
 
 
 def test_the_same_seed_gives_the_same_archive(sweep, most, tmp_path):
-    again = run_search(SearchConfig(f"run:{sweep}", **SMALL), tmp_path / "again")
+    again = run_search(SearchConfig(model_settings(f"run:{sweep}"), **SMALL), tmp_path / "again")
     pd.testing.assert_frame_equal(
         pd.read_parquet(again / "archive.parquet"), pd.read_parquet(most / "archive.parquet")
     )
-    other = run_search(SearchConfig(f"run:{sweep}", **{**SMALL, "seed": 1}), tmp_path / "other")
+    other = run_search(
+        SearchConfig(model_settings(f"run:{sweep}"), **{**SMALL, "seed": 1}), tmp_path / "other"
+    )
     assert set(_evaluated(other)["input"]) != set(_evaluated(most)["input"])
 
 
@@ -188,12 +193,12 @@ def test_a_finished_searchs_rerun_only_reads(sweep, most, tmp_path, monkeypatch)
     monkeypatch.setattr(search_analysis, "clusters", computes)
     monkeypatch.setattr(search_analysis, "slices", computes)
     monkeypatch.setattr(search_loop.Search, "absorb", computes)
-    run_search(SearchConfig(f"run:{sweep}", **SMALL), run)
+    run_search(SearchConfig(model_settings(f"run:{sweep}"), **SMALL), run)
     assert {path: path.read_bytes() for path in run.rglob("*") if path.is_file()} == files
 
 
 def test_a_search_stopped_by_its_budget_resumes_to_the_uninterrupted_archive(sweep, most, tmp_path):
-    config = SearchConfig(f"run:{sweep}", **SMALL, minutes=1.0)
+    config = SearchConfig(model_settings(f"run:{sweep}"), **SMALL, minutes=1.0)
     ticks = iter(range(0, 10_000, 50))  # 50 s of "CPU time" per reading: two generations
     stopped = run_search(config, tmp_path / "run", clock=lambda: next(ticks))
     state = json.loads((stopped / "search.json").read_text())
@@ -210,7 +215,7 @@ def test_saggas_selection_mutates_what_the_last_generation_archived_and_the_base
     sweep, selection, tmp_path
 ):
     sizes = {**SMALL, "generations": 6, "population": 8}
-    config = SearchConfig(f"run:{sweep}", **sizes, selection=selection)
+    config = SearchConfig(model_settings(f"run:{sweep}"), **sizes, selection=selection)
     evaluated = _evaluated(run_search(config, tmp_path / "s"))
     base = set(evaluated.loc[evaluated["generation"] == 0, "input"])
     from_archive = 0
@@ -240,7 +245,7 @@ def _failed_by_all(model, src: np.ndarray, ranked) -> np.ndarray:
 def test_at_k_seeds_fail_the_inputs_none_of_their_top_k_beam_candidates_solve(
     sweep, model, tmp_path
 ):
-    run = run_search(SearchConfig(f"run:{sweep}", k=3, **SMALL), tmp_path / "s")
+    run = run_search(SearchConfig(model_settings(f"run:{sweep}"), k=3, **SMALL), tmp_path / "s")
     evaluated = _evaluated(run)
     src = from_input_keys(list(evaluated["input"]))
     failed = _failed_by_all(model, src, model.candidates(src, 3))
@@ -252,7 +257,9 @@ def test_at_k_seeds_fail_the_inputs_none_of_their_top_k_beam_candidates_solve(
 def test_with_a_temperature_seeds_fail_the_inputs_none_of_their_samples_solve(
     strong_sweep, tmp_path
 ):
-    config = SearchConfig(f"run:{strong_sweep}", k=4, temperature=1.5, seed=3, **SMALL)
+    config = SearchConfig(
+        model_settings(f"run:{strong_sweep}"), k=4, temperature=1.5, seed=3, **SMALL
+    )
     run = run_search(config, tmp_path / "s")
     evaluated = _evaluated(run)
     src = from_input_keys(list(evaluated["input"]))
@@ -266,7 +273,7 @@ def test_with_a_temperature_seeds_fail_the_inputs_none_of_their_samples_solve(
 
 
 def test_disagree_finds_inputs_seed_a_gets_right_and_seed_b_wrong(sweep, model, tmp_path):
-    config = SearchConfig(f"run:{sweep}", target="disagree:1,2", tau=1.0, **SMALL)
+    config = SearchConfig(model_settings(f"run:{sweep}"), target="disagree:1,2", tau=1.0, **SMALL)
     archive = pd.read_parquet(run_search(config, tmp_path / "run") / "archive.parquet")
     assert len(archive) > 0
     failed = _failed(model, list(archive["input"]))
@@ -389,7 +396,9 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(sweep, tmp_path, capsy
 
 
 def test_a_run_spec_with_seeds_searches_those_seeds_only(sweep, tmp_path):
-    config = SearchConfig(f"run:{sweep}@1,3", target="disagree:3,1", tau=1.0, **SMALL)
+    config = SearchConfig(
+        model_settings(f"run:{sweep}@1,3"), target="disagree:3,1", tau=1.0, **SMALL
+    )
     run = run_search(config, tmp_path / "run")
     assert json.loads((run / "search.json").read_text())["members"] == ["seed=1", "seed=3"]
     archive = pd.read_parquet(run / "archive.parquet")
@@ -397,14 +406,16 @@ def test_a_run_spec_with_seeds_searches_those_seeds_only(sweep, tmp_path):
     failed = _failed(load_model(f"run:{sweep}@1,3"), list(archive["input"]))
     assert failed[0].all() and not failed[1].any()  # seed 3 right, seed 1 wrong
     with pytest.raises(ConfigError, match=r"run.s seeds \(1, 3\)"):
-        SearchConfig(f"run:{sweep}@1,3", target="disagree:1,2").checked()
+        SearchConfig(model_settings(f"run:{sweep}@1,3"), target="disagree:1,2").checked()
 
 
 @pytest.fixture(scope="module")
 def strong_most(strong_sweep, tmp_path_factory):
     """A search for inputs most of the strong run's seeds fail, from its training inputs: its
     seeds get some of the inputs evaluated right."""
-    config = SearchConfig(f"run:{strong_sweep}", base_split="train", **{**SMALL, **MORE})
+    config = SearchConfig(
+        model_settings(f"run:{strong_sweep}"), base_split="train", **{**SMALL, **MORE}
+    )
     return run_search(config, tmp_path_factory.mktemp("strong_most") / "s")
 
 
@@ -465,7 +476,9 @@ AGAINST = {**SMALL, "target": "disagree", "base_split": "train"}
 @pytest.fixture(scope="module")
 def against(strong_sweep, sweep, tmp_path_factory):
     """Where the strong run is right and the one-epoch run is not."""
-    config = SearchConfig(f"run:{strong_sweep}", against=f"run:{sweep}", **AGAINST)
+    config = SearchConfig(
+        model_settings(f"run:{strong_sweep}"), against=ModelSpec.read(f"run:{sweep}"), **AGAINST
+    )
     return run_search(config, tmp_path_factory.mktemp("against") / "s")
 
 
@@ -503,7 +516,9 @@ def test_against_marks_what_each_runs_seeds_trained_on(strong_sweep, sweep, tmp_
     shutil.copytree(sweep, half)
     lines = (half / "data" / "train.jsonl").read_text().splitlines(keepends=True)
     (half / "data" / "train.jsonl").write_text("".join(lines[::2]))
-    config = SearchConfig(f"run:{strong_sweep}", against=f"run:{half}", **AGAINST)
+    config = SearchConfig(
+        model_settings(f"run:{strong_sweep}"), against=ModelSpec.read(f"run:{half}"), **AGAINST
+    )
     run = run_search(config, tmp_path / "search")
     archive = pd.read_parquet(run / "archive.parquet")
     archived = _lines(archive["input"])
@@ -522,7 +537,9 @@ def test_against_marks_what_each_runs_seeds_trained_on(strong_sweep, sweep, tmp_
 
 def test_against_with_one_seed_of_each_run(strong_sweep, sweep, tmp_path):
     config = SearchConfig(
-        f"run:{strong_sweep}", against=f"run:{sweep}", **{**AGAINST, "target": "disagree:2,3"}
+        model_settings(f"run:{strong_sweep}"),
+        against=ModelSpec.read(f"run:{sweep}"),
+        **{**AGAINST, "target": "disagree:2,3"},
     )
     archive = pd.read_parquet(run_search(config, tmp_path / "run") / "archive.parquet")
     assert len(archive) > 0
@@ -534,7 +551,12 @@ def test_against_with_one_seed_of_each_run(strong_sweep, sweep, tmp_path):
 def test_against_stopped_by_its_budget_resumes_to_the_same_archive(
     strong_sweep, sweep, against, tmp_path
 ):
-    config = SearchConfig(f"run:{strong_sweep}", against=f"run:{sweep}", **AGAINST, minutes=1.0)
+    config = SearchConfig(
+        model_settings(f"run:{strong_sweep}"),
+        against=ModelSpec.read(f"run:{sweep}"),
+        **AGAINST,
+        minutes=1.0,
+    )
     ticks = iter(range(0, 10_000, 50))
     stopped = run_search(config, tmp_path / "run", clock=lambda: next(ticks))
     assert json.loads((stopped / "search.json").read_text())["stop"] == "time budget"
@@ -545,26 +567,36 @@ def test_against_stopped_by_its_budget_resumes_to_the_same_archive(
 
 
 def test_a_config_without_against_keeps_its_identity(sweep, strong_sweep):
-    plain = SearchConfig(f"run:{sweep}").identity()
+    plain = SearchConfig(model_settings(f"run:{sweep}")).identity()
     assert set(plain) == {
         "model", "target", "generations", "population", "mutants", "archive_size", "tau",
         "base_split", "base_size", "seed", "sweep_hash",
     }  # fmt: skip
-    two = SearchConfig(f"run:{strong_sweep}", target="disagree", against=f"run:{sweep}").identity()
+    two = SearchConfig(
+        model_settings(f"run:{strong_sweep}"),
+        target="disagree",
+        against=ModelSpec.read(f"run:{sweep}"),
+    ).identity()
     assert two["against"] == f"run:{sweep}" and two["against_hash"] != two["sweep_hash"]
-    assert SearchConfig.from_identity(two).against == f"run:{sweep}"
+    assert str(SearchConfig.from_identity(two).against) == f"run:{sweep}"
 
 
 def test_a_search_of_a_sweep_keeps_the_hash_it_had_before_language_models(monkeypatch):
     """The hashes these configs' identities had before a search took a language model (its
     task, prompt grid and data seed); the sweeps' own hashes stand in for read ones."""
     monkeypatch.setattr(search_config, "read_config_hash", lambda path: "0123456789abcdef")
-    some = SearchConfig("run:/runs/parity@1,3", target="disagree:1,3", generations=5)
+    some = SearchConfig(
+        model_settings("run:/runs/parity@1,3"), target="disagree:1,3", generations=5
+    )
     assert config_hash(some.identity()) == "be150eb2dcc9eb2c"
     # the run's own task, named, is no part of it either
     named = dataclasses.replace(some, task="binary_operation", task_options=(("p", 23),))
     assert config_hash(named.identity()) == "be150eb2dcc9eb2c"
-    two = SearchConfig("run:/runs/parity", target="disagree", against="run:/runs/wide")
+    two = SearchConfig(
+        model_settings("run:/runs/parity"),
+        target="disagree",
+        against=ModelSpec.read("run:/runs/wide"),
+    )
     assert config_hash(two.identity()) == "2b8d5398287105fd"
     # nor is the default selection, added later
     assert config_hash(dataclasses.replace(some, selection="tournament").identity()) == (
@@ -588,7 +620,9 @@ def test_a_targets_file_is_in_the_identity_by_path_and_content(tmp_path, monkeyp
     monkeypatch.setattr(search_config, "read_config_hash", lambda path: "0123456789abcdef")
     targets = tmp_path / "targets.txt"
     targets.write_text("1 + 2 =\n")
-    config = SearchConfig("run:/runs/parity", fitness="target_problems", targets_file=str(targets))
+    config = SearchConfig(
+        model_settings("run:/runs/parity"), fitness="target_problems", targets_file=str(targets)
+    )
     identity = config.identity()
     assert identity["targets_file"]["path"] == str(targets.absolute())
     assert SearchConfig.from_identity(identity).targets_file == str(targets.absolute())

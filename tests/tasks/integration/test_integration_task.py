@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import sympy as sp
 import torch
+from helpers import model_settings
 
 from genprobe.errors import ConfigError
 from genprobe.models.checkpoints import save_transformer
@@ -350,7 +351,12 @@ def test_the_failure_search_mutates_a_sweeps_integrands_as_sagga_does(
 ):
     # tag_limit 0: SymPy would integrate 24 failures to tag them, which this test does not read
     config = SearchConfig(
-        f"run:{sweep}", generations=2, population=8, mutants=3, base_size=8, tag_limit=0
+        model_settings(f"run:{sweep}"),
+        generations=2,
+        population=8,
+        mutants=3,
+        base_size=8,
+        tag_limit=0,
     )
     run = run_search(config, tmp_path / "search")
     stats = json.loads((run / "search.json").read_text())["stats"]

@@ -4,6 +4,7 @@ import json
 
 from genprobe.studies.brittleness.training import trained_on
 from genprobe.tasks.integration.datasets import SPLITS, read_dataset, split_of
+from genprobe.under_test.registry import ModelSpec
 
 BWD = [f"sub Y' mul INT+ {c} x\tmul INT+ {c} pow x INT+ 2" for c in range(1, 10)]
 FWD = [f"sub Y' cos mul INT+ {c} x\tsin mul INT+ {c} x" for c in range(1, 10)]
@@ -52,7 +53,7 @@ def test_the_brittleness_study_reads_the_largest_max_ops_of_the_parts(cli, tmp_p
     code, _, err = cli("integration", "mix", "--part", str(bwd), "--part", str(fwd),
                        "--out", str(out), "--test-fraction", "0.2")  # fmt: skip
     assert code == 0, err
-    training = trained_on("sympy", data=str(out.with_name("mix.txt.train")))
+    training = trained_on(ModelSpec.read("sympy"), data=str(out.with_name("mix.txt.train")))
     assert training.max_ops == 6 and "mix.txt.meta.json" in training.sources["max_ops"]
 
 

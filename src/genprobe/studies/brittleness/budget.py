@@ -82,7 +82,7 @@ class BudgetTask(StageTask):
             model.close()
             raise ConfigError(
                 "--search-budget", "a seq2seq model (ckpt: or lc:) that can beam and sample",
-                self.model.spec,
+                str(self.model.spec),
             )  # fmt: skip
         return model, Verifier(self.verifier)
 

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from genprobe.studies.brittleness import paper, tables
-from genprobe.under_test.registry import model_kind
+from genprobe.under_test.registry import ModelSpec
 
 PAPER_POLICY = "generous"  # the paper counted a verifier timeout as correct
 MARK = "†"  # on a paper cell whose beam is not the run's
@@ -37,7 +37,7 @@ class Beside:
         ks, policy = tuple(config["ks"]), config["policy"]
         model = config["model"]
         decoding = model["decoding"]
-        if not model_kind(model["spec"]).seq2seq:
+        if not ModelSpec.read(model["spec"]).kind.seq2seq:
             return cls(ks, policy, None, "its own answers, up to k per problem")
         if decoding["method"] != "beam":
             return cls(ks, policy, None, f"{decoding['method']} decoding")

@@ -22,7 +22,6 @@ from genprobe.studies.brittleness.schedule import OVERLAP_SETTINGS
 from genprobe.tasks.integration.suites.operators import PAPER_MAX_OPS
 from genprobe.tasks.integration.suites.primitives import SOLVED
 from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
-from genprobe.under_test.registry import model_kind
 from genprobe.under_test.settings import ModelSettings
 
 # what the run can hold, in report order; `validation-primitives` is solved only to build the
@@ -125,7 +124,7 @@ class BrittlenessConfig:
         return max(self.ks)
 
     def validated(self) -> BrittlenessConfig:
-        self.model.validated()
+        self.model.validated_as_model()
         for name in self.suites:
             check_choice("--suites", name, STUDY_SUITES)
         if not self.ks or min(self.ks) < 1:
@@ -137,10 +136,10 @@ class BrittlenessConfig:
         if self.search_budget is not None:
             if self.search_budget < 1:
                 raise ConfigError("--search-budget", "a positive count", self.search_budget)
-            if not model_kind(self.model.spec).seq2seq:
+            if not self.model.spec.kind.seq2seq:
                 raise ConfigError(
                     "--search-budget", "a seq2seq model (ckpt: or lc:) that beams, samples and "
-                    "scores", self.model.spec,
+                    "scores", str(self.model.spec),
                 )  # fmt: skip
         check_choice("overlap", self.overlap, OVERLAP_SETTINGS)
         check_choice("--solved-by", self.solved_by, tuple(SOLVED))

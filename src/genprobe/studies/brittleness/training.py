@@ -26,6 +26,7 @@ from genprobe.errors import DataFormatError
 from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
 from genprobe.tasks.integration.datasets import dataset_meta, meta_max_ops
 from genprobe.tasks.lines import json_object
+from genprobe.under_test.registry import ModelSpec
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class Training:
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
-def trained_on(spec: str, max_ops: int | None = None, data: str | None = None) -> Training:
+def trained_on(spec: ModelSpec, max_ops: int | None = None, data: str | None = None) -> Training:
     """What the model `spec` was trained on: `max_ops` and `data` where given (the options),
     else what the model records.
 
@@ -59,15 +60,14 @@ def trained_on(spec: str, max_ops: int | None = None, data: str | None = None) -
     return Training(max_ops, data, sources)
 
 
-def _recorded_data(spec: str) -> tuple[str | None, str]:
+def _recorded_data(spec: ModelSpec) -> tuple[str | None, str]:
     """The training data a `ckpt:` model's run directory names, and where it was read (or why
     there is none)."""
-    kind, _, argument = spec.partition(":")
-    if kind == "bundled":
+    if spec.prefix == "bundled":
         return None, f"{spec} ships without its data (its card names the recipe)"
-    if kind != "ckpt":
+    if spec.prefix != "ckpt":
         return None, f"{spec} records no training data"
-    path = Path(argument)
+    path = Path(spec.target)
     config = (path if path.is_dir() else path.parent) / "config.json"
     if not config.is_file():
         return None, f"no {config} beside the checkpoint"
@@ -83,14 +83,13 @@ def _recorded_data(spec: str) -> tuple[str | None, str]:
     return data, f"read from {config}"
 
 
-def _card_max_ops(spec: str, no_data: str) -> tuple[int | None, str]:
+def _card_max_ops(spec: ModelSpec, no_data: str) -> tuple[int | None, str]:
     """`max_ops` from a `bundled:` model's card, or None and why no data is known."""
-    kind, _, name = spec.partition(":")
-    if kind != "bundled":
+    if spec.prefix != "bundled":
         return None, no_data
     from genprobe.models.bundled import bundled_card
 
-    return bundled_card(name)["trained_on"]["max_ops"], f"read from {spec}'s card"
+    return bundled_card(spec.target)["trained_on"]["max_ops"], f"read from {spec}'s card"
 
 
 def _generator_max_ops(data: Path) -> tuple[int | None, str]:

@@ -11,11 +11,11 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from genprobe.errors import ConfigError, check_choice, finite
+from genprobe.errors import ConfigError, GenprobeError, check_choice, finite
 from genprobe.models.transformer import TransformerConfig
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
-from genprobe.under_test.settings import checkpoint_file
+from genprobe.under_test.registry import ModelSpec
 
 SMALL = TransformerConfig(dim=128, n_enc_layers=2, n_dec_layers=2, n_heads=4, max_positions=1024)
 MEDIUM = TransformerConfig(dim=512, n_enc_layers=4, n_dec_layers=4, n_heads=8, max_positions=1024)
@@ -81,7 +81,10 @@ class IntegrationTrainConfig:
             raise ConfigError("--lr", "a positive number", self.lr)
         if self.init is None:
             return self
-        path = checkpoint_file(self.init)
+        try:
+            path = ModelSpec.read(self.init, "--init").checkpoint_file()
+        except GenprobeError:  # no model's spec
+            path = None
         if path is None or not path.is_file():
             expected = "ckpt:PATH, bundled:NAME or lc:PATH naming a checkpoint that exists"
             raise ConfigError("--init", expected, self.init)

@@ -29,7 +29,7 @@ from genprobe.training.seq2seq_transformer import (
     read_training_data,
     trained,
 )
-from genprobe.under_test.settings import checkpoint_file
+from genprobe.under_test.registry import ModelSpec
 
 
 def run_training(
@@ -74,7 +74,7 @@ def starting_weights(config: IntegrationTrainConfig) -> dict[str, torch.Tensor]:
         CheckpointError: the file is not a checkpoint genprobe reads.
         ConfigError: the checkpoint is a model of another size.
     """
-    network, _ = load_transformer(checkpoint_file(config.init))
+    network, _ = load_transformer(ModelSpec.read(config.init).checkpoint_file())
     wanted = config.model_config()
     if replace(network.config, dropout=wanted.dropout) != wanted:
         got = network.config

@@ -5,7 +5,8 @@ requests are made (concurrency, timeout, retries, the answer cache) is not: thos
 answer.
 
 Example:
-    ProbeConfig("run:runs/scan", families=("add_modifier",), k=5).validated()
+    model = ModelSettings(ModelSpec.parse("run:runs/scan"))
+    ProbeConfig(model, families=("add_modifier",), k=5).validated()
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from typing import Any, ClassVar
 from genprobe.errors import ConfigError
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
-from genprobe.studies.model_settings import ModelUnderTestSettings, check_sampling
 from genprobe.tasks.files import SUITE_NAME
 from genprobe.tasks.probing import chosen
 from genprobe.tasks.registry import load_task, task_probes
 from genprobe.tasks.task import Task
 from genprobe.under_test.sequences import MAX_K
+from genprobe.under_test.settings import ModelSettings
 
 # settings added after runs existed (`without_added_defaults`)
 ADDED_DEFAULTS = {
@@ -33,13 +34,14 @@ ADDED_DEFAULTS = {
 
 
 @dataclass(frozen=True)
-class ProbeConfig(ModelUnderTestSettings):
+class ProbeConfig:
     """A `genprobe.runs.config.RunConfig`; `run_probe` validates it."""
 
-    RUNTIME: ClassVar[tuple[str, ...]] = (
-        "device", "workers", "concurrency", "timeout", "retries", "cache_dir",
-    )  # fmt: skip
-    model: str  # run:RUN_DIR, hf:PATH, openai:MODEL@URL, or an integration model (ckpt:, sympy…)
+    RUNTIME: ClassVar[tuple[str, ...]] = ("workers",)
+    # run:RUN_DIR, hf:PATH, openai:MODEL@URL, or an integration model (ckpt:, sympy…), with a
+    # language model's prompt grid and an endpoint's settings; recorded at the top of the
+    # identity (`ModelSettings.flat_identity`)
+    model: ModelSettings
     task: str = ""  # the task's name ("": the model's own)
     task_options: tuple[tuple[str, Any], ...] = ()
     families: tuple[str, ...] | None = None  # None: every family the task declares
@@ -65,8 +67,6 @@ class ProbeConfig(ModelUnderTestSettings):
     search_budget: int | None = None
     search_temperatures: tuple[float, ...] = ()
     search_suites: tuple[str, ...] = ()
-    # a language model's prompt grid and an endpoint's settings: `ModelUnderTestSettings`
-    device: str = "cpu"
     workers: int = 1
 
     def load_task(self) -> Task:
@@ -81,7 +81,7 @@ class ProbeConfig(ModelUnderTestSettings):
         return list(dict.fromkeys((*own, *self.splits)))
 
     def validated(self) -> ProbeConfig:
-        self.check_model_settings()
+        self.model.validated_as_sequence_model()
         task = self.load_task()
         for split in (self.base(task), *self.splits):
             task.split_spec(split)
@@ -95,7 +95,7 @@ class ProbeConfig(ModelUnderTestSettings):
             raise ConfigError("--draws", "at least 1", self.draws)
         if not 1 <= self.k <= MAX_K:
             raise ConfigError("--k", f"1 to {MAX_K}", self.k)
-        check_sampling(self.model, self.k, self.temperature, task=self.task)
+        self.model.spec.check_sampling(self.k, self.temperature, task=self.task)
         self._check_search(task)
         if self.workers < 1:
             raise ConfigError("--workers", "at least 1", self.workers)
@@ -144,13 +144,13 @@ class ProbeConfig(ModelUnderTestSettings):
                     "--search-suites", f"suites of this run ({', '.join(keys)})", name
                 )
         for temperature in self.search_temperatures:
-            check_sampling(
-                self.model, self.search_budget, temperature,
-                named="--search-temperatures", task=self.task,
-            )  # fmt: skip
+            self.model.spec.check_sampling(
+                self.search_budget, temperature, named="--search-temperatures", task=self.task
+            )
 
     def identity(self) -> dict[str, Any]:
         identity = identity_fields(self)
+        identity.update(self.model.flat_identity())
         identity["task_options"] = dict(self.task_options)
         for name in ("families", "relations"):
             identity[name] = None if identity[name] is None else list(identity[name])
@@ -163,7 +163,7 @@ class ProbeConfig(ModelUnderTestSettings):
 
     @classmethod
     def from_identity(cls, identity: dict[str, Any]) -> ProbeConfig:
-        fields = {**ADDED_DEFAULTS, **identity}
+        model, fields = ModelSettings.from_flat_identity({**ADDED_DEFAULTS, **identity})
         fields["task_options"] = tuple(sorted(fields["task_options"].items()))
         for name in ("families", "relations"):
             fields[name] = None if fields[name] is None else tuple(fields[name])
@@ -171,7 +171,7 @@ class ProbeConfig(ModelUnderTestSettings):
         fields["splits"] = tuple(fields["splits"])
         for name in ("compositions", "search_temperatures", "search_suites"):
             fields[name] = tuple(fields[name])
-        return cls(**fields)
+        return cls(model, **fields)
 
 
 def suite_key(kind: str, name: str) -> str:

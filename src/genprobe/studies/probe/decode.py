@@ -41,7 +41,6 @@ from genprobe.studies.probe.suites import Suite
 from genprobe.tasks.registry import task_probes
 from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import input_lines, output_lines
-from genprobe.under_test.adapters.integration_tokens import as_sequence_model
 from genprobe.under_test.adapters.prompted import Completions
 from genprobe.under_test.sequences import SequenceModel
 from genprobe.verification.verdict import Outcome
@@ -78,8 +77,7 @@ class ModelTask(StageTask):
         self.config = config
 
     def setup(self) -> SequenceModel:
-        config = self.config
-        return as_sequence_model(config.model, config.load_task(), **config.model_settings())
+        return self.config.model.sequence_model(self.config.load_task())
 
     @staticmethod
     def inputs(spec: Mapping[str, Any]) -> np.ndarray:

@@ -80,14 +80,18 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
     figure = suite_distributions(scores, run / "figures" / "accuracy.png", "members")
     figure = figure.relative_to(run)
     options = ", ".join(as_pairs(dict(config.task_options)))
-    first = "greedy" if config.samples == 0 else "sampling at temperature 1 (each member's seed)"
+    first = (
+        "greedy"
+        if config.model.prompts.samples == 0
+        else "sampling at temperature 1 (each member's seed)"
+    )
     decoding = first if config.k == 1 else f"{first}, and {_candidates(config)}"
     draws = (
         "" if config.draws == 1 else f", {config.draws} per input and family (the distinct kept)"
     )
     blocks = [
         Text(
-            f"Model `{config.model}`: {members} member{'s' * (members != 1)}. "
+            f"Model `{config.model.spec}`: {members} member{'s' * (members != 1)}. "
             f"Task `{config.task}` ({options}). "
             f"Base: {config.size:,} inputs of split `{config.base(task)}` (data seed "
             f"{config.data_seed}); perturbations drawn with seed {config.seed}{draws}. Decoding: "

@@ -1,9 +1,9 @@
 """A probe run, end to end: which inputs break a model, and do all its seeds break on them?
 
-    check    the model is a token task's (a finished sweep), its task the one asked for, the
-             families and relations ones the task declares, and for a new run the model
-             answers as set (an endpoint, the shots: `SequenceModel.check`): before anything
-             is written
+    check    the model is a token task's (a finished sweep), its task (read without loading
+             the model) the one asked for, the families and relations ones the task
+             declares, and for a new run the model loads and answers as set (an endpoint,
+             the shots: `SequenceModel.check`): before anything is written
     open     config.json: the hashed config, with the task resolved from the model
     suites   suites.npz and suites.json: each suite's inputs (origins, references, which
              the model trained on where it knows), kind, name, size and the perturbed inputs
@@ -33,38 +33,44 @@ from genprobe.studies.probe.large_search import LargeSearchTask, search_shards
 from genprobe.studies.probe.study import KIND
 from genprobe.studies.probe.suites import build_suites, saved_suites, write_suites
 from genprobe.tasks.registry import task_name
-from genprobe.under_test.adapters.integration_tokens import as_sequence_model
-from genprobe.under_test.registry import absolute_spec, training_inputs
-from genprobe.under_test.sequences import SequenceModel
+from genprobe.tasks.task import Task
 
 Log = Callable[[str], None]
 
 
-def resolved(config: ProbeConfig) -> tuple[ProbeConfig, SequenceModel]:
-    """`config` with the model's own task where it names none, and a sweep's directory, a
-    language model's folder and an answer cache as absolute paths (workers and later commands
-    may run elsewhere), validated; and the model, loaded on the CPU to tell its task.
+def resolved(config: ProbeConfig) -> ProbeConfig:
+    """`config` with the model's own task where it names none (learned without loading the
+    model: `ModelSpec.task_of`), and a sweep's directory, a language model's folder, an answer
+    cache and the files of inputs as absolute paths (workers and later commands may run
+    elsewhere), validated.
 
     Raises:
         ConfigError: a task other than the model's, or any setting out of range.
-        RunDirError: the model's run directory is not a finished sweep.
+        RunDirError: the model's run directory holds no sweep.
     """
-    config.check_model_settings()  # before the model loads
     asked = config.load_task() if config.task else None
-    model = as_sequence_model(config.model, asked, **{**config.model_settings(), "device": "cpu"})
-    own, options = task_name(model.task), model.task.options()
+    task = config.model.spec.task_of(asked)
+    own, options = task_name(task), task.options()
     if asked is not None and (task_name(asked), asked.options()) != (own, options):
         shown = " ".join(f"{k}={v}" for k, v in options.items())
         given = " ".join([config.task, *(f"{k}={v}" for k, v in config.task_options)])
         raise ConfigError("--task", f"the model's own task ({own} {shown}) or left out", given)
-    spec = absolute_spec(config.model)
     options_items = tuple(sorted(options.items()))
-    cache = config.cache_dir and str(Path(config.cache_dir).absolute())
     inputs = tuple(str(Path(path).absolute()) for path in config.inputs)
     config = replace(
-        config, model=spec, task=own, task_options=options_items, cache_dir=cache, inputs=inputs
+        config, model=config.model.absolute(), task=own, task_options=options_items, inputs=inputs
     )
-    return config.validated(), model
+    return config.validated()
+
+
+def _answers(config: ProbeConfig, task: Task) -> None:
+    """What a new run asks of the model before it writes anything: that it loads (on the
+    CPU) and answers as set (`SequenceModel.check`: an endpoint answers, the shots fit).
+
+    Raises:
+        GenprobeError: it does not.
+    """
+    config.model.sequence_model(task, device="cpu").check()
 
 
 def run_probe(
@@ -78,12 +84,12 @@ def run_probe(
     Raises:
         ConfigError, RunDirError: see `resolved`; `out` holds another run.
     """
-    config, model = resolved(config)
+    config = resolved(config)
+    task = config.load_task()
     suites = saved_suites(Path(out), config)
     if suites is None:  # a data error writes nothing
-        task = config.load_task()
-        suites = build_suites(config, task, training_inputs(config.model, task))
-    run = open_run(out, KIND, config, starts=model.check)
+        suites = build_suites(config, task, config.model.spec.training_inputs(task))
+    run = open_run(out, KIND, config, starts=lambda: _answers(config, task))
     write_suites(run, suites)
     shards = [decode_shard(suite, config.k) for suite in suites if len(suite.src)]
     if pending := ShardStore(run).pending(shards):

@@ -5,8 +5,8 @@ is chunked and the analysis's budgets of work (failures tagged, mutants tried fo
 success).
 
 Example:
-    SaggaConfig(ModelSettings("ckpt:runs/bwd"), basis="polynomial_robustness",
-                preset="robustness").validated()
+    model = ModelSettings(ModelSpec.parse("ckpt:runs/bwd"))
+    SaggaConfig(model, basis="polynomial_robustness", preset="robustness").validated()
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class SaggaConfig:
     nearby_attempts: int = 20
 
     def validated(self) -> SaggaConfig:
-        self.model.validated()
+        self.model.validated_as_model()
         check_choice("--preset", self.preset, PRESETS)
         check_choice("--mutant-form", self.mutant_form, MUTANT_FORMS)
         check_choice("--fitness", self.fitness, FITNESSES)

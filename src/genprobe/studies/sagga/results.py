@@ -19,7 +19,6 @@ from typing import Any
 
 import pandas as pd
 
-from genprobe.decoding.config import DecodingConfig
 from genprobe.errors import RunDirError
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.sagga.config import SaggaConfig
@@ -44,11 +43,7 @@ def stored_config(run: str | Path) -> SaggaConfig:
         RunDirError: `run` is not a run directory, or holds another study's run.
     """
     stored = dict(SAGGA.recorded(run)["config"])
-    model = stored.pop("model")
-    settings = ModelSettings(
-        model["spec"], DecodingConfig(**model["decoding"]), deadline=model["deadline"],
-        temperature=model["temperature"],
-    )  # fmt: skip
+    settings = ModelSettings.from_identity(stored.pop("model"))
     for name in ("basis_file", "targets_file"):
         stored[name] = stored[name] and stored[name]["path"]
     return SaggaConfig(settings, **stored)

@@ -29,7 +29,7 @@ def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
     Raises:
         RunDirError: not a SAGGA run, or no generation finished yet.
     """
-    model = stored_config(run).model.spec
+    model = str(stored_config(run).model.spec)
     state = read_state(run)
     stats = pd.json_normalize(state["stats"])
     tables = {

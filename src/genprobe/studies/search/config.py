@@ -7,9 +7,12 @@ CPU-time budget, the worker threads, the device and how an endpoint's requests a
 runtime fields, left out of it.
 
 Example:
-    SearchConfig("run:runs/parity", target="disagree:1,2", generations=20).checked()
-    SearchConfig("run:runs/parity@1-3", target="disagree", against="run:runs/parity-wide")
-    SearchConfig("hf:models/lm", task="addition", formats=4, target="any").checked()
+    sweep = ModelSettings(ModelSpec.parse("run:runs/parity"))
+    SearchConfig(sweep, target="disagree:1,2", generations=20).checked()
+    wide = ModelSpec.parse("run:runs/parity-wide")
+    SearchConfig(sweep, target="disagree", against=wide).checked()
+    asked = ModelSettings(ModelSpec.parse("hf:models/lm"), prompts=PromptGrid(formats=4))
+    SearchConfig(asked, task="addition", target="any").checked()
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ from typing import Any, ClassVar
 from genprobe.errors import ConfigError, RunDirError, check_choice, finite
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
-from genprobe.studies.model_settings import ModelUnderTestSettings, check_sampling
 from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.fitness import Fitness, make_fitness, read_target_texts
 from genprobe.studies.seed_sensitivity.as_model import checked_seeds
@@ -30,8 +32,9 @@ from genprobe.studies.seed_sensitivity.members import unfinished_seeds
 from genprobe.studies.seed_sensitivity.results import read_config_hash, read_sweep
 from genprobe.tasks.registry import load_task, task_name, task_probes
 from genprobe.tasks.task import Task
-from genprobe.under_test.registry import absolute_spec, check_spec, run_spec
+from genprobe.under_test.registry import ModelSpec
 from genprobe.under_test.sequences import MAX_K, SequenceModel
+from genprobe.under_test.settings import ModelSettings
 
 TARGETS = "most, any or disagree:SEED_A,SEED_B"
 MEMBER_TARGETS = "most, any or disagree:A,B (A, B: member positions)"
@@ -57,14 +60,14 @@ TAU, TEXT_TAU = 0.5, 0.01
 
 
 @dataclass(frozen=True)
-class SearchConfig(ModelUnderTestSettings):
+class SearchConfig:
     """A `genprobe.runs.config.RunConfig`; `checked` validates it against its models."""
 
-    RUNTIME: ClassVar[tuple[str, ...]] = (
-        "minutes", "workers", "device", "concurrency", "timeout", "retries", "cache_dir",
-        "tag_limit",
-    )  # fmt: skip
-    model: str  # run:RUN_DIR[@SEEDS] (run A), hf:PATH or openai:MODEL@URL; paths absolute
+    RUNTIME: ClassVar[tuple[str, ...]] = ("minutes", "workers", "tag_limit")
+    # run:RUN_DIR[@SEEDS] (run A), hf:PATH or openai:MODEL@URL, with a language model's prompt
+    # grid and an endpoint's settings; recorded at the top of the identity, its path absolute
+    # (`ModelSettings.flat_identity`)
+    model: ModelSettings
     target: str = "most"  # most, any or disagree[:A,B] (`Target`)
     generations: int = 20  # after generation 0, the base inputs
     population: int = 50  # parents selected per generation (SAGGA's: besides the base inputs)
@@ -82,22 +85,20 @@ class SearchConfig(ModelUnderTestSettings):
     base_split: str | None = None  # None: the task's validation split
     base_size: int = 200
     seed: int = 0
-    against: str | None = None  # run:RUN_DIR[@SEEDS] (run B) of the same task, or None
+    against: ModelSpec | None = None  # run:RUN_DIR[@SEEDS] (run B) of the same task, or None
     # the task asked: a language model's (needed); a sweep's own or "" (its own, the identity)
     task: str = ""
     task_options: tuple[tuple[str, Any], ...] = ()
     data_seed: int = 0  # a language model's base inputs (a sweep's are drawn with its own)
-    # a language model's prompt grid and an endpoint's settings: `ModelUnderTestSettings`
     minutes: float | None = None  # CPU minutes of this process (time.process_time)
     # archived inputs the analysis tags, where the task can (None: every example it shows)
     tag_limit: int | None = None
     workers: int | None = None  # torch threads of the decoding (None: torch's default)
-    device: str = "cpu"
 
     @property
     def of_run(self) -> bool:
         """Whether the model is a sweep's seeds (`run:`), not a language model."""
-        return self.model.startswith("run:")
+        return self.model.spec.prefix == "run"
 
     def load_task(self) -> Task | None:
         """The task asked (None: the sweep's own)."""
@@ -114,10 +115,12 @@ class SearchConfig(ModelUnderTestSettings):
                 or with a language model.
             RunDirError: not a sweep's run directory, or its training has not finished.
         """
-        self.check_model_settings()  # before a model loads
-        a = Side.of(self.model, "--model") if self.of_run else Side.asked(self)
+        self.model.validated_as_sequence_model()  # before a model loads
+        a = Side.of(self.model.spec, "--model") if self.of_run else Side.asked(self)
         if self.of_run and self.data_seed != ADDED_DEFAULTS["data_seed"]:
-            raise ConfigError("--data-seed", "left out for a run: model (its sweep's own)", a.model)
+            raise ConfigError(
+                "--data-seed", "left out for a run: model (its sweep's own)", str(a.model)
+            )
         asked = self.load_task()
         if self.of_run and asked is not None and asked != a.task:
             raise ConfigError("--task", f"the run's own task ({a.described}) or left out", asked)
@@ -125,7 +128,7 @@ class SearchConfig(ModelUnderTestSettings):
             return Searched(a)
         if not self.of_run:
             raise ConfigError(
-                "--against", f"left out for a language model ({RUN} only)", self.model
+                "--against", f"left out for a language model ({RUN} only)", str(self.model.spec)
             )
         b = Side.of(self.against, "--against")
         if b.task != a.task:
@@ -154,9 +157,9 @@ class SearchConfig(ModelUnderTestSettings):
         check_choice("--selection", self.selection, SELECTIONS)
         if not 1 <= self.k <= MAX_K:
             raise ConfigError("--k", f"1 to {MAX_K}", self.k)
-        check_sampling(self.model, self.k, self.temperature, task=self.task)
+        self.model.spec.check_sampling(self.k, self.temperature, task=self.task)
         if self.against is not None:
-            check_sampling(self.against, self.k, self.temperature, "--against", task=self.task)
+            self.against.check_sampling(self.k, self.temperature, task=self.task)
         if self.minutes is not None and not (finite(self.minutes) and self.minutes > 0):
             raise ConfigError("--minutes", "positive minutes", self.minutes)
         if self.tag_limit is not None and (
@@ -172,10 +175,7 @@ class SearchConfig(ModelUnderTestSettings):
         one = task.generate(task.validation_split, 1, searched.a.data_seed)
         task_probes(task).valid_inputs(one.src)  # raises if the task does not say
         if not self.of_run:  # it loads (a folder holds a model, a hub name is known), last
-            from genprobe.under_test.adapters.integration_tokens import as_sequence_model
-
-            settings = {**self.model_settings(), "device": "cpu"}
-            searched = replace(searched, asked=as_sequence_model(self.model, task, **settings))
+            searched = replace(searched, asked=self.model.sequence_model(task, device="cpu"))
         return searched
 
     @property
@@ -219,26 +219,27 @@ class SearchConfig(ModelUnderTestSettings):
         (`archive_tau`), a language model's task options as the task reads them (`2`, not
         `"2"`), and a sweep's task left to the sweep (`task` checked to be its own: a search
         of a sweep names none, so its identity is as before)."""
-        against = None if self.against is None else absolute_spec(self.against)
-        cache = self.cache_dir and str(Path(self.cache_dir).absolute())
+        against = None if self.against is None else self.against.absolute()
         targets = self.targets_file and str(Path(self.targets_file).absolute())
         moved = replace(
-            self, model=absolute_spec(self.model), tau=self.archive_tau, targets_file=targets
+            self, model=self.model.absolute(), tau=self.archive_tau, targets_file=targets
         )
         if self.of_run:
             return replace(moved, against=against, task="", task_options=())
         task = self.load_task()
         named = {} if task is None else {"task": task_name(task), "task_options": _options(task)}
-        return replace(moved, cache_dir=cache, **named)
+        return replace(moved, **named)
 
     def identity(self) -> dict[str, Any]:
-        identity = identity_fields(self.absolute())
+        absolute = self.absolute()
+        identity = identity_fields(absolute)
+        identity.update(absolute.model.flat_identity())
+        identity["against"] = absolute.against and str(absolute.against)
         identity["task_options"] = dict(identity["task_options"])
         if self.of_run:
-            identity["sweep_hash"] = read_config_hash(run_spec(self.model.partition(":")[2])[0])
+            identity["sweep_hash"] = read_config_hash(self.model.spec.target)
         if self.against is not None:
-            against = run_spec(self.against.partition(":")[2])[0]
-            identity["against_hash"] = read_config_hash(against)
+            identity["against_hash"] = read_config_hash(self.against.target)
         path = identity["targets_file"]
         identity["targets_file"] = path and {"path": path, "sha256": file_digest(path)}
         return without_added_defaults(identity, ADDED_DEFAULTS)
@@ -246,10 +247,14 @@ class SearchConfig(ModelUnderTestSettings):
     @classmethod
     def from_identity(cls, identity: dict[str, Any]) -> SearchConfig:
         hashes = ("sweep_hash", "against_hash")
-        fields = {k: v for k, v in identity.items() if k not in hashes}
+        model, fields = ModelSettings.from_flat_identity(
+            {k: v for k, v in identity.items() if k not in hashes}
+        )
+        against = fields.get("against")
+        fields["against"] = against and ModelSpec.read(against, "--against")
         fields["task_options"] = tuple(sorted(fields.get("task_options", {}).items()))
         fields["targets_file"] = (fields.get("targets_file") or {}).get("path")
-        return cls(**fields)
+        return cls(model, **fields)
 
 
 def _options(task: Task) -> tuple[tuple[str, Any], ...]:
@@ -261,7 +266,7 @@ class Side:
     """A model under search: the seeds chosen of a finished sweep (`run`), or a language
     model's members."""
 
-    model: str  # its spec
+    model: ModelSpec
     task: Task
     data_seed: int  # of the base inputs
     labels: tuple[str, ...]  # the members' labels (`seed=3`, `format=0 draw=1`)
@@ -281,15 +286,11 @@ class Side:
         return f"seeds ({numbers})" if self.run else f"member positions ({numbers})"
 
     @classmethod
-    def of(cls, spec: str, option: str) -> Side:
+    def of(cls, spec: ModelSpec, option: str) -> Side:
         """A sweep's seeds. Raises ConfigError or RunDirError (see `SearchConfig.searched`)."""
-        kind, colon, argument = spec.partition(":")
-        if kind != "run" or not colon or not argument:
-            raise ConfigError(option, RUN, spec)
-        try:
-            path, chosen = run_spec(argument)
-        except ConfigError as error:
-            raise ConfigError(option, error.expected, error.got) from None
+        if spec.prefix != "run":
+            raise ConfigError(option, RUN, str(spec))
+        path, chosen = spec.target, spec.seeds
         sweep = read_sweep(path)
         unfinished = unfinished_seeds(path)
         if unfinished:
@@ -309,17 +310,18 @@ class Side:
         Raises:
             ConfigError: a model that is neither, or no task named.
         """
-        kind = check_spec(config.model)
+        spec = config.model.spec
+        kind = spec.kind
         task = config.load_task()
         integrator = task is not None and task_name(task) == "integration" and not kind.tokens
         if not (kind.tokens or "prompts" in kind.settings or integrator):
-            raise ConfigError("--model", MODEL, config.model)
+            raise ConfigError("--model", MODEL, str(spec))
         if task is None:
             raise ConfigError("--task", "a task to ask the model (it has no own task)", "")
         if integrator:  # as `as_sequence_model` takes it, a language model too
-            return cls(config.model, task, config.data_seed, (config.model,), (0,))
-        labels = tuple(cell.label() for cell in config.prompts().cells())
-        return cls(config.model, task, config.data_seed, labels, tuple(range(len(labels))))
+            return cls(spec, task, config.data_seed, (str(spec),), (0,))
+        labels = tuple(cell.label() for cell in config.model.prompts.cells())
+        return cls(spec, task, config.data_seed, labels, tuple(range(len(labels))))
 
 
 @dataclass(frozen=True)
@@ -358,7 +360,7 @@ class Searched:
         prefix = (lambda name: "") if self.b is None else (lambda name: f"{name}:")
         return {
             name: {
-                **({"run": str(side.run.absolute())} if side.run else {"model": side.model}),
+                **({"run": str(side.run.absolute())} if side.run else {"model": str(side.model)}),
                 "members": [f"{prefix(name)}{label}" for label in side.labels],
             }
             for name, side in sides.items()

@@ -28,7 +28,7 @@ place among the shard's inputs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -44,7 +44,6 @@ from genprobe.studies.search.study import GENERATION
 from genprobe.tasks.probing import from_input_keys
 from genprobe.tasks.registry import task_probes
 from genprobe.tasks.task import Task
-from genprobe.under_test.adapters.integration_tokens import as_sequence_model
 from genprobe.under_test.sequences import SequenceModel
 from genprobe.verification.verdict import Outcome
 
@@ -110,13 +109,13 @@ class GenerationTask(StageTask):
             import torch
 
             torch.set_num_threads(config.workers)
-        task, settings = config.load_task(), config.model_settings()
-        specs = [s for s in (config.model, config.against) if s is not None]
-        models = tuple(as_sequence_model(s, task, **settings) for s in specs)
+        task = config.load_task()
+        against = () if config.against is None else (replace(config.model, spec=config.against),)
+        models = tuple(model.sequence_model(task) for model in (config.model, *against))
         return models, config.make_fitness(self.targets)
 
     def runtime(self) -> dict[str, Any]:
-        return {"device": self.config.device}
+        return {"device": self.config.model.device}
 
     def run(
         self, context: tuple[tuple[SequenceModel, ...], Fitness], shard: Shard, scratch: Path

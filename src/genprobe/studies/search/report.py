@@ -127,7 +127,7 @@ def _parents(config: SearchConfig) -> str:
 def _models(config: SearchConfig, state: dict[str, Any]) -> str:
     runs = state.get("runs", {})
     if len(runs) < 2:
-        return f"Model `{config.model}` ({', '.join(state['members'])})"
+        return f"Model `{config.model.spec}` ({', '.join(state['members'])})"
     return ". ".join(
         f"Run {name}: `{run['run']}` ({', '.join(run['members'])})" for name, run in runs.items()
     )

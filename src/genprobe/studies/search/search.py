@@ -53,7 +53,6 @@ from genprobe.studies.search.study import SEARCH as STUDY
 from genprobe.tasks.probing import from_input_keys, input_keys
 from genprobe.tasks.registry import task_name
 from genprobe.tasks.task import Task
-from genprobe.under_test.registry import training_inputs
 
 
 @dataclass
@@ -165,7 +164,7 @@ def run_search(
     trained = {
         TRAINED_ON[name]: frozenset(input_keys(inputs))
         for name, side in sides.items()
-        if side is not None and (inputs := training_inputs(side.model, task)) is not None
+        if side is not None and (inputs := side.model.training_inputs(task)) is not None
     }
     target = searched.target(config.target)
     base = task.generate(base_split, config.base_size, searched.a.data_seed).src

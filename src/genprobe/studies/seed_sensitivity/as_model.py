@@ -33,7 +33,7 @@ from genprobe.studies.seed_sensitivity.members import load_members
 from genprobe.studies.seed_sensitivity.predict import decoded_chunks
 from genprobe.studies.seed_sensitivity.results import read_sweep, training_inputs
 from genprobe.tasks.task import Task
-from genprobe.under_test.registry import run_spec
+from genprobe.under_test.registry import ModelSpec
 from genprobe.under_test.sequences import Ranked, SequenceModel
 
 
@@ -134,20 +134,28 @@ class SweepModel(SequenceModel):
         return SweepModel(self.run, self.config, self.stack.subset(list(members)), labels)
 
 
-def trained_on(argument: str, task: Task) -> np.ndarray | None:
-    """The inputs every seed of the sweep `argument` (RUN_DIR[@SEEDS]) trained on."""
-    return training_inputs(run_spec(argument)[0], task)
+def trained_on(spec: ModelSpec, task: Task) -> np.ndarray | None:
+    """The inputs every seed of the sweep `spec` names (`run:RUN_DIR[@SEEDS]`) trained on."""
+    return training_inputs(spec.target, task)
 
 
-def from_run(argument: str, device: str = "cpu") -> SweepModel:
-    """The members of the finished sweep `argument` names, stacked on `device`: RUN_DIR (every
-    seed) or RUN_DIR@SEEDS (those seeds: `3`, `1,4`, `2-5`).
+def own_task(spec: ModelSpec) -> Task:
+    """The task of the sweep `spec` names, read from its config (no member is loaded).
+
+    Raises:
+        RunDirError: not a sweep's run directory.
+    """
+    return read_sweep(spec.target).task
+
+
+def from_run(path: str, seeds: tuple[int, ...] | None = None, device: str = "cpu") -> SweepModel:
+    """The members of the finished sweep in `path`, stacked on `device`: every seed, or those
+    of `seeds` (`run:RUN_DIR@SEEDS`: `3`, `1,4`, `2-5`).
 
     Raises:
         RunDirError: not a sweep's run directory, or its training has not finished.
-        ConfigError: SEEDS is malformed or names a seed the sweep does not have.
+        ConfigError: a seed the sweep does not have.
     """
-    path, seeds = run_spec(argument)
     run = Path(path).absolute()
     config = read_sweep(run)
     model = SweepModel(

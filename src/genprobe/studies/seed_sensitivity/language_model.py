@@ -11,41 +11,38 @@ example. An endpoint's API is part of the config; how its requests are made (con
 timeout, retries, the answer cache) and the device are not: they change no answer.
 
 Example:
-    LanguageModelConfig("hf:models/addition-lm", load_task("addition"), formats=4).validated()
+    model = ModelSettings(ModelSpec.parse("hf:models/addition-lm"), prompts=PromptGrid(formats=4))
+    LanguageModelConfig(model, load_task("addition")).validated()
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError
-from genprobe.models.device import check_device
 from genprobe.prompts import text_form
-from genprobe.studies.model_settings import ModelUnderTestSettings
 from genprobe.studies.seed_sensitivity.config import split_examples
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.registry import load_task, task_name
 from genprobe.tasks.task import Examples, Task
 from genprobe.under_test.adapters.prompted import Member
-from genprobe.under_test.registry import check_spec
+from genprobe.under_test.settings import ModelSettings
 
 LANGUAGE_MODELS = "a language model: hf:PATH, hf:ORG/NAME or openai:MODEL@URL"
 
 
 @dataclass(frozen=True)
-class LanguageModelConfig(ModelUnderTestSettings):
+class LanguageModelConfig:
     """A `genprobe.runs.config.RunConfig`; `validated` checks it without loading the model."""
 
-    RUNTIME: ClassVar[tuple[str, ...]] = (
-        "device", "concurrency", "timeout", "retries", "cache_dir",
-    )  # fmt: skip
-    model: str  # hf:PATH, hf:ORG/NAME or openai:MODEL@URL
+    RUNTIME: ClassVar[tuple[str, ...]] = ()  # the model's runtime settings are its own
+    # hf:PATH, hf:ORG/NAME or openai:MODEL@URL, with its prompt grid and an endpoint's
+    # settings; recorded at the top of the identity (`ModelSettings.flat_identity`)
+    model: ModelSettings
     task: Task
     data_seed: int = 0  # every suite is drawn from this seed and its own name, as a sweep's
     suite_size: int | None = None  # None: each suite's own size (a finite one whole)
-    # a language model's prompt grid and an endpoint's settings: `ModelUnderTestSettings`
-    device: str = "cpu"  # where hf: runs
 
     @property
     def seeds(self) -> tuple[int, ...]:
@@ -56,7 +53,7 @@ class LanguageModelConfig(ModelUnderTestSettings):
 
     def cells(self) -> list[Member]:
         """Each member's format, few-shot draw and sampling seed, in member order."""
-        return self.prompts().cells()
+        return self.model.prompts.cells()
 
     def load_task(self) -> Task:
         """The task (as a probe's config gives it, for the model task it shares)."""
@@ -73,37 +70,33 @@ class LanguageModelConfig(ModelUnderTestSettings):
             ConfigError: not a language model, the integration task (its models are evaluated
                 by `genprobe integration evaluate`), a task whose tokens cannot be written as
                 text, or a setting out of range.
-            UnknownModelError, GenprobeError: as `check_spec`.
         """
-        kind = check_spec(self.model)
-        if "prompts" not in kind.settings:
+        if "prompts" not in self.model.spec.kind.settings:
             raise ConfigError(
                 "--model",
                 f"{LANGUAGE_MODELS} (a sweep's seeds: `genprobe evaluate RUN_DIR --input FILE`)",
-                self.model,
+                str(self.model.spec),
             )
         if isinstance(self.task, IntegrationTask):
             raise ConfigError(
                 "--task", "a token task other than integration (whose models, openai: among "
                 "them, `genprobe integration evaluate` evaluates)", task_name(self.task),
             )  # fmt: skip
-        self.check_model_settings()
-        self.prompts()  # the grid checks its numbers
+        self.model.validated_as_sequence_model()
         text_form(self.task)  # a task whose tokens cannot be read as text is refused here
         if self.suite_size is not None and self.suite_size < 1:
             raise ConfigError("--suite-size", "at least 1", self.suite_size)
-        check_device(self.device)
         return self
 
     def identity(self) -> dict[str, Any]:
-        identity = {
-            f.name: getattr(self, f.name) for f in fields(self) if f.name not in self.RUNTIME
-        }
-        identity["task"] = {"name": task_name(self.task), "options": self.task.options()}
-        return identity
+        return {
+            **self.model.flat_identity(), "data_seed": self.data_seed,
+            "suite_size": self.suite_size,
+            "task": {"name": task_name(self.task), "options": self.task.options()},
+        }  # fmt: skip
 
     @classmethod
     def from_identity(cls, identity: dict[str, Any]) -> LanguageModelConfig:
-        settings = dict(identity)
+        model, settings = ModelSettings.from_flat_identity(identity)
         task = settings.pop("task")
-        return cls(task=load_task(task["name"], task["options"]), **settings)
+        return cls(model, load_task(task["name"], task["options"]), **settings)

@@ -34,7 +34,6 @@ from genprobe.tasks.task import Task, token_accuracy
 from genprobe.tasks.tokens import input_lines, output_lines
 from genprobe.training.trainer import cuda_determinism, min_lanes
 from genprobe.under_test.adapters.prompted import Completions
-from genprobe.under_test.registry import model_kind
 from genprobe.under_test.sequences import SequenceModel, is_correct
 
 # Examples × input positions × hidden units held per member while decoding (float32: 4 bytes
@@ -194,9 +193,10 @@ class AnswerTask(ModelTask):
     def runtime(self) -> dict[str, Any]:
         """Where the model runs (hf:, on its own threads); nothing for an endpoint, which
         answers elsewhere."""
-        if "device" not in model_kind(self.config.model).settings:
+        model = self.config.model
+        if "device" not in model.spec.kind.settings:
             return {}
-        return {**device_facts(self.config.device), "torch_threads": torch.get_num_threads()}
+        return {**device_facts(model.device), "torch_threads": torch.get_num_threads()}
 
 
 def answers(model: SequenceModel, suite: str, src: np.ndarray) -> pd.DataFrame:

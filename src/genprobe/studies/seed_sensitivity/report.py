@@ -60,7 +60,6 @@ from genprobe.studies.seed_sensitivity.summary import (
 from genprobe.tasks.published import Published
 from genprobe.tasks.registry import task_name
 from genprobe.training.trainer import TrainConfig
-from genprobe.under_test.registry import model_kind
 
 TITLE = "Seed sensitivity of generalization"
 PROMPT_TITLE = "Prompt sensitivity of generalization"  # a language model's run
@@ -197,13 +196,14 @@ def _language_model_blocks(
 
 
 def _prompted_introduction(run: Path, config: LanguageModelConfig, members: int) -> Text:
-    local = "device" in model_kind(config.model).settings  # hf: runs here, an endpoint not
+    model = config.model
+    local = "device" in model.spec.kind.settings  # hf: runs here, an endpoint not
     answered = shard_devices(run)[1]
-    endpoint = "" if local else f", through the {config.api} API"
+    endpoint = "" if local else f", through the {model.api} API"
     return Text(
-        f"{members} member{'s' * (members > 1)} of the language model `{config.model}`: the "
+        f"{members} member{'s' * (members > 1)} of the language model `{model.spec}`: the "
         f"ways of asking it, {' × '.join(_prompt_grid_words(config))} (prompt seed "
-        f"{config.prompt_seed}){endpoint}. Every input of the task "
+        f"{model.prompts.seed}){endpoint}. Every input of the task "
         f"`{task_description(config)}` is asked as a prompt, the answer read strictly from "
         "the first line of the completion. Accuracy = share of answers the task's verifier "
         "accepts (an answer that does not parse counts as wrong). Config hash "
@@ -291,13 +291,13 @@ def model_description(config: SweepConfig | LanguageModelConfig) -> str:
     """The architecture in words, e.g. "2-layer LSTM seq2seq with bilinear attention (…)"; a
     language model's spec and how it is asked."""
     if isinstance(config, LanguageModelConfig):
-        return f"{config.model} ({', '.join(_prompt_grid_words(config))})"
+        return f"{config.model.spec} ({', '.join(_prompt_grid_words(config))})"
     return config.model.describe()
 
 
 def _prompt_grid_words(config: LanguageModelConfig) -> list[str]:
     """A language model's members in words: formats, few-shot draws, sampling."""
-    grid = config.prompts()
+    grid = config.model.prompts
     shots = (
         f"{grid.shot_draws} draw{'s' * (grid.shot_draws > 1)} of {grid.shots} few-shot "
         f"example{'s' * (grid.shots > 1)}"
@@ -753,7 +753,7 @@ def _per_seed_table(
         frame.insert(2, "order", [str(streams[int(s)].order) for s in frame["seed"]])
     if isinstance(config, LanguageModelConfig):  # a member: the way it asks
         cells = [config.cells()[int(s)] for s in frame["seed"]]
-        named = ("format", "draw", "sample") if config.samples else ("format", "draw")
+        named = ("format", "draw", "sample") if config.model.prompts.samples else ("format", "draw")
         for at, name in enumerate(named, start=1):
             frame.insert(at, name, [str(getattr(cell, name)) for cell in cells])
         return _marked(frame.rename(columns={"seed": "member"}).astype({"member": str}), accuracy)

@@ -61,7 +61,6 @@ from genprobe.studies.seed_sensitivity.train import (
 )
 from genprobe.tasks.files import SUITE_NAME, write_examples
 from genprobe.tasks.task import Examples
-from genprobe.under_test.registry import absolute_spec
 from genprobe.under_test.sequences import SequenceModel
 
 Log = Callable[[str], None]
@@ -254,8 +253,7 @@ def resolved(config: LanguageModelConfig) -> LanguageModelConfig:
     """`config` validated, with a model's folder and an answer cache as absolute paths (a
     rerun from elsewhere finds them)."""
     config = config.validated()
-    cache = config.cache_dir and str(Path(config.cache_dir).absolute())
-    return replace(config, model=absolute_spec(config.model), cache_dir=cache)
+    return replace(config, model=config.model.absolute())
 
 
 def _checked_model(config: LanguageModelConfig, suites: dict[str, np.ndarray]) -> SequenceModel:

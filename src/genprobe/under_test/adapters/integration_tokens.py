@@ -44,6 +44,7 @@ from genprobe.under_test.adapters.integration_model import Candidate, Model
 from genprobe.under_test.sequences import CandidateJudge, Ranked, SequenceModel
 
 if TYPE_CHECKING:
+    from genprobe.under_test.registry import ModelSpec
     from genprobe.under_test.settings import ModelSettings
 
 UNREADABLE = "<unparsed>"  # stands for an answer that did not parse (written as id -1)
@@ -234,30 +235,27 @@ def load_integration_model(
         UnknownModelError, GenprobeError: as `load_model`.
     """
     model = settings.load(min_beam)
-    return IntegrationSequenceModel(model, IntegrationTask(), settings.spec, remember=remember)
+    return IntegrationSequenceModel(model, IntegrationTask(), str(settings.spec), remember=remember)
 
 
-def as_sequence_model(spec: str, task: Task | None = None, **settings: Any) -> SequenceModel:
-    """The model `spec` as a `SequenceModel`: a token model (`run:`, `hf:` asked `task`), or
-    `openai:` asked a task other than integration, as `load_model` gives it;
+def as_sequence_model(
+    spec: ModelSpec | str, task: Task | None = None, **settings: Any
+) -> SequenceModel:
+    """The model `spec` names (given as text: parsed first) as a `SequenceModel`: a token model
+    (`run:`, `hf:` asked `task`), or `openai:` asked a task other than integration, as it loads;
     an integration model (ckpt:, lc:, bundled:, sympy, py:, openai:) as a model of `task`
     (default: `IntegrationTask()`), a seq2seq one decoding greedily for k = 1 and by beam
     search of width k otherwise, unless `settings` give its `decoding`.
 
     Raises:
         ConfigError: an integration model asked to answer another task.
-        UnknownModelError, GenprobeError: as `load_model`.
+        UnknownModelError, GenprobeError: as `ModelSpec.parse` and `ModelSpec.load`.
     """
-    from genprobe.tasks.registry import task_name
-    from genprobe.under_test.registry import check_spec, load_model
+    from genprobe.under_test.registry import ModelSpec
 
-    kind = check_spec(spec)
-    language_model = "prompts" in kind.settings  # asks any task's inputs as prompts
-    if kind.tokens or (language_model and not isinstance(task, IntegrationTask | None)):
-        return load_model(spec, task=task, **settings)
-    if task is not None and not isinstance(task, IntegrationTask):
-        raise ConfigError(
-            "--task", f"integration for the integration model {spec}", task_name(task)
-        )
+    spec = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
+    if spec.answers_tokens(task):
+        return spec.load(task=task, **settings)
+    asked = spec.task_of(task)  # refuses an integration model asked another task
     settings.setdefault("decoding", DecodingConfig(method="beam", beam_size=1))
-    return IntegrationSequenceModel(load_model(spec, **settings), task or IntegrationTask(), spec)
+    return IntegrationSequenceModel(spec.load(**settings), asked, str(spec))
