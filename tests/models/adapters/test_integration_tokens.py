@@ -5,6 +5,7 @@ deadline hits and its release. (As a model of the token task: tests/tasks/integr
 import math
 
 import pytest
+from helpers import model_settings
 
 from genprobe.errors import ModelCapabilityError
 from genprobe.runs.pool import DeadlineCounts
@@ -15,7 +16,6 @@ from genprobe.under_test.adapters.integration_tokens import (
     IntegrationSequenceModel,
     load_integration_model,
 )
-from genprobe.under_test.settings import ModelSettings
 
 P, Q = parse_infix("2*x"), parse_infix("3*x")
 
@@ -74,7 +74,7 @@ def test_given_answers_are_scored_by_the_model_nan_where_there_is_none():
 
 
 def test_a_model_without_log_probabilities_refuses_to_score_answers():
-    model = load_integration_model(ModelSettings("py:test_model_adapters:answer"))
+    model = load_integration_model(model_settings("py:test_model_adapters:answer"))
     assert not model.can_score
     with pytest.raises(ModelCapabilityError, match="py:test_model_adapters:answer"):
         model.score_answers([P], [Q])
