@@ -40,9 +40,8 @@ import pandas as pd
 
 from genprobe.runs.atomic import atomic_path, write_json
 from genprobe.studies.kmeans import cluster_labels
-from genprobe.studies.search.config import Target
 from genprobe.studies.search.embedding import Embedder, make_embedder
-from genprobe.studies.search.fitness import failure_score
+from genprobe.studies.search.fitness import Target, failure_score
 from genprobe.studies.search.results import (
     CLUSTERS,
     SEARCH,

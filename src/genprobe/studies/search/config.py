@@ -26,7 +26,7 @@ from genprobe.errors import ConfigError, RunDirError, check_choice, finite
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
 from genprobe.studies.search.embedding import make_embedder
-from genprobe.studies.search.fitness import Fitness, make_fitness, read_target_texts
+from genprobe.studies.search.fitness import Fitness, Target, make_fitness, read_target_texts
 from genprobe.studies.seed_sensitivity.as_model import checked_seeds
 from genprobe.studies.seed_sensitivity.members import unfinished_seeds
 from genprobe.studies.seed_sensitivity.results import read_config_hash, read_sweep
@@ -322,18 +322,6 @@ class Side:
             return cls(spec, task, config.data_seed, (str(spec),), (0,))
         labels = tuple(cell.label() for cell in config.model.prompts.cells())
         return cls(spec, task, config.data_seed, labels, tuple(range(len(labels))))
-
-
-@dataclass(frozen=True)
-class Target:
-    """An input's fitness (`generation.fitness`): `most`, the share of members failing it;
-    `any`, 1 if one fails it; `disagree`, the share of members `right` that get it right less
-    the share of members `wrong` that do, or 0 if that is negative (for one member each: 1 if
-    the first is right and the second is not)."""
-
-    how: str
-    right: tuple[int, ...] = ()  # member positions
-    wrong: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,16 +29,25 @@ from genprobe.errors import ConfigError, DataFormatError, check_choice
 from genprobe.studies.search.embedding import Embedder
 from genprobe.tasks.lines import some_rows
 
-if TYPE_CHECKING:
-    from genprobe.studies.search.config import Target
-
 # (texts, failure score: (N,) bool, or float in [0, 1]) -> (N,) fitness
 Fitness = Callable[[Sequence[str], np.ndarray], np.ndarray]
 
 
+@dataclass(frozen=True)
+class Target:
+    """An input's fitness (`generation.fitness`): `most`, the share of members failing it;
+    `any`, 1 if one fails it; `disagree`, the share of members `right` that get it right less
+    the share of members `wrong` that do, or 0 if that is negative (for one member each: 1 if
+    the first is right and the second is not)."""
+
+    how: str
+    right: tuple[int, ...] = ()  # member positions
+    wrong: tuple[int, ...] = ()
+
+
 def failure_score(failed: np.ndarray, target: Target) -> np.ndarray:
     """(N,) the generic search's failure score of inputs from (S, N) bool: member s failed
-    input n (`config.Target`)."""
+    input n (`Target`)."""
     if target.how == "disagree":
         wrong, right = failed[list(target.wrong)], failed[list(target.right)]
         return np.maximum(0.0, wrong.mean(axis=0) - right.mean(axis=0))

@@ -37,8 +37,8 @@ import pandas as pd
 
 from genprobe.runs.executor import StageTask
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
-from genprobe.studies.search.config import SearchConfig, Target
-from genprobe.studies.search.fitness import Fitness, failure_score
+from genprobe.studies.search.config import SearchConfig
+from genprobe.studies.search.fitness import Fitness, Target, failure_score
 from genprobe.studies.search.loop import generation_path
 from genprobe.studies.search.study import GENERATION
 from genprobe.tasks.probing import from_input_keys
