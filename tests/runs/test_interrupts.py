@@ -14,7 +14,7 @@ from genprobe.runs.shards import Shard, ShardStore
 SHARDS = [Shard("nap", "quick"), Shard("nap", "long")]
 DRIVER = """
 import sys
-from shard_tasks import Nap
+from shard_stages import Nap
 from genprobe.runs.executor import LocalExecutor, run_stage
 from genprobe.runs.shards import Shard
 shards = [Shard("nap", "quick"), Shard("nap", "long")]

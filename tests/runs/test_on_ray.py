@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import shard_tasks
+import shard_stages
 from helpers import examples
-from shard_tasks import RefusedSetup, WhoRuns
+from shard_stages import RefusedSetup, WhoRuns
 
 from genprobe.errors import ConfigError
 from genprobe.runs import ray_executor
@@ -63,7 +63,7 @@ def ray_cluster():
 def executor(ray_cluster):
     from ray import cloudpickle
 
-    cloudpickle.register_pickle_by_value(shard_tasks)  # Ray's workers cannot import tests/
+    cloudpickle.register_pickle_by_value(shard_stages)  # Ray's workers cannot import tests/
     with RayExecutor(ray_cluster.address) as executor:
         yield executor
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from helpers import damage
-from shard_tasks import (
+from shard_stages import (
     BrokenSetup,
     HalfThenWhole,
     Interrupted,

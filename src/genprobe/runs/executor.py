@@ -1,13 +1,13 @@
-"""Executors map a stage's task over its shards; the driver records what comes back.
+"""Executors map a stage over its shards; the driver records what comes back.
 
-A `StageTask` says what a stage does: `setup` once per worker (load a model, start a verifier
-pool), then `run(context, shard, scratch)` per shard, returning the shard's files. Tasks hold
+A `Stage` says what a stage does: `setup` once per worker (load a model, start a verifier
+pool), then `run(context, shard, scratch)` per shard, returning the shard's files. Stages hold
 only picklable settings, so an executor may run them in this process, in worker processes, or
 on a cluster; studies never know which. `run_stage` is the one driver loop: skip finished
 shards, map the rest, write each result atomically as it arrives.
 
 Example:
-    run_stage(run_dir, DecodeTask(config), shards, LocalExecutor())
+    run_stage(run_dir, DecodeStage(config), shards, LocalExecutor())
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ from genprobe.runs.resume import check_state
 from genprobe.runs.shards import Outputs, Shard, ShardStore
 
 
-class StageTask(abc.ABC):
+class Stage(abc.ABC):
     """What one stage does to each of its shards. Subclasses store settings only."""
 
-    # whether shards run the model on its device: an executor gives GPUs only to such tasks
+    # whether shards run the model on its device: an executor gives GPUs only to such stages
     needs_device: ClassVar[bool] = False
     # files in a shard's scratch directory that `run` resumes from (`runs.resume` states): the
     # driver sets a damaged one aside before the shard runs, and says so where the user sees it
@@ -54,7 +54,7 @@ class StageTask(abc.ABC):
     @abc.abstractmethod
     def run(self, context: Any, shard: Shard, scratch: Path) -> Outputs:
         """The shard's files (run-relative path -> bytes): a pure function of the shard's spec
-        and the task's settings. `scratch` may hold state to resume this shard."""
+        and the stage's settings. `scratch` may hold state to resume this shard."""
 
     def close(self, context: Any) -> None:
         """Release what `setup` made."""
@@ -80,9 +80,9 @@ class Executor(abc.ABC):
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def runtime(self, task: StageTask) -> dict[str, Any]:
-        """`task.runtime()` where the shards will run."""
-        return task.runtime()
+    def runtime(self, stage: Stage) -> dict[str, Any]:
+        """`stage.runtime()` where the shards will run."""
+        return stage.runtime()
 
     @contextmanager
     def channel(self) -> Iterator[Any]:
@@ -96,36 +96,36 @@ class Executor(abc.ABC):
 
     @abc.abstractmethod
     def map(
-        self, task: StageTask, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
+        self, stage: Stage, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
     ) -> Iterator[Result]:
-        """Run `task` on every shard; yield each result as it completes (any order)."""
+        """Run `stage` on every shard; yield each result as it completes (any order)."""
 
 
 class Worker:
-    """Runs one task's shards wherever it lives (this process, a pool process, a Ray actor):
-    the task's `setup` once, at the first shard, then each shard, timed.
+    """Runs one stage's shards wherever it lives (this process, a pool process, a Ray actor):
+    the stage's `setup` once, at the first shard, then each shard, timed.
 
     `setup` waits for the first shard rather than running at start: an error in it then reaches
     the driver as itself, not as a broken pool or a dead actor.
     """
 
-    def __init__(self, task: StageTask) -> None:
-        self.task = task
+    def __init__(self, stage: Stage) -> None:
+        self.stage = stage
         self._context: list[Any] = []  # `setup`'s result, once made
 
     def run(self, shard: Shard, scratch: Path) -> tuple[Outputs, float]:
         if not self._context:
-            self._context.append(self.task.setup())
+            self._context.append(self.stage.setup())
         start = time.perf_counter()
-        outputs = self.task.run(self._context[0], shard, scratch)
+        outputs = self.stage.run(self._context[0], shard, scratch)
         return outputs, time.perf_counter() - start
 
     def runtime(self) -> dict[str, Any]:
-        return self.task.runtime()
+        return self.stage.runtime()
 
     def close(self) -> None:
         if self._context:
-            self.task.close(self._context.pop())
+            self.stage.close(self._context.pop())
 
 
 class LocalExecutor(Executor):
@@ -133,7 +133,7 @@ class LocalExecutor(Executor):
     once, using every core through its own threads), or spread over `workers` processes, each
     with its own `setup` (e.g. single-threaded members of a seed sweep).
 
-    Used as a context manager, an in-process executor keeps each task's `setup` until the
+    Used as a context manager, an in-process executor keeps each stage's `setup` until the
     block ends, so a study that runs one shard per call (a search, generation by generation)
     loads its model once.
     """
@@ -142,7 +142,7 @@ class LocalExecutor(Executor):
         if workers < 1:
             raise ConfigError("workers", "at least 1", workers)
         self.workers = workers
-        self._kept: dict[int, Worker] | None = None  # id(task) -> its worker, in a `with` block
+        self._kept: dict[int, Worker] | None = None  # id(stage) -> its worker, in a `with` block
 
     def __enter__(self) -> LocalExecutor:
         self._kept = {}
@@ -162,15 +162,15 @@ class LocalExecutor(Executor):
             yield SimpleQueue()
 
     def map(
-        self, task: StageTask, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
+        self, stage: Stage, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
     ) -> Iterator[Result]:
         if not shards:
             return
         if self.workers > 1 and len(shards) > 1:
-            yield from self._in_processes(task, shards, scratch)
+            yield from self._in_processes(stage, shards, scratch)
             return
         kept = self._kept is not None
-        worker = self._kept.setdefault(id(task), Worker(task)) if kept else Worker(task)
+        worker = self._kept.setdefault(id(stage), Worker(stage)) if kept else Worker(stage)
         try:
             for shard in shards:
                 yield shard, *worker.run(shard, scratch(shard))
@@ -179,13 +179,13 @@ class LocalExecutor(Executor):
                 worker.close()
 
     def _in_processes(
-        self, task: StageTask, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
+        self, stage: Stage, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
     ) -> Iterator[Result]:
         pool = ProcessPoolExecutor(
             min(self.workers, len(shards)),
             mp_context=multiprocessing.get_context("spawn"),  # no forked torch or thread state
             initializer=_start_worker,
-            initargs=(task, os.getpid()),
+            initargs=(stage, os.getpid()),
         )
         try:
             with children_ignore_ctrl_c():  # the pool starts its processes as work comes
@@ -223,12 +223,12 @@ def left_on_ctrl_c(pool: ProcessPoolExecutor, wait: float = 5.0) -> bool:
 _WORKER: Worker | None = None  # a pool process's
 
 
-def _start_worker(task: StageTask, parent: int) -> None:
+def _start_worker(stage: Stage, parent: int) -> None:
     global _WORKER
     exit_with_parent(parent)
     leave_on_ctrl_c()
     warnings.showwarning = show_warning  # a shard's warning as the driver shows its own
-    _WORKER = Worker(task)
+    _WORKER = Worker(stage)
 
 
 def _run_in_worker(shard: Shard, scratch: Path) -> tuple[Outputs, float]:
@@ -261,7 +261,7 @@ def relayed(executor: Executor, handle: Callable[[Any], None] | None) -> Iterato
 
 def run_stage(
     run: str | Path,
-    task: StageTask,
+    stage: Stage,
     shards: Sequence[Shard],
     executor: Executor | None = None,
     on_done: Callable[[Shard], None] | None = None,
@@ -270,19 +270,19 @@ def run_stage(
 
     Each result is written (files, then manifest) as soon as it arrives, so an interrupted
     stage loses at most the shards in flight. A stage with nothing pending calls nothing of
-    `task`, not even `runtime`.
+    `stage`, not even `runtime`.
     """
     store = ShardStore(run)
     pending = store.pending(shards)
     if not pending:
         return 0
     executor = executor or LocalExecutor()
-    facts = executor.runtime(task)
+    facts = executor.runtime(stage)
     for shard in pending:
-        for name in task.resume_states:
+        for name in stage.resume_states:
             restart = f"shard {shard.name} starts again from the beginning"
             check_state(store.scratch(shard) / name, restart)
-    for shard, outputs, seconds in executor.map(task, pending, store.scratch):
+    for shard, outputs, seconds in executor.map(stage, pending, store.scratch):
         store.record(shard, outputs, {**facts, "seconds": round(seconds, 3)})
         store.clear_scratch(shard)
         if on_done is not None:

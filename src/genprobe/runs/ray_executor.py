@@ -1,6 +1,6 @@
-"""Shards on a Ray cluster: the same tasks, shards and run directory as the local executor.
+"""Shards on a Ray cluster: the same stages, shards and run directory as the local executor.
 
-Each worker is a Ray actor that makes the task's `setup` once (a loaded model, a verifier pool)
+Each worker is a Ray actor that makes the stage's `setup` once (a loaded model, a verifier pool)
 and then runs shards; the driver writes every result as it arrives, exactly as locally. Ray
 restarts an actor whose process or node died and retries the shard it was running
 (`retries` times), so a killed worker costs that shard's work, never the run. Imported only
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from genprobe.errors import ConfigError, GenprobeError, finite, warn
-from genprobe.runs.executor import Executor, Result, StageTask, Worker
+from genprobe.runs.executor import Executor, Result, Stage, Worker
 from genprobe.runs.shards import Shard
 
 INSTALL = "pip install 'genprobe[ray]'"
@@ -45,20 +45,20 @@ def import_ray() -> Any:
 
 
 class RayExecutor(Executor):
-    """Run shards on `workers` Ray actors, each holding `cpus` CPUs and, for tasks that use the
-    device (`StageTask.needs_device`), `gpus` GPUs.
+    """Run shards on `workers` Ray actors, each holding `cpus` CPUs and, for stages that use the
+    device (`Stage.needs_device`), `gpus` GPUs.
 
     `address`: None joins the cluster `RAY_ADDRESS` names, else the one Ray recorded at the
     last `ray start` here, else (none, or it does not answer) starts a Ray instance on this
     machine; "auto" joins a running cluster, "ray://host:port" a remote one; a cluster named
     that does not answer within CONNECT_SECONDS is a `GenprobeError`. `workers` None: as
-    many actors as the cluster's CPUs (and GPUs) hold beside the actors kept for other tasks.
+    many actors as the cluster's CPUs (and GPUs) hold beside the actors kept for other stages.
 
-    Used as a context manager, the executor keeps each task's actors (and so their `setup`)
+    Used as a context manager, the executor keeps each stage's actors (and so their `setup`)
     until the block ends, so a study that alternates stages (a search: propose on the model's
     worker, verify on many) loads its model once. Kept actors hold their CPUs and GPUs; when a
-    task finds no room for one actor, or the cluster shrinks under the kept ones (a lost node),
-    the least recently used task's actors are released.
+    stage finds no room for one actor, or the cluster shrinks under the kept ones (a lost node),
+    the least recently used stage's actors are released.
     """
 
     def __init__(
@@ -78,7 +78,7 @@ class RayExecutor(Executor):
         self._started = False  # whether this executor started Ray here (and so stops it)
         self._depth = 0  # nested `with` blocks: the outermost one releases
         self._checked = False  # whether `address` answered
-        self._crews: dict[int, _Crew] = {}  # id(task) -> its actors, least recently used first
+        self._crews: dict[int, _Crew] = {}  # id(stage) -> its actors, least recently used first
 
     def __enter__(self) -> RayExecutor:
         self._connect()
@@ -96,12 +96,12 @@ class RayExecutor(Executor):
             self._started = False
 
     def map(
-        self, task: StageTask, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
+        self, stage: Stage, shards: Sequence[Shard], scratch: Callable[[Shard], Path]
     ) -> Iterator[Result]:
         if not shards:
             return
         ray = self._connect()
-        crew = self._crew_for(task, len(shards))
+        crew = self._crew_for(stage, len(shards))
         todo = list(reversed(shards))
         running: dict[Any, tuple[Any, Shard]] = {}  # object ref -> (actor, shard)
 
@@ -130,9 +130,9 @@ class RayExecutor(Executor):
             for ref in running:  # an error or an interrupt: nobody would record these
                 ray.cancel(ref)
 
-    def runtime(self, task: StageTask) -> dict[str, Any]:
+    def runtime(self, stage: Stage) -> dict[str, Any]:
         ray = self._connect()
-        actor = self._crew_for(task, 1).actors[0]
+        actor = self._crew_for(stage, 1).actors[0]
         return {"backend": "ray", **_unwrap(ray, lambda: ray.get(actor.runtime.remote()))}
 
     @contextmanager
@@ -166,14 +166,14 @@ class RayExecutor(Executor):
         self._started = True
         return ray
 
-    def _crew_for(self, task: StageTask, pending: int) -> _Crew:
-        """The task's crew with at least one actor and at most `pending`: kept actors first
+    def _crew_for(self, stage: Stage, pending: int) -> _Crew:
+        """The stage's crew with at least one actor and at most `pending`: kept actors first
         (their `setup` is made), then new ones up to `workers` or what fits beside the other
         kept crews, releasing those (least recently used first) when not even one fits."""
-        gpus = self.gpus if task.needs_device else 0
-        crew = self._crews.pop(id(task), None) or _Crew(task, self.cpus, gpus)
+        gpus = self.gpus if stage.needs_device else 0
+        crew = self._crews.pop(id(stage), None) or _Crew(stage, self.cpus, gpus)
         others = list(self._crews.values())
-        self._crews[id(task)] = crew
+        self._crews[id(stage)] = crew
         totals = import_ray().cluster_resources()
 
         def room() -> int:
@@ -200,14 +200,14 @@ class RayExecutor(Executor):
 
     def _release(self, crew: _Crew) -> None:
         crew.drop(list(crew.actors))
-        self._crews.pop(id(crew.task), None)
+        self._crews.pop(id(crew.stage), None)
 
 
 @dataclass
 class _Crew:
-    """A task's actors and what each holds."""
+    """A stage's actors and what each holds."""
 
-    task: StageTask
+    stage: Stage
     cpus: float
     gpus: float
     actors: list[Any] = field(default_factory=list)
@@ -217,7 +217,7 @@ class _Crew:
             num_cpus=self.cpus, num_gpus=self.gpus, max_restarts=retries,
             max_task_retries=retries,
         )(Worker)  # fmt: skip
-        return remote.remote(self.task)
+        return remote.remote(self.stage)
 
     def drop(self, actors: list[Any]) -> None:
         """Close and end `actors`."""

@@ -235,7 +235,7 @@ Configured = TypeVar("Configured", bound=_Study)
 
 
 def sent_to_workers(config: Configured) -> Configured:
-    """A study's config as its stage tasks are sent to workers in another directory or on
+    """A study's config as its stages are sent to workers in another directory or on
     another machine (`ModelSettings.absolute`). Its run's identity is the config as given, so
     its hash does not depend on where the command ran."""
     return replace(config, model=config.model.absolute())

@@ -295,7 +295,7 @@ def test_the_report_reads_files_only_renders_again_and_refuses_an_unfinished_ana
 
 
 def test_a_generation_scores_from_parts_written_before_deadlines_were_counted(tmp_path):
-    from genprobe.studies.sagga.generation import ScoreTask, build_fitness, score_shard
+    from genprobe.studies.sagga.generation import ScoreStage, build_fitness, score_shard
 
     config = replace(_py_config(), generations=1)
     run = run_generations(config, tmp_path / "run")
@@ -307,7 +307,7 @@ def test_a_generation_scores_from_parts_written_before_deadlines_were_counted(tm
         for row in part["rows"]:
             del row["deadlines"]
     shard = score_shard(1, proposed, verified)
-    outputs = ScoreTask(config).run(build_fitness(config), shard, tmp_path)
+    outputs = ScoreStage(config).run(build_fitness(config), shard, tmp_path)
     stats = json.loads(outputs["generations/00001.json"])
     assert stats["deadlines"] == {"verification": {"items": 0, "over_budget": 0, "hung": 0}}
     assert outputs["generations/00001.parquet"] == (run / "generations/00001.parquet").read_bytes()

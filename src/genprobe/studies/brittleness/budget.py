@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from genprobe.errors import ConfigError
-from genprobe.runs.executor import StageTask
+from genprobe.runs.executor import Stage
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.brittleness.solve import read_problems
@@ -70,7 +70,7 @@ def shards(suites: pd.DataFrame) -> list[Shard]:
 
 
 @dataclass(frozen=True)
-class BudgetTask(StageTask):
+class BudgetStage(Stage):
     needs_device: ClassVar[bool] = True
     model: ModelSettings
     verifier: VerifierConfig

@@ -33,7 +33,7 @@ import pandas as pd
 
 from genprobe.errors import ConfigError
 from genprobe.runs.cpus import usable_cpus
-from genprobe.runs.executor import Executor, LocalExecutor, StageTask, relayed, run_stage
+from genprobe.runs.executor import Executor, LocalExecutor, Stage, relayed, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Outputs, Shard, ShardStore, json_bytes, parquet_bytes
 from genprobe.studies.brittleness import budget, solve
@@ -95,7 +95,7 @@ def run_brittleness(
     read_inputs(config, training)
     run = open_run(out, BRITTLENESS.kind, config, starts=config.model.check)
     config = sent_to_workers(config)
-    run_stage(run, TrainingTask(), [Shard(TRAINING, "training", asdict(training))], executor)
+    run_stage(run, TrainingStage(), [Shard(TRAINING, "training", asdict(training))], executor)
     base = base_suites(config)
     _build_base_suites(run, config, base, log, executor)
     _solve(run, config, base, log, executor)
@@ -107,12 +107,14 @@ def run_brittleness(
     ]  # fmt: skip
     if derived:
         log(f"building {', '.join(s.key for s in derived)} from the solved problems")
-        run_stage(run, SuiteTask(config), derived, executor)
+        run_stage(run, SuiteStage(config), derived, executor)
         _solve(run, config, [s.key for s in derived], log, executor)
     if config.search_budget is not None:
         shards = budget.shards(read_suites(run))
         log(f"search budget {config.search_budget}: {len(shards)} shards")
-        run_stage(run, budget.BudgetTask(config.model, _verifier(config), config), shards, executor)
+        run_stage(
+            run, budget.BudgetStage(config.model, _verifier(config), config), shards, executor
+        )
     return run
 
 
@@ -185,7 +187,7 @@ def _solve(
         return  # solved before: no channel to open, no worker to start
     executor = executor or LocalExecutor()
     with relayed(executor, log) as notes:  # each worker's decode/verify schedule, once chosen
-        task = solve.SolveTask(
+        task = solve.SolveStage(
             config.model, _verifier(config), config.k_max, score_references=True,
             overlap=config.overlap, notes=notes,
         )  # fmt: skip
@@ -209,7 +211,7 @@ def _build_base_suites(
     if building := [name for name in names if name not in restored]:
         log(f"building {', '.join(building)}")
     keep = None if cache is None else lambda s: cache.keep(run, s, _request(config, s))
-    run_stage(run, SuiteTask(config), shards, executor, on_done=keep)
+    run_stage(run, SuiteStage(config), shards, executor, on_done=keep)
 
 
 def _build_shard(config: BrittlenessConfig, name: str) -> Shard:
@@ -281,7 +283,7 @@ def _primitive(record: list[Any]) -> Primitive:
 
 
 @dataclass(frozen=True)
-class SuiteTask(StageTask):
+class SuiteStage(Stage):
     """Builds one suite table per shard (no model needed)."""
 
     config: BrittlenessConfig
@@ -312,7 +314,7 @@ class SuiteTask(StageTask):
 
 
 @dataclass(frozen=True)
-class TrainingTask(StageTask):
+class TrainingStage(Stage):
     """Records what the model was trained on (the shard's spec, a `Training`) in training.json,
     with the positive integers of its training data per coefficient range of Figure 2."""
 

@@ -19,7 +19,7 @@ what is computed: verdicts and ranks are the same whichever mode each step ran i
   as its neighbours);
 - every `REPROBE_EVERY`th step runs the other mode and the choice is made again from the
   latest times, so that a change in the machine's load can turn it; it changes at no other step.
-The schedule lives in the worker's context (`SolveTask.setup`): its times carry over from shard
+The schedule lives in the worker's context (`SolveStage.setup`): its times carry over from shard
 to shard, so only a worker's first steps probe. It notes its choice, and any later change, as a
 line such as "decode/verify: in turn (overlapped 19.1 ms vs in turn 16.0 ms per problem)".
 

@@ -34,7 +34,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from genprobe.runs.executor import StageTask
+from genprobe.runs.executor import Stage
 from genprobe.runs.pool import DeadlineCounts
 from genprobe.runs.shards import Outputs, Shard
 from genprobe.studies.brittleness.schedule import Mode, Schedule
@@ -114,7 +114,7 @@ class SolveContext(NamedTuple):
 
 
 @dataclass(frozen=True)
-class SolveTask(StageTask):
+class SolveStage(Stage):
     needs_device: ClassVar[bool] = True
     model: ModelSettings
     verifier: VerifierConfig

@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from genprobe.runs.executor import StageTask
+from genprobe.runs.executor import Stage
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.study import DECODE
@@ -68,7 +68,7 @@ def result_path(key: str) -> str:
     return f"results/{key}.parquet"
 
 
-class ModelTask(StageTask):
+class ModelStage(Stage):
     """A stage of the model under test, loaded once per worker; its shards hold inputs."""
 
     needs_device: ClassVar[bool] = True
@@ -85,7 +85,7 @@ class ModelTask(StageTask):
         return np.asarray(spec["src"], dtype=np.int64).reshape(len(spec["src"]), -1)
 
 
-class DecodeTask(ModelTask):
+class DecodeStage(ModelStage):
     """Decodes a suite with every member."""
 
     def run(self, context: SequenceModel, shard: Shard, scratch: Path) -> Outputs:

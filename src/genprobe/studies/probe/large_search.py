@@ -21,7 +21,7 @@ import numpy as np
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.large_search import judged_once, searched, searched_rows
 from genprobe.studies.probe.config import ProbeConfig
-from genprobe.studies.probe.decode import ModelTask
+from genprobe.studies.probe.decode import ModelStage
 from genprobe.studies.probe.study import LARGE_SEARCH
 from genprobe.studies.probe.suites import Suite
 from genprobe.under_test.sequences import SequenceModel
@@ -54,7 +54,7 @@ def search_path(suite: str, chunk: int) -> str:
     return f"{LARGE_SEARCH}/{suite}/{chunk:04d}.parquet"
 
 
-class LargeSearchTask(ModelTask):
+class LargeSearchStage(ModelStage):
     """Searches a few inputs of a suite with every member."""
 
     def run(self, context: SequenceModel, shard: Shard, scratch: Path) -> Outputs:

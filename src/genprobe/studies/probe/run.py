@@ -28,8 +28,8 @@ from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.probe.config import ProbeConfig
-from genprobe.studies.probe.decode import DecodeTask, decode_shard
-from genprobe.studies.probe.large_search import LargeSearchTask, search_shards
+from genprobe.studies.probe.decode import DecodeStage, decode_shard
+from genprobe.studies.probe.large_search import LargeSearchStage, search_shards
 from genprobe.studies.probe.study import KIND
 from genprobe.studies.probe.suites import build_suites, saved_suites, write_suites
 from genprobe.tasks.registry import task_name
@@ -95,10 +95,10 @@ def run_probe(
     if pending := ShardStore(run).pending(shards):
         log(f"decoding {len(pending)} suites: {', '.join(shard.key for shard in pending)}")
     executor = executor or LocalExecutor(workers=config.workers)
-    run_stage(run, DecodeTask(config), shards, executor)
+    run_stage(run, DecodeStage(config), shards, executor)
     if config.search_budget is not None:
         shards = search_shards(suites, config)
         if pending := ShardStore(run).pending(shards):
             log(f"large search (budget {config.search_budget}): {len(pending)} shards")
-        run_stage(run, LargeSearchTask(config), shards, executor)
+        run_stage(run, LargeSearchStage(config), shards, executor)
     return run

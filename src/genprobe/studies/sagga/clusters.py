@@ -35,12 +35,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from genprobe.runs.executor import Executor, StageTask, run_stage
+from genprobe.runs.executor import Executor, Stage, run_stage
 from genprobe.runs.pool import DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.kmeans import cluster_labels
 from genprobe.studies.sagga.config import SaggaConfig
-from genprobe.studies.sagga.generation import ProposeTask, propose, verifier_config, verify
+from genprobe.studies.sagga.generation import ProposeStage, propose, verifier_config, verify
 from genprobe.studies.sagga.mutants import SimplifyMemo, mutate_generation
 from genprobe.studies.sagga.results import CLUSTERS, read_archive, read_tags, successes
 from genprobe.studies.sagga.study import CLUSTER, NEARBY, TAG
@@ -126,7 +126,7 @@ def cluster(
 
 
 @dataclass(frozen=True)
-class ClusterTask(StageTask):
+class ClusterStage(Stage):
     """Clusters the archive given in the shard's spec and finds each cluster's slice."""
 
     config: SaggaConfig
@@ -170,7 +170,7 @@ def cluster_shard(run: Path, config: SaggaConfig, generations: int) -> Shard:
 
 
 @dataclass(frozen=True)
-class TagTask(StageTask):
+class TagStage(Stage):
     workers: int | None
 
     def run(self, context: None, shard: Shard, scratch: Path) -> Outputs:
@@ -198,7 +198,7 @@ def _digest(keys: Sequence[str]) -> str:
 
 
 @dataclass(frozen=True)
-class NearbyTask(ProposeTask):
+class NearbyStage(ProposeStage):
     """Mutates a cluster's central members and keeps the solved mutant nearest to one."""
 
     def setup(self) -> tuple[IntegrationSequenceModel, DeadlinePool, SimplifyMemo, Verifier]:
@@ -254,7 +254,7 @@ def analyse(
     """The search's last stages: cluster the archive (here, where the embedder is), tag its
     failures and search a nearby success per cluster (on the study's executor)."""
     log("clustering the archived failures")
-    run_stage(run, ClusterTask(config), [cluster_shard(run, config, generations)], here)
+    run_stage(run, ClusterStage(config), [cluster_shard(run, config, generations)], here)
     found = json.loads((run / CLUSTERS).read_text(encoding="utf-8"))["clusters"]
     archive = read_archive(run)
     wanted = archive["problem"].iloc[tagged_rows([c["members"] for c in found], config.tag_limit)]
@@ -264,7 +264,7 @@ def analyse(
         f"{'all' if config.tag_limit is None else config.tag_limit}, at most "
         f"{TAG_SECONDS:g} s of SymPy's CPU time each)"
     )
-    run_stage(run, TagTask(config.workers), tag_shards(keys), executor)
+    run_stage(run, TagStage(config.workers), tag_shards(keys), executor)
     attempts = config.nearby_attempts
     log(
         f"searching a nearby success for {len(found)} clusters among {attempts} mutants of "
@@ -274,4 +274,4 @@ def analyse(
         Shard(NEARBY, f"{i:03d}", {"cluster": i, "members": c["central"], "attempts": attempts})
         for i, c in enumerate(found)
     ]
-    run_stage(run, NearbyTask(sent_to_workers(config)), shards, executor)
+    run_stage(run, NearbyStage(sent_to_workers(config)), shards, executor)

@@ -38,7 +38,7 @@ import pandas as pd
 import sympy as sp
 
 from genprobe.runs.cpus import usable_cpus
-from genprobe.runs.executor import StageTask
+from genprobe.runs.executor import Stage
 from genprobe.runs.pool import DeadlineCounts, DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.sagga.config import SaggaConfig
@@ -129,7 +129,7 @@ def score_shard(generation: int, proposed: Row, verified: Sequence[Row]) -> Shar
     return Shard(GENERATION, f"{generation:05d}", spec)
 
 
-class _ToolsTask(StageTask):
+class _ToolsStage(Stage):
     """A task whose context is a tuple of things to close (a model, pools)."""
 
     def close(self, context: tuple[Any, ...]) -> None:
@@ -138,7 +138,7 @@ class _ToolsTask(StageTask):
 
 
 @dataclass(frozen=True)
-class ProposeTask(_ToolsTask):
+class ProposeStage(_ToolsStage):
     config: SaggaConfig
     needs_device: ClassVar[bool] = True
 
@@ -193,7 +193,7 @@ class ProposeTask(_ToolsTask):
 
 
 @dataclass(frozen=True)
-class VerifyTask(_ToolsTask):
+class VerifyStage(_ToolsStage):
     config: SaggaConfig
 
     def setup(self) -> tuple[Verifier, DeadlinePool]:
@@ -209,7 +209,7 @@ class VerifyTask(_ToolsTask):
 
 
 @dataclass(frozen=True)
-class ScoreTask(StageTask):
+class ScoreStage(Stage):
     config: SaggaConfig
 
     def setup(self) -> Fitness:

@@ -42,9 +42,9 @@ from genprobe.runs.shards import Shard, ShardStore
 from genprobe.studies.sagga.clusters import analyse
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.generation import (
-    ProposeTask,
-    ScoreTask,
-    VerifyTask,
+    ProposeStage,
+    ScoreStage,
+    VerifyStage,
     propose_shard,
     proposed_path,
     score_shard,
@@ -133,7 +133,7 @@ class SaggaBreeder:
 
     def __post_init__(self) -> None:
         config = sent_to_workers(self.config)
-        self.tasks = ProposeTask(config), VerifyTask(config), ScoreTask(config)
+        self.tasks = ProposeStage(config), VerifyStage(config), ScoreStage(config)
 
     def recorded(self, generation: int) -> bool:
         return ShardStore(self.run).finished(GENERATION, f"{generation:05d}")

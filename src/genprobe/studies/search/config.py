@@ -188,7 +188,7 @@ class SearchConfig:
 
     def target_texts(self) -> tuple[str, ...]:
         """The inputs of --targets (none without it), read where the search starts, so that
-        a worker elsewhere gets them with its task (`GenerationTask.targets`).
+        a worker elsewhere gets them with its task (`GenerationStage.targets`).
 
         Raises:
             ConfigError, DataFormatError: --targets or --target-length given with a fitness

@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from genprobe.runs.executor import StageTask
+from genprobe.runs.executor import Stage
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.fitness import Fitness, Target, failure_score
@@ -95,7 +95,7 @@ def gold_lines(task: Task, src: np.ndarray) -> list[str | None]:
 
 
 @dataclass(frozen=True)
-class GenerationTask(StageTask):
+class GenerationStage(Stage):
     config: SearchConfig
     target: Target
     targets: tuple[str, ...] = ()  # of --targets (`SearchConfig.target_texts`)

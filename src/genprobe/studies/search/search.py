@@ -45,7 +45,7 @@ from genprobe.studies.search.analysis import analyse
 from genprobe.studies.search.config import SELECTION_CLUSTERS, SearchConfig
 from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.evolve import mutate
-from genprobe.studies.search.generation import GenerationTask, generation_shard
+from genprobe.studies.search.generation import GenerationStage, generation_shard
 from genprobe.studies.search.loop import Log, Parents, Search, Selection, evolve
 from genprobe.studies.search.results import ARCHIVE, TRAINED_ON
 from genprobe.studies.search.study import GENERATION
@@ -63,7 +63,7 @@ class TaskBreeder:
     config: SearchConfig
     task: Task
     run: Path
-    stage: GenerationTask
+    stage: GenerationStage
     runner: Executor
     # a column of `results.TRAINED_ON` -> the keys of the inputs that run's sweep trained on
     trained: dict[str, frozenset[str]] = field(default_factory=dict)
@@ -173,7 +173,7 @@ def run_search(
         clusters=SELECTION_CLUSTERS, embedder=make_embedder("char"),
     )  # fmt: skip
     with executor or LocalExecutor() as runner:
-        stage = GenerationTask(config, target, config.target_texts())
+        stage = GenerationStage(config, target, config.target_texts())
         search = Search(
             TaskBreeder(config, task, run, stage, runner, trained),
             run, list(dict.fromkeys(input_keys(base))), selection, config.archive_tau, about,

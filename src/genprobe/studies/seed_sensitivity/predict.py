@@ -3,8 +3,8 @@
 One shard per suite, keyed by its name; the spec carries the suite's inputs as ids, so the
 study's own suites and external inputs (`genprobe evaluate`) are the same kind of shard, and
 evaluating other inputs under a name already used replaces its predictions. A sweep's members
-decode as one stacked model (`PredictTask`); a language model's members answer prompts
-(`AnswerTask`), in the same rows with the record of each request beside them.
+decode as one stacked model (`PredictStage`); a language model's members answer prompts
+(`AnswerStage`), in the same rows with the record of each request beside them.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import torch
 from genprobe.data.seq2seq import EOS, PAD, decoded_outputs
 from genprobe.decoding.greedy import greedy
 from genprobe.models.member_stack import MemberStack
-from genprobe.runs.executor import StageTask
+from genprobe.runs.executor import Stage
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
-from genprobe.studies.probe.decode import ModelTask
+from genprobe.studies.probe.decode import ModelStage
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.device import cpu_threads, device_facts
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
@@ -54,7 +54,7 @@ def prediction_path(suite: str) -> str:
     return f"predictions/{suite}.parquet"
 
 
-class PredictTask(StageTask):
+class PredictStage(Stage):
     """Decodes with the run's members, loaded once per worker onto `device`."""
 
     needs_device: ClassVar[bool] = True
@@ -171,7 +171,7 @@ def decoded_chunks(
     )
 
 
-class AnswerTask(ModelTask):
+class AnswerStage(ModelStage):
     """A language model's members answer one suite (the probe's model under test, loaded once
     per worker, or handed over by a driver that loaded it to check it)."""
 

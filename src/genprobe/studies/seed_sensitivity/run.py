@@ -41,8 +41,8 @@ from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.memory import check_memory
 from genprobe.studies.seed_sensitivity.model_check import check_contract, members_alone
 from genprobe.studies.seed_sensitivity.predict import (
-    AnswerTask,
-    PredictTask,
+    AnswerStage,
+    PredictStage,
     predict_shard,
     prediction_path,
 )
@@ -55,7 +55,7 @@ from genprobe.studies.seed_sensitivity.results import (
 from genprobe.studies.seed_sensitivity.study import KIND, LANGUAGE_MODEL, LEGACY_KIND
 from genprobe.studies.seed_sensitivity.train import (
     OnProgress,
-    TrainTask,
+    TrainStage,
     train_shards,
     trained_seeds,
 )
@@ -112,11 +112,11 @@ def run_sweep(
     executor = executor or LocalExecutor()
     relay = None if on_progress is None else lambda item: on_progress(*item)
     with relayed(executor, relay) as progress:
-        run_stage(run, TrainTask(config, device, progress), shards, executor)
+        run_stage(run, TrainStage(config, device, progress), shards, executor)
     suites = [predict_shard(suite, data[suite].src, config.seeds) for suite in config.task.suites()]
     if pending := ShardStore(run).pending(suites):
         log(f"evaluating {', '.join(shard.key for shard in pending)}")
-    run_stage(run, PredictTask(run, config, device), suites, executor)
+    run_stage(run, PredictStage(run, config, device), suites, executor)
     if stale := incomplete_suites(write_metrics(run)):
         log(f"{', '.join(stale)}: evaluated before the run grew; run `evaluate --src` again")
     return run
@@ -195,7 +195,7 @@ def evaluate_external(
             f"{int((np.asarray(src[first]) > 0).sum())} tokens"
         )
     shard = predict_shard(name, src, config.seeds)
-    run_stage(run, PredictTask(run, config, device), [shard], executor)
+    run_stage(run, PredictStage(run, config, device), [shard], executor)
     write_metrics(run)
     return run / prediction_path(name)
 
@@ -244,7 +244,7 @@ def evaluate_language_model(
         members = len(config.seeds)
         log(f"asking {members} member{'s' * (members > 1)}: "
             f"{', '.join(shard.key for shard in pending)}")  # fmt: skip
-    run_stage(run, AnswerTask(config, model), shards)
+    run_stage(run, AnswerStage(config, model), shards)
     write_metrics(run)
     return run
 
@@ -263,7 +263,7 @@ def _checked_model(config: LanguageModelConfig, suites: dict[str, np.ndarray]) -
     Raises:
         CheckpointError, ModelCapabilityError: see `evaluate_language_model`.
     """
-    task = AnswerTask(config)
+    task = AnswerStage(config)
     task.runtime()  # a device this machine has, before the model loads there
     model = task.setup()
     for name, src in suites.items():

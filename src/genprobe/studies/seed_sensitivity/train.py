@@ -21,7 +21,7 @@ import numpy as np
 
 from genprobe.data.seq2seq import Seq2SeqTensors, encode
 from genprobe.models.member_stack import MemberStack
-from genprobe.runs.executor import StageTask
+from genprobe.runs.executor import Stage
 from genprobe.runs.shards import Outputs, Shard, ShardStore, json_bytes
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.curves import curve_bytes, curve_path
@@ -60,7 +60,7 @@ def training_path(shard: Shard) -> str:
     return f"training/{shard.key}.json"
 
 
-class TrainTask(StageTask):
+class TrainStage(Stage):
     """Trains with the run's data, generated once per worker from the config.
 
     `progress`, if given, is a queue (a `multiprocessing` manager's, so that worker processes can

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError
-from genprobe.runs.executor import Executor, StageTask, run_stage
+from genprobe.runs.executor import Executor, Stage, run_stage
 from genprobe.runs.pool import DeadlinePool
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Outputs, Shard, ShardStore
@@ -82,7 +82,7 @@ class GenerationConfig:
         return cls(**{**identity, "generator": GeneratorConfig(**generator)})
 
 
-class AttemptsTask(StageTask):
+class AttemptsStage(Stage):
     """A shard: attempts `start` to `stop` - 1, each under its CPU deadline."""
 
     def __init__(self, config: GenerationConfig) -> None:
@@ -155,7 +155,7 @@ def generate_run(
     config = config.validated()
     path = open_run(run, KIND, config)
     store = ShardStore(path)
-    task = AttemptsTask(config)
+    task = AttemptsStage(config)
     kept = Kept(config.n)
     start = 0
     while not kept.complete and start < config.attempt_limit:

@@ -1,4 +1,4 @@
-"""Tiny stage tasks for the spine's tests, importable by spawned worker processes."""
+"""Tiny stages for the spine's tests, importable by spawned worker processes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from genprobe.errors import ConfigError
-from genprobe.runs.executor import StageTask
+from genprobe.runs.executor import Stage
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 
 
@@ -18,7 +18,7 @@ class Interrupted(Exception):
     pass
 
 
-class Squares(StageTask):
+class Squares(Stage):
     """Each shard writes its number squared, as JSON and as Parquet; shards named in `fail_on`
     raise `Interrupted` instead (a crash in the middle of a stage)."""
 
@@ -38,7 +38,7 @@ class Squares(StageTask):
         return {"device": "abacus"}
 
 
-class HalfThenWhole(StageTask):
+class HalfThenWhole(Stage):
     """Does half its work into scratch and crashes; run again, it finishes from that half."""
 
     def run(self, context: Any, shard: Shard, scratch: Path) -> Outputs:
@@ -50,7 +50,7 @@ class HalfThenWhole(StageTask):
         return {f"whole/{shard.key}.txt": f"{half.read_text()} + second half".encode()}
 
 
-class Writes(StageTask):
+class Writes(Stage):
     """Returns the files it was given, whatever their paths."""
 
     def __init__(self, outputs: Outputs) -> None:
@@ -81,7 +81,7 @@ class RefusedSetup(Squares):
         raise ConfigError("--model", "a checkpoint file that exists", "ckpt:gone.pt")
 
 
-class WhoRuns(StageTask):
+class WhoRuns(Stage):
     """Each shard tells which worker ran it (process id) and how many shards that worker's
     `setup` has served, after `seconds` of work."""
 
@@ -97,7 +97,7 @@ class WhoRuns(StageTask):
         return {f"who/{shard.key}.json": json_bytes(context)}
 
 
-class Nap(StageTask):
+class Nap(Stage):
     """Shard `quick` returns at once; any other marks `started` in its scratch and sleeps a
     minute: a stage with one worker busy and one idle, to interrupt."""
 
