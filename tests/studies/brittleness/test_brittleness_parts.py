@@ -18,7 +18,7 @@ from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
 from genprobe.studies.brittleness import paper, report, tables
 from genprobe.studies.brittleness.compare import Beside
 from genprobe.studies.brittleness.config import BrittlenessConfig
-from genprobe.studies.brittleness.solve import Problem, solve
+from genprobe.studies.brittleness.solve import SuiteRow, solve
 from genprobe.tasks.integration import Verifier, VerifierConfig, X, from_sympy, to_prefix
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.under_test.adapters.integration_model import Candidate, Model
@@ -105,7 +105,7 @@ def test_solve_asks_the_verifier_about_each_answer_as_the_model_gave_it_in_rank_
 
     model = IntegrationSequenceModel(_Fixed(answers), IntegrationTask(), "fixed")
     rows = solve(
-        model, Fake(), "s", [Problem(i, p, None) for i, p in enumerate(problems)], 5, 2, False
+        model, Fake(), "s", [SuiteRow(i, p, None) for i, p in enumerate(problems)], 5, 2, False
     ).to_pylist()
     # batches of 2: problems 0-1 (ranks 1, 2-3), then 2-3 (ranks 1, 2-3, 4-5)
     assert [[i for i, _ in window] for window in asked] == [[0], [0], [2, 3], [2, 2, 3, 3], [3, 3]]
@@ -196,7 +196,7 @@ def test_a_problem_longer_than_the_position_table_is_unreadable_not_failed():
     config = TransformerConfig(dim=16, n_enc_layers=1, n_dec_layers=1, n_heads=2, max_positions=12)
     model = Seq2SeqModel(Seq2SeqTransformer(config), DecodingConfig(beam_size=2, max_len=8))
     short, long = from_sympy(2 * X), from_sympy(sum(sp.sin(k * X) for k in range(1, 6)))
-    problems = [Problem(0, short, from_sympy(X**2)), Problem(1, long, None)]
+    problems = [SuiteRow(0, short, from_sympy(X**2)), SuiteRow(1, long, None)]
     assert model.readable([short, long]) == [True, False]
     asked = IntegrationSequenceModel(model, IntegrationTask(), "small")
     with Verifier(VerifierConfig(workers=1)) as verifier:

@@ -7,7 +7,7 @@ import sympy as sp
 
 from genprobe.errors import ConfigError
 from genprobe.studies.brittleness.schedule import PROBES, REPROBE_EVERY, Mode, Schedule
-from genprobe.studies.brittleness.solve import Problem, solve
+from genprobe.studies.brittleness.solve import SuiteRow, solve
 from genprobe.tasks.integration import Verifier, VerifierConfig, X, from_sympy
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.under_test.adapters.callable import CallableModel
@@ -129,7 +129,7 @@ def answers(problem, k):
 
 def test_solve_gives_the_same_results_in_turn_overlapped_and_mixed():
     problems = [
-        Problem(row, from_sympy(c * X if row % 3 else sp.sin(c * X)), None)
+        SuiteRow(row, from_sympy(c * X if row % 3 else sp.sin(c * X)), None)
         for row, c in enumerate(range(2, 19))
     ]  # 17 problems: batches of 2 make 9 steps that decode and verify
     model = IntegrationSequenceModel(

@@ -4,7 +4,7 @@ task does not decode by default."""
 
 from helpers import model_settings
 
-from genprobe.studies.brittleness.solve import Problem, solve
+from genprobe.studies.brittleness.solve import SuiteRow, solve
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.results import read_probe, read_results, read_suites
 from genprobe.studies.probe.run import run_probe
@@ -50,7 +50,7 @@ def test_a_split_asked_for_is_judged_as_the_brittleness_study_judges_it(tmp_path
     assert read_probe(run).splits == ("robustness-simple",)
     rows = read_results(run).query("suite == 'task-robustness-simple'").sort_values("index")
     task = load_task("integration")
-    problems = [Problem(i, p, None) for i, p in enumerate(task.problems(
+    problems = [SuiteRow(i, p, None) for i, p in enumerate(task.problems(
         task.generate("robustness-simple", 6, 43).src))]  # fmt: skip
     with Verifier(VerifierConfig(deadline=task.deadline, workers=1)) as verifier:
         table = solve(

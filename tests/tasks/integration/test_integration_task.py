@@ -15,7 +15,7 @@ from genprobe.errors import ConfigError
 from genprobe.models.checkpoints import save_transformer
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
 from genprobe.options import as_pairs, parse_pairs
-from genprobe.studies.brittleness.solve import Problem, solve
+from genprobe.studies.brittleness.solve import SuiteRow, solve
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.search import run_search
 from genprobe.studies.seed_sensitivity import run_sweep
@@ -260,7 +260,7 @@ def evaluated(spec, task, src, k, **settings):
     ours = [
         int(np.argmax(row == "correct")) + 1 if (row == "correct").any() else 0 for row in outcomes
     ]
-    problems = [Problem(i, p, None) for i, p in enumerate(task.problems(src))]
+    problems = [SuiteRow(i, p, None) for i, p in enumerate(task.problems(src))]
     with Verifier(VerifierConfig(deadline=task.deadline, workers=1)) as verifier:
         table = solve(model, verifier, "s", problems, k, 4, False)
     rows = table.to_pylist()
@@ -426,7 +426,7 @@ def test_an_integration_models_answers_are_judged_as_it_gave_them_as_the_study_j
     assert outcomes[0].tolist() == [["correct", None], ["unparseable", "correct"]]
     as_ids = Ranked(ranked.out, ranked.length, ranked.finished, ranked.score, ranked.logprob)
     assert as_ids.outcomes(task, src)[0, 0, 0] == "unparseable"
-    problems = [Problem(i, p, None) for i, p in enumerate(task.problems(src))]
+    problems = [SuiteRow(i, p, None) for i, p in enumerate(task.problems(src))]
     with Verifier(VerifierConfig(deadline=task.deadline, workers=1)) as verifier:
         rows = solve(model, verifier, "s", problems, 2, 4, False).to_pylist()
     assert [row["first_correct_rank"] for row in rows] == [1, 2]

@@ -120,10 +120,10 @@ def _hf_module(arch: HuggingFaceArchitecture, shape: ModelShape) -> nn.Module:
     if config.is_encoder_decoder:
         config.decoder_start_token_id = shape.src_vocab + BOS
         return EncoderDecoderLM(config, shape.src_vocab)
-    return CausalLM(config)
+    return DecoderOnlyLM(config)
 
 
-class CausalLM(nn.Module):
+class DecoderOnlyLM(nn.Module):
     """A causal language model in the decoder-only layout: forward(seq) → logits."""
 
     def __init__(self, config: Any) -> None:

@@ -83,8 +83,10 @@ RESULT_SCHEMA = pa.schema(
 
 
 @dataclass(frozen=True)
-class Problem:
-    row: int  # the problem's row in its suite
+class SuiteRow:
+    """A problem of a suite, with its row there and its reference antiderivative (if any)."""
+
+    row: int
     problem: Expr
     reference: Expr | None
 
@@ -98,11 +100,11 @@ def result_path(suite: str, chunk: int) -> str:
     return f"results/{suite}/{chunk:05d}.parquet"
 
 
-def read_problems(rows: Sequence[dict[str, Any]]) -> list[Problem]:
+def read_problems(rows: Sequence[dict[str, Any]]) -> list[SuiteRow]:
     def read(text: str | None) -> Expr | None:
         return None if text is None else from_prefix(text.split())
 
-    return [Problem(int(r["row"]), read(r["problem"]), read(r.get("reference"))) for r in rows]
+    return [SuiteRow(int(r["row"]), read(r["problem"]), read(r.get("reference"))) for r in rows]
 
 
 class SolveContext(NamedTuple):
@@ -159,7 +161,7 @@ def solve(
     model: IntegrationSequenceModel,
     verifier: Verifier,
     suite: str,
-    problems: Sequence[Problem],
+    problems: Sequence[SuiteRow],
     k_max: int,
     batch_size: int,
     score_references: bool,
@@ -169,7 +171,7 @@ def solve(
     batches decoded and verified as `schedule` says (default: a new `auto` one)."""
     schedule = schedule or Schedule()
     before = model.deadline_counts()
-    decoded: list[tuple[Sequence[Problem], np.ndarray, Answers]] = []
+    decoded: list[tuple[Sequence[SuiteRow], np.ndarray, Answers]] = []
     verdicts: list[np.ndarray] = []
     with ThreadPoolExecutor(1, thread_name_prefix="verify") as background:
         # the batch decoded last, not verified yet: its problems and their candidates
@@ -229,7 +231,7 @@ def _verdicts(verifier: Verifier, problems: Sequence[Expr], ranked: Answers) -> 
 
 
 def _rows(
-    problems: Sequence[Problem], readable: np.ndarray, ranked: Answers, verdicts: np.ndarray
+    problems: Sequence[SuiteRow], readable: np.ndarray, ranked: Answers, verdicts: np.ndarray
 ) -> list[dict[str, Any]]:
     """The result rows of a batch (see module docs; `reference_logprob` still null)."""
     rows = []
