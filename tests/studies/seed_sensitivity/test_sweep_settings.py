@@ -51,13 +51,19 @@ def test_the_sizes_follow_from_the_task(task, train_size, full_batch, expected):
     assert (config.train_size, config.train.batch_size) == expected
 
 
-def test_the_command_line_gives_its_settings_to_the_configs(cli, monkeypatch, tmp_path):
-    made = []
+@pytest.fixture
+def made(monkeypatch):
+    """The configs a `sweep` command would run, caught before anything trains."""
+    configs = []
     monkeypatch.setattr(
         "genprobe.studies.seed_sensitivity.run_sweep",
-        lambda config, out, *args: made.append(config) or out,
+        lambda config, out, *args: configs.append(config) or out,
     )
     monkeypatch.setattr("genprobe.cli.sweep.finish", lambda *args: None)
+    return configs
+
+
+def test_the_command_line_gives_its_settings_to_the_configs(cli, made, tmp_path):
     code, _, err = cli(
         "sweep", "--task", "binary_operation", "--arch", "mlp", "--full-batch",
         "--init-seeds", "2", "--order-seeds", "3", "--first-seed", "5", "--optimizer", "adam",
@@ -72,13 +78,7 @@ def test_the_command_line_gives_its_settings_to_the_configs(cli, monkeypatch, tm
     assert config.train_size == 4_704 and config.model.options()["hidden"] == 16
 
 
-def test_each_cell_of_a_grid_takes_the_sizes_of_its_own_task(cli, monkeypatch, tmp_path):
-    made = []
-    monkeypatch.setattr(
-        "genprobe.studies.seed_sensitivity.run_sweep",
-        lambda config, out, *args: made.append(config) or out,
-    )
-    monkeypatch.setattr("genprobe.cli.sweep.finish", lambda *args: None)
+def test_each_cell_of_a_grid_takes_the_sizes_of_its_own_task(cli, made, tmp_path):
     code, _, err = cli(
         "sweep", "--task", "binary_operation", "--arch", "mlp", "--full-batch", "--seeds", "2",
         "--vary", "task.train_fraction=0.3,0.5", "--no-report", "--out", str(tmp_path / "grid"),
