@@ -100,6 +100,16 @@ def test_a_derived_default_is_left_to_the_config_where_it_is_not_given():
     assert command.got["shape"].rate == 0.1
 
 
+def test_given_only_passes_the_options_given_even_at_their_defaults_and_omit_drops_fields():
+    command = _shape_command(build=dict, given_only=True, omit=("name",))
+    assert CliRunner().invoke(command, ["--width", "8", "--tied"]).exit_code == 0
+    assert command.got["shape"] == {"width": 8, "tied": True}  # 8 is width's default
+    assert CliRunner().invoke(command, []).exit_code == 0
+    assert command.got["shape"] == {}
+    help_text = CliRunner().invoke(command, ["--help"]).output
+    assert "--name" not in help_text and "[default: 8]" in help_text
+
+
 def test_a_command_and_its_config_cannot_share_a_name():
     with pytest.raises(TypeError, match="both have"):
 

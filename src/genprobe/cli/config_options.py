@@ -7,7 +7,8 @@ one on its line, read from the source once; a field in backticks is shown as its
 A field whose default follows from other settings (a learning rate from its optimizer) is
 named in `derived` with that default in words: its option defaults to None (not given), and
 `--help` shows the words. `flags` names an option otherwise than its field
-(`--decoder-only/--encoder-decoder`).
+(`--decoder-only/--encoder-decoder`); a field of `omit` has none. With `given_only`, the
+command receives only the options given on its command line, to lay over a preset's settings.
 
     @with_config_options(TrainConfig, "train")
     def sweep(out: Path = typer.Option(...), train: TrainConfig = FROM_CONFIG, ...) -> None:
@@ -21,7 +22,7 @@ import inspect
 import linecache
 import re
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import MISSING, fields
 from typing import Any
 
@@ -31,6 +32,7 @@ from genprobe.options import field_types
 
 # The default of a command's parameter that `with_config_options` replaces by the options.
 FROM_CONFIG: Any = object()
+CONTEXT = "config_options_context"  # the wrapper's parameter typer gives the click context
 
 
 @functools.cache
@@ -77,6 +79,7 @@ def config_options(
     config: type,
     derived: Mapping[str, str] | None = None,
     flags: Mapping[str, str] | None = None,
+    omit: Collection[str] = (),
 ) -> list[inspect.Parameter]:
     """The options of the dataclass `config`'s fields, as a command's keyword parameters
     (typer builds the click options from them).
@@ -89,7 +92,7 @@ def config_options(
     names = {name: flags.get(name, "--" + name.replace("_", "-")) for name in types}
     parameters = []
     for field in fields(config):
-        if not field.init:
+        if not field.init or field.name in omit:
             continue
         if field.default is MISSING or field.name not in comments:
             raise TypeError(f"{config.__name__}.{field.name} needs a default and a comment")
@@ -123,12 +126,15 @@ def with_config_options(
     build: Callable[..., Any] | None = None,
     derived: Mapping[str, str] | None = None,
     flags: Mapping[str, str] | None = None,
+    omit: Collection[str] = (),
+    given_only: bool = False,
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Give a command the options of `config`'s fields (`config_options`) where its parameter
     `name` (its default `FROM_CONFIG`) stands; it receives them as that one argument, built
     by `build(**values)` (default: `config` itself), so a value the config refuses is refused
-    before the command runs."""
-    options = config_options(config, derived, flags)
+    before the command runs; with `given_only`, `values` are those given on the command line
+    (not those left at their defaults)."""
+    options = config_options(config, derived, flags, omit)
     build = build or config
 
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
@@ -143,10 +149,15 @@ def with_config_options(
         @functools.wraps(command)
         def wrapper(**given: Any) -> None:
             values = {option.name: given.pop(option.name) for option in options}
+            if given_only:  # typer's own click's ParameterSource, by name
+                source = given.pop(CONTEXT).get_parameter_source
+                values = {k: v for k, v in values.items() if source(k).name != "DEFAULT"}
             command(**{name: build(**values)}, **given)
 
         keyword = inspect.Parameter.KEYWORD_ONLY
         parameters = [p.replace(kind=keyword) for p in [*own[:at], *options, *own[at + 1 :]]]
+        if given_only:
+            parameters.append(inspect.Parameter(CONTEXT, keyword, annotation=typer.Context))
         wrapper.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
         return wrapper

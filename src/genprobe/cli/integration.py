@@ -22,6 +22,7 @@ from typing import Annotated, Any
 import typer
 
 from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, make_executor
+from genprobe.cli.config_options import FROM_CONFIG, with_config_options
 from genprobe.cli.group import command_group
 from genprobe.cli.model_options import (
     INTEGRATION,
@@ -33,6 +34,7 @@ from genprobe.cli.model_options import (
 )
 from genprobe.cli.paths import output_file, output_folder
 from genprobe.errors import ConfigError
+from genprobe.studies.integration_train.config import IntegrationTrainConfig
 
 app = command_group("Symbolic integration: generate data, verify candidates, run and train models.")
 
@@ -341,54 +343,33 @@ def score(
 
 
 @app.command()
+@with_config_options(
+    IntegrationTrainConfig, "given", dict, omit=IntegrationTrainConfig.NOT_OPTIONS, given_only=True
+)
 def train(
     data: Annotated[Path, typer.Option("--data", help="Pairs: L&C text, or JSONL/Parquet.")],
     out: Annotated[
         Path,
         typer.Option("--out", help="Run directory (resumed if it exists).", callback=output_folder),
     ],
-    preset: str = typer.Option(None, help="A recipe's settings (docs/models.md): cpu or gpu."),
-    size: str = typer.Option(
-        None, help="small (2 CPU cores), medium (512, 4+4; GPU) or paper (1024, 6+6) [small]."
+    preset: str = typer.Option(
+        None,
+        help="A measured recipe's settings (docs/models.md): cpu or gpu; options given "
+        "beside it win.",
     ),
-    epochs: int = typer.Option(None, help="Epochs (one checkpoint and validation each) [10]."),
-    epoch_size: int = typer.Option(None, help="Examples per epoch [all]."),
-    batch_size: int = typer.Option(None, help="Examples per step [64]."),
-    lr: float = typer.Option(None, help="Peak AdamW learning rate [5e-4]."),
-    warmup: int = typer.Option(None, help="Warm-up steps [1000]."),
-    schedule: str = typer.Option(None, help="After warm-up: constant or cosine [constant]."),
-    clip: float = typer.Option(None, help="Gradient-norm clipping [5]."),
-    dropout: float = typer.Option(None, help="Dropout [0]."),
-    valid_size: int = typer.Option(None, help="Problems for validation Fail@1 [300]."),
-    max_len: int = typer.Option(None, help="Longest sequence (tokens) trained and decoded [256]."),
-    seed: int = typer.Option(None, help="Initialization, shuffling and held-out choice [0]."),
-    device: str = typer.Option(None, help="auto, cpu, cuda, ... [auto]."),
-    precision: str = typer.Option(
-        None, help="auto (bf16 or fp16 on GPU, fp32 on CPU), fp32, bf16, fp16 [auto]."
-    ),
+    given: dict[str, Any] = FROM_CONFIG,  # --size, --epochs, --lr, …
     max_minutes: float = typer.Option(
         None, help="Stop after this long (validate, save; rerun to go on)."
-    ),
-    init: str = typer.Option(
-        None,
-        help="Start from this model's weights (ckpt:PATH, bundled:NAME, lc:PATH) of the same "
-        "--size, not a random initialization: fine-tuning on DATA.",
     ),
 ) -> None:
     """Train the integration transformer, with validation Fail@1 (greedy, verified) every
     epoch. Validation comes from DATA's validation split (NAME.valid beside a NAME.train, else
     held out of DATA); writes OUT/report.html."""
     from genprobe.cli.console import console, progress_bar
-    from genprobe.studies.integration_train.config import IntegrationTrainConfig
     from genprobe.studies.integration_train.run import run_training
     from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
 
-    config = IntegrationTrainConfig.from_preset(
-        preset, str(data), size=size, dropout=dropout, lr=lr, warmup=warmup, schedule=schedule,
-        batch_size=batch_size, clip=clip, epochs=epochs, epoch_size=epoch_size,
-        valid_size=valid_size, max_len=max_len, seed=seed, device=device, precision=precision,
-        init=init,
-    )  # fmt: skip
+    config = IntegrationTrainConfig.from_preset(preset, str(data), **given)
     with progress_bar() as progress:
         task = progress.add_task("training", total=None)
 

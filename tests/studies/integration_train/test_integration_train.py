@@ -230,6 +230,32 @@ def test_a_preset_gives_its_settings_and_an_option_given_beside_it_wins():
     assert IntegrationTrainConfig("d", schedule="cosine").identity()["schedule"] == "cosine"
 
 
+def test_an_option_given_beside_a_preset_wins_even_at_its_default(cli, data, tmp_path, monkeypatch):
+    class Caught(Exception):
+        pass
+
+    def caught(config, *_):
+        raise Caught(config)
+
+    monkeypatch.setattr(study_run, "run_training", caught)
+    with pytest.raises(Caught) as trained:
+        cli("integration", "train", "--data", str(data), "--out", str(tmp_path / "r"),
+            "--preset", "cpu", "--epochs", "10", "--weight-decay", "0.1")  # fmt: skip
+    config = trained.value.args[0]
+    assert (config.epochs, config.lr, config.weight_decay) == (10, PRESETS["cpu"]["lr"], 0.1)
+
+
+@pytest.mark.parametrize(
+    "option, value",
+    [("--dropout", "1"), ("--clip", "0"), ("--weight-decay", "-1"), ("--verify-deadline", "0"),
+     ("--epoch-size", "0"), ("--warmup", "-1"), ("--lr", "inf")],
+)  # fmt: skip
+def test_a_setting_out_of_range_is_one_line_and_writes_nothing(cli, data, tmp_path, option, value):
+    code, err = train(cli, data, tmp_path / "run", option, value)
+    assert code == 2 and err.count("\n") == 1 and option in err, err
+    assert not (tmp_path / "run").exists()
+
+
 def test_every_preset_is_a_valid_config_of_a_known_size():
     gpu = IntegrationTrainConfig.from_preset("gpu", "d").validated()
     assert gpu.model_config().dim == 512 and gpu.batch_size == 512  # docs/results/integration_gpu

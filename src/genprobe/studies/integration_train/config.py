@@ -1,7 +1,8 @@
 """What an `integration train` run is: the config its run directory hashes, the model sizes
-and the presets (measured recipes).
+and the presets (measured recipes). A module without torch: the command line writes its
+options from `IntegrationTrainConfig` at start-up (`genprobe.cli.config_options`).
 
-Sizes: `SMALL` trains on two CPU cores, `MEDIUM` on one GPU in minutes; `PAPER` is Lample &
+Sizes: "small" trains on two CPU cores, "medium" on one GPU in minutes; "paper" is Lample &
 Charton's (dim 1024, 6 + 6 layers, 8 heads).
 """
 
@@ -9,18 +10,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from genprobe.errors import ConfigError, GenprobeError, check_choice, finite
-from genprobe.models.transformer import TransformerConfig
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
 from genprobe.under_test.registry import ModelSpec
 
-SMALL = TransformerConfig(dim=128, n_enc_layers=2, n_dec_layers=2, n_heads=4, max_positions=1024)
-MEDIUM = TransformerConfig(dim=512, n_enc_layers=4, n_dec_layers=4, n_heads=8, max_positions=1024)
-PAPER = TransformerConfig(dim=1024, n_enc_layers=6, n_dec_layers=6, n_heads=8)
-SIZES = {"small": SMALL, "medium": MEDIUM, "paper": PAPER}
+if TYPE_CHECKING:
+    from genprobe.models.transformer import TransformerConfig
+
+# each size's `TransformerConfig` settings
+SIZES: dict[str, dict[str, int]] = {
+    "small": dict(dim=128, n_enc_layers=2, n_dec_layers=2, n_heads=4, max_positions=1024),
+    "medium": dict(dim=512, n_enc_layers=4, n_dec_layers=4, n_heads=8, max_positions=1024),
+    "paper": dict(dim=1024, n_enc_layers=6, n_dec_layers=6, n_heads=8),
+}
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 LR_SCHEDULES = ("constant", "cosine")  # the learning rate after warm-up
 # `integration train --preset NAME`: the settings of a measured recipe; options given beside
@@ -42,31 +47,39 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 @dataclass(frozen=True)
 class IntegrationTrainConfig:
-    """A `genprobe.runs.config.RunConfig`; `run.run_training` validates it and opens its run."""
+    """A `genprobe.runs.config.RunConfig`; `run.run_training` validates it and opens its run.
+
+    Each field's comment (but those of `NOT_OPTIONS`) is its option's help on the command
+    line (`genprobe integration train --help`)."""
 
     RUNTIME: ClassVar[tuple[str, ...]] = ()  # device and precision change the weights
+    NOT_OPTIONS: ClassVar[tuple[str, ...]] = ("data", "extra", "init_sha256")
     data: str  # L&C text (`count|input<TAB>output`), or JSONL/Parquet from `generate`
-    size: str = "small"  # a key of SIZES
-    dropout: float = 0.0  # L&C trained without dropout
-    lr: float = 5e-4
-    warmup: int = 1000  # steps of linear warm-up
-    # after warm-up: constant (L&C), or cosine decay to 0 at the end of the last epoch
+    # small (2 CPU cores), medium (512, 4+4 layers; a GPU) or paper (1024, 6+6 layers).
+    size: str = "small"
+    dropout: float = 0.0  # Dropout (Lample & Charton trained without).
+    lr: float = 5e-4  # Peak AdamW learning rate.
+    warmup: int = 1000  # Steps of linear learning-rate warm-up.
+    # After warm-up: constant (Lample & Charton), or cosine decay to 0 at the end of the last
+    # epoch.
     schedule: str = "constant"
-    weight_decay: float = 0.0
-    batch_size: int = 64  # examples per step
-    clip: float = 5.0  # gradient-norm clipping (L&C: 5)
-    epochs: int = 10
-    epoch_size: int | None = None  # examples per epoch [default: the whole training set]
-    valid_size: int = 300  # held-out problems for Fail@1 (from the valid split, else train)
-    verify_deadline: float = 2.0
-    max_len: int = 256  # longest sequence kept for training and decoded in validation
-    seed: int = 0
-    device: str = "auto"  # auto: cuda when available
-    # autocast: auto = bf16 on GPUs that support it, else fp16 on GPU, fp32 on CPU
+    weight_decay: float = 0.0  # AdamW's decoupled weight decay.
+    batch_size: int = 64  # Examples per step.
+    clip: float = 5.0  # Gradient-norm clipping (Lample & Charton: 5).
+    epochs: int = 10  # Epochs (one checkpoint and validation each).
+    epoch_size: int | None = None  # Examples per epoch (default: the whole training set).
+    # Problems for the validation Fail@1 (from DATA's valid split, else held out of DATA).
+    valid_size: int = 300
+    verify_deadline: float = 2.0  # Verifier seconds per validation answer.
+    max_len: int = 256  # Longest sequence (tokens) trained and decoded in validation.
+    seed: int = 0  # Initialization, shuffling and the held-out choice.
+    device: str = "auto"  # auto (cuda when available), cpu, cuda, ...
+    # auto (bf16 on GPUs that support it, else fp16 on a GPU, fp32 on the CPU), fp32, bf16 or
+    # fp16.
     precision: str = "auto"
     extra: dict[str, Any] = field(default_factory=dict)  # free-form notes, kept in config.json
-    # `ckpt:`, `bundled:` or `lc:` spec of a model of this size whose weights training starts
-    # from instead of a random initialization (fine-tuning on other data)
+    # Start from this model's weights (ckpt:PATH, bundled:NAME, lc:PATH) of the same `size`,
+    # not a random initialization: fine-tuning on DATA.
     init: str | None = None
     init_sha256: str | None = None  # the starting checkpoint's, set by `validated`
 
@@ -77,8 +90,17 @@ class IntegrationTrainConfig:
         for name in ("batch_size", "epochs", "valid_size", "max_len"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"--{name.replace('_', '-')}", "at least 1", getattr(self, name))
-        if not (finite(self.lr) and self.lr > 0):
-            raise ConfigError("--lr", "a positive number", self.lr)
+        if self.epoch_size is not None and self.epoch_size < 1:
+            raise ConfigError("--epoch-size", "at least 1", self.epoch_size)
+        if self.warmup < 0:
+            raise ConfigError("--warmup", "at least 0", self.warmup)
+        for name in ("lr", "clip", "verify_deadline"):
+            if not (finite(value := getattr(self, name)) and value > 0):
+                raise ConfigError(f"--{name.replace('_', '-')}", "a positive number", value)
+        if not (finite(self.weight_decay) and self.weight_decay >= 0):
+            raise ConfigError("--weight-decay", "a number >= 0", self.weight_decay)
+        if not (finite(self.dropout) and 0 <= self.dropout < 1):
+            raise ConfigError("--dropout", "in [0, 1)", self.dropout)
         if self.init is None:
             return self
         try:
@@ -116,5 +138,6 @@ class IntegrationTrainConfig:
         return cls(data=data, **{**PRESETS.get(preset, {}), **chosen})
 
     def model_config(self) -> TransformerConfig:
-        base = SIZES[self.size]
-        return TransformerConfig(**{**base.to_dict(), "dropout": self.dropout})
+        from genprobe.models.transformer import TransformerConfig  # torch
+
+        return TransformerConfig(**SIZES[self.size], dropout=self.dropout)
