@@ -3,14 +3,16 @@ the stored identity, and the hashes of runs made before the protocol kept."""
 
 import json
 import subprocess
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
+from typing import ClassVar
 
 import pytest
 from helpers import model_settings
 
 from genprobe.decoding.config import DecodingConfig
 from genprobe.models.architectures.recurrent import RecurrentConfig
-from genprobe.runs.provenance import config_hash, git_state, provenance
+from genprobe.runs.config import FileRef, Recorded
+from genprobe.runs.provenance import config_hash, file_digest, git_state, provenance
 from genprobe.runs.rundir import open_run, read_config
 from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.integration_train.config import IntegrationTrainConfig
@@ -157,3 +159,39 @@ def test_workers_elsewhere_get_the_checkpoint_by_its_absolute_path(tmp_path, mon
     assert sent.model.cache_dir == f"{tmp_path}/cache"
     assert replace(sent, model=given.model) == given
     assert sent_to_workers(SaggaConfig(model_settings("sympy"))).model == model_settings("sympy")
+
+
+@dataclass(frozen=True)
+class _Inner(Recorded):
+    RUNTIME: ClassVar[tuple[str, ...]] = ("workers",)
+    rate: float = 0.5
+    workers: int = 1
+
+
+@dataclass(frozen=True)
+class _Outer(Recorded):
+    ADDED_DEFAULTS: ClassVar[dict] = {"late": 0}
+    data: FileRef
+    inner: _Inner = _Inner()
+    extra: FileRef | None = None
+    sizes: tuple[int, ...] = (1, 2)
+    late: int = 0
+
+
+def test_an_identity_written_by_field_types_records_files_nested_configs_and_reads_back(tmp_path):
+    data = tmp_path / "data.txt"
+    data.write_text("rows\n")
+    config = _Outer(str(data), _Inner(rate=0.25, workers=4), sizes=(3,))
+    identity = config.identity()
+    assert identity == {
+        "data": {"path": str(data), "sha256": file_digest(data)},
+        "inner": {"rate": 0.25},  # its runtime field left out
+        "extra": None,
+        "sizes": [3],
+    }  # `late`, added after runs existed, left out at its default
+    assert _Outer.from_identity(json.loads(json.dumps(identity))) == replace(
+        config, inner=_Inner(rate=0.25)
+    )
+    assert _Outer(str(data), late=2).identity()["late"] == 2
+    data.write_text("other rows\n")  # another file's bytes: another identity
+    assert config.identity()["data"]["sha256"] != identity["data"]["sha256"]

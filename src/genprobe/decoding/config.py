@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, ClassVar, Literal
+from dataclasses import dataclass
+from typing import Literal
 
 from genprobe.errors import ConfigError
+from genprobe.runs.config import Recorded
 
 
 @dataclass(frozen=True)
-class DecodingConfig:
+class DecodingConfig(Recorded):
     """A `genprobe.runs.config.RunConfig`, inside `ModelSettings`."""
 
-    RUNTIME: ClassVar[tuple[str, ...]] = ()
     method: Literal["beam", "greedy", "sample"] = "beam"
     beam_size: int = 10  # raised to k when fewer than the k candidates asked for
     length_penalty: float = 1.0  # L&C's value: rank by mean log-probability per token
@@ -29,10 +29,3 @@ class DecodingConfig:
         if self.batch_size < 1:
             raise ConfigError("batch size", "at least 1", self.batch_size)
         return self
-
-    def identity(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_identity(cls, identity: dict[str, Any]) -> DecodingConfig:
-        return cls(**identity)

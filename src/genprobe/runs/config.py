@@ -15,9 +15,14 @@ task's `GenerationConfig`), and so do the settings inside them (`TrainConfig`, `
 
 from __future__ import annotations
 
+import functools
+import types
+import typing
 from collections.abc import Mapping
-from dataclasses import asdict
-from typing import Any, ClassVar, Protocol, TypeVar
+from dataclasses import asdict, fields, is_dataclass
+from typing import Annotated, Any, ClassVar, Protocol, TypeVar
+
+from genprobe.runs.provenance import file_digest
 
 C = TypeVar("C", bound="RunConfig")
 
@@ -61,3 +66,89 @@ def without_added_defaults(identity: dict[str, Any], added: Mapping[str, Any]) -
         if holder[name] == default:
             del holder[name]
     return identity
+
+
+FILE = "file"  # `Annotated[str, FILE]`: a setting naming a file, recorded with its digest
+FileRef = Annotated[str, FILE]
+
+
+class Recorded:
+    """`identity` and `from_identity` written once, for a dataclass config: every field but the
+    runtime ones, each recorded by its type (a file of `FileRef` as {"path", "sha256"}, a
+    config inside as its own identity, a tuple as a list, a dataclass as a dict) and read back
+    by it; the settings of `ADDED_DEFAULTS` (added after runs existed) left out at their
+    defaults (`without_added_defaults`). A config whose identity has another form (settings
+    moved since runs were made) overrides one step and calls this one."""
+
+    RUNTIME: ClassVar[tuple[str, ...]] = ()
+    ADDED_DEFAULTS: ClassVar[Mapping[str, Any]] = {}
+
+    def identity(self) -> dict[str, Any]:
+        """JSON-ready: what decides the results, the dict a run's config hash is taken of."""
+        hints = _hints(type(self))
+        identity = {
+            f.name: _recorded(getattr(self, f.name), hints[f.name])
+            for f in fields(self)  # type: ignore[arg-type]
+            if f.name not in self.RUNTIME
+        }
+        return without_added_defaults(identity, self.ADDED_DEFAULTS)
+
+    @classmethod
+    def from_identity(cls: type[R], identity: Mapping[str, Any]) -> R:
+        """The config `identity` was taken of, its runtime fields at their defaults."""
+        hints = _hints(cls)
+        return cls(**{name: _read(value, hints[name]) for name, value in identity.items()})
+
+
+R = TypeVar("R", bound=Recorded)
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls, include_extras=True)
+
+
+def _recorded(value: Any, hint: Any) -> Any:
+    if value is None:
+        return None
+    if FILE in getattr(hint, "__metadata__", ()):
+        return {"path": value, "sha256": file_digest(value)}
+    if hasattr(value, "identity"):
+        return value.identity()
+    if isinstance(value, tuple):
+        return [_recorded(item, _item_hint(hint, at)) for at, item in enumerate(value)]
+    if isinstance(value, dict):
+        return dict(value)
+    return asdict(value) if is_dataclass(value) else value
+
+
+def _read(value: Any, hint: Any) -> Any:
+    hint = _without_none(hint)
+    if value is None:
+        return None
+    if FILE in getattr(hint, "__metadata__", ()):
+        return value["path"]
+    if hasattr(hint, "from_identity"):
+        return hint.from_identity(value)
+    if typing.get_origin(hint) is tuple:
+        return tuple(_read(item, _item_hint(hint, at)) for at, item in enumerate(value))
+    if is_dataclass(hint):
+        return hint(**value)
+    return value
+
+
+def _without_none(hint: Any) -> Any:
+    """`X` of `X | None`."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        kept = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+        if len(kept) == 1:
+            return kept[0]
+    return hint
+
+
+def _item_hint(hint: Any, at: int) -> Any:
+    """The hint of item `at` of a tuple of type `hint` (`tuple[X, ...]` or `tuple[X, Y]`)."""
+    args = typing.get_args(_without_none(hint))
+    if not args:
+        return Any
+    return args[0] if len(args) == 2 and args[1] is Ellipsis else args[at]

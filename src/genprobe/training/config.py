@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, check_choice, finite
-from genprobe.runs.config import identity_fields
+from genprobe.runs.config import Recorded
 
 LOSS_NORMALIZATIONS = ("sequences", "tokens")
 SCHEDULES = ("constant", "linear", "cosine")
@@ -21,13 +21,12 @@ FLOAT32_MAX = 3.4028234663852886e38  # torch.finfo(torch.float32).max: the step'
 
 
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(Recorded):
     """A `genprobe.runs.config.RunConfig` inside `SweepConfig`, checked when it is built.
 
     Each field's comment is its option's help on the command line (`genprobe sweep --help`),
     a field in backticks shown as its option."""
 
-    RUNTIME: ClassVar[tuple[str, ...]] = ()
     # the defaults that follow from another field (`for_optimizer`), as the command line shows them
     DERIVED_DEFAULTS: ClassVar[dict[str, str]] = {
         "lr": "the optimizer's: " + ", ".join(f"{o} {lr}" for o, lr in LEARNING_RATES.items())
@@ -125,10 +124,3 @@ class TrainConfig:
 
     def validated(self) -> TrainConfig:
         return self  # checked in __post_init__: no TrainConfig is ever unchecked
-
-    def identity(self) -> dict[str, Any]:
-        return identity_fields(self)
-
-    @classmethod
-    def from_identity(cls, identity: dict[str, Any]) -> TrainConfig:
-        return cls(**identity)

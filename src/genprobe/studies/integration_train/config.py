@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from genprobe.errors import ConfigError, GenprobeError, check_choice, finite
-from genprobe.runs.config import identity_fields, without_added_defaults
+from genprobe.runs.config import Recorded
 from genprobe.runs.provenance import file_digest
 from genprobe.under_test.registry import ModelSpec
 
@@ -46,13 +46,17 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 
 @dataclass(frozen=True)
-class IntegrationTrainConfig:
+class IntegrationTrainConfig(Recorded):
     """A `genprobe.runs.config.RunConfig`; `run.run_training` validates it and opens its run.
 
     Each field's comment (but those of `NOT_OPTIONS`) is its option's help on the command
     line (`genprobe integration train --help`)."""
 
-    RUNTIME: ClassVar[tuple[str, ...]] = ()  # device and precision change the weights
+    # settings added after runs existed (device and precision are not runtime: they change
+    # the weights)
+    ADDED_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "schedule": "constant", "init": None, "init_sha256": None,
+    }  # fmt: skip
     NOT_OPTIONS: ClassVar[tuple[str, ...]] = ("data", "extra", "init_sha256")
     data: str  # L&C text (`count|input<TAB>output`), or JSONL/Parquet from `generate`
     # small (2 CPU cores), medium (512, 4+4 layers; a GPU) or paper (1024, 6+6 layers).
@@ -112,10 +116,6 @@ class IntegrationTrainConfig:
             raise ConfigError("--init", expected, self.init)
         return replace(self, init_sha256=file_digest(path))
 
-    def identity(self) -> dict[str, Any]:
-        added = {"schedule": "constant", "init": None, "init_sha256": None}
-        return without_added_defaults(identity_fields(self), added)
-
     def learning_rate(self, step: int, total_steps: int) -> float:
         """The rate of the `step`-th step (0-based) of a run of `total_steps`."""
         rate = self.lr * min(1.0, (step + 1) / max(self.warmup, 1))
@@ -123,10 +123,6 @@ class IntegrationTrainConfig:
             done = (step - self.warmup) / max(total_steps - self.warmup, 1)
             rate *= 0.5 * (1 + math.cos(math.pi * min(done, 1.0)))
         return rate
-
-    @classmethod
-    def from_identity(cls, identity: dict[str, Any]) -> IntegrationTrainConfig:
-        return cls(**identity)
 
     @classmethod
     def from_preset(cls, preset: str | None, data: str, **given: Any) -> IntegrationTrainConfig:
