@@ -90,7 +90,7 @@ class SearchConfig:
     task: str = ""
     task_options: tuple[tuple[str, Any], ...] = ()
     data_seed: int = 0  # a language model's base inputs (a sweep's are drawn with its own)
-    minutes: float | None = None  # CPU minutes of this process (time.process_time)
+    minutes: float | None = None  # CPU minutes of this process, with a backstop (`runs.budget`)
     # archived inputs the analysis tags, where the task can (None: every example it shows)
     tag_limit: int | None = None
     workers: int | None = None  # torch threads of the decoding (None: torch's default)
