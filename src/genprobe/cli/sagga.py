@@ -60,11 +60,12 @@ def sagga(
     generations: int = typer.Option(100, help="Stop after this many generations."),
     minutes: float = typer.Option(
         None,
-        help="Stop the search after this many minutes of wall clock, over every run of it in "
+        help="Stop the search after this many minutes of its CPU time in this process (with "
+        "a backstop of ten times as many of wall clock, one at least), over every run of it in "
         "--out (checked between its shards; rerun with more to go on: the same command only "
-        "reads a finished search). Where it stops depends on the machine's speed and load; "
-        "--generations and --archive-size do not. The analysis after the search is not "
-        "counted: --tag-limit and --nearby-attempts bound it.",
+        "reads a finished search). --generations and --archive-size are the stops that do not "
+        "depend on the machine. The analysis after the search is not counted: --tag-limit and "
+        "--nearby-attempts bound it.",
     ),
     k: int = typer.Option(1, "--k", help="Candidates checked per problem."),
     policy: str = typer.Option("generous", help="generous (a timeout passes) or strict."),

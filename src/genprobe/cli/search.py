@@ -100,10 +100,11 @@ def search(
     ),
     minutes: float = typer.Option(
         None,
-        help="Stop after this many minutes of the search's CPU time in this process, over every "
-        "run of it in --out (checked between generations; rerun with more to go on: the same "
-        "command only reads a finished search). --generations and --archive-size are the "
-        "stops that do not depend on the machine.",
+        help="Stop after this many minutes of the search's CPU time in this process (with a "
+        "backstop of ten times as many of wall clock, one at least), over every run of it in "
+        "--out (checked between generations; rerun with more to go on: the same command only "
+        "reads a finished search). --generations and --archive-size are the stops that do not "
+        "depend on the machine.",
     ),
     workers: int = typer.Option(
         None, help="Threads of the decoding [torch's default]; per Ray worker: its CPUs."

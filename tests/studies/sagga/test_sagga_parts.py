@@ -171,7 +171,7 @@ def test_fitness_functions_are_zero_on_successes():
     assert make_fitness("trig_length_penalty")(texts, failed) == pytest.approx([0, 1 / 10, 0])
     assert make_fitness("target_length", length=3)(texts, failed) == pytest.approx([1, 1 / 8, 0])
     assert list(make_fitness("any_failure")(texts, failed)) == [1, 1, 0]
-    targets = make_fitness("target_problems", embedder=make_embedder("char"), targets=TARGETS)
+    targets = make_fitness("target_problems", targets=TARGETS)
     near_target = targets(["4*x**5", "sin(x)"], np.array([True, True]))
     assert near_target[0] == pytest.approx(1.0) and near_target[1] < 0.9
     with pytest.raises(ConfigError, match="did you mean length_penalty"):

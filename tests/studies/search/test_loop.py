@@ -159,3 +159,25 @@ def test_the_budget_is_the_runs_so_a_rerun_only_reads_and_a_larger_one_searches_
     assert json.loads((tmp_path / "search.json").read_text())["generations"] == 2
     assert rerun(None)[:2] == ("generations", [1, 2, 3])
     assert rerun(None)[:2] == ("generations", [])  # finished at its last generation
+
+
+def test_the_budget_is_cpu_time_with_a_wall_clock_backstop_of_ten_times_it(tmp_path):
+    """A search whose work is not this process's CPU time (a Ray cluster's, a GPU's) stops at
+    the backstop, as a deadline pool's item does; the backstop is the run's too."""
+    search, _ = _search(tmp_path, "fitness")
+    idle = lambda: 0.0  # noqa: E731  this process's CPU time: none used
+    # 1.5 minutes: a backstop of 15 minutes of wall clock, which passes 8 minutes a reading:
+    # read at the start, after generation 1 (search.json), before generation 2 (16 minutes)
+    wall = MinuteClock()
+    budget = Budget(1.5, idle, wall=lambda: 8 * wall())
+    assert evolve(search, range(1, 4), 100, budget, print) == "time budget"
+    state = json.loads((tmp_path / "search.json").read_text())
+    assert state["generations"] == 1 and state["search_seconds"] == 0
+    assert state["search_wall_seconds"] == 24 * 60  # and the last search.json's reading
+    # the same budget again only reads; without one, the search goes on
+    search, breeder = _search(tmp_path, "fitness")
+    assert evolve(search, range(1, 4), 100, Budget(1.5, idle), print) == "time budget"
+    assert sorted(breeder.given) == []
+    search, breeder = _search(tmp_path, "fitness")
+    assert evolve(search, range(1, 4), 100, Budget(None, idle), print) == "generations"
+    assert sorted(breeder.given) == [1, 2, 3]  # generation 1 replayed

@@ -57,7 +57,7 @@ class SaggaConfig:
     policy: str = "generous"  # a timeout passes, as in the original; or strict
     deadline: float = 2.0  # verifier seconds per candidate
     mutation_deadline: float = 1.0  # SymPy simplify seconds per mutant (the original's alarm)
-    minutes: float | None = None  # wall-clock budget of the search, over every invocation
+    minutes: float | None = None  # CPU minutes of the search (`runs.budget`), every invocation's
     workers: int | None = None  # mutation and verifier processes (None: one per CPU)
     verify_chunk: int = 100  # problems per verify shard (the unit a cluster spreads)
     # The analysis's budgets, in units of work: failures tagged (None: all), and mutants of each

@@ -45,7 +45,6 @@ from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.mutants import Mutant, SimplifyMemo, mutate_generation
 from genprobe.studies.sagga.seeds import TARGETS, read_problem_file
 from genprobe.studies.sagga.study import GENERATION, PROPOSE, VERIFY
-from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.fitness import Fitness, make_fitness
 from genprobe.studies.search.loop import generation_path
 from genprobe.tasks.integration.expression import Expr, X, to_sympy
@@ -83,9 +82,8 @@ def build_fitness(config: SaggaConfig) -> Fitness:
     targets: Sequence[str] = TARGETS
     if config.targets_file is not None:
         targets = [str(p) for p in read_problem_file(config.targets_file)]
-    embedder = make_embedder(config.embedding) if config.fitness == "target_problems" else None
     return make_fitness(
-        config.fitness, length=config.target_length, embedder=embedder, targets=targets
+        config.fitness, length=config.target_length, targets=targets, embedding=config.embedding
     )
 
 

@@ -23,11 +23,9 @@ from genprobe.errors import RunDirError
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.study import GENERATION, NEARBY, SAGGA, TAG
-from genprobe.studies.search.loop import STATE
-from genprobe.under_test.settings import ModelSettings
+from genprobe.studies.search import loop
 
 ARCHIVE = "archive.jsonl"
-SEARCH = STATE  # search.json
 CLUSTERS = "analysis/clusters.json"
 ARCHIVE_COLUMNS = (
     "generation", "problem", "text", "length", "fitness", "answers", "outcome", "detail",
@@ -42,11 +40,7 @@ def stored_config(run: str | Path) -> SaggaConfig:
     Raises:
         RunDirError: `run` is not a run directory, or holds another study's run.
     """
-    stored = dict(SAGGA.recorded(run)["config"])
-    settings = ModelSettings.from_identity(stored.pop("model"))
-    for name in ("basis_file", "targets_file"):
-        stored[name] = stored[name] and stored[name]["path"]
-    return SaggaConfig(settings, **stored)
+    return SaggaConfig.from_identity(SAGGA.recorded(run)["config"])
 
 
 def read_archive(run: str | Path) -> pd.DataFrame:
@@ -57,10 +51,10 @@ def read_archive(run: str | Path) -> pd.DataFrame:
 
 def read_state(run: str | Path) -> dict[str, Any]:
     """`search.json`: why the search stopped, after how many generations, stats of each."""
-    path = Path(run) / SEARCH
-    if not path.exists():
+    state = loop.read_state(Path(run))
+    if state is None:
         raise RunDirError(f"{run} has no finished generation yet: run the search")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return state
 
 
 def read_mutants(

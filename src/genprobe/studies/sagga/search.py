@@ -7,8 +7,9 @@ archive of novel failures, then its analysis (the files the cluster report reads
              worker, verify spread over workers, score); archive its failures with fitness >=
              tau that are novel (by canonical form); select the next seeds among them
              (`studies/search/selection.py`); stop at the archive size, the generation limit
-             or the search's time budget (checked between generations, and between a generation's
-             stages and shards; the run's, over every invocation)
+             or the search's time budget (CPU time of this process with a wall-clock backstop,
+             as the failure search's: `runs/budget.py`; checked between generations, and
+             between a generation's stages and shards; the run's, over every invocation)
     analyse  cluster the archive, tag its failures, search a nearby success per cluster
              (`clusters.py`, with budgets of work of its own, not the search's time budget):
              the stages the report (`report.py`) reads, never reruns
@@ -72,12 +73,13 @@ def run_sagga(
     out: str | Path,
     log: Log = lambda message: None,
     executor: Executor | None = None,
-    clock: Callable[[], float] = time.monotonic,
+    clock: Callable[[], float] = time.process_time,
 ) -> Path:
     """Run (or resume) a search in `out`, then its analysis (clusters, exploit tags, nearby
     successes); returns the run directory, which `report.write_sagga_report` reports.
 
-    `clock` measures the time budget (`config.minutes`) of the generations.
+    `clock` measures the time budget (`config.minutes`) of the generations: this process's CPU
+    time, with a wall-clock backstop (`runs/budget.py`).
     """
     run = run_generations(config, out, log, executor, clock)
     generations = read_state(run)["generations"]
@@ -91,7 +93,7 @@ def run_generations(
     out: str | Path,
     log: Log = lambda message: None,
     executor: Executor | None = None,
-    clock: Callable[[], float] = time.monotonic,
+    clock: Callable[[], float] = time.process_time,
 ) -> Path:
     """The search alone: generations until the archive size, the generation limit or the time
     budget; returns the run directory."""

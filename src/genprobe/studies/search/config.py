@@ -25,7 +25,6 @@ from typing import Any, ClassVar
 from genprobe.errors import ConfigError, RunDirError, check_choice, finite
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
-from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.fitness import Fitness, Target, make_fitness, read_target_texts
 from genprobe.studies.seed_sensitivity.as_model import checked_seeds
 from genprobe.studies.seed_sensitivity.members import unfinished_seeds
@@ -90,7 +89,7 @@ class SearchConfig:
     task: str = ""
     task_options: tuple[tuple[str, Any], ...] = ()
     data_seed: int = 0  # a language model's base inputs (a sweep's are drawn with its own)
-    minutes: float | None = None  # CPU minutes of this process (time.process_time)
+    minutes: float | None = None  # CPU minutes of this process, with a backstop (`runs.budget`)
     # archived inputs the analysis tags, where the task can (None: every example it shows)
     tag_limit: int | None = None
     workers: int | None = None  # torch threads of the decoding (None: torch's default)
@@ -208,10 +207,7 @@ class SearchConfig:
         Raises:
             ConfigError: an unknown fitness, or a setting it needs missing.
         """
-        embedder = make_embedder("char") if self.fitness == "target_problems" else None
-        return make_fitness(
-            self.fitness, length=self.target_length, embedder=embedder, targets=targets
-        )
+        return make_fitness(self.fitness, length=self.target_length, targets=targets)
 
     def absolute(self) -> SearchConfig:
         """The same config with its run directories, a local model's folder, the targets file

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from genprobe.errors import ConfigError, DataFormatError, check_choice
-from genprobe.studies.search.embedding import Embedder
+from genprobe.studies.search.embedding import Embedder, make_embedder
 from genprobe.tasks.lines import some_rows
 
 # (texts, failure score: (N,) bool, or float in [0, 1]) -> (N,) fitness
@@ -101,13 +101,10 @@ NAMES = (*SIMPLE, "target_length", "target_problems")
 
 
 def make_fitness(
-    name: str,
-    *,
-    length: int | None = None,
-    embedder: Embedder | None = None,
-    targets: Sequence[str] = (),
+    name: str, *, length: int | None = None, targets: Sequence[str] = (), embedding: str = "char"
 ) -> Fitness:
-    """The fitness called `name`.
+    """The fitness called `name`: `target_problems` compares with `targets` by the embedder
+    `embedding` names (`embedding.make_embedder`), made here and only for it.
 
     Raises:
         ConfigError: an unknown name, or a setting it needs is missing.
@@ -119,9 +116,9 @@ def make_fitness(
         if length is None or length < 1:
             raise ConfigError("--target-length", "a positive length for target_length", length)
         return near_length(length)
-    if embedder is None or not targets:
+    if not targets:
         raise ConfigError("--targets", "target problems for target_problems", None)
-    return target_problems(embedder, targets)
+    return target_problems(make_embedder(embedding), targets)
 
 
 def read_target_texts(path: str | Path) -> list[str]:

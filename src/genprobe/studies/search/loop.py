@@ -14,9 +14,10 @@ generation is made from its parents and written, and what the archive's file is.
                              (`selection.next_seeds`), `size` of the inputs the last generation
                              archived, then every base input again
     stop                     after the last generation, at the archive size, or when the
-                             budget is spent (checked here and, by a breeder, inside a
-                             generation); the budget is the run's, over every invocation
-                             (search.json records the seconds used)
+                             budget is spent: CPU time of this process, with a wall-clock
+                             backstop (`runs/budget.py`), checked here and, by a breeder,
+                             inside a generation; the budget is the run's, over every
+                             invocation (search.json records the seconds of each clock used)
 
 The archive and the parents are functions of the generation files alone, so a killed search,
 rerun with the same command, replays the finished generations from disk and ends with the
@@ -178,16 +179,16 @@ class Search:
         self.stats.append(breeder.stats(frame, effort, fit, self))
         return f"{len(frame)} inputs, {len(novel)} archived, archive {self.archived}"
 
-    def write_state(self, stop: str, seconds: float) -> None:
+    def write_state(self, stop: str, budget: Budget) -> None:
         """Write the archive and search.json (why it stopped: "running" while it runs; the
-        seconds of the budget's clock used by every invocation so far)."""
+        seconds of the budget's clock, and of wall clock, used by every invocation so far)."""
         self.breeder.write_archive(self.archive)
         done = self.breeder.first + len(self.stats) - 1
         write_json(
             self.run / STATE,
             {
-                **self.about, "stop": stop, "generations": done, "search_seconds": seconds,
-                "stats": self.stats,
+                **self.about, "stop": stop, "generations": done, "search_seconds": budget.used(),
+                "search_wall_seconds": budget.used_wall(), "stats": self.stats,
             },
         )  # fmt: skip
 
@@ -219,15 +220,18 @@ def read_state(run: Path) -> dict[str, Any] | None:
     return state if isinstance(state, dict) else None
 
 
-def spent_before(state: dict[str, Any] | None, minutes: float | None) -> float:
-    """Seconds of the budget that the invocations which wrote `state` used. A search.json
-    written before they were recorded that stopped by the budget used all of it."""
+def spent_before(state: dict[str, Any] | None, minutes: float | None) -> tuple[float, float]:
+    """Seconds of the budget's clock and of wall clock that the invocations which wrote `state`
+    used. A search.json written before they were recorded that stopped by the budget used all
+    of it; one written before the wall clock was recorded used none of it."""
     if state is None:
-        return 0.0
+        return 0.0, 0.0
+    wall = state.get("search_wall_seconds")
+    wall = float(wall) if isinstance(wall, (int, float)) else 0.0
     if isinstance(seconds := state.get("search_seconds"), (int, float)):
-        return float(seconds)
+        return float(seconds), wall
     by_time = state.get("stop") == "time budget" and minutes is not None
-    return 60.0 * minutes if by_time else 0.0
+    return (60.0 * minutes if by_time else 0.0), wall
 
 
 def evolve(search: Search, generations: range, archive_size: int, budget: Budget, log: Log) -> str:
@@ -235,7 +239,7 @@ def evolve(search: Search, generations: range, archive_size: int, budget: Budget
     returns why it stopped: "generations", "archive size" or "time budget". The budget goes on
     from what earlier invocations spent; a search they finished is only read."""
     state = read_state(search.run)
-    budget.spent = spent_before(state, budget.minutes)
+    budget.spent, budget.spent_wall = spent_before(state, budget.minutes)
     if search.finished(state, generations[-1], archive_size, budget):
         stop = state["stop"]
         more = " (a larger --minutes searches on)" if stop == "time budget" else ""
@@ -250,7 +254,7 @@ def evolve(search: Search, generations: range, archive_size: int, budget: Budget
             ran = search.compute(generation)
             said = search.absorb(generation)
             last = generation
-            search.write_state("running", budget.used())
+            search.write_state("running", budget)
             log(f"generation {generation}{'' if ran else ' (done before)'}: {said}")
             if search.archived >= archive_size:
                 stop = "archive size"
@@ -259,5 +263,5 @@ def evolve(search: Search, generations: range, archive_size: int, budget: Budget
         stop = "time budget"
         after = "before a generation finished" if last is None else f"after generation {last}"
         log(f"the time budget (--minutes) is spent {after}: a larger --minutes searches on")
-    search.write_state(stop, budget.used())
+    search.write_state(stop, budget)
     return stop
