@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from genprobe.analysis import rates
 from genprobe.analysis.judged import from_predictions
+from genprobe.analysis.rates import accuracy
 from genprobe.errors import RunDirError
 from genprobe.runs.atomic import write_json
 from genprobe.runs.rundir import read_config
@@ -150,7 +150,7 @@ def accuracy_by(predictions: pd.DataFrame, by: str, suites: tuple[str, ...] = ()
     """Accuracy (`analysis.rates.accuracy`) per seed (rows, ascending) and suite (columns:
     `suites` first, in order, then others by name) or example `length` (ascending), in [0, 1]:
     what metrics.json records and the report summarizes."""
-    table = rates.accuracy(predictions, ["seed", by]).unstack(by).sort_index().sort_index(axis=1)
+    table = accuracy(predictions, ["seed", by]).unstack(by).sort_index().sort_index(axis=1)
     return suites_first(table, suites) if by == "suite" else table
 
 
@@ -174,14 +174,14 @@ def write_metrics(run: str | Path) -> dict[str, Any]:
     run = Path(run)
     config = read_members(run)
     predictions = read_predictions(run, config)
-    accuracy = accuracy_by(predictions, "suite", config.task.suites())
+    right = accuracy_by(predictions, "suite", config.task.suites())
     training = read_training(run)
     per_seed = {
         str(seed): {
             "accuracy": {suite: float(value) for suite, value in row.dropna().items()},
             "training": training.get(str(seed)),
         }
-        for seed, row in accuracy.iterrows()
+        for seed, row in right.iterrows()
     }
     if TOKEN_ACCURACY in predictions:
         tokens = token_accuracy_by(predictions, "suite", config.task.suites())
@@ -189,7 +189,7 @@ def write_metrics(run: str | Path) -> dict[str, Any]:
             per_seed[str(seed)][TOKEN_ACCURACY] = {s: float(v) for s, v in row.dropna().items()}
     n_examples = predictions.groupby("suite")["index"].nunique()
     metrics = {
-        "suites": list(accuracy.columns),
+        "suites": list(right.columns),
         "n_examples": n_examples.to_dict(),
         "seeds": per_seed,
     }
