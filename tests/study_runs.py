@@ -39,10 +39,13 @@ class Study:
 
 
 def _predictions(run: Path) -> dict:
-    """Every seed's output on every suite example."""
-    paths = sorted((run / "predictions").glob("*.parquet"))
-    assert paths
-    return {p.name: pd.read_parquet(p).to_dict("list") for p in paths}
+    """Every seed's output on every suite example, by suite, as judged outputs (a run made
+    before the schema, or resumed since, read as `read_predictions` reads it); NaN as null."""
+    from genprobe.studies.seed_sensitivity.results import read_predictions
+
+    frame = read_predictions(run)
+    frame = frame.astype(object).where(frame.notna(), None)
+    return {suite: rows.to_dict("list") for suite, rows in frame.groupby("suite")}
 
 
 def _over_time(run: Path) -> tuple[dict, dict]:

@@ -33,6 +33,13 @@ EXCEPTIONS = {
         "a task's verdicts (the contract's `outcomes`, the integration verifier) are in the "
         "shared Outcome, Verdict and TimeoutPolicy types"
     ),
+    ("studies.seed_sensitivity", "analysis.judged"): (
+        "a sweep writes its predictions in the one schema of judged outputs that every study's "
+        "results are read in (docs/results-schema.md), and reads its runs made before into it"
+    ),
+    ("studies.seed_sensitivity.results", "analysis.rates"): (
+        "metrics.json records each seed's accuracy as `analysis.rates` counts it, its one count"
+    ),
     ("under_test.registry", "studies.seed_sensitivity.as_model"): (
         "a finished sweep as a model under test (`run:`) is read by the study that wrote it "
         "(its config, members and training data), named by string so that the registry loads "

@@ -39,24 +39,21 @@ def test_every_study_declares_a_tables_function():
 
 def test_a_sweep_reads_as_one_row_per_example_member_and_suite(sweep):
     tables = read_tables(sweep)
-    assert list(tables) == ["examples", "scores", "members", "curves", "judged"]
-    examples, scores = tables["examples"], tables["scores"]
+    assert list(tables) == ["scores", "members", "curves", "judged"]
+    judged, scores = tables["judged"], tables["scores"]  # the predictions, as judged outputs
     predictions = read_predictions(sweep)
-    assert len(examples) == len(predictions) == 3 * 5 * 12  # seeds × suites × examples
-    assert not examples.duplicated(["seed", "suite", "index"]).any()
+    assert len(judged) == len(predictions) == 3 * 5 * 12  # seeds × suites × examples
+    assert not judged.duplicated(["seed", "suite", "index"]).any()
     # by seed, then the task's suites in its order, then index
-    assert examples["seed"].is_monotonic_increasing
-    assert list(dict.fromkeys(examples["suite"])) == [
+    assert judged["seed"].is_monotonic_increasing
+    assert list(dict.fromkeys(judged["suite"])) == [
         "standard", "repeat", "short", "long", "uncharacteristic"
     ]  # fmt: skip
-    merged = examples.merge(predictions, on=["seed", "suite", "index"], suffixes=("", "_file"))
+    merged = judged.merge(predictions, on=["seed", "suite", "index"], suffixes=("", "_file"))
     assert (merged["output"] == merged["output_file"]).all()
-    assert (merged["valid"] == merged["valid_file"]).all()
-    judged = tables["judged"]  # the same answers in the schema of judged outputs
-    assert list(judged.columns[:12]) == list(COLUMNS)
-    assert judged["member"].tolist() == [f"seed={seed}" for seed in examples["seed"]]
-    assert judged["output"].tolist() == examples["output"].tolist()
-    assert (judged["outcome"] == "correct").tolist() == examples["valid"].tolist()
+    assert (merged["outcome"] == merged["outcome_file"]).all()
+    assert list(judged.columns) == [*COLUMNS, "seed", "length"]
+    assert judged["member"].tolist() == [f"seed={seed}" for seed in judged["seed"]]
     assert (judged["role"] == "answer").all() and (judged["rank"] == 1).all()
 
     metrics = json.loads((sweep / "metrics.json").read_text())["seeds"]
@@ -78,9 +75,9 @@ def test_a_grid_of_seeds_names_each_members_init_and_order_seeds(tmp_path, tiny_
     config = tiny_sweep(seeds=(0, 1, 2, 3), init_seeds=(7, 8), order_seeds=(1, 2))
     tables = read_tables(run_sweep(config, tmp_path / "grid"))
     cells = {0: (7, 1), 1: (7, 2), 2: (8, 1), 3: (8, 2)}
-    for name, table in tables.items():
-        if name != "judged":  # the schema's columns first, then the sweep's own
-            assert list(table.columns[:3]) == ["seed", "init", "order"]
+    for table in tables.values():
+        at = table.columns.get_loc("seed")  # judged: after the schema's columns
+        assert list(table.columns[at : at + 3]) == ["seed", "init", "order"]
         for row in table.itertuples():
             assert (row.init, row.order) == cells[row.seed]
 
@@ -105,8 +102,7 @@ def test_export_writes_every_table_and_reads_back_the_same(sweep, tmp_path, cli,
 def test_export_goes_into_the_run_by_default(sweep):
     paths = export_tables(sweep)
     assert [p.relative_to(sweep).as_posix() for p in paths] == [
-        "tables/examples.csv", "tables/scores.csv", "tables/members.csv", "tables/curves.csv",
-        "tables/judged.csv",
+        "tables/scores.csv", "tables/members.csv", "tables/curves.csv", "tables/judged.csv",
     ]  # fmt: skip
     assert not list((sweep / "tables").glob("*.tmp"))  # written atomically
 

@@ -26,10 +26,11 @@ One row per member × suite × input × role × rank:
 then the study's own columns as its result rows have them (a probe's `kind`, `origin` and
 `feature: NAME` columns, a sweep's `seed` and `length`, a brittleness suite's `set`, ...).
 
-The readers turn each stored layout into it, runs written before included: `from_predictions`
-(a seed sweep's or a language model's predictions), `from_probe` (a probe's result rows),
-`from_brittleness` (a brittleness run's examples). `analysis.rates` computes accuracy, Fail@k
-and Unresolved@k from it.
+A seed sweep (and a language model's run) writes its predictions in it (`answers`); the
+readers turn the other stored layouts into it, runs written before included:
+`from_predictions` (a sweep's or a language model's predictions before the schema),
+`from_probe` (a probe's result rows), `from_brittleness` (a brittleness run's examples).
+`analysis.rates` computes accuracy, Fail@k and Unresolved@k from it.
 """
 
 from __future__ import annotations
@@ -58,27 +59,35 @@ _PROBE_LISTS = {
 }
 
 
-def from_predictions(predictions: pd.DataFrame, labels: Mapping[int, str]) -> pd.DataFrame:
-    """A sweep's predictions (`seed_sensitivity.results.read_predictions`: one greedy answer
-    per seed and example, `valid` where the verifier accepts it; a language model's `outcome`
-    too) as the schema; `labels`: each seed's member. A sweep's own verdict is accepted or not:
-    an answer it does not accept is `incorrect`."""
-    if "outcome" in predictions:
-        outcome = predictions["outcome"]
-    else:
-        accepted = predictions["valid"].to_numpy(dtype=bool)
-        outcome = np.where(accepted, Outcome.CORRECT.value, Outcome.INCORRECT.value)
-    frame = predictions.drop(columns=["valid", "outcome"], errors="ignore").assign(
-        member=predictions["seed"].map(labels),
-        readable=True,
-        reference=pd.Series(None, predictions.index, "str"),
-        reference_logprob=np.nan,
-        role=ANSWER,
-        rank=pd.array(np.ones(len(predictions), dtype=np.int64), dtype="Int64"),
-        outcome=outcome,
-        logprob=np.nan,
+def answers(rows: pd.DataFrame) -> pd.DataFrame:
+    """One answer per member and input, unscored (`rows`: member, suite, index, input, output,
+    outcome and the study's own columns) as the schema: every input readable, no reference
+    known, no log-probability. A seed sweep's predictions are written so (`predict.py`)."""
+    return _ordered(
+        rows.assign(
+            readable=True,
+            reference=pd.Series(None, rows.index, "str"),
+            reference_logprob=np.nan,
+            role=ANSWER,
+            rank=pd.array(np.ones(len(rows), dtype=np.int64), dtype="Int64"),
+            logprob=np.nan,
+        )
     )
-    return _ordered(frame)
+
+
+def accepted(valid: np.ndarray) -> np.ndarray:
+    """The outcome of answers a verifier only accepts (`valid`) or not: `correct`, else
+    `incorrect` (a trained sweep's verdict)."""
+    return np.where(np.asarray(valid, dtype=bool), Outcome.CORRECT.value, Outcome.INCORRECT.value)
+
+
+def from_predictions(predictions: pd.DataFrame, labels: Mapping[int, str]) -> pd.DataFrame:
+    """A sweep's predictions as runs made before the schema stored them (one greedy answer
+    per seed and example, `valid` where the verifier accepts it; a language model's `outcome`
+    too) as the schema (`answers`); `labels`: each seed's member."""
+    outcome = predictions["outcome"] if "outcome" in predictions else accepted(predictions["valid"])
+    frame = predictions.drop(columns=["valid", "outcome"], errors="ignore")
+    return answers(frame.assign(member=predictions["seed"].map(labels), outcome=outcome))
 
 
 def from_probe(results: pd.DataFrame) -> pd.DataFrame:

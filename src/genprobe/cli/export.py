@@ -15,8 +15,8 @@ def export(
     format: str = typer.Option("csv", "--format", help="csv or parquet."),
     out: Path = typer.Option(None, help="Where the tables go (default: RUN_DIR/tables)."),
 ) -> None:
-    """Write the run's results as tidy tables: one file per table (a seed sweep: examples,
-    scores, members, curves, judged). `judged`, a sweep's, a probe's and a brittleness run's:
+    """Write the run's results as tidy tables: one file per table (a seed sweep: scores,
+    members, curves, judged). `judged`, a sweep's, a probe's and a brittleness run's:
     every output judged, in one schema (docs/results-schema.md)."""
     from genprobe.studies.tables import export_tables
 

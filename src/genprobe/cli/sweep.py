@@ -513,10 +513,10 @@ def finish(run: Path, report: bool, as_json: bool, threshold: float) -> None:
         order = json.loads((run / "metrics.json").read_text())["suites"]
         summary = {suite: stored[suite] for suite in order}
     else:
-        from genprobe.studies.seed_sensitivity.results import accuracy_table, read_predictions
+        from genprobe.studies.seed_sensitivity.results import accuracy_by, read_predictions
         from genprobe.studies.seed_sensitivity.summary import suite_summaries
 
-        accuracy = accuracy_table(read_predictions(run, config), config.task.suites())
+        accuracy = accuracy_by(read_predictions(run, config), "suite", config.task.suites())
         summary = {s: v.to_dict() for s, v in suite_summaries(accuracy).items()}
     if as_json:
         print(json.dumps({"run": str(run), "summary": summary}))

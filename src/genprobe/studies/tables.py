@@ -1,17 +1,17 @@
 """Any run's results as tidy pandas DataFrames, and the same tables as CSV or Parquet files.
 
     from genprobe import read_tables
-    tables = read_tables("runs/weber")   # a seed sweep: examples, scores, members, curves, judged
+    tables = read_tables("runs/weber")   # a seed sweep: scores, members, curves, judged
     tables["scores"].groupby("suite")["accuracy"].describe()
 
 `read_tables` finds the run's study by the kind its `config.json` records (`study_of`) and
 calls the one tables function that study declares in its `study.py`, as `report_run` calls
 its report. The tables by study (each study's `tables.py` lists their columns):
 
-    seed sweep   examples (example × seed × suite), scores (seed × suite), members (seed),
-                 curves (seed × epoch), judged
+    seed sweep   scores (seed × suite), members (seed), curves (seed × epoch), judged (its
+                 predictions as stored: example × seed × suite)
     language model (the seed study's, `evaluate --model`)
-                 examples (example × member × suite), scores (member × suite), members, judged
+                 scores (member × suite), members, judged (example × member × suite)
     brittleness  examples (problem), candidates (problem × rank), scores (suite × policy),
                  budget (candidate of the large search, with --search-budget), judged
     SAGGA        examples (mutant), archive (novel failure), generations (generation)

@@ -40,7 +40,7 @@ def test_greedy_candidates_are_the_predict_stages_outputs(sweep):
         ranked.length[:, :, 0].reshape(-1),
         ranked.finished[:, :, 0].reshape(-1),
     )
-    assert list(outcomes == "correct") == list(rows["valid"])
+    assert list(outcomes == "correct") == list(rows["outcome"] == "correct")
 
 
 @pytest.mark.slow

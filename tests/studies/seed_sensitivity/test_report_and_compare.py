@@ -285,9 +285,9 @@ def test_the_per_seed_table_marks_each_suites_highest_and_lowest_apart(runs, mon
     predictions = report.read_predictions(run)
     share = {1: 1.0, 2: 0.5, 3: 0.0}  # of long's 12 examples each seed gets right
     long = predictions["suite"] == "long"
-    predictions["valid"] = False
-    predictions.loc[long, "valid"] = [
-        index < 12 * share[seed]
+    predictions["outcome"] = "incorrect"
+    predictions.loc[long, "outcome"] = [
+        "correct" if index < 12 * share[seed] else "incorrect"
         for seed, index in zip(predictions["seed"][long], predictions["index"][long], strict=True)
     ]
     monkeypatch.setattr(report, "read_predictions", lambda *_: predictions)

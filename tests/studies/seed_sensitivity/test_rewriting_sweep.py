@@ -9,6 +9,7 @@ import pytest
 import torch
 from helpers import rerecord
 
+from genprobe.analysis.judged import COLUMNS
 from genprobe.cli import main
 
 TINY = [
@@ -70,15 +71,9 @@ def test_sweep_writes_a_complete_run_and_resumes_without_redoing_work(tmp_path, 
     member = torch.load(run / "members" / "seed=2.pt", weights_only=True)
     assert member["seed"] == 2 and member["state"]["gen_w"].shape == (32, 243)
     predictions = pd.read_parquet(run / "predictions" / "long.parquet")
-    assert list(predictions.columns) == [
-        "seed",
-        "suite",
-        "index",
-        "input",
-        "output",
-        "valid",
-        "length",
-    ]
+    assert list(predictions.columns) == [*COLUMNS, "seed", "length"]  # judged, the sweep's own
+    assert (predictions["member"] == "seed=" + predictions["seed"].astype(str)).all()
+    assert set(predictions["outcome"]) <= {"correct", "incorrect"}
     assert (
         len(predictions) == 2 * 30
         and predictions["input"].str.split().str.len().between(11, 15).all()
@@ -87,7 +82,7 @@ def test_sweep_writes_a_complete_run_and_resumes_without_redoing_work(tmp_path, 
     metrics = json.loads((run / "metrics.json").read_text())
     assert set(metrics["seeds"]) == {"1", "2"}
     acc = metrics["seeds"]["1"]["accuracy"]["long"]
-    assert acc == predictions[predictions.seed == 1]["valid"].mean()
+    assert acc == (predictions[predictions.seed == 1]["outcome"] == "correct").mean()
     for name in (
         "report.md",
         "report.html",

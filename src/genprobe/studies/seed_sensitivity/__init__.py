@@ -11,8 +11,8 @@ model_check.py
 train.py    stage `train`: chunks of seeds, each one stacked model → member checkpoints
 curves.py   an over-time sweep's curves, one file per stacked model
 members.py  member checkpoint files; load_members stacks them for decoding
-predict.py  stage `predict`: one suite per shard → predictions/<suite>.parquet (a sweep's
-            members decode; a language model's answer prompts)
+predict.py  stage `predict`: one suite per shard → predictions/<suite>.parquet, judged
+            outputs (a sweep's members decode; a language model's answer prompts)
 results.py  predictions, training summaries and metrics.json from recorded files only
 run.py      run_sweep, evaluate_external and evaluate_language_model: the drivers
 grid.py     a grid of sweeps over settings, one run per cell

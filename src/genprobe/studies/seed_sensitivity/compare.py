@@ -34,8 +34,8 @@ from genprobe.studies.seed_sensitivity.curves import read_curves
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.over_time_report import compare_blocks
 from genprobe.studies.seed_sensitivity.report import model_description, task_description
-from genprobe.studies.seed_sensitivity.results import read_members, read_predictions
-from genprobe.studies.seed_sensitivity.summary import accuracy_by, correlated
+from genprobe.studies.seed_sensitivity.results import accuracy_by, read_members, read_predictions
+from genprobe.studies.seed_sensitivity.summary import correlated
 from genprobe.tasks.published import Published
 
 TITLE = "Seed distributions side by side"
@@ -69,7 +69,7 @@ def load_runs(paths: Sequence[str | Path], names: Sequence[str] | None = None) -
     for name, path in zip(names, paths, strict=True):
         config = read_members(path)
         predictions = read_predictions(path, config)
-        accuracy = accuracy_by(config, predictions, "suite")
+        accuracy = accuracy_by(predictions, "suite", config.task.suites())
         runs.append(Run(name, config, accuracy, Path(path)))
     return runs
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 import torch
 
+from genprobe.analysis.judged import accepted
+from genprobe.analysis.judged import answers as judged_answers
 from genprobe.data.seq2seq import EOS, PAD, decoded_outputs
 from genprobe.decoding.greedy import greedy
 from genprobe.models.member_stack import MemberStack
@@ -29,12 +31,13 @@ from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.device import cpu_threads, device_facts
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.members import load_members
+from genprobe.studies.seed_sensitivity.results import member_labels
 from genprobe.studies.seed_sensitivity.study import PREDICT as STAGE
 from genprobe.tasks.task import Task, token_accuracy
 from genprobe.tasks.tokens import input_lines, output_lines
 from genprobe.training.trainer import cuda_determinism, min_lanes
 from genprobe.under_test.adapters.prompted import Completions
-from genprobe.under_test.sequences import SequenceModel, is_correct
+from genprobe.under_test.sequences import SequenceModel
 
 # Examples × input positions × hidden units held per member while decoding (float32: 4 bytes
 # each; a transformer holds keys and values per layer): long inputs (a Chomsky task's length
@@ -79,41 +82,46 @@ class PredictStage(Stage):
 def predictions(
     model: MemberStack, config: SweepConfig, suite: str, src: np.ndarray
 ) -> pd.DataFrame:
-    """One row per (seed, example): seed, suite, index, input, output, valid, length (the
-    task's length of the example, which per-length reports group by) and, for a task with one
-    right output per input, token_accuracy (the share of its positions right)."""
+    """Every seed's greedy answer to every example, as judged outputs (`analysis.judged`'s
+    schema, `answers`: `correct` where the task's verifier accepts it, else `incorrect`) with
+    the sweep's own columns: seed, length (the task's length of the example, which per-length
+    reports group by) and, for a task with one right output per input, token_accuracy (the
+    share of its positions right)."""
     out, _, valid = decode_and_check(model, config, src)
-    return prediction_frame(config.task, config.seeds, suite, src, out, valid)
+    return prediction_frame(config.task, member_labels(config), suite, src, out, accepted(valid))
 
 
 def prediction_frame(
     task: Task,
-    seeds: Sequence[int],
+    labels: Mapping[int, str],
     suite: str,
     src: np.ndarray,
     out: np.ndarray,
-    valid: np.ndarray,
+    outcome: np.ndarray,
 ) -> pd.DataFrame:
-    """The predictions of members `seeds` on the suite's inputs src (N, L): their outputs
-    (S, N, M) (task ids, -1 after the end) and whether each is right (S, N), as `predictions`
-    describes the rows (a language model's too: `answers`)."""
-    members, n = len(seeds), len(src)
+    """The predictions of the members `labels` (each seed's label, in the members' order) on
+    the suite's inputs src (N, L): their outputs (S, N, M) (task ids, -1 after the end) and
+    the verifier's outcome of each (S, N), as `predictions` describes the rows (a language
+    model's too: `answers`)."""
+    seeds, n = np.array(list(labels)), len(src)
+    members = len(seeds)
     outputs = np.asarray(out).reshape(members * n, -1)
     frame = pd.DataFrame(
         {
-            "seed": np.repeat(np.array(seeds), n),
+            "member": np.repeat(np.array(list(labels.values()), dtype=object), n),
             "suite": suite,
             "index": np.tile(np.arange(n), members),
             "input": input_lines(task.source_vocab, src) * members,
             "output": output_lines(task.target_vocab, outputs),
-            "valid": np.asarray(valid).reshape(-1),
+            "outcome": np.asarray(outcome).reshape(-1),
+            "seed": np.repeat(seeds, n),
             "length": np.tile(task.length(src), members),
         }
     )
     gold = task.solve(src)
     if gold is not None:
         frame["token_accuracy"] = token_accuracy(np.tile(gold, (members, 1)), outputs)
-    return frame
+    return judged_answers(frame)
 
 
 def decode_and_check(
@@ -187,7 +195,7 @@ class AnswerStage(ModelStage):
 
     def run(self, context: SequenceModel, shard: Shard, scratch: Path) -> Outputs:
         suite = shard.spec["suite"]
-        table = answers(context, suite, self.inputs(shard.spec))
+        table = answers(context, member_labels(self.config), suite, self.inputs(shard.spec))
         return {prediction_path(suite): parquet_bytes(table)}
 
     def runtime(self) -> dict[str, Any]:
@@ -199,17 +207,16 @@ class AnswerStage(ModelStage):
         return {**device_facts(model.device), "torch_threads": torch.get_num_threads()}
 
 
-def answers(model: SequenceModel, suite: str, src: np.ndarray) -> pd.DataFrame:
-    """`prediction_frame`'s rows of every member's greedy answer (or its own sample) to the
-    suite's inputs src (N, L), and the record of each request: `outcome` (the verdict, which
-    tells an answer that did not parse from a wrong one), `prompt` (what the member asked) and
-    `completion` (what the model wrote)."""
+def answers(
+    model: SequenceModel, labels: Mapping[int, str], suite: str, src: np.ndarray
+) -> pd.DataFrame:
+    """`prediction_frame`'s rows of every member's (`labels`, in the model's order of
+    members) greedy answer (or its own sample) to the suite's inputs src (N, L), its outcome
+    the verdict (which tells an answer that did not parse from a wrong one), and the record of
+    each request: `prompt` (what the member asked) and `completion` (what the model wrote)."""
     ranked = model.candidates(src, 1)
     outcome = ranked.outcomes(model.task, src)[:, :, 0]
-    frame = prediction_frame(
-        model.task, range(len(model.members)), suite, src, ranked.out[:, :, 0], is_correct(outcome)
-    )
-    frame["outcome"] = outcome.reshape(-1)
+    frame = prediction_frame(model.task, labels, suite, src, ranked.out[:, :, 0], outcome)
     frame["prompt"] = ranked.prompt.reshape(-1) if isinstance(ranked, Completions) else None
     frame["completion"] = None if ranked.text is None else ranked.text[:, :, 0].reshape(-1)
     return frame

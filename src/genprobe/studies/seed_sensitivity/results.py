@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from genprobe.analysis.judged import from_predictions
+from genprobe.analysis.rates import accuracy
 from genprobe.errors import RunDirError
 from genprobe.runs.atomic import write_json
 from genprobe.runs.rundir import read_config
@@ -81,7 +83,9 @@ def read_model_notes(run: str | Path) -> dict[str, Any] | None:
 def read_predictions(
     run: str | Path, config: SweepConfig | LanguageModelConfig | None = None
 ) -> pd.DataFrame:
-    """Every recorded prediction: seed, suite, index, input, output, valid, length.
+    """Every recorded prediction, as judged outputs (`analysis.judged`; `predict.predictions`
+    describes the rows): the files of runs made before the schema (`valid`, no `role`) read
+    through `judged.from_predictions`, beside any a resumed run wrote since.
 
     Raises:
         RunDirError: no suite has been evaluated yet.
@@ -90,12 +94,24 @@ def read_predictions(
     files = ShardStore(run).outputs(PREDICT)
     if not files:
         raise RunDirError(f"{run} has no predictions yet")
-    frame = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
-    if "length" not in frame:  # recorded before per-length reports
-        task = (config or read_members(run)).task
+    config = config or read_members(run)
+    frames = [pd.read_parquet(f) for f in files]
+    return pd.concat([_judged(frame, config, run) for frame in frames], ignore_index=True)
+
+
+def _judged(
+    frame: pd.DataFrame, config: SweepConfig | LanguageModelConfig, run: str | Path
+) -> pd.DataFrame:
+    """A predictions file's rows as judged outputs, those of runs made before the schema (and
+    before per-length reports: no `length`) converted."""
+    if "valid" not in frame:
+        return frame
+    if "length" not in frame:
+        task = config.task
         rows = [(None, line.split()) for line in frame["input"]]
-        frame["length"] = task.length(encode_inputs(task.source_vocab, rows, run))
-    return frame
+        length = task.length(encode_inputs(task.source_vocab, rows, run))
+        frame.insert(frame.columns.get_loc("valid") + 1, "length", length)
+    return from_predictions(frame, member_labels(config))
 
 
 def trained_lengths(run: str | Path) -> tuple[int, int] | None:
@@ -130,14 +146,20 @@ def read_training(run: str | Path) -> dict[str, Any]:
 TOKEN_ACCURACY = "token_accuracy"  # the predictions' column of per-token scores, if any
 
 
-def accuracy_table(
-    predictions: pd.DataFrame, suites: tuple[str, ...] = (), column: str = "valid"
+def accuracy_by(predictions: pd.DataFrame, by: str, suites: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Accuracy (`analysis.rates.accuracy`) per seed (rows, ascending) and suite (columns:
+    `suites` first, in order, then others by name) or example `length` (ascending), in [0, 1]:
+    what metrics.json records and the report summarizes."""
+    table = accuracy(predictions, ["seed", by]).unstack(by).sort_index().sort_index(axis=1)
+    return suites_first(table, suites) if by == "suite" else table
+
+
+def token_accuracy_by(
+    predictions: pd.DataFrame, by: str, suites: tuple[str, ...] = ()
 ) -> pd.DataFrame:
-    """One row per seed, one column per suite (`suites_first`), the mean of `column` (`valid`:
-    accuracy, as metrics.json records it; `token_accuracy`: the per-token score) in [0, 1].
-    The report's accuracy is `analysis.rates.accuracy`'s (`summary.accuracy_by`)."""
-    table = predictions.groupby(["seed", "suite"])[column].mean().unstack("suite")
-    return suites_first(table, suites)
+    """As `accuracy_by`, the mean per-token score (`token_accuracy`) in [0, 1]."""
+    table = predictions.groupby(["seed", by])[TOKEN_ACCURACY].mean().unstack(by)
+    return suites_first(table, suites) if by == "suite" else table
 
 
 def suites_first(table: pd.DataFrame, suites: tuple[str, ...]) -> pd.DataFrame:
@@ -146,34 +168,28 @@ def suites_first(table: pd.DataFrame, suites: tuple[str, ...]) -> pd.DataFrame:
     return table[own + sorted(set(table.columns) - set(own))]
 
 
-def length_table(predictions: pd.DataFrame, column: str) -> pd.DataFrame:
-    """One row per seed, one column per example length (over all suites), the mean of `column`
-    (`token_accuracy`) in [0, 1]."""
-    return predictions.groupby(["seed", "length"])[column].mean().unstack("length")
-
-
 def write_metrics(run: str | Path) -> dict[str, Any]:
     """Per-seed accuracy on every evaluated suite plus the training summary (none for a
     language model) → metrics.json."""
     run = Path(run)
     config = read_members(run)
     predictions = read_predictions(run, config)
-    accuracy = accuracy_table(predictions, config.task.suites())
+    right = accuracy_by(predictions, "suite", config.task.suites())
     training = read_training(run)
     per_seed = {
         str(seed): {
             "accuracy": {suite: float(value) for suite, value in row.dropna().items()},
             "training": training.get(str(seed)),
         }
-        for seed, row in accuracy.iterrows()
+        for seed, row in right.iterrows()
     }
     if TOKEN_ACCURACY in predictions:
-        tokens = accuracy_table(predictions, config.task.suites(), TOKEN_ACCURACY)
+        tokens = token_accuracy_by(predictions, "suite", config.task.suites())
         for seed, row in tokens.iterrows():
             per_seed[str(seed)][TOKEN_ACCURACY] = {s: float(v) for s, v in row.dropna().items()}
     n_examples = predictions.groupby("suite")["index"].nunique()
     metrics = {
-        "suites": list(accuracy.columns),
+        "suites": list(right.columns),
         "n_examples": n_examples.to_dict(),
         "seeds": per_seed,
     }

@@ -19,8 +19,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from genprobe.analysis import rates
-from genprobe.analysis.judged import from_predictions
 from genprobe.analysis.stats import (
     THRESHOLD,
     Correlation,
@@ -38,10 +36,8 @@ from genprobe.studies.seed_sensitivity.config import SweepConfig, over_time
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.results import (
     TOKEN_ACCURACY,
-    accuracy_table,
-    length_table,
-    member_labels,
-    suites_first,
+    accuracy_by,
+    token_accuracy_by,
 )
 from genprobe.training.trainer import TrainConfig
 
@@ -108,7 +104,7 @@ def summarize_sweep(
         ConfigError: a threshold outside [0, 1].
     """
     published = config.task.published()
-    accuracy = accuracy_by(config, predictions, "suite")
+    accuracy = accuracy_by(predictions, "suite", config.task.suites())
     shares = shares_at_least(accuracy, threshold)
     # Trained over time, no seed stops: what a low validation accuracy means is the grokking
     # section's (`over_time_report`), not a stall.
@@ -116,10 +112,10 @@ def summarize_sweep(
     healthy = accuracy.drop(index=[int(seed) for seed in stalled], errors="ignore")
     pairs = list(itertools.combinations(accuracy.columns[:MAX_SUITES], 2))
     pairs += [p for p in (published.pairs if published else {}) if p not in pairs]
-    by_length = accuracy_by(config, predictions, "length")
+    by_length = accuracy_by(predictions, "length")
     tokens = None
     if TOKEN_ACCURACY in predictions:
-        tokens = accuracy_table(predictions, config.task.suites(), TOKEN_ACCURACY)
+        tokens = token_accuracy_by(predictions, "suite", config.task.suites())
     return SweepSummary(
         threshold=threshold,
         accuracy=accuracy,
@@ -141,19 +137,9 @@ def summarize_sweep(
         tokens=tokens,
         token_summaries={} if tokens is None else suite_summaries(tokens),
         token_shares={} if tokens is None else shares_at_least(tokens, threshold),
-        token_by_length=None if tokens is None else length_table(predictions, TOKEN_ACCURACY),
+        token_by_length=None if tokens is None else token_accuracy_by(predictions, "length"),
         variance=variance_by_suite(config, accuracy) if config.grid else {},
     )
-
-
-def accuracy_by(
-    config: SweepConfig | LanguageModelConfig, predictions: pd.DataFrame, by: str
-) -> pd.DataFrame:
-    """Accuracy (`analysis.rates.accuracy`) per seed (rows, ascending) and suite (columns: the
-    task's suites first, in its order, then others by name) or example `length` (ascending)."""
-    judged = from_predictions(predictions, member_labels(config))
-    table = rates.accuracy(judged, ["seed", by]).unstack(by).sort_index().sort_index(axis=1)
-    return suites_first(table, config.task.suites()) if by == "suite" else table
 
 
 def write_stats(run: str | Path, summary: SweepSummary) -> Path:
@@ -190,7 +176,7 @@ def stopped_by(record: dict[str, Any], train: TrainConfig) -> str:
 
 
 def suite_summaries(accuracy: pd.DataFrame) -> dict[str, Summary]:
-    """Per suite, the summary across seeds of `accuracy_by`'s column."""
+    """Per suite, the summary across seeds of `results.accuracy_by`'s column."""
     return {suite: summarize(accuracy[suite].dropna().to_numpy()) for suite in accuracy.columns}
 
 
