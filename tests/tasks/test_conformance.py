@@ -202,3 +202,15 @@ def test_every_tasks_probe_declarations_keep_the_contract(name, options):
     for key, values in features.items():
         assert isinstance(values, np.ndarray) and values.shape == (64,), key
         assert np.issubdtype(values.dtype, np.number) or values.dtype == bool, key
+    for name, derived in probes.derived().items():  # of 8 inputs, as if solved
+        right = None if task.solve(src[:1]) is not None else tgt[:8]
+        made, again = (derived.build(src[:8], right, 4, 0) for _ in range(2))
+        assert np.array_equal(made.src, again.src), f"derived {name}: not the same for one seed"
+        assert len(made.sources) == len(made.sets) == len(made), name
+        assert ((made.sources >= -1) & (made.sources < 8)).all(), name
+        assert (made.sources[:, :1] >= 0).all(), f"derived {name}: an input made of none"
+        assert probes.valid_inputs(made.src).all(), f"derived {name}: not the task's inputs"
+        if made.tgt is not None:  # every known right output is right
+            known = (made.tgt >= 0).any(axis=1)
+            length = (made.tgt[known] >= 0).sum(axis=1)
+            assert task.verify(made.src[known], made.tgt[known], length).all(), name

@@ -56,6 +56,12 @@ def probe(
         "sum_4): suites of composites of base inputs, and Fail@k on those whose every part a "
         "member solves [none].",
     ),
+    derived: str = typer.Option(
+        None,
+        help="Derived suites, comma-separated (integration: robustness-validation, "
+        "compositionality): built of the base inputs every member solves, once they are "
+        "decoded, then decoded [none].",
+    ),
     task_suites: bool = typer.Option(True, help="Also decode the task's own shifted suites."),
     splits: str = typer.Option(
         None,
@@ -112,7 +118,8 @@ def probe(
         model=settings, task=task,
         task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
         families=_names(families), relations=_names(relations),
-        compositions=_names(compositions) or (), task_suites=task_suites,
+        compositions=_names(compositions) or (), derived=_names(derived) or (),
+        task_suites=task_suites,
         splits=_names(splits) or (), inputs=tuple(map(str, inputs)), base_split=base_split,
         size=size, draws=draws, data_seed=data_seed, seed=seed, k=k, temperature=temperature,
         search_budget=search_budget,

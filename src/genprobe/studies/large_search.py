@@ -6,9 +6,7 @@ far below the top candidate, is the model's. `integration brittleness --search-b
 `probe --search-budget` run it; `analysis/large_search.py` reads its rows.
 
 Example:
-    found = searched(model, src, budget=500, temperatures=(0.6, 1.0), seed=0)
-    judged = judged_once(found, lambda joined: joined.judge_of(model.task, src))
-    rows = searched_rows(found, judged, model.task.target_vocab)
+    rows = large_search(model, src, budget=500, temperatures=(0.6, 1.0), seed=0)
 """
 
 from __future__ import annotations
@@ -22,6 +20,22 @@ from genprobe.tasks.tokens import output_lines
 from genprobe.under_test.sequences import CandidateJudge, Ranked, SequenceModel, output_keys
 
 BEAM = "beam"
+
+
+def large_search(
+    model: SequenceModel,
+    src: np.ndarray,
+    budget: int,
+    temperatures: Sequence[float],
+    seed: int,
+    judge_of: Callable[[Ranked], CandidateJudge] | None = None,
+) -> pd.DataFrame:
+    """The rows of a large search of inputs src (N, L) (`searched_rows`): `searched`, every
+    distinct answer judged once (`judged_once`) by `judge_of` (default: the task's verifier,
+    `Ranked.judge_of`)."""
+    found = searched(model, src, budget, temperatures, seed)
+    judge_of = judge_of or (lambda joined: joined.judge_of(model.task, src))
+    return searched_rows(found, judged_once(found, judge_of), model.task.target_vocab)
 
 
 def searched(

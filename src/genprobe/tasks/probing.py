@@ -12,6 +12,9 @@ This module's `Probes` holds the defaults: what a task that declares nothing get
                     what a model's two outputs must satisfy (a + b and b + a: the same sum)
     compositions()  name -> Composition: a way to join inputs into one whose right output
                     follows from theirs (SCAN's `S1 and S2`; integration's f + g, with F + G)
+    derived()       name -> Derived: a suite made of the base inputs a model solved, built
+                    after they are decoded (integration: Welleck et al.'s robustness on solved
+                    validation problems and sums of solved ones)
     valid_inputs()  which inputs are the task's (a mutated input that is not is never scored);
                     by default those the task's `solve` has a right output for
     features()      name -> (n,) number per input, for readable slices and failure clusters;
@@ -119,6 +122,37 @@ class Composition:
 
 
 @dataclass(frozen=True)
+class Made:
+    """A derived suite's inputs: row i of `src` made from rows `sources[i]` of the solved
+    inputs (-1 past the ones it was made from), in the set `sets[i]` of the suite (its
+    perturbation, or its composition and arity), with a right output of each where known."""
+
+    src: np.ndarray  # (m, L') input ids, 1-based, 0 = padding
+    sources: np.ndarray  # (m, arity) int, rows of the solved inputs; -1 past a row's parts
+    sets: np.ndarray  # (m,) str
+    tgt: np.ndarray | None = None  # (m, W) a right output of each (ids, -1 after the end)
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+
+# (src, tgt, size, seed) -> Made: a derived suite made of the inputs `src` (n, L) a model
+# solved, with a right output of each (`tgt` (n, W), or None where none is known), at most
+# `size` inputs per set, its random draws seeded by `seed`
+Derive = Callable[[np.ndarray, np.ndarray | None, int, int], Made]
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A suite made of the inputs a model solved (Welleck et al. 2022: the perturbations of
+    solved validation problems, the sums of solved problems), so that every failure on it is
+    one the model did not make on what it was made from. `build` makes it (`Derive`)."""
+
+    description: str
+    build: Derive
+
+
+@dataclass(frozen=True)
 class Slice:
     """A feature of `features()` whose values are categories (a template, a rule): value i
     reads as `names[i]`, a value without a name as its number."""
@@ -216,6 +250,11 @@ class Probes:
 
     def compositions(self) -> Mapping[str, Composition]:
         """The ways the probe study joins inputs into composites (`--compositions`), by name."""
+        return {}
+
+    def derived(self) -> Mapping[str, Derived]:
+        """The suites the probe study can build of the base inputs the model solved
+        (`--derived`), by name."""
         return {}
 
     def valid_inputs(self, src: np.ndarray) -> np.ndarray:

@@ -8,7 +8,9 @@ the report can set the probability of the top candidate against those of all the
 and say how many failures of the ordinary search a larger one would fix, at which rank.
 
 The search is the probe's (`studies/large_search.py`), the model asked through the adapter
-the probe asks it with, its answers verified with the run's own verifier settings.
+the probe and the solve stage ask it with (`IntegrationSequenceModel`), by a beam of B with
+as many hypotheses per call as an ordinary batch, its answers verified with the run's own
+verifier settings.
 
 Result rows (one per problem, decoding and rank): suite, row, decoding ("beam", "T=0.6", ...),
 rank, answer, logprob, outcome, method (what decided the verdict: "backstop" for a timeout at the
@@ -24,19 +26,20 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from genprobe.errors import ConfigError
 from genprobe.runs.executor import Stage
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
 from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.brittleness.solve import read_problems
 from genprobe.studies.brittleness.study import BUDGET
-from genprobe.studies.large_search import judged_once, searched, searched_rows
+from genprobe.studies.large_search import large_search
 from genprobe.tasks.integration.prefix import to_prefix
-from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.tokens import encode_inputs
-from genprobe.under_test.adapters.integration_tokens import Answers, IntegrationSequenceModel
-from genprobe.under_test.adapters.seq2seq import Seq2SeqModel
+from genprobe.under_test.adapters.integration_tokens import (
+    Answers,
+    IntegrationSequenceModel,
+    load_integration_model,
+)
 from genprobe.under_test.sequences import CandidateJudge
 from genprobe.under_test.settings import ModelSettings
 from genprobe.verification.verdict import Verdict
@@ -76,36 +79,33 @@ class BudgetStage(Stage):
     verifier: VerifierConfig
     config: BrittlenessConfig
 
-    def setup(self) -> tuple[Seq2SeqModel, Verifier]:
-        model = self.model.load()
-        if not isinstance(model, Seq2SeqModel):
-            model.close()
-            raise ConfigError(
-                "--search-budget", "a seq2seq model (ckpt: or lc:) that can beam and sample",
-                str(self.model.spec),
-            )  # fmt: skip
-        return model, Verifier(self.verifier)
+    def setup(self) -> tuple[IntegrationSequenceModel, Verifier]:
+        """The model searching by a beam of the budget, as many hypotheses per call as an
+        ordinary batch holds (`validated` refused a model that is not seq2seq)."""
+        budget, base = self.config.search_budget, self.model.decoding
+        assert budget is not None
+        batch = max(1, base.batch_size * base.beam_size // budget)
+        decoding = replace(base, method="beam", beam_size=budget, batch_size=batch)
+        searching = replace(self.model, decoding=decoding)
+        return load_integration_model(searching), Verifier(self.verifier)
 
-    def close(self, context: tuple[Seq2SeqModel, Verifier]) -> None:
+    def close(self, context: tuple[IntegrationSequenceModel, Verifier]) -> None:
         context[0].close()
         context[1].close()
 
     def runtime(self) -> dict[str, Any]:
         return self.model.runtime()
 
-    def run(self, context: tuple[Seq2SeqModel, Verifier], shard: Shard, scratch: Path) -> Outputs:
+    def run(
+        self, context: tuple[IntegrationSequenceModel, Verifier], shard: Shard, scratch: Path
+    ) -> Outputs:
         model, verifier = context
         rows = shard.spec["rows"]
         problems = [problem.problem for problem in read_problems(rows)]
-        budget = self.config.search_budget
-        # as many hypotheses per model call as an ordinary batch holds
-        base = model.decoding
-        batch = max(1, base.batch_size * base.beam_size // budget)
-        decoding = replace(base, method="beam", beam_size=budget, batch_size=batch)
-        task = IntegrationTask()
-        asked = IntegrationSequenceModel(model.with_decoding(decoding), task, model.name)
+        task = model.task
         src = encode_inputs(task.source_vocab, [(None, to_prefix(p)) for p in problems], "suite")
-        found = searched(asked, src, budget, self.config.temperatures, base.seed)
+        budget = self.config.search_budget
+        assert budget is not None
 
         def judge_of(joined: Answers) -> CandidateJudge:
             def judge(member: np.ndarray, row: np.ndarray, rank: np.ndarray) -> list[Verdict]:
@@ -117,7 +117,8 @@ class BudgetStage(Stage):
             return judge
 
         # every distinct answer of a problem verified once, all problems in one call
-        frame = searched_rows(found, judged_once(found, judge_of), task.target_vocab)
+        seed = self.model.decoding.seed
+        frame = large_search(model, src, budget, self.config.temperatures, seed, judge_of)
         problem = frame.pop("input").to_numpy()
         verdicts = frame.pop("judgement")
         frame = frame.drop(columns="member").assign(

@@ -29,7 +29,7 @@ from genprobe.under_test.settings import ModelSettings
 ADDED_DEFAULTS = {
     "formats": 1, "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",
     "inputs": [], "splits": [], "compositions": [], "draws": 1, "temperature": None,
-    "search_budget": None, "search_temperatures": [], "search_suites": [],
+    "search_budget": None, "search_temperatures": [], "search_suites": [], "derived": [],
 }  # fmt: skip
 
 
@@ -47,6 +47,9 @@ class ProbeConfig:
     families: tuple[str, ...] | None = None  # None: every family the task declares
     relations: tuple[str, ...] | None = None  # None: every relation it declares
     compositions: tuple[str, ...] = ()  # the task's compositions to build suites of
+    # the task's derived suites (`Probes.derived`) to build, after the base inputs are decoded,
+    # of those every member solved (its first candidate right)
+    derived: tuple[str, ...] = ()
     task_suites: bool = True  # also the task's own shifted suites (`Task.suites()`)
     splits: tuple[str, ...] = ()  # more of the task's splits to decode as suites
     # files of inputs of the task (JSON lines with an "input" field), a suite each, named by
@@ -89,6 +92,7 @@ class ProbeConfig:
         chosen(probes.families(), _listed(self.families), "--families")
         chosen(probes.relations(), _listed(self.relations), "--relations")
         chosen(probes.compositions(), list(self.compositions), "--compositions")
+        chosen(probes.derived(), list(self.derived), "--derived")
         if self.size < 1:
             raise ConfigError("--size", "at least 1", self.size)
         if self.draws < 1:
@@ -113,7 +117,8 @@ class ProbeConfig:
 
     def suite_keys(self, task: Task) -> list[str]:
         """The suites a run decodes and reports (`suites.Suite.key`), in report order: the base
-        inputs, the families', relations' and compositions', the task's splits, the files'."""
+        inputs, the families', relations' and compositions', the task's splits, the files',
+        the derived suites."""
         probes = task_probes(task)
         families = chosen(probes.families(), _listed(self.families), "--families")
         relations = chosen(probes.relations(), _listed(self.relations), "--relations")
@@ -123,6 +128,7 @@ class ProbeConfig:
             *(("composition", name) for name in self.compositions),
             *(("task", name) for name in self.task_splits(task)),
             *(("input", input_name(path)) for path in self.inputs),
+            *(("derived", name) for name in self.derived),
         ]
         return ["base", *(suite_key(kind, name) for kind, name in named)]
 
@@ -156,6 +162,7 @@ class ProbeConfig:
             identity[name] = None if identity[name] is None else list(identity[name])
         identity["splits"] = list(self.splits)
         identity["compositions"] = list(self.compositions)
+        identity["derived"] = list(self.derived)
         identity["search_temperatures"] = list(self.search_temperatures)
         identity["search_suites"] = list(self.search_suites)
         identity["inputs"] = [{"path": p, "sha256": file_digest(p)} for p in self.inputs]
@@ -169,7 +176,7 @@ class ProbeConfig:
             fields[name] = None if fields[name] is None else tuple(fields[name])
         fields["inputs"] = tuple(file["path"] for file in fields["inputs"])
         fields["splits"] = tuple(fields["splits"])
-        for name in ("compositions", "search_temperatures", "search_suites"):
+        for name in ("compositions", "derived", "search_temperatures", "search_suites"):
             fields[name] = tuple(fields[name])
         return cls(model, **fields)
 

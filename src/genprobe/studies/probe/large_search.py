@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
-from genprobe.studies.large_search import judged_once, searched, searched_rows
+from genprobe.studies.large_search import large_search
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import ModelStage
 from genprobe.studies.probe.study import LARGE_SEARCH
@@ -58,14 +58,12 @@ class LargeSearchStage(ModelStage):
     """Searches a few inputs of a suite with every member."""
 
     def run(self, context: SequenceModel, shard: Shard, scratch: Path) -> Outputs:
-        spec, config, task = shard.spec, self.config, context.task
-        src = self.inputs(spec)
+        spec, config = shard.spec, self.config
         assert config.search_budget is not None
-        found = searched(
-            context, src, config.search_budget, config.search_temperatures, config.seed
-        )
-        judged = judged_once(found, lambda joined: joined.judge_of(task, src))
-        frame = searched_rows(found, judged, task.target_vocab)
+        frame = large_search(
+            context, self.inputs(spec), config.search_budget, config.search_temperatures,
+            config.seed,
+        )  # fmt: skip
         frame["member"] = np.array(context.members, dtype=object)[frame["member"]]
         frame.insert(1, "suite", spec["suite"])
         frame.insert(2, "index", frame.pop("input") + int(spec["start"]))

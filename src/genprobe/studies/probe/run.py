@@ -10,6 +10,9 @@
              the task refused (`suites.py`); a rerun takes them from there
     decode   one shard per suite: every member decodes and the verifier judges
              (results/<suite>.parquet, `decode.py`)
+    derive   with --derived: the task's derived suites, built of the base inputs every member
+             solved, kept in suites.npz and suites.json with the others, then decoded as they
+             are (`suites.derived_suites`); a rerun takes them from there
     search   with --search-budget: a large search on the chosen suites' inputs, a few per
              shard (large-search/<suite>/<chunk>.parquet, `large_search.py`)
 
@@ -23,6 +26,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 from genprobe.errors import ConfigError
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
@@ -30,8 +36,17 @@ from genprobe.runs.shards import ShardStore
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import DecodeStage, decode_shard
 from genprobe.studies.probe.large_search import LargeSearchStage, search_shards
+from genprobe.studies.probe.results import read_results
 from genprobe.studies.probe.study import KIND
-from genprobe.studies.probe.suites import build_suites, saved_suites, write_suites
+from genprobe.studies.probe.suites import (
+    BASE,
+    Suite,
+    build_suites,
+    derived_suites,
+    marked_seen,
+    saved_suites,
+    write_suites,
+)
 from genprobe.tasks.registry import task_name
 from genprobe.tasks.task import Task
 
@@ -96,9 +111,37 @@ def run_probe(
         log(f"decoding {len(pending)} suites: {', '.join(shard.key for shard in pending)}")
     executor = executor or LocalExecutor(workers=config.workers)
     run_stage(run, DecodeStage(config), shards, executor)
+    if config.derived and not any(suite.kind == "derived" for suite in suites):
+        suites = [*suites, *_derived(run, config, task, suites[0])]
+        write_suites(run, suites)
+        built = ", ".join(f"{s.key} ({len(s.src)})" for s in suites if s.kind == "derived")
+        log(f"built of the solved base inputs: {built}")
+    shards = [decode_shard(s, config.k) for s in suites if s.kind == "derived" and len(s.src)]
+    if pending := ShardStore(run).pending(shards):
+        log(f"decoding {len(pending)} derived suites")
+    run_stage(run, DecodeStage(config), shards, executor)
     if config.search_budget is not None:
         shards = search_shards(suites, config)
         if pending := ShardStore(run).pending(shards):
             log(f"large search (budget {config.search_budget}): {len(pending)} shards")
         run_stage(run, LargeSearchStage(config), shards, executor)
     return run
+
+
+def _derived(run: Path, config: ProbeConfig, task: Task, base: Suite) -> list[Suite]:
+    """The derived suites, of the base inputs every member solved, marked seen as the others
+    are."""
+    solved = every_member_solved(read_results(run), len(base.src))
+    suites = derived_suites(config, task, base, solved)
+    if base.seen is None:
+        return suites
+    return marked_seen(suites, config.model.spec.training_inputs(task))
+
+
+def every_member_solved(results: pd.DataFrame, n: int) -> np.ndarray:
+    """(n,) whether every member solved each of the n base inputs: its first candidate right
+    (`first_correct` 1; a timeout fails), in the decode stage's result rows."""
+    rows = results[results["suite"] == BASE]
+    right = rows["first_correct"].eq(1).fillna(False).astype(bool)
+    every = right.groupby(rows["index"]).all()
+    return every.reindex(np.arange(n), fill_value=False).to_numpy(dtype=bool)

@@ -20,6 +20,12 @@ A composition joins distinct tuples, drawn at random, of the first `size` pool i
 `size` composites the task accepts; each keeps the pool rows it joins (`parts`), decoded as
 originals are, so a report knows which members solved every part.
 
+A derived suite (`--derived`, the task's `Probes.derived`) is built after the base suite is
+decoded, of the base inputs every member solved (its first candidate right: Welleck et al.'s
+robustness on solved validation problems, and sums of solved problems); each input keeps the
+base rows it was made from (`origin` where it is one, `parts` where it is several) and its
+set.
+
 A task with many right outputs (integration) has no gold output to weigh a failed answer
 against, but the generator's output for a generated input is a right one, a family with
 `with_reference` moves it with the input (k*f: k*F), and a file of inputs may give one per
@@ -46,6 +52,7 @@ from genprobe.tasks.lines import json_lines, some_rows
 from genprobe.tasks.probing import (
     Composition,
     Family,
+    Made,
     Perturbed,
     Probes,
     Relation,
@@ -61,7 +68,7 @@ SUITES_FILE = "suites.json"  # each suite's kind, name, size and refused inputs
 ARRAYS_FILE = "suites.npz"  # each suite's inputs, origins and references
 BASE = "base"
 ORIGINS = "origins"
-KINDS = ("base", "family", "relation", "composition", "task", "input", "origin")
+KINDS = ("base", "family", "relation", "composition", "task", "input", "origin", "derived")
 POOL = 20
 
 
@@ -77,6 +84,7 @@ class Suite:
     reference: np.ndarray | None = None
     parts: np.ndarray | None = None  # (n, arity) a composite's pool rows; None: no composition
     seen: np.ndarray | None = None  # (n,) the model trained on the input; None: not known
+    sets: np.ndarray | None = None  # (n,) str, a derived suite's set of each input; None: none
 
     @property
     def key(self) -> str:
@@ -144,12 +152,49 @@ def build_suites(config: ProbeConfig, task: Task, trained: np.ndarray | None = N
         reference = _right_outputs(path, task, given, valid) if with_outputs else None
         suites.append(Suite("input", input_name(path), kept, np.full(len(kept), -1),
                             int((~valid).sum()), reference))  # fmt: skip
+    return marked_seen(suites, trained)
+
+
+def marked_seen(suites: list[Suite], trained: np.ndarray | None) -> list[Suite]:
+    """`suites`, each input marked seen where it is one of `trained` (None: not known)."""
     if trained is None:
         return suites
     known = set(input_keys(trained))
     return [
         replace(s, seen=np.array([i in known for i in input_keys(s.src)], bool)) for s in suites
     ]
+
+
+def derived_suites(config: ProbeConfig, task: Task, base: Suite, solved: np.ndarray) -> list[Suite]:
+    """The derived suites `config` asks for (see the module's description), made of the base
+    inputs `solved` (n,) marks, in the order asked for."""
+    probes = task_probes(task)
+    rows = np.flatnonzero(solved)
+    src = trim(base.src[rows], 0)
+    tgt = None
+    if len(rows):
+        tgt = task.solve(src) if base.reference is None else trim(base.reference[rows], -1)
+    suites = []
+    for name in config.derived:
+        if len(rows):
+            made = probes.derived()[name].build(src, tgt, config.size, config.seed)
+        else:
+            made = Made(src, np.zeros((0, 1), np.int64), np.zeros(0, str))
+        valid = probes.valid_inputs(made.src) if len(made) else np.zeros(0, bool)
+        kept = np.flatnonzero(valid)
+        # the base rows each input was made from: its origin where one, its parts where more
+        made_from = base.origin[rows][np.maximum(made.sources, 0)]
+        made_from = np.where(made.sources >= 0, made_from, -1)[kept]
+        single = made.sources.shape[1] == 1
+        reference = None
+        if base.reference is not None and made.tgt is not None:
+            reference = trim(made.tgt[kept], -1)
+        suites.append(
+            Suite("derived", name, trim(made.src[kept], 0),
+                  made_from[:, 0] if single else np.full(len(kept), -1), int((~valid).sum()),
+                  reference, None if single else made_from, sets=made.sets[kept])
+        )  # fmt: skip
+    return suites
 
 
 def _too_few_parts(probes: Probes, config: ProbeConfig, pool: Examples) -> bool:
@@ -292,6 +337,8 @@ def write_suites(run: Path, suites: list[Suite]) -> None:
             arrays[f"{i}.parts"] = suite.parts
         if suite.seen is not None:
             arrays[f"{i}.seen"] = suite.seen
+        if suite.sets is not None:
+            arrays[f"{i}.sets"] = suite.sets
     with atomic_path(run / ARRAYS_FILE) as tmp, tmp.open("wb") as file:
         np.savez(file, **arrays)
     write_json(
@@ -316,7 +363,7 @@ def saved_suites(run: Path, config: ProbeConfig) -> list[Suite] | None:
             return [
                 Suite(row["kind"], row["name"], arrays[f"{i}.src"], arrays[f"{i}.origin"],
                       row["invalid"], arrays.get(f"{i}.reference"), arrays.get(f"{i}.parts"),
-                      arrays.get(f"{i}.seen"))
+                      arrays.get(f"{i}.seen"), arrays.get(f"{i}.sets"))
                 for i, row in enumerate(listed)
             ]  # fmt: skip
     except (OSError, ValueError, KeyError, GenprobeError, zipfile.BadZipFile):

@@ -97,7 +97,8 @@ def failure_sharing(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def pairs(results: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
-    """One row per member and perturbed input (families and relations): its result row with
+    """One row per member and perturbed input (families, relations, derived suites made of one
+    input each): its result row with
     `drop`, 1 - 0 whether the member gets the original right and the perturbed input not (-1
     the other way round), and with `by`, the original's value of feature `by` as `value`."""
     base = originals(results).assign(base_correct=correct)
@@ -105,7 +106,8 @@ def pairs(results: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
     if by is not None:
         base = base.assign(value=base[FEATURE + by])
         kept.append("value")
-    moved = results[results["kind"].isin(["family", "relation"])].assign(moved_correct=correct)
+    moved = results[results["kind"].isin(["family", "relation"]) | _one_made(results)]
+    moved = moved.assign(moved_correct=correct)
     paired = moved.merge(base[kept], on=["member", "origin"], suffixes=("", "_base"))
     return paired.assign(drop=paired["base_correct"].astype(float) - paired["moved_correct"])
 
@@ -123,8 +125,9 @@ def robustness_of_solved(results: pd.DataFrame, k: int) -> pd.DataFrame:
     solves) for every family: per family suite and member, how many of its perturbed inputs
     come from an original the member solved (its top candidate right: the beam's first for
     k > 1, else greedy; the brittleness study's `paper` criterion), and the share of those
-    with no right candidate among the first 1 (`fail_1`) and the first k (`fail_k`)."""
-    moved = results[results["kind"] == "family"]
+    with no right candidate among the first 1 (`fail_1`) and the first k (`fail_k`); and so for
+    every derived suite made of one input each (made of solved ones only)."""
+    moved = results[(results["kind"] == "family") | _one_made(results)]
     paired = moved.merge(_solved(results), on=["member", "origin"])
     return _fails(paired[paired["solved"]], k)
 
@@ -132,17 +135,26 @@ def robustness_of_solved(results: pd.DataFrame, k: int) -> pd.DataFrame:
 def compositions_of_solved(results: pd.DataFrame, k: int) -> pd.DataFrame:
     """Welleck et al.'s compositionality (Table 8: sums of problems the model solves) for every
     composition: per composition suite and member, how many composites join only inputs the
-    member solved (`robustness_of_solved`'s criterion), and `fail_1` and `fail_k` among them."""
-    composed = results[results["kind"] == "composition"].reset_index(drop=True)
+    member solved (`robustness_of_solved`'s criterion), and `fail_1` and `fail_k` among them;
+    and so for every derived suite of composites (made of solved ones only)."""
+    joined = results["parts"].notna() if "parts" in results else False
+    composed = results[results["kind"].isin(["composition", "derived"]) & joined]
+    composed = composed.reset_index(drop=True)
     if composed.empty:
         return _fails(composed, k)
     parts = composed[["member", "parts"]].explode("parts").astype({"parts": "int64"})
+    parts = parts[parts["parts"] >= 0]  # a derived suite's composites of fewer parts
     solved = parts.merge(
         _solved(results), left_on=["member", "parts"], right_on=["member", "origin"], how="left"
     )
     # one row per part, in the order of `parts`, whose index is the composite's row
     every = solved["solved"].eq(True).groupby(parts.index.to_numpy()).all()
     return _fails(composed[every.to_numpy()], k)
+
+
+def _one_made(results: pd.DataFrame) -> pd.Series:
+    """Which rows are of a derived suite's inputs made of one base input each."""
+    return (results["kind"] == "derived") & (results["origin"] >= 0)
 
 
 def _solved(results: pd.DataFrame) -> pd.DataFrame:

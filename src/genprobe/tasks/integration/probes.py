@@ -1,7 +1,9 @@
 """What the integration task declares for the probe studies: the brittleness study's
 perturbations and sums as families and compositions, each carrying a known antiderivative F
-with its integrand; SAGGA's equation-tree mutations and tree features; SymPy's `integrate` to
-tag failures; and integrands and answers as SymPy prints them."""
+with its integrand; its suites made of solved problems (robustness-validation,
+compositionality) as derived suites, built as that study builds them; SAGGA's equation-tree
+mutations and tree features; SymPy's `integrate` to tag failures; and integrands and answers
+as SymPy prints them."""
 
 from __future__ import annotations
 
@@ -10,15 +12,18 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
+import pandas as pd
 import sympy as sp
 
-from genprobe.errors import GenprobeError
+from genprobe.errors import ConfigError, GenprobeError
 from genprobe.tasks.integration.exploits import TAG_SECONDS, tag_failures
 from genprobe.tasks.integration.expression import from_sympy, to_sympy
 from genprobe.tasks.integration.features import BOOLEAN, NUMERIC, tree_features
 from genprobe.tasks.integration.mutations import PRESETS, MutationPreset, mutate
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.printing import problem_text
+from genprobe.tasks.integration.suites import Primitive, compositionality, robustness_validation
+from genprobe.tasks.integration.suites.table import suite_frame
 from genprobe.tasks.integration.suites.validation import (
     ADDED_SETS,
     COEFFICIENT_SETS,
@@ -32,7 +37,9 @@ from genprobe.tasks.integration.task import (
 )
 from genprobe.tasks.probing import (
     Composition,
+    Derived,
     Family,
+    Made,
     Perturb,
     Perturbed,
     Probes,
@@ -122,6 +129,24 @@ class IntegrationProbes(Probes):
             for k in (2, 3, 4)
         }
 
+    def derived(self) -> Mapping[str, Derived]:
+        """The brittleness study's suites made of solved problems, built by its builders
+        (`suites/validation.py`, `suites/compositionality.py`) from the solved inputs, the
+        row of each as its id."""
+        return {
+            "robustness-validation": Derived(
+                "k*f and f/k (N // solved coefficients k of 2..99 for each of the first 100 "
+                "solved), f + exp(x) and f + ln(x): the brittleness suite robustness-validation "
+                "(Welleck et al. 2022, Table 2, bottom)",
+                partial(_derived, self.task, _perturbations),
+            ),
+            "compositionality": Derived(
+                "sums of k = 2, 3, 4 solved integrands of at most 20 tokens, as SymPy adds them: "
+                "the brittleness suite compositionality's comp_valid (Table 8)",
+                partial(_derived, self.task, _sums),
+            ),
+        }
+
     def mutations(self) -> Mapping[str, Family]:
         """Token edits, the families, and SAGGA's equation-tree mutations (`mutations.py`), one
         operator per preset (`tree_uniform`, `tree_robustness`, `tree_distance`). Every mutant
@@ -147,6 +172,54 @@ class IntegrationProbes(Probes):
         return Family(
             description, partial(_moved, self.task, move), partial(_moved_pairs, self.task, move)
         )
+
+
+def _perturbations(primitives: list[Primitive], n: int, seed: int) -> pd.DataFrame:
+    return robustness_validation(primitives, n=n, seed=seed, exact=False)
+
+
+def _sums(primitives: list[Primitive], n: int, seed: int) -> pd.DataFrame:
+    """comp_valid's sums, each in the set of its k ("comp_valid k=2"); none where no solved
+    integrand is short enough."""
+    try:
+        frame = compositionality({"comp_valid": primitives}, n=n, seed=seed, exact=False)
+    except ConfigError:
+        return suite_frame([])
+    return frame.assign(set=frame["set"] + " k=" + frame["k"].astype(str))
+
+
+def _derived(
+    task: IntegrationTask,
+    build: Callable[[list[Primitive], int, int], pd.DataFrame],
+    src: np.ndarray,
+    tgt: np.ndarray | None,
+    size: int,
+    seed: int,
+) -> Made:
+    """The suite table `build` makes of the solved integrands `src` (each with its
+    antiderivative from `tgt` where it is known), as ids; a problem or reference outside the
+    vocabularies is left out, as the probe leaves out moved inputs."""
+    problems = task.problems(src)
+    known = [None] * len(src) if tgt is None else [task.answer(row[row >= 0]) for row in tgt]
+    primitives = [
+        Primitive(problem, reference, row)
+        for row, (problem, reference) in enumerate(zip(problems, known, strict=True))
+        if problem is not None
+    ]
+    frame = build(primitives, size, seed) if primitives else suite_frame([])
+    rows, kept, references = [], [], []
+    pairs = zip(frame["problem"], frame["reference"], strict=True)
+    for i, (problem, reference) in enumerate(pairs):
+        ids = _source_ids(problem.split())
+        if ids is not None:
+            rows.append(ids)
+            kept.append(i)
+            tokens = [] if reference is None else reference.split()
+            references.append(tokens if set(tokens) <= set(TARGET_VOCAB) else [])
+    sources = padded([np.array(frame["source_rows"][i]) for i in kept], -1)
+    sets = np.array([frame["set"][i] for i in kept], dtype=str)
+    out, _ = encode_outputs(TARGET_VOCAB, references)
+    return Made(padded(rows), sources, sets, out if tgt is not None else None)
 
 
 # (f, F or None, rng) -> (the new integrand, its antiderivative or None), in SymPy
