@@ -28,7 +28,7 @@ def test_tokens_json_lists_the_vocabulary_in_id_order(capsys):
 def test_sagga_says_what_its_time_budget_bounds_and_what_bounds_the_analysis(capsys):
     code, out, _ = run(capsys, "sagga", "--help")
     text = "".join(out.split())  # the help wraps anywhere, inside an option's name too
-    assert code == 0 and "Stopthesearchafterthismanyminutesofwallclock" in text
+    assert code == 0 and "StopthesearchafterthismanyminutesofitsCPUtimeinthisprocess" in text
     assert "Theanalysisafterthesearchisnotcounted:--tag-limitand--nearby-attempts" in text
     tag_limit = text.split("--tag-limit<int>")[1].split("--nearby-attempts<int>")[0]
     assert "[default:200]" in tag_limit
