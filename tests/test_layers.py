@@ -3,7 +3,8 @@ one by string to be imported when used ("genprobe.x.y:function"), but a study's 
 naming its renderers; and no modules import each other in a circle, however long.
 
 tasks → data → models → training → decoding → verification → prompts → models under test →
-studies → reports → cli. `errors`, `user_code` (imports a `py:` spec's module), `options` (settings
+analysis (statistics over result tables: the judged schema, its rates) → studies → reports →
+cli. `errors`, `user_code` (imports a `py:` spec's module), `options` (settings
 given as text) and `runs` (atomic files, run directories, executors, the deadline pool) sit
 beneath all.
 """
@@ -19,12 +20,13 @@ NAMED = re.compile(r"genprobe\.([\w.]+):\w+")
 
 LAYERS = [
     "errors", "user_code", "options", "runs", "tasks", "data", "models", "training", "decoding",
-    "verification", "prompts", "under_test", "studies", "reports", "cli",
+    "verification", "prompts", "under_test", "analysis", "studies", "reports", "cli",
 ]  # fmt: skip
 
 # A study's summary (the statistics of its result files), report (and a `*_report` of one of
 # its parts), plots and run comparisons read finished results and render them with `analysis`;
-# nothing that runs a study imports them.
+# nothing that runs a study imports them. `analysis` itself sits below the studies: a study
+# writes its results in its schema and counts them with its rates.
 REPORT_MODULES = ("summary", "report", "plots", "compare", "tables")
 
 # (importer prefix, imported prefix): why it is allowed.
@@ -32,13 +34,6 @@ EXCEPTIONS = {
     ("tasks", "verification.verdict"): (
         "a task's verdicts (the contract's `outcomes`, the integration verifier) are in the "
         "shared Outcome, Verdict and TimeoutPolicy types"
-    ),
-    ("studies.seed_sensitivity", "analysis.judged"): (
-        "a sweep writes its predictions in the one schema of judged outputs that every study's "
-        "results are read in (docs/results-schema.md), and reads its runs made before into it"
-    ),
-    ("studies.seed_sensitivity.results", "analysis.rates"): (
-        "metrics.json records each seed's accuracy as `analysis.rates` counts it, its one count"
     ),
     ("under_test.registry", "studies.seed_sensitivity.as_model"): (
         "a finished sweep as a model under test (`run:`) is read by the study that wrote it "
@@ -52,7 +47,7 @@ def layer_of(module: str) -> str:
     """The layer of a module named relative to `genprobe` (`under_test.adapters.seq2seq`)."""
     parts = module.split(".")
     reporting = parts[-1] in REPORT_MODULES or parts[-1].endswith("_report")
-    if parts[0] == "analysis" or (parts[0] == "studies" and reporting):
+    if parts[0] == "studies" and reporting:
         return "reports"
     if parts[0] in ("__init__", "__main__"):
         return "cli"
@@ -171,7 +166,7 @@ def test_every_module_has_a_known_layer():
         ("studies.brittleness.run", "studies"),
         ("studies.brittleness.report", "reports"),
         ("studies.seed_sensitivity.summary", "reports"),
-        ("analysis.render", "reports"),
+        ("analysis.render", "analysis"),
         ("__main__", "cli"),
     ],
 )
