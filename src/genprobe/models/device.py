@@ -7,10 +7,12 @@ is written); `present_device` also that this machine has it, where it is about t
 from __future__ import annotations
 
 import re
-
-import torch
+from typing import TYPE_CHECKING
 
 from genprobe.errors import ConfigError
+
+if TYPE_CHECKING:
+    import torch
 
 _NAME = re.compile(r"^(cpu|cuda(:\d+)?)$")
 
@@ -32,6 +34,8 @@ def present_device(name: str) -> torch.device:
     Raises:
         ConfigError: a name other than cpu, cuda or cuda:N, or a CUDA device not visible here.
     """
+    import torch  # here: a config checking its device name imports no torch
+
     device = torch.device(check_device(name))
     if device.type == "cuda":
         visible = torch.cuda.device_count() if torch.cuda.is_available() else 0

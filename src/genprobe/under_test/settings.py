@@ -29,12 +29,12 @@ from genprobe.decoding.config import DecodingConfig
 from genprobe.errors import ConfigError, check_choice
 from genprobe.models.device import present_device
 from genprobe.under_test.adapters.endpoint import ROUTES
-from genprobe.under_test.adapters.integration_model import Model
 from genprobe.under_test.adapters.prompted import PromptGrid
 from genprobe.under_test.registry import ModelSpec
 
 if TYPE_CHECKING:
     from genprobe.tasks.task import Task
+    from genprobe.under_test.adapters.integration_model import Model
     from genprobe.under_test.sequences import SequenceModel
 
 # an endpoint's settings (`openai:`), each at the value that means "not given"

@@ -19,7 +19,7 @@ from genprobe.models.architectures.mlp import MLPConfig
 from genprobe.runs.provenance import config_hash
 from genprobe.studies import report_run
 from genprobe.studies.search import analysis as search_analysis
-from genprobe.studies.search import config as search_config
+from genprobe.studies.seed_sensitivity import results as sweep_results
 from genprobe.studies.search import loop as search_loop
 from genprobe.studies.search import report as search_report
 from genprobe.studies.search.analysis import MAX_CONTRAST, features
@@ -584,7 +584,7 @@ def test_a_config_without_against_keeps_its_identity(sweep, strong_sweep):
 def test_a_search_of_a_sweep_keeps_the_hash_it_had_before_language_models(monkeypatch):
     """The hashes these configs' identities had before a search took a language model (its
     task, prompt grid and data seed); the sweeps' own hashes stand in for read ones."""
-    monkeypatch.setattr(search_config, "read_config_hash", lambda path: "0123456789abcdef")
+    monkeypatch.setattr(sweep_results, "read_config_hash", lambda path: "0123456789abcdef")
     some = SearchConfig(
         model_settings("run:/runs/parity@1,3"), target="disagree:1,3", generations=5
     )
@@ -617,7 +617,7 @@ def test_a_search_of_a_sweep_keeps_the_hash_it_had_before_language_models(monkey
 
 
 def test_a_targets_file_is_in_the_identity_by_path_and_content(tmp_path, monkeypatch):
-    monkeypatch.setattr(search_config, "read_config_hash", lambda path: "0123456789abcdef")
+    monkeypatch.setattr(sweep_results, "read_config_hash", lambda path: "0123456789abcdef")
     targets = tmp_path / "targets.txt"
     targets.write_text("1 + 2 =\n")
     config = SearchConfig(

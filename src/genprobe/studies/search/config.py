@@ -26,9 +26,6 @@ from genprobe.errors import ConfigError, RunDirError, check_choice, finite
 from genprobe.runs.config import identity_fields, without_added_defaults
 from genprobe.runs.provenance import file_digest
 from genprobe.studies.search.fitness import Fitness, Target, make_fitness, read_target_texts
-from genprobe.studies.seed_sensitivity.as_model import checked_seeds
-from genprobe.studies.seed_sensitivity.members import unfinished_seeds
-from genprobe.studies.seed_sensitivity.results import read_config_hash, read_sweep
 from genprobe.tasks.registry import load_task, task_name, task_probes
 from genprobe.tasks.task import Task
 from genprobe.under_test.registry import ModelSpec
@@ -63,36 +60,72 @@ class SearchConfig:
     """A `genprobe.runs.config.RunConfig`; `checked` validates it against its models."""
 
     RUNTIME: ClassVar[tuple[str, ...]] = ("minutes", "workers", "tag_limit")
+    # the defaults that follow from other settings, as the command line shows them
+    DERIVED_DEFAULTS: ClassVar[dict[str, str]] = {
+        "tau": f"{TAU}; with a fitness that weighs the text: SAGGA's {TEXT_TAU}",
+        "base_split": "the task's validation",
+        "tag_limit": "every example the report shows",
+        "workers": "torch's default",
+    }
+    # the fields the command line gives in its own options: the model's group, --against's
+    # spec, --task-option's pairs
+    NOT_OPTIONS: ClassVar[tuple[str, ...]] = ("model", "against", "task_options")
     # run:RUN_DIR[@SEEDS] (run A), hf:PATH or openai:MODEL@URL, with a language model's prompt
     # grid and an endpoint's settings; recorded at the top of the identity, its path absolute
     # (`ModelSettings.flat_identity`)
     model: ModelSettings
-    target: str = "most"  # most, any or disagree[:A,B] (`Target`)
-    generations: int = 20  # after generation 0, the base inputs
-    population: int = 50  # parents selected per generation (SAGGA's: besides the base inputs)
-    selection: str = "tournament"  # how parents are selected: SELECTIONS
-    mutants: int = 4  # mutants made of each parent
-    archive_size: int = 1000
-    tau: float | None = None  # the fitness an input needs to be archived (None: `archive_tau`)
-    fitness: str = "any_failure"  # the target's score times a weight of the text (`fitness.py`)
-    target_length: int | None = None  # L of target_length
-    targets_file: str | None = None  # target_problems: the target inputs, one per line
-    k: int = 1  # a member fails an input when none of its top k candidates is right (beam)
-    # with a temperature, the k candidates are the distinct outputs among k samples at it
-    # (seeded by `seed` and each input's ids: the same input gets the same in any generation)
+    # Fitness of an input: most (share of seeds failing it), any (1 if a seed fails it) or
+    # disagree:A,B (1 if seed A is right and seed B is not; of a language model, A and B are
+    # member positions 0, 1, ...). With `against`: disagree (share of the run's seeds right
+    # less share of `against`'s, 0 if negative) or disagree:A,B (seed A of the run, seed B of
+    # `against`'s).
+    target: str = "most"
+    generations: int = 20  # Stop after this many generations after the base.
+    # Parents selected per generation (SAGGA's selections: besides the base inputs).
+    population: int = 50
+    # Parents: tournament (tournaments of two among every input evaluated), or SAGGA's kmeans
+    # or fitness (`population` of the inputs the last generation archived: the fittest of 10
+    # k-means clusters of their text, or the fittest; then every base input again).
+    selection: str = "tournament"
+    mutants: int = 4  # Mutants made of each parent.
+    archive_size: int = 1000  # Stop at this many archived inputs.
+    # Fitness an input needs to be archived, in (0, 1].
+    tau: float | None = None
+    # The target's score times a weight of the input's text, as SAGGA's: any_failure (1),
+    # length_penalty (1/length: short failures first), trig_length_penalty, target_length
+    # (1/(|length - L| + 1)) or target_problems (similarity to `targets_file`).
+    fitness: str = "any_failure"
+    target_length: int | None = None  # L of target_length.
+    # target_problems: a file of inputs, one per line as the report prints them.
+    targets_file: str | None = None
+    # A member fails an input when none of its top k candidates (beam search of width k; 1:
+    # greedy) is right.
+    k: int = 1
+    # Sample the k candidates instead: the distinct outputs among k samples at this
+    # temperature (seeded by `seed` and each input's ids: the same input gets the same in any
+    # generation).
     temperature: float | None = None
-    base_split: str | None = None  # None: the task's validation split
-    base_size: int = 200
-    seed: int = 0
+    base_split: str | None = None  # Generation 0's split.
+    base_size: int = 200  # Inputs of generation 0.
+    seed: int = 0  # Seed of parent selection and mutation.
     against: ModelSpec | None = None  # run:RUN_DIR[@SEEDS] (run B) of the same task, or None
-    # the task asked: a language model's (needed); a sweep's own or "" (its own, the identity)
+    # The task: a run's own (the default) or refused; a language model's (needed).
     task: str = ""
     task_options: tuple[tuple[str, Any], ...] = ()
-    data_seed: int = 0  # a language model's base inputs (a sweep's are drawn with its own)
-    minutes: float | None = None  # CPU minutes of this process, with a backstop (`runs.budget`)
-    # archived inputs the analysis tags, where the task can (None: every example it shows)
+    # hf:, openai: data seed of the base inputs (a run's: its sweep's own).
+    data_seed: int = 0
+    # Stop after this many minutes of the search's CPU time in this process (with a backstop
+    # of ten times as many of wall clock, one at least), over every run of it in --out
+    # (checked between generations; rerun with more to go on: the same command only reads a
+    # finished search). `generations` and `archive_size` are the stops that do not
+    # depend on the machine.
+    minutes: float | None = None
+    # Archived inputs the analysis tags as robustness, exploit or unknown, nearest the
+    # clusters' centres first, where the task can tell (integration: SymPy's integrate, 3 s
+    # each).
     tag_limit: int | None = None
-    workers: int | None = None  # torch threads of the decoding (None: torch's default)
+    # Threads of the decoding; per Ray worker: its CPUs.
+    workers: int | None = None
 
     @property
     def of_run(self) -> bool:
@@ -227,6 +260,8 @@ class SearchConfig:
         return replace(moved, **named)
 
     def identity(self) -> dict[str, Any]:
+        from genprobe.studies.seed_sensitivity.results import read_config_hash
+
         absolute = self.absolute()
         identity = identity_fields(absolute)
         identity.update(absolute.model.flat_identity())
@@ -284,6 +319,12 @@ class Side:
     @classmethod
     def of(cls, spec: ModelSpec, option: str) -> Side:
         """A sweep's seeds. Raises ConfigError or RunDirError (see `SearchConfig.searched`)."""
+        # here: the command line reads this module for its options, and a sweep's readers
+        # import torch
+        from genprobe.studies.seed_sensitivity.as_model import checked_seeds
+        from genprobe.studies.seed_sensitivity.members import unfinished_seeds
+        from genprobe.studies.seed_sensitivity.results import read_sweep
+
         if spec.prefix != "run":
             raise ConfigError(option, RUN, str(spec))
         path, chosen = spec.target, spec.seeds
