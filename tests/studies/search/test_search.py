@@ -19,7 +19,6 @@ from genprobe.models.architectures.mlp import MLPConfig
 from genprobe.runs.provenance import config_hash
 from genprobe.studies import report_run
 from genprobe.studies.search import analysis as search_analysis
-from genprobe.studies.seed_sensitivity import results as sweep_results
 from genprobe.studies.search import loop as search_loop
 from genprobe.studies.search import report as search_report
 from genprobe.studies.search.analysis import MAX_CONTRAST, features
@@ -27,6 +26,7 @@ from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.search import run_search
 from genprobe.studies.search.slices import Literal, Slice
+from genprobe.studies.seed_sensitivity import results as sweep_results
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.studies.seed_sensitivity.members import load_members, unfinished_seeds
 from genprobe.tasks.probing import from_input_keys
