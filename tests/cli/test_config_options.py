@@ -110,6 +110,59 @@ def test_given_only_passes_the_options_given_even_at_their_defaults_and_omit_dro
     assert "--name" not in help_text and "[default: 8]" in help_text
 
 
+@dataclass(frozen=True)
+class Listing:
+    names: tuple[str, ...] = ("a", "b")  # Names.
+    sizes: tuple[int, ...] | None = None  # Sizes.
+
+
+def test_a_tuple_field_is_one_comma_separated_option_and_its_default_where_not_given():
+    got = {}
+
+    @with_config_options(Listing, "listing")
+    def build(listing: Listing = FROM_CONFIG) -> None:
+        got["listing"] = listing
+
+    command = typer.Typer(rich_markup_mode=None)
+    command.command()(build)
+    assert CliRunner().invoke(command, ["--sizes", "3, 4,"]).exit_code == 0
+    assert got["listing"] == Listing(sizes=(3, 4))
+    assert CliRunner().invoke(command, ["--names", ""]).exit_code == 0
+    assert got["listing"] == Listing(names=())
+    refused = CliRunner().invoke(command, ["--sizes", "3,x"])
+    assert refused.exit_code != 0 and "--sizes must be an integer. Got 'x'" in str(
+        refused.exception
+    )
+    help_text = CliRunner().invoke(command, ["--help"]).output
+    assert "Names. Comma-separated." in help_text and "[default: (a,b)]" in help_text
+
+
+@pytest.mark.parametrize(
+    ("command", "config", "own"),
+    [
+        ("probe", "genprobe.studies.probe.config:ProbeConfig", {"task_option", "inputs"}),
+        ("search", "genprobe.studies.search.config:SearchConfig", {"task_option", "against"}),
+    ],
+)
+def test_probe_and_search_options_are_their_configs_fields(command, config, own):
+    from genprobe.studies.study import load_function
+
+    cls = load_function(config)
+    params = {p.name: p for p in typer.main.get_command(app).commands[command].params}
+    derived = cls.DERIVED_DEFAULTS
+    for field in fields(cls):
+        if field.name in cls.NOT_OPTIONS:
+            assert field.name not in params or field.name in own
+            continue
+        option = params[field.name]
+        if field.name in derived:
+            assert (option.default, option.show_default) == (None, derived[field.name])
+        elif isinstance(field.default, tuple):
+            assert option.default is None  # given comma-separated, else the field's default
+        else:
+            assert option.default == field.default
+
+
 def test_a_command_and_its_config_cannot_share_a_name():
     with pytest.raises(TypeError, match="both have"):
 

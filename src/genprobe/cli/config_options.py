@@ -6,9 +6,11 @@ one on its line, read from the source once; a field in backticks is shown as its
 
 A field whose default follows from other settings (a learning rate from its optimizer) is
 named in `derived` with that default in words: its option defaults to None (not given), and
-`--help` shows the words. `flags` names an option otherwise than its field
-(`--decoder-only/--encoder-decoder`); a field of `omit` has none. With `given_only`, the
-command receives only the options given on its command line, to lay over a preset's settings.
+`--help` shows the words. A field holding a tuple (`families: tuple[str, ...]`) is given as
+one comma-separated option (`--families operand_swap,carry_chain`). `flags` names an option
+otherwise than its field (`--decoder-only/--encoder-decoder`); a field of `omit` has none. With
+`given_only`, the command receives only the options given on its command line, to lay over a
+preset's settings.
 
     @with_config_options(TrainConfig, "train")
     def sweep(out: Path = typer.Option(...), train: TrainConfig = FROM_CONFIG, ...) -> None:
@@ -22,13 +24,15 @@ import inspect
 import linecache
 import re
 import textwrap
+import types
+import typing
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import MISSING, fields
 from typing import Any
 
 import typer
 
-from genprobe.options import field_types
+from genprobe.options import convert, field_types
 
 # The default of a command's parameter that `with_config_options` replaces by the options.
 FROM_CONFIG: Any = object()
@@ -88,8 +92,8 @@ def config_options(
         TypeError: a field without a default or without a comment (its help).
     """
     derived, flags = derived or {}, flags or {}
-    types, comments = field_types(config), field_comments(config)
-    names = {name: flags.get(name, "--" + name.replace("_", "-")) for name in types}
+    hints, comments = field_types(config), field_comments(config)
+    names = {name: flags.get(name, "--" + name.replace("_", "-")) for name in hints}
     parameters = []
     for field in fields(config):
         if not field.init or field.name in omit:
@@ -97,17 +101,37 @@ def config_options(
         if field.default is MISSING or field.name not in comments:
             raise TypeError(f"{config.__name__}.{field.name} needs a default and a comment")
         shown = derived.get(field.name)
+        annotation, default = hints[field.name], field.default
+        help = _spelled(comments[field.name], names)
+        if _item(annotation) is not None:  # a tuple, given comma-separated
+            annotation, shown = str, shown or ",".join(map(str, default or ())) or "none"
+            help += " Comma-separated."
         option = typer.Option(
-            None if shown else field.default,
+            None if shown else default,
             *([flags[field.name]] if field.name in flags else []),
-            help=_spelled(comments[field.name], names),
+            help=help,
             show_default=shown or True,
         )
-        keyword, annotation = inspect.Parameter.KEYWORD_ONLY, types[field.name]
+        keyword = inspect.Parameter.KEYWORD_ONLY
         parameters.append(
             inspect.Parameter(field.name, keyword, default=option, annotation=annotation)
         )
     return parameters
+
+
+def _item(hint: Any) -> Any:
+    """X of a field of type `tuple[X, ...]` (or `tuple[X, ...] | None`); None for any other."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        hint = next(a for a in typing.get_args(hint) if a is not type(None))
+    if typing.get_origin(hint) is tuple:
+        item, *rest = typing.get_args(hint)
+        return item if rest == [Ellipsis] else None
+    return None
+
+
+def _listed(text: str, option: str, item: Any) -> tuple[Any, ...]:
+    """Comma-separated `text` as a tuple of `item`s (blanks dropped)."""
+    return tuple(convert(option, part.strip(), item) for part in text.split(",") if part.strip())
 
 
 def _spelled(help: str, names: Mapping[str, str]) -> str:
@@ -136,6 +160,13 @@ def with_config_options(
     (not those left at their defaults)."""
     options = config_options(config, derived, flags, omit)
     build = build or config
+    hints = field_types(config)
+    # each tuple field's option: its items' type and its spelling (for errors)
+    listed = {
+        option.name: (item, (flags or {}).get(option.name, "--" + option.name.replace("_", "-")))
+        for option in options
+        if (item := _item(hints[option.name])) is not None
+    }
 
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
         own = list(inspect.signature(command, eval_str=True).parameters.values())
@@ -149,6 +180,11 @@ def with_config_options(
         @functools.wraps(command)
         def wrapper(**given: Any) -> None:
             values = {option.name: given.pop(option.name) for option in options}
+            for field, (item, spelled) in listed.items():
+                if values.get(field) is None:  # not given: the field's default
+                    values.pop(field, None)
+                else:
+                    values[field] = _listed(values[field], spelled, item)
             if given_only:  # typer's own click's ParameterSource, by name
                 source = given.pop(CONTEXT).get_parameter_source
                 values = {k: v for k, v in values.items() if source(k).name != "DEFAULT"}

@@ -38,39 +38,56 @@ class ProbeConfig:
     """A `genprobe.runs.config.RunConfig`; `run_probe` validates it."""
 
     RUNTIME: ClassVar[tuple[str, ...]] = ("workers",)
+    # the defaults that follow from the task or other settings, as the command line shows them
+    DERIVED_DEFAULTS: ClassVar[dict[str, str]] = {
+        "families": "every one the task declares",
+        "relations": "every one the task declares",
+        "search_suites": "every one",
+    }
+    # the fields the command line gives in its own options: the model's group, --task-option's
+    # pairs, the repeatable --input
+    NOT_OPTIONS: ClassVar[tuple[str, ...]] = ("model", "task_options", "inputs")
     # run:RUN_DIR, hf:PATH, openai:MODEL@URL, or an integration model (ckpt:, sympy…), with a
     # language model's prompt grid and an endpoint's settings; recorded at the top of the
     # identity (`ModelSettings.flat_identity`)
     model: ModelSettings
-    task: str = ""  # the task's name ("": the model's own)
+    task: str = ""  # The task (default: the model's own; another is refused).
     task_options: tuple[tuple[str, Any], ...] = ()
-    families: tuple[str, ...] | None = None  # None: every family the task declares
-    relations: tuple[str, ...] | None = None  # None: every relation it declares
-    compositions: tuple[str, ...] = ()  # the task's compositions to build suites of
-    # the task's derived suites (`Probes.derived`) to build, after the base inputs are decoded,
-    # of those every member solved (its first candidate right)
+    families: tuple[str, ...] | None = None  # Perturbation families.
+    relations: tuple[str, ...] | None = None  # Metamorphic relations.
+    # Compositions (SCAN: and, after; integration: sum_2, sum_3, sum_4): suites of composites
+    # of base inputs, and Fail@k on those whose every part a member solves.
+    compositions: tuple[str, ...] = ()
+    # Derived suites (integration: robustness-validation, compositionality): built of the
+    # base inputs every member solves (its first candidate right), once they are decoded,
+    # then decoded.
     derived: tuple[str, ...] = ()
-    task_suites: bool = True  # also the task's own shifted suites (`Task.suites()`)
-    splits: tuple[str, ...] = ()  # more of the task's splits to decode as suites
+    task_suites: bool = True  # Also decode the task's own shifted suites.
+    # More of the task's splits to decode as suites (e.g. the integration task's
+    # operator-extrapolation).
+    splits: tuple[str, ...] = ()
     # files of inputs of the task (JSON lines with an "input" field), a suite each, named by
     # the file's name without its suffix
     inputs: tuple[str, ...] = ()
-    base_split: str = ""  # the inputs perturbed ("": the task's validation split)
-    size: int = 200  # inputs per suite
-    draws: int = 1  # perturbations of each base input per family (the distinct ones are kept)
-    data_seed: int = 0
-    seed: int = 0  # the perturbations' random draws
-    k: int = 1  # candidates per input: 1 greedy, more by beam search of width k
-    # with a temperature, the k candidates are the distinct outputs among k samples at it
-    # (seeded by `seed` and each input's ids), most probable first, instead of the beam's
+    base_split: str = ""  # The inputs perturbed (default: the task's validation split).
+    size: int = 200  # Inputs per suite.
+    # Perturbations of each base input per family, drawn one after another, the distinct ones
+    # kept: a family's suite holds up to `size` x draws inputs.
+    draws: int = 1
+    data_seed: int = 0  # Data seed of the base inputs and task suites.
+    seed: int = 0  # Seed of the perturbations' random draws (and samples').
+    k: int = 1  # Candidates per input: 1 greedy, more by beam search of width k.
+    # Sample the k candidates instead: the distinct outputs among k samples at this
+    # temperature (seeded by `seed` and each input's ids), most probable first.
     temperature: float | None = None
-    # a large search (Welleck et al. 2022, section 6.1) on `search_suites` (none: every suite):
-    # a beam of this width and, at each of `search_temperatures`, the distinct outputs among as
-    # many samples, every distinct answer judged
+    # A large search too (Welleck et al. 2022, section 6.1): a beam of this width, every
+    # distinct answer judged; the report says which failures at k it fixes.
     search_budget: int | None = None
+    # `search_budget`: also the distinct outputs among as many samples at each of these
+    # temperatures (a sweep, a seq2seq integration model, hf: or openai: of a token task).
     search_temperatures: tuple[float, ...] = ()
-    search_suites: tuple[str, ...] = ()
-    workers: int = 1
+    search_suites: tuple[str, ...] = ()  # `search_budget`: the suites searched.
+    workers: int = 1  # Processes decoding suites side by side.
 
     def load_task(self) -> Task:
         return load_task(self.task, dict(self.task_options))
