@@ -17,6 +17,7 @@ import genprobe
 from genprobe.cli import app
 from genprobe.errors import DifferentRunError
 from genprobe.runs.rundir import open_run
+from genprobe.studies import STUDIES
 
 SRC = str(Path(genprobe.__file__).parents[1])
 TINY_SWEEP = (
@@ -95,6 +96,60 @@ def test_ctrl_c_in_a_sweep_exits_130_saying_how_to_resume(cli, monkeypatch, tmp_
         "finished shards are kept and a seed chunk in training goes on from its last save, "
         "at most a minute back."
     ]
+
+
+SHARDS_KEPT = "the finished shards are kept"
+GENERATIONS_REPLAYED = "the finished generations are replayed from disk"
+SWEEP_KEPT = (
+    "the finished shards are kept and a seed chunk in training goes on from its last save, at "
+    "most a minute back"
+)
+ANSWERS_KEPT = "the suites answered are kept, and an endpoint's answers come from its answer cache"
+LANGUAGE_MODEL = ("--model", "openai:m@http://127.0.0.1:9/v1", "--task", "reverse_string")
+OUT = ("--out", "{run}")
+# Every command that runs a study (or writes a report that runs shards), as far as it calls the
+# study's driver (or report function): (the command, what Ctrl-C there says a rerun keeps).
+STUDY_COMMANDS = {
+    "sweep": ((*TINY_SWEEP, *OUT), SWEEP_KEPT),
+    "rewriting sweep": (("rewriting", *TINY_SWEEP[:1], *TINY_SWEEP[3:], *OUT), SWEEP_KEPT),
+    "evaluate": (("evaluate", *LANGUAGE_MODEL, *OUT), ANSWERS_KEPT),
+    "rewriting evaluate": (("rewriting", "evaluate", *LANGUAGE_MODEL, *OUT), ANSWERS_KEPT),
+    "integration brittleness": (
+        ("integration", "brittleness", "--model", "sympy", "--suites", "robustness-simple", *OUT),
+        SHARDS_KEPT,
+    ),
+    "integration evaluate": (
+        ("integration", "evaluate", "--model", "sympy", "--data", "{data}", *OUT), SHARDS_KEPT
+    ),
+    "integration sagga": (("integration", "sagga", "--model", "sympy", *OUT), GENERATIONS_REPLAYED),
+    "integration sagga-report": (
+        ("integration", "sagga-report", "{run}"), "the finished tagging shards are kept"
+    ),
+    "integration train": (
+        ("integration", "train", "--data", "{data}", *OUT),
+        "training goes on from the last save, made after every epoch and every ten minutes",
+    ),
+    "probe": (("probe", "--model", "sympy", "--task", "integration", *OUT), SHARDS_KEPT),
+    "search": (("search", "--model", "sympy", "--task", "integration", *OUT), GENERATIONS_REPLAYED),
+}  # fmt: skip
+
+
+def test_every_command_of_a_study_is_interrupted_below():
+    assert sorted(STUDY_COMMANDS) == sorted(c for study in STUDIES for c in study.resumed)
+
+
+@pytest.mark.parametrize("command", STUDY_COMMANDS)
+def test_ctrl_c_in_a_study_says_what_a_rerun_keeps(cli, monkeypatch, tmp_path, command):
+    study = next(study for study in STUDIES if command in study.resumed)
+    # its driver, or for a command that writes its report alone, its report function
+    called = study.run if command in study.commands else study.report
+    monkeypatch.setattr(called.replace(":", "."), _interrupt)
+    (data := tmp_path / "data.txt").write_text("x^2\n")
+    argv, kept = STUDY_COMMANDS[command]
+    code, _, err = cli(*(word.format(data=data, run=tmp_path / "run") for word in argv))
+    assert (code, err.splitlines()) == (130, [
+        f"genprobe: interrupted; run the same command again (same --out) to resume: {kept}."
+    ])  # fmt: skip
 
 
 def test_ctrl_c_in_a_command_that_does_not_resume(cli, monkeypatch, tmp_path):

@@ -20,7 +20,8 @@ def write_report(run: Path, **settings) -> tuple[Path, Path]:
 
 
 STUDY = Study(
-    kind="stamped", name="a stamped study", report=f"{__name__}:write_report", tables="x:y",
+    kind="stamped", name="a stamped study", config="x:Config", run="x:run", commands=(),
+    resumes="nothing", report=f"{__name__}:write_report", tables="x:y",
     report_settings=("threshold",), report_inputs=("archive.jsonl",),
     report_outputs=("summary.json",),
 )  # fmt: skip

@@ -1,4 +1,5 @@
-"""The `genprobe` command line: one module per command group, wired together here."""
+"""The `genprobe` command line: one module per command group, wired together here; what Ctrl-C
+in a study's command says a rerun keeps is read from the study's declaration (`STUDIES`)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from genprobe.errors import (
     GenprobeWarning,
     show_warning,
 )
+from genprobe.studies import STUDIES
 
 
 def _print_version(wanted: bool) -> None:
@@ -112,29 +114,14 @@ def main(argv: list[str] | None = None) -> None:
 
 INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
-# What a rerun of an interrupted command keeps, for the commands that resume.
-RESUMES = {
-    "sweep": "the finished shards are kept and a seed chunk in training goes on from its last "
-    "save, at most a minute back",
-    "integration brittleness": "the finished shards are kept",
-    "integration evaluate": "the finished shards are kept",
-    "integration sagga": "the finished generations are replayed from disk",
-    "integration sagga-report": "the finished tagging shards are kept",
-    "search": "the finished generations are replayed from disk",
-    "integration train": "training goes on from the last save, made after every epoch and "
-    "every ten minutes",
-    "evaluate": "the suites answered are kept, and an endpoint's answers come from its answer "
-    "cache",
-}
-RESUMES["rewriting sweep"] = RESUMES["sweep"]
-RESUMES["rewriting evaluate"] = RESUMES["evaluate"]
-
 
 def _how_to_resume(argv: list[str]) -> str:
+    """What a rerun of the interrupted command keeps, as the study it runs declares it."""
+    kept = {command: said for study in STUDIES for command, said in study.resumed.items()}
     words = _command_words(argv)
     for length in (2, 1):
-        if (kept := RESUMES.get(" ".join(words[:length]))) is not None:
-            return f"run the same command again (same --out) to resume: {kept}."
+        if said := kept.get(" ".join(words[:length])):
+            return f"run the same command again (same --out) to resume: {said}."
     return "this command does not resume; run it again to start over."
 
 

@@ -1,7 +1,8 @@
 """Studies: each turns a config into a run directory of result files and reports it.
 
 `STUDIES` is the one table of the studies, each declared once in its own `study.py`
-(`genprobe.studies.study.Study`: the kind a run records in `config.json`, its stages, its
+(`genprobe.studies.study.Study`: the kind a run records in `config.json`, its config and
+driver, the commands that run it and what a rerun of an interrupted one keeps, its stages, its
 report, its tables). `study_of` finds a run's study by its kind; `report_run` imports the
 report function only then (so reporting one study never loads another's dependencies), as
 `studies.tables.read_tables` does its tables function. A

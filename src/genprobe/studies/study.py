@@ -1,11 +1,13 @@
 """What a study declares once, in its own `study.py`: the kind its runs record in
-`config.json`, the stages its shards run in, the function that writes its report and the one
-that reads its results as tidy tables.
+`config.json`, its config and its driver, the commands that run it and what a rerun of an
+interrupted one keeps, the stages its shards run in, the function that writes its report and
+the one that reads its results as tidy tables.
 
 The study's driver opens its runs under `kind`, its stages name their shards by `stages`, its
 readers accept only run directories of its kinds, and `genprobe.studies.STUDIES` lists every
-declaration for `genprobe report`. A declaration imports nothing of its study, so reading one
-loads no model, SymPy or plotting library.
+declaration for `genprobe report` and for the command line (what a command interrupted by
+Ctrl-C says a rerun keeps). A declaration names its modules by string and imports nothing of
+its study, so reading one loads no model, SymPy or plotting library.
 
 A report written by `write_report` records what it was made from (`REPORT_STAMP`: a digest of
 config.json, the shard manifests, which name every result file's sha256, and the study's
@@ -39,6 +41,14 @@ REPORT_FILES = ("report.md", "report.html")
 class Study:
     kind: str  # what `config.json` records as the run's kind
     name: str  # the study in words, as an error message names it ("a SAGGA search")
+    # "module:Class": the config its runs record (a `genprobe.runs.config.RunConfig`)
+    config: str
+    # "module:function": its driver, which makes the run directory of a config or resumes it
+    run: str
+    # the commands that run it, as typed after `genprobe` ("rewriting sweep")
+    commands: tuple[str, ...]
+    # what a rerun of an interrupted run keeps, as Ctrl-C in one of `commands` says
+    resumes: str
     report: str  # "module:function": takes the run directory, returns (report.md, report.html)
     # "module:function": takes the run directory, returns its tables ({name: DataFrame})
     tables: str
@@ -50,10 +60,22 @@ class Study:
     report_inputs: tuple[str, ...] = ()
     # files its report writes beside report.md and report.html that its commands read after
     report_outputs: tuple[str, ...] = ()
+    # the commands that write its report alone where writing it runs shards of its own (a
+    # SAGGA search's tagging), and what a rerun of an interrupted one keeps
+    report_commands: tuple[str, ...] = ()
+    report_resumes: str = ""
 
     @property
     def kinds(self) -> tuple[str, ...]:
         return (self.kind, *self.older_kinds)
+
+    @property
+    def resumed(self) -> dict[str, str]:
+        """Each command that runs it or its report, as typed -> what a rerun of it keeps."""
+        return {
+            **dict.fromkeys(self.commands, self.resumes),
+            **dict.fromkeys(self.report_commands, self.report_resumes),
+        }
 
     def recorded(self, run: str | Path) -> dict[str, Any]:
         """The run's `config.json`: its kind, config hash and config; the user modules it
@@ -129,6 +151,6 @@ def code_digest() -> str:
 
 
 def load_function(spec: str) -> Callable[..., Any]:
-    """The function a declaration names as "module:function", imported now."""
+    """The function (or class) a declaration names as "module:name", imported now."""
     module, _, function = spec.partition(":")
     return getattr(importlib.import_module(module), function)

@@ -10,6 +10,11 @@ BUDGET = "budget"  # the large search on the simple primitives (`budget.py`)
 BRITTLENESS = Study(
     kind="integration-brittleness",
     name="a brittleness study",
+    config="genprobe.studies.brittleness.config:BrittlenessConfig",
+    run="genprobe.studies.brittleness.run:run_brittleness",
+    # `integration evaluate` is its in-distribution suite alone, on one dataset
+    commands=("integration brittleness", "integration evaluate"),
+    resumes="the finished shards are kept",
     report="genprobe.studies.brittleness.report:write_report",
     tables="genprobe.studies.brittleness.tables:run_tables",
     stages=(TRAINING, SUITE, SOLVE, BUDGET),

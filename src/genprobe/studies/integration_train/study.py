@@ -6,6 +6,10 @@ from genprobe.studies.study import Study
 INTEGRATION_TRAIN = Study(
     kind="integration-train",
     name="an integration training run",
+    config="genprobe.studies.integration_train.config:IntegrationTrainConfig",
+    run="genprobe.studies.integration_train.run:run_training",
+    commands=("integration train",),
+    resumes="training goes on from the last save, made after every epoch and every ten minutes",
     report="genprobe.studies.integration_train.report:write_train_report",
     tables="genprobe.studies.integration_train.tables:run_tables",
     report_inputs=("metrics.jsonl",),

@@ -14,9 +14,15 @@ NEARBY = "nearby"
 SAGGA = Study(
     kind="integration-sagga",
     name="a SAGGA search",
+    config="genprobe.studies.sagga.config:SaggaConfig",
+    run="genprobe.studies.sagga.search:run_sagga",
+    commands=("integration sagga",),
+    resumes="the finished generations are replayed from disk",
     report="genprobe.studies.sagga.report:write_sagga_report",
     tables="genprobe.studies.sagga.tables:run_tables",
     stages=(PROPOSE, VERIFY, GENERATION, CLUSTER, TAG, NEARBY),
     report_inputs=("search.json", "archive.jsonl"),
     report_outputs=("summary.json",),
+    report_commands=("integration sagga-report",),
+    report_resumes="the finished tagging shards are kept",
 )

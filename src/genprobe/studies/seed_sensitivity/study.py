@@ -14,6 +14,11 @@ PREDICT = "predict"  # one shard per suite (`predict.py`)
 SEED_SENSITIVITY = Study(
     kind=KIND,
     name="a seed sweep",
+    config="genprobe.studies.seed_sensitivity.config:SweepConfig",
+    run="genprobe.studies.seed_sensitivity.run:run_sweep",
+    commands=("sweep", "rewriting sweep"),
+    resumes="the finished shards are kept and a seed chunk in training goes on from its "
+    "last save, at most a minute back",
     report="genprobe.studies.seed_sensitivity.report:write_report",
     tables="genprobe.studies.seed_sensitivity.tables:run_tables",
     stages=(TRAIN, PREDICT),
@@ -28,6 +33,11 @@ SEED_SENSITIVITY = Study(
 LANGUAGE_MODEL = Study(
     kind="language-model",
     name="a language model's run of the seed study",
+    config="genprobe.studies.seed_sensitivity.language_model:LanguageModelConfig",
+    run="genprobe.studies.seed_sensitivity.run:evaluate_language_model",
+    # `evaluate RUN_DIR --input FILE` adds a suite to a finished sweep, said the same
+    commands=("evaluate", "rewriting evaluate"),
+    resumes="the suites answered are kept, and an endpoint's answers come from its answer cache",
     report="genprobe.studies.seed_sensitivity.report:write_report",
     tables="genprobe.studies.seed_sensitivity.tables:run_tables",
     stages=(PREDICT,),
