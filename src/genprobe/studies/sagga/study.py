@@ -17,6 +17,6 @@ SAGGA = Study(
     report="genprobe.studies.sagga.report:write_sagga_report",
     tables="genprobe.studies.sagga.tables:run_tables",
     stages=(PROPOSE, VERIFY, GENERATION, CLUSTER, TAG, NEARBY),
-    report_inputs=("search.json", "archive.jsonl"),
+    report_inputs=("search.json", "archive.parquet", "archive.jsonl"),
     report_outputs=("summary.json",),
 )
