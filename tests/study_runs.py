@@ -67,6 +67,14 @@ def _listed(value: object) -> object:
     return value.tolist() if hasattr(value, "tolist") else value
 
 
+def _sagga_archive(run: Path) -> dict:
+    """Every novel failure, in the order found (a run made before archive.parquet, as its
+    archive.jsonl reads)."""
+    from genprobe.studies.sagga.results import read_archive
+
+    return read_archive(run).to_dict("list")
+
+
 def _trained(run: Path) -> tuple[dict, list]:
     """The trained weights (a digest of each tensor) and every validation, timing aside."""
     from genprobe.models.checkpoints import load_transformer
@@ -125,7 +133,7 @@ STUDIES = {
             "--workers", "2",
         ],
         under_way="shards/generation/*.json",
-        results=lambda run: (run / "archive.jsonl").read_text(),
+        results=lambda run: _sagga_archive(run),
         changed=("--seed", "7", "43"),
         bad=("--generation-size", "0"),
         trained=False,

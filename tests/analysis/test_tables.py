@@ -10,6 +10,7 @@ import pytest
 from genprobe import export_tables, read_tables
 from genprobe.analysis.judged import COLUMNS
 from genprobe.studies import STUDIES
+from genprobe.studies.sagga.results import read_archive
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.studies.seed_sensitivity.results import read_predictions, read_training
 from genprobe.studies.study import load_function
@@ -170,8 +171,7 @@ def test_a_sagga_search_reads_as_mutants_archive_and_generations(cli, tmp_path):
     assert list(tables) == ["examples", "archive", "generations"]
     mutants = pd.concat(pd.read_parquet(p) for p in sorted((run / "generations").glob("*.parquet")))
     assert len(tables["examples"]) == len(mutants)
-    archive = [json.loads(line) for line in (run / "archive.jsonl").read_text().splitlines()]
-    assert tables["archive"]["problem"].tolist() == [row["problem"] for row in archive]
+    assert tables["archive"]["problem"].tolist() == read_archive(run)["problem"].tolist()
     assert tables["generations"]["generation"].tolist() == [1, 2]
     for path in export_tables(run, "csv", tmp_path / "csv"):  # answers (lists) as JSON
         assert len(pd.read_csv(path)) == len(tables[path.stem])

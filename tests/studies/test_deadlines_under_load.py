@@ -17,6 +17,7 @@ from helpers import examples, model_settings, rerecord
 
 from genprobe.studies.brittleness.solve import RESULT_SCHEMA
 from genprobe.studies.sagga.config import SaggaConfig
+from genprobe.studies.sagga.results import read_archive
 from genprobe.studies.sagga.search import run_generations
 
 pytestmark = pytest.mark.slow
@@ -89,9 +90,9 @@ def test_a_sagga_search_archives_the_same_failures_under_load(tmp_path):
     quiet = run_generations(config, tmp_path / "quiet")
     with cpu_load():
         loaded = run_generations(config, tmp_path / "loaded")
-    archive = (quiet / "archive.jsonl").read_text()
-    assert archive
-    assert (loaded / "archive.jsonl").read_text() == archive
+    archive = read_archive(quiet)
+    assert len(archive)
+    pd.testing.assert_frame_equal(read_archive(loaded), archive)
     for generation in ("00001", "00002"):
         path = f"generations/{generation}.parquet"
         pd.testing.assert_frame_equal(pd.read_parquet(loaded / path), pd.read_parquet(quiet / path))

@@ -19,7 +19,7 @@ from genprobe.errors import DamagedFileError, GenprobeWarning
 from genprobe.runs.executor import LocalExecutor
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.report import write_sagga_report
-from genprobe.studies.sagga.results import read_mutants, read_results
+from genprobe.studies.sagga.results import read_archive, read_mutants, read_results
 from genprobe.studies.sagga.search import run_generations, run_sagga
 
 pytestmark = pytest.mark.slow
@@ -46,13 +46,13 @@ def test_sympy_search_archives_cas_failures_and_reports_them(cli, tmp_path):
     assert code == 0, err
     state = json.loads((run / "search.json").read_text())
     assert state["stop"] == "generations" and state["generations"] == 2
-    archive = [json.loads(line) for line in (run / "archive.jsonl").read_text().splitlines()]
-    assert len({row["problem"] for row in archive}) == len(archive)  # novel by canonical form
+    archive = read_archive(run)
+    assert archive["problem"].is_unique  # novel by canonical form
     generations = pd.concat(
         pd.read_parquet(p) for p in sorted((run / "generations").glob("*.parquet"))
     )
     failed = generations[(generations["status"] == "failed") & (generations["fitness"] >= 0.01)]
-    assert set(failed["problem"]) == {row["problem"] for row in archive}
+    assert set(failed["problem"]) == set(archive["problem"])
     assert (generations.loc[generations["status"] != "failed", "fitness"] == 0).all()
     summary = json.loads((run / "summary.json").read_text())
     effort = summary["effort"]
@@ -68,7 +68,7 @@ def test_sympy_search_archives_cas_failures_and_reports_them(cli, tmp_path):
     assert sum(c["size"] for c in summary["clusters"]) == len(archive)
     page = (run / "report.html").read_text()
     assert "Search effort" in page and "model queries" in page
-    assert archive  # SymPy fails on c**(x**2) (no elementary antiderivative), for one
+    assert len(archive)  # SymPy fails on c**(x**2) (no elementary antiderivative), for one
     assert "Failure clusters" in page
     assert set(summary["tags"]) <= {"exploit", "robustness", "unknown"}
     assert sum(summary["tags"].values()) == len(archive)
@@ -187,7 +187,7 @@ def _py_config(**changes):
 
 def test_a_damaged_generation_file_is_named_and_that_generation_computed_again(tmp_path):
     run = run_generations(_py_config(), tmp_path / "run")
-    archive = (run / "archive.jsonl").read_text()
+    archive = read_archive(run)
     generation = run / "generations" / "00001.parquet"
     good = generation.read_bytes()
     damage(generation, "truncated")
@@ -196,7 +196,7 @@ def test_a_damaged_generation_file_is_named_and_that_generation_computed_again(t
     with pytest.warns(GenprobeWarning, match=f"{generation} is damaged"):
         run_generations(_py_config(), run)
     assert generation.read_bytes() == good
-    assert (run / "archive.jsonl").read_text() == archive
+    pd.testing.assert_frame_equal(read_archive(run), archive)
 
 
 def test_the_budget_stops_a_generation_between_its_shards_and_a_rerun_goes_on(tmp_path):

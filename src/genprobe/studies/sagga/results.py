@@ -2,7 +2,9 @@
 successes) and for the report, which runs no model and no SymPy.
 
     config.json             the run's config
-    archive.jsonl           one row per novel failure, in the order found
+    archive.parquet         one row per novel failure, in the order found (a run made before
+                            it holds archive.jsonl, one JSON row a line: read as it is, and
+                            replaced by archive.parquet once its search goes on)
     search.json             stats per generation, why the search stopped
     generations/*.parquet   every mutant of a finished generation, with its verdict
     analysis/clusters.json  the clusters of the archive, with their slices (stage `cluster`)
@@ -25,7 +27,8 @@ from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.study import GENERATION, NEARBY, SAGGA, TAG
 from genprobe.studies.search import loop
 
-ARCHIVE = "archive.jsonl"
+ARCHIVE = "archive.parquet"
+JSONL_ARCHIVE = "archive.jsonl"  # the archive of runs made before ARCHIVE
 CLUSTERS = "analysis/clusters.json"
 ARCHIVE_COLUMNS = (
     "generation", "problem", "text", "length", "fitness", "answers", "outcome", "detail",
@@ -43,10 +46,30 @@ def stored_config(run: str | Path) -> SaggaConfig:
     return SaggaConfig.from_identity(SAGGA.recorded(run)["config"])
 
 
+def archive_file(run: str | Path) -> str:
+    """The name of the run's archive: ARCHIVE, or JSONL_ARCHIVE in a run made before it whose
+    search has not gone on since."""
+    run = Path(run)
+    before = not (run / ARCHIVE).exists() and (run / JSONL_ARCHIVE).exists()
+    return JSONL_ARCHIVE if before else ARCHIVE
+
+
 def read_archive(run: str | Path) -> pd.DataFrame:
-    path = Path(run) / ARCHIVE
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-    return pd.DataFrame(rows, columns=list(ARCHIVE_COLUMNS))
+    """One row per novel failure, in the order found (ARCHIVE_COLUMNS; answers as lists), of
+    either file.
+
+    Raises:
+        RunDirError: the run has no archive yet.
+    """
+    path = Path(run) / archive_file(run)
+    if not path.exists():
+        raise RunDirError(f"{run} has no {ARCHIVE} yet: run the search (the same command resumes)")
+    if path.name == JSONL_ARCHIVE:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        rows = [json.loads(line) for line in lines if line]
+        return pd.DataFrame(rows, columns=list(ARCHIVE_COLUMNS))
+    frame = pd.read_parquet(path)
+    return frame.assign(answers=frame["answers"].map(list))
 
 
 def read_state(run: str | Path) -> dict[str, Any]:

@@ -19,8 +19,11 @@ search, rerun with the same command, replays the finished generations from disk 
 their shards), continues after the last one (a generation stopped halfway keeps its model
 answers and the verdicts of finished verify shards), and ends with the archive an
 uninterrupted run gives (deadlines are budgets of CPU time, so machine load does not change it).
-`archive.jsonl` (one row per novel failure, never changed once written) and `search.json`
-(stats per generation, why it stopped) are rewritten atomically after every generation.
+`archive.parquet` (one row per novel failure, never changed once written) and `search.json`
+(stats per generation, why it stopped) are rewritten atomically after every generation. A run
+made before archive.parquet holds `archive.jsonl`: a rerun of its finished search only reads
+it; a search of it that goes on (resumed mid-way, or given more time) writes the whole archive
+as archive.parquet, then removes archive.jsonl.
 """
 
 from __future__ import annotations
@@ -30,12 +33,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from genprobe.runs.atomic import write_text
+from genprobe.runs.atomic import atomic_path
 from genprobe.runs.budget import Budget
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
@@ -53,7 +56,13 @@ from genprobe.studies.sagga.generation import (
     verify_shards,
 )
 from genprobe.studies.sagga.mutants import canonical_key
-from genprobe.studies.sagga.results import ARCHIVE, ARCHIVE_COLUMNS, read_state
+from genprobe.studies.sagga.results import (
+    ARCHIVE,
+    ARCHIVE_COLUMNS,
+    JSONL_ARCHIVE,
+    archive_file,
+    read_state,
+)
 from genprobe.studies.sagga.seeds import named_basis, read_problem_file
 from genprobe.studies.sagga.study import GENERATION, SAGGA
 from genprobe.studies.search.embedding import make_embedder
@@ -121,7 +130,7 @@ class SaggaBreeder:
     """SAGGA's generations (a `studies.search.loop.Breeder`): every parent (a seed) mutated
     `generation_size // seeds` times, in three stages: propose and verify on the study's
     executor, score here (where the search's embedder already is); the budget is checked after
-    each shard. Novel by canonical form; the archive is `archive.jsonl`."""
+    each shard. Novel by canonical form; the archive is `archive.parquet`."""
 
     config: SaggaConfig
     run: Path
@@ -131,7 +140,10 @@ class SaggaBreeder:
     log: Log
     first: int = 1
     key: str = "problem"
-    archive_file: ClassVar[str] = ARCHIVE
+
+    @property
+    def archive_file(self) -> str:
+        return archive_file(self.run)  # JSONL_ARCHIVE in a run made before, until it goes on
 
     def __post_init__(self) -> None:
         config = sent_to_workers(self.config)
@@ -190,11 +202,11 @@ class SaggaBreeder:
         }
 
     def write_archive(self, archive: list[pd.DataFrame]) -> None:
-        lines = []
-        for row in (row for part in archive for row in part.to_dict("records")):
-            row["answers"] = list(row["answers"])
-            lines.append(json.dumps(row, sort_keys=True) + "\n")
-        write_text(self.run / ARCHIVE, "".join(lines))
+        columns = list(ARCHIVE_COLUMNS)
+        frame = pd.concat(archive, ignore_index=True) if archive else pd.DataFrame(columns=columns)
+        with atomic_path(self.run / ARCHIVE) as tmp:
+            frame.to_parquet(tmp, index=False)
+        (self.run / JSONL_ARCHIVE).unlink(missing_ok=True)  # a run made before: ARCHIVE holds it
 
     def _read(self, path: str) -> Any:
         return json.loads((self.run / path).read_text(encoding="utf-8"))

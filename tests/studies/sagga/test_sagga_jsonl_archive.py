@@ -1,0 +1,65 @@
+"""A SAGGA run's archive is archive.parquet; a run made before it holds archive.jsonl (the
+committed SAGGA run, `tests/golden/`, is one). A finished one's rerun only reads it; one killed
+mid-search resumes to the archive it would have had, written as archive.parquet, and
+archive.jsonl goes."""
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+from study_runs import INPUTS, STUDIES, out_of, unpack
+
+from genprobe.studies.sagga.results import read_archive, read_results
+
+pytestmark = pytest.mark.slow
+
+# what the search writes after its generations: a run killed in its search has none of it
+ANALYSIS = ("analysis", "cluster", "tag", "nearby", "figures", "summary.json", "report.*")
+
+
+@pytest.fixture(scope="module")
+def committed(tmp_path_factory):
+    run = unpack(tmp_path_factory.mktemp("golden")) / out_of("sagga")
+    assert (run / "archive.jsonl").is_file() and not (run / "archive.parquet").exists()
+    return run
+
+
+def _rerun(cli, run):
+    code, _, err = cli(*STUDIES["sagga"].argv(INPUTS), "--out", str(run))
+    assert code == 0, err
+
+
+def test_a_finished_run_made_before_is_read_as_it_is(committed, cli, tmp_path):
+    run = shutil.copytree(committed, tmp_path / "run")
+    _rerun(cli, run)
+    assert (run / "archive.jsonl").read_bytes() == (committed / "archive.jsonl").read_bytes()
+    assert not (run / "archive.parquet").exists()
+
+
+def test_a_run_made_before_killed_after_a_generation_resumes_into_archive_parquet(
+    committed, cli, tmp_path
+):
+    # as earlier code left a search killed while scoring generation 3 (its model answers and
+    # verdicts kept)
+    run = shutil.copytree(committed, tmp_path / "run", ignore=shutil.ignore_patterns(*ANALYSIS))
+    for name in (
+        "shards/generation/00003.json",
+        "generations/00003.parquet",
+        "generations/00003.json",
+    ):
+        (run / name).unlink()
+    rows = (run / "archive.jsonl").read_text().splitlines(keepends=True)
+    kept = [row for row in rows if json.loads(row)["generation"] < 3]
+    (run / "archive.jsonl").write_text("".join(kept))
+    state = json.loads((run / "search.json").read_text())
+    state.update(stop="running", generations=2, stats=state["stats"][:2])
+    (run / "search.json").write_text(json.dumps(state))
+    assert len(read_archive(run)) < len(read_archive(committed))
+
+    _rerun(cli, run)
+    assert not (run / "archive.jsonl").exists()
+    pd.testing.assert_frame_equal(read_archive(run), read_archive(committed))
+    clusters = "analysis/clusters.json"
+    assert (run / clusters).read_text() == (committed / clusters).read_text()
+    pd.testing.assert_frame_equal(read_results(run).archive, read_results(committed).archive)
