@@ -22,6 +22,7 @@ Examples:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -101,9 +102,11 @@ class ModelFlags:
     # [ctx; h]).
     attention_layer: bool | None = None
 
-    def options(self, arch: str, given: dict[str, str]) -> dict[str, Any]:
+    def options(
+        self, arch: str, given: dict[str, str], spelled: Callable[[str], str] | None = None
+    ) -> dict[str, Any]:
         """The options of the architecture `arch` that these flags and `given` (the
-        --model-option NAME=VALUE pairs) set.
+        --model-option NAME=VALUE pairs; `spelled`: how each option of it was typed) set.
 
         Raises:
             GenprobeError: two flags that set one option to two values, or a flag and
@@ -123,9 +126,9 @@ class ModelFlags:
             chosen[option], set_by[option] = value, typed
         for option, value in given.items():
             if option in chosen:
+                typed = spelled(option) if spelled else f"--model-option {option}={value}"
                 raise GenprobeError(
-                    f"model option {option} is given twice: as {set_by[option]} and as "
-                    f"--model-option {option}={value}"
+                    f"model option {option} is given twice: as {set_by[option]} and as {typed}"
                 )
             chosen[option] = value
         return chosen
@@ -144,7 +147,7 @@ ARCHITECTURES_OWN = dict.fromkeys((f.name for f in fields(ModelFlags)), "the arc
 
 @with_config_options(ModelFlags, "model_flags", derived=ARCHITECTURES_OWN, flags=ModelFlags.FLAGS)
 @with_config_options(
-    TrainConfig, "train", TrainConfig.for_optimizer, derived=TrainConfig.DERIVED_DEFAULTS
+    TrainConfig, "train", dict, derived=TrainConfig.DERIVED_DEFAULTS, given_only=True
 )
 def sweep(
     out: Path = typer.Option(
@@ -175,7 +178,7 @@ def sweep(
     suite_size: int = typer.Option(
         None, help="Examples per test suite (default: each suite's size; a finite one whole)."
     ),
-    train: TrainConfig = FROM_CONFIG,  # --batch-size, --lr, …
+    train: dict[str, Any] = FROM_CONFIG,  # --batch-size, --lr, … as given
     full_batch: bool = typer.Option(
         False, "--full-batch", help="Every step on the whole training set (sets --batch-size)."
     ),
@@ -187,6 +190,15 @@ def sweep(
     ),
     model_option: list[str] = MODEL_OPTION,
     model_flags: ModelFlags = FROM_CONFIG,  # --emb, --hidden, …
+    settings: list[str] = typer.Option(
+        None,
+        "--set",
+        metavar="PLACE.NAME=VALUE",
+        help="A setting named where it lives, as --vary names it (repeatable): a task option "
+        "(task.split=length: --task-option split=length), a training setting (train.lr=0.01: "
+        "--lr 0.01) or a model option (model.hidden=64: --model-option hidden=64, --hidden 64). "
+        "A setting given both ways is refused.",
+    ),
     vary: list[str] = typer.Option(
         None,
         "--vary",
@@ -216,14 +228,31 @@ def sweep(
     as_json: bool = typer.Option(False, "--json", help="Print the per-suite summary as JSON."),
 ) -> None:
     """Train N seeds of a model on a task at once, evaluate every suite, report. Resumable."""
-    from genprobe.options import parse_pairs
+    from genprobe.options import field_types, parse_pairs, typed_options
+    from genprobe.studies.seed_sensitivity.grid import parse_axes, parse_settings
     from genprobe.tasks.registry import load_task
 
-    chosen = load_task(task, parse_pairs(task_option, "--task-option"))
-    options = model_flags.options(arch, parse_pairs(model_option, "--model-option"))
+    addressed = parse_settings(settings or [])
+    varied = parse_axes(vary) if vary else {}
+    for place, names in addressed.items():
+        for name in names:
+            if f"{place}.{name}" in varied:
+                raise ConfigError("--set", "a setting that --vary does not vary", f"{place}.{name}")
+    pairs = parse_pairs(task_option, "--task-option")
+    task_options = _merged("task option", "task", pairs, _pair("--task-option"), addressed)
+    chosen = load_task(task, task_options)
+    pairs = parse_pairs(model_option, "--model-option")
+    model_options = _merged("model option", "model", pairs, _pair("--model-option"), addressed)
+    options = model_flags.options(arch, model_options, _spelled(pairs, addressed["model"]))
     from genprobe.models.architectures import load_architecture
 
     model = load_architecture(arch, options)
+    typed = typed_options(
+        "training", addressed["train"], field_types(TrainConfig), "training setting"
+    )
+    addressed["train"] = typed
+    given = _merged("training setting", "train", train, _flag, addressed)
+    trained = TrainConfig.for_optimizer(**given)
     # only now the study's modules (torch, pandas): a mistyped task or model is told at once
     from genprobe.studies.seed_sensitivity import SweepConfig, run_sweep
     from genprobe.studies.seed_sensitivity.memory import check_memory
@@ -236,7 +265,7 @@ def sweep(
         validation_size=validation_size,
         suite_size=suite_size,
         model=model,
-        train=train,
+        train=trained,
         seeds_per_shard=seeds_per_shard,
     ).with_sizes(train_size, full_batch)
     # before the members are listed: a billion of them would fill the memory by themselves
@@ -258,11 +287,11 @@ def sweep(
         if not vary:
             finish(run_one(config, out), report, as_json, threshold)
             return
-        from genprobe.studies.seed_sensitivity.grid import parse_axes, run_grid
+        from genprobe.studies.seed_sensitivity.grid import run_grid
 
         cells = run_grid(
             config,
-            parse_axes(vary),
+            varied,
             out,
             lambda cell, folder: run_one(cell, folder, folder.name),
             lambda cell: cell.with_sizes(train_size, full_batch),  # its own task's sizes
@@ -273,6 +302,47 @@ def sweep(
         from genprobe.studies.seed_sensitivity.grid_report import report_grid
 
         console.print(f"grid report: {report_grid(out)[1]}")
+
+
+def _merged(
+    what: str,
+    place: str,
+    flagged: dict[str, Any],
+    typed: Callable[[str, Any], str],
+    addressed: dict[str, dict],
+) -> dict[str, Any]:
+    """The settings of `place` given by their old flags (`flagged`: name → value, each flag
+    as `typed(name, value)` spells it) merged with those `--set PLACE.NAME=VALUE` gives.
+
+    Raises:
+        GenprobeError: a setting given both ways.
+    """
+    chosen = addressed[place]
+    for name in sorted(flagged.keys() & chosen.keys()):
+        raise GenprobeError(
+            f"{what} {name} is given twice: as {typed(name, flagged[name])} and as --set "
+            f"{place}.{name}={chosen[name]}"
+        )
+    return {**flagged, **chosen}
+
+
+def _pair(flag: str) -> Callable[[str, Any], str]:
+    return lambda name, value: f"{flag} {name}={value}"
+
+
+def _flag(name: str, value: Any) -> str:
+    return f"--{name.replace('_', '-')} {value}"
+
+
+def _spelled(pairs: dict[str, str], addressed: dict[str, str]) -> Any:
+    """How a model option given by name was typed: --model-option NAME=V or --set model.NAME=V."""
+
+    def spelled(option: str) -> str:
+        if option in addressed:
+            return f"--set model.{option}={addressed[option]}"
+        return f"--model-option {option}={pairs[option]}"
+
+    return spelled
 
 
 def _progress(bar: Any, label: str) -> Any:

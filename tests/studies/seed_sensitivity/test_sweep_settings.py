@@ -86,3 +86,60 @@ def test_each_cell_of_a_grid_takes_the_sizes_of_its_own_task(cli, made, tmp_path
     assert code == 0, err
     sizes = [(config.train_size, config.train.batch_size) for config in made]
     assert sizes == [(2_823, 2_823), (4_704, 4_704)]  # 30 % and 50 % of 9,409 equations
+
+
+OLD_FLAGS = ("--optimizer", "adam", "--lr", "0.01", "--task-option", "train_fraction=0.3",
+             "--hidden", "16", "--model-option", "layers=2")  # fmt: skip
+ADDRESSED = ("--set", "train.optimizer=adam", "--set", "train.lr=0.01",
+             "--set", "task.train_fraction=0.3", "--set", "model.hidden=16",
+             "--set", "model.layers=2")  # fmt: skip
+
+
+@pytest.mark.parametrize("given", [OLD_FLAGS, ADDRESSED, OLD_FLAGS[:4] + ADDRESSED[4:]])
+def test_a_setting_named_where_it_lives_is_its_old_flag(cli, made, tmp_path, given):
+    """`--set train.lr=0.01` is `--lr 0.01`, `task.NAME` is --task-option, `model.NAME`
+    --model-option (or the model flag): the same config, whichever way, mixed too."""
+    code, _, err = cli("sweep", "--task", "binary_operation", "--arch", "mlp", "--seeds", "2",
+                       *given, "--no-report", "--out", str(tmp_path / "run"))  # fmt: skip
+    assert code == 0, err
+    (config,) = made
+    assert (config.train.optimizer, config.train.lr) == ("adam", 0.01)
+    assert config.task.options()["train_fraction"] == 0.3
+    assert (config.model.options()["hidden"], config.model.options()["layers"]) == (16, 2)
+
+
+def test_set_train_optimizer_takes_its_own_learning_rate(cli, made, tmp_path):
+    code, _, err = cli("sweep", "--task", "binary_operation", "--arch", "mlp", "--seeds", "2",
+                       "--set", "train.optimizer=adamw", "--no-report",
+                       "--out", str(tmp_path / "run"))  # fmt: skip
+    assert code == 0, err
+    assert made[0].train == TrainConfig(optimizer="adamw", lr=0.001)
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        (("--lr", "0.1", "--set", "train.lr=0.5"),
+         "training setting lr is given twice: as --lr 0.1 and as --set train.lr=0.5"),
+        (("--task-option", "train_fraction=0.5", "--set", "task.train_fraction=0.3"),
+         "task option train_fraction is given twice: as --task-option train_fraction=0.5 and "
+         "as --set task.train_fraction=0.3"),
+        (("--hidden", "8", "--set", "model.hidden=8"),
+         "model option hidden is given twice: as --hidden 8 and as --set model.hidden=8"),
+        (("--set", "train.lr=1", "--set", "train.lr=2"),
+         "--set must be each setting once. Got 'train.lr' instead."),
+        (("--set", "lr=1"),
+         "--set must be task.NAME=VALUE, train.NAME=… or model.NAME=…. Got 'lr=1' instead."),
+        (("--set", "train.lr=0.1", "--vary", "train.lr=0.1,0.2"),
+         "--set must be a setting that --vary does not vary. Got 'train.lr' instead."),
+        (("--set", "train.lr=fast"), "training setting lr must be a number. Got 'fast' instead."),
+    ],
+)  # fmt: skip
+def test_a_setting_given_both_ways_or_malformed_is_one_line_and_nothing_written(
+    cli, made, tmp_path, given, message
+):
+    out = tmp_path / "run"
+    code, _, err = cli("sweep", "--task", "binary_operation", "--arch", "mlp", *given,
+                       "--out", str(out))  # fmt: skip
+    assert (code, err) == (2, f"genprobe: error: {message}\n")
+    assert not out.exists() and not made

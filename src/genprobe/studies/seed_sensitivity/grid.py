@@ -62,6 +62,25 @@ def parse_axes(given: Sequence[str]) -> dict[str, list[str]]:
     return axes
 
 
+def parse_settings(given: Sequence[str]) -> dict[str, dict[str, str]]:
+    """`["train.lr=0.01", "task.split=length", …]` (`--set`) → {place: {name: value as text}},
+    every place there.
+
+    Raises:
+        ConfigError: an item that is not PLACE.NAME=VALUE, or a setting given twice.
+    """
+    settings: dict[str, dict[str, str]] = {place: {} for place in PLACES}
+    for item in given:
+        setting, equals, value = item.partition("=")
+        place, _, name = setting.strip().partition(".")
+        if place not in PLACES or not name or not equals:
+            raise ConfigError("--set", "task.NAME=VALUE, train.NAME=… or model.NAME=…", item)
+        if name in settings[place]:
+            raise ConfigError("--set", "each setting once", setting.strip())
+        settings[place][name] = value.strip()
+    return settings
+
+
 def grid_configs(
     config: SweepConfig,
     axes: Mapping[str, Sequence[str]],
