@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 
+from genprobe.cli.config_options import CONTEXT
 from genprobe.cli.console import console
 from genprobe.cli.group import command_group
 from genprobe.cli.paths import output_file
@@ -141,8 +142,14 @@ SUITE_SIZE = typer.Option(2_000, help="Examples per test suite (the paper's 2,00
 def rewriting_sweep(**options: Any) -> None:
     """Train N seeds on the rewriting task: `genprobe sweep --task rewriting --suite-size 2000`
     (every option of `genprobe sweep --help`) with the grammar's --symbols, --letters,
-    --variants, --identity-weight and --authors-b-quirk."""
-    grammar = [f"{name}={options.pop(flag)}" for flag, (name, _) in GRAMMAR.items()]
+    --variants, --identity-weight and --authors-b-quirk (those given: the others are the
+    task's own defaults, the paper's, so that `--set task.n_symbols=30` is --symbols 30)."""
+    given = options[CONTEXT].get_parameter_source
+    grammar = [
+        f"{name}={value}"
+        for flag, (name, _) in GRAMMAR.items()
+        if (value := options.pop(flag)) is not None and given(flag).name != "DEFAULT"
+    ]
     sweep_command(task="rewriting", task_option=grammar, **options)
 
 

@@ -143,3 +143,12 @@ def test_a_setting_given_both_ways_or_malformed_is_one_line_and_nothing_written(
                        "--out", str(out))  # fmt: skip
     assert (code, err) == (2, f"genprobe: error: {message}\n")
     assert not out.exists() and not made
+
+
+@pytest.mark.parametrize("given", [("--symbols", "30"), ("--set", "task.n_symbols=30")])
+def test_rewriting_sweeps_grammar_flags_are_its_task_options(cli, made, tmp_path, given):
+    code, _, err = cli("rewriting", "sweep", "--seeds", "2", *given, "--no-report",
+                       "--out", str(tmp_path / "run"))  # fmt: skip
+    assert code == 0, err
+    assert made[0].task.options()["n_symbols"] == 30
+    assert made[0].task.options()["identity_weight"] == 0.15  # the paper's, left out
