@@ -137,17 +137,16 @@ class SearchConfig(Recorded):
         return load_task(self.task, dict(self.task_options)) if self.task else None
 
     def searched(self) -> Searched:
-        """The models and members searched: model A (`model`) and run B (`against`, if given).
+        """The models and members searched: model A (`model`) and run B (`against`, if given),
+        of a `validated` config.
 
         Raises:
             ConfigError: a model that is no token model (nor an integration model asked the
-                integration task), no task for a language model or an integration model,
-                prompt settings or a data seed for a sweep, a task other than
-                a sweep's own, seeds the sweep does not have, or an `against` of another task
-                or with a language model.
+                integration task), no task for a language model or an integration model, a
+                data seed for a sweep, a task other than a sweep's own, seeds the sweep does
+                not have, or an `against` of another task or with a language model.
             RunDirError: not a sweep's run directory, or its training has not finished.
         """
-        self.model.validated_as_sequence_model()  # before a model loads
         a = Side.of(self.model.spec, "--model") if self.of_run else Side.asked(self)
         if self.of_run and self.data_seed != self.ADDED_DEFAULTS["data_seed"]:
             raise ConfigError(
@@ -167,14 +166,13 @@ class SearchConfig(Recorded):
             raise ConfigError("--against", f"a sweep of the same task ({a.described})", b.described)
         return Searched(a, b)
 
-    def checked(self) -> Searched:
-        """Every field checked, against the models too (their seeds or members, their task,
-        which must say which inputs are valid); returns what is searched.
+    def validated(self) -> SearchConfig:
+        """Every field checked, without reading the models (`checked` reads them too).
 
         Raises:
-            ConfigError, RunDirError, TaskContractError: what is wrong, in one line (see
-                `searched`).
-            GenprobeError: a language model that cannot be loaded (`as_sequence_model`).
+            ConfigError: a size, tau, fitness, selection, k or sampling setting, budget or
+                worker count out of range, or a model setting its kind does not take.
+            DataFormatError: a targets file that cannot be read.
         """
         for name, value in (
             ("--generations", self.generations), ("--population", self.population),
@@ -200,7 +198,20 @@ class SearchConfig(Recorded):
             raise ConfigError("--tag-limit", "an integer >= 0", self.tag_limit)
         if self.workers is not None and self.workers < 1:
             raise ConfigError("--workers", "at least 1", self.workers)
-        searched = self.searched()
+        self.model.validated_as_sequence_model()  # before a model loads
+        return self
+
+    def checked(self) -> Searched:
+        """`validated`, and checked against the models too (their seeds or members, their
+        task, which must say which inputs are valid); returns what is searched: the models
+        and members read, a language model loaded.
+
+        Raises:
+            ConfigError, RunDirError, TaskContractError: what is wrong, in one line (see
+                `validated` and `searched`).
+            GenprobeError: a language model that cannot be loaded (`as_sequence_model`).
+        """
+        searched = self.validated().searched()
         task = searched.a.task
         searched.target(self.target)
         task.split_spec(self.base_split or task.validation_split)
