@@ -77,8 +77,8 @@ class Recorded:
     back by `from_flat_identity`; the settings of `ADDED_DEFAULTS` (added after runs existed:
     a setting, as `train.optimizer` inside a nested identity, -> its default) are left out at
     their defaults, so that an older run's config hash stays what it was and the run still
-    resumes. A config whose identity has another form (settings moved since runs were made)
-    overrides one step and calls this one."""
+    resumes. A config whose stored identity has another form (settings moved since runs were
+    made, a digest beside the fields) overrides the step that differs and calls this one."""
 
     RUNTIME: ClassVar[tuple[str, ...]] = ()
     FLAT: ClassVar[tuple[str, ...]] = ()
