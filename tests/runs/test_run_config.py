@@ -1,9 +1,9 @@
-"""The seven run configs follow one protocol: identity without the runtime fields, rebuilt from
+"""Every run config follows one protocol: identity without the runtime fields, rebuilt from
 the stored identity, and the hashes of runs made before the protocol kept."""
 
 import json
 import subprocess
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import ClassVar
 
 import pytest
@@ -11,15 +11,22 @@ from helpers import model_settings
 
 from genprobe.decoding.config import DecodingConfig
 from genprobe.models.architectures.recurrent import RecurrentConfig
-from genprobe.runs.config import FileRef, Recorded
+from genprobe.runs.config import FileRef, Options, Recorded
 from genprobe.runs.provenance import config_hash, file_digest, git_state, provenance
 from genprobe.runs.rundir import open_run, read_config
 from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.integration_train.config import IntegrationTrainConfig
+from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.sagga.config import SaggaConfig
+from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
+from genprobe.tasks.integration.generation_run import GenerationConfig
+from genprobe.tasks.integration.generators import GeneratorConfig
+from genprobe.tasks.integration.random_trees import TreeSettings
+from genprobe.tasks.registry import load_task
 from genprobe.training.trainer import TrainConfig
-from genprobe.under_test.settings import sent_to_workers
+from genprobe.under_test.settings import ModelSettings, sent_to_workers
 
 MODEL = model_settings(
     "sympy", decoding=DecodingConfig(beam_size=4), deadline=3.0, device="cuda", concurrency=2
@@ -35,6 +42,7 @@ SAGGA = SaggaConfig(
     model=MODEL, generations=7, minutes=2.0, workers=2, verify_chunk=50, tag_limit=9
 )
 INTEGRATION = IntegrationTrainConfig(data="pairs.train", epochs=3, device="cpu")
+ASKED = model_settings("openai:tiny@http://127.0.0.1:8000/v1", formats=2, shots=1, retries=3)
 CONFIGS = [
     SweepConfig(
         seeds=(3, 4), train=TrainConfig(optimizer="adam", lr=0.001), model=RecurrentConfig(layers=2)
@@ -45,6 +53,11 @@ CONFIGS = [
     MODEL,
     DecodingConfig(method="sample", samples=5),
     INTEGRATION,
+    LanguageModelConfig(ASKED, load_task("addition"), data_seed=2, suite_size=50),
+    ProbeConfig(ASKED, task="addition", task_options=(("format", "plain"),), k=2, workers=3),
+    # as its identity records it (`absolute`: --tau and the task's options resolved)
+    SearchConfig(ASKED, task="addition", generations=3, workers=2, minutes=1.0).absolute(),
+    GenerationConfig(GeneratorConfig(method="bwd", tree=TreeSettings(max_int=3)), 5, 0, 2.0, 8, 99),
 ]
 
 
@@ -195,3 +208,21 @@ def test_an_identity_written_by_field_types_records_files_nested_configs_and_rea
     assert _Outer(str(data), late=2).identity()["late"] == 2
     data.write_text("other rows\n")  # another file's bytes: another identity
     assert config.identity()["data"]["sha256"] != identity["data"]["sha256"]
+
+
+@dataclass(frozen=True)
+class _Listed(Recorded):
+    FLAT: ClassVar[tuple[str, ...]] = ("model",)
+    model: ModelSettings
+    options: Options = ()
+    tree: TreeSettings = field(default_factory=TreeSettings)
+
+
+def test_flat_settings_options_and_dataclasses_inside_are_recorded_and_read_back():
+    config = _Listed(ASKED, options=(("b", 2), ("a", "x")), tree=TreeSettings(max_int=2))
+    identity = config.identity()
+    assert identity["model"] == str(ASKED.spec) and identity["formats"] == 2  # at the top
+    assert identity["options"] == {"a": "x", "b": 2}
+    rebuilt = _Listed.from_identity(json.loads(json.dumps(identity)))
+    assert rebuilt.options == (("a", "x"), ("b", 2)) and rebuilt.tree == config.tree
+    assert rebuilt.model == replace(ASKED, retries=None)  # its runtime settings at defaults

@@ -1,5 +1,6 @@
 """The protocol of every config a run records: checked in one place, hashed by its identity,
-rebuilt from the identity a run directory stores.
+rebuilt from the identity a run directory stores; and `Recorded`, which writes the identity
+and reads it back once for every dataclass config.
 
 A config's fields are of two kinds. Those that can change a number make up its identity: the
 JSON-ready dict `config.json` holds and the run directory's hash is taken of. Runtime fields,
@@ -7,10 +8,10 @@ named in the class's `RUNTIME`, say only where or how fast it runs (a device, wo
 processes, a time budget): they stay out of the identity, so a run started with one value
 resumes with another, and a rebuilt config has them at their defaults.
 
-Every study's config meets it (`SweepConfig`, `LanguageModelConfig`, `ProbeConfig`,
-`SearchConfig`, `BrittlenessConfig`, `SaggaConfig`, `IntegrationTrainConfig`, the integration
-task's `GenerationConfig`), and so do the settings inside them (`TrainConfig`, `ModelSettings`,
-`DecodingConfig`).
+Every study's config meets it and is `Recorded` (`SweepConfig`, `LanguageModelConfig`,
+`ProbeConfig`, `SearchConfig`, `BrittlenessConfig`, `SaggaConfig`, `IntegrationTrainConfig`,
+the integration task's `GenerationConfig`), and so are the settings inside them
+(`TrainConfig`, `ModelSettings`, `DecodingConfig`).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from __future__ import annotations
 import functools
 import types
 import typing
-from collections.abc import Mapping
-from dataclasses import asdict, fields, is_dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, fields, is_dataclass
 from typing import Annotated, Any, ClassVar, Protocol, TypeVar
 
 from genprobe.runs.provenance import file_digest
@@ -49,55 +50,65 @@ class RunConfig(Protocol):
         ...
 
 
-def identity_fields(config: Any) -> dict[str, Any]:
-    """`asdict(config)` less the class's runtime fields: the identity before any field is
-    written in another form (a file as its digest, a nested config as its identity)."""
-    return {k: v for k, v in asdict(config).items() if k not in type(config).RUNTIME}
+@dataclass(frozen=True)
+class Form:
+    """How a field is recorded where its type alone does not say (`Annotated[T, Form(...)]`):
+    `record` turns its value JSON-ready, `read` turns that back."""
+
+    record: Callable[[Any], Any]
+    read: Callable[[Any], Any]
 
 
-def without_added_defaults(identity: dict[str, Any], added: Mapping[str, Any]) -> dict[str, Any]:
-    """`identity` less every setting of `added` that is at its default (`added`: a setting, as
-    `train.optimizer` inside a nested identity, -> its default). Settings added after runs
-    existed are left out this way, so that an older run's config hash stays what it was and
-    the run still resumes."""
-    for key, default in added.items():
-        parent, _, name = key.rpartition(".")
-        holder = identity[parent] if parent else identity
-        if holder[name] == default:
-            del holder[name]
-    return identity
-
-
-FILE = "file"  # `Annotated[str, FILE]`: a setting naming a file, recorded with its digest
-FileRef = Annotated[str, FILE]
+# a setting naming a file, recorded with its digest
+FileRef = Annotated[
+    str, Form(lambda path: {"path": path, "sha256": file_digest(path)}, lambda file: file["path"])
+]
+# a task's or model's options as (name, value) pairs, recorded as a dict
+Options = Annotated[
+    tuple[tuple[str, Any], ...], Form(dict, lambda options: tuple(sorted(options.items())))
+]
 
 
 class Recorded:
     """`identity` and `from_identity` written once, for a dataclass config: every field but the
-    runtime ones, each recorded by its type (a file of `FileRef` as {"path", "sha256"}, a
-    config inside as its own identity, a tuple as a list, a dataclass as a dict) and read back
-    by it; the settings of `ADDED_DEFAULTS` (added after runs existed) left out at their
-    defaults (`without_added_defaults`). A config whose identity has another form (settings
-    moved since runs were made) overrides one step and calls this one."""
+    runtime ones, each recorded by its type (a `Form` where its hint names one, a config
+    inside as its own identity, a tuple as a list, a dataclass as a dict) and read back by it.
+    The fields of `FLAT` give their `flat_identity` at the top of the identity instead, read
+    back by `from_flat_identity`; the settings of `ADDED_DEFAULTS` (added after runs existed:
+    a setting, as `train.optimizer` inside a nested identity, -> its default) are left out at
+    their defaults, so that an older run's config hash stays what it was and the run still
+    resumes. A config whose stored identity has another form (settings moved since runs were
+    made, a digest beside the fields) overrides the step that differs and calls this one."""
 
     RUNTIME: ClassVar[tuple[str, ...]] = ()
+    FLAT: ClassVar[tuple[str, ...]] = ()
     ADDED_DEFAULTS: ClassVar[Mapping[str, Any]] = {}
 
     def identity(self) -> dict[str, Any]:
         """JSON-ready: what decides the results, the dict a run's config hash is taken of."""
         hints = _hints(type(self))
-        identity = {
-            f.name: _recorded(getattr(self, f.name), hints[f.name])
-            for f in fields(self)  # type: ignore[arg-type]
-            if f.name not in self.RUNTIME
-        }
-        return without_added_defaults(identity, self.ADDED_DEFAULTS)
+        identity: dict[str, Any] = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if f.name in self.FLAT:
+                identity.update(value.flat_identity())
+            elif f.name not in self.RUNTIME:
+                identity[f.name] = _recorded(value, hints[f.name])
+        for key, default in self.ADDED_DEFAULTS.items():
+            parent, _, name = key.rpartition(".")
+            holder = identity[parent] if parent else identity
+            if holder[name] == default:
+                del holder[name]
+        return identity
 
     @classmethod
     def from_identity(cls: type[R], identity: Mapping[str, Any]) -> R:
         """The config `identity` was taken of, its runtime fields at their defaults."""
         hints = _hints(cls)
-        return cls(**{name: _read(value, hints[name]) for name, value in identity.items()})
+        own, flat = dict(identity), {}
+        for name in cls.FLAT:
+            flat[name], own = hints[name].from_flat_identity(own)
+        return cls(**flat, **{name: _read(value, hints[name]) for name, value in own.items()})
 
 
 R = TypeVar("R", bound=Recorded)
@@ -108,16 +119,20 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls, include_extras=True)
 
 
+def _form(hint: Any) -> Form | None:
+    return next((m for m in getattr(hint, "__metadata__", ()) if isinstance(m, Form)), None)
+
+
 def _recorded(value: Any, hint: Any) -> Any:
     if value is None:
         return None
-    if FILE in getattr(hint, "__metadata__", ()):
-        return {"path": value, "sha256": file_digest(value)}
+    if form := _form(_without_none(hint)):
+        return form.record(value)
     if hasattr(value, "identity"):
         return value.identity()
     if isinstance(value, tuple):
         return [_recorded(item, _item_hint(hint, at)) for at, item in enumerate(value)]
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return dict(value)
     return asdict(value) if is_dataclass(value) else value
 
@@ -126,14 +141,15 @@ def _read(value: Any, hint: Any) -> Any:
     hint = _without_none(hint)
     if value is None:
         return None
-    if FILE in getattr(hint, "__metadata__", ()):
-        return value["path"]
+    if form := _form(hint):
+        return form.read(value)
     if hasattr(hint, "from_identity"):
         return hint.from_identity(value)
     if typing.get_origin(hint) is tuple:
         return tuple(_read(item, _item_hint(hint, at)) for at, item in enumerate(value))
-    if is_dataclass(hint):
-        return hint(**value)
+    if is_dataclass(hint):  # recorded by `asdict`: the dataclasses inside it too
+        inner = _hints(hint)
+        return hint(**{name: _read(item, inner[name]) for name, item in value.items()})
     return value
 
 

@@ -21,13 +21,14 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Protocol, TypeVar
 
 from genprobe.decoding.config import DecodingConfig
 from genprobe.errors import ConfigError, check_choice
 from genprobe.models.device import present_device
+from genprobe.runs.config import Form, Recorded
 from genprobe.under_test.adapters.endpoint import ROUTES
 from genprobe.under_test.adapters.prompted import PromptGrid
 from genprobe.under_test.registry import ModelSpec
@@ -42,10 +43,12 @@ ENDPOINT = {"api": "chat", "cache_dir": None, "concurrency": None, "timeout": No
 # how an integration model decodes: left to a study of a token task's own k
 DECODING = {"decoding": DecodingConfig(), "deadline": 5.0, "temperature": None}
 PROMPTS = "--formats/--shots/--shot-draws/--samples/--prompt-seed"
+# a model's spec recorded as its text, read back as it was (`ModelSpec.read`)
+SpecRef = Annotated[ModelSpec, Form(str, ModelSpec.read)]
 
 
 @dataclass(frozen=True)
-class ModelSettings:
+class ModelSettings(Recorded):
     """A `genprobe.runs.config.RunConfig`, the `model` of every study's config."""
 
     RUNTIME: ClassVar[tuple[str, ...]] = (
@@ -55,7 +58,10 @@ class ModelSettings:
         "timeout",
         "retries",
     )
-    spec: ModelSpec
+    # a language model's settings, added after integration runs existed (which hold them at
+    # their defaults: `validated_as_model`)
+    ADDED_DEFAULTS: ClassVar[dict[str, Any]] = {"prompts": asdict(PromptGrid()), "api": "chat"}
+    spec: SpecRef
     # an integration model's (brittleness, SAGGA): how a seq2seq network decodes, SymPy's
     # seconds per problem, an endpoint's sampling temperature (None: the endpoint's)
     decoding: DecodingConfig = field(default_factory=DecodingConfig)
@@ -143,21 +149,14 @@ class ModelSettings:
             model.close()
 
     def identity(self) -> dict[str, Any]:
-        """What determines an integration model's answers (the checkpoint's bytes too): the
-        `model` of the brittleness and SAGGA identities."""
-        return {
-            "spec": str(self.spec), "decoding": self.decoding.identity(),
-            "deadline": self.deadline, "temperature": self.temperature,
-            "fingerprint": self.spec.fingerprint(),
-        }  # fmt: skip
+        """What determines an integration model's answers, the fingerprint of the checkpoint's
+        bytes too: the `model` of the brittleness and SAGGA identities."""
+        return {**super().identity(), "fingerprint": self.spec.fingerprint()}
 
     @classmethod
     def from_identity(cls, identity: dict[str, Any]) -> ModelSettings:
         """The settings, less the fingerprint: a rebuilt identity takes the file's again."""
-        return cls(
-            ModelSpec.read(identity["spec"]), DecodingConfig.from_identity(identity["decoding"]),
-            deadline=identity["deadline"], temperature=identity["temperature"],
-        )  # fmt: skip
+        return super().from_identity({k: v for k, v in identity.items() if k != "fingerprint"})
 
     def flat_identity(self) -> dict[str, Any]:
         """What determines a model's answers as a study of a token task records it: beside the

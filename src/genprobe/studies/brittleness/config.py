@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, check_choice
-from genprobe.runs.config import identity_fields, without_added_defaults
-from genprobe.runs.provenance import file_digest
+from genprobe.runs.config import FileRef, Recorded
 from genprobe.studies.brittleness.schedule import OVERLAP_SETTINGS
 from genprobe.tasks.integration.suites.operators import PAPER_MAX_OPS
 from genprobe.tasks.integration.suites.primitives import SOLVED
@@ -39,13 +38,11 @@ DEFAULT_SUITES = tuple(s for s in STUDY_SUITES if s != "integer-extrapolation")
 # suites made from a validation (or test) file
 NEEDS_VALIDATION = ("in-distribution", "robustness-validation")
 TEMPERATURES = (0.6, 0.8, 1.0)
-# settings added after runs existed (`without_added_defaults`)
-ADDED_DEFAULTS = {"solved_by": "paper", "train_max_ops": None, "train_data": None}
 
 
 def recorded_setting(config: Mapping[str, Any], name: str) -> Any:
     """A setting of a run's recorded config (a run made before the setting has its default)."""
-    return {**ADDED_DEFAULTS, **config}[name]
+    return {**BrittlenessConfig.ADDED_DEFAULTS, **config}[name]
 
 
 @dataclass(frozen=True)
@@ -83,10 +80,14 @@ PRESETS: dict[str, Preset] = {
 
 
 @dataclass(frozen=True)
-class BrittlenessConfig:
+class BrittlenessConfig(Recorded):
     """A `genprobe.runs.config.RunConfig`; `run_brittleness` validates it."""
 
     RUNTIME: ClassVar[tuple[str, ...]] = ("workers", "suite_cache", "overlap")
+    # settings added after runs existed
+    ADDED_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "solved_by": "paper", "train_max_ops": None, "train_data": None,
+    }  # fmt: skip
     model: ModelSettings
     suites: tuple[str, ...] = DEFAULT_SUITES
     sizes: Mapping[str, int] = field(default_factory=lambda: dict(PRESETS["paper"].sizes))
@@ -94,7 +95,7 @@ class BrittlenessConfig:
     seed: int = DEFAULT_SEED
     policy: str = "strict"  # the report's main policy; Fail@k is given under both
     deadline: float = 2.0  # verifier seconds per candidate
-    validation: str | None = None  # a test or validation file (in-distribution and derived)
+    validation: FileRef | None = None  # a test or validation file (in-distribution and derived)
     split: str | None = None  # its split, for JSONL/Parquet datasets
     method: str = "bwd"  # generation method of operator-extrapolation
     search_budget: int | None = None  # beam and samples for section 6's large search
@@ -112,7 +113,7 @@ class BrittlenessConfig:
     train_max_ops: int | None = None
     # the model's training data: Figure 2's share of training integers per coefficient range
     # (None: read from the model where it records it, `training.py`; if it does not, not shown)
-    train_data: str | None = None
+    train_data: FileRef | None = None
 
     @property
     def max_ops(self) -> int:
@@ -157,25 +158,6 @@ class BrittlenessConfig:
         if cache is not None and Path(cache).exists() and not Path(cache).is_dir():
             raise ConfigError("--suite-cache", "a directory", cache)
         return self
-
-    def identity(self) -> dict[str, Any]:
-        """The hashed config: everything that decides the results."""
-        identity = identity_fields(self)
-        identity["model"] = self.model.identity()
-        for name in ("validation", "train_data"):
-            path = getattr(self, name)
-            identity[name] = path and {"path": path, "sha256": file_digest(path)}
-        return without_added_defaults(identity, ADDED_DEFAULTS)
-
-    @classmethod
-    def from_identity(cls, identity: dict[str, Any]) -> BrittlenessConfig:
-        fields = dict(identity)
-        fields["model"] = ModelSettings.from_identity(fields["model"])
-        for name in ("validation", "train_data"):
-            fields[name] = fields.get(name) and fields[name]["path"]
-        for name in ("suites", "ks", "temperatures"):
-            fields[name] = tuple(fields[name])
-        return cls(**fields)
 
 
 def resolve_sizes(preset: str, n: int | None) -> dict[str, int]:

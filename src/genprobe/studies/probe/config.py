@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError
-from genprobe.runs.config import identity_fields, without_added_defaults
-from genprobe.runs.provenance import file_digest
+from genprobe.runs.config import FileRef, Options, Recorded
 from genprobe.tasks.files import SUITE_NAME
 from genprobe.tasks.probing import chosen
 from genprobe.tasks.registry import load_task, task_probes
@@ -25,19 +24,19 @@ from genprobe.tasks.task import Task
 from genprobe.under_test.sequences import MAX_K
 from genprobe.under_test.settings import ModelSettings
 
-# settings added after runs existed (`without_added_defaults`)
-ADDED_DEFAULTS = {
-    "formats": 1, "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",
-    "inputs": [], "splits": [], "compositions": [], "draws": 1, "temperature": None,
-    "search_budget": None, "search_temperatures": [], "search_suites": [], "derived": [],
-}  # fmt: skip
-
 
 @dataclass(frozen=True)
-class ProbeConfig:
+class ProbeConfig(Recorded):
     """A `genprobe.runs.config.RunConfig`; `run_probe` validates it."""
 
     RUNTIME: ClassVar[tuple[str, ...]] = ("workers",)
+    FLAT: ClassVar[tuple[str, ...]] = ("model",)
+    # settings added after runs existed
+    ADDED_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "formats": 1, "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",
+        "inputs": [], "splits": [], "compositions": [], "draws": 1, "temperature": None,
+        "search_budget": None, "search_temperatures": [], "search_suites": [], "derived": [],
+    }  # fmt: skip
     # the defaults that follow from the task or other settings, as the command line shows them
     DERIVED_DEFAULTS: ClassVar[dict[str, str]] = {
         "families": "every one the task declares",
@@ -52,7 +51,7 @@ class ProbeConfig:
     # identity (`ModelSettings.flat_identity`)
     model: ModelSettings
     task: str = ""  # The task (default: the model's own; another is refused).
-    task_options: tuple[tuple[str, Any], ...] = ()
+    task_options: Options = ()
     families: tuple[str, ...] | None = None  # Perturbation families.
     relations: tuple[str, ...] | None = None  # Metamorphic relations.
     # Compositions (SCAN: and, after; integration: sum_2, sum_3, sum_4): suites of composites
@@ -68,7 +67,7 @@ class ProbeConfig:
     splits: tuple[str, ...] = ()
     # files of inputs of the task (JSON lines with an "input" field), a suite each, named by
     # the file's name without its suffix
-    inputs: tuple[str, ...] = ()
+    inputs: tuple[FileRef, ...] = ()
     base_split: str = ""  # The inputs perturbed (default: the task's validation split).
     size: int = 200  # Inputs per suite.
     # Perturbations of each base input per family, drawn one after another, the distinct ones
@@ -170,32 +169,6 @@ class ProbeConfig:
             self.model.spec.check_sampling(
                 self.search_budget, temperature, named="--search-temperatures", task=self.task
             )
-
-    def identity(self) -> dict[str, Any]:
-        identity = identity_fields(self)
-        identity.update(self.model.flat_identity())
-        identity["task_options"] = dict(self.task_options)
-        for name in ("families", "relations"):
-            identity[name] = None if identity[name] is None else list(identity[name])
-        identity["splits"] = list(self.splits)
-        identity["compositions"] = list(self.compositions)
-        identity["derived"] = list(self.derived)
-        identity["search_temperatures"] = list(self.search_temperatures)
-        identity["search_suites"] = list(self.search_suites)
-        identity["inputs"] = [{"path": p, "sha256": file_digest(p)} for p in self.inputs]
-        return without_added_defaults(identity, ADDED_DEFAULTS)
-
-    @classmethod
-    def from_identity(cls, identity: dict[str, Any]) -> ProbeConfig:
-        model, fields = ModelSettings.from_flat_identity({**ADDED_DEFAULTS, **identity})
-        fields["task_options"] = tuple(sorted(fields["task_options"].items()))
-        for name in ("families", "relations"):
-            fields[name] = None if fields[name] is None else tuple(fields[name])
-        fields["inputs"] = tuple(file["path"] for file in fields["inputs"])
-        fields["splits"] = tuple(fields["splits"])
-        for name in ("compositions", "derived", "search_temperatures", "search_suites"):
-            fields[name] = tuple(fields[name])
-        return cls(model, **fields)
 
 
 def suite_key(kind: str, name: str) -> str:

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, check_choice, finite
-from genprobe.runs.config import identity_fields, without_added_defaults
-from genprobe.runs.provenance import file_digest
+from genprobe.runs.config import FileRef, Recorded
 from genprobe.studies.sagga.mutants import MUTANT_FORMS
 from genprobe.studies.sagga.seeds import BASES
 from genprobe.studies.search.fitness import NAMES as FITNESSES
@@ -25,25 +24,24 @@ from genprobe.tasks.integration.mutations import PRESETS
 from genprobe.under_test.settings import ModelSettings
 
 SELECTIONS = ("kmeans", "fitness")
-# settings added after runs existed (`without_added_defaults`)
-ADDED_DEFAULTS = {"mutant_form": "simplified"}
 
 
 @dataclass(frozen=True)
-class SaggaConfig:
+class SaggaConfig(Recorded):
     """A `genprobe.runs.config.RunConfig`; `run_sagga` validates it."""
 
     RUNTIME: ClassVar[tuple[str, ...]] = (
         "minutes", "workers", "verify_chunk", "tag_limit", "nearby_attempts",
     )  # fmt: skip
+    ADDED_DEFAULTS: ClassVar[dict[str, Any]] = {"mutant_form": "simplified"}  # after runs existed
     model: ModelSettings
     preset: str = "uniform"  # mutation preset: uniform, robustness, distance
     mutant_form: str = "simplified"  # or "automatic": no SymPy simplify (`mutants.py`)
     basis: str = "polynomial"  # a named basis, or "file" with basis_file
-    basis_file: str | None = None
+    basis_file: FileRef | None = None
     fitness: str = "length_penalty"
     target_length: int | None = None  # L of target_length
-    targets_file: str | None = None  # target_problems: problems of this file (else the ten)
+    targets_file: FileRef | None = None  # target_problems: problems of this file (else the ten)
     tau: float = 0.01
     selection: str = "kmeans"
     clusters: int = 10  # k-means clusters of seed selection
@@ -99,20 +97,3 @@ class SaggaConfig:
         if self.minutes is not None and not (finite(self.minutes) and self.minutes > 0):
             raise ConfigError("--minutes", "positive minutes", self.minutes)
         return self
-
-    def identity(self) -> dict[str, Any]:
-        """Everything that decides the archive."""
-        identity = identity_fields(self)
-        identity["model"] = self.model.identity()
-        for name in ("basis_file", "targets_file"):
-            path = identity[name]
-            identity[name] = path and {"path": path, "sha256": file_digest(path)}
-        return without_added_defaults(identity, ADDED_DEFAULTS)
-
-    @classmethod
-    def from_identity(cls, identity: dict[str, Any]) -> SaggaConfig:
-        fields = dict(identity)
-        fields["model"] = ModelSettings.from_identity(fields["model"])
-        for name in ("basis_file", "targets_file"):
-            fields[name] = fields[name] and fields[name]["path"]
-        return cls(**fields)

@@ -23,14 +23,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, RunDirError, check_choice, finite
-from genprobe.runs.config import identity_fields, without_added_defaults
-from genprobe.runs.provenance import file_digest
+from genprobe.runs.config import FileRef, Options, Recorded
 from genprobe.studies.search.fitness import Fitness, Target, make_fitness, read_target_texts
 from genprobe.tasks.registry import load_task, task_name, task_probes
 from genprobe.tasks.task import Task
 from genprobe.under_test.registry import ModelSpec
 from genprobe.under_test.sequences import MAX_K, SequenceModel
-from genprobe.under_test.settings import ModelSettings
+from genprobe.under_test.settings import ModelSettings, SpecRef
 
 TARGETS = "most, any or disagree:SEED_A,SEED_B"
 MEMBER_TARGETS = "most, any or disagree:A,B (A, B: member positions)"
@@ -44,22 +43,23 @@ MODEL = (
 # tournament: among every input evaluated; kmeans, fitness: SAGGA's (`Search.offspring`)
 SELECTIONS = ("tournament", "kmeans", "fitness")
 SELECTION_CLUSTERS = 10  # k-means clusters of --selection kmeans, SAGGA's default
-# settings added after runs existed (`without_added_defaults`)
-ADDED_DEFAULTS = {
-    "against": None, "task": "", "task_options": {}, "data_seed": 0, "formats": 1, "shots": 0,
-    "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat", "selection": "tournament",
-    "k": 1, "fitness": "any_failure", "target_length": None, "targets_file": None,
-    "temperature": None,
-}  # fmt: skip
 # --tau when left out: of the target's score alone, and of a fitness weighted by text (SAGGA's)
 TAU, TEXT_TAU = 0.5, 0.01
 
 
 @dataclass(frozen=True)
-class SearchConfig:
-    """A `genprobe.runs.config.RunConfig`; `checked` validates it against its models."""
+class SearchConfig(Recorded):
+    """A `genprobe.runs.config.RunConfig`; `checked` validates it, against its models too."""
 
     RUNTIME: ClassVar[tuple[str, ...]] = ("minutes", "workers", "tag_limit")
+    FLAT: ClassVar[tuple[str, ...]] = ("model",)
+    # settings added after runs existed
+    ADDED_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "against": None, "task": "", "task_options": {}, "data_seed": 0, "formats": 1,
+        "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",
+        "selection": "tournament", "k": 1, "fitness": "any_failure", "target_length": None,
+        "targets_file": None, "temperature": None,
+    }  # fmt: skip
     # the defaults that follow from other settings, as the command line shows them
     DERIVED_DEFAULTS: ClassVar[dict[str, str]] = {
         "tau": f"{TAU}; with a fitness that weighs the text: SAGGA's {TEXT_TAU}",
@@ -97,7 +97,7 @@ class SearchConfig:
     fitness: str = "any_failure"
     target_length: int | None = None  # L of target_length.
     # target_problems: a file of inputs, one per line as the report prints them.
-    targets_file: str | None = None
+    targets_file: FileRef | None = None
     # A member fails an input when none of its top k candidates (beam search of width k; 1:
     # greedy) is right.
     k: int = 1
@@ -108,10 +108,10 @@ class SearchConfig:
     base_split: str | None = None  # Generation 0's split.
     base_size: int = 200  # Inputs of generation 0.
     seed: int = 0  # Seed of parent selection and mutation.
-    against: ModelSpec | None = None  # run:RUN_DIR[@SEEDS] (run B) of the same task, or None
+    against: SpecRef | None = None  # run:RUN_DIR[@SEEDS] (run B) of the same task, or None
     # The task: a run's own (the default) or refused; a language model's (needed).
     task: str = ""
-    task_options: tuple[tuple[str, Any], ...] = ()
+    task_options: Options = ()
     # hf:, openai: data seed of the base inputs (a run's: its sweep's own).
     data_seed: int = 0
     # Stop after this many minutes of the search's CPU time in this process (with a backstop
@@ -137,19 +137,18 @@ class SearchConfig:
         return load_task(self.task, dict(self.task_options)) if self.task else None
 
     def searched(self) -> Searched:
-        """The models and members searched: model A (`model`) and run B (`against`, if given).
+        """The models and members searched: model A (`model`) and run B (`against`, if given),
+        of a `validated` config.
 
         Raises:
             ConfigError: a model that is no token model (nor an integration model asked the
-                integration task), no task for a language model or an integration model,
-                prompt settings or a data seed for a sweep, a task other than
-                a sweep's own, seeds the sweep does not have, or an `against` of another task
-                or with a language model.
+                integration task), no task for a language model or an integration model, a
+                data seed for a sweep, a task other than a sweep's own, seeds the sweep does
+                not have, or an `against` of another task or with a language model.
             RunDirError: not a sweep's run directory, or its training has not finished.
         """
-        self.model.validated_as_sequence_model()  # before a model loads
         a = Side.of(self.model.spec, "--model") if self.of_run else Side.asked(self)
-        if self.of_run and self.data_seed != ADDED_DEFAULTS["data_seed"]:
+        if self.of_run and self.data_seed != self.ADDED_DEFAULTS["data_seed"]:
             raise ConfigError(
                 "--data-seed", "left out for a run: model (its sweep's own)", str(a.model)
             )
@@ -167,14 +166,13 @@ class SearchConfig:
             raise ConfigError("--against", f"a sweep of the same task ({a.described})", b.described)
         return Searched(a, b)
 
-    def checked(self) -> Searched:
-        """Every field checked, against the models too (their seeds or members, their task,
-        which must say which inputs are valid); returns what is searched.
+    def validated(self) -> SearchConfig:
+        """Every field checked, without reading the models (`checked` reads them too).
 
         Raises:
-            ConfigError, RunDirError, TaskContractError: what is wrong, in one line (see
-                `searched`).
-            GenprobeError: a language model that cannot be loaded (`as_sequence_model`).
+            ConfigError: a size, tau, fitness, selection, k or sampling setting, budget or
+                worker count out of range, or a model setting its kind does not take.
+            DataFormatError: a targets file that cannot be read.
         """
         for name, value in (
             ("--generations", self.generations), ("--population", self.population),
@@ -200,7 +198,20 @@ class SearchConfig:
             raise ConfigError("--tag-limit", "an integer >= 0", self.tag_limit)
         if self.workers is not None and self.workers < 1:
             raise ConfigError("--workers", "at least 1", self.workers)
-        searched = self.searched()
+        self.model.validated_as_sequence_model()  # before a model loads
+        return self
+
+    def checked(self) -> Searched:
+        """`validated`, and checked against the models too (their seeds or members, their
+        task, which must say which inputs are valid); returns what is searched: the models
+        and members read, a language model loaded.
+
+        Raises:
+            ConfigError, RunDirError, TaskContractError: what is wrong, in one line (see
+                `validated` and `searched`).
+            GenprobeError: a language model that cannot be loaded (`as_sequence_model`).
+        """
+        searched = self.validated().searched()
         task = searched.a.task
         searched.target(self.target)
         task.split_spec(self.base_split or task.validation_split)
@@ -260,32 +271,21 @@ class SearchConfig:
         return replace(moved, **named)
 
     def identity(self) -> dict[str, Any]:
+        """The identity of the config `absolute`, with each sweep's config hash."""
         from genprobe.studies.seed_sensitivity.results import read_config_hash
 
-        absolute = self.absolute()
-        identity = identity_fields(absolute)
-        identity.update(absolute.model.flat_identity())
-        identity["against"] = absolute.against and str(absolute.against)
-        identity["task_options"] = dict(identity["task_options"])
+        identity = Recorded.identity(self.absolute())
         if self.of_run:
             identity["sweep_hash"] = read_config_hash(self.model.spec.target)
         if self.against is not None:
             identity["against_hash"] = read_config_hash(self.against.target)
-        path = identity["targets_file"]
-        identity["targets_file"] = path and {"path": path, "sha256": file_digest(path)}
-        return without_added_defaults(identity, ADDED_DEFAULTS)
+        return identity
 
     @classmethod
     def from_identity(cls, identity: dict[str, Any]) -> SearchConfig:
+        """The config of an identity, less its sweeps' hashes."""
         hashes = ("sweep_hash", "against_hash")
-        model, fields = ModelSettings.from_flat_identity(
-            {k: v for k, v in identity.items() if k not in hashes}
-        )
-        against = fields.get("against")
-        fields["against"] = against and ModelSpec.read(against, "--against")
-        fields["task_options"] = tuple(sorted(fields.get("task_options", {}).items()))
-        fields["targets_file"] = (fields.get("targets_file") or {}).get("path")
-        return cls(model, **fields)
+        return super().from_identity({k: v for k, v in identity.items() if k not in hashes})
 
 
 def _options(task: Task) -> tuple[tuple[str, Any], ...]:

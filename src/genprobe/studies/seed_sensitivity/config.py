@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, ClassVar
+from dataclasses import dataclass, field, replace
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 
@@ -28,26 +28,13 @@ from genprobe.models.architectures import (
     load_architecture,
 )
 from genprobe.models.architectures.recurrent import RecurrentConfig
-from genprobe.runs.config import without_added_defaults
+from genprobe.runs.config import Form, Recorded
 from genprobe.tasks.registry import load_task, task_name
 from genprobe.tasks.rewriting.task import RewritingTask
 from genprobe.tasks.task import Examples, Split, Task
 from genprobe.training.config import TrainConfig
 from genprobe.training.trainer import MemberSeeds
 
-# settings added after runs existed (`without_added_defaults`): a nested one as `train.name`
-ADDED_DEFAULTS = {
-    "train.optimizer": "sgd",
-    "train.weight_decay": 0.0,
-    "train.schedule": "constant",
-    "train.warmup": 0,
-    "train.beta2": 0.999,
-    "train.steps": None,
-    "train.eval_every": 0,
-    "train.noise": "numpy",
-    "init_seeds": None,
-    "order_seeds": None,
-}
 # Before architectures were plug-ins, a run's identity held the model's options as flat
 # settings, with the architecture as `arch` (absent: recurrent): option -> flat name. A
 # transformer's width was `hidden` (and `emb`, always the same).
@@ -65,25 +52,55 @@ FLAT_MODEL = {
 }  # fmt: skip
 FLAT_SETTINGS = {"arch", "emb", *(name for m in FLAT_MODEL.values() for name in m.values())}
 ROLES = ("train", "validation")
+# a task recorded as its name and options, built again by `load_task`
+TaskRef = Annotated[
+    Task,
+    Form(
+        lambda task: {"name": task_name(task), "options": task.options()},
+        lambda task: load_task(task["name"], task["options"]),
+    ),
+]
+# an architecture recorded as its name and options, built again by `load_architecture`
+ArchitectureRef = Annotated[
+    Architecture,
+    Form(
+        lambda model: {"arch": architecture_name(model), "options": model.options()},
+        lambda model: load_architecture(model["arch"], model["options"]),
+    ),
+]
 
 
 @dataclass(frozen=True)
-class SweepConfig:
-    """A `genprobe.runs.config.RunConfig`, checked when it is built (`__post_init__`)."""
+class SweepConfig(Recorded):
+    """A `genprobe.runs.config.RunConfig`, checked when it is built (`__post_init__`).
 
-    # Where a sweep runs is no field of it (see above); `seeds_per_shard` and `eval_batch_size`
-    # change no number but are hashed as they always were, so stored runs keep their hash.
-    RUNTIME: ClassVar[tuple[str, ...]] = ()
+    Where a sweep runs is no field of it (see above): it has no runtime fields.
+    `seeds_per_shard` and `eval_batch_size` change no number but are hashed as they always
+    were, so stored runs keep their hash."""
+
+    # settings added after runs existed: a nested one as `train.name`
+    ADDED_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "train.optimizer": "sgd",
+        "train.weight_decay": 0.0,
+        "train.schedule": "constant",
+        "train.warmup": 0,
+        "train.beta2": 0.999,
+        "train.steps": None,
+        "train.eval_every": 0,
+        "train.noise": "numpy",
+        "init_seeds": None,
+        "order_seeds": None,
+    }
     # The members' names. With `init_seeds` and `order_seeds`, the members are their grid,
     # numbered 0 .. I·O-1 init-major; otherwise member s has init and order seed s.
     seeds: tuple[int, ...]
-    task: Task = field(default_factory=RewritingTask)
+    task: TaskRef = field(default_factory=RewritingTask)
     data_seed: int = 0  # every split is drawn from this seed and its own name
     train_size: int = 100_000
     validation_size: int = 2_000
     suite_size: int | None = 2_000  # None: each suite's own size (a finite one whole)
     # the architecture and its options (`genprobe.models.architectures`)
-    model: Architecture = field(default_factory=RecurrentConfig)
+    model: ArchitectureRef = field(default_factory=RecurrentConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     eval_batch_size: int = 500  # examples decoded at once by all members
     # Seeds trained as one stacked model (one `train` shard); None: all seeds at once. It sets
@@ -306,36 +323,24 @@ class SweepConfig:
         return self  # checked in __post_init__: no SweepConfig is ever unchecked
 
     def identity(self) -> dict[str, Any]:
-        """The identity that the run's config hash is taken of."""
-        d = {k: v for k, v in asdict(self).items() if k not in ("task", "model")}
-        d["model"] = {"arch": architecture_name(self.model), "options": self.model.options()}
-        d["train"] = self.train.identity()
-        d["seeds"] = list(self.seeds)
-        for name in ("init_seeds", "order_seeds"):
-            if d[name] is not None:
-                d[name] = list(d[name])
-        without_added_defaults(d, ADDED_DEFAULTS)
+        """The identity that the run's config hash is taken of: the rewriting task's options
+        as `grammar`, as runs made before tasks were plug-ins record them."""
+        identity = super().identity()
         if isinstance(self.task, RewritingTask):
-            d["grammar"] = self.task.options()  # as runs made before tasks were plug-ins
-        else:
-            d["task"] = {"name": task_name(self.task), "options": self.task.options()}
-        return d
+            identity["grammar"] = identity.pop("task")["options"]
+        return identity
 
     @classmethod
-    def from_identity(cls, d: dict[str, Any]) -> SweepConfig:
-        d = dict(d)
-        d["seeds"] = tuple(d["seeds"])
-        for name in ("init_seeds", "order_seeds"):
-            if d.get(name) is not None:
-                d[name] = tuple(d[name])
-        if "grammar" in d:
-            d["task"] = RewritingTask(**d.pop("grammar"))
-        else:
-            d["task"] = load_task(d["task"]["name"], d["task"]["options"])
-        d["train"] = TrainConfig.from_identity(d["train"])
-        model = d.pop("model", None) or _flat_model(d)
-        d["model"] = load_architecture(model["arch"], model["options"])
-        return cls(**d)
+    def from_identity(cls, identity: dict[str, Any]) -> SweepConfig:
+        """The config of an identity, those stored before tasks and architectures were
+        plug-ins too (`grammar`, flat model settings)."""
+        identity = dict(identity)
+        if "grammar" in identity:
+            name = task_name(RewritingTask())
+            identity["task"] = {"name": name, "options": identity.pop("grammar")}
+        if not identity.get("model"):
+            identity["model"] = _flat_model(identity)
+        return super().from_identity(identity)
 
 
 def over_time(config: Any) -> bool:

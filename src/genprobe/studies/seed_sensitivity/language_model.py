@@ -18,13 +18,14 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from genprobe.errors import ConfigError
 from genprobe.prompts import text_form
-from genprobe.studies.seed_sensitivity.config import split_examples
+from genprobe.runs.config import Recorded
+from genprobe.studies.seed_sensitivity.config import TaskRef, split_examples
 from genprobe.tasks.integration.task import IntegrationTask
-from genprobe.tasks.registry import load_task, task_name
+from genprobe.tasks.registry import task_name
 from genprobe.tasks.task import Examples, Task
 from genprobe.under_test.adapters.prompted import Member
 from genprobe.under_test.settings import ModelSettings
@@ -33,14 +34,15 @@ LANGUAGE_MODELS = "a language model: hf:PATH, hf:ORG/NAME or openai:MODEL@URL"
 
 
 @dataclass(frozen=True)
-class LanguageModelConfig:
+class LanguageModelConfig(Recorded):
     """A `genprobe.runs.config.RunConfig`; `validated` checks it without loading the model."""
 
-    RUNTIME: ClassVar[tuple[str, ...]] = ()  # the model's runtime settings are its own
+    FLAT: ClassVar[tuple[str, ...]] = ("model",)
     # hf:PATH, hf:ORG/NAME or openai:MODEL@URL, with its prompt grid and an endpoint's
-    # settings; recorded at the top of the identity (`ModelSettings.flat_identity`)
+    # settings; recorded at the top of the identity (`ModelSettings.flat_identity`, which
+    # leaves the model's runtime settings out)
     model: ModelSettings
-    task: Task
+    task: TaskRef
     data_seed: int = 0  # every suite is drawn from this seed and its own name, as a sweep's
     suite_size: int | None = None  # None: each suite's own size (a finite one whole)
 
@@ -87,16 +89,3 @@ class LanguageModelConfig:
         if self.suite_size is not None and self.suite_size < 1:
             raise ConfigError("--suite-size", "at least 1", self.suite_size)
         return self
-
-    def identity(self) -> dict[str, Any]:
-        return {
-            **self.model.flat_identity(), "data_seed": self.data_seed,
-            "suite_size": self.suite_size,
-            "task": {"name": task_name(self.task), "options": self.task.options()},
-        }  # fmt: skip
-
-    @classmethod
-    def from_identity(cls, identity: dict[str, Any]) -> LanguageModelConfig:
-        model, settings = ModelSettings.from_flat_identity(identity)
-        task = settings.pop("task")
-        return cls(model, load_task(task["name"], task["options"]), **settings)

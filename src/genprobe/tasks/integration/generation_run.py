@@ -18,18 +18,18 @@ import json
 import math
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from genprobe.errors import ConfigError
+from genprobe.runs.config import Recorded
 from genprobe.runs.executor import Executor, Stage, run_stage
 from genprobe.runs.pool import DeadlinePool
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Outputs, Shard, ShardStore
 from genprobe.tasks.integration.generation import GenerationReport, Kept
 from genprobe.tasks.integration.generators import DEFAULT_DEADLINES, GeneratorConfig, attempt
-from genprobe.tasks.integration.random_trees import TreeSettings
 
 KIND = "integration-generate"
 STAGE = "attempts"
@@ -39,15 +39,15 @@ WAVE_PER_WORKER = 32
 
 
 @dataclass(frozen=True)
-class GenerationConfig:
+class GenerationConfig(Recorded):
+    """A `genprobe.runs.config.RunConfig`; `generate_run` validates it."""
+
     generator: GeneratorConfig = field(default_factory=GeneratorConfig)
     n: int = 1000  # distinct inputs wanted
     seed: int = 0
     deadline: float | None = None  # CPU seconds per attempt; None: Lample & Charton's
     shard_size: int = 256  # attempts per shard
     max_attempts: int | None = None  # None: 1000 * n + 1000
-
-    RUNTIME: ClassVar[tuple[str, ...]] = ()
 
     def validated(self) -> GenerationConfig:
         self.generator.validated()
@@ -69,17 +69,10 @@ class GenerationConfig:
         return self.max_attempts or 1000 * self.n + 1000
 
     def identity(self) -> dict[str, Any]:
-        return {
-            "generator": asdict(self.generator), "n": self.n, "seed": self.seed,
-            "deadline": self.attempt_deadline, "shard_size": self.shard_size,
-            "max_attempts": self.attempt_limit,
-        }  # fmt: skip
-
-    @classmethod
-    def from_identity(cls, identity: dict[str, Any]) -> GenerationConfig:
-        generator = dict(identity["generator"])
-        generator["tree"] = TreeSettings(**generator["tree"])
-        return cls(**{**identity, "generator": GeneratorConfig(**generator)})
+        """The identity with the deadline and the attempt limit as they apply (a default
+        taken where None is given)."""
+        resolved = {"deadline": self.attempt_deadline, "max_attempts": self.attempt_limit}
+        return {**super().identity(), **resolved}
 
 
 class AttemptsStage(Stage):
