@@ -1,6 +1,6 @@
 """SAGGA's throughput: novel failures archived per CPU-minute, ours against the original loop.
 
-Both sides search the same model with the same recipe (basis, mutation preset, fitness
+Both sides search the same model with the same recipe (basis, mutation parameters, fitness
 `length_penalty`, tau, k-means seed selection, the top-1 candidate of beam 10 checked,
 timeouts passing) for `--seconds` of CPU time each, in their own process:
 - ours: `run_generations`, the search without its analysis (mutate in the deadline pool,
@@ -20,7 +20,7 @@ process exits). Each side runs `--repeats` times; the medians of novel failures 
 are compared and the last line is `speedup = X.X`.
 
 Run: .venv/bin/python benchmarks/sagga_throughput.py --model ckpt:runs/bwd8-small
-     [--basis polynomial_robustness] [--preset robustness] [--seconds 120] [--repeats 3]
+     [--basis polynomial_robustness] [--mutation-params robustness] [--seconds 120] [--repeats 3]
      [--generations G] [--generation-size 1000] [--mutant-form simplified|automatic]
 A model that answers at once, so that only the search's own work is timed:
      --model py:instant_answer:antiderivative (benchmarks/instant_answer.py)
@@ -52,7 +52,7 @@ from genprobe.studies.sagga.search import basis, run_generations
 from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.selection import select_kmeans
 from genprobe.tasks.integration.expression import X, to_sympy
-from genprobe.tasks.integration.mutations import PRESETS, mutate
+from genprobe.tasks.integration.mutations import MUTATION_PARAMS, mutate
 from genprobe.under_test.settings import ModelSettings
 
 
@@ -91,7 +91,7 @@ def original_loop(config: SaggaConfig, seconds: float) -> tuple[int, int]:
     seeds0 = basis(config)
     seeds, archive = list(seeds0), {}
     rng = np.random.default_rng(config.seed)
-    preset = PRESETS[config.preset]
+    params = MUTATION_PARAMS[config.preset]
     start = time.process_time()
     evaluated = 0
     for generation in range(1, config.generations + 1):
@@ -101,7 +101,7 @@ def original_loop(config: SaggaConfig, seconds: float) -> tuple[int, int]:
             for _ in range(per_seed):
                 try:
                     simplified = within(
-                        1, lambda s=seed: sp.simplify(to_sympy(mutate(s, rng, preset)))
+                        1, lambda s=seed: sp.simplify(to_sympy(mutate(s, rng, params)))
                     )
                 except Alarm:
                     continue
@@ -161,7 +161,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", required=True)
     parser.add_argument("--basis", default="polynomial_robustness")
-    parser.add_argument("--preset", default="robustness")
+    parser.add_argument("--mutation-params", "--preset", default="robustness")
     parser.add_argument("--seconds", type=float, default=120, help="CPU seconds per side")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--generations", type=int, help="run this many generations, no --seconds")
@@ -173,7 +173,7 @@ def main() -> None:
     args = parser.parse_args()
     config = SaggaConfig(
         ModelSettings(args.model, DecodingConfig(beam_size=10)), basis=args.basis,
-        preset=args.preset, archive_size=10**9, generations=args.generations or 10**6,
+        preset=args.mutation_params, archive_size=10**9, generations=args.generations or 10**6,
         generation_size=args.generation_size, mutant_form=args.mutant_form,
     ).validated()  # fmt: skip
     if args.side:
@@ -181,8 +181,8 @@ def main() -> None:
         print(json.dumps(search(config, math.inf if args.generations else args.seconds)))
         return
     effort = f"{args.generations} generations" if args.generations else f"{args.seconds:.0f} CPU s"
-    print(f"{args.model}, basis {args.basis}, preset {args.preset}, {effort} per side, "
-          f"ours with {args.mutant_form} mutants", flush=True)  # fmt: skip
+    print(f"{args.model}, basis {args.basis}, mutation parameters {args.mutation_params}, "
+          f"{effort} per side, ours with {args.mutant_form} mutants", flush=True)  # fmt: skip
     results = {"ours": [], "original": []}
     for repeat in range(args.repeats):
         for name in results:

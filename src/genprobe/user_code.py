@@ -1,4 +1,6 @@
-"""The user's own code named in a spec (`py:module:function`, `py:module:Class`).
+"""The user's own code named in a spec: `py:module:name`, with every option that takes one
+(`--task py:module:Class`, `--arch py:module:function`, `--model py:module:function`), is an
+object of the user's module that stands for what the option asks for.
 
 A module is looked for on the Python path, in the current directory (as `python -m` finds it;
 the `genprobe` script alone would not look there), and in the folders where a run recorded its
@@ -17,6 +19,8 @@ from types import ModuleType
 from typing import Any
 
 from genprobe.errors import ConfigError, GenprobeError
+
+USER_PREFIX = "py"  # the spec prefix of the user's own code
 
 _found: dict[str, str] = {}  # module name → its file, for every user module imported
 _remembered: dict[str, str] = {}  # module name → the file a run recorded
@@ -48,6 +52,11 @@ def import_user_module(name: str, spec: str) -> ModuleType:
     if getattr(module, "__file__", None):
         _found[name] = str(Path(module.__file__).resolve())
     return module
+
+
+def names_user_code(spec: str) -> bool:
+    """Whether `spec` names the user's own code (`py:module:name`)."""
+    return spec.startswith(f"{USER_PREFIX}:")
 
 
 def user_object(spec: str, setting: str, form: str) -> Any:

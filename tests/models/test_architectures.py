@@ -128,6 +128,9 @@ def test_a_hugging_face_option_must_be_a_field_of_its_config():
     assert dict(load_architecture("hf:gpt2", {"n_inner": "64"}).settings) == {"n_inner": 64}
     with pytest.raises(ConfigError, match=r"a model type transformers knows .did you mean hf:gpt2"):
         load_architecture("hf:gtp2")
+    # hf: as an architecture is a type built fresh; trained weights are a model under test
+    with pytest.raises(ConfigError, match=r"a model under test: --model hf:PATH"):
+        load_architecture("hf:openai-community/gpt2")
 
 
 BAD_BUILDERS = {

@@ -3,7 +3,7 @@
 
 Examples:
     genprobe integration sagga --model ckpt:runs/bwd8-small --out runs/sagga \
-        --basis polynomial_robustness --preset robustness --minutes 30
+        --basis polynomial_robustness --mutation-params robustness --minutes 30
     genprobe integration sagga --model sympy --out runs/sagga-cas --generations 5
     genprobe integration sagga-report runs/sagga
 """
@@ -34,7 +34,12 @@ def sagga(
         Path,
         typer.Option("--out", help="Run directory (resumed if it exists).", callback=output_folder),
     ],
-    preset: str = typer.Option("uniform", help="Mutations: uniform, robustness or distance."),
+    mutation_params: str = typer.Option(
+        "uniform",
+        help="Mutation parameters (the original's): uniform, robustness or distance.",
+    ),
+    # --mutation-params' name before --preset came to mean a study's sizes only; still read
+    old_preset: str = typer.Option(None, "--preset", hidden=True),
     mutant_form: str = typer.Option(
         "simplified",
         help="simplified (SymPy simplify, as the original) or automatic (SymPy's automatic "
@@ -98,7 +103,7 @@ def sagga(
     from genprobe.studies.sagga.study import SAGGA
 
     config = SaggaConfig(
-        model=model.settings(), preset=preset, mutant_form=mutant_form,
+        model=model.settings(), preset=old_preset or mutation_params, mutant_form=mutant_form,
         basis="file" if basis_file else basis,
         basis_file=None if basis_file is None else str(basis_file), fitness=fitness,
         target_length=target_length, targets_file=None if targets is None else str(targets),

@@ -10,6 +10,7 @@ from typing import Any
 # settings whose option is not the setting's own name with dashes
 OPTIONS = {
     "ks": "--k",
+    "preset": "--mutation-params",  # SAGGA's, stored under its old name
     "beam size": "--beam",
     "decoding method": "--decoding",
     "model.spec": "--model",

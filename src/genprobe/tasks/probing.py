@@ -21,8 +21,8 @@ This module's `Probes` holds the defaults: what a task that declares nothing get
                     by default the task's length and a count per input token
     mutations()     name -> Family: what the genetic search mutates with (token edits kept
                     valid by `valid_inputs`, and the families)
-    slice_by()      Slice or None: the feature the report breaks each family's paired drop
-                    down by (word problems: per template)
+    breakdown()     Breakdown or None: the categorical feature the report breaks each
+                    family's paired drop down by (word problems: per template)
     tag_failures()  whether a failed input has a right output at all (integration: SymPy's)
     input_text(), output_text()   each input and output as a reader writes it (default: the
                     tokens)
@@ -153,9 +153,10 @@ class Derived:
 
 
 @dataclass(frozen=True)
-class Slice:
-    """A feature of `features()` whose values are categories (a template, a rule): value i
-    reads as `names[i]`, a value without a name as its number."""
+class Breakdown:
+    """What the probe report breaks a paired drop down by: a feature of `features()` whose
+    values are categories (a template, a rule); value i reads as `names[i]`, a value without a
+    name as its number. (Not a search's `Slice`, a conjunction of conditions it found.)"""
 
     feature: str
     names: tuple[str, ...] = ()
@@ -290,7 +291,7 @@ class Probes:
         that `valid_inputs` refuses is counted, never scored)."""
         return {**token_edits(len(self.task.source_vocab)), **self.families()}
 
-    def slice_by(self) -> Slice | None:
+    def breakdown(self) -> Breakdown | None:
         """The categorical feature the probe report breaks each family's paired drop down by;
         None: no breakdown."""
         return None

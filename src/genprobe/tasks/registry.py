@@ -28,7 +28,7 @@ from genprobe.errors import GenprobeError, TaskContractError, UnknownTaskError
 from genprobe.options import field_types, typed_options
 from genprobe.tasks.probing import Probes
 from genprobe.tasks.task import Task
-from genprobe.user_code import user_object
+from genprobe.user_code import USER_PREFIX, names_user_code, user_object
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,6 @@ TASKS: dict[str, Row] = {
         "genprobe.tasks.integration.probes:IntegrationProbes",
     ),
 }
-USER = "py"
 
 
 def task_class(name: str) -> type[Task]:
@@ -111,7 +110,7 @@ def task_class(name: str) -> type[Task]:
         UnknownTaskError: no such task (with the nearest names and the full list).
         TaskContractError: a `py:` name whose object is not a `Task` subclass.
     """
-    if name.startswith(f"{USER}:"):
+    if names_user_code(name):
         return _user_class(name)
     if name not in TASKS:
         near = difflib.get_close_matches(name, TASKS, n=3)
@@ -125,7 +124,7 @@ def task_class(name: str) -> type[Task]:
 def task_name(task: Task) -> str:
     """The name that `load_task` builds `task` from: its row here, else `py:module:Class`."""
     path = f"{type(task).__module__}:{type(task).__qualname__}"
-    return next((name for name, row in TASKS.items() if row.task == path), f"{USER}:{path}")
+    return next((name for name, row in TASKS.items() if row.task == path), f"{USER_PREFIX}:{path}")
 
 
 def task_probes(task: Task) -> Probes:
@@ -136,7 +135,7 @@ def task_probes(task: Task) -> Probes:
         TaskContractError: a `py:` task's `<Class>Probes` that is not a `Probes` subclass.
     """
     name = task_name(task)
-    if not name.startswith(f"{USER}:"):
+    if not names_user_code(name):
         return _imported(TASKS[name].probes)(task)
     found = f"{type(task).__name__}Probes"
     cls = getattr(sys.modules[type(task).__module__], found, Probes)
@@ -157,7 +156,7 @@ def load_task(name: str, options: Mapping[str, Any] | None = None) -> Task:
     """
     cls = task_class(name)
     values = typed_options(name, options or {}, field_types(cls), "task option")
-    if not name.startswith(f"{USER}:"):
+    if not names_user_code(name):
         return cls(**values)
     from genprobe.tasks.conformance import check_contract
 

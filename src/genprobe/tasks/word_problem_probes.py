@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from genprobe.tasks.probing import Family, Perturbed, Probes, Relation, Slice
+from genprobe.tasks.probing import Breakdown, Family, Perturbed, Probes, Relation
 from genprobe.tasks.word_problems import TEMPLATE_NAMES, TEMPLATES, Problem, WordProblems
 
 Change = Callable[[Problem, np.random.Generator], Problem | None]
@@ -48,9 +48,9 @@ class WordProblemProbes(Probes):
             )
         }
 
-    def slice_by(self) -> Slice:
+    def breakdown(self) -> Breakdown:
         """The paired drop per template (GSM-Symbolic's question: which templates break)."""
-        return Slice("template", TEMPLATE_NAMES)
+        return Breakdown("template", TEMPLATE_NAMES)
 
     def features(self, src: np.ndarray) -> dict[str, np.ndarray]:
         """The length, the template (its index in TEMPLATES), the steps, the answer's digits,

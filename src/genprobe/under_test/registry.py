@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from genprobe.errors import ConfigError, UnknownModelError, finite
+from genprobe.user_code import USER_PREFIX
 
 if TYPE_CHECKING:
     import numpy as np
@@ -189,7 +190,7 @@ MODELS: dict[str, ModelKind] = {
         ),
         samples=True,
     ),
-    "py": ModelKind(
+    USER_PREFIX: ModelKind(
         "genprobe.under_test.adapters.callable:from_spec",
         "py:module:function",
         "any Python function f(problem_text, k) -> answer(s)",

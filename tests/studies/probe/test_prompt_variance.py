@@ -10,7 +10,7 @@ import pytest
 
 from genprobe.studies.probe.decode import FEATURE
 from genprobe.studies.probe.summary import drop_by, paired_drop, prompt_grid, prompt_variance
-from genprobe.tasks.probing import Slice
+from genprobe.tasks.probing import Breakdown
 
 N = 40  # inputs per suite
 
@@ -120,7 +120,7 @@ def word_problem_results() -> pd.DataFrame:
 
 def test_the_paired_drop_per_template_is_the_median_member_on_its_pairs():
     results = word_problem_results()
-    drops = drop_by(results, Slice("template", ("gift", "loss", "boxes"))).set_index("value")
+    drops = drop_by(results, Breakdown("template", ("gift", "loss", "boxes"))).set_index("value")
     assert list(drops.index) == ["gift", "loss", "boxes"]  # the original's value, not the 9
     assert (drops["pairs"] == 4).all() and set(drops["suite"]) == {"family-noop"}
     assert drops.loc["gift", "drop"] == 1 and np.isnan(drops.loc["gift", "ci_low"])
@@ -133,7 +133,7 @@ def test_the_paired_drop_per_template_is_the_median_member_on_its_pairs():
 
 
 def test_a_value_without_a_name_reads_as_its_number():
-    drops = drop_by(word_problem_results(), Slice("template"))
+    drops = drop_by(word_problem_results(), Breakdown("template"))
     assert list(drops["value"]) == ["0", "1", "2"]
 
 
@@ -165,8 +165,8 @@ def test_word_problems_break_their_drops_down_by_template():
 
     task = load_task("word_problems")
     probes = task_probes(task)
-    slicing = probes.slice_by()
+    breakdown = probes.breakdown()
     src = task.generate("test", 5, seed=0).src
-    templates = probes.features(src)[slicing.feature]
-    assert [slicing.name(int(t)) for t in templates] == [p.template.name for p in task.parse(src)]
-    assert task_probes(load_task("addition")).slice_by() is None
+    templates = probes.features(src)[breakdown.feature]
+    assert [breakdown.name(int(t)) for t in templates] == [p.template.name for p in task.parse(src)]
+    assert task_probes(load_task("addition")).breakdown() is None

@@ -41,7 +41,7 @@ def test_sympy_search_archives_cas_failures_and_reports_them(cli, tmp_path):
     small = ["--generation-size", "12", *SMALL[2:]]
     code, _, err = cli(
         "integration", "sagga", "--model", "sympy", "--out", str(run), "--basis", "x",
-        "--preset", "uniform", "--generations", "2", "--model-deadline", "2", *small,
+        "--mutation-params", "uniform", "--generations", "2", "--model-deadline", "2", *small,
     )  # fmt: skip
     assert code == 0, err
     state = json.loads((run / "search.json").read_text())
@@ -117,6 +117,8 @@ def test_automatic_mutants_are_recorded_and_reported(cli, tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
+        (["--mutation-params", "robust"], "--mutation-params must be one of"),
+        # its old spelling is read (and named as it is now)
         (["--preset", "robust"], "did you mean robustness"),
         (["--mutant-form", "auto"], "did you mean automatic"),
         (["--basis", "polynomial_robust"], "did you mean polynomial_robustness"),

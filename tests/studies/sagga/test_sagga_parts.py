@@ -19,7 +19,7 @@ from genprobe.studies.search.fitness import make_fitness
 from genprobe.studies.search.selection import select_fitness, select_kmeans
 from genprobe.tasks.integration import X, from_sympy, to_sympy
 from genprobe.tasks.integration.expression import Expr, fold
-from genprobe.tasks.integration.mutations import PRESETS, is_leaf, mutate, random_path
+from genprobe.tasks.integration.mutations import MUTATION_PARAMS, is_leaf, mutate, random_path
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 
 
@@ -35,7 +35,7 @@ def test_the_robustness_preset_only_changes_constants():
     rng = np.random.default_rng(0)
     shapes = set()
     for _ in range(200):
-        mutant = mutate(seed, rng, PRESETS["robustness"])
+        mutant = mutate(seed, rng, MUTATION_PARAMS["robustness"])
         # x stays, cos stays; only integers change, leaves within [-100, 100), subtrees [0, 1000)
         assert all(-100 <= v < 1000 for v in _ints(mutant))
         shapes.add(str(to_sympy(mutant)))
@@ -46,7 +46,7 @@ def test_the_robustness_preset_only_changes_constants():
 def test_uniform_mutations_stay_well_formed_and_reach_every_rewrite():
     seed = from_sympy(2 * X**2 + 2 / X + 1 + sp.exp(3 * X))
     rng = np.random.default_rng(1)
-    mutants = [mutate(seed, rng, PRESETS["uniform"]) for _ in range(500)]
+    mutants = [mutate(seed, rng, MUTATION_PARAMS["uniform"]) for _ in range(500)]
     texts = {str(to_sympy(m)) for m in mutants}
     assert len(texts) > 100
     # every node keeps its arity (Expr checks), and the op shapes c*x**e, c**(x**e) appear
@@ -64,7 +64,7 @@ def test_the_walk_never_picks_the_root_of_a_deeper_tree_and_rationals_are_leaves
 def test_trig_nodes_are_left_alone():
     seed = from_sympy(2 * sp.sin(X))
     rng = np.random.default_rng(3)
-    results = [str(to_sympy(mutate(seed, rng, PRESETS["robustness"]))) for _ in range(60)]
+    results = [str(to_sympy(mutate(seed, rng, MUTATION_PARAMS["robustness"]))) for _ in range(60)]
     # a walk stopping at sin returns the seed unchanged; the others change a constant
     assert "2*sin(x)" in results
     assert not any(h in r for r in results for h in ("+", "**", "cos"))  # no head swapped
@@ -90,7 +90,7 @@ def test_mutants_do_not_depend_on_the_number_of_workers():
     def run(workers):
         with DeadlinePool(workers) as pool:
             report = mutate_generation(
-                pool, seeds, 8, PRESETS["uniform"], run_seed=43, generation=1, deadline=5
+                pool, seeds, 8, MUTATION_PARAMS["uniform"], run_seed=43, generation=1, deadline=5
             )
         return [(m.seed_index, m.key) for m in report.mutants], report
 
@@ -111,12 +111,14 @@ def test_the_simplify_memo_changes_no_mutant_and_skips_what_it_has_seen():
 
     with DeadlinePool(1) as pool:
         alone = [
-            mutate_generation(pool, seeds, 12, PRESETS["robustness"], generation=g, **common)
+            mutate_generation(
+                pool, seeds, 12, MUTATION_PARAMS["robustness"], generation=g, **common
+            )
             for g in (1, 2)
         ]
         first, second, again = (
             mutate_generation(
-                pool, seeds, 12, PRESETS["robustness"], generation=g, memo=memo, **common
+                pool, seeds, 12, MUTATION_PARAMS["robustness"], generation=g, memo=memo, **common
             )
             for g in (1, 2, 2)
         )

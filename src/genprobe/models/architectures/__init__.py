@@ -27,6 +27,7 @@ from typing import Any
 from genprobe.errors import UnknownArchitectureError
 from genprobe.models.architectures.base import Architecture, ModelShape
 from genprobe.options import field_types, typed_options
+from genprobe.user_code import USER_PREFIX, names_user_code
 
 ARCHITECTURES: dict[str, str] = {
     "recurrent": "genprobe.models.architectures.recurrent:RecurrentConfig",  # Weber et al.'s
@@ -34,7 +35,6 @@ ARCHITECTURES: dict[str, str] = {
     "mlp": "genprobe.models.architectures.mlp:MLPConfig",
     "nanda_transformer": "genprobe.models.architectures.nanda_transformer:NandaTransformerConfig",
 }
-USER = "py"  # py:module:function, a researcher's own nn.Module
 HUGGING_FACE = "hf"  # hf:TYPE, a transformers architecture such as hf:gpt2
 
 __all__ = [
@@ -58,7 +58,7 @@ def architecture_class(name: str) -> type[Architecture]:
         hint = f" Did you mean: {', '.join(near)}?" if near else ""
         raise UnknownArchitectureError(
             f"unknown architecture {name!r}.{hint} Known: {', '.join(ARCHITECTURES)}, "
-            f"{USER}:module:function or {HUGGING_FACE}:TYPE"
+            f"{USER_PREFIX}:module:function or {HUGGING_FACE}:TYPE"
         )
     module, _, cls = ARCHITECTURES[name].partition(":")
     return getattr(importlib.import_module(module), cls)
@@ -75,7 +75,7 @@ def load_architecture(name: str, options: Mapping[str, Any] | None = None) -> Ar
         GenprobeError: `hf:` without the `transformers` package, or a type it does not know.
     """
     options = dict(options or {})
-    if name.startswith(f"{USER}:"):
+    if names_user_code(name):
         from genprobe.models.architectures.module import ModuleArchitecture
 
         return ModuleArchitecture.load(name, options)

@@ -93,6 +93,8 @@ def _config(model_type: str, spec: str, **fields: Any) -> Any:
     if model_type not in known:
         near = difflib.get_close_matches(model_type, known, n=3)
         hint = f" (did you mean {', '.join(f'hf:{name}' for name in near)}?)" if near else ""
+        if "/" in model_type:  # a folder or a hub name: trained weights, which --model loads
+            hint = " (a model already trained is a model under test: --model hf:PATH)"
         raise ConfigError("arch", f"hf:TYPE with a model type transformers knows{hint}", spec)
     return transformers.AutoConfig.for_model(model_type, **fields)
 

@@ -47,7 +47,7 @@ from genprobe.studies.probe.summary import (
     robustness_of_solved,
     unresolved,
 )
-from genprobe.tasks.probing import Slice
+from genprobe.tasks.probing import Breakdown
 from genprobe.tasks.registry import task_probes
 from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import encode_inputs, encode_outputs
@@ -114,9 +114,9 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
     ]
     blocks += _prompt_variance(results, list(scores.columns))
     blocks += _by_length(run, accuracy_by_length(results), results)
-    slicing = task_probes(task).slice_by()
-    if slicing is not None and FEATURE + slicing.feature in results:
-        blocks += _drops_by(results, slicing)
+    breakdown = task_probes(task).breakdown()
+    if breakdown is not None and FEATURE + breakdown.feature in results:
+        blocks += _drops_by(results, breakdown)
     relations = consistency(results, task)
     if len(relations):
         blocks += [
@@ -395,20 +395,20 @@ def _share(share: float | None, ci: tuple[float, float] | None) -> str:
     return f"{100 * share:.0f} %{interval}"
 
 
-def _drops_by(results: pd.DataFrame, slicing: Slice) -> list:
-    drops = drop_by(results, slicing)
+def _drops_by(results: pd.DataFrame, breakdown: Breakdown) -> list:
+    drops = drop_by(results, breakdown)
     if not len(drops):
         return []
     rows = [
-        {"suite": r.suite, slicing.feature: r.value, "pairs": f"{r.pairs:,}",
+        {"suite": r.suite, breakdown.feature: r.value, "pairs": f"{r.pairs:,}",
          "drop": f"{100 * r.drop:+.1f}"
          + ("" if np.isnan(r.ci_low) else f" [{100 * r.ci_low:+.1f}, {100 * r.ci_high:+.1f}]")}
         for r in drops.itertuples()
     ]  # fmt: skip
     return [
-        Heading(f"Paired drop per {slicing.feature}"),
+        Heading(f"Paired drop per {breakdown.feature}"),
         Text(
-            f"Each perturbed input against the input it was made from, per {slicing.feature} of "
+            f"Each perturbed input against the input it was made from, per {breakdown.feature} of "
             "the original: accuracy on the originals minus accuracy on the perturbed inputs, "
             "median over members, with a 95 % bootstrap interval over the pairs (the same "
             "resampled pairs for every member)."

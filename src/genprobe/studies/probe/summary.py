@@ -19,7 +19,7 @@ from genprobe.analysis.stats import CONFIDENCE, N_RESAMPLES, Correlation, correl
 from genprobe.analysis.variance import VarianceDecomposition, decompose_variance
 from genprobe.studies.probe.decode import FEATURE
 from genprobe.studies.probe.suites import BASE
-from genprobe.tasks.probing import Slice
+from genprobe.tasks.probing import Breakdown
 from genprobe.tasks.registry import task_probes
 from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import encode_outputs
@@ -182,7 +182,7 @@ def _fails(rows: pd.DataFrame, k: int) -> pd.DataFrame:
 
 def drop_by(
     results: pd.DataFrame,
-    by: Slice,
+    by: Breakdown,
     confidence: float = CONFIDENCE,
     resamples: int = N_RESAMPLES,
     seed: int = 0,

@@ -12,8 +12,8 @@ exploit tags, and a nearby success per cluster (Welleck et al. 2022, Tables 4, 6
                finds nothing) or `robustness` (an elementary antiderivative exists), or
                `unknown` (SymPy ran out of time); shards of `analysis/tags/`
     nearby     per cluster, the closest mutant of its central members (constants changed, as
-               the robustness preset does) that the model solves: the paper's 30^x beside
-               119^x; one shard per cluster, `analysis/nearby/`
+               the robustness mutation parameters do) that the model solves: the paper's 30^x
+               beside 119^x; one shard per cluster, `analysis/nearby/`
 
 Tags and nearby successes have budgets of work (`tag_limit` failures, `nearby_attempts`
 mutants per central member), not of time, so what the report shows does not depend on the
@@ -50,7 +50,7 @@ from genprobe.studies.search.slices import Slice, find_slice
 from genprobe.tasks.integration.exploits import TAG_SECONDS, tag_failures
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.features import tree_features
-from genprobe.tasks.integration.mutations import PRESETS
+from genprobe.tasks.integration.mutations import MUTATION_PARAMS
 from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.integration.verifier import Verifier
 from genprobe.under_test.adapters.integration_tokens import IntegrationSequenceModel
@@ -213,7 +213,7 @@ class NearbyStage(ProposeStage):
         (model, pool, memo, verifier), config = context, self.config
         members = shard.spec["members"]
         report = mutate_generation(
-            pool, _problems(members), shard.spec["attempts"], PRESETS["robustness"],
+            pool, _problems(members), shard.spec["attempts"], MUTATION_PARAMS["robustness"],
             run_seed=config.seed, generation=10**6 + int(shard.spec["cluster"]),
             deadline=config.mutation_deadline, form=config.mutant_form, memo=memo,
         )  # fmt: skip

@@ -1,4 +1,4 @@
-"""What a SAGGA run is: the model, the recipe (basis, mutation preset, fitness, selection) and
+"""What a SAGGA run is: the model, the recipe (basis, mutation parameters, fitness, selection) and
 the search's sizes. Defaults are the original CLI's (research notes A.2); its identity, hashed
 into the run directory, leaves out the search's time budget, the worker count, how verification
 is chunked and the analysis's budgets of work (failures tagged, mutants tried for a nearby
@@ -20,7 +20,7 @@ from genprobe.runs.config import FileRef, Recorded
 from genprobe.studies.sagga.mutants import MUTANT_FORMS
 from genprobe.studies.sagga.seeds import BASES
 from genprobe.studies.search.fitness import NAMES as FITNESSES
-from genprobe.tasks.integration.mutations import PRESETS
+from genprobe.tasks.integration.mutations import MUTATION_PARAMS
 from genprobe.under_test.settings import ModelSettings
 
 SELECTIONS = ("kmeans", "fitness")
@@ -35,7 +35,9 @@ class SaggaConfig(Recorded):
     )  # fmt: skip
     ADDED_DEFAULTS: ClassVar[dict[str, Any]] = {"mutant_form": "simplified"}  # after runs existed
     model: ModelSettings
-    preset: str = "uniform"  # mutation preset: uniform, robustness, distance
+    # the mutation parameters (MUTATION_PARAMS, --mutation-params): uniform, robustness or
+    # distance; named `preset` in the identity of every run
+    preset: str = "uniform"
     mutant_form: str = "simplified"  # or "automatic": no SymPy simplify (`mutants.py`)
     basis: str = "polynomial"  # a named basis, or "file" with basis_file
     basis_file: FileRef | None = None
@@ -59,13 +61,14 @@ class SaggaConfig(Recorded):
     workers: int | None = None  # mutation and verifier processes (None: one per CPU)
     verify_chunk: int = 100  # problems per verify shard (the unit a cluster spreads)
     # The analysis's budgets, in units of work: failures tagged (None: all), and mutants of each
-    # of a cluster's central members tried for a nearby success (the robustness preset's 20).
+    # of a cluster's central members tried for a nearby success (20, as the robustness mutation
+    # parameters' search does).
     tag_limit: int | None = 200
     nearby_attempts: int = 20
 
     def validated(self) -> SaggaConfig:
         self.model.validated_as_model()
-        check_choice("--preset", self.preset, PRESETS)
+        check_choice("--mutation-params", self.preset, MUTATION_PARAMS)
         check_choice("--mutant-form", self.mutant_form, MUTANT_FORMS)
         check_choice("--fitness", self.fitness, FITNESSES)
         check_choice("--seed-selection", self.selection, SELECTIONS)

@@ -49,7 +49,7 @@ from genprobe.studies.search.fitness import Fitness, make_fitness
 from genprobe.studies.search.loop import generation_path
 from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.limits import TRUSTED_LIMITS
-from genprobe.tasks.integration.mutations import PRESETS
+from genprobe.tasks.integration.mutations import MUTATION_PARAMS
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.printing import shown_answer
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
@@ -160,7 +160,7 @@ class ProposeStage(_ToolsStage):
             pool,
             [from_prefix(seed.split()) for seed in spec["seeds"]],
             int(spec["per_seed"]),
-            PRESETS[config.preset],
+            MUTATION_PARAMS[config.preset],
             run_seed=config.seed,
             generation=generation,
             deadline=config.mutation_deadline,

@@ -38,7 +38,7 @@ import sympy as sp
 from genprobe.errors import GenprobeError
 from genprobe.runs.pool import DeadlineCounts, DeadlinePool
 from genprobe.tasks.integration.expression import Expr, fold, from_sympy, to_sympy
-from genprobe.tasks.integration.mutations import MutationPreset, mutate
+from genprobe.tasks.integration.mutations import MutationParams, mutate
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 
 MAX_INTEGER = 10**7
@@ -134,7 +134,7 @@ def mutate_generation(
     pool: DeadlinePool,
     seeds: Sequence[Expr],
     per_seed: int,
-    preset: MutationPreset,
+    params: MutationParams,
     *,
     run_seed: int,
     generation: int,
@@ -147,7 +147,7 @@ def mutate_generation(
     simplified again; what is simplified is added to it."""
     memo = SimplifyMemo() if memo is None else memo
     raw = [
-        canonical_key(mutate(seed, np.random.default_rng(attempt), preset))
+        canonical_key(mutate(seed, np.random.default_rng(attempt), params))
         for i, seed in enumerate(seeds)
         for attempt in attempt_seeds(run_seed, generation, i, per_seed)
     ]

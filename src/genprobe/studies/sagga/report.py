@@ -50,7 +50,7 @@ def _blocks(
     effort = summary["effort"]
     recipe = (
         f"Model `{config.model.spec}`; basis `{config.basis_file or config.basis}`, mutation "
-        f"preset `{config.preset}`, {config.mutant_form} mutants, fitness `{config.fitness}` "
+        f"parameters `{config.preset}`, {config.mutant_form} mutants, fitness `{config.fitness}` "
         f"(tau {config.tau}), seed selection `{config.selection}`; "
         f"{config.generation_size:,} mutants per generation, "
         f"{config.seed_size:,} seeds; the top {config.k} candidate(s) checked, timeouts "

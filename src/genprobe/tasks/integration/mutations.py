@@ -1,13 +1,15 @@
 """SAGGA's mutations of an integrand (Welleck et al. 2022, section 2.2), on our `Expr` tree.
 
 One mutation picks a node by a random walk from the root (1 to depth - 1 steps, stopping at a
-leaf; the root only in a one-node tree) and rewrites it with a rewrite drawn from the preset's
-weights: a leaf becomes a constant, `c*x`, or an op (`c*x**e`, `c**(x**e)`, `c/x**e`); an
-internal node becomes `x`, a constant in [0, 1000), another head among add/mul/pow, or gains an
-argument. A `sin`, `cos` or `tan` node is left unchanged, as in the original code.
+leaf; the root only in a one-node tree) and rewrites it with a rewrite drawn from the
+mutation parameters' weights: a leaf becomes a constant, `c*x`, or an op (`c*x**e`,
+`c**(x**e)`, `c/x**e`); an internal node becomes `x`, a constant in [0, 1000), another head
+among add/mul/pow, or gains an argument. A `sin`, `cos` or `tan` node is left unchanged, as in
+the original code.
 
-Presets are recipes: weights over the named rewrites and the range of constants. Their numbers
-are the original's (`MUTATION_PARAMS`). What differs, on purpose:
+Mutation parameters (`MUTATION_PARAMS`, chosen by `--mutation-params`) are weights over the
+named rewrites and the range of constants; their names and numbers are the original's
+(`MUTATION_PARAMS`). What differs, on purpose:
   - our tree is binary (`add(a, add(b, c))`, not `Add(a, b, c)`), so walks reach later terms
     one step deeper than in SymPy's n-ary tree; a rational `div(p, q)` counts as one leaf, as
     SymPy's `Rational` does;
@@ -19,7 +21,7 @@ are the original's (`MUTATION_PARAMS`). What differs, on purpose:
     argument became SymPy's `evaluate` flag).
 
 Example:
-    mutate(parse_infix("2*x + 1"), np.random.default_rng(0), PRESETS["robustness"])
+    mutate(parse_infix("2*x + 1"), np.random.default_rng(0), MUTATION_PARAMS["robustness"])
 """
 
 from __future__ import annotations
@@ -31,11 +33,11 @@ import numpy as np
 
 from genprobe.tasks.integration.expression import Expr
 
-Rewrite = Callable[[Expr, np.random.Generator, "MutationPreset"], Expr]
+Rewrite = Callable[[Expr, np.random.Generator, "MutationParams"], Expr]
 
 
 @dataclass(frozen=True)
-class MutationPreset:
+class MutationParams:
     internal: Mapping[str, float]  # rewrite name -> weight, for internal nodes
     leaf: Mapping[str, float]  # rewrite name -> weight, for leaves
     vmin: int  # constants are drawn from [vmin, vmax)
@@ -45,10 +47,10 @@ class MutationPreset:
 _UNIFORM_INTERNAL = {"symbol": 0.25, "constant": 0.25, "add_arg": 0.25, "op": 0.25}
 _UNIFORM_LEAF = {"symbol": 0.33, "constant": 0.33, "op": 0.34}
 
-PRESETS: dict[str, MutationPreset] = {
-    "uniform": MutationPreset(_UNIFORM_INTERNAL, _UNIFORM_LEAF, -1000, 1000),
-    "robustness": MutationPreset({"constant": 1.0}, {"constant": 1.0}, -100, 100),
-    "distance": MutationPreset(_UNIFORM_INTERNAL, _UNIFORM_LEAF, -100, 100),
+MUTATION_PARAMS: dict[str, MutationParams] = {
+    "uniform": MutationParams(_UNIFORM_INTERNAL, _UNIFORM_LEAF, -1000, 1000),
+    "robustness": MutationParams({"constant": 1.0}, {"constant": 1.0}, -100, 100),
+    "distance": MutationParams(_UNIFORM_INTERNAL, _UNIFORM_LEAF, -100, 100),
 }
 
 UNCHANGED = frozenset({"sin", "cos", "tan"})
@@ -66,16 +68,16 @@ def random_op(rng: np.random.Generator, vmin: int, vmax: int) -> Expr:
 # -- rewrites of a leaf ----------------------------------------------------------------
 
 
-def _leaf_constant(node: Expr, rng: np.random.Generator, preset: MutationPreset) -> Expr:
-    return Expr.integer(rng.integers(preset.vmin, preset.vmax))
+def _leaf_constant(node: Expr, rng: np.random.Generator, params: MutationParams) -> Expr:
+    return Expr.integer(rng.integers(params.vmin, params.vmax))
 
 
-def _leaf_symbol(node: Expr, rng: np.random.Generator, preset: MutationPreset) -> Expr:
-    return Expr.apply("mul", Expr.integer(rng.integers(preset.vmin, preset.vmax)), Expr.var())
+def _leaf_symbol(node: Expr, rng: np.random.Generator, params: MutationParams) -> Expr:
+    return Expr.apply("mul", Expr.integer(rng.integers(params.vmin, params.vmax)), Expr.var())
 
 
-def _leaf_op(node: Expr, rng: np.random.Generator, preset: MutationPreset) -> Expr:
-    return random_op(rng, preset.vmin, preset.vmax)
+def _leaf_op(node: Expr, rng: np.random.Generator, params: MutationParams) -> Expr:
+    return random_op(rng, params.vmin, params.vmax)
 
 
 LEAF: dict[str, Rewrite] = {"symbol": _leaf_symbol, "constant": _leaf_constant, "op": _leaf_op}
@@ -83,23 +85,23 @@ LEAF: dict[str, Rewrite] = {"symbol": _leaf_symbol, "constant": _leaf_constant, 
 # -- rewrites of an internal node ------------------------------------------------------
 
 
-def _internal_symbol(node: Expr, rng: np.random.Generator, preset: MutationPreset) -> Expr:
+def _internal_symbol(node: Expr, rng: np.random.Generator, params: MutationParams) -> Expr:
     return Expr.var()
 
 
-def _internal_constant(node: Expr, rng: np.random.Generator, preset: MutationPreset) -> Expr:
+def _internal_constant(node: Expr, rng: np.random.Generator, params: MutationParams) -> Expr:
     return Expr.integer(rng.integers(1000))  # the original ignores vmin/vmax here
 
 
-def _swap_head(node: Expr, rng: np.random.Generator, preset: MutationPreset) -> Expr:
+def _swap_head(node: Expr, rng: np.random.Generator, params: MutationParams) -> Expr:
     heads = [h for h in HEADS if h != node.op]
     head = heads[rng.integers(len(heads))]
     args = node.args if len(node.args) == 2 else (node, node.args[0])
     return Expr(head, args)
 
 
-def _add_arg(node: Expr, rng: np.random.Generator, preset: MutationPreset) -> Expr:
-    new = random_op(rng, preset.vmin, preset.vmax)
+def _add_arg(node: Expr, rng: np.random.Generator, params: MutationParams) -> Expr:
+    new = random_op(rng, params.vmin, params.vmax)
     if node.op in ("add", "mul"):
         return Expr(node.op, (node, new))
     if len(node.args) == 1:
@@ -165,14 +167,14 @@ def _draw(rng: np.random.Generator, weights: Mapping[str, float]) -> str:
     return names[rng.choice(len(names), p=p / p.sum())]
 
 
-def mutate(expr: Expr, rng: np.random.Generator, preset: MutationPreset) -> Expr:
+def mutate(expr: Expr, rng: np.random.Generator, params: MutationParams) -> Expr:
     """One mutant of `expr` (possibly `expr` itself: a trig node, or a power gaining an arg)."""
     path = random_path(expr, rng)
     node = _at(expr, path)
     if node.op in UNCHANGED:
         return expr
     if is_leaf(node):
-        new = LEAF[_draw(rng, preset.leaf)](node, rng, preset)
+        new = LEAF[_draw(rng, params.leaf)](node, rng, params)
     else:
-        new = INTERNAL[_draw(rng, preset.internal)](node, rng, preset)
+        new = INTERNAL[_draw(rng, params.internal)](node, rng, params)
     return _replace(expr, path, new)

@@ -19,7 +19,7 @@ from genprobe.errors import ConfigError, GenprobeError
 from genprobe.tasks.integration.exploits import TAG_SECONDS, tag_failures
 from genprobe.tasks.integration.expression import from_sympy, to_sympy
 from genprobe.tasks.integration.features import BOOLEAN, NUMERIC, tree_features
-from genprobe.tasks.integration.mutations import PRESETS, MutationPreset, mutate
+from genprobe.tasks.integration.mutations import MUTATION_PARAMS, MutationParams, mutate
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.printing import problem_text
 from genprobe.tasks.integration.suites import Primitive, compositionality, robustness_validation
@@ -149,10 +149,11 @@ class IntegrationProbes(Probes):
 
     def mutations(self) -> Mapping[str, Family]:
         """Token edits, the families, and SAGGA's equation-tree mutations (`mutations.py`), one
-        operator per preset (`tree_uniform`, `tree_robustness`, `tree_distance`). Every mutant
-        is what SymPy's automatic evaluation makes of it, in L&C's canonical shape, as the
-        families' are and as SAGGA simplifies each of its mutants: a token edit that spells
-        `-3 + 5` or `00` asks the model `2` or `0`, the integrand its report prints."""
+        operator per set of mutation parameters (`tree_uniform`, `tree_robustness`,
+        `tree_distance`). Every mutant is what SymPy's automatic evaluation makes of it, in
+        L&C's canonical shape, as the families' are and as SAGGA simplifies each of its
+        mutants: a token edit that spells `-3 + 5` or `00` asks the model `2` or `0`, the
+        integrand its report prints."""
         edits = {
             name: Family(
                 f"{family.description}, as SymPy evaluates the integrand",
@@ -162,9 +163,9 @@ class IntegrationProbes(Probes):
         }
         trees = {
             f"tree_{name}": self._family(
-                f"SAGGA's {name} mutation of the equation tree", partial(_tree_mutated, preset)
+                f"SAGGA's {name} mutation of the equation tree", partial(_tree_mutated, params)
             )
-            for name, preset in PRESETS.items()
+            for name, params in MUTATION_PARAMS.items()
         }
         return {**edits, **self.families(), **trees}
 
@@ -350,10 +351,10 @@ def _scaled(
 
 
 def _tree_mutated(
-    preset: MutationPreset, f: sp.Expr, big_f: sp.Expr | None, rng: np.random.Generator
+    params: MutationParams, f: sp.Expr, big_f: sp.Expr | None, rng: np.random.Generator
 ) -> tuple[sp.Expr, None]:
     """A mutant of f (its antiderivative is not known)."""
-    return to_sympy(mutate(from_sympy(f), rng, preset)), None
+    return to_sympy(mutate(from_sympy(f), rng, params)), None
 
 
 def _added(

@@ -16,7 +16,7 @@ from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.printing import problem_text
 from genprobe.tasks.integration.reading import read_expression
 from genprobe.under_test.adapters.integration_model import Candidate, Model
-from genprobe.user_code import user_object
+from genprobe.user_code import USER_PREFIX, user_object
 
 Answer = str | tuple[str, float]
 
@@ -52,7 +52,7 @@ def _candidate(answer: Any, rank: int) -> Candidate:
 
 def from_spec(target: str) -> CallableModel:
     """`package.module:function` → the model (the module is imported: name only your own code)."""
-    return CallableModel(user_function(target), name=f"py:{target}")
+    return CallableModel(user_function(target), name=f"{USER_PREFIX}:{target}")
 
 
 def user_function(target: str) -> Callable[[str, int], Any]:
@@ -62,7 +62,7 @@ def user_function(target: str) -> Callable[[str, int], Any]:
     Raises:
         ConfigError: not of that form, no such module or attribute, or not callable.
     """
-    spec = f"py:{target}"
+    spec = f"{USER_PREFIX}:{target}"
     function = user_object(spec, "--model", "py:package.module:function")
     if not callable(function):
         raise ConfigError("--model", "py:module:function naming a function", spec)
