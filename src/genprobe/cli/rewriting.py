@@ -142,8 +142,9 @@ SUITE_SIZE = typer.Option(2_000, help="Examples per test suite (the paper's 2,00
 def rewriting_sweep(**options: Any) -> None:
     """Train N seeds on the rewriting task: `genprobe sweep --task rewriting --suite-size 2000`
     (every option of `genprobe sweep --help`) with the grammar's --symbols, --letters,
-    --variants, --identity-weight and --authors-b-quirk (those given: the others are the
-    task's own defaults, the paper's, so that `--set task.n_symbols=30` is --symbols 30)."""
+    --variants, --identity-weight and --authors-b-quirk."""
+    # only the grammar flags given: the others are the task's own defaults (the paper's), so
+    # that `--set task.n_symbols=30` is --symbols 30
     given = options[CONTEXT].get_parameter_source
     grammar = [
         f"{name}={value}"
