@@ -140,15 +140,19 @@ def test_a_tuple_field_is_one_comma_separated_option_and_its_default_where_not_g
 @pytest.mark.parametrize(
     ("command", "config", "own"),
     [
-        ("probe", "genprobe.studies.probe.config:ProbeConfig", {"task_option", "inputs"}),
-        ("search", "genprobe.studies.search.config:SearchConfig", {"task_option", "against"}),
+        (("probe",), "genprobe.studies.probe.config:ProbeConfig", {"task_option", "inputs"}),
+        (("search",), "genprobe.studies.search.config:SearchConfig", {"task_option", "against"}),
+        (("integration", "sagga"), "genprobe.studies.sagga.config:SaggaConfig", {"basis_file"}),
     ],
 )
-def test_probe_and_search_options_are_their_configs_fields(command, config, own):
+def test_a_studys_options_are_its_configs_fields(command, config, own):
     from genprobe.studies.study import load_function
 
     cls = load_function(config)
-    params = {p.name: p for p in typer.main.get_command(app).commands[command].params}
+    found = typer.main.get_command(app)
+    for word in command:
+        found = found.commands[word]
+    params = {p.name: p for p in found.params}
     derived = cls.DERIVED_DEFAULTS
     for field in fields(cls):
         if field.name in cls.NOT_OPTIONS:

@@ -127,8 +127,12 @@ def test_automatic_mutants_are_recorded_and_reported(cli, tmp_path):
         (["--generation-size", "0"], "--generation-size"),
         (["--tau", "inf"], "--tau must be a number ≥ 0"),
         (["--minutes", "inf"], "--minutes must be positive minutes"),
+        (["--mutation-deadline", "0"], "--mutation-deadline must be positive seconds"),
+        (["--preset", "robustness", "--mutation-params", "uniform"],
+         "--mutation-params is given twice: as --preset (its old name) and as "
+         "--mutation-params"),
     ],
-)
+)  # fmt: skip
 def test_bad_input_is_one_line_and_exit_2(cli, tmp_path, args, message):
     code, _, err = cli(
         "integration", "sagga", "--model", "sympy", "--out", str(tmp_path / "r"), *args
