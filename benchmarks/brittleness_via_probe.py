@@ -21,7 +21,7 @@ import pandas as pd
 
 from genprobe.decoding.config import DecodingConfig
 from genprobe.studies.brittleness import tables
-from genprobe.studies.brittleness.solve import Problem, solve
+from genprobe.studies.brittleness.solve import SuiteRow, solve
 from genprobe.studies.probe.results import read_probe, read_results
 from genprobe.studies.probe.summary import unresolved
 from genprobe.tasks.integration.prefix import from_prefix
@@ -49,7 +49,7 @@ def main() -> None:
             if probed.empty:
                 continue
             problems = [
-                Problem(i, from_prefix(text.split()), reference and from_prefix(reference.split()))
+                SuiteRow(i, from_prefix(text.split()), reference and from_prefix(reference.split()))
                 for i, (text, reference) in enumerate(
                     zip(probed["input"], probed["reference"], strict=True)
                 )

@@ -47,7 +47,7 @@ import sympy as sp
 from genprobe.decoding.config import DecodingConfig
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.mutants import judge
-from genprobe.studies.sagga.results import SEARCH, read_archive
+from genprobe.studies.sagga.results import read_archive, read_state
 from genprobe.studies.sagga.search import basis, run_generations
 from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.selection import select_kmeans
@@ -137,7 +137,7 @@ def ours(config: SaggaConfig, seconds: float) -> tuple[int, int]:
     minutes = None if math.isinf(seconds) else seconds / 60
     with tempfile.TemporaryDirectory() as folder:
         run = run_generations(replace(config, minutes=minutes), Path(folder) / "run")
-        stats = json.loads((run / SEARCH).read_text())["stats"]
+        stats = read_state(run)["stats"]
         return len(read_archive(run)), sum(s["mutants"] for s in stats)
 
 
