@@ -40,7 +40,7 @@ class TreeSettings:
     positive: bool = True
 
     def validated(self) -> TreeSettings:
-        from genprobe.tasks.integration.expression import ARITY  # SymPy
+        from genprobe.tasks.integration.expression import ARITY  # imports SymPy: here, not at start
 
         for name, weight in self.operators.items():
             if ARITY.get(name, 0) == 0:
