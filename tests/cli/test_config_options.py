@@ -137,23 +137,30 @@ def test_a_tuple_field_is_one_comma_separated_option_and_its_default_where_not_g
     assert "Names. Comma-separated." in help_text and "[default: (a,b)]" in help_text
 
 
+GENERATION = "genprobe.tasks.integration.generation_config"
+
+
 @pytest.mark.parametrize(
     ("command", "config", "own"),
     [
-        (("probe",), "genprobe.studies.probe.config:ProbeConfig", {"task_option", "inputs"}),
-        (("search",), "genprobe.studies.search.config:SearchConfig", {"task_option", "against"}),
-        (("integration", "sagga"), "genprobe.studies.sagga.config:SaggaConfig", {"basis_file"}),
+        ("probe", "genprobe.studies.probe.config:ProbeConfig", {"task_option", "inputs"}),
+        ("search", "genprobe.studies.search.config:SearchConfig", {"task_option", "against"}),
+        ("integration sagga", "genprobe.studies.sagga.config:SaggaConfig", {"basis_file"}),
+        # `integration generate`: a run's settings, its generator's and the generator's trees'
+        ("integration generate", f"{GENERATION}:GenerationConfig", set()),
+        ("integration generate", f"{GENERATION}:GeneratorConfig", set()),
+        ("integration generate", f"{GENERATION}:TreeSettings", {"operators"}),
     ],
 )
-def test_a_studys_options_are_its_configs_fields(command, config, own):
+def test_the_commands_options_are_their_configs_fields(command, config, own):
     from genprobe.studies.study import load_function
 
     cls = load_function(config)
     found = typer.main.get_command(app)
-    for word in command:
-        found = found.commands[word]
+    for name in command.split():
+        found = found.commands[name]
     params = {p.name: p for p in found.params}
-    derived = cls.DERIVED_DEFAULTS
+    derived = getattr(cls, "DERIVED_DEFAULTS", {})
     for field in fields(cls):
         if field.name in cls.NOT_OPTIONS:
             assert field.name not in params or field.name in own

@@ -21,9 +21,11 @@ from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
-from genprobe.tasks.integration.generation_run import GenerationConfig
-from genprobe.tasks.integration.generators import GeneratorConfig
-from genprobe.tasks.integration.random_trees import TreeSettings
+from genprobe.tasks.integration.generation_config import (
+    GenerationConfig,
+    GeneratorConfig,
+    TreeSettings,
+)
 from genprobe.tasks.registry import load_task
 from genprobe.training.trainer import TrainConfig
 from genprobe.under_test.settings import ModelSettings, sent_to_workers

@@ -35,6 +35,11 @@ from genprobe.cli.model_options import (
 from genprobe.cli.paths import output_file, output_folder
 from genprobe.errors import ConfigError
 from genprobe.studies.integration_train.config import IntegrationTrainConfig
+from genprobe.tasks.integration.generation_config import (
+    GenerationConfig,
+    GeneratorConfig,
+    TreeSettings,
+)
 
 app = command_group("Symbolic integration: generate data, verify candidates, run and train models.")
 
@@ -63,6 +68,21 @@ def _parse_operators(text: str) -> dict[str, float]:
 
 
 @app.command()
+@with_config_options(TreeSettings, "tree", flags=TreeSettings.FLAGS, omit=TreeSettings.NOT_OPTIONS)
+@with_config_options(
+    GeneratorConfig,
+    "generator",
+    dict,
+    derived=GeneratorConfig.DERIVED_DEFAULTS,
+    omit=GeneratorConfig.NOT_OPTIONS,
+)
+@with_config_options(
+    GenerationConfig,
+    "run",
+    dict,
+    derived=GenerationConfig.DERIVED_DEFAULTS,
+    omit=GenerationConfig.NOT_OPTIONS,
+)
 def generate(
     out: Annotated[
         Path,
@@ -70,34 +90,17 @@ def generate(
             "--out", help="Output file (text: also OUT.train/valid/test).", callback=output_file
         ),
     ],
-    method: str = typer.Option("fwd", help="fwd, bwd or ibp."),
-    n: int = typer.Option(1000, "--n", help="Distinct pairs wanted."),
+    generator: dict[str, Any] = FROM_CONFIG,  # --method, --max-ops, --engine, …
+    tree: TreeSettings = FROM_CONFIG,  # --x-probability, --max-int, --negative-ints
+    operators: str = typer.Option(None, help="Operator weights 'add:10,mul:10,sin:4,…' [L&C's]."),
+    run: dict[str, Any] = FROM_CONFIG,  # --n, --seed, --deadline, …
     fmt: str = typer.Option(
         "text", "--format", help="text (L&C's count|in<TAB>out), jsonl, parquet."
     ),
-    seed: int = typer.Option(0, help="The data depends only on the seed and the settings."),
-    workers: int = typer.Option(1, help="Worker processes."),
-    deadline: float = typer.Option(
-        None, help="Seconds per attempt [default: fwd 3, bwd 5, ibp 8]."
-    ),
-    max_ops: int = typer.Option(15, help="Most operators per random expression."),
-    max_ops_g: int = typer.Option(15, help="IBP: most operators of the second factor G."),
-    max_int: int = typer.Option(5, help="Integer leaves are drawn from 1..max_int."),
-    negative_ints: bool = typer.Option(False, help="Negate integer leaves with probability 1/2."),
-    x_probability: float = typer.Option(0.75, help="Probability that a leaf is x."),
-    operators: str = typer.Option(None, help="Operator weights 'add:10,mul:10,sin:4,…' [L&C's]."),
-    max_len: int = typer.Option(512, help="Longest accepted sequence in tokens."),
-    engine: str = typer.Option(
-        "lc",
-        help="lc (Lample & Charton's data: SymPy's simplify for BWD, doit for FWD), fast (a"
-        " cheaper BWD simplification, no FWD doit: another distribution) or sympy (BWD in SymPy"
-        " throughout).",
-    ),
     valid_fraction: float = typer.Option(0.0, help="Share of inputs in the valid split."),
     test_fraction: float = typer.Option(0.0, help="Share of inputs in the test split."),
-    max_attempts: int = typer.Option(None, help="Give up after this many attempts."),
+    workers: int = typer.Option(1, help="Worker processes."),
     start_method: str = typer.Option(None, help="IBP: fork, spawn or forkserver."),
-    shard_size: int = typer.Option(256, help="FWD, BWD: attempts per shard of the run."),
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
 ) -> None:
@@ -113,25 +116,17 @@ def generate(
     from genprobe.runs.atomic import write_json
     from genprobe.tasks.integration.datasets import write_dataset
     from genprobe.tasks.integration.generation import generate as run_generation
-    from genprobe.tasks.integration.generation_run import GenerationConfig, generate_run
-    from genprobe.tasks.integration.generators import GeneratorConfig
-    from genprobe.tasks.integration.random_trees import TreeSettings
+    from genprobe.tasks.integration.generation_run import generate_run
 
-    tree = TreeSettings(max_int=max_int, positive=not negative_ints, x_probability=x_probability)
     if operators:
         tree = replace(tree, operators=_parse_operators(operators))
-    config = GeneratorConfig(
-        method=method, tree=tree, max_ops=max_ops, max_ops_g=max_ops_g, max_len=max_len,
-        engine=engine,
-    ).validated()  # fmt: skip
+    config = GeneratorConfig(tree=tree, **generator).validated()
     if fmt not in ("text", "jsonl", "parquet"):
         raise ConfigError("--format", "text, jsonl or parquet", fmt)
-    run_config = None
+    settings = GenerationConfig(config, **run)
+    method, n = config.method, settings.n
     if method != "ibp":
-        run_config = GenerationConfig(
-            config, n, seed=seed, deadline=deadline, shard_size=shard_size,
-            max_attempts=max_attempts,
-        ).validated()  # fmt: skip
+        settings = settings.validated()
         executor = make_executor(backend, ray_address, local_workers=workers)
     elif backend is not Backend.local:
         raise ConfigError("--backend", "local for ibp (its rounds depend on each other)", "ray")
@@ -144,20 +139,21 @@ def generate(
             described = f"{method} pairs, {rate:.1f} attempts/s" + (f" ({top})" if top else "")
             progress.update(task, completed=accepted, description=described)
 
-        if run_config is None:
+        if method == "ibp":
             report = run_generation(
-                config, n, seed=seed, workers=workers, deadline=deadline,
-                start_method=start_method, max_attempts=max_attempts, on_progress=on_progress,
+                config, n, seed=settings.seed, workers=workers, deadline=settings.deadline,
+                start_method=start_method, max_attempts=settings.max_attempts,
+                on_progress=on_progress,
             )  # fmt: skip
         else:
             with executor:
                 report = generate_run(
-                    run_config, out.with_name(out.name + ".run"), executor, workers, on_progress
+                    settings, out.with_name(out.name + ".run"), executor, workers, on_progress
                 )
         progress.update(task, completed=len(report.rows))
     paths = write_dataset(report.rows, out, fmt, valid_fraction, test_fraction)
     meta = {
-        "method": method, "n_requested": n, "n_written": len(report.rows), "seed": seed,
+        "method": method, "n_requested": n, "n_written": len(report.rows), "seed": settings.seed,
         "attempts": report.attempts, "counters": dict(report.counters),
         "config": _as_dict(config), "sympy_version": sympy.__version__,
         "files": [str(p) for p in paths],

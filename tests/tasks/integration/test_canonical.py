@@ -14,9 +14,10 @@ from genprobe.tasks.integration import terms as T
 from genprobe.tasks.integration.derivative import derivative
 from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.factoring import simplify
-from genprobe.tasks.integration.generators import GeneratorConfig, attempt
+from genprobe.tasks.integration.generation_config import GeneratorConfig, TreeSettings
+from genprobe.tasks.integration.generators import attempt
 from genprobe.tasks.integration.prefix import to_prefix
-from genprobe.tasks.integration.random_trees import TreeSettings, random_expression
+from genprobe.tasks.integration.random_trees import random_expression
 
 
 def _random_trees(n, max_ops, seed=7):

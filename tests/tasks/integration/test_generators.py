@@ -24,10 +24,11 @@ from genprobe.tasks.integration import (
 from genprobe.tasks.integration.datasets import read_dataset, split_of, write_dataset
 from genprobe.tasks.integration.expression import X, fold, from_sympy, to_sympy
 from genprobe.tasks.integration.generation import Row
-from genprobe.tasks.integration.generation_run import GenerationConfig, generate_run
+from genprobe.tasks.integration.generation_config import INTEGRATION_OPERATORS, GenerationConfig
+from genprobe.tasks.integration.generation_run import generate_run
 from genprobe.tasks.integration.generators import Rejected, attempt, backward_pair, forward_pair
 from genprobe.tasks.integration.prefix import from_prefix, strip_problem_prefix, to_prefix
-from genprobe.tasks.integration.random_trees import INTEGRATION_OPERATORS, _counts
+from genprobe.tasks.integration.random_trees import _counts
 from genprobe.verification.verdict import Outcome
 
 

@@ -9,7 +9,8 @@ import sympy as sp
 
 from genprobe.errors import ConfigError, DataFormatError
 from genprobe.tasks.integration import X, from_prefix, from_sympy, to_prefix, to_sympy
-from genprobe.tasks.integration.generators import GeneratorConfig, attempt
+from genprobe.tasks.integration.generation_config import GeneratorConfig
+from genprobe.tasks.integration.generators import attempt
 from genprobe.tasks.integration.suites import (
     COLUMNS,
     Primitive,

@@ -2,50 +2,52 @@
 
 Public API: the expression tree and its conversions, the 91-token vocabulary, the parsers for
 untrusted text, the verifier, and the data generators. Everything but the model.
+
+The names are imported on first use: the command line reads the generation settings
+(`generation_config`) as it starts, and reading them must not load SymPy.
 """
 
-from genprobe.tasks.integration.expression import Expr, X, from_sympy, to_sympy
-from genprobe.tasks.integration.generation import GenerationReport, Row, generate
-from genprobe.tasks.integration.generators import GeneratorConfig
-from genprobe.tasks.integration.infix import extract_math, parse_infix
-from genprobe.tasks.integration.limits import ParseLimits
-from genprobe.tasks.integration.prefix import (
-    from_prefix,
-    problem_prefix,
-    strip_problem_prefix,
-    to_prefix,
-)
-from genprobe.tasks.integration.random_trees import TreeSettings, random_expression
-from genprobe.tasks.integration.reading import read_expression
-from genprobe.tasks.integration.verifier import Verifier, VerifierConfig, verify, verify_many
-from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, VOCAB, decode_ids, encode_tokens
+from __future__ import annotations
 
-__all__ = [
-    "EOS_INDEX",
-    "PAD_INDEX",
-    "VOCAB",
-    "Expr",
-    "GenerationReport",
-    "GeneratorConfig",
-    "ParseLimits",
-    "Row",
-    "TreeSettings",
-    "Verifier",
-    "VerifierConfig",
-    "X",
-    "decode_ids",
-    "encode_tokens",
-    "extract_math",
-    "from_prefix",
-    "from_sympy",
-    "generate",
-    "parse_infix",
-    "problem_prefix",
-    "random_expression",
-    "read_expression",
-    "strip_problem_prefix",
-    "to_prefix",
-    "to_sympy",
-    "verify",
-    "verify_many",
-]
+import importlib
+from typing import Any
+
+# a public name -> the module of this package that defines it
+_DEFINED_IN = {
+    "Expr": "expression",
+    "X": "expression",
+    "from_sympy": "expression",
+    "to_sympy": "expression",
+    "GenerationReport": "generation",
+    "Row": "generation",
+    "generate": "generation",
+    "GeneratorConfig": "generation_config",
+    "TreeSettings": "generation_config",
+    "extract_math": "infix",
+    "parse_infix": "infix",
+    "ParseLimits": "limits",
+    "from_prefix": "prefix",
+    "problem_prefix": "prefix",
+    "strip_problem_prefix": "prefix",
+    "to_prefix": "prefix",
+    "random_expression": "random_trees",
+    "read_expression": "reading",
+    "Verifier": "verifier",
+    "VerifierConfig": "verifier",
+    "verify": "verifier",
+    "verify_many": "verifier",
+    "EOS_INDEX": "vocab",
+    "PAD_INDEX": "vocab",
+    "VOCAB": "vocab",
+    "decode_ids": "vocab",
+    "encode_tokens": "vocab",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _DEFINED_IN:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_DEFINED_IN[name]}"), name)
+
+
+__all__ = sorted(_DEFINED_IN)

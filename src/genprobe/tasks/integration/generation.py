@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 from genprobe.errors import ConfigError
 from genprobe.runs.pool import DeadlinePool
-from genprobe.tasks.integration.generators import DEFAULT_DEADLINES, GeneratorConfig, attempt
+from genprobe.tasks.integration.generation_config import DEFAULT_DEADLINES, GeneratorConfig
+from genprobe.tasks.integration.generators import attempt
 
 # most primitives kept for IBP; beyond this the cache stops growing
 MAX_CACHE_ENTRIES = 200_000

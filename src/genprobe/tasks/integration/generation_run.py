@@ -18,61 +18,22 @@ import json
 import math
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from genprobe.errors import ConfigError
-from genprobe.runs.config import Recorded
 from genprobe.runs.executor import Executor, Stage, run_stage
 from genprobe.runs.pool import DeadlinePool
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Outputs, Shard, ShardStore
 from genprobe.tasks.integration.generation import GenerationReport, Kept
-from genprobe.tasks.integration.generators import DEFAULT_DEADLINES, GeneratorConfig, attempt
+from genprobe.tasks.integration.generation_config import GenerationConfig
+from genprobe.tasks.integration.generators import attempt
 
 KIND = "integration-generate"
 STAGE = "attempts"
 # most shards in one wave per worker. Each wave starts the local pool's processes afresh
 # (seconds), so waves are sized to the attempts still needed rather than kept small.
 WAVE_PER_WORKER = 32
-
-
-@dataclass(frozen=True)
-class GenerationConfig(Recorded):
-    """A `genprobe.runs.config.RunConfig`; `generate_run` validates it."""
-
-    generator: GeneratorConfig = field(default_factory=GeneratorConfig)
-    n: int = 1000  # distinct inputs wanted
-    seed: int = 0
-    deadline: float | None = None  # CPU seconds per attempt; None: Lample & Charton's
-    shard_size: int = 256  # attempts per shard
-    max_attempts: int | None = None  # None: 1000 * n + 1000
-
-    def validated(self) -> GenerationConfig:
-        self.generator.validated()
-        if self.generator.method == "ibp":
-            raise ConfigError("method", "fwd or bwd (ibp runs in one process)", "ibp")
-        for name in ("n", "shard_size"):
-            if getattr(self, name) < 1:
-                raise ConfigError(name, "at least 1", getattr(self, name))
-        if self.deadline is not None and not self.deadline > 0:
-            raise ConfigError("deadline", "positive", self.deadline)
-        return self
-
-    @property
-    def attempt_deadline(self) -> float:
-        return self.deadline or DEFAULT_DEADLINES[self.generator.method]
-
-    @property
-    def attempt_limit(self) -> int:
-        return self.max_attempts or 1000 * self.n + 1000
-
-    def identity(self) -> dict[str, Any]:
-        """The identity with the deadline and the attempt limit as they apply (a default
-        taken where None is given)."""
-        resolved = {"deadline": self.attempt_deadline, "max_attempts": self.attempt_limit}
-        return {**super().identity(), **resolved}
 
 
 class AttemptsStage(Stage):

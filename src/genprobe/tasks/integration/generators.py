@@ -13,26 +13,23 @@ number of workers or their scheduling (timeouts are budgets of CPU time, not of 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 import sympy as sp
 from sympy.integrals.risch import NonElementaryIntegral
 
-from genprobe.errors import ConfigError, GenprobeError, check_choice
+from genprobe.errors import GenprobeError
 from genprobe.runs.cpu_limit import cpu_limit
 from genprobe.tasks.integration import canonical, factoring, terms
 from genprobe.tasks.integration.derivative import derivative
 from genprobe.tasks.integration.expression import Expr, X, from_sympy, to_sympy
+from genprobe.tasks.integration.generation_config import GeneratorConfig
 from genprobe.tasks.integration.prefix import PROBLEM_PREFIX, from_prefix, to_prefix
-from genprobe.tasks.integration.random_trees import TreeSettings, random_expression
+from genprobe.tasks.integration.random_trees import random_expression
 from genprobe.tasks.integration.vocab import OPERATOR_TOKENS
 
-METHODS = ("fwd", "bwd", "ibp")
-ENGINES = ("lc", "fast", "sympy")
-# Lample & Charton's per-sample time limits, in seconds
-DEFAULT_DEADLINES = {"fwd": 3.0, "bwd": 5.0, "ibp": 8.0}
 # their time limit on BWD's `simplify(F')`
 BWD_SIMPLIFY_SECONDS = 2.0
 # a FWD primitive containing any of these is not elementary in the vocabulary's sense
@@ -41,46 +38,6 @@ SPECIAL_FUNCTIONS = (
     sp.Si, sp.Ci, sp.Shi, sp.Chi, sp.fresnelc, sp.fresnels,
 )  # fmt: skip
 _OPERATORS = frozenset(OPERATOR_TOKENS)
-
-
-@dataclass(frozen=True)
-class GeneratorConfig:
-    method: str = "fwd"
-    tree: TreeSettings = field(default_factory=TreeSettings)
-    # operators per random expression: min_ops..max_ops; min_ops None is Lample & Charton's 3
-    # (fwd) or 4 (bwd, ibp's F); min_ops = max_ops with small_probability 0: an exact count ...
-    max_ops: int = 15
-    min_ops: int | None = None
-    # ... except with this probability, when it is 0..2 (fwd) or 0..3 (bwd)
-    small_probability: float = 1 / 40
-    # operators of IBP's second factor G: 1..max_ops_g
-    max_ops_g: int = 15
-    # longest accepted sequence, `sub Y' f` or F, in tokens (plus 2 for the EOS markers)
-    max_len: int = 512
-    # BWD: probability of simplifying F'
-    simplify_probability: float = 0.5
-    # FWD, IBP: probability of removing additive constants at the root of f (F, G)
-    strip_constant_probability: float = 0.5
-    # soft limit on one `simplify` call inside an attempt; None: no soft limit
-    simplify_seconds: float | None = 1.0
-    # "lc": Lample & Charton's distribution. BWD builds F and F' on genprobe's own terms
-    # (SymPy's canonical form, the same pairs) and simplifies F' with SymPy's `simplify` as
-    # they do (2 s); FWD integrates by `doit` what Risch left unevaluated. "fast": the same
-    # terms, simplified by `factoring.simplify`, and no FWD `doit` (another distribution, 50x
-    # faster); "sympy": BWD in SymPy throughout (`simplify_seconds`), FWD as "fast"
-    engine: str = "lc"
-
-    def validated(self) -> GeneratorConfig:
-        check_choice("method", self.method, METHODS)
-        check_choice("engine", self.engine, ENGINES)
-        if self.max_ops < 1 or self.max_ops_g < 1:
-            raise ConfigError("max_ops", "at least 1", min(self.max_ops, self.max_ops_g))
-        if self.min_ops is not None and not 0 <= self.min_ops <= self.max_ops:
-            raise ConfigError("min_ops", f"in 0..max_ops ({self.max_ops})", self.min_ops)
-        if self.max_len < 4:
-            raise ConfigError("max_len", "at least 4", self.max_len)
-        self.tree.validated()
-        return self
 
 
 @dataclass(frozen=True)

@@ -13,46 +13,11 @@ Example:
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from genprobe.errors import ConfigError, finite
 from genprobe.tasks.integration.expression import ARITY, Expr
-
-# Lample & Charton's operator weights for the integration datasets
-INTEGRATION_OPERATORS: dict[str, float] = {
-    "add": 10, "sub": 3, "mul": 10, "div": 5,
-    "sqrt": 4, "pow2": 4, "pow3": 2, "pow4": 1, "pow5": 1,
-    "ln": 4, "exp": 4, "sin": 4, "cos": 4, "tan": 4, "asin": 1, "acos": 1, "atan": 1,
-    "sinh": 1, "cosh": 1, "tanh": 1, "asinh": 1, "acosh": 1, "atanh": 1,
-}  # fmt: skip
-
-
-@dataclass(frozen=True)
-class TreeSettings:
-    # operator -> relative weight; unary and binary ones are normalized separately
-    operators: dict[str, float] = field(default_factory=lambda: dict(INTEGRATION_OPERATORS))
-    # probability that a leaf is x; otherwise an integer in 1..max_int
-    x_probability: float = 0.75
-    max_int: int = 5
-    # False: each integer leaf is negated with probability 1/2
-    positive: bool = True
-
-    def validated(self) -> TreeSettings:
-        for name, weight in self.operators.items():
-            if ARITY.get(name, 0) == 0:
-                raise ConfigError("operators", "names of unary or binary operators", name)
-            if not (finite(weight) and weight >= 0):
-                raise ConfigError(f"weight of {name}", "non-negative", weight)
-        for arity in (1, 2):
-            if not any(w > 0 for op, w in self.operators.items() if ARITY[op] == arity):
-                raise ConfigError("operators", f"at least one weighted {arity}-ary operator", "")
-        if not 0 <= self.x_probability <= 1:
-            raise ConfigError("x_probability", "in [0, 1]", self.x_probability)
-        if self.max_int < 1:
-            raise ConfigError("max_int", "at least 1", self.max_int)
-        return self
+from genprobe.tasks.integration.generation_config import TreeSettings
 
 
 @functools.lru_cache(maxsize=64)

@@ -32,9 +32,8 @@ from genprobe.options import is_integer
 from genprobe.runs.cpus import usable_cpus
 from genprobe.tasks.integration.expression import Expr, to_sympy
 from genprobe.tasks.integration.generation import generate as generate_pairs
-from genprobe.tasks.integration.generators import GeneratorConfig
+from genprobe.tasks.integration.generation_config import GeneratorConfig, TreeSettings
 from genprobe.tasks.integration.prefix import PROBLEM_PREFIX, from_prefix
-from genprobe.tasks.integration.random_trees import TreeSettings
 from genprobe.tasks.integration.reading import ExpressionInput
 from genprobe.tasks.integration.suites import splits as brittleness
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig

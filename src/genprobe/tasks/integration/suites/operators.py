@@ -20,7 +20,7 @@ import pandas as pd
 
 from genprobe.errors import ConfigError
 from genprobe.tasks.integration.generation import generate
-from genprobe.tasks.integration.generators import GeneratorConfig
+from genprobe.tasks.integration.generation_config import GeneratorConfig
 from genprobe.tasks.integration.prefix import from_prefix, strip_problem_prefix
 from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED, check_n, sub_seed
 from genprobe.tasks.integration.suites.table import suite_frame, tree_columns
