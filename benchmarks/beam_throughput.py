@@ -44,8 +44,9 @@ from op_profile import op_shares
 
 from genprobe.models.transformer import Seq2SeqTransformer
 from genprobe.studies.integration_train.config import SIZES
+from genprobe.tasks.integration.generation_config import TreeSettings
 from genprobe.tasks.integration.prefix import to_prefix
-from genprobe.tasks.integration.random_trees import TreeSettings, random_expression
+from genprobe.tasks.integration.random_trees import random_expression
 from genprobe.under_test.adapters.seq2seq import DecodingConfig, Seq2SeqModel
 from genprobe.under_test.registry import load_model
 

@@ -54,17 +54,15 @@ from genprobe.runs.cpu_limit import cpu_limit
 from genprobe.tasks.integration import canonical, terms
 from genprobe.tasks.integration.derivative import derivative
 from genprobe.tasks.integration.expression import to_sympy
-from genprobe.tasks.integration.generators import (
+from genprobe.tasks.integration.generation_config import (
     DEFAULT_DEADLINES,
     ENGINES,
-    Attempt,
+    INTEGRATION_OPERATORS,
     GeneratorConfig,
-    attempt,
-    backward_pair,
-    forward_pair,
 )
+from genprobe.tasks.integration.generators import Attempt, attempt, backward_pair, forward_pair
 from genprobe.tasks.integration.prefix import from_prefix, strip_problem_prefix, to_prefix
-from genprobe.tasks.integration.random_trees import INTEGRATION_OPERATORS, random_expression
+from genprobe.tasks.integration.random_trees import random_expression
 from genprobe.tasks.integration.vocab import OPERATOR_TOKENS
 
 _OPERATORS = frozenset(OPERATOR_TOKENS)

@@ -38,9 +38,9 @@ import sympy as sp
 from genprobe.tasks.integration import Verifier, VerifierConfig, X, from_sympy
 from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.expression import to_sympy
-from genprobe.tasks.integration.generators import GeneratorConfig, attempt
+from genprobe.tasks.integration.generation_config import GeneratorConfig, TreeSettings
+from genprobe.tasks.integration.generators import attempt
 from genprobe.tasks.integration.prefix import from_prefix, strip_problem_prefix
-from genprobe.tasks.integration.random_trees import TreeSettings
 from genprobe.tasks.integration.stress import dominance_pairs
 from genprobe.verification.verdict import Outcome
 
