@@ -105,7 +105,7 @@ def config_options(
         annotation, default = hints[field.name], field.default
         help = _spelled(comments[field.name], names)
         metavar = None
-        if (item := _item(annotation)) is not None:  # a tuple, given comma-separated
+        if (item := _item(annotation)) is not None:  # a tuple: comma-separated, or repeated
             annotation, shown = list[str], shown or ",".join(map(str, default or ())) or "none"
             help += " Comma-separated."
             metavar = f"<{item.__name__}>…"
