@@ -79,7 +79,7 @@ def test_help_names_every_option_in_full_at_80_columns(cli, monkeypatch):
 
 def test_list_options_show_a_plain_metavar(cli):
     out = cli("integration", "brittleness", "--help")[1] + cli("sweep", "--help")[1]
-    assert "--k K…" in out and "--suites SUITE…" in out and "--task-option NAME=VALUE" in out
+    assert "--k <int>…" in out and "--suites <str>…" in out and "--task-option NAME=VALUE" in out
     assert "list[" not in out
 
 

@@ -116,7 +116,7 @@ class Listing:
     sizes: tuple[int, ...] | None = None  # Sizes.
 
 
-def test_a_tuple_field_is_one_comma_separated_option_and_its_default_where_not_given():
+def test_a_tuple_field_is_one_comma_separated_or_repeated_option_its_default_where_not_given():
     got = {}
 
     @with_config_options(Listing, "listing")
@@ -129,6 +129,8 @@ def test_a_tuple_field_is_one_comma_separated_option_and_its_default_where_not_g
     assert got["listing"] == Listing(sizes=(3, 4))
     assert CliRunner().invoke(command, ["--names", ""]).exit_code == 0
     assert got["listing"] == Listing(names=())
+    assert CliRunner().invoke(command, ["--sizes", "3", "--sizes", "4,5"]).exit_code == 0
+    assert got["listing"] == Listing(sizes=(3, 4, 5))  # repeated: `--sizes 3 4` spread
     refused = CliRunner().invoke(command, ["--sizes", "3,x"])
     assert refused.exit_code != 0 and "--sizes must be an integer. Got 'x'" in str(
         refused.exception
@@ -150,8 +152,10 @@ GENERATION = "genprobe.tasks.integration.generation_config"
         ("integration generate", f"{GENERATION}:GenerationConfig", set()),
         ("integration generate", f"{GENERATION}:GeneratorConfig", set()),
         ("integration generate", f"{GENERATION}:TreeSettings", {"operators"}),
+        ("integration brittleness", "genprobe.studies.brittleness.config:BrittlenessConfig",
+         {"suite_cache"}),
     ],
-)
+)  # fmt: skip
 def test_the_commands_options_are_their_configs_fields(command, config, own):
     from genprobe.studies.study import load_function
 

@@ -25,9 +25,10 @@ from genprobe.cli.backend import (
     model_study_executor,
     verifier_workers,
 )
+from genprobe.cli.config_options import FROM_CONFIG, field_comments, with_config_options
 from genprobe.cli.model_options import INTEGRATION, ModelOptions, with_model_options
 from genprobe.cli.paths import output_folder
-from genprobe.cli.suites import SOLVED_BY_HELP
+from genprobe.studies.brittleness.config import BrittlenessConfig
 
 if TYPE_CHECKING:
     from genprobe.runs.executor import Executor
@@ -37,60 +38,27 @@ SUITE_CACHE_HELP = (
     "suite settings takes them from it [$GENPROBE_CACHE/suites, else "
     "$XDG_CACHE_HOME/genprobe/suites, else ~/.cache/genprobe/suites]."
 )
-SUITE_HELP = (
-    "Suites to run [all but integer-extrapolation; those needing --validation only with it]: "
-    "in-distribution, robustness-simple, integer-extrapolation, robustness-validation, "
-    "compositionality, operator-extrapolation."
-)
-OVERLAP = typer.Option(
-    "auto",
-    help="Verify a batch while the model decodes the next: on, off, or auto (time both on the "
-    "first batches, keep the faster).",
-)
 
 
 @with_model_options(INTEGRATION)
+@with_config_options(
+    BrittlenessConfig,
+    "given",
+    dict,
+    derived=BrittlenessConfig.DERIVED_DEFAULTS,
+    flags={"ks": "--k"},
+    omit=BrittlenessConfig.NOT_OPTIONS,
+    given_only=True,
+)
 def brittleness(
     model: ModelOptions,
     out: Annotated[
         Path,
         typer.Option("--out", help="Run directory (resumed if it exists).", callback=output_folder),
     ],
-    suites: list[str] = typer.Option(None, "--suites", help=SUITE_HELP, metavar="SUITE…"),
-    n: int = typer.Option(None, "--n", help="Every suite's N (as in `integration suite`)."),
-    ks: list[int] = typer.Option(
-        None, "--k", help="Fail@k for each k [preset's: 1 10 50].", metavar="K…"
-    ),
     preset: str = typer.Option("paper", help="Suite sizes: paper or quick."),
-    search_budget: int = typer.Option(
-        None, help="Section 6: beam and samples of this size on k1*{exp,sin,cos,tan}(k2*x)."
-    ),
-    policy: str = typer.Option("strict", help="The report's main timeout policy."),
-    validation: Path = typer.Option(
-        None,
-        help="Test or validation file (L&C text, JSONL, …); bundled:integration-cpu's "
-        "test split is data/mix6.txt.test, made by `make strong-data`.",
-    ),
-    split: str = typer.Option(None, help="Its split, for JSONL/Parquet datasets."),
-    method: str = typer.Option("bwd", help="operator-extrapolation: fwd, bwd or ibp."),
-    deadline: float = typer.Option(2.0, help="Verifier seconds per candidate."),
-    workers: int = typer.Option(
-        None, help="Verifier and generator processes [one per CPU; per Ray worker: 1]."
-    ),
-    seed: int = typer.Option(43, help="Seed of every suite."),
-    solved_by: str = typer.Option("paper", "--solved-by", help=SOLVED_BY_HELP),
-    train_max_ops: int = typer.Option(
-        None,
-        help="The model's training max_ops M: operator-extrapolation's sets are 1-M, M+5 … M+20 "
-        "[read from a ckpt: model's training data, else 15].",
-        show_default=False,
-    ),
-    train_data: Path = typer.Option(
-        None,
-        help="The model's training data: the report gives the share of its integers per "
-        "coefficient range beside Figure 2 [read from a ckpt: model's run directory].",
-        show_default=False,
-    ),
+    n: int = typer.Option(None, "--n", help="Every suite's N (as in `integration suite`)."),
+    given: dict[str, Any] = FROM_CONFIG,  # --suites, --k, --validation, …
     suite_cache: Path = typer.Option(
         None,
         "--suite-cache",
@@ -102,32 +70,20 @@ def brittleness(
     no_suite_cache: bool = typer.Option(
         False, "--no-suite-cache", help="Build every suite; read and write no suite cache."
     ),
-    overlap: str = OVERLAP,
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
 ) -> None:
     """Robustness, compositionality, extrapolation and search-vs-model probes on any model
     (Welleck et al., 2022); writes RUN_DIR/report.html."""
-    from genprobe.studies.brittleness.config import (
-        PRESETS,
-        BrittlenessConfig,
-        default_suites,
-        resolve_sizes,
+    workers = given.pop("workers", None)
+    config = BrittlenessConfig.from_preset(
+        preset,
+        n,
+        model.settings(),
+        workers=verifier_workers(workers, backend),
+        suite_cache=_suite_cache(suite_cache, no_suite_cache),
+        **given,
     )
-
-    sizes = resolve_sizes(preset, n)
-    validation_text = None if validation is None else str(validation)
-    config = BrittlenessConfig(
-        model=model.settings(),
-        suites=tuple(suites) if suites else default_suites(validation_text),
-        sizes=sizes,
-        ks=tuple(sorted(set(ks))) if ks else PRESETS[preset].ks,
-        seed=seed, policy=policy, deadline=deadline, validation=validation_text, split=split,
-        method=method, search_budget=search_budget, workers=verifier_workers(workers, backend),
-        solved_by=solved_by, train_max_ops=train_max_ops,
-        train_data=None if train_data is None else str(train_data),
-        suite_cache=_suite_cache(suite_cache, no_suite_cache), overlap=overlap,
-    )  # fmt: skip
     _run(config, out, model_study_executor(backend, ray_address, workers, model.device))
 
 
@@ -161,12 +117,10 @@ def evaluate(
     deadline: float = typer.Option(2.0, help="Verifier seconds per candidate."),
     workers: int = typer.Option(None, help="Verifier processes [default: one per CPU]."),
     seed: int = typer.Option(43, help="Seed of the sample."),
-    overlap: str = OVERLAP,
+    overlap: str = typer.Option("auto", help=field_comments(BrittlenessConfig)["overlap"]),
 ) -> None:
     """Fail@k of a model on one dataset, checked by the verifier. It is the brittleness study's
     in-distribution suite alone (per-example rows in RUN_DIR/examples.parquet)."""
-    from genprobe.studies.brittleness.config import BrittlenessConfig
-
     config = BrittlenessConfig(
         model=model.settings(),
         suites=("in-distribution",),

@@ -7,10 +7,11 @@ one on its line, read from the source once; a field in backticks is shown as its
 A field whose default follows from other settings (a learning rate from its optimizer) is
 named in `derived` with that default in words: its option defaults to None (not given), and
 `--help` shows the words. A field holding a tuple (`families: tuple[str, ...]`) is given as
-one comma-separated option (`--families operand_swap,carry_chain`). `flags` names an option
-otherwise than its field (`--decoder-only/--encoder-decoder`); a field of `omit` has none. With
-`given_only`, the command receives only the options given on its command line, to lay over a
-preset's settings.
+one comma-separated option (`--families operand_swap,carry_chain`), or repeated (`--k 1 --k
+10`, what the command line makes of `--k 1 10`: `genprobe.cli._spread_values`). `flags` names
+an option otherwise than its field (`--decoder-only/--encoder-decoder`); a field of `omit` has
+none. With `given_only`, the command receives only the options given on its command line, to
+lay over a preset's settings.
 
     @with_config_options(TrainConfig, "train")
     def sweep(out: Path = typer.Option(...), train: TrainConfig = FROM_CONFIG, ...) -> None:
@@ -103,14 +104,17 @@ def config_options(
         shown = derived.get(field.name)
         annotation, default = hints[field.name], field.default
         help = _spelled(comments[field.name], names)
-        if _item(annotation) is not None:  # a tuple, given comma-separated
-            annotation, shown = str, shown or ",".join(map(str, default or ())) or "none"
+        metavar = None
+        if (item := _item(annotation)) is not None:  # a tuple: comma-separated, or repeated
+            annotation, shown = list[str], shown or ",".join(map(str, default or ())) or "none"
             help += " Comma-separated."
+            metavar = f"<{item.__name__}>…"
         option = typer.Option(
             None if shown else default,
             *([flags[field.name]] if field.name in flags else []),
             help=help,
             show_default=shown or True,
+            metavar=metavar,
         )
         keyword = inspect.Parameter.KEYWORD_ONLY
         parameters.append(
@@ -183,8 +187,8 @@ def with_config_options(
             for field, (item, spelled) in listed.items():
                 if values.get(field) is None:  # not given: the field's default
                     values.pop(field, None)
-                else:
-                    values[field] = _listed(values[field], spelled, item)
+                else:  # each time it is given, comma-separated
+                    values[field] = _listed(",".join(values[field]), spelled, item)
             if given_only:  # typer's own click's ParameterSource, by name
                 source = given.pop(CONTEXT).get_parameter_source
                 values = {k: v for k, v in values.items() if source(k).name != "DEFAULT"}

@@ -16,13 +16,9 @@ from typing import Annotated
 
 import typer
 
+from genprobe.cli.config_options import field_comments
 from genprobe.cli.paths import output_file
-
-SOLVED_BY_HELP = (
-    "What counts as solved for the suites made of solved problems: paper (a pass at rank 1, "
-    "a verifier timeout failing) or code (as the authors' code: a timeout passing; simple "
-    "primitives at rank 1, validation problems at any rank)."
-)
+from genprobe.studies.brittleness.config import BrittlenessConfig
 
 
 def suite(
@@ -48,7 +44,9 @@ def suite(
         help="Results file (problem, set, reference, and first_correct_rank or "
         "first_generous_rank) of earlier runs.",
     ),
-    solved_by: str = typer.Option("paper", "--solved-by", help=SOLVED_BY_HELP),
+    solved_by: str = typer.Option(
+        "paper", "--solved-by", help=field_comments(BrittlenessConfig)["solved_by"]
+    ),
     method: str = typer.Option("bwd", help="operator-extrapolation: fwd, bwd or ibp."),
     workers: int = typer.Option(1, help="operator-extrapolation: generator processes."),
     train_max_ops: int = typer.Option(

@@ -1,6 +1,6 @@
 """The parts of a brittleness run, without the command: ranked verification, Fail@k and
 Unresolved@k, the shard of problems a model cannot read, the spreading of `--k 1 10 50`, the
-config's identity."""
+config's identity and its presets."""
 
 from dataclasses import replace
 
@@ -17,9 +17,10 @@ from genprobe.errors import ConfigError
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
 from genprobe.studies.brittleness import paper, report, tables
 from genprobe.studies.brittleness.compare import Beside
-from genprobe.studies.brittleness.config import BrittlenessConfig
+from genprobe.studies.brittleness.config import DEFAULT_SUITES, PRESETS, BrittlenessConfig
 from genprobe.studies.brittleness.solve import SuiteRow, solve
 from genprobe.tasks.integration import Verifier, VerifierConfig, X, from_sympy, to_prefix
+from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.under_test.adapters.integration_model import Candidate, Model
 from genprobe.under_test.adapters.integration_tokens import IntegrationSequenceModel
@@ -263,6 +264,28 @@ def test_train_data_is_in_the_identity_by_its_bytes_unless_not_known(tmp_path):
     before = known.identity()["train_data"]["sha256"]
     data.write_text("1|sub Y' sin x\tcos x\n")
     assert known.identity()["train_data"]["sha256"] != before
+
+
+def test_a_preset_gives_the_sizes_and_k_and_the_settings_given_lie_over_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    model = model_settings("sympy")
+    quick = BrittlenessConfig.from_preset("quick", None, model)
+    assert (quick.sizes, quick.ks) == (PRESETS["quick"].sizes, PRESETS["quick"].ks)
+    assert "in-distribution" not in quick.suites  # no validation file, no suite made of one
+    given = BrittlenessConfig.from_preset(
+        "paper", 3, model, ks=(50, 1, 1), validation="./valid.txt", seed=7
+    )
+    assert given.sizes == dict.fromkeys(PRESETS["paper"].sizes, 3)
+    # a file as the command line always recorded it, so the run's hash stays
+    assert (given.ks, given.seed, given.validation) == ((1, 50), 7, "valid.txt")
+    assert given.suites == DEFAULT_SUITES
+    with pytest.raises(ConfigError, match="--preset"):
+        BrittlenessConfig.from_preset("huge", None, model)
+
+
+def test_the_seed_is_the_suites_default_seed():
+    """Written out in the config, which the command line reads at start-up without the suites."""
+    assert BrittlenessConfig(model_settings("sympy")).seed == DEFAULT_SEED
 
 
 @pytest.mark.parametrize(("per_template", "warned"), [(3, True), (100, False)])

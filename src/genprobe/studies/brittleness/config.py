@@ -18,9 +18,6 @@ from typing import Any, ClassVar
 from genprobe.errors import ConfigError, check_choice
 from genprobe.runs.config import FileRef, Recorded
 from genprobe.studies.brittleness.schedule import OVERLAP_SETTINGS
-from genprobe.tasks.integration.suites.operators import PAPER_MAX_OPS
-from genprobe.tasks.integration.suites.primitives import SOLVED
-from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
 from genprobe.under_test.settings import ModelSettings
 
 # what the run can hold, in report order; `validation-primitives` is solved only to build the
@@ -81,43 +78,91 @@ PRESETS: dict[str, Preset] = {
 
 @dataclass(frozen=True)
 class BrittlenessConfig(Recorded):
-    """A `genprobe.runs.config.RunConfig`; `run_brittleness` validates it."""
+    """A `genprobe.runs.config.RunConfig`; `run_brittleness` validates it.
+
+    Each field's comment (but those of `NOT_OPTIONS`) is its option's help on the command
+    line (`genprobe integration brittleness --help`). `seed`'s default is the suites'
+    `sampling.DEFAULT_SEED`, written out: the command line reads this module at start-up, and
+    the suites' package imports SymPy and pandas."""
 
     RUNTIME: ClassVar[tuple[str, ...]] = ("workers", "suite_cache", "overlap")
     # settings added after runs existed
     ADDED_DEFAULTS: ClassVar[dict[str, Any]] = {
         "solved_by": "paper", "train_max_ops": None, "train_data": None,
     }  # fmt: skip
+    # the defaults that follow from the preset or other settings, as the command line shows them
+    DERIVED_DEFAULTS: ClassVar[dict[str, str]] = {
+        "suites": "all but integer-extrapolation; those needing --validation only with it",
+        "ks": "the preset's: "
+        + "; ".join(f"{name} {','.join(map(str, p.ks))}" for name, p in PRESETS.items()),
+        "workers": "one per CPU; per Ray worker: 1",
+        "train_max_ops": "read from a ckpt: model's training data, else 15",
+        "train_data": "read from a ckpt: model's run directory, else none",
+    }
+    # the fields the command line gives otherwise, or not at all: the model's group, the sizes
+    # (--preset, --n), the suite cache (--suite-cache DIR or --no-suite-cache, its default
+    # directory read where the command runs)
+    NOT_OPTIONS: ClassVar[tuple[str, ...]] = (
+        "model", "sizes", "temperatures", "shard_size", "suite_cache",
+    )  # fmt: skip
     model: ModelSettings
+    # Suites to run: in-distribution, robustness-simple, integer-extrapolation,
+    # robustness-validation, compositionality, operator-extrapolation.
     suites: tuple[str, ...] = DEFAULT_SUITES
     sizes: Mapping[str, int] = field(default_factory=lambda: dict(PRESETS["paper"].sizes))
-    ks: tuple[int, ...] = (1, 10, 50)
-    seed: int = DEFAULT_SEED
-    policy: str = "strict"  # the report's main policy; Fail@k is given under both
-    deadline: float = 2.0  # verifier seconds per candidate
-    validation: FileRef | None = None  # a test or validation file (in-distribution and derived)
-    split: str | None = None  # its split, for JSONL/Parquet datasets
-    method: str = "bwd"  # generation method of operator-extrapolation
-    search_budget: int | None = None  # beam and samples for section 6's large search
+    ks: tuple[int, ...] = (1, 10, 50)  # Fail@k for each k.
+    seed: int = 43  # Seed of every suite.
+    # The report's main timeout policy, strict (a timeout fails) or generous (it passes);
+    # Fail@k is given under both.
+    policy: str = "strict"
+    deadline: float = 2.0  # Verifier seconds per candidate.
+    # Test or validation file (L&C text, JSONL, …) of in-distribution and the suites made of
+    # its solved problems; bundled:integration-cpu's test split is data/mix6.txt.test, made by
+    # `make strong-data`.
+    validation: FileRef | None = None
+    split: str | None = None  # `validation`'s split, for JSONL/Parquet datasets.
+    method: str = "bwd"  # operator-extrapolation: fwd, bwd or ibp.
+    # Section 6: beam and samples of this size on k1*{exp,sin,cos,tan}(k2*x).
+    search_budget: int | None = None
     temperatures: tuple[float, ...] = TEMPERATURES
     shard_size: int = 256  # problems per shard
-    workers: int | None = None  # verifier and generator processes (None: one per CPU)
+    workers: int | None = None  # Verifier and generator processes.
     # a directory of suite tables that need no model, shared by runs (None: build every one)
     suite_cache: str | None = None
-    overlap: str = "auto"  # decode/verify while the other runs: auto, on or off (`schedule`)
-    # what counts as solved for the suites made of solved problems (`suites.primitives.SOLVED`)
+    # Verify a batch while the model decodes the next: on, off, or auto (time both on the
+    # first batches, keep the faster).
+    overlap: str = "auto"
+    # What counts as solved for the suites made of solved problems: paper (a pass at rank 1,
+    # a verifier timeout failing) or code (as the authors' code: a timeout passing; simple
+    # primitives at rank 1, validation problems at any rank).
     solved_by: str = "paper"
-    # the most operators of the model's training expressions: operator-extrapolation's sets are
-    # 1-M and M+5 ... M+20 (None: read from the model where it records it, `training.py`; if
-    # it does not, Lample & Charton's 15). config.json holds the value the run used.
+    # The model's training max_ops M: operator-extrapolation's sets are 1-M, M+5 … M+20
+    # (config.json holds the M the run used).
     train_max_ops: int | None = None
-    # the model's training data: Figure 2's share of training integers per coefficient range
-    # (None: read from the model where it records it, `training.py`; if it does not, not shown)
+    # The model's training data: the report gives the share of its integers per coefficient
+    # range beside Figure 2.
     train_data: FileRef | None = None
+
+    @classmethod
+    def from_preset(
+        cls, preset: str, n: int | None, model: ModelSettings, **given: Any
+    ) -> BrittlenessConfig:
+        """The preset's sizes (every suite's N `n` where it is not None) and k, and the suites
+        the validation file allows, with the `given` settings over them."""
+        # files as the command line always recorded them: `./data/x` is `data/x`
+        for name in ("validation", "train_data"):
+            if given.get(name) is not None:
+                given[name] = str(Path(given[name]))
+        sizes = resolve_sizes(preset, n)
+        ks = given.pop("ks", None) or PRESETS[preset].ks
+        suites = given.pop("suites", None) or default_suites(given.get("validation"))
+        return cls(model=model, suites=suites, sizes=sizes, ks=tuple(sorted(set(ks))), **given)
 
     @property
     def max_ops(self) -> int:
         """operator-extrapolation's M."""
+        from genprobe.tasks.integration.suites.operators import PAPER_MAX_OPS  # SymPy
+
         return PAPER_MAX_OPS if self.train_max_ops is None else self.train_max_ops
 
     @property
@@ -125,6 +170,8 @@ class BrittlenessConfig(Recorded):
         return max(self.ks)
 
     def validated(self) -> BrittlenessConfig:
+        from genprobe.tasks.integration.suites.primitives import SOLVED  # SymPy, pandas
+
         self.model.validated_as_model()
         for name in self.suites:
             check_choice("--suites", name, STUDY_SUITES)
