@@ -4,9 +4,9 @@ naming its renderers; and no modules import each other in a circle, however long
 
 tasks → data → models → training → decoding → verification → prompts → models under test →
 analysis (statistics over result tables: the judged schema, its rates) → studies → reports →
-cli. `errors`, `user_code` (imports a `py:` spec's module), `options` (settings
-given as text) and `runs` (atomic files, run directories, executors, the deadline pool) sit
-beneath all.
+cli. `lazy` (a package's names imported on first use), `errors`, `user_code` (imports a `py:`
+spec's module), `options` (settings given as text) and `runs` (atomic files, run directories,
+executors, the deadline pool) sit beneath all.
 """
 
 import ast
@@ -19,8 +19,8 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 NAMED = re.compile(r"genprobe\.([\w.]+):\w+")
 
 LAYERS = [
-    "errors", "user_code", "options", "runs", "tasks", "data", "models", "training", "decoding",
-    "verification", "prompts", "under_test", "analysis", "studies", "reports", "cli",
+    "lazy", "errors", "user_code", "options", "runs", "tasks", "data", "models", "training",
+    "decoding", "verification", "prompts", "under_test", "analysis", "studies", "reports", "cli",
 ]  # fmt: skip
 
 # A study's summary (the statistics of its result files), report (and a `*_report` of one of

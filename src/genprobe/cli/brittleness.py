@@ -41,15 +41,7 @@ SUITE_CACHE_HELP = (
 
 
 @with_model_options(INTEGRATION)
-@with_config_options(
-    BrittlenessConfig,
-    "given",
-    dict,
-    derived=BrittlenessConfig.DERIVED_DEFAULTS,
-    flags={"ks": "--k"},
-    omit=BrittlenessConfig.NOT_OPTIONS,
-    given_only=True,
-)
+@with_config_options(BrittlenessConfig, "given", dict, given_only=True)
 def brittleness(
     model: ModelOptions,
     out: Annotated[

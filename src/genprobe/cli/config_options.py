@@ -10,8 +10,9 @@ named in `derived` with that default in words: its option defaults to None (not 
 one comma-separated option (`--families operand_swap,carry_chain`), or repeated (`--k 1 --k
 10`, what the command line makes of `--k 1 10`: `genprobe.cli._spread_values`). `flags` names
 an option otherwise than its field (`--decoder-only/--encoder-decoder`); a field of `omit` has
-none. With `given_only`, the command receives only the options given on its command line, to
-lay over a preset's settings.
+none. Each of the three, where a command gives none, is what the config declares:
+`DERIVED_DEFAULTS`, `FLAGS`, `NOT_OPTIONS`. With `given_only`, the command receives only the
+options given on its command line, to lay over a preset's settings.
 
     @with_config_options(TrainConfig, "train")
     def sweep(out: Path = typer.Option(...), train: TrainConfig = FROM_CONFIG, ...) -> None:
@@ -84,7 +85,7 @@ def config_options(
     config: type,
     derived: Mapping[str, str] | None = None,
     flags: Mapping[str, str] | None = None,
-    omit: Collection[str] = (),
+    omit: Collection[str] | None = None,
 ) -> list[inspect.Parameter]:
     """The options of the dataclass `config`'s fields, as a command's keyword parameters
     (typer builds the click options from them).
@@ -92,7 +93,7 @@ def config_options(
     Raises:
         TypeError: a field without a default or without a comment (its help).
     """
-    derived, flags = derived or {}, flags or {}
+    derived, flags, omit = declared(config, derived, flags, omit)
     hints, comments = field_types(config), field_comments(config)
     names = {name: flags.get(name, "--" + name.replace("_", "-")) for name in hints}
     parameters = []
@@ -121,6 +122,21 @@ def config_options(
             inspect.Parameter(field.name, keyword, default=option, annotation=annotation)
         )
     return parameters
+
+
+def declared(
+    config: type,
+    derived: Mapping[str, str] | None = None,
+    flags: Mapping[str, str] | None = None,
+    omit: Collection[str] | None = None,
+) -> tuple[Mapping[str, str], Mapping[str, str], Collection[str]]:
+    """`derived`, `flags` and `omit`, each where not given as `config` declares it:
+    `DERIVED_DEFAULTS`, `FLAGS` and `NOT_OPTIONS` (none where it declares none)."""
+    return (
+        getattr(config, "DERIVED_DEFAULTS", {}) if derived is None else derived,
+        getattr(config, "FLAGS", {}) if flags is None else flags,
+        getattr(config, "NOT_OPTIONS", ()) if omit is None else omit,
+    )
 
 
 def _item(hint: Any) -> Any:
@@ -154,7 +170,7 @@ def with_config_options(
     build: Callable[..., Any] | None = None,
     derived: Mapping[str, str] | None = None,
     flags: Mapping[str, str] | None = None,
-    omit: Collection[str] = (),
+    omit: Collection[str] | None = None,
     given_only: bool = False,
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Give a command the options of `config`'s fields (`config_options`) where its parameter
@@ -162,12 +178,13 @@ def with_config_options(
     by `build(**values)` (default: `config` itself), so a value the config refuses is refused
     before the command runs; with `given_only`, `values` are those given on the command line
     (not those left at their defaults)."""
+    derived, flags, omit = declared(config, derived, flags, omit)
     options = config_options(config, derived, flags, omit)
     build = build or config
     hints = field_types(config)
     # each tuple field's option: its items' type and its spelling (for errors)
     listed = {
-        option.name: (item, (flags or {}).get(option.name, "--" + option.name.replace("_", "-")))
+        option.name: (item, flags.get(option.name, "--" + option.name.replace("_", "-")))
         for option in options
         if (item := _item(hints[option.name])) is not None
     }

@@ -68,21 +68,9 @@ def _parse_operators(text: str) -> dict[str, float]:
 
 
 @app.command()
-@with_config_options(TreeSettings, "tree", flags=TreeSettings.FLAGS, omit=TreeSettings.NOT_OPTIONS)
-@with_config_options(
-    GeneratorConfig,
-    "generator",
-    dict,
-    derived=GeneratorConfig.DERIVED_DEFAULTS,
-    omit=GeneratorConfig.NOT_OPTIONS,
-)
-@with_config_options(
-    GenerationConfig,
-    "run",
-    dict,
-    derived=GenerationConfig.DERIVED_DEFAULTS,
-    omit=GenerationConfig.NOT_OPTIONS,
-)
+@with_config_options(TreeSettings, "tree")
+@with_config_options(GeneratorConfig, "generator", dict)
+@with_config_options(GenerationConfig, "run", dict)
 def generate(
     out: Annotated[
         Path,
@@ -339,9 +327,7 @@ def score(
 
 
 @app.command()
-@with_config_options(
-    IntegrationTrainConfig, "given", dict, omit=IntegrationTrainConfig.NOT_OPTIONS, given_only=True
-)
+@with_config_options(IntegrationTrainConfig, "given", dict, given_only=True)
 def train(
     data: Annotated[Path, typer.Option("--data", help="Pairs: L&C text, or JSONL/Parquet.")],
     out: Annotated[

@@ -38,9 +38,7 @@ from genprobe.studies.probe.config import ProbeConfig
     ),
     device=typer.Option("cpu", help="cpu, cuda or cuda:N."),
 )
-@with_config_options(
-    ProbeConfig, "probed", dict, derived=ProbeConfig.DERIVED_DEFAULTS, omit=ProbeConfig.NOT_OPTIONS
-)
+@with_config_options(ProbeConfig, "probed", dict)
 def probe(
     model: ModelOptions,  # `with_model_options`: --model, --formats, --api, …
     out: Annotated[

@@ -31,15 +31,7 @@ from genprobe.studies.sagga.config import SaggaConfig
 
 
 @with_model_options(INTEGRATION)
-@with_config_options(
-    SaggaConfig,
-    "searched",
-    dict,
-    derived=SaggaConfig.DERIVED_DEFAULTS,
-    flags=SaggaConfig.FLAGS,
-    omit=SaggaConfig.NOT_OPTIONS,
-    given_only=True,
-)
+@with_config_options(SaggaConfig, "searched", dict, given_only=True)
 def sagga(
     model: ModelOptions,
     out: Annotated[

@@ -39,14 +39,7 @@ from genprobe.studies.search.config import SearchConfig
     ),
     device=DEVICE,
 )
-@with_config_options(
-    SearchConfig,
-    "searched",
-    dict,
-    derived=SearchConfig.DERIVED_DEFAULTS,
-    flags={"targets_file": "--targets"},
-    omit=SearchConfig.NOT_OPTIONS,
-)
+@with_config_options(SearchConfig, "searched", dict)
 def search(
     model: ModelOptions,  # `with_model_options`: --model, --formats, --api, …
     out: Annotated[

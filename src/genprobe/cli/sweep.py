@@ -145,10 +145,8 @@ class ModelFlags:
 ARCHITECTURES_OWN = dict.fromkeys((f.name for f in fields(ModelFlags)), "the architecture's")
 
 
-@with_config_options(ModelFlags, "model_flags", derived=ARCHITECTURES_OWN, flags=ModelFlags.FLAGS)
-@with_config_options(
-    TrainConfig, "train", dict, derived=TrainConfig.DERIVED_DEFAULTS, given_only=True
-)
+@with_config_options(ModelFlags, "model_flags", derived=ARCHITECTURES_OWN)
+@with_config_options(TrainConfig, "train", dict, given_only=True)
 def sweep(
     out: Path = typer.Option(
         ...,

@@ -105,6 +105,7 @@ class BrittlenessConfig(Recorded):
     NOT_OPTIONS: ClassVar[tuple[str, ...]] = (
         "model", "sizes", "temperatures", "shard_size", "suite_cache",
     )  # fmt: skip
+    FLAGS: ClassVar[dict[str, str]] = {"ks": "--k"}  # options named otherwise than their fields
     model: ModelSettings
     # Suites to run: in-distribution, robustness-simple, integer-extrapolation,
     # robustness-validation, compositionality, operator-extrapolation.

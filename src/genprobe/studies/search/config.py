@@ -70,6 +70,7 @@ class SearchConfig(Recorded):
     # the fields the command line gives in its own options: the model's group, --against's
     # spec, --task-option's pairs
     NOT_OPTIONS: ClassVar[tuple[str, ...]] = ("model", "against", "task_options")
+    FLAGS: ClassVar[dict[str, str]] = {"targets_file": "--targets"}  # options named otherwise
     # run:RUN_DIR[@SEEDS] (run A), hf:PATH or openai:MODEL@URL, with a language model's prompt
     # grid and an endpoint's settings; recorded at the top of the identity, its path absolute
     # (`ModelSettings.flat_identity`)

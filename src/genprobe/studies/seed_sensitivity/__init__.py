@@ -29,9 +29,7 @@ The names below other than KIND are imported on first use: `genprobe.studies` re
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from genprobe.lazy import lazy_names
 from genprobe.studies.seed_sensitivity.study import KIND
 
 # a public name -> the module of this package that defines it
@@ -45,10 +43,7 @@ _DEFINED_IN = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _DEFINED_IN:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_DEFINED_IN[name]}"), name)
+__getattr__ = lazy_names(__name__, _DEFINED_IN)
 
 
 __all__ = [

@@ -9,8 +9,7 @@ The names are imported on first use: the command line reads the generation setti
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from genprobe.lazy import lazy_names
 
 # a public name -> the module of this package that defines it
 _DEFINED_IN = {
@@ -44,10 +43,7 @@ _DEFINED_IN = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _DEFINED_IN:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_DEFINED_IN[name]}"), name)
+__getattr__ = lazy_names(__name__, _DEFINED_IN)
 
 
 __all__ = sorted(_DEFINED_IN)
