@@ -223,7 +223,14 @@ def test_bad_endpoint_settings_are_one_line_and_write_nothing(cli, proxy, tmp_pa
     assert not (tmp_path / "probe").exists() and not proxy.bodies
 
 
-def test_the_integration_task_asks_in_a_chat_only(cli, proxy, tmp_path):
+def test_the_integration_task_asks_in_a_chat_only(cli, proxy, tmp_path, monkeypatch):
+    """Refused before any suite is built (it took minutes, generating integration problems,
+    when the endpoint was first asked)."""
+
+    def built(*args):
+        raise AssertionError("suites built before the model's settings were checked")
+
+    monkeypatch.setattr("genprobe.studies.probe.run.build_suites", built)
     code, _, err = cli("probe", "--model", f"openai:tiny@{proxy.url}", "--task", "integration",
                        "--api", "completions", "--out", str(tmp_path / "probe"))  # fmt: skip
     assert code == 2 and "--api must be chat for the integration task" in err, err

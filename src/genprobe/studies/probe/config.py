@@ -102,6 +102,8 @@ class ProbeConfig(Recorded):
     def validated(self) -> ProbeConfig:
         self.model.validated_as_sequence_model()
         task = self.load_task()
+        if not self.model.spec.answers_tokens(task):  # asked as an integration model is
+            self.model.validated_as_model()  # (no prompt grid, a chat), before any suite
         for split in (self.base(task), *self.splits):
             task.split_spec(split)
         probes = task_probes(task)
