@@ -93,7 +93,7 @@ def config_options(
     Raises:
         TypeError: a field without a default or without a comment (its help).
     """
-    derived, flags, omit = declared(config, derived, flags, omit)
+    derived, flags, omit = _declared(config, derived, flags, omit)
     hints, comments = field_types(config), field_comments(config)
     names = {name: flags.get(name, "--" + name.replace("_", "-")) for name in hints}
     parameters = []
@@ -124,7 +124,7 @@ def config_options(
     return parameters
 
 
-def declared(
+def _declared(
     config: type,
     derived: Mapping[str, str] | None = None,
     flags: Mapping[str, str] | None = None,
@@ -178,7 +178,7 @@ def with_config_options(
     by `build(**values)` (default: `config` itself), so a value the config refuses is refused
     before the command runs; with `given_only`, `values` are those given on the command line
     (not those left at their defaults)."""
-    derived, flags, omit = declared(config, derived, flags, omit)
+    derived, flags, omit = _declared(config, derived, flags, omit)
     options = config_options(config, derived, flags, omit)
     build = build or config
     hints = field_types(config)
