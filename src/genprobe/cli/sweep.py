@@ -316,7 +316,8 @@ def _merged(
         GenprobeError: a setting given both ways.
     """
     chosen = addressed[place]
-    for name in sorted(flagged.keys() & chosen.keys()):
+    if both := flagged.keys() & chosen.keys():
+        name = min(both)
         raise GenprobeError(
             f"{what} {name} is given twice: as {typed(name, flagged[name])} and as --set "
             f"{place}.{name}={chosen[name]}"
@@ -332,7 +333,7 @@ def _flag(name: str, value: Any) -> str:
     return f"--{name.replace('_', '-')} {value}"
 
 
-def _spelled(pairs: dict[str, str], addressed: dict[str, str]) -> Any:
+def _spelled(pairs: dict[str, str], addressed: dict[str, str]) -> Callable[[str], str]:
     """How a model option given by name was typed: --model-option NAME=V or --set model.NAME=V."""
 
     def spelled(option: str) -> str:
