@@ -45,12 +45,13 @@ from genprobe.studies.brittleness.training import Training, trained_on
 from genprobe.tasks.integration.integer_counts import count_integers
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.suites import (
+    DERIVED,
+    VALID,
     Primitive,
     SuiteRequest,
     build_suite,
-    compositionality,
     dataset_primitives,
-    robustness_validation,
+    derived_suite,
     solved_families,
     solved_primitives,
     validation_candidates,
@@ -78,7 +79,6 @@ SAID = {
         "Figure 2: training data not known ({source}): no integer shares; --train-data gives them",
     ),
 }
-DERIVED = ("robustness-validation", "compositionality")
 
 Log = Callable[[str], None]
 
@@ -238,8 +238,8 @@ def _derived_shard(
     log line) when there are none to build from. Few solved primitives give fewer problems
     than N (all distinct sums, all coefficients), not an error."""
     if name == "robustness-validation":
-        families = {"valid": solved_primitives(solved, {"valid_primitive"}, config.solved_by)}
-        if not families["valid"]:
+        families = {VALID: solved_primitives(solved, {"valid_primitive"}, config.solved_by)}
+        if not families[VALID]:
             log("robustness-validation: no validation primitive was solved; skipped")
             return None
     else:
@@ -294,13 +294,7 @@ class SuiteStage(Stage):
         notes: tuple[str, ...] = ()
         if "primitives" in spec:
             families = {f: [_primitive(r) for r in rs] for f, rs in spec["primitives"].items()}
-            size = {} if n is None else {"n": n}
-            if name == "robustness-validation":
-                frame = robustness_validation(
-                    families["valid"], seed=config.seed, exact=False, **size
-                )
-            else:
-                frame = compositionality(families, seed=config.seed, exact=False, **size)
+            frame = derived_suite(name, families, n, config.seed, exact=False)
         else:
             built = build_suite(name, _request(config, shard))
             frame, notes = built.frame, built.notes

@@ -22,7 +22,7 @@ from genprobe.tasks.integration.features import BOOLEAN, NUMERIC, tree_features
 from genprobe.tasks.integration.mutations import MUTATION_PARAMS, MutationParams, mutate
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.printing import problem_text
-from genprobe.tasks.integration.suites import Primitive, compositionality, robustness_validation
+from genprobe.tasks.integration.suites import VALID, Primitive, derived_suite
 from genprobe.tasks.integration.suites.table import suite_frame
 from genprobe.tasks.integration.suites.validation import (
     ADDED_SETS,
@@ -176,14 +176,14 @@ class IntegrationProbes(Probes):
 
 
 def _perturbations(primitives: list[Primitive], n: int, seed: int) -> pd.DataFrame:
-    return robustness_validation(primitives, n=n, seed=seed, exact=False)
+    return derived_suite("robustness-validation", {VALID: primitives}, n, seed, exact=False)
 
 
 def _sums(primitives: list[Primitive], n: int, seed: int) -> pd.DataFrame:
     """comp_valid's sums, each in the set of its k ("comp_valid k=2"); none where no solved
     integrand is short enough."""
     try:
-        frame = compositionality({"comp_valid": primitives}, n=n, seed=seed, exact=False)
+        frame = derived_suite("compositionality", {"comp_valid": primitives}, n, seed, exact=False)
     except ConfigError:
         return suite_frame([])
     return frame.assign(set=frame["set"] + " k=" + frame["k"].astype(str))

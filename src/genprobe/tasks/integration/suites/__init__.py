@@ -3,7 +3,8 @@
 Each suite is a pandas DataFrame with the columns of `COLUMNS` (problem and known antiderivative
 as prefix tokens, plus the metadata of how the problem was made), written to JSONL or Parquet.
 The builders are pure functions: a study can call them in-process, and the suites derived from a
-model's successes (`robustness-validation`, `compositionality`) take those successes as input.
+model's successes (`robustness-validation`, `compositionality`: `derived_suite`, which the
+brittleness study and the probe's derived suites both build by) take those successes as input.
 `SUITE_BUILDERS` maps each name to its builder for the command line (`genprobe integration suite`).
 """
 
@@ -21,10 +22,13 @@ from genprobe.tasks.integration.suites.primitives import (
     solved_primitives,
 )
 from genprobe.tasks.integration.suites.registry import (
+    DERIVED,
     SUITE_BUILDERS,
+    VALID,
     Built,
     SuiteRequest,
     build_suite,
+    derived_suite,
     get_suite,
 )
 from genprobe.tasks.integration.suites.simple import (
@@ -41,15 +45,18 @@ from genprobe.tasks.integration.suites.validation import (
 
 __all__ = [
     "COLUMNS",
+    "DERIVED",
     "FAMILIES",
     "SOLVED",
     "SUITE_BUILDERS",
+    "VALID",
     "Built",
     "Primitive",
     "SuiteRequest",
     "build_suite",
     "compositionality",
     "dataset_primitives",
+    "derived_suite",
     "get_suite",
     "in_distribution",
     "integer_extrapolation",

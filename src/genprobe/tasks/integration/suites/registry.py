@@ -6,7 +6,7 @@ command line names (a dataset, a results file) and pass what they hold.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +16,11 @@ from genprobe.errors import ConfigError, check_choice
 from genprobe.tasks.integration.suites.compositionality import compositionality, solved_families
 from genprobe.tasks.integration.suites.in_distribution import in_distribution
 from genprobe.tasks.integration.suites.operators import PAPER_MAX_OPS, operator_extrapolation
-from genprobe.tasks.integration.suites.primitives import dataset_primitives, solved_primitives
+from genprobe.tasks.integration.suites.primitives import (
+    Primitive,
+    dataset_primitives,
+    solved_primitives,
+)
 from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
 from genprobe.tasks.integration.suites.simple import integer_extrapolation, robustness_simple
 from genprobe.tasks.integration.suites.validation import (
@@ -24,6 +28,11 @@ from genprobe.tasks.integration.suites.validation import (
     validation_candidates,
     validation_primitives,
 )
+
+# the suites made of the problems a model solved (`derived_suite`), and robustness-validation's
+# one family: the solved validation primitives
+DERIVED = ("robustness-validation", "compositionality")
+VALID = "valid"
 
 
 @dataclass(frozen=True)
@@ -54,9 +63,9 @@ class SuiteBuilder:
     about: str  # one line: what it holds, which paper table, which options it needs
 
 
-def _sized(request: SuiteRequest) -> dict[str, int]:
+def _sized(n: int | None) -> dict[str, int]:
     """The size argument of a builder: none if not asked, so the builder's default holds."""
-    return {} if request.n is None else {"n": request.n}
+    return {} if n is None else {"n": n}
 
 
 def _file(request: SuiteRequest, option: str, name: str) -> Path:
@@ -84,36 +93,57 @@ def _in_distribution(request: SuiteRequest) -> Built:
 def _validation_primitives(request: SuiteRequest) -> Built:
     path = _file(request, "validation", "validation-primitives")
     candidates, skipped = validation_candidates(path, request.split)
-    frame = validation_primitives(candidates, seed=request.seed, **_sized(request))
+    frame = validation_primitives(candidates, seed=request.seed, **_sized(request.n))
     return Built(frame, _skipped_note(skipped))
 
 
 def _robustness_validation(request: SuiteRequest) -> Built:
     path = _file(request, "solved", "robustness-validation")
-    primitives = solved_primitives(path, {"valid_primitive"}, request.solved_by)
-    return Built(robustness_validation(primitives, seed=request.seed, **_sized(request)))
+    families = {VALID: solved_primitives(path, {"valid_primitive"}, request.solved_by)}
+    return Built(derived_suite("robustness-validation", families, request.n, request.seed))
 
 
 def _compositionality(request: SuiteRequest) -> Built:
     families = solved_families(_file(request, "solved", "compositionality"), request.solved_by)
-    return Built(compositionality(families, seed=request.seed, **_sized(request)))
+    return Built(derived_suite("compositionality", families, request.n, request.seed))
+
+
+def derived_suite(
+    name: str,
+    families: Mapping[str, Sequence[Primitive]],
+    n: int | None,
+    seed: int,
+    exact: bool = True,
+) -> pd.DataFrame:
+    """A suite of `DERIVED`, made of solved primitives: `robustness-validation` perturbs those
+    of `families[VALID]`, `compositionality` sums those of each family of
+    `compositionality.FAMILIES` it holds; n None: the suite's default size. With `exact=False`,
+    fewer problems than n where few primitives are solved (as studies build them), not an error.
+
+    Raises:
+        ConfigError: see `robustness_validation` and `compositionality`.
+    """
+    check_choice("suite", name, DERIVED)
+    if name == "robustness-validation":
+        return robustness_validation(families[VALID], seed=seed, exact=exact, **_sized(n))
+    return compositionality(families, seed=seed, exact=exact, **_sized(n))
 
 
 def _operator_extrapolation(request: SuiteRequest) -> Built:
     frame = operator_extrapolation(
         seed=request.seed, method=request.method, workers=request.workers,
-        max_ops=request.train_max_ops, **_sized(request),
+        max_ops=request.train_max_ops, **_sized(request.n),
     )  # fmt: skip
     return Built(frame)
 
 
 SUITE_BUILDERS: dict[str, SuiteBuilder] = {
     "robustness-simple": SuiteBuilder(
-        lambda r: Built(robustness_simple(seed=r.seed, **_sized(r))),
+        lambda r: Built(robustness_simple(seed=r.seed, **_sized(r.n))),
         "simple primitives with sampled coefficients (Table 2, top); --n: pairs per cell",
     ),
     "integer-extrapolation": SuiteBuilder(
-        lambda r: Built(integer_extrapolation(seed=r.seed, **_sized(r))),
+        lambda r: Built(integer_extrapolation(seed=r.seed, **_sized(r.n))),
         "simple primitives, coefficients up to 11,000 (Figure 2); --n: pairs per range",
     ),
     "validation-primitives": SuiteBuilder(
