@@ -258,6 +258,12 @@ class Probes:
         (`--derived`), by name."""
         return {}
 
+    def split_columns(self, split: str, n: int, seed: int) -> dict[str, np.ndarray]:
+        """(n,) str by name: what the task knows of each of the first n inputs of `split`
+        (those `Task.generate` gives with data seed `seed`) that a report groups inputs by
+        ("" where not known); none by default."""
+        return {}
+
     def valid_inputs(self, src: np.ndarray) -> np.ndarray:
         """(n,) bool: whether each input (ids as in `Examples.src`) is one of the task's: by
         default, whether the task's `solve` has a right output for it.

@@ -62,11 +62,11 @@ def test_derived_suites_are_the_brittleness_builders_suites_of_the_solved_inputs
     ]
     expected = robustness_validation(primitives, n=6, seed=43, exact=False)
     assert len(validation.src) == len(expected) and validation.invalid == 0
-    assert list(validation.sets) == list(expected["set"])
+    assert list(validation.columns["set"]) == list(expected["set"])
     assert set(validation.origin) == set(rows) and validation.parts is None
     summed = compositionality({"comp_valid": primitives}, n=6, seed=43, exact=False)
     assert len(sums.src) == len(summed) and (sums.origin == -1).all()
-    assert set(sums.sets) == {"comp_valid k=2", "comp_valid k=3", "comp_valid k=4"}
+    assert set(sums.columns["set"]) == {"comp_valid k=2", "comp_valid k=3", "comp_valid k=4"}
     assert set(sums.parts.ravel()) <= {-1, *rows}
     assert ((sums.parts >= 0).sum(axis=1) == summed["k"].to_numpy()).all()
     for suite in (validation, sums):  # every input with its known antiderivative
@@ -100,6 +100,10 @@ def test_a_probe_derives_suites_of_what_it_solved_and_resumes_from_them(cli, tmp
     summed = results[results["suite"] == "derived-compositionality"]
     assert len(summed) and set(summed["parts"].explode()) <= {-1, *range(SOLVED)}
     assert results["reference"].notna().all()
+    # each row carries its derived suite's set (`Suite.columns`); the base's have none
+    assert base["set"].isna().all()
+    assert set(moved["set"]) <= {"coeff_k*f", "coeff_f/k", "add_exp", "add_ln"}
+    assert set(summed["set"]) <= {"comp_valid k=2", "comp_valid k=3", "comp_valid k=4"}
     suites = read_suites(out).set_index("suite")
     assert list(suites["kind"]) == ["base", "derived", "derived"]
     report = (out / "report.md").read_text()

@@ -9,6 +9,8 @@ from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.results import read_probe, read_results, read_suites
 from genprobe.studies.probe.run import run_probe
 from genprobe.studies.probe.suites import build_suites
+from genprobe.tasks.integration.suites.splits import suite_table
+from genprobe.tasks.integration.suites.table import GROUP_COLUMNS
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.tokens import input_lines, output_lines
@@ -35,6 +37,12 @@ def test_the_integration_task_suites_are_the_brittleness_suites():
     assert output_lines(task.target_vocab, suite.reference) == output_lines(
         task.target_vocab, drawn.tgt
     )
+    # and each problem's set, template and coefficient range, what that study's tables group by
+    table = suite_table("robustness-simple", 4, 43, task.method, task.max_ops)
+    assert list(suite.columns) == list(GROUP_COLUMNS)
+    for name, values in suite.columns.items():
+        assert list(values) == ["" if value is None else value for value in table[name]]
+    assert suites["base"].columns == {} and suites["task-test"].columns == {}
 
 
 def test_a_split_asked_for_is_judged_as_the_brittleness_study_judges_it(tmp_path):
@@ -58,6 +66,9 @@ def test_a_split_asked_for_is_judged_as_the_brittleness_study_judges_it(tmp_path
         )
     theirs = [row["candidates"][0]["outcome"] for row in table.to_pylist()]
     assert list(rows["outcome"]) == theirs and "correct" in theirs
+    sets = suite_table("robustness-simple", 6, 43, task.method, task.max_ops)["set"]
+    assert list(rows["set"]) == list(sets)  # the split's sets, on its rows only
+    assert read_results(run).query("suite == 'base'")["set"].isna().all()
 
 
 def test_a_split_the_task_lacks_is_one_line_and_writes_nothing(cli, tmp_path):

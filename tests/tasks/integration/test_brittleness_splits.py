@@ -77,6 +77,7 @@ def test_operator_extrapolation_at_five_n_is_the_studys_suite_at_n(monkeypatch):
         return built[-1][2]
 
     monkeypatch.setattr(splits, "operator_extrapolation", builder)
+    splits.suite_table.cache_clear()  # a table made before would not call the builder
     task = load_task("integration", {"max_ops": 1})  # the fewest operators: sets of up to 21
     examples = task.generate("operator-extrapolation", 5, 43)
     [(args, kwargs, table)] = built  # the study's suite, built once

@@ -12,7 +12,7 @@ from genprobe.errors import RunDirError
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.study import DECODE, LARGE_SEARCH, PROBE
-from genprobe.studies.probe.suites import ARRAYS_FILE, SUITES_FILE
+from genprobe.studies.probe.suites import ARRAYS_FILE, SUITES_FILE, suite_columns
 
 
 def read_probe(run: str | Path) -> ProbeConfig:
@@ -33,7 +33,8 @@ def read_suites(run: str | Path) -> pd.DataFrame:
 def read_results(run: str | Path) -> pd.DataFrame:
     """Every result row of the run (`decode.py`), each file checked against its manifest, the
     suites in the order the run built them; with a column `seen` (the model trained on the
-    input) where the run knows.
+    input) where the run knows, and the suites' columns (`Suite.columns`: a brittleness
+    suite's set, template and coefficient range) where they have them.
 
     Raises:
         RunDirError: no suite has been decoded yet.
@@ -47,7 +48,7 @@ def read_results(run: str | Path) -> pd.DataFrame:
     # in the run's order of suites (base, families, ..., as built), not the files' names
     paths = sorted(paths, key=lambda path: _position(order, Path(path).stem))
     results = pd.concat([pd.read_parquet(path) for path in paths], ignore_index=True)
-    return results if suites is None else _with_seen(Path(run), suites, results)
+    return results if suites is None else _with_suites(Path(run), suites, results)
 
 
 def read_large_search(run: str | Path) -> pd.DataFrame | None:
@@ -65,17 +66,30 @@ def read_large_search(run: str | Path) -> pd.DataFrame | None:
     return pd.concat([pd.read_parquet(path) for path in paths], ignore_index=True)
 
 
-def _with_seen(run: Path, suites: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
-    """`results` with a column `seen` (the model trained on the row's input) where the run
-    recorded which inputs it trained on (`suites.build_suites`)."""
-    if "seen" not in suites or suites["seen"].isna().any():
+def _with_suites(run: Path, suites: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
+    """`results` with what the run recorded of each row's input in its suites
+    (`suites.build_suites`): a column `seen` (the model trained on it) where the run knows,
+    and each suite's columns (`Suite.columns`; null where the input's suite lacks one)."""
+    if not (run / ARRAYS_FILE).exists():  # kept by runs since they keep their suites
         return results
-    seen = np.zeros(len(results), dtype=bool)
+    seen = "seen" in suites and not suites["seen"].isna().any()
     with np.load(run / ARRAYS_FILE, allow_pickle=False) as arrays:
+        kept = [suite_columns(arrays, i) for i in range(len(suites))]
+        if not seen and not any(kept):
+            return results
+        added: dict[str, np.ndarray] = {}
+        if seen:
+            added["seen"] = np.zeros(len(results), dtype=bool)
+        for name in dict.fromkeys(name for columns in kept for name in columns):
+            added[name] = np.full(len(results), None, dtype=object)
         for i, suite in enumerate(suites["suite"]):
             rows = (results["suite"] == suite).to_numpy()
-            seen[rows] = arrays[f"{i}.seen"][results.loc[rows, "index"].to_numpy()]
-    return results.assign(seen=seen)
+            index = results.loc[rows, "index"].to_numpy()
+            if seen:
+                added["seen"][rows] = arrays[f"{i}.seen"][index]
+            for name, values in kept[i].items():
+                added[name][rows] = [value or None for value in values[index]]
+    return results.assign(**added)
 
 
 def _position(order: list[str], suite: str) -> int:

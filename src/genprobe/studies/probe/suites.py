@@ -37,7 +37,8 @@ from __future__ import annotations
 import json
 import zipfile
 import zlib
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -70,6 +71,7 @@ BASE = "base"
 ORIGINS = "origins"
 KINDS = ("base", "family", "relation", "composition", "task", "input", "origin", "derived")
 POOL = 20
+COLUMN = ".column."  # a suite's column in ARRAYS_FILE: "{i}.column.{name}"
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,9 @@ class Suite:
     reference: np.ndarray | None = None
     parts: np.ndarray | None = None  # (n, arity) a composite's pool rows; None: no composition
     seen: np.ndarray | None = None  # (n,) the model trained on the input; None: not known
-    sets: np.ndarray | None = None  # (n,) str, a derived suite's set of each input; None: none
+    # (n,) str by name: what reports group the inputs by, each result row carries them: a
+    # derived suite's `set`, a task split's (`Probes.split_columns`); "" where not known
+    columns: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -142,8 +146,9 @@ def build_suites(config: ProbeConfig, task: Task, trained: np.ndarray | None = N
     for name in config.task_splits(task):
         drawn = _split(task, name, config, config.size)
         every = np.arange(len(drawn))
+        columns = probes.split_columns(name, len(drawn), config.data_seed)
         suites.append(Suite("task", name, drawn.src, np.full(len(drawn), -1),
-                            reference=_outputs(drawn, every, carry)))  # fmt: skip
+                            reference=_outputs(drawn, every, carry), columns=columns))  # fmt: skip
     for path in config.inputs:
         with_outputs = carry and _every_line_gives_an_output(path)
         given = read_examples(path, task, outputs=with_outputs)
@@ -192,7 +197,8 @@ def derived_suites(config: ProbeConfig, task: Task, base: Suite, solved: np.ndar
         suites.append(
             Suite("derived", name, trim(made.src[kept], 0),
                   made_from[:, 0] if single else np.full(len(kept), -1), int((~valid).sum()),
-                  reference, None if single else made_from, sets=made.sets[kept])
+                  reference, None if single else made_from,
+                  columns={"set": made.sets[kept]})
         )  # fmt: skip
     return suites
 
@@ -337,8 +343,8 @@ def write_suites(run: Path, suites: list[Suite]) -> None:
             arrays[f"{i}.parts"] = suite.parts
         if suite.seen is not None:
             arrays[f"{i}.seen"] = suite.seen
-        if suite.sets is not None:
-            arrays[f"{i}.sets"] = suite.sets
+        for name, values in suite.columns.items():
+            arrays[f"{i}{COLUMN}{name}"] = values
     with atomic_path(run / ARRAYS_FILE) as tmp, tmp.open("wb") as file:
         np.savez(file, **arrays)
     write_json(
@@ -363,11 +369,21 @@ def saved_suites(run: Path, config: ProbeConfig) -> list[Suite] | None:
             return [
                 Suite(row["kind"], row["name"], arrays[f"{i}.src"], arrays[f"{i}.origin"],
                       row["invalid"], arrays.get(f"{i}.reference"), arrays.get(f"{i}.parts"),
-                      arrays.get(f"{i}.seen"), arrays.get(f"{i}.sets"))
+                      arrays.get(f"{i}.seen"), suite_columns(arrays, i))
                 for i, row in enumerate(listed)
             ]  # fmt: skip
     except (OSError, ValueError, KeyError, GenprobeError, zipfile.BadZipFile):
         return None
+
+
+def suite_columns(arrays: Mapping[str, np.ndarray], i: int) -> dict[str, np.ndarray]:
+    """Suite i's `columns` as `write_suites` kept them in `ARRAYS_FILE` (a run made before
+    kept a derived suite's sets alone, as `{i}.sets`)."""
+    prefix = f"{i}{COLUMN}"
+    columns = {key[len(prefix) :]: arrays[key] for key in arrays if key.startswith(prefix)}
+    if f"{i}.sets" in arrays:
+        columns["set"] = arrays[f"{i}.sets"]
+    return columns
 
 
 def _split(task: Task, split: str, config: ProbeConfig, n: int) -> Examples:

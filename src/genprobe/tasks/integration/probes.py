@@ -23,12 +23,14 @@ from genprobe.tasks.integration.mutations import MUTATION_PARAMS, MutationParams
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.printing import problem_text
 from genprobe.tasks.integration.suites import VALID, Primitive, derived_suite
-from genprobe.tasks.integration.suites.table import suite_frame
+from genprobe.tasks.integration.suites import splits as brittleness
+from genprobe.tasks.integration.suites.table import GROUP_COLUMNS, suite_frame
 from genprobe.tasks.integration.suites.validation import (
     ADDED_SETS,
     COEFFICIENT_SETS,
     COEFFICIENTS,
 )
+from genprobe.tasks.integration.tabular import is_missing
 from genprobe.tasks.integration.task import (
     SOURCE_VOCAB,
     TARGET_VOCAB,
@@ -54,6 +56,17 @@ _SOURCE_INDEX = {token: i for i, token in enumerate(SOURCE_VOCAB, start=1)}
 @dataclass(frozen=True)
 class IntegrationProbes(Probes):
     task: IntegrationTask
+
+    def split_columns(self, split: str, n: int, seed: int) -> dict[str, np.ndarray]:
+        """A brittleness suite's (`suites/splits.py`) set, template and coefficient range of
+        each problem (`table.GROUP_COLUMNS`), what that study's tables group it by."""
+        if split not in brittleness.SPLITS:
+            return {}
+        table = brittleness.suite_table(split, n, seed, self.task.method, self.task.max_ops)
+        return {
+            name: np.array(["" if is_missing(v) else str(v) for v in table[name]], dtype=str)
+            for name in GROUP_COLUMNS
+        }
 
     def valid_inputs(self, src: np.ndarray) -> np.ndarray:
         return np.array([p is not None for p in self.task.problems(src)], dtype=bool)

@@ -16,7 +16,7 @@ CPU-second per problem), so it is not among the suites `probe` decodes unless as
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 
 import pandas as pd
 
@@ -49,9 +49,13 @@ SHIFTED = (ROBUSTNESS, INTEGERS)  # cheap enough to be among the task's default 
 DEFAULT_SIZES = {ROBUSTNESS: 500, INTEGERS: 500, OPERATORS: 40}
 
 
+# a split's table is asked for twice in a row, its problems (`IntegrationTask.generate`) then
+# their sets (`IntegrationProbes.split_columns`): operator-extrapolation's generator must not
+# run again (it costs about a CPU-second a problem, and may make a problem or two otherwise)
+@lru_cache(maxsize=4)
 def suite_table(split: str, n: int, seed: int, method: str, max_ops: int) -> pd.DataFrame:
     """The first `n` problems of `split` (a suite table: problem, reference and how each was
-    made).
+    made); the same frame for the same arguments, not to be changed.
 
     Raises:
         ConfigError: more problems than a seeded-order split holds.

@@ -26,6 +26,9 @@ COLUMNS = (
     "k1", "k2", "coeff_range", "k", "n_ops", "method", "source_rows",
 )  # fmt: skip
 INT_COLUMNS = ("k1", "k2", "k", "n_ops")
+# what the brittleness study's tables group problems by (Welleck et al. 2022, Tables 2, 8, 9
+# and Figure 2), as the probe carries them
+GROUP_COLUMNS = ("set", "template", "coeff_range")
 TEXT_COLUMNS = tuple(c for c in COLUMNS if c not in (*INT_COLUMNS, "source_rows"))
 REQUIRED_COLUMNS = ("suite", "set", "problem")
 
