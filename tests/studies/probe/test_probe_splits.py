@@ -6,9 +6,11 @@ from helpers import model_settings
 
 from genprobe.studies.brittleness.solve import SuiteRow, solve
 from genprobe.studies.probe.config import ProbeConfig
+from genprobe.studies.probe.report import write_report
 from genprobe.studies.probe.results import read_probe, read_results, read_suites
 from genprobe.studies.probe.run import run_probe
 from genprobe.studies.probe.suites import build_suites
+from genprobe.studies.probe.summary import fail_by_set
 from genprobe.tasks.integration.suites.splits import suite_table
 from genprobe.tasks.integration.suites.table import GROUP_COLUMNS
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
@@ -69,6 +71,16 @@ def test_a_split_asked_for_is_judged_as_the_brittleness_study_judges_it(tmp_path
     sets = suite_table("robustness-simple", 6, 43, task.method, task.max_ops)["set"]
     assert list(rows["set"]) == list(sets)  # the split's sets, on its rows only
     assert read_results(run).query("suite == 'base'")["set"].isna().all()
+    # the brittleness study's tables of Fail@k per set and template, from the probe's rows
+    table = fail_by_set(read_results(run), 1)
+    failed = rows.assign(failed=100.0 * (rows["first_correct"] != 1).fillna(True))
+    expected = failed.groupby(["set", "template"])["failed"].agg(["size", "mean"])
+    assert list(table["suite"].unique()) == ["task-robustness-simple"]
+    assert list(zip(table["set"], table["template"], strict=True)) == list(expected.index)
+    assert list(table["n"]) == list(expected["size"])
+    assert list(table["Fail@1"]) == list(expected["mean"])
+    write_report(run)
+    assert "## Fail@k per set" in (run / "report.md").read_text()
 
 
 def test_a_split_the_task_lacks_is_one_line_and_writes_nothing(cli, tmp_path):

@@ -38,6 +38,7 @@ from genprobe.studies.probe.summary import (
     drop_by,
     errors,
     fail_at,
+    fail_by_set,
     failure_sharing,
     large_search_fixes,
     paired_drop,
@@ -151,6 +152,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
         "composites of solved parts",
         config.k,
     )
+    blocks += _by_set(fail_by_set(results, config.k))
     split = errors(results)
     if split.values.sum():
         blocks += [
@@ -445,6 +447,25 @@ def _error_table(split: pd.DataFrame) -> pd.DataFrame:
             ],
         }
     )
+
+
+def _by_set(table: pd.DataFrame) -> list:
+    """The section of Fail@k per set (none where no suite has sets)."""
+    if not len(table):
+        return []
+    shown = table.astype({"n": int}).fillna({"template": "–"} if "template" in table else {})
+    for column in (c for c in table if c.startswith("Fail@")):
+        shown[column] = table[column].map("{:.1f}".format)
+    return [
+        Heading("Fail@k per set"),
+        Text(
+            "The brittleness study's tables (Welleck et al. 2022: Table 2 for robustness, "
+            "Table 8 for compositionality, Table 9 for operator extrapolation) of the suites "
+            "whose inputs come in sets: per set (and template), the member × input pairs the "
+            "model can read and the percentage with no right candidate among the first k."
+        ),
+        Table(shown),
+    ]
 
 
 def _of_solved(solved: pd.DataFrame, heading: str, what: str, counted: str, k: int) -> list:

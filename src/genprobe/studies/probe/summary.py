@@ -17,6 +17,7 @@ from genprobe.analysis.judged import from_probe
 from genprobe.analysis.rates import correct
 from genprobe.analysis.stats import CONFIDENCE, N_RESAMPLES, Correlation, correlate
 from genprobe.analysis.variance import VarianceDecomposition, decompose_variance
+from genprobe.studies.brittleness.tables import fail_table
 from genprobe.studies.probe.decode import FEATURE
 from genprobe.studies.probe.suites import BASE
 from genprobe.tasks.probing import Breakdown
@@ -65,6 +66,24 @@ def fail_at(results: pd.DataFrame, k: int) -> pd.DataFrame:
     results = reported(results)
     table = rates.fail_at(from_probe(results), [k], ["member", "suite"])
     return _by_member(table.set_index(["member", "suite"])[f"Fail@{k}"], results)
+
+
+def fail_by_set(results: pd.DataFrame, k: int) -> pd.DataFrame:
+    """The brittleness study's tables of Fail@k per set (Welleck et al. 2022, Tables 2, 8, 9:
+    `brittleness.tables.fail_table`) of the suites whose inputs have sets (`Suite.columns`),
+    over the member x input pairs the model can read: suite, set, template (where a suite
+    knows it), n, Fail@1 and Fail@k (%), the suites in the run's order, their sets and
+    templates in alphabetical order; no rows where no suite has sets."""
+    rows = reported(results)
+    if "set" not in rows:
+        return pd.DataFrame()
+    rows = rows[rows["set"].notna()]
+    by = ["suite", "set", *(["template"] if "template" in rows else [])]
+    table = fail_table(from_probe(rows), by, sorted({1, k}))
+    order = {suite: i for i, suite in enumerate(rows["suite"].unique())}
+    at = table["suite"].map(order).rename("at")
+    table = table.join(at).sort_values(["at", *by[1:]], kind="stable")
+    return table.drop(columns="at").reset_index(drop=True)
 
 
 def _by_member(values: pd.Series, results: pd.DataFrame) -> pd.DataFrame:
