@@ -88,7 +88,7 @@ def _with_suites(run: Path, suites: pd.DataFrame, results: pd.DataFrame) -> pd.D
             if seen:
                 added["seen"][rows] = arrays[f"{i}.seen"][index]
             for name, values in kept[i].items():
-                added[name][rows] = [value or None for value in values[index]]
+                added[name][rows] = [str(value) or None for value in values[index]]
     return results.assign(**added)
 
 
