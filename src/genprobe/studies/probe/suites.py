@@ -24,7 +24,9 @@ A derived suite (`--derived`, the task's `Probes.derived`) is built after the ba
 decoded, of the base inputs every member solved (its first candidate right: Welleck et al.'s
 robustness on solved validation problems, and sums of solved problems); each input keeps the
 base rows it was made from (`origin` where it is one, `parts` where it is several) and its
-set.
+set. A task's split keeps what the task knows of its inputs (`Probes.split_columns`: the
+integration task's brittleness suites' set, template and coefficient range), so a report
+groups them as the brittleness study's tables do; `read_results` joins these to the rows.
 
 A task with many right outputs (integration) has no gold output to weigh a failed answer
 against, but the generator's output for a generated input is a right one, a family with
