@@ -42,7 +42,14 @@ def test_reading_the_declarations_imports_none_of_the_modules_they_name():
         {
             spec.partition(":")[0]
             for study in STUDIES
-            for spec in (study.config, study.run, study.report, study.tables)
+            for spec in (
+                study.config,
+                study.run,
+                study.report,
+                study.tables,
+                *study.commands.values(),
+                *study.report_commands.values(),
+            )
         }
     )
     check = (
@@ -64,6 +71,13 @@ def _commands(group=None, words=()):
             yield from _commands(command, (*words, name))
         else:
             yield " ".join((*words, name)), command
+
+
+@pytest.mark.parametrize("study", STUDIES, ids=NAMES)
+def test_a_study_names_the_function_of_each_of_its_commands(study):
+    for words, spec in {**study.commands, **study.report_commands}.items():
+        assert inspect.isfunction(load_function(spec)), words
+        assert spec.startswith("genprobe.cli."), words
 
 
 def test_every_command_a_study_names_is_one_of_the_command_line():

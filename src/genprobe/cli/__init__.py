@@ -1,5 +1,7 @@
-"""The `genprobe` command line: one module per command group, wired together here; what Ctrl-C
-in a study's command says a rerun keeps is read from the study's declaration (`STUDIES`)."""
+"""The `genprobe` command line: one module per command group, wired together here. A study's
+commands are registered from its declaration (`STUDIES`: the words typed after `genprobe` and
+the function that runs them), in the order of `STUDIES`, as is what Ctrl-C in one says a rerun
+keeps."""
 
 from __future__ import annotations
 
@@ -12,15 +14,11 @@ import typer
 from genprobe import __version__
 from genprobe.cli import (
     architectures,
-    brittleness,
     export,
     integration,
     models,
-    probe,
     report,
     rewriting,
-    sagga,
-    search,
     suites,
     sweep,
     tasks,
@@ -35,6 +33,7 @@ from genprobe.errors import (
     show_warning,
 )
 from genprobe.studies import STUDIES
+from genprobe.studies.study import load_function
 
 
 def _print_version(wanted: bool) -> None:
@@ -55,31 +54,36 @@ def _root(
 app = command_group(
     "Did a sequence model learn the rule, or only the training distribution?", _root
 )
+# the groups a study's command can be in, by the words before its name ("" for genprobe's own)
+GROUPS = {"": app, "rewriting": rewriting.app, "integration": integration.app}
+
+
+def _register_studies() -> None:
+    """Register every command a study declares, as the function it names (with the examples
+    after its options, its `epilog`, where it has one)."""
+    for study in STUDIES:
+        for words, spec in {**study.commands, **study.report_commands}.items():
+            group, _, name = words.rpartition(" ")
+            function = load_function(spec)
+            GROUPS[group].command(name=name, epilog=getattr(function, "epilog", None))(function)
+
+
 app.command(name="tasks")(tasks.tasks)
-app.add_typer(tasks.app, name="task")
 app.command(name="architectures")(architectures.architectures)
-app.command(name="sweep")(sweep.sweep)
-app.command(name="evaluate")(sweep.evaluate)
+integration.app.command(name="suite")(suites.suite)
+_register_studies()
 app.command(name="compare")(sweep.compare)
-app.command(name="probe")(probe.probe)
+rewriting.app.command(name="compare")(sweep.compare)
+app.command(name="report")(report.report)
+app.command(name="export")(export.export)
+app.command(name="models")(models.models)
+app.add_typer(tasks.app, name="task")
 app.add_typer(
     rewriting.app,
     name="rewriting",
     short_help="Symbol rewriting (Weber et al. 2018): data, validity checks, seed sweeps.",
 )
-rewriting.app.command(name="evaluate")(sweep.evaluate)
-rewriting.app.command(name="compare")(sweep.compare)
 app.add_typer(integration.app, name="integration")
-integration.app.command(name="suite")(suites.suite)
-integration.app.command(name="evaluate")(brittleness.evaluate)
-integration.app.command(name="brittleness")(brittleness.brittleness)
-integration.app.command(name="sagga")(sagga.sagga)
-integration.app.command(name="sagga-report")(sagga.sagga_report)
-app.command(name="search")(search.search)
-app.command(name="report")(report.report)
-app.command(name="export")(export.export)
-app.command(name="models")(models.models)
-
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit code 2, never a traceback;

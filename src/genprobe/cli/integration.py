@@ -326,7 +326,6 @@ def score(
             print(f"{logprob:.6f}\t{infix_text(problem)}\t{infix_text(candidate)}")
 
 
-@app.command()
 @with_config_options(IntegrationTrainConfig, "given", dict, given_only=True)
 def train(
     data: Annotated[Path, typer.Option("--data", help="Pairs: L&C text, or JSONL/Parquet.")],

@@ -174,8 +174,8 @@ rewriting_sweep.__signature__ = _rewriting_sweep_signature()  # type: ignore[att
 rewriting_sweep.__annotations__ = {
     p.name: p.annotation for p in rewriting_sweep.__signature__.parameters.values()
 }
-app.command(
-    name="sweep",
-    epilog="Examples:\n\n  genprobe rewriting sweep --seeds 50 --out runs/weber\n\n"
-    "  genprobe rewriting sweep --seeds 8 --train-size 20000 --symbols 30 --out runs/small",
-)(rewriting_sweep)
+# `genprobe rewriting sweep` (registered from its study's declaration) ends its help with it
+rewriting_sweep.epilog = (  # type: ignore[attr-defined]
+    "Examples:\n\n  genprobe rewriting sweep --seeds 50 --out runs/weber\n\n"
+    "  genprobe rewriting sweep --seeds 8 --train-size 20000 --symbols 30 --out runs/small"
+)
