@@ -32,7 +32,7 @@ from genprobe.errors import (
     GenprobeWarning,
     show_warning,
 )
-from genprobe.studies import STUDIES
+from genprobe.studies import STUDIES, study_of
 from genprobe.studies.study import load_function
 
 
@@ -85,6 +85,7 @@ app.add_typer(
 )
 app.add_typer(integration.app, name="integration")
 
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit code 2, never a traceback;
     Ctrl-C exits 130 with a line on how to resume."""
@@ -119,14 +120,38 @@ def main(argv: list[str] | None = None) -> None:
 INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
+# What a rerun of each interrupted command that resumes keeps, as Ctrl-C in it says: every
+# study's commands (from its declaration), and `integration generate`, no study (its run writes
+# no report) but FWD and BWD generation are shards of a run in OUT.run. `genprobe report` keeps
+# what its run's study declares its report keeps (`_report_keeps`).
+RESUMED = {
+    **{command: kept for study in STUDIES for command, kept in study.resumed.items()},
+    "integration generate": "the finished shards of attempts in OUT.run are kept (FWD and "
+    "BWD; IBP starts over)",
+}
+
+
 def _how_to_resume(argv: list[str]) -> str:
-    """What a rerun of the interrupted command keeps, as the study it runs declares it."""
-    kept = {command: said for study in STUDIES for command, said in study.resumed.items()}
+    """What a rerun of the interrupted command keeps (`RESUMED`)."""
     words = _command_words(argv)
-    for length in (2, 1):
-        if said := kept.get(" ".join(words[:length])):
-            return f"run the same command again (same --out) to resume: {said}."
-    return "this command does not resume; run it again to start over."
+    command = _command(argv)
+    said = next((k for n in (2, 1) if (k := RESUMED.get(" ".join(words[:n])))), None)
+    if said is None and words[:1] == ["report"]:
+        said = _report_keeps(command, argv[1:])
+    if not said:
+        return "this command does not resume; run it again to start over."
+    same = " (same --out)" if any("--out" in p.opts for p in command.params) else ""
+    return f"run the same command again{same} to resume: {said}."
+
+
+def _report_keeps(command: Any, args: list[str]) -> str:
+    """What a rerun of `genprobe report RUN_DIR` keeps: what the report of the run's study
+    keeps where it runs shards of its own (a SAGGA search's tagging), else nothing."""
+    run = command.make_context("report", list(args), resilient_parsing=True).params["run_dir"]
+    try:
+        return "" if run is None else study_of(run).report_resumes
+    except GenprobeError:  # no run directory of a study
+        return ""
 
 
 def _command_words(argv: list[str]) -> list[str]:
