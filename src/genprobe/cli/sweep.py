@@ -237,10 +237,10 @@ def sweep(
             if f"{place}.{name}" in varied:
                 raise ConfigError("--set", "a setting that --vary does not vary", f"{place}.{name}")
     pairs = parse_pairs(task_option, "--task-option")
-    task_options = _merged("task option", "task", pairs, _pair("--task-option"), addressed)
+    task_options = merged("task option", "task", pairs, _pair("--task-option"), addressed)
     chosen = load_task(task, task_options)
     pairs = parse_pairs(model_option, "--model-option")
-    model_options = _merged("model option", "model", pairs, _pair("--model-option"), addressed)
+    model_options = merged("model option", "model", pairs, _pair("--model-option"), addressed)
     options = model_flags.options(arch, model_options, _spelled(pairs, addressed["model"]))
     from genprobe.models.architectures import load_architecture
 
@@ -249,7 +249,7 @@ def sweep(
         "training", addressed["train"], field_types(TrainConfig), "training setting"
     )
     addressed["train"] = typed
-    given = _merged("training setting", "train", train, _flag, addressed)
+    given = merged("training setting", "train", train, _flag, addressed)
     trained = TrainConfig.for_optimizer(**given)
     # only now the study's modules (torch, pandas): a mistyped task or model is told at once
     from genprobe.studies.seed_sensitivity import SweepConfig, run_sweep
@@ -302,7 +302,7 @@ def sweep(
         console.print(f"grid report: {report_grid(out)[1]}")
 
 
-def _merged(
+def merged(
     what: str,
     place: str,
     flagged: dict[str, Any],

@@ -152,3 +152,25 @@ def test_rewriting_sweeps_grammar_flags_are_its_task_options(cli, made, tmp_path
     assert code == 0, err
     assert made[0].task.options()["n_symbols"] == 30
     assert made[0].task.options()["identity_weight"] == 0.15  # the paper's, left out
+
+
+@pytest.mark.parametrize(
+    ("given", "typed"),
+    [
+        (("--symbols", "30", "--set", "task.n_symbols=20"), "--symbols 30"),
+        (("--authors-b-quirk", "--set", "task.authors_b_quirk=false"), "--authors-b-quirk"),
+    ],
+)
+def test_a_grammar_flag_and_its_set_are_refused_naming_the_flag_as_typed(
+    cli, made, tmp_path, given, typed
+):
+    out = tmp_path / "run"
+    code, _, err = cli("rewriting", "sweep", *given, "--out", str(out))
+    name = given[-1].split("=")[0].removeprefix("task.")
+    value = given[-1].split("=")[1]
+    assert (code, err) == (
+        2,
+        f"genprobe: error: task option {name} is given twice: as {typed} and as --set "
+        f"task.{name}={value}\n",
+    )
+    assert not out.exists() and not made
