@@ -227,9 +227,12 @@ def sweep(
 ) -> None:
     """Train N seeds of a model on a task at once, evaluate every suite, report. Resumable."""
     from genprobe.options import field_types, parse_pairs, typed_options
+    from genprobe.studies.seed_sensitivity.config import SweepConfig
     from genprobe.studies.seed_sensitivity.grid import parse_axes, parse_settings
     from genprobe.tasks.registry import load_task
 
+    # the members counted before any work (the task loaded, its training split drawn)
+    count = SweepConfig.member_count(seeds, init_seeds, order_seeds)
     addressed = parse_settings(settings or [])
     varied = parse_axes(vary) if vary else {}
     for place, names in addressed.items():
@@ -252,10 +255,9 @@ def sweep(
     given = merged("training setting", "train", train, _flag, addressed)
     trained = TrainConfig.for_optimizer(**given)
     # only now the study's modules (torch, pandas): a mistyped task or model is told at once
-    from genprobe.studies.seed_sensitivity import SweepConfig, run_sweep
+    from genprobe.studies.seed_sensitivity import run_sweep
     from genprobe.studies.seed_sensitivity.memory import check_memory
 
-    count = SweepConfig.member_count(seeds, init_seeds, order_seeds)
     config = SweepConfig(
         seeds=(first_seed,),  # the members once they are known to fit
         task=chosen,
