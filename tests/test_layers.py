@@ -31,10 +31,6 @@ REPORT_MODULES = ("summary", "report", "plots", "compare", "tables")
 
 # (importer prefix, imported prefix): why it is allowed.
 EXCEPTIONS = {
-    ("tasks", "verification.verdict"): (
-        "a task's verdicts (the contract's `outcomes`, the integration verifier) are in the "
-        "shared Outcome, Verdict and TimeoutPolicy types"
-    ),
     ("under_test.registry", "studies.seed_sensitivity.as_model"): (
         "a finished sweep as a model under test (`run:`) is read by the study that wrote it "
         "(its config, members and training data), named by string so that the registry loads "

@@ -237,7 +237,7 @@ def verify(
 
     from genprobe.cli.console import progress_bar
     from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
-    from genprobe.verification.verdict import Outcome, TimeoutPolicy
+    from genprobe.tasks.verdict import Outcome, TimeoutPolicy
 
     if policy not in ("strict", "generous"):
         raise ConfigError("--policy", "strict or generous", policy)
