@@ -27,9 +27,9 @@ from genprobe.studies.probe.summary import unresolved
 from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.integration.suites.splits import SPLITS
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
+from genprobe.tasks.verdict import TimeoutPolicy
 from genprobe.under_test.adapters.integration_tokens import load_integration_model
 from genprobe.under_test.settings import ModelSettings
-from genprobe.verification.verdict import TimeoutPolicy
 
 
 def main() -> None:

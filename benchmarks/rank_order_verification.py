@@ -22,9 +22,9 @@ import numpy as np
 
 from genprobe.tasks.registry import load_task
 from genprobe.tasks.task import Task
+from genprobe.tasks.verdict import Outcome
 from genprobe.under_test.adapters.integration_tokens import as_sequence_model
 from genprobe.under_test.sequences import Ranked
-from genprobe.verification.verdict import Outcome
 
 MODEL = "bundled:integration-cpu"
 

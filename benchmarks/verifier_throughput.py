@@ -42,7 +42,7 @@ from genprobe.tasks.integration.generation_config import GeneratorConfig, TreeSe
 from genprobe.tasks.integration.generators import attempt
 from genprobe.tasks.integration.prefix import from_prefix, strip_problem_prefix
 from genprobe.tasks.integration.stress import dominance_pairs
-from genprobe.verification.verdict import Outcome
+from genprobe.tasks.verdict import Outcome
 
 x = X
 BIG = sp.Rational(262144, 9)

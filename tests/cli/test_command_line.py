@@ -104,6 +104,9 @@ SWEEP_KEPT = (
     "the finished shards are kept and a seed chunk in training goes on from its last save, at "
     "most a minute back"
 )
+GENERATION_KEPT = (
+    "the finished shards of attempts in OUT.run are kept (FWD and BWD; IBP starts over)"
+)
 ANSWERS_KEPT = "the suites answered are kept, and an endpoint's answers come from its answer cache"
 LANGUAGE_MODEL = ("--model", "openai:m@http://127.0.0.1:9/v1", "--task", "reverse_string")
 OUT = ("--out", "{run}")
@@ -147,9 +150,41 @@ def test_ctrl_c_in_a_study_says_what_a_rerun_keeps(cli, monkeypatch, tmp_path, c
     (data := tmp_path / "data.txt").write_text("x^2\n")
     argv, kept = STUDY_COMMANDS[command]
     code, _, err = cli(*(word.format(data=data, run=tmp_path / "run") for word in argv))
+    same = " (same --out)" if "--out" in argv else ""  # sagga-report: its run as an argument
     assert (code, err.splitlines()) == (130, [
-        f"genprobe: interrupted; run the same command again (same --out) to resume: {kept}."
+        f"genprobe: interrupted; run the same command again{same} to resume: {kept}."
     ])  # fmt: skip
+
+
+def test_ctrl_c_in_a_generation_says_its_run_keeps_the_finished_shards(cli, monkeypatch, tmp_path):
+    """`integration generate` is no study, but FWD and BWD resume in OUT.run."""
+    monkeypatch.setattr("genprobe.tasks.integration.generation_run.generate_run", _interrupt)
+    code, _, err = cli("integration", "generate", "--method", "fwd", "--n", "2",
+                       "--out", str(tmp_path / "pairs.txt"))  # fmt: skip
+    assert (code, err.splitlines()) == (130, [
+        "genprobe: interrupted; run the same command again (same --out) to resume: "
+        f"{GENERATION_KEPT}."
+    ])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ("integration-sagga", "run the same command again to resume: the finished tagging "
+         "shards are kept."),
+        ("probe", "this command does not resume; run it again to start over."),
+    ],
+)  # fmt: skip
+def test_ctrl_c_in_a_report_says_what_its_studys_report_keeps(
+    cli, monkeypatch, tmp_path, kind, said
+):
+    """A SAGGA search's report runs tagging shards; a probe's reads its files alone."""
+    study = next(study for study in STUDIES if study.kind == kind)
+    monkeypatch.setattr(study.report.replace(":", "."), _interrupt)
+    (run := tmp_path / "run").mkdir()
+    (run / "config.json").write_text(json.dumps({"kind": kind}))
+    code, _, err = cli("report", str(run))
+    assert (code, err.splitlines()) == (130, [f"genprobe: interrupted; {said}"])
 
 
 def test_ctrl_c_in_a_command_that_does_not_resume(cli, monkeypatch, tmp_path):

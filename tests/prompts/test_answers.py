@@ -7,7 +7,7 @@ import pytest
 from genprobe.prompts import Answer, judge, parse_answer, parse_answers
 from genprobe.tasks import load_task
 from genprobe.tasks.tokens import encode_inputs
-from genprobe.verification.verdict import Outcome
+from genprobe.tasks.verdict import Outcome
 
 
 @pytest.fixture(scope="module")

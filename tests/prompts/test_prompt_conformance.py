@@ -13,7 +13,7 @@ from genprobe.prompts import (
 )
 from genprobe.tasks import load_task
 from genprobe.tasks.registry import TASKS
-from genprobe.verification.verdict import Outcome
+from genprobe.tasks.verdict import Outcome
 
 
 @pytest.mark.parametrize("name", list(TASKS))

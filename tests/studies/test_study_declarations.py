@@ -12,7 +12,7 @@ import pytest
 import typer
 
 import genprobe
-from genprobe.cli import app
+from genprobe.cli import RESUMED, app
 from genprobe.studies import STUDIES
 from genprobe.studies.study import load_function
 
@@ -42,7 +42,14 @@ def test_reading_the_declarations_imports_none_of_the_modules_they_name():
         {
             spec.partition(":")[0]
             for study in STUDIES
-            for spec in (study.config, study.run, study.report, study.tables)
+            for spec in (
+                study.config,
+                study.run,
+                study.report,
+                study.tables,
+                *study.commands.values(),
+                *study.report_commands.values(),
+            )
         }
     )
     check = (
@@ -66,15 +73,23 @@ def _commands(group=None, words=()):
             yield " ".join((*words, name)), command
 
 
+@pytest.mark.parametrize("study", STUDIES, ids=NAMES)
+def test_a_study_names_the_function_of_each_of_its_commands(study):
+    for words, spec in {**study.commands, **study.report_commands}.items():
+        assert inspect.isfunction(load_function(spec)), words
+        assert spec.startswith("genprobe.cli."), words
+
+
 def test_every_command_a_study_names_is_one_of_the_command_line():
     named = [command for study in STUDIES for command in study.resumed]
     assert len(named) == len(set(named))  # no command runs two studies
     assert sorted(set(named) - {words for words, _ in _commands()}) == []
 
 
-def test_every_command_whose_out_says_it_resumes_is_a_studys():
-    """So Ctrl-C in it says what a rerun keeps, not that it does not resume."""
-    resumed = {command for study in STUDIES for command in study.resumed}
+def test_every_command_whose_out_says_it_resumes_says_what_a_rerun_keeps():
+    """So Ctrl-C in it says what a rerun keeps, not that it does not resume: a study's command,
+    or one of the few others that resume (`RESUMED`)."""
+    resumed = set(RESUMED)
     says = {
         words
         for words, command in _commands()

@@ -9,8 +9,8 @@ from genprobe.errors import ConfigError
 from genprobe.tasks import load_task, task_probes
 from genprobe.tasks.probing import token_edits
 from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, output_lines
+from genprobe.tasks.verdict import Outcome
 from genprobe.tasks.word_problems import TEMPLATE_NAMES
-from genprobe.verification.verdict import Outcome
 
 TASK = load_task("word_problems")
 PROBES = task_probes(TASK)

@@ -17,7 +17,7 @@ One row per member × suite × input × role × rank:
     rank               Int64    1-based position among the role's outputs (null: an input
                                 that got no candidate at all, on the one row it then has)
     output             str      what the member answered, in the task's tokens
-    outcome            str      the verifier's verdict (`verification.verdict.Outcome`):
+    outcome            str      the verifier's verdict (`tasks.verdict.Outcome`):
                                 correct, incorrect, timeout, unparseable, unsupported; null
                                 where it was not judged (after the first right candidate's
                                 window of ranks) or there is no candidate
@@ -40,7 +40,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from genprobe.verification.verdict import Outcome
+from genprobe.tasks.verdict import Outcome
 
 KEYS = ("member", "suite", "index")  # an input's identity
 COLUMNS = (

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from genprobe.analysis.plots import save_figure
-from genprobe.verification.verdict import Outcome
+from genprobe.tasks.verdict import Outcome
 
 
 def per_input(rows: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from genprobe.analysis.judged import ANSWER, CANDIDATE, KEYS
-from genprobe.verification.verdict import Outcome, TimeoutPolicy
+from genprobe.tasks.verdict import Outcome, TimeoutPolicy
 
 # the outcomes that pass under each timeout policy
 PASSING = {

@@ -1,5 +1,7 @@
-"""The `genprobe` command line: one module per command group, wired together here; what Ctrl-C
-in a study's command says a rerun keeps is read from the study's declaration (`STUDIES`)."""
+"""The `genprobe` command line: one module per command group, wired together here. A study's
+commands are registered from its declaration (`STUDIES`: the words typed after `genprobe` and
+the function that runs them), in the order of `STUDIES`, as is what Ctrl-C in one says a rerun
+keeps."""
 
 from __future__ import annotations
 
@@ -12,15 +14,11 @@ import typer
 from genprobe import __version__
 from genprobe.cli import (
     architectures,
-    brittleness,
     export,
     integration,
     models,
-    probe,
     report,
     rewriting,
-    sagga,
-    search,
     suites,
     sweep,
     tasks,
@@ -34,7 +32,8 @@ from genprobe.errors import (
     GenprobeWarning,
     show_warning,
 )
-from genprobe.studies import STUDIES
+from genprobe.studies import STUDIES, study_of
+from genprobe.studies.study import load_function
 
 
 def _print_version(wanted: bool) -> None:
@@ -55,30 +54,36 @@ def _root(
 app = command_group(
     "Did a sequence model learn the rule, or only the training distribution?", _root
 )
+# the groups a study's command can be in, by the words before its name ("" for genprobe's own)
+GROUPS = {"": app, "rewriting": rewriting.app, "integration": integration.app}
+
+
+def _register_studies() -> None:
+    """Register every command a study declares, as the function it names (with the examples
+    after its options, its `epilog`, where it has one)."""
+    for study in STUDIES:
+        for words, spec in {**study.commands, **study.report_commands}.items():
+            group, _, name = words.rpartition(" ")
+            function = load_function(spec)
+            GROUPS[group].command(name=name, epilog=getattr(function, "epilog", None))(function)
+
+
 app.command(name="tasks")(tasks.tasks)
-app.add_typer(tasks.app, name="task")
 app.command(name="architectures")(architectures.architectures)
-app.command(name="sweep")(sweep.sweep)
-app.command(name="evaluate")(sweep.evaluate)
+integration.app.command(name="suite")(suites.suite)
+_register_studies()
 app.command(name="compare")(sweep.compare)
-app.command(name="probe")(probe.probe)
+rewriting.app.command(name="compare")(sweep.compare)
+app.command(name="report")(report.report)
+app.command(name="export")(export.export)
+app.command(name="models")(models.models)
+app.add_typer(tasks.app, name="task")
 app.add_typer(
     rewriting.app,
     name="rewriting",
     short_help="Symbol rewriting (Weber et al. 2018): data, validity checks, seed sweeps.",
 )
-rewriting.app.command(name="evaluate")(sweep.evaluate)
-rewriting.app.command(name="compare")(sweep.compare)
 app.add_typer(integration.app, name="integration")
-integration.app.command(name="suite")(suites.suite)
-integration.app.command(name="evaluate")(brittleness.evaluate)
-integration.app.command(name="brittleness")(brittleness.brittleness)
-integration.app.command(name="sagga")(sagga.sagga)
-integration.app.command(name="sagga-report")(sagga.sagga_report)
-app.command(name="search")(search.search)
-app.command(name="report")(report.report)
-app.command(name="export")(export.export)
-app.command(name="models")(models.models)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -115,14 +120,38 @@ def main(argv: list[str] | None = None) -> None:
 INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
+# What a rerun of each interrupted command that resumes keeps, as Ctrl-C in it says: every
+# study's commands (from its declaration), and `integration generate`, no study (its run writes
+# no report) but FWD and BWD generation are shards of a run in OUT.run. `genprobe report` keeps
+# what its run's study declares its report keeps (`_report_keeps`).
+RESUMED = {
+    **{command: kept for study in STUDIES for command, kept in study.resumed.items()},
+    "integration generate": "the finished shards of attempts in OUT.run are kept (FWD and "
+    "BWD; IBP starts over)",
+}
+
+
 def _how_to_resume(argv: list[str]) -> str:
-    """What a rerun of the interrupted command keeps, as the study it runs declares it."""
-    kept = {command: said for study in STUDIES for command, said in study.resumed.items()}
+    """What a rerun of the interrupted command keeps (`RESUMED`)."""
     words = _command_words(argv)
-    for length in (2, 1):
-        if said := kept.get(" ".join(words[:length])):
-            return f"run the same command again (same --out) to resume: {said}."
-    return "this command does not resume; run it again to start over."
+    command = _command(argv)
+    said = next((k for n in (2, 1) if (k := RESUMED.get(" ".join(words[:n])))), None)
+    if said is None and words[:1] == ["report"]:
+        said = _report_keeps(command, argv[1:])
+    if not said:
+        return "this command does not resume; run it again to start over."
+    same = " (same --out)" if any("--out" in p.opts for p in command.params) else ""
+    return f"run the same command again{same} to resume: {said}."
+
+
+def _report_keeps(command: Any, args: list[str]) -> str:
+    """What a rerun of `genprobe report RUN_DIR` keeps: what the report of the run's study
+    keeps where it runs shards of its own (a SAGGA search's tagging), else nothing."""
+    run = command.make_context("report", list(args), resilient_parsing=True).params["run_dir"]
+    try:
+        return "" if run is None else study_of(run).report_resumes
+    except GenprobeError:  # no run directory of a study
+        return ""
 
 
 def _command_words(argv: list[str]) -> list[str]:

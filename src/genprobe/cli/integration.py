@@ -237,7 +237,7 @@ def verify(
 
     from genprobe.cli.console import progress_bar
     from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
-    from genprobe.verification.verdict import Outcome, TimeoutPolicy
+    from genprobe.tasks.verdict import Outcome, TimeoutPolicy
 
     if policy not in ("strict", "generous"):
         raise ConfigError("--policy", "strict or generous", policy)
@@ -326,7 +326,6 @@ def score(
             print(f"{logprob:.6f}\t{infix_text(problem)}\t{infix_text(candidate)}")
 
 
-@app.command()
 @with_config_options(IntegrationTrainConfig, "given", dict, given_only=True)
 def train(
     data: Annotated[Path, typer.Option("--data", help="Pairs: L&C text, or JSONL/Parquet.")],

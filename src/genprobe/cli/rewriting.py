@@ -13,7 +13,7 @@ from genprobe.cli.config_options import CONTEXT
 from genprobe.cli.console import console
 from genprobe.cli.group import command_group
 from genprobe.cli.paths import output_file
-from genprobe.cli.sweep import print_judged
+from genprobe.cli.sweep import merged, print_judged
 from genprobe.cli.sweep import sweep as sweep_command
 from genprobe.errors import GenprobeError
 
@@ -143,15 +143,35 @@ def rewriting_sweep(**options: Any) -> None:
     """Train N seeds on the rewriting task: `genprobe sweep --task rewriting --suite-size 2000`
     (every option of `genprobe sweep --help`) with the grammar's --symbols, --letters,
     --variants, --identity-weight and --authors-b-quirk."""
+    from genprobe.studies.seed_sensitivity.grid import parse_settings
+
     # only the grammar flags given: the others are the task's own defaults (the paper's), so
     # that `--set task.n_symbols=30` is --symbols 30
     given = options[CONTEXT].get_parameter_source
-    grammar = [
-        f"{name}={value}"
+    grammar = {
+        name: (flag, value)
         for flag, (name, _) in GRAMMAR.items()
         if (value := options.pop(flag)) is not None and given(flag).name != "DEFAULT"
-    ]
-    sweep_command(task="rewriting", task_option=grammar, **options)
+    }
+    # one given both ways is refused here, named as typed (`genprobe sweep` would name it as
+    # the --task-option it is passed as)
+    merged(
+        "task option",
+        "task",
+        {name: value for name, (_, value) in grammar.items()},
+        lambda name, value: _typed(grammar[name][0], value),
+        parse_settings(options["settings"] or []),
+    )
+    task_option = [f"{name}={value}" for name, (_, value) in grammar.items()]
+    sweep_command(task="rewriting", task_option=task_option, **options)
+
+
+def _typed(flag: str, value: Any) -> str:
+    """A grammar flag as typed: `--symbols 30`, `--no-authors-b-quirk`."""
+    on, _, off = GRAMMAR[flag][1].param_decls[0].partition("/")
+    if isinstance(value, bool):
+        return on if value else off
+    return f"{on} {value}"
 
 
 def _rewriting_sweep_signature() -> inspect.Signature:
@@ -174,8 +194,8 @@ rewriting_sweep.__signature__ = _rewriting_sweep_signature()  # type: ignore[att
 rewriting_sweep.__annotations__ = {
     p.name: p.annotation for p in rewriting_sweep.__signature__.parameters.values()
 }
-app.command(
-    name="sweep",
-    epilog="Examples:\n\n  genprobe rewriting sweep --seeds 50 --out runs/weber\n\n"
-    "  genprobe rewriting sweep --seeds 8 --train-size 20000 --symbols 30 --out runs/small",
-)(rewriting_sweep)
+# `genprobe rewriting sweep` (registered from its study's declaration) ends its help with it
+rewriting_sweep.epilog = (  # type: ignore[attr-defined]
+    "Examples:\n\n  genprobe rewriting sweep --seeds 50 --out runs/weber\n\n"
+    "  genprobe rewriting sweep --seeds 8 --train-size 20000 --symbols 30 --out runs/small"
+)

@@ -227,9 +227,12 @@ def sweep(
 ) -> None:
     """Train N seeds of a model on a task at once, evaluate every suite, report. Resumable."""
     from genprobe.options import field_types, parse_pairs, typed_options
+    from genprobe.studies.seed_sensitivity.config import SweepConfig
     from genprobe.studies.seed_sensitivity.grid import parse_axes, parse_settings
     from genprobe.tasks.registry import load_task
 
+    # the members counted before any work (the task loaded, its training split drawn)
+    count = SweepConfig.member_count(seeds, init_seeds, order_seeds)
     addressed = parse_settings(settings or [])
     varied = parse_axes(vary) if vary else {}
     for place, names in addressed.items():
@@ -237,10 +240,10 @@ def sweep(
             if f"{place}.{name}" in varied:
                 raise ConfigError("--set", "a setting that --vary does not vary", f"{place}.{name}")
     pairs = parse_pairs(task_option, "--task-option")
-    task_options = _merged("task option", "task", pairs, _pair("--task-option"), addressed)
+    task_options = merged("task option", "task", pairs, _pair("--task-option"), addressed)
     chosen = load_task(task, task_options)
     pairs = parse_pairs(model_option, "--model-option")
-    model_options = _merged("model option", "model", pairs, _pair("--model-option"), addressed)
+    model_options = merged("model option", "model", pairs, _pair("--model-option"), addressed)
     options = model_flags.options(arch, model_options, _spelled(pairs, addressed["model"]))
     from genprobe.models.architectures import load_architecture
 
@@ -249,13 +252,12 @@ def sweep(
         "training", addressed["train"], field_types(TrainConfig), "training setting"
     )
     addressed["train"] = typed
-    given = _merged("training setting", "train", train, _flag, addressed)
+    given = merged("training setting", "train", train, _flag, addressed)
     trained = TrainConfig.for_optimizer(**given)
     # only now the study's modules (torch, pandas): a mistyped task or model is told at once
-    from genprobe.studies.seed_sensitivity import SweepConfig, run_sweep
+    from genprobe.studies.seed_sensitivity import run_sweep
     from genprobe.studies.seed_sensitivity.memory import check_memory
 
-    count = SweepConfig.member_count(seeds, init_seeds, order_seeds)
     config = SweepConfig(
         seeds=(first_seed,),  # the members once they are known to fit
         task=chosen,
@@ -302,7 +304,7 @@ def sweep(
         console.print(f"grid report: {report_grid(out)[1]}")
 
 
-def _merged(
+def merged(
     what: str,
     place: str,
     flagged: dict[str, Any],

@@ -3,12 +3,12 @@
 `STUDIES` is the one table of the studies, each declared once in its own `study.py`
 (`genprobe.studies.study.Study`: the kind a run records in `config.json`, its config and
 driver, the commands that run it and what a rerun of an interrupted one keeps, its stages, its
-report, its tables). `study_of` finds a run's study by its kind; `report_run` imports the
-report function only then (so reporting one study never loads another's dependencies), as
-`studies.tables.read_tables` does its tables function. A
-report function takes the run directory, reads only its result files, and returns the paths of
-`report.md` and `report.html` (`genprobe.analysis.render.write_report` writes both from a list
-of blocks).
+report, its tables); the command line registers their commands in its order. `study_of` finds
+a run's study by its kind; `report_run` imports the report function only then (so reporting
+one study never loads another's dependencies), as `studies.tables.read_tables` does its tables
+function. A report function takes the run directory, reads only its result files, and returns
+the paths of `report.md` and `report.html` (`genprobe.analysis.render.write_report` writes
+both from a list of blocks).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from genprobe.studies.seed_sensitivity.study import LANGUAGE_MODEL, SEED_SENSITI
 from genprobe.studies.study import Study
 
 STUDIES: tuple[Study, ...] = (
-    SEED_SENSITIVITY, LANGUAGE_MODEL, BRITTLENESS, SAGGA, INTEGRATION_TRAIN, PROBE, SEARCH,
+    SEED_SENSITIVITY, LANGUAGE_MODEL, INTEGRATION_TRAIN, BRITTLENESS, SAGGA, PROBE, SEARCH,
 )  # fmt: skip
 KINDS: tuple[str, ...] = tuple(kind for study in STUDIES for kind in study.kinds)
 

@@ -7,7 +7,9 @@ The study's driver opens its runs under `kind`, its stages name their shards by 
 readers accept only run directories of its kinds, and `genprobe.studies.STUDIES` lists every
 declaration for `genprobe report` and for the command line (what a command interrupted by
 Ctrl-C says a rerun keeps). A declaration names its modules by string and imports nothing of
-its study, so reading one loads no model, SymPy or plotting library.
+its study, so reading one loads no model, SymPy or plotting library. The command line
+registers each command a declaration names (`commands`, `report_commands`: the words typed
+after `genprobe`, and the function of `genprobe.cli` that runs it) from `STUDIES`.
 
 A report written by `write_report` records what it was made from (`REPORT_STAMP`: a digest of
 config.json, the shard manifests, which name every result file's sha256, and the study's
@@ -22,8 +24,8 @@ import hashlib
 import importlib
 import json
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +47,9 @@ class Study:
     config: str
     # "module:function": its driver, which makes the run directory of a config or resumes it
     run: str
-    # the commands that run it, as typed after `genprobe` ("rewriting sweep")
-    commands: tuple[str, ...]
+    # the commands that run it, as typed after `genprobe` ("rewriting sweep") -> the function
+    # of the command line that is the command ("module:function")
+    commands: Mapping[str, str]
     # what a rerun of an interrupted run keeps, as Ctrl-C in one of `commands` says
     resumes: str
     report: str  # "module:function": takes the run directory, returns (report.md, report.html)
@@ -61,8 +64,8 @@ class Study:
     # files its report writes beside report.md and report.html that its commands read after
     report_outputs: tuple[str, ...] = ()
     # the commands that write its report alone where writing it runs shards of its own (a
-    # SAGGA search's tagging), and what a rerun of an interrupted one keeps
-    report_commands: tuple[str, ...] = ()
+    # SAGGA search's tagging), as `commands`, and what a rerun of an interrupted one keeps
+    report_commands: Mapping[str, str] = field(default_factory=dict)
     report_resumes: str = ""
 
     @property

@@ -3,7 +3,8 @@
 The contract every task meets is `task.Task` (with `DeterministicTask` for tasks with one right
 output per input); what the probe studies perturb and slice a task by is its `probing.Probes`,
 in a file of its own; `registry.TASKS` names both for every task; `conformance.check_task`
-checks one. The integration task (`integration/`) meets it too
+checks one; `verdict` holds the outcomes a task's judgement gives (`Outcome`, `Verdict`,
+`TimeoutPolicy`). The integration task (`integration/`) meets it too
 (`integration.task.IntegrationTask`, its tokens the prefix notation), besides the expressions,
 generators, verifier and suites the brittleness and SAGGA studies use.
 """

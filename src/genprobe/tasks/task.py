@@ -33,7 +33,7 @@ import numpy as np
 from genprobe.errors import ConfigError, check_choice
 from genprobe.options import is_integer
 from genprobe.tasks.published import Published
-from genprobe.verification.verdict import Outcome
+from genprobe.tasks.verdict import Outcome
 
 NO_ANSWER = -2  # first id of `solve`'s row for an input that no output is right for
 

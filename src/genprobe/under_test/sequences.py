@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from genprobe.tasks.task import Task
+from genprobe.tasks.verdict import Outcome
 from genprobe.verification.ranked import in_rank_order
-from genprobe.verification.verdict import Outcome
 
 MAX_K = 64  # the widest beam (most candidates) a probe or a search asks of a model
 # (member, row, rank) index arrays -> the judgement of each of those candidates

@@ -1,5 +1,2 @@
-"""Verification: explicit outcomes for every checked output."""
-
-from genprobe.verification.verdict import Outcome, TimeoutPolicy, Verdict
-
-__all__ = ["Outcome", "TimeoutPolicy", "Verdict"]
+"""Verification: ranked candidates verified in rank order (`ranked`). The verdicts they give
+are the task contract's types (`genprobe.tasks.verdict`: Outcome, Verdict, TimeoutPolicy)."""

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from genprobe.verification.verdict import Outcome, TimeoutPolicy, Verdict
+from genprobe.tasks.verdict import Outcome, TimeoutPolicy, Verdict
 
 VerifyMany = Callable[[list[tuple[Any, Any]]], list[Verdict]]
 # (items, ranks) -> the judgement of each item's candidate at that 0-based rank

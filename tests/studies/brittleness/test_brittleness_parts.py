@@ -22,11 +22,11 @@ from genprobe.studies.brittleness.solve import SuiteRow, solve
 from genprobe.tasks.integration import Verifier, VerifierConfig, X, from_sympy, to_prefix
 from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
 from genprobe.tasks.integration.task import IntegrationTask
+from genprobe.tasks.verdict import Outcome, TimeoutPolicy, Verdict
 from genprobe.under_test.adapters.integration_model import Candidate, Model
 from genprobe.under_test.adapters.integration_tokens import IntegrationSequenceModel
 from genprobe.under_test.adapters.seq2seq import DecodingConfig, Seq2SeqModel
 from genprobe.verification.ranked import verify_ranked, windows
-from genprobe.verification.verdict import Outcome, TimeoutPolicy, Verdict
 
 
 def test_rank_windows_double_and_cover_every_rank():

@@ -302,6 +302,16 @@ def test_init_starts_from_the_models_weights_and_names_them_in_the_runs_identity
     assert "init" not in json.loads((fresh / "config.json").read_text())["config"]
 
 
+def test_validated_is_the_config_itself_and_resolved_names_the_starting_weights():
+    """As every `RunConfig`'s `validated`; the digest of `--init` is filled where the run is
+    opened (`resolved`)."""
+    config = IntegrationTrainConfig("d", init="bundled:integration-cpu")
+    assert config.validated() is config and config.init_sha256 is None
+    digest = ModelSpec.read("bundled:integration-cpu").fingerprint()
+    assert config.resolved().init_sha256 == digest
+    assert IntegrationTrainConfig("d").resolved() == IntegrationTrainConfig("d")
+
+
 def test_a_fine_tuning_run_resumes_from_its_own_state_not_the_starting_weights(cli, data, tmp_path):
     whole, parts = whole_and_resumed(cli, data, tmp_path, "--init", "bundled:integration-cpu")
     assert_same_weights(whole, parts)

@@ -17,9 +17,9 @@ from genprobe.cli import main
 from genprobe.studies.search.generation import judged
 from genprobe.tasks.probing import from_input_keys
 from genprobe.tasks.registry import load_task
+from genprobe.tasks.verdict import Outcome
 from genprobe.under_test.adapters.causal_lm import load_causal_lm
 from genprobe.under_test.adapters.prompted import PromptedModel, PromptGrid
-from genprobe.verification.verdict import Outcome
 
 OPTIONS = {"format": "plain", "train_digits": 2, "test_lengths": "3"}
 TASK = load_task("addition", OPTIONS)

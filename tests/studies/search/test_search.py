@@ -32,9 +32,9 @@ from genprobe.studies.seed_sensitivity.members import load_members, unfinished_s
 from genprobe.tasks.probing import from_input_keys
 from genprobe.tasks.registry import load_task, task_probes
 from genprobe.tasks.tokens import input_lines
+from genprobe.tasks.verdict import Outcome
 from genprobe.training.trainer import TrainConfig
 from genprobe.under_test.registry import ModelSpec, load_model
-from genprobe.verification.verdict import Outcome
 
 SMALL = {"generations": 3, "population": 20, "mutants": 3, "base_size": 40}
 MORE = {"generations": 5, "mutants": 6}  # of the strong run: some mutants of failures it solves

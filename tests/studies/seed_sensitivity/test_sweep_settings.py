@@ -2,6 +2,8 @@
 first one, or a grid of init × order seeds), the training split whole where no size is given,
 a full batch, a learning rate per optimizer; and a command line that asks for them."""
 
+import importlib
+
 import pytest
 
 from genprobe.errors import ConfigError
@@ -34,6 +36,30 @@ def test_the_members_are_seeds_from_the_first_or_the_grid_of_init_and_order_seed
 def test_member_counts_below_one_or_half_a_grid_are_refused(counts, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         SweepConfig.member_count(*counts)
+
+
+def _unexpected(*args, **kwargs):
+    raise AssertionError("the task is loaded before the seed counts are checked")
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        (("--seeds", "0"), "--seeds must be >= 1. Got 0 instead."),
+        (("--init-seeds", "0", "--order-seeds", "2"), "--init-seeds must be >= 1. Got 0 instead."),
+    ],
+)
+def test_a_seed_count_below_one_is_refused_before_any_work(
+    cli, monkeypatch, tmp_path, given, message
+):
+    """Before the task is loaded or its data drawn: one line, exit 2, nothing written."""
+    # the sweep's modules imported first, so that none binds the stand-in for good
+    importlib.import_module("genprobe.studies.seed_sensitivity.grid")
+    monkeypatch.setattr("genprobe.tasks.registry.load_task", _unexpected)
+    out = tmp_path / "run"
+    code, _, err = cli("sweep", "--task", "scan", *given, "--out", str(out))
+    assert (code, err) == (2, f"genprobe: error: {message}\n")
+    assert not out.exists()
 
 
 @pytest.mark.parametrize(
@@ -152,3 +178,25 @@ def test_rewriting_sweeps_grammar_flags_are_its_task_options(cli, made, tmp_path
     assert code == 0, err
     assert made[0].task.options()["n_symbols"] == 30
     assert made[0].task.options()["identity_weight"] == 0.15  # the paper's, left out
+
+
+@pytest.mark.parametrize(
+    ("given", "typed"),
+    [
+        (("--symbols", "30", "--set", "task.n_symbols=20"), "--symbols 30"),
+        (("--authors-b-quirk", "--set", "task.authors_b_quirk=false"), "--authors-b-quirk"),
+    ],
+)
+def test_a_grammar_flag_and_its_set_are_refused_naming_the_flag_as_typed(
+    cli, made, tmp_path, given, typed
+):
+    out = tmp_path / "run"
+    code, _, err = cli("rewriting", "sweep", *given, "--out", str(out))
+    name = given[-1].split("=")[0].removeprefix("task.")
+    value = given[-1].split("=")[1]
+    assert (code, err) == (
+        2,
+        f"genprobe: error: task option {name} is given twice: as {typed} and as --set "
+        f"task.{name}={value}\n",
+    )
+    assert not out.exists() and not made

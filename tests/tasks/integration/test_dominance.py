@@ -4,7 +4,7 @@ import pytest
 
 from genprobe.tasks.integration import Verifier, VerifierConfig, from_sympy
 from genprobe.tasks.integration.stress import dominance_pairs
-from genprobe.verification.verdict import Outcome
+from genprobe.tasks.verdict import Outcome
 
 PAIRS = dominance_pairs()
 

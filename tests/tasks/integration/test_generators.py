@@ -29,7 +29,7 @@ from genprobe.tasks.integration.generation_run import generate_run
 from genprobe.tasks.integration.generators import Rejected, attempt, backward_pair, forward_pair
 from genprobe.tasks.integration.prefix import from_prefix, strip_problem_prefix, to_prefix
 from genprobe.tasks.integration.random_trees import _counts
-from genprobe.verification.verdict import Outcome
+from genprobe.tasks.verdict import Outcome
 
 
 def _n_operators(tree):

@@ -15,7 +15,7 @@ from genprobe.tasks.integration import (
     verify_many,
 )
 from genprobe.tasks.integration.expression import from_sympy
-from genprobe.verification.verdict import Outcome, TimeoutPolicy
+from genprobe.tasks.verdict import Outcome, TimeoutPolicy
 
 # numeric says "correct" at once; SymPy's simplify needs ~15 s to prove it (sympy#9032)
 SLOW_TO_PROVE = (

@@ -35,6 +35,7 @@ from genprobe.studies.large_search import large_search
 from genprobe.tasks.integration.prefix import to_prefix
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.tokens import encode_inputs
+from genprobe.tasks.verdict import Verdict
 from genprobe.under_test.adapters.integration_tokens import (
     Answers,
     IntegrationSequenceModel,
@@ -42,7 +43,6 @@ from genprobe.under_test.adapters.integration_tokens import (
 )
 from genprobe.under_test.sequences import CandidateJudge
 from genprobe.under_test.settings import ModelSettings
-from genprobe.verification.verdict import Verdict
 
 TEMPLATES = ("k1*exp(k2*x)", "k1*sin(k2*x)", "k1*cos(k2*x)", "k1*tan(k2*x)")
 # a beam of 500 is heavy: small shards lose little when interrupted

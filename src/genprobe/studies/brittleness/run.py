@@ -59,8 +59,8 @@ from genprobe.tasks.integration.suites import (
 from genprobe.tasks.integration.suites.operators import PAPER_MAX_OPS
 from genprobe.tasks.integration.suites.simple import RANGES, range_label
 from genprobe.tasks.integration.verifier import VerifierConfig
+from genprobe.tasks.verdict import TimeoutPolicy
 from genprobe.under_test.settings import sent_to_workers
-from genprobe.verification.verdict import TimeoutPolicy
 
 # what the suites take from the model's training (`training.Training`) -> the suites that use it
 USES = {

@@ -41,6 +41,7 @@ from genprobe.studies.brittleness.schedule import Mode, Schedule
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
+from genprobe.tasks.verdict import Verdict
 from genprobe.under_test.adapters.integration_tokens import (
     Answers,
     IntegrationSequenceModel,
@@ -48,7 +49,6 @@ from genprobe.under_test.adapters.integration_tokens import (
 )
 from genprobe.under_test.settings import ModelSettings
 from genprobe.verification.ranked import RankedResult, correct_verdicts
-from genprobe.verification.verdict import Verdict
 
 # a result file's metadata: the model's own deadline hits over its problems
 # (`IntegrationSequenceModel.deadline_counts`)

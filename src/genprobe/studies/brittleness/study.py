@@ -13,7 +13,10 @@ BRITTLENESS = Study(
     config="genprobe.studies.brittleness.config:BrittlenessConfig",
     run="genprobe.studies.brittleness.run:run_brittleness",
     # `integration evaluate` is its in-distribution suite alone, on one dataset
-    commands=("integration brittleness", "integration evaluate"),
+    commands={
+        "integration evaluate": "genprobe.cli.brittleness:evaluate",
+        "integration brittleness": "genprobe.cli.brittleness:brittleness",
+    },
     resumes="the finished shards are kept",
     report="genprobe.studies.brittleness.report:write_report",
     tables="genprobe.studies.brittleness.tables:run_tables",

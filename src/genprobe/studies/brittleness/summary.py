@@ -25,7 +25,7 @@ from genprobe.studies.brittleness import tables
 from genprobe.studies.brittleness.config import recorded_setting
 from genprobe.tasks.integration.suites import FAMILIES
 from genprobe.tasks.integration.suites.primitives import SOLVED, is_solved
-from genprobe.verification.verdict import deadline_counts
+from genprobe.tasks.verdict import deadline_counts
 
 # the suites made of problems the model solved -> the sets those come from
 SOLVED_FROM = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from genprobe.errors import ConfigError, GenprobeError, check_choice, finite
@@ -85,7 +86,7 @@ class IntegrationTrainConfig(Recorded):
     # Start from this model's weights (ckpt:PATH, bundled:NAME, lc:PATH) of the same `size`,
     # not a random initialization: fine-tuning on DATA.
     init: str | None = None
-    init_sha256: str | None = None  # the starting checkpoint's, set by `validated`
+    init_sha256: str | None = None  # the starting checkpoint's, set by `resolved`
 
     def validated(self) -> IntegrationTrainConfig:
         check_choice("--size", self.size, sorted(SIZES))
@@ -105,8 +106,16 @@ class IntegrationTrainConfig(Recorded):
             raise ConfigError("--weight-decay", "a number >= 0", self.weight_decay)
         if not (finite(self.dropout) and 0 <= self.dropout < 1):
             raise ConfigError("--dropout", "in [0, 1)", self.dropout)
-        if self.init is None:
-            return self
+        if self.init is not None:
+            self.init_file()
+        return self
+
+    def init_file(self) -> Path:
+        """The checkpoint file `init` names.
+
+        Raises:
+            ConfigError: `init` names no checkpoint file that exists.
+        """
         try:
             path = ModelSpec.read(self.init, "--init").checkpoint_file()
         except GenprobeError:  # no model's spec
@@ -114,7 +123,14 @@ class IntegrationTrainConfig(Recorded):
         if path is None or not path.is_file():
             expected = "ckpt:PATH, bundled:NAME or lc:PATH naming a checkpoint that exists"
             raise ConfigError("--init", expected, self.init)
-        return replace(self, init_sha256=file_digest(path))
+        return path
+
+    def resolved(self) -> IntegrationTrainConfig:
+        """The config as its run records it: `init_sha256` the digest of the checkpoint `init`
+        names (which is in the hash of the run), none without `init`."""
+        if self.init is None:
+            return self
+        return replace(self, init_sha256=file_digest(self.init_file()))
 
     def learning_rate(self, step: int, total_steps: int) -> float:
         """The rate of the `step`-th step (0-based) of a run of `total_steps`."""

@@ -29,7 +29,6 @@ from genprobe.training.seq2seq_transformer import (
     read_training_data,
     trained,
 )
-from genprobe.under_test.registry import ModelSpec
 
 
 def run_training(
@@ -48,7 +47,7 @@ def run_training(
         DataFormatError: data the trainer cannot read (file and line where there is one).
         RunDirError: `out` holds another run.
     """
-    config = config.validated()
+    config = config.validated().resolved()
     if (Path(out) / CONFIG_FILE).is_file():  # a run there: this config's (else refused)...
         run = open_run(out, INTEGRATION_TRAIN.kind, config)
         if trained(run, config.epochs):  # ...and finished: nothing to read or train
@@ -74,7 +73,7 @@ def starting_weights(config: IntegrationTrainConfig) -> dict[str, torch.Tensor]:
         CheckpointError: the file is not a checkpoint genprobe reads.
         ConfigError: the checkpoint is a model of another size.
     """
-    network, _ = load_transformer(ModelSpec.read(config.init).checkpoint_file())
+    network, _ = load_transformer(config.init_file())
     wanted = config.model_config()
     if replace(network.config, dropout=wanted.dropout) != wanted:
         got = network.config

@@ -41,9 +41,9 @@ from genprobe.studies.probe.suites import Suite
 from genprobe.tasks.registry import task_probes
 from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import input_lines, output_lines
+from genprobe.tasks.verdict import Outcome
 from genprobe.under_test.adapters.prompted import Completions
 from genprobe.under_test.sequences import SequenceModel
-from genprobe.verification.verdict import Outcome
 
 FEATURE = "feature: "
 

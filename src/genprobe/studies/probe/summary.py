@@ -24,7 +24,7 @@ from genprobe.tasks.probing import Breakdown
 from genprobe.tasks.registry import task_probes
 from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import encode_outputs
-from genprobe.verification.verdict import Outcome
+from genprobe.tasks.verdict import Outcome
 
 
 def reported(results: pd.DataFrame) -> pd.DataFrame:

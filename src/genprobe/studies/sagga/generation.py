@@ -53,12 +53,12 @@ from genprobe.tasks.integration.mutations import MUTATION_PARAMS
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.printing import shown_answer
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
+from genprobe.tasks.verdict import Outcome, TimeoutPolicy, deadline_counts
 from genprobe.under_test.adapters.integration_tokens import (
     IntegrationSequenceModel,
     load_integration_model,
 )
 from genprobe.verification.ranked import RankedResult, verify_ranked
-from genprobe.verification.verdict import Outcome, TimeoutPolicy, deadline_counts
 
 DIFFERENCE_SECONDS = 1.0
 Row = dict[str, Any]

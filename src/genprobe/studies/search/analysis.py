@@ -56,7 +56,7 @@ from genprobe.studies.search.slices import find_slice
 from genprobe.tasks.probing import FAILURE_KINDS, from_input_keys
 from genprobe.tasks.registry import task_probes
 from genprobe.tasks.task import Task
-from genprobe.verification.verdict import Outcome
+from genprobe.tasks.verdict import Outcome
 
 MAX_CLUSTERS = 8
 APART = 0.5  # standard deviations of the archive

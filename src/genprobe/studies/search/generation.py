@@ -44,8 +44,8 @@ from genprobe.studies.search.study import GENERATION
 from genprobe.tasks.probing import from_input_keys
 from genprobe.tasks.registry import task_probes
 from genprobe.tasks.task import Task
+from genprobe.tasks.verdict import Outcome
 from genprobe.under_test.sequences import SequenceModel
-from genprobe.verification.verdict import Outcome
 
 
 def generation_shard(

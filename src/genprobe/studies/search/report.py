@@ -31,7 +31,7 @@ from genprobe.studies.search.results import (
 )
 from genprobe.studies.search.slices import Literal
 from genprobe.tasks.probing import FAILURE_KINDS
-from genprobe.verification.verdict import Outcome
+from genprobe.tasks.verdict import Outcome
 
 SLICES_SHOWN = 12
 MIN_SLICE = 10  # inputs a slice needs to be shown (or 2% of those evaluated, if more)

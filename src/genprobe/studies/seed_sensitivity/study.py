@@ -16,7 +16,10 @@ SEED_SENSITIVITY = Study(
     name="a seed sweep",
     config="genprobe.studies.seed_sensitivity.config:SweepConfig",
     run="genprobe.studies.seed_sensitivity.run:run_sweep",
-    commands=("sweep", "rewriting sweep"),
+    commands={
+        "sweep": "genprobe.cli.sweep:sweep",
+        "rewriting sweep": "genprobe.cli.rewriting:rewriting_sweep",
+    },
     resumes="the finished shards are kept and a seed chunk in training goes on from its "
     "last save, at most a minute back",
     report="genprobe.studies.seed_sensitivity.report:write_report",
@@ -36,7 +39,10 @@ LANGUAGE_MODEL = Study(
     config="genprobe.studies.seed_sensitivity.language_model:LanguageModelConfig",
     run="genprobe.studies.seed_sensitivity.run:evaluate_language_model",
     # `evaluate RUN_DIR --input FILE` adds a suite to a finished sweep, said the same
-    commands=("evaluate", "rewriting evaluate"),
+    commands={
+        "evaluate": "genprobe.cli.sweep:evaluate",
+        "rewriting evaluate": "genprobe.cli.sweep:evaluate",
+    },
     resumes="the suites answered are kept, and an endpoint's answers come from its answer cache",
     report="genprobe.studies.seed_sensitivity.report:write_report",
     tables="genprobe.studies.seed_sensitivity.tables:run_tables",

@@ -41,7 +41,7 @@ from genprobe.tasks.integration.vocab import DIGIT_TOKENS, VOCAB
 from genprobe.tasks.sampling import split_stream
 from genprobe.tasks.task import Examples, Split, Task
 from genprobe.tasks.tokens import encode_inputs, encode_outputs
-from genprobe.verification.verdict import Outcome
+from genprobe.tasks.verdict import Outcome
 
 # what SymPy evaluates a part of an integrand to when it is no real function of x
 NO_FUNCTION = (sp.zoo, sp.nan, sp.oo, -sp.oo, sp.I)

@@ -45,7 +45,7 @@ from genprobe.tasks.integration.identity import IdentitySettings, check_identity
 from genprobe.tasks.integration.limits import DEFAULT_LIMITS, TRUSTED_LIMITS, ParseLimits
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.reading import ExpressionInput, read_expression
-from genprobe.verification.verdict import Outcome, TimeoutPolicy, Verdict
+from genprobe.tasks.verdict import Outcome, TimeoutPolicy, Verdict
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,6 @@
-"""The outcome of checking one model output, and how outcomes become pass/fail."""
+"""The outcome of checking one model output, and how outcomes become pass/fail: part of the
+task contract (a task's `outcomes`, the integration verifier's verdicts), shared by the
+verification, the analysis and the studies above it."""
 
 from __future__ import annotations
 
