@@ -301,7 +301,7 @@ def test_the_report_reads_files_only_renders_again_and_refuses_an_unfinished_ana
 
 
 def test_a_generation_scores_from_parts_written_before_deadlines_were_counted(tmp_path):
-    from genprobe.studies.sagga.generation import ScoreStage, build_fitness, score_shard
+    from genprobe.studies.search.sagga.generation import ScoreStage, build_fitness, score_shard
 
     config = replace(_py_config(), generations=1)
     run = run_generations(config, tmp_path / "run")

@@ -40,8 +40,8 @@ from genprobe.runs.pool import DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.kmeans import cluster_labels
 from genprobe.studies.sagga.config import SaggaConfig
-from genprobe.studies.sagga.generation import ProposeStage, propose, verifier_config, verify
-from genprobe.studies.sagga.mutants import SimplifyMemo, mutate_generation
+from genprobe.studies.search.sagga.generation import ProposeStage, propose, verifier_config, verify
+from genprobe.studies.search.sagga.mutants import SimplifyMemo, mutate_generation
 from genprobe.studies.sagga.results import CLUSTERS, read_archive, read_tags, successes
 from genprobe.studies.sagga.study import CLUSTER, NEARBY, TAG
 from genprobe.studies.search.analysis import tagged_rows

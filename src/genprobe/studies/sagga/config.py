@@ -92,8 +92,8 @@ class SaggaConfig(Recorded):
 
     def validated(self) -> SaggaConfig:
         # here: the command line reads this module for its options, and these import SymPy
-        from genprobe.studies.sagga.mutants import MUTANT_FORMS
-        from genprobe.studies.sagga.seeds import BASES
+        from genprobe.studies.search.sagga.mutants import MUTANT_FORMS
+        from genprobe.studies.search.sagga.seeds import BASES
         from genprobe.tasks.integration.mutations import MUTATION_PARAMS
 
         self.model.validated_as_model()
