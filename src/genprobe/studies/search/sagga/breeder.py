@@ -19,9 +19,9 @@ from genprobe.runs.atomic import atomic_path
 from genprobe.runs.budget import Budget
 from genprobe.runs.executor import Executor, run_stage
 from genprobe.runs.shards import Shard, ShardStore
-from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.results import ARCHIVE, ARCHIVE_COLUMNS, JSONL_ARCHIVE, archive_file
 from genprobe.studies.sagga.study import GENERATION
+from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.loop import Log, Parents, Search
 from genprobe.studies.search.sagga.generation import (
     ProposeStage,
@@ -38,7 +38,7 @@ from genprobe.tasks.integration.expression import Expr
 from genprobe.under_test.settings import sent_to_workers
 
 
-def basis(config: SaggaConfig) -> list[Expr]:
+def basis(config: SearchConfig) -> list[Expr]:
     if config.basis_file is not None:
         return read_problem_file(config.basis_file)
     return named_basis(config.basis)
@@ -51,7 +51,7 @@ class SaggaBreeder:
     executor, score here (where the search's embedder already is); the budget is checked after
     each shard. Novel by canonical form; the archive is `archive.parquet`."""
 
-    config: SaggaConfig
+    config: SearchConfig
     run: Path
     runner: Executor
     here: Executor
