@@ -192,13 +192,18 @@ def test_a_failure_search_with_sagga_s_breeder_finds_what_integration_sagga_find
     sagga, search = tmp_path / "sagga", tmp_path / "search"
     code, _, err = cli("integration", "sagga", *given, "--seed-size", "6", "--out", str(sagga))
     assert code == 0, err
-    code, _, err = cli(
+    searched = [
         "search", *given, "--task", "integration", "--breeder", "sagga", "--population", "6",
         "--selection", "kmeans", "--fitness", "length_penalty", "--seed", "43",
         "--out", str(search),
-    )  # fmt: skip
+    ]  # fmt: skip
+    code, _, err = cli(*searched)
     assert code == 0, err
-    assert json.loads((search / "config.json").read_text())["kind"] == "search"
+    stored = (search / "config.json").read_text()
+    assert json.loads(stored)["kind"] == "search"
+    code, _, err = cli(*searched)  # a rerun only reads, under the same config
+    assert code == 0 and "reading its files" in err, err
+    assert (search / "config.json").read_text() == stored
     found = read_results(search)
     pd.testing.assert_frame_equal(found.archive, read_results(sagga).archive)
     assert found.clusters == read_results(sagga).clusters and found.config.breeder == "sagga"

@@ -268,7 +268,7 @@ class SearchConfig(Recorded):
         from genprobe.studies.search.sagga.seeds import BASES
         from genprobe.tasks.integration.mutations import MUTATION_PARAMS
 
-        if self.task != "integration" or self.task_options:
+        if self.task != "integration":
             raise ConfigError("--task", "integration with --breeder sagga", self.task)
         spec = self.model.spec
         if self.of_run or spec.kind.tokens or self.against is not None:
