@@ -3,7 +3,7 @@
 Both sides search the same model with the same recipe (basis, mutation parameters, fitness
 `length_penalty`, tau, k-means seed selection, the top-1 candidate of beam 10 checked,
 timeouts passing) for `--seconds` of CPU time each, in their own process:
-- ours: `run_generations`, the search without its analysis (mutate in the deadline pool,
+- ours: `run_sagga`, the search with its analysis left no work (mutate in the deadline pool,
   de-duplicate, one batched model call per generation through the query cache, verify in the
   verifier's pool);
 - original loop, as SAGGA's code does it: per attempt, mutate one problem and `simplify` it under
@@ -46,10 +46,11 @@ import sympy as sp
 
 from genprobe.decoding.config import DecodingConfig
 from genprobe.studies.sagga.config import SaggaConfig
-from genprobe.studies.sagga.mutants import judge
 from genprobe.studies.sagga.results import read_archive, read_state
-from genprobe.studies.sagga.search import basis, run_generations
+from genprobe.studies.sagga.search import run_sagga
 from genprobe.studies.search.embedding import make_embedder
+from genprobe.studies.search.sagga.breeder import basis
+from genprobe.studies.search.sagga.mutants import judge
 from genprobe.studies.search.selection import select_kmeans
 from genprobe.tasks.integration.expression import X, to_sympy
 from genprobe.tasks.integration.mutations import MUTATION_PARAMS, mutate
@@ -88,7 +89,7 @@ def _check(model, problem):
 def original_loop(config: SaggaConfig, seconds: float) -> tuple[int, int]:
     model = config.model.load(min_beam=1)
     embedder = make_embedder(config.embedding)
-    seeds0 = basis(config)
+    seeds0 = basis(config.as_search())
     seeds, archive = list(seeds0), {}
     rng = np.random.default_rng(config.seed)
     params = MUTATION_PARAMS[config.preset]
@@ -136,7 +137,8 @@ def original_loop(config: SaggaConfig, seconds: float) -> tuple[int, int]:
 def ours(config: SaggaConfig, seconds: float) -> tuple[int, int]:
     minutes = None if math.isinf(seconds) else seconds / 60
     with tempfile.TemporaryDirectory() as folder:
-        run = run_generations(replace(config, minutes=minutes), Path(folder) / "run")
+        idle = replace(config, minutes=minutes, tag_limit=0, nearby_attempts=0)
+        run = run_sagga(idle, Path(folder) / "run")
         stats = read_state(run)["stats"]
         return len(read_archive(run)), sum(s["mutants"] for s in stats)
 

@@ -18,7 +18,7 @@ from helpers import examples, model_settings, rerecord
 from genprobe.studies.brittleness.solve import RESULT_SCHEMA
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.results import read_archive
-from genprobe.studies.sagga.search import run_generations
+from genprobe.studies.sagga.search import run_sagga
 
 pytestmark = pytest.mark.slow
 
@@ -85,11 +85,12 @@ def test_a_sagga_search_archives_the_same_failures_under_load(tmp_path):
     config = SaggaConfig(
         model=model_settings("py:test_deadlines_under_load:py_answer"), basis="x",
         preset="uniform", generation_size=24, seed_size=6, generations=2, workers=2,
+        tag_limit=0, nearby_attempts=0,
     )  # fmt: skip
     # the search alone: its analysis (tags, nearby successes) is no part of what is compared
-    quiet = run_generations(config, tmp_path / "quiet")
+    quiet = run_sagga(config, tmp_path / "quiet")
     with cpu_load():
-        loaded = run_generations(config, tmp_path / "loaded")
+        loaded = run_sagga(config, tmp_path / "loaded")
     archive = read_archive(quiet)
     assert len(archive)
     pd.testing.assert_frame_equal(read_archive(loaded), archive)

@@ -9,18 +9,27 @@ Examples:
     genprobe search --model run:runs/parity --out runs/parity-disagree --target disagree:1,2
     genprobe search --model run:runs/scan-lstm --against run:runs/scan-transformer \
         --out runs/scan-lstm-vs-transformer --target disagree
+    genprobe search --model ckpt:runs/bwd8-small --task integration --breeder sagga \
+        --selection kmeans --fitness length_penalty --out runs/bwd-sagga
     genprobe report runs/scan-search
 """
 
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, model_study_executor
+from genprobe.cli.backend import (
+    BACKEND,
+    RAY_ADDRESS,
+    Backend,
+    model_study_executor,
+    verifier_workers,
+)
 from genprobe.cli.config_options import FROM_CONFIG, with_config_options
 from genprobe.cli.model_options import SEQUENCE, ModelOptions, with_model_options
 from genprobe.cli.paths import output_folder
@@ -73,9 +82,14 @@ def search(
         task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
         **searched,
     )
-    if backend is not Backend.local:  # bad input: one line, before Ray starts
-        config.checked()
-    executor = model_study_executor(backend, ray_address, config.workers, settings.device)
+    workers = config.workers
+    if config.breeder == "sagga":  # verifier processes, as `integration sagga`'s
+        config = replace(config, workers=verifier_workers(workers, backend))
+    if backend is not Backend.local and config.breeder == "sagga":
+        config.validated()  # bad input: one line, before Ray starts
+    elif backend is not Backend.local:
+        config.checked()  # the models too
+    executor = model_study_executor(backend, ray_address, workers, settings.device)
     with executor or contextlib.nullcontext(), status("starting") as log:
         run = run_search(config, out, log=log, executor=executor)
     SEARCH.update_report(run)

@@ -20,7 +20,7 @@ from genprobe.runs.executor import LocalExecutor
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.report import write_sagga_report
 from genprobe.studies.sagga.results import read_archive, read_mutants, read_results
-from genprobe.studies.sagga.search import run_generations, run_sagga
+from genprobe.studies.sagga.search import run_sagga
 
 pytestmark = pytest.mark.slow
 
@@ -184,6 +184,36 @@ def test_a_search_killed_in_its_analysis_resumes_it(cli, tmp_path):
     assert (fresh / clusters).read_text() == (killed / clusters).read_text()
 
 
+def test_a_failure_search_with_sagga_s_breeder_finds_what_integration_sagga_finds(cli, tmp_path):
+    given = [
+        "--model", "py:test_sagga:py_answer", "--basis", "x", "--generations", "2",
+        "--generation-size", "24", "--workers", "2", "--nearby-attempts", "1", "--tag-limit", "4",
+    ]  # fmt: skip
+    sagga, search = tmp_path / "sagga", tmp_path / "search"
+    code, _, err = cli("integration", "sagga", *given, "--seed-size", "6", "--out", str(sagga))
+    assert code == 0, err
+    searched = [
+        "search", *given, "--task", "integration", "--breeder", "sagga", "--population", "6",
+        "--selection", "kmeans", "--fitness", "length_penalty", "--seed", "43",
+        "--out", str(search),
+    ]  # fmt: skip
+    code, _, err = cli(*searched)
+    assert code == 0, err
+    stored = (search / "config.json").read_text()
+    assert json.loads(stored)["kind"] == "search"
+    code, _, err = cli(*searched)  # a rerun only reads, under the same config
+    assert code == 0 and "reading its files" in err, err
+    assert (search / "config.json").read_text() == stored
+    found = read_results(search)
+    pd.testing.assert_frame_equal(found.archive, read_results(sagga).archive)
+    assert found.clusters == read_results(sagga).clusters and found.config.breeder == "sagga"
+    assert "SAGGA: where" in (search / "report.md").read_text()
+
+
+# the analysis left with (almost) no work: the tests of the search alone
+SEARCH_ONLY = {"tag_limit": 0, "nearby_attempts": 0}
+
+
 def _py_config(**changes):
     return SaggaConfig(
         model_settings("py:test_sagga:py_answer"), basis="x", generations=2, generation_size=24,
@@ -192,7 +222,7 @@ def _py_config(**changes):
 
 
 def test_a_damaged_generation_file_is_named_and_that_generation_computed_again(tmp_path):
-    run = run_generations(_py_config(), tmp_path / "run")
+    run = run_sagga(_py_config(**SEARCH_ONLY), tmp_path / "run")
     archive = read_archive(run)
     generation = run / "generations" / "00001.parquet"
     good = generation.read_bytes()
@@ -200,7 +230,7 @@ def test_a_damaged_generation_file_is_named_and_that_generation_computed_again(t
     with pytest.raises(DamagedFileError, match=f"{generation} is damaged"):
         read_mutants(run, 2)  # what the report reads
     with pytest.warns(GenprobeWarning, match=f"{generation} is damaged"):
-        run_generations(_py_config(), run)
+        run_sagga(_py_config(**SEARCH_ONLY), run)
     assert generation.read_bytes() == good
     pd.testing.assert_frame_equal(read_archive(run), archive)
 
@@ -301,10 +331,10 @@ def test_the_report_reads_files_only_renders_again_and_refuses_an_unfinished_ana
 
 
 def test_a_generation_scores_from_parts_written_before_deadlines_were_counted(tmp_path):
-    from genprobe.studies.sagga.generation import ScoreStage, build_fitness, score_shard
+    from genprobe.studies.search.sagga.generation import ScoreStage, build_fitness, score_shard
 
-    config = replace(_py_config(), generations=1)
-    run = run_generations(config, tmp_path / "run")
+    config = replace(_py_config(**SEARCH_ONLY), generations=1)
+    run = run_sagga(config, tmp_path / "run")
     parts = run / "generations" / "00001"
     proposed = json.loads((parts / "proposed.json").read_text())
     verified = [json.loads(p.read_text()) for p in sorted(parts.glob("verified-*.json"))]
@@ -313,7 +343,8 @@ def test_a_generation_scores_from_parts_written_before_deadlines_were_counted(tm
         for row in part["rows"]:
             del row["deadlines"]
     shard = score_shard(1, proposed, verified)
-    outputs = ScoreStage(config).run(build_fitness(config), shard, tmp_path)
+    searched = config.as_search()
+    outputs = ScoreStage(searched).run(build_fitness(searched), shard, tmp_path)
     stats = json.loads(outputs["generations/00001.json"])
     assert stats["deadlines"] == {"verification": {"items": 0, "over_budget": 0, "hung": 0}}
     assert outputs["generations/00001.parquet"] == (run / "generations/00001.parquet").read_bytes()

@@ -7,15 +7,15 @@ import sympy as sp
 
 from genprobe.errors import ConfigError, DataFormatError
 from genprobe.runs.pool import DeadlinePool
-from genprobe.studies.sagga.mutants import (
+from genprobe.studies.search.embedding import make_embedder
+from genprobe.studies.search.fitness import make_fitness
+from genprobe.studies.search.sagga.mutants import (
     SimplifyMemo,
     judge,
     mutate_generation,
     simplify_in_worker,
 )
-from genprobe.studies.sagga.seeds import BASES, TARGETS, named_basis, read_problem_file
-from genprobe.studies.search.embedding import make_embedder
-from genprobe.studies.search.fitness import make_fitness
+from genprobe.studies.search.sagga.seeds import BASES, TARGETS, named_basis, read_problem_file
 from genprobe.studies.search.selection import select_fitness, select_kmeans
 from genprobe.tasks.integration import X, from_sympy, to_sympy
 from genprobe.tasks.integration.expression import Expr, fold

@@ -140,3 +140,24 @@ def test_an_integration_model_without_the_integration_task_is_one_line(cli, tmp_
     code, _, err = cli("search", *args, "--out", str(out))
     assert code == 2 and err.count("\n") == 1 and said in err, err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["--model", MODEL, "--breeder", "sagga"], "--task must be integration with --breeder"),
+        (["--model", "run:{tmp}", "--task", "integration", "--breeder", "sagga"],
+         "--model must be an integration model with --breeder sagga"),
+        (["--model", MODEL, "--task", "integration", "--breeder", "sagga", "--mutants", "2"],
+         "--mutants must be left out unless --breeder task"),
+        (["--model", MODEL, "--task", "integration", "--basis", "x"],
+         "--basis must be left out unless --breeder sagga"),
+        (["--model", MODEL, "--task", "integration", "--breeder", "sag"], "did you mean sagga"),
+    ],
+)  # fmt: skip
+def test_a_breeder_with_settings_it_does_not_take_is_one_line(cli, tmp_path, args, said):
+    out = tmp_path / "search"
+    args = [arg.format(tmp=tmp_path) for arg in args]  # run:{tmp}: a directory, no sweep's
+    code, _, err = cli("search", *args, "--out", str(out))
+    assert code == 2 and err.count("\n") == 1 and said in err, err
+    assert not out.exists()

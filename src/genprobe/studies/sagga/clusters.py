@@ -39,13 +39,13 @@ from genprobe.runs.executor import Executor, Stage, run_stage
 from genprobe.runs.pool import DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.kmeans import cluster_labels
-from genprobe.studies.sagga.config import SaggaConfig
-from genprobe.studies.sagga.generation import ProposeStage, propose, verifier_config, verify
-from genprobe.studies.sagga.mutants import SimplifyMemo, mutate_generation
 from genprobe.studies.sagga.results import CLUSTERS, read_archive, read_tags, successes
 from genprobe.studies.sagga.study import CLUSTER, NEARBY, TAG
 from genprobe.studies.search.analysis import tagged_rows
+from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.embedding import Embedder, make_embedder
+from genprobe.studies.search.sagga.generation import ProposeStage, propose, verifier_config, verify
+from genprobe.studies.search.sagga.mutants import SimplifyMemo, mutate_generation
 from genprobe.studies.search.slices import Slice, find_slice
 from genprobe.tasks.integration.exploits import TAG_SECONDS, tag_failures
 from genprobe.tasks.integration.expression import Expr
@@ -129,7 +129,7 @@ def cluster(
 class ClusterStage(Stage):
     """Clusters the archive given in the shard's spec and finds each cluster's slice."""
 
-    config: SaggaConfig
+    config: SearchConfig
 
     def setup(self) -> Embedder:
         return make_embedder(self.config.embedding)
@@ -156,7 +156,7 @@ class ClusterStage(Stage):
         return {CLUSTERS: json_bytes(result)}
 
 
-def cluster_shard(run: Path, config: SaggaConfig, generations: int) -> Shard:
+def cluster_shard(run: Path, config: SearchConfig, generations: int) -> Shard:
     """The archive and a seeded sample of the model's successes, after `generations`."""
     archive = read_archive(run)
     solved = successes(run, generations)
@@ -245,7 +245,7 @@ class NearbyStage(ProposeStage):
 
 def analyse(
     run: Path,
-    config: SaggaConfig,
+    config: SearchConfig,
     generations: int,
     executor: Executor,
     here: Executor,

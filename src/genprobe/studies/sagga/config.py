@@ -12,12 +12,11 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
-from genprobe.errors import ConfigError, check_choice, finite
+from genprobe.errors import ConfigError, check_choice
 from genprobe.runs.config import FileRef, Recorded
-from genprobe.studies.search.fitness import NAMES as FITNESSES
+from genprobe.studies.search.config import SearchConfig
 from genprobe.under_test.settings import ModelSettings
 
 SELECTIONS = ("kmeans", "fitness")
@@ -25,7 +24,9 @@ SELECTIONS = ("kmeans", "fitness")
 
 @dataclass(frozen=True)
 class SaggaConfig(Recorded):
-    """A `genprobe.runs.config.RunConfig`; `run_sagga` validates it."""
+    """A `genprobe.runs.config.RunConfig`; `run_sagga` validates it. Its runs record it (its
+    identity, their hash); they run as the failure search with SAGGA's breeder
+    (`as_search`)."""
 
     RUNTIME: ClassVar[tuple[str, ...]] = (
         "minutes", "workers", "verify_chunk", "tag_limit", "nearby_attempts",
@@ -91,44 +92,27 @@ class SaggaConfig(Recorded):
     nearby_attempts: int = 20
 
     def validated(self) -> SaggaConfig:
-        # here: the command line reads this module for its options, and these import SymPy
-        from genprobe.studies.sagga.mutants import MUTANT_FORMS
-        from genprobe.studies.sagga.seeds import BASES
-        from genprobe.tasks.integration.mutations import MUTATION_PARAMS
-
-        self.model.validated_as_model()
-        check_choice("--mutation-params", self.preset, MUTATION_PARAMS)
-        check_choice("--mutant-form", self.mutant_form, MUTANT_FORMS)
-        check_choice("--fitness", self.fitness, FITNESSES)
+        """Every field checked: those spelled SAGGA's way here, the rest as the search's
+        (`as_search`)."""
         check_choice("--seed-selection", self.selection, SELECTIONS)
-        check_choice("--policy", self.policy, ("generous", "strict"))
-        if self.basis_file is not None:
-            if not Path(self.basis_file).is_file():
-                raise ConfigError("--basis-file", "an existing file", self.basis_file)
-        else:
-            check_choice("--basis", self.basis, BASES)
-        if self.targets_file is not None and not Path(self.targets_file).is_file():
-            raise ConfigError("--targets", "an existing file", self.targets_file)
-        if self.fitness == "target_length" and (self.target_length or 0) < 1:
-            raise ConfigError("--target-length", "a positive length", self.target_length)
-        for name, value in (
-            ("--generation-size", self.generation_size), ("--seed-size", self.seed_size),
-            ("--archive-size", self.archive_size), ("--generations", self.generations),
-            ("--k", self.k), ("--clusters", self.clusters), ("--verify-chunk", self.verify_chunk),
-        ):  # fmt: skip
-            if value < 1:
-                raise ConfigError(name, "at least 1", value)
-        if not (finite(self.tau) and self.tau >= 0):
-            raise ConfigError("--tau", "a number ≥ 0", self.tau)
-        for name, seconds in (
-            ("--deadline", self.deadline), ("--mutation-deadline", self.mutation_deadline),
-        ):  # fmt: skip
-            if not (finite(seconds) and seconds > 0):
-                raise ConfigError(name, "positive seconds", seconds)
-        if self.tag_limit is not None and self.tag_limit < 0:
-            raise ConfigError("--tag-limit", "a count ≥ 0", self.tag_limit)
-        if self.nearby_attempts < 0:
-            raise ConfigError("--nearby-attempts", "a count ≥ 0", self.nearby_attempts)
-        if self.minutes is not None and not (finite(self.minutes) and self.minutes > 0):
-            raise ConfigError("--minutes", "positive minutes", self.minutes)
+        if self.seed_size < 1:
+            raise ConfigError("--seed-size", "at least 1", self.seed_size)
+        self.as_search().validated()
         return self
+
+    def as_search(self) -> SearchConfig:
+        """This search as the failure search's config (`studies.search.search.run_search`):
+        SAGGA's breeder on the integration task."""
+        return SearchConfig(
+            model=self.model, task="integration", breeder="sagga", mutation_params=self.preset,
+            mutant_form=self.mutant_form, basis=self.basis, basis_file=self.basis_file,
+            fitness=self.fitness, target_length=self.target_length,
+            targets_file=self.targets_file, tau=self.tau, selection=self.selection,
+            clusters=self.clusters, embedding=self.embedding,
+            generation_size=self.generation_size, population=self.seed_size,
+            archive_size=self.archive_size, generations=self.generations, seed=self.seed,
+            k=self.k, policy=self.policy, deadline=self.deadline,
+            mutation_deadline=self.mutation_deadline, minutes=self.minutes,
+            workers=self.workers, verify_chunk=self.verify_chunk, tag_limit=self.tag_limit,
+            nearby_attempts=self.nearby_attempts,
+        )  # fmt: skip

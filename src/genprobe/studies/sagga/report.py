@@ -18,9 +18,9 @@ from genprobe.analysis.plots import progress
 from genprobe.analysis.render import Figure, Heading, Table, Text
 from genprobe.analysis.render import write_report as render
 from genprobe.studies.sagga import plots
-from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.results import FoundCluster, read_results
 from genprobe.studies.sagga.summary import EFFORT, SHOWN, summarize_run, write_summary
+from genprobe.studies.search.config import SearchConfig
 
 
 def write_sagga_report(run: str | Path) -> tuple[Path, Path]:
@@ -41,7 +41,7 @@ def _answer(answers: Any) -> str:
 
 def _blocks(
     run: Path,
-    config: SaggaConfig,
+    config: SearchConfig,
     summary: dict[str, Any],
     stats: pd.DataFrame,
     archive: pd.DataFrame,
@@ -50,10 +50,11 @@ def _blocks(
     effort = summary["effort"]
     recipe = (
         f"Model `{config.model.spec}`; basis `{config.basis_file or config.basis}`, mutation "
-        f"parameters `{config.preset}`, {config.mutant_form} mutants, fitness `{config.fitness}` "
+        f"parameters `{config.mutation_params}`, {config.mutant_form} mutants, fitness "
+        f"`{config.fitness}` "
         f"(tau {config.tau}), seed selection `{config.selection}`; "
         f"{config.generation_size:,} mutants per generation, "
-        f"{config.seed_size:,} seeds; the top {config.k} candidate(s) checked, timeouts "
+        f"{config.population:,} seeds; the top {config.k} candidate(s) checked, timeouts "
         f"{'pass' if config.policy == 'generous' else 'fail'} ({config.policy}); seed "
         f"{config.seed}. Stopped by the {summary['stop']} after {summary['generations']:,} "
         f"generation{'s' * (summary['generations'] != 1)}, with "

@@ -22,10 +22,13 @@ from typing import Any
 import pandas as pd
 
 from genprobe.errors import RunDirError
+from genprobe.runs.rundir import read_config
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.sagga.study import GENERATION, NEARBY, SAGGA, TAG
 from genprobe.studies.search import loop
+from genprobe.studies.search.config import SearchConfig
+from genprobe.studies.search.study import SEARCH
 
 ARCHIVE = "archive.parquet"
 JSONL_ARCHIVE = "archive.jsonl"  # the archive of runs made before ARCHIVE
@@ -37,13 +40,19 @@ ARCHIVE_COLUMNS = (
 TAG_COLUMNS = ["problem", "tag", "why", "tag_status"]  # tag_status: the deadline pool's
 
 
-def stored_config(run: str | Path) -> SaggaConfig:
-    """The run's config, rebuilt from its `config.json`.
+def stored_config(run: str | Path) -> SearchConfig:
+    """The run's config as the failure search's, rebuilt from its `config.json`: a SAGGA run's
+    (`SaggaConfig.as_search`), or a failure search's with SAGGA's breeder.
 
     Raises:
         RunDirError: `run` is not a run directory, or holds another study's run.
     """
-    return SaggaConfig.from_identity(SAGGA.recorded(run)["config"])
+    if read_config(run).get("kind") not in SEARCH.kinds:
+        return SaggaConfig.from_identity(SAGGA.recorded(run)["config"]).as_search()
+    config = SearchConfig.from_identity(SEARCH.recorded(run)["config"])
+    if config.breeder != "sagga":
+        raise RunDirError(f"{run} holds a failure search with the task's breeder, not SAGGA's")
+    return config
 
 
 def archive_file(run: str | Path) -> str:
@@ -109,7 +118,7 @@ class FoundCluster:
 
 @dataclass(frozen=True)
 class SaggaResults:
-    config: SaggaConfig
+    config: SearchConfig  # `stored_config`
     state: dict[str, Any]
     archive: pd.DataFrame  # with `tag` and `why` where tagged
     clusters: list[FoundCluster]

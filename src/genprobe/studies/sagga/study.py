@@ -2,7 +2,7 @@
 
 from genprobe.studies.study import Study
 
-# a generation's three kinds of shard (`generation.py`)
+# a generation's three kinds of shard (`studies/search/sagga/generation.py`)
 PROPOSE = "propose"
 VERIFY = "verify"
 GENERATION = "generation"  # the score shard's: its manifest marks the generation done

@@ -1,6 +1,8 @@
 """What a failure search is: the model it probes (the seeds of a finished sweep, or a language
 model's members: prompt formats x few-shot draws x samples), with `against` a second sweep it is
-compared with, the target, and the search's sizes. Its identity, hashed into the run directory,
+compared with, the target, the search's sizes, and its breeder: the task's mutations
+(`search.TaskBreeder`), or SAGGA's on the integration task (`sagga/breeder.py`, with its
+mutation parameters, seeds and verifier settings). Its identity, hashed into the run directory,
 holds each sweep's config hash too (a sweep retrained into the same directory is another
 model); for a language model, its task, prompt grid and the data seed of the base inputs. The
 CPU-time budget, the worker threads, the device and how an endpoint's requests are made are
@@ -13,17 +15,20 @@ Example:
     SearchConfig(sweep, target="disagree", against=wide).checked()
     asked = ModelSettings(ModelSpec.parse("hf:models/lm"), prompts=PromptGrid(formats=4))
     SearchConfig(asked, task="addition", target="any").checked()
+    solver = ModelSettings(ModelSpec.parse("ckpt:runs/bwd"))
+    SearchConfig(solver, task="integration", breeder="sagga", selection="kmeans").validated()
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, RunDirError, check_choice, finite
 from genprobe.runs.config import FileRef, Options, Recorded
+from genprobe.studies.search.fitness import NAMES as FITNESSES
 from genprobe.studies.search.fitness import Fitness, Target, make_fitness, read_target_texts
 from genprobe.tasks.registry import load_task, task_name, task_probes
 from genprobe.tasks.task import Task
@@ -42,7 +47,13 @@ MODEL = (
 )
 # tournament: among every input evaluated; kmeans, fitness: SAGGA's (`Search.offspring`)
 SELECTIONS = ("tournament", "kmeans", "fitness")
-SELECTION_CLUSTERS = 10  # k-means clusters of --selection kmeans, SAGGA's default
+BREEDERS = ("task", "sagga")
+# the settings of one breeder only, each refused with the other at a value not its default
+SAGGA_ONLY = (
+    "mutation_params", "mutant_form", "basis", "basis_file", "generation_size", "policy",
+    "deadline", "mutation_deadline", "verify_chunk", "nearby_attempts",
+)  # fmt: skip
+TASK_ONLY = ("target", "mutants", "temperature", "base_split", "base_size", "data_seed")
 # --tau when left out: of the target's score alone, and of a fitness weighted by text (SAGGA's)
 TAU, TEXT_TAU = 0.5, 0.01
 
@@ -51,20 +62,25 @@ TAU, TEXT_TAU = 0.5, 0.01
 class SearchConfig(Recorded):
     """A `genprobe.runs.config.RunConfig`; `checked` validates it, against its models too."""
 
-    RUNTIME: ClassVar[tuple[str, ...]] = ("minutes", "workers", "tag_limit")
+    RUNTIME: ClassVar[tuple[str, ...]] = (
+        "minutes", "workers", "tag_limit", "verify_chunk", "nearby_attempts",
+    )  # fmt: skip
     FLAT: ClassVar[tuple[str, ...]] = ("model",)
     # settings added after runs existed
     ADDED_DEFAULTS: ClassVar[dict[str, Any]] = {
         "against": None, "task": "", "task_options": {}, "data_seed": 0, "formats": 1,
         "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",
         "selection": "tournament", "k": 1, "fitness": "any_failure", "target_length": None,
-        "targets_file": None, "temperature": None,
+        "targets_file": None, "temperature": None, "breeder": "task", "clusters": 10,
+        "embedding": "char", "mutation_params": "uniform", "mutant_form": "simplified",
+        "basis": "polynomial", "basis_file": None, "generation_size": 1000, "policy": "generous",
+        "deadline": 2.0, "mutation_deadline": 1.0,
     }  # fmt: skip
     # the defaults that follow from other settings, as the command line shows them
     DERIVED_DEFAULTS: ClassVar[dict[str, str]] = {
         "tau": f"{TAU}; with a fitness that weighs the text: SAGGA's {TEXT_TAU}",
         "base_split": "the task's validation",
-        "tag_limit": "every example the report shows",
+        "tag_limit": "every example the report shows; with --breeder sagga: every failure",
         "workers": "torch's default",
     }
     # the fields the command line gives in its own options: the model's group, --against's
@@ -84,10 +100,19 @@ class SearchConfig(Recorded):
     generations: int = 20  # Stop after this many generations after the base.
     # Parents selected per generation (SAGGA's selections: besides the base inputs).
     population: int = 50
+    # How a generation is made of its parents: task (the task's mutations, `--mutants` of
+    # each, decoded and judged by every member in one shard) or sagga (SAGGA's, on the
+    # integration task with an integration model: `--generation-size` mutants of the seeds,
+    # simplified and filtered, asked of the model, the top k verified by SymPy).
+    breeder: str = "task"
     # Parents: tournament (tournaments of two among every input evaluated), or SAGGA's kmeans
-    # or fitness (`population` of the inputs the last generation archived: the fittest of 10
-    # k-means clusters of their text, or the fittest; then every base input again).
+    # or fitness (`population` of the inputs the last generation archived: the fittest of
+    # `clusters` k-means clusters of their text, or the fittest; then every base input again).
     selection: str = "tournament"
+    clusters: int = 10  # K-means clusters of --selection kmeans.
+    # Embedding of the texts of --selection kmeans (and, with --breeder sagga, of the fitness
+    # target_problems): char (no download) or st:MODEL.
+    embedding: str = "char"
     mutants: int = 4  # Mutants made of each parent.
     archive_size: int = 1000  # Stop at this many archived inputs.
     # Fitness an input needs to be archived, in (0, 1].
@@ -125,8 +150,30 @@ class SearchConfig(Recorded):
     # clusters' centres first, where the task can tell (integration: SymPy's integrate, 3 s
     # each).
     tag_limit: int | None = None
-    # Threads of the decoding; per Ray worker: its CPUs.
+    # Threads of the decoding; per Ray worker: its CPUs. With --breeder sagga: mutation and
+    # verifier processes.
     workers: int | None = None
+    # --breeder sagga: mutation parameters (the original's): uniform, robustness or distance.
+    mutation_params: str = "uniform"
+    # --breeder sagga: simplified (SymPy simplify, as the original) or automatic (SymPy's
+    # automatic evaluation only: several times cheaper, a deviation).
+    mutant_form: str = "simplified"
+    # --breeder sagga: the seeds, polynomial, x, polynomial_robustness, trig_robustness, trig
+    # or target.
+    basis: str = "polynomial"
+    # --breeder sagga: seeds from a file instead, one problem per line.
+    basis_file: FileRef | None = None
+    generation_size: int = 1000  # --breeder sagga: mutants per generation.
+    # --breeder sagga: generous (a verifier timeout passes, as the original) or strict.
+    policy: str = "generous"
+    deadline: float = 2.0  # --breeder sagga: verifier seconds per candidate.
+    # --breeder sagga: SymPy simplify seconds per mutant (the original's alarm).
+    mutation_deadline: float = 1.0
+    # --breeder sagga: problems per verification shard (what a cluster spreads over workers).
+    verify_chunk: int = 100
+    # --breeder sagga: mutants of each of a cluster's 3 central members that the model answers
+    # in the analysis's search for a nearby success (0: none).
+    nearby_attempts: int = 20
 
     @property
     def of_run(self) -> bool:
@@ -175,22 +222,23 @@ class SearchConfig(Recorded):
                 worker count out of range, or a model setting its kind does not take.
             DataFormatError: a targets file that cannot be read.
         """
+        check_choice("--breeder", self.breeder, BREEDERS)
+        other = dict(task=SAGGA_ONLY, sagga=TASK_ONLY)[self.breeder]
+        defaults = {f.name: f.default for f in fields(self)}
+        for name in other:
+            if getattr(self, name) != defaults[name]:
+                flag = "--" + name.replace("_", "-")
+                breeder = "task" if self.breeder == "sagga" else "sagga"
+                raise ConfigError(flag, f"left out unless --breeder {breeder}", getattr(self, name))
         for name, value in (
             ("--generations", self.generations), ("--population", self.population),
             ("--mutants", self.mutants), ("--archive-size", self.archive_size),
-            ("--base-size", self.base_size),
+            ("--base-size", self.base_size), ("--clusters", self.clusters),
+            ("--generation-size", self.generation_size), ("--verify-chunk", self.verify_chunk),
         ):  # fmt: skip
             if not isinstance(value, int) or value < 1:
                 raise ConfigError(name, "an integer >= 1", value)
-        if self.tau is not None and not 0 < self.tau <= 1:
-            raise ConfigError("--tau", "a fitness in (0, 1]", self.tau)
-        self.make_fitness(self.target_texts())
         check_choice("--selection", self.selection, SELECTIONS)
-        if not 1 <= self.k <= MAX_K:
-            raise ConfigError("--k", f"1 to {MAX_K}", self.k)
-        self.model.spec.check_sampling(self.k, self.temperature, task=self.task)
-        if self.against is not None:
-            self.against.check_sampling(self.k, self.temperature, task=self.task)
         if self.minutes is not None and not (finite(self.minutes) and self.minutes > 0):
             raise ConfigError("--minutes", "positive minutes", self.minutes)
         if self.tag_limit is not None and (
@@ -199,7 +247,57 @@ class SearchConfig(Recorded):
             raise ConfigError("--tag-limit", "an integer >= 0", self.tag_limit)
         if self.workers is not None and self.workers < 1:
             raise ConfigError("--workers", "at least 1", self.workers)
+        if self.breeder == "sagga":
+            return self._validated_for_sagga()
+        if self.tau is not None and not 0 < self.tau <= 1:
+            raise ConfigError("--tau", "a fitness in (0, 1]", self.tau)
+        self.make_fitness(self.target_texts())
+        if not 1 <= self.k <= MAX_K:
+            raise ConfigError("--k", f"1 to {MAX_K}", self.k)
+        self.model.spec.check_sampling(self.k, self.temperature, task=self.task)
+        if self.against is not None:
+            self.against.check_sampling(self.k, self.temperature, task=self.task)
         self.model.validated_as_sequence_model()  # before a model loads
+        return self
+
+    def _validated_for_sagga(self) -> SearchConfig:
+        """SAGGA's own checks (`validated` with --breeder sagga): the model and task, the
+        mutation and verifier settings, the seeds and targets files."""
+        # here: the command line reads this module for its options, and these import SymPy
+        from genprobe.studies.search.sagga.mutants import MUTANT_FORMS
+        from genprobe.studies.search.sagga.seeds import BASES
+        from genprobe.tasks.integration.mutations import MUTATION_PARAMS
+
+        if self.task != "integration":
+            raise ConfigError("--task", "integration with --breeder sagga", self.task)
+        spec = self.model.spec
+        if self.of_run or spec.kind.tokens or self.against is not None:
+            raise ConfigError("--model", "an integration model with --breeder sagga", str(spec))
+        self.model.validated_as_model()
+        check_choice("--mutation-params", self.mutation_params, MUTATION_PARAMS)
+        check_choice("--mutant-form", self.mutant_form, MUTANT_FORMS)
+        check_choice("--fitness", self.fitness, FITNESSES)
+        check_choice("--policy", self.policy, ("generous", "strict"))
+        if self.basis_file is not None:
+            if not Path(self.basis_file).is_file():
+                raise ConfigError("--basis-file", "an existing file", self.basis_file)
+        else:
+            check_choice("--basis", self.basis, BASES)
+        if self.targets_file is not None and not Path(self.targets_file).is_file():
+            raise ConfigError("--targets", "an existing file", self.targets_file)
+        if self.fitness == "target_length" and (self.target_length or 0) < 1:
+            raise ConfigError("--target-length", "a positive length", self.target_length)
+        if self.k < 1:
+            raise ConfigError("--k", "at least 1", self.k)
+        if self.tau is not None and not (finite(self.tau) and self.tau >= 0):
+            raise ConfigError("--tau", "a number ≥ 0", self.tau)
+        for name, seconds in (
+            ("--deadline", self.deadline), ("--mutation-deadline", self.mutation_deadline),
+        ):  # fmt: skip
+            if not (finite(seconds) and seconds > 0):
+                raise ConfigError(name, "positive seconds", seconds)
+        if self.nearby_attempts < 0:
+            raise ConfigError("--nearby-attempts", "a count ≥ 0", self.nearby_attempts)
         return self
 
     def checked(self) -> Searched:
@@ -255,16 +353,18 @@ class SearchConfig(Recorded):
         return make_fitness(self.fitness, length=self.target_length, targets=targets)
 
     def absolute(self) -> SearchConfig:
-        """The same config with its run directories, a local model's folder, the targets file
-        and the answer cache absolute (for workers elsewhere), --tau resolved
+        """The same config with its run directories, a local model's folder, the targets and
+        basis files and the answer cache absolute (for workers elsewhere), --tau resolved
         (`archive_tau`), a language model's task options as the task reads them (`2`, not
         `"2"`), and a sweep's task left to the sweep (`task` checked to be its own: a search
         of a sweep names none, so its identity is as before)."""
         against = None if self.against is None else self.against.absolute()
         targets = self.targets_file and str(Path(self.targets_file).absolute())
+        basis = self.basis_file and str(Path(self.basis_file).absolute())
         moved = replace(
-            self, model=self.model.absolute(), tau=self.archive_tau, targets_file=targets
-        )
+            self, model=self.model.absolute(), tau=self.archive_tau, targets_file=targets,
+            basis_file=basis,
+        )  # fmt: skip
         if self.of_run:
             return replace(moved, against=against, task="", task_options=())
         task = self.load_task()

@@ -1,5 +1,5 @@
 """The loop of every failure search: the generic one (`search.py`) and SAGGA's
-(`studies/sagga/search.py`) are one `Search`, and differ only in their `Breeder`: how a
+(`sagga/breeder.py`) are one `Search`, and differ only in their `Breeder`: how a
 generation is made from its parents and written, and what the archive's file is.
 
     for each generation      check the time budget (not before the first), choose its parents,

@@ -18,7 +18,7 @@ from genprobe.analysis.plots import progress
 from genprobe.analysis.render import Figure, Heading, Table, Text, write_report
 from genprobe.options import as_pairs
 from genprobe.studies.search.analysis import shares
-from genprobe.studies.search.config import SELECTION_CLUSTERS, SearchConfig
+from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.results import (
     CLUSTERS,
     SEARCH,
@@ -42,9 +42,14 @@ TARGETS = {
 
 
 def write_search_report(run: str | Path) -> tuple[Path, Path]:
-    """Write report.md and report.html of a failure search's run directory."""
+    """Write report.md and report.html of a failure search's run directory (SAGGA's report,
+    `sagga/report.py`, of a search with SAGGA's breeder)."""
     run = Path(run)
     config = stored_config(run)
+    if config.breeder == "sagga":
+        from genprobe.studies.sagga.report import write_sagga_report
+
+        return write_sagga_report(run)
     state = read_json(run, SEARCH)
     found = read_json(run, CLUSTERS)
     evaluated = read_evaluated(run, state["generations"])
@@ -114,7 +119,7 @@ def _parents(config: SearchConfig) -> str:
     if config.selection == "tournament":
         return f"{config.population} parents, chosen by tournaments of two by fitness"
     how = {
-        "kmeans": f"the fittest of {SELECTION_CLUSTERS} k-means clusters of their text",
+        "kmeans": f"the fittest of {config.clusters} k-means clusters of their text",
         "fitness": "the fittest",
     }
     chosen = how[config.selection]

@@ -18,6 +18,11 @@ model's prompt formats x draws x samples), end to end.
                    invocation of the run, so a rerun of a finished search only reads)
     analyse        clusters and slices of what was found (`analysis.py`)
 
+That is the task's breeder (`--breeder task`, `TaskBreeder`). With `--breeder sagga` the
+generations are SAGGA's (`sagga/breeder.py`: the basis mutated, simplified and filtered, asked
+of an integration model and verified by SymPy, from generation 1), and so is the analysis
+(`studies/sagga/clusters.py`) and the report; `integration sagga` runs this search too.
+
 Every generation's mutants are a function of the generation files before it, so a killed
 search, rerun with the same command, replays the finished generations from disk (their shards
 are skipped) and ends with the archive an uninterrupted run gives. `archive.parquet` and
@@ -38,11 +43,12 @@ import pandas as pd
 
 from genprobe.runs.atomic import atomic_path
 from genprobe.runs.budget import Budget
+from genprobe.runs.config import RunConfig
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Shard, ShardStore
 from genprobe.studies.search.analysis import analyse
-from genprobe.studies.search.config import SELECTION_CLUSTERS, SearchConfig
+from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.evolve import mutate
 from genprobe.studies.search.generation import GenerationStage, generation_shard
@@ -143,18 +149,42 @@ def run_search(
     log: Log = lambda message: None,
     executor: Executor | None = None,
     clock: Callable[[], float] = time.process_time,
+    *,
+    kind: str = STUDY.kind,
+    recorded: RunConfig | None = None,
 ) -> Path:
     """Run (or resume) a search in `out`, then its analysis; returns the run directory, which
-    `report.write_search_report` reports.
+    `report.write_search_report` reports. `kind` and `recorded`: the run's kind and the config
+    its directory records (by default the failure search's, `config`); a SAGGA run records
+    its `SaggaConfig` (`studies/sagga/search.py`).
 
     Raises:
         ConfigError, RunDirError, TaskContractError: bad input, found before anything is
             written.
     """
+    with executor or LocalExecutor() as runner, LocalExecutor() as here:
+        if config.breeder == "sagga":
+            run, search, budget, analysis = _sagga(
+                config, out, kind, recorded, runner, here, clock, log
+            )
+        else:
+            run, search, budget, analysis = _task(config, out, kind, recorded, runner, clock)
+        generations = range(search.breeder.first, config.generations + 1)
+        evolve(search, generations, config.archive_size, budget, log)
+        analysis()
+    return run
+
+
+def _task(
+    config: SearchConfig, out: str | Path, kind: str, recorded: RunConfig | None,
+    runner: Executor, clock: Callable[[], float],
+) -> tuple[Path, Search, Budget, Callable[[], object]]:  # fmt: skip
+    """The run, the search with the task's breeder, its budget (started last) and its
+    analysis (`analysis.py`)."""
     searched = config.checked()  # before the run directory is made
     config = config.absolute()  # for workers elsewhere
     task = searched.a.task
-    run = open_run(out, STUDY.kind, config, starts=searched.check)
+    run = open_run(out, kind, recorded or config, starts=searched.check)
     base_split = config.base_split or task.validation_split
     about = {
         "task": task_name(task), "task_options": task.options(),
@@ -168,19 +198,54 @@ def run_search(
     }
     target = searched.target(config.target)
     base = task.generate(base_split, config.base_size, searched.a.data_seed).src
-    selection = Selection(
-        config.selection, config.population, config.seed, kmeans_seed=config.seed + 1,
-        clusters=SELECTION_CLUSTERS, embedder=make_embedder("char"),
+    stage = GenerationStage(config, target, config.target_texts())
+    search = Search(
+        TaskBreeder(config, task, run, stage, runner, trained), run,
+        list(dict.fromkeys(input_keys(base))), _selection(config, 1), config.archive_tau, about,
     )  # fmt: skip
-    with executor or LocalExecutor() as runner:
-        stage = GenerationStage(config, target, config.target_texts())
-        search = Search(
-            TaskBreeder(config, task, run, stage, runner, trained),
-            run, list(dict.fromkeys(input_keys(base))), selection, config.archive_tau, about,
-        )  # fmt: skip
-        evolve(
-            search, range(config.generations + 1), config.archive_size,
-            Budget(config.minutes, clock), log,
-        )  # fmt: skip
-    analyse(run, task, target, config.tag_limit)
-    return run
+    budget = Budget(config.minutes, clock)
+    return run, search, budget, lambda: analyse(run, task, target, config.tag_limit)
+
+
+def _sagga(
+    config: SearchConfig, out: str | Path, kind: str, recorded: RunConfig | None,
+    runner: Executor, here: Executor, clock: Callable[[], float], log: Log,
+) -> tuple[Path, Search, Budget, Callable[[], object]]:  # fmt: skip
+    """The run, the search with SAGGA's breeder (propose and verify on `runner`, score
+    `here`), its budget (started once the run is open), and its analysis
+    (`studies/sagga/clusters.py`: clusters here, tags and nearby successes on `runner`)."""
+    from genprobe.studies.sagga.clusters import analyse as analyse_sagga
+    from genprobe.studies.sagga.results import read_state
+    from genprobe.studies.search.sagga.breeder import SaggaBreeder, basis
+    from genprobe.studies.search.sagga.mutants import canonical_key
+    from genprobe.studies.search.sagga.seeds import read_problem_file
+
+    config = config.validated()
+    # the files it reads, read before any file is written
+    seeds0 = list(dict.fromkeys(canonical_key(p) for p in basis(config)))
+    if config.targets_file is not None:
+        read_problem_file(config.targets_file)  # as the fitness will read it
+    if recorded is None:
+        config = config.absolute()
+    run = open_run(out, kind, recorded or config, starts=config.model.check)
+    log(f"searching from {len(seeds0)} seeds, {config.generation_size} mutants per generation")
+    budget = Budget(config.minutes, clock)
+    breeder = SaggaBreeder(config, run, runner, here, budget, log)
+    search = Search(breeder, run, seeds0, _selection(config, 0), config.archive_tau)
+
+    def analysis() -> None:
+        generations = read_state(run)["generations"]
+        analyse_sagga(run, config, generations, runner, here, log)
+
+    return run, search, budget, analysis
+
+
+def _selection(config: SearchConfig, kmeans_offset: int) -> Selection:
+    """How the parents are chosen. The k-means after generation g is seeded `seed + g` for
+    SAGGA's breeder, `seed + 1 + g` for the task's (the generation it chooses for), as each
+    search was before they shared this loop."""
+    return Selection(
+        config.selection, config.population, config.seed,
+        kmeans_seed=config.seed + kmeans_offset, clusters=config.clusters,
+        embedder=make_embedder(config.embedding),
+    )  # fmt: skip

@@ -1,5 +1,6 @@
 """The failure search's declaration (`genprobe.studies.study`)."""
 
+from genprobe.studies.sagga.study import CLUSTER, NEARBY, PROPOSE, TAG, VERIFY
 from genprobe.studies.study import Study
 
 GENERATION = "generation"  # one shard per generation: its members decoded and judged
@@ -13,6 +14,6 @@ SEARCH = Study(
     resumes="the finished generations are replayed from disk",
     report="genprobe.studies.search.report:write_search_report",
     tables="genprobe.studies.search.tables:run_tables",
-    stages=(GENERATION,),
+    stages=(PROPOSE, VERIFY, GENERATION, CLUSTER, TAG, NEARBY),  # SAGGA's breeder's too
     report_inputs=("search.json", "archive.parquet", "clusters.json", "slices.parquet"),
 )

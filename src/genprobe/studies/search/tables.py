@@ -30,12 +30,18 @@ from genprobe.studies.search.results import (
 
 
 def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
-    """The search's tables by name: examples, archive, generations, clusters, slices.
+    """The search's tables by name: examples, archive, generations, clusters, slices (of a
+    search with SAGGA's breeder, SAGGA's: `sagga/tables.py`).
 
     Raises:
         RunDirError: not a failure search's run, or its search has not run yet.
     """
-    model = stored_config(run).model
+    config = stored_config(run)
+    if config.breeder == "sagga":
+        from genprobe.studies.sagga.tables import run_tables as sagga_tables
+
+        return sagga_tables(run)
+    model = config.model
     state = read_json(run, SEARCH)
     clusters = pd.json_normalize(read_json(run, CLUSTERS)["clusters"])  # by_run.A.seeds_failing
     if not clusters.empty:

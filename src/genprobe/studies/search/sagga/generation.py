@@ -41,12 +41,12 @@ from genprobe.runs.cpus import usable_cpus
 from genprobe.runs.executor import Stage
 from genprobe.runs.pool import DeadlineCounts, DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
-from genprobe.studies.sagga.config import SaggaConfig
-from genprobe.studies.sagga.mutants import Mutant, SimplifyMemo, mutate_generation
-from genprobe.studies.sagga.seeds import TARGETS, read_problem_file
 from genprobe.studies.sagga.study import GENERATION, PROPOSE, VERIFY
+from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.fitness import Fitness, make_fitness
 from genprobe.studies.search.loop import generation_path
+from genprobe.studies.search.sagga.mutants import Mutant, SimplifyMemo, mutate_generation
+from genprobe.studies.search.sagga.seeds import TARGETS, read_problem_file
 from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.limits import TRUSTED_LIMITS
 from genprobe.tasks.integration.mutations import MUTATION_PARAMS
@@ -72,13 +72,13 @@ def verified_path(generation: int, chunk: int) -> str:
     return f"generations/{generation:05d}/verified-{chunk:04d}.json"
 
 
-def verifier_config(config: SaggaConfig) -> VerifierConfig:
+def verifier_config(config: SearchConfig) -> VerifierConfig:
     return VerifierConfig(
         deadline=config.deadline, policy=TimeoutPolicy(config.policy), workers=config.workers
     )
 
 
-def build_fitness(config: SaggaConfig) -> Fitness:
+def build_fitness(config: SearchConfig) -> Fitness:
     targets: Sequence[str] = TARGETS
     if config.targets_file is not None:
         targets = [str(p) for p in read_problem_file(config.targets_file)]
@@ -87,7 +87,7 @@ def build_fitness(config: SaggaConfig) -> Fitness:
     )
 
 
-def deadline_pool(config: SaggaConfig) -> DeadlinePool:
+def deadline_pool(config: SearchConfig) -> DeadlinePool:
     return DeadlinePool(config.workers or usable_cpus())
 
 
@@ -137,7 +137,7 @@ class _ToolsStage(Stage):
 
 @dataclass(frozen=True)
 class ProposeStage(_ToolsStage):
-    config: SaggaConfig
+    config: SearchConfig
     needs_device: ClassVar[bool] = True
 
     def setup(self) -> tuple[IntegrationSequenceModel, DeadlinePool, SimplifyMemo]:
@@ -160,7 +160,7 @@ class ProposeStage(_ToolsStage):
             pool,
             [from_prefix(seed.split()) for seed in spec["seeds"]],
             int(spec["per_seed"]),
-            MUTATION_PARAMS[config.preset],
+            MUTATION_PARAMS[config.mutation_params],
             run_seed=config.seed,
             generation=generation,
             deadline=config.mutation_deadline,
@@ -192,7 +192,7 @@ class ProposeStage(_ToolsStage):
 
 @dataclass(frozen=True)
 class VerifyStage(_ToolsStage):
-    config: SaggaConfig
+    config: SearchConfig
 
     def setup(self) -> tuple[Verifier, DeadlinePool]:
         return Verifier(verifier_config(self.config)), deadline_pool(self.config)
@@ -208,7 +208,7 @@ class VerifyStage(_ToolsStage):
 
 @dataclass(frozen=True)
 class ScoreStage(Stage):
-    config: SaggaConfig
+    config: SearchConfig
 
     def setup(self) -> Fitness:
         return build_fitness(self.config)
@@ -275,7 +275,7 @@ def propose(model: IntegrationSequenceModel, mutants: Sequence[Mutant], k: int) 
 
 
 def verify(
-    verifier: Verifier, pool: DeadlinePool, rows: Sequence[Row], config: SaggaConfig
+    verifier: Verifier, pool: DeadlinePool, rows: Sequence[Row], config: SearchConfig
 ) -> list[Row]:
     """Verdicts of readable problems' candidates (rows of `propose`)."""
     policy = TimeoutPolicy(config.policy)
