@@ -35,7 +35,6 @@ from genprobe.studies.large_search import large_search
 from genprobe.tasks.integration.prefix import to_prefix
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.tokens import encode_inputs
-from genprobe.tasks.verdict import Verdict
 from genprobe.under_test.adapters.integration_tokens import (
     Answers,
     IntegrationSequenceModel,
@@ -108,13 +107,7 @@ class BudgetStage(Stage):
         assert budget is not None
 
         def judge_of(joined: Answers) -> CandidateJudge:
-            def judge(member: np.ndarray, row: np.ndarray, rank: np.ndarray) -> list[Verdict]:
-                answers = joined.answers[member, row, rank]
-                return verifier.verify_many(
-                    [(problems[i], a) for i, a in zip(row, answers, strict=True)]
-                )
-
-            return judge
+            return joined.judge_with(problems, verifier.verify_many)
 
         # every distinct answer of a problem verified once, all problems in one call
         seed = self.model.decoding.seed

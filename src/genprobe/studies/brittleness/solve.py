@@ -7,11 +7,13 @@ to the model in batches, through the adapter every study asks an integration mod
 (`IntegrationSequenceModel.answers`: a `Ranked` that keeps each answer as the model gave it),
 and the verifier pool checks batch b after the model has decoded it or while it decodes batch
 b + 1, whichever the worker's `schedule.Schedule` finds faster (the results are the same).
-Candidates are verified in rank order (`Ranked.judged`), stopping after the window that holds
-the first correct one (`verification.ranked`), with the run's own verifier settings (workers,
-deadline, timeout policy). For a model that gives log-probabilities, the reference of every
-problem not solved at rank 1 is scored teacher-forced (`IntegrationSequenceModel.score_answers`),
-for the search-vs-model analysis (Welleck et al. 2022, section 6).
+The candidates the model gave are verified in rank order, stopping after the window that
+holds the first correct one (`Answers.verdicts`: the probe's judging of an integration model's
+answers, `Answers.judge_with`, by the run's own verifier settings: workers, deadline, timeout
+policy, where the probe's are the task's). For a model that gives log-probabilities, the
+reference of every problem not solved at rank 1 is scored teacher-forced
+(`IntegrationSequenceModel.score_answers`), for the search-vs-model analysis (Welleck et al.
+2022, section 6).
 
 Result rows (one per problem): suite, row, problem, reference, readable (false: the model
 cannot take the problem, e.g. longer than its position table), n_candidates,
@@ -41,14 +43,13 @@ from genprobe.studies.brittleness.schedule import Mode, Schedule
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
-from genprobe.tasks.verdict import Verdict
 from genprobe.under_test.adapters.integration_tokens import (
     Answers,
     IntegrationSequenceModel,
     load_integration_model,
 )
 from genprobe.under_test.settings import ModelSettings
-from genprobe.verification.ranked import RankedResult, correct_verdicts
+from genprobe.verification.ranked import RankedResult
 
 # a result file's metadata: the model's own deadline hits over its problems
 # (`IntegrationSequenceModel.deadline_counts`)
@@ -181,7 +182,7 @@ def solve(
             batch = problems[start : start + batch_size]
             integrands = [p.problem for p in batch]
             with schedule.step(decoded=len(batch), verified=len(pending[0])) as mode:
-                verifying = background.submit(_verdicts, verifier, *pending)
+                verifying = background.submit(pending[1].verdicts, pending[0], verifier.verify_many)
                 if mode is Mode.IN_TURN:
                     verdicts.append(verifying.result())
                 answers = model.answers(integrands, k_max)
@@ -193,7 +194,7 @@ def solve(
     solved = [
         (problem, {"suite": suite, **row})
         for (batch, readable, answers), judged in zip(decoded, verdicts[1:], strict=True)
-        for problem, row in zip(batch, _rows(batch, readable, answers, judged), strict=True)
+        for problem, row in zip(batch, _rows(batch, readable, answers, judged[0]), strict=True)
     ]
     if score_references:
         todo = [
@@ -215,19 +216,6 @@ def solve(
         after.items - before.items, after.over_budget - before.over_budget, after.hung - before.hung
     )
     return table.replace_schema_metadata({MODEL_DEADLINES: json.dumps(asdict(hits))})
-
-
-def _verdicts(verifier: Verifier, problems: Sequence[Expr], ranked: Answers) -> np.ndarray:
-    """(N, k) the `Verdict` of each candidate of `problems`, judged in rank order up to the
-    window of the first correct one (None after it, and where a candidate is missing)."""
-    answers = ranked.answers
-
-    def judge(member: np.ndarray, row: np.ndarray, rank: np.ndarray) -> list[Verdict]:
-        asked = zip(member, row, rank, strict=True)
-        return verifier.verify_many([(problems[i], answers[s, i, r]) for s, i, r in asked])
-
-    # an integration model's candidates are whole answers: `finished` marks those it gave
-    return ranked.judged(judge, correct_verdicts, counts=ranked.finished.sum(axis=2))[0]
 
 
 def _rows(

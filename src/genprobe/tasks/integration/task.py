@@ -41,7 +41,7 @@ from genprobe.tasks.integration.vocab import DIGIT_TOKENS, VOCAB
 from genprobe.tasks.sampling import split_stream
 from genprobe.tasks.task import Examples, Split, Task
 from genprobe.tasks.tokens import encode_inputs, encode_outputs
-from genprobe.tasks.verdict import Outcome
+from genprobe.tasks.verdict import Outcome, Verdict
 
 # what SymPy evaluates a part of an integrand to when it is no real function of x
 NO_FUNCTION = (sp.zoo, sp.nan, sp.oo, -sp.oo, sp.I)
@@ -59,6 +59,8 @@ HELD_OUT = 10  # one problem bucket in HELD_OUT is validation's and test's, neve
 MAX_LEN = 512  # L&C's longest sequence, `sub Y' f` or F, with two end markers
 LONGEST_INPUT = MAX_LEN - len(PROBLEM_PREFIX) - 2
 VERIFIED = {o.value for o in (Outcome.CORRECT, Outcome.INCORRECT, Outcome.TIMEOUT)}
+# what decided a verdict the verifier was not asked for (`IntegrationTask.verify_many`)
+NO_ANSWER, NO_INTEGRAND = "no answer", "no integrand"
 ATTEMPTS_PER_WORKER = 500  # generation takes one more worker process per this many attempts
 
 
@@ -167,24 +169,40 @@ class IntegrationTask(Task):
     def judge(
         self, problems: Sequence[Expr | None], answers: Sequence[ExpressionInput | None]
     ) -> np.ndarray:
-        """(n,) the outcome of answer i to integrand i (`problems`), all in one call of the
-        verifier's pool, a pair asked twice verified once: correct / incorrect / timeout as it
-        finds them; unparseable where there is no answer (None) or it reads none (SymPy could
-        not read it: "unsupported"); incorrect where there is no integrand (None)."""
-        result = np.full(len(answers), Outcome.UNPARSEABLE.value, dtype=object)
-        pairs: dict[tuple[Expr, ExpressionInput], list[int]] = {}
-        for i, (problem, answer) in enumerate(zip(problems, answers, strict=True)):
+        """(n,) the outcome of answer i to integrand i (`problems`): `outcomes_of` their
+        `verify_many` verdicts."""
+        return self.outcomes_of(self.verify_many(list(zip(problems, answers, strict=True))))
+
+    def verify_many(
+        self, pairs: Sequence[tuple[Expr | None, ExpressionInput | None]]
+    ) -> list[Verdict]:
+        """The verdict of each (integrand, answer) pair by the task's verifier (its deadline,
+        the strict policy), all in one call of its pool, a pair asked twice verified once:
+        correct / incorrect / timeout / unsupported as it finds them; unparseable where there
+        is no answer (None), incorrect where there is no integrand (None)."""
+        verdicts = [Verdict(Outcome.UNPARSEABLE, NO_ANSWER)] * len(pairs)
+        asked: dict[tuple[Expr, ExpressionInput], list[int]] = {}
+        for i, (problem, answer) in enumerate(pairs):
             if problem is None:
-                result[i] = Outcome.INCORRECT.value
+                verdicts[i] = Verdict(Outcome.INCORRECT, NO_INTEGRAND)
             elif answer is not None:
-                pairs.setdefault((problem, answer), []).append(i)
-        if pairs:
+                asked.setdefault((problem, answer), []).append(i)
+        if asked:
             with Verifier(VerifierConfig(deadline=self.deadline)) as verifier:
-                verdicts = verifier.verify_many(list(pairs))
-            for rows, verdict in zip(pairs.values(), verdicts, strict=True):
-                outcome = verdict.outcome.value
-                result[rows] = outcome if outcome in VERIFIED else Outcome.UNPARSEABLE.value
-        return result.astype(str)
+                found = verifier.verify_many(list(asked))
+            for rows, verdict in zip(asked.values(), found, strict=True):
+                for i in rows:
+                    verdicts[i] = verdict
+        return verdicts
+
+    @staticmethod
+    def outcomes_of(verdicts: Sequence[Verdict]) -> np.ndarray:
+        """(n,) the task's outcome of each verdict: as the verifier found it, but unparseable
+        for an answer it could not read (SymPy could not: "unsupported")."""
+        outcomes = [verdict.outcome.value for verdict in verdicts]
+        return np.array(
+            [o if o in VERIFIED else Outcome.UNPARSEABLE.value for o in outcomes], dtype=object
+        ).astype(str)
 
     def problems(self, src: np.ndarray) -> list[Expr | None]:
         """The integrand of each input (ids as in `Examples.src`), None where it is not one the

@@ -10,11 +10,13 @@ could not parse becomes the single id -1, a token outside the target vocabulary 
 place, which the task's verdicts count as unparseable; `Ranked.text` keeps every answer as the
 model gave it (prefix tokens of a parsed one, the raw output of one that did not parse), and
 `Answers.answers` as the verifier takes it (the expression, or the raw output), which the
-brittleness and SAGGA studies verify. Integrands are asked directly too, for problems the
-task's ids need not hold: `answers(problems, k)` (their candidates), `reads(problems)` (which
-the model can take) and `score_answers(problems, answers)` (log-probabilities of given
-answers); `deadline_counts` (SymPy's deadline hits), `queries` and `hits` (a model that
-remembers its answers) are the studies' measures of the model's effort.
+studies verify (`Answers.judge_with`: the probe and the search by the task's verifier, the
+brittleness study by its run's; SAGGA carries them to its verify shards). Integrands are
+asked directly too, for problems the task's ids need not hold: `answers(problems, k)` (their
+candidates), `reads(problems)` (which the model can take) and `score_answers(problems,
+answers)` (log-probabilities of given answers); `deadline_counts` (SymPy's deadline hits),
+`queries` and `hits` (a model that remembers its answers) are the studies' measures of the
+model's effort.
 
 Example:
     model = as_sequence_model("sympy", deadline=1.0)
@@ -40,8 +42,10 @@ from genprobe.tasks.integration.printing import answer_text
 from genprobe.tasks.integration.task import IntegrationTask
 from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import encode_outputs
+from genprobe.tasks.verdict import Verdict
 from genprobe.under_test.adapters.integration_model import Candidate, Model
 from genprobe.under_test.sequences import CandidateJudge, Ranked, SequenceModel
+from genprobe.verification.ranked import VerifyMany, correct_verdicts
 
 if TYPE_CHECKING:
     from genprobe.under_test.registry import ModelSpec
@@ -58,15 +62,39 @@ class Answers(Ranked):
     # not parse) as `Candidate.answer` holds it: what the verifier is to judge; None where missing
     answers: np.ndarray
 
+    def judge_with(
+        self, problems: Sequence[Expr | None], verify_many: VerifyMany
+    ) -> CandidateJudge:
+        """`judge(member, row, rank)` (index arrays): the `Verdict` of each of those answers, as
+        the model gave it, to integrand `problems[row]`, all in one call of `verify_many` (the
+        brittleness study's verifier, with the run's settings, or the task's: `judge_of`)."""
+
+        def judge(member: np.ndarray, row: np.ndarray, rank: np.ndarray) -> list[Verdict]:
+            answers = self.answers[member, row, rank]
+            return verify_many([(problems[i], a) for i, a in zip(row, answers, strict=True)])
+
+        return judge
+
+    def verdicts(self, problems: Sequence[Expr | None], verify_many: VerifyMany) -> np.ndarray:
+        """(S, N, k) the `Verdict` of each candidate the model gave (`judge_with`: the
+        brittleness study's, `integration evaluate`'s), judged in rank order (`Ranked.judged`)
+        up to the window of the first correct one; None after it and where a candidate is
+        missing (`finished` marks those it gave: its candidates are whole answers). The probe
+        judges every rank as it does any task's (`Ranked.outcomes` by `judge_of`), a missing
+        candidate as an answer the task's verifier finds none in."""
+        judge = self.judge_with(problems, verify_many)
+        return self.judged(judge, correct_verdicts, counts=self.finished.sum(axis=2))
+
     def judge_of(self, task: Task, src: np.ndarray) -> CandidateJudge:
-        """Each answer judged as the model gave it (`IntegrationTask.judge`), as the
-        brittleness study verifies it: one with a token outside the target vocabulary, which
-        the ids cannot hold, is judged too."""
+        """Each answer judged as the model gave it, by `judge_with` with the task's verifier
+        (`IntegrationTask.verify_many`: its deadline, the strict policy), as the task's
+        outcomes: one with a token outside the target vocabulary, which the ids cannot hold,
+        is judged too."""
         assert isinstance(task, IntegrationTask), "an integration model's answers"
-        problems = task.problems(src)
+        verdicts = self.judge_with(task.problems(src), task.verify_many)
 
         def judge(member: np.ndarray, row: np.ndarray, rank: np.ndarray) -> np.ndarray:
-            return task.judge([problems[i] for i in row], self.answers[member, row, rank])
+            return task.outcomes_of(verdicts(member, row, rank))
 
         return judge
 
