@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
+from genprobe.analysis.judged import from_brittleness
 from genprobe.decoding.config import DecodingConfig
 from genprobe.studies.brittleness import tables
 from genprobe.studies.brittleness.solve import SuiteRow, solve
@@ -29,7 +31,6 @@ from genprobe.tasks.integration.suites.splits import SPLITS
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
 from genprobe.tasks.verdict import TimeoutPolicy
 from genprobe.under_test.adapters.integration_tokens import load_integration_model
-from genprobe.under_test.settings import ModelSettings
 
 
 def main() -> None:
@@ -39,7 +40,7 @@ def main() -> None:
     config = read_probe(args.run)
     task = config.load_task()
     results = read_results(args.run)
-    settings = ModelSettings(config.model, DecodingConfig(beam_size=config.k))
+    settings = replace(config.model, decoding=DecodingConfig(beam_size=config.k))
     model = load_integration_model(settings, min_beam=config.k)
     verifier = VerifierConfig(deadline=task.deadline, policy=TimeoutPolicy("strict"))
     rows = []
@@ -58,7 +59,8 @@ def main() -> None:
             table = solve(model, verify, name, problems, config.k, 64, True).to_pandas()
             seconds = time.perf_counter() - started
             table["first_correct_rank"] = table["first_correct_rank"].astype("Int64")
-            theirs_unresolved = tables.unresolved(table, sorted({1, config.k}))
+            judged = from_brittleness(table, str(config.model.spec))
+            theirs_unresolved = tables.unresolved(judged, sorted({1, config.k}))
             ours_unresolved = unresolved(probed, config.k)
             ours = probed["first_correct"].fillna(0).to_numpy(int)
             theirs = table["first_correct_rank"].fillna(0).to_numpy(int)
@@ -83,7 +85,7 @@ def main() -> None:
                 }
             )
     model.close()
-    print(f"{config.model} on {task.options()}, beam {config.k}, data seed {config.data_seed}")
+    print(f"{config.model.spec} on {task.options()}, beam {config.k}, data seed {config.data_seed}")
     print(pd.DataFrame(rows).set_index("suite").T.to_string())
 
 
