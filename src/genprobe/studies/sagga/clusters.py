@@ -7,7 +7,8 @@ exploit tags, and a nearby success per cluster (Welleck et al. 2022, Tables 4, 6
     slices     per cluster, a short predicate over tree features that covers most members and
                few of the model's successes (`studies/search/slices.py`); a cluster whose
                slice is nested in another's (all the other's conditions, and more) is merged
-               into it
+               into it; the k-means, slices and merging are the failure search's too
+               (`studies/search/analysis.py`, `cluster_slices`)
     tags       per failure, `exploit` (SymPy's integrate needs a non-elementary function, or
                finds nothing) or `robustness` (an elementary antiderivative exists), or
                `unknown` (SymPy ran out of time); shards of `analysis/tags/`
@@ -38,15 +39,14 @@ import pandas as pd
 from genprobe.runs.executor import Executor, Stage, run_stage
 from genprobe.runs.pool import DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
-from genprobe.studies.kmeans import cluster_labels
 from genprobe.studies.sagga.results import CLUSTERS, read_archive, read_tags, successes
 from genprobe.studies.sagga.study import CLUSTER, NEARBY, TAG
-from genprobe.studies.search.analysis import tagged_rows
+from genprobe.studies.search.analysis import cluster_slices, contrast_sample, tagged_rows
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.embedding import Embedder, make_embedder
 from genprobe.studies.search.sagga.generation import ProposeStage, propose, verifier_config, verify
 from genprobe.studies.search.sagga.mutants import SimplifyMemo, mutate_generation
-from genprobe.studies.search.slices import Slice, find_slice
+from genprobe.studies.search.slices import Slice
 from genprobe.tasks.integration.exploits import TAG_SECONDS, tag_failures
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.features import tree_features
@@ -58,7 +58,6 @@ from genprobe.under_test.settings import sent_to_workers
 
 TAG_CHUNK = 200
 CENTRAL = 3  # members whose mutants are searched for a nearby success
-MAX_SUCCESSES = 5000  # model successes the slices are contrasted with (a seeded sample)
 
 
 @dataclass(frozen=True)
@@ -84,41 +83,13 @@ def cluster(
     if archive.empty:
         return []
     vectors = embedder.embed(archive["text"].tolist())
-    labels = cluster_labels(vectors, clusters, seed)
     features = tree_features(_problems([*archive["problem"], *successes]))
-    n = len(archive)
-    is_success = np.arange(len(features)) >= n
-    groups = {int(label): np.flatnonzero(labels == label) for label in np.unique(labels)}
-
-    def slice_of(rows: np.ndarray) -> Slice:
-        members = np.zeros(len(features), dtype=bool)
-        members[rows] = True
-        return find_slice(features, members, is_success)
-
-    slices = {label: slice_of(rows) for label, rows in groups.items()}
-    merged = True
-    while merged:
-        merged = False
-        for a in list(groups):
-            host = next(
-                (
-                    b
-                    for b in groups
-                    if b != a and slices[b].literals and slices[a].implies(slices[b])
-                ),
-                None,
-            )
-            if host is not None:
-                groups[host] = np.concatenate([groups[host], groups.pop(a)])
-                slices[host] = slice_of(groups[host])
-                del slices[a]
-                merged = True
-                break
     out = []
-    for label, rows in groups.items():
-        centroid = vectors[rows].mean(axis=0)
-        order = rows[np.argsort(np.linalg.norm(vectors[rows] - centroid, axis=1), kind="stable")]
-        out.append(Cluster(tuple(int(r) for r in order), slices[label]))
+    for group in cluster_slices(vectors, clusters, seed, features, merge_nested=True):
+        rows = group.rows
+        distance = np.linalg.norm(vectors[rows] - vectors[rows].mean(axis=0), axis=1)
+        order = rows[np.argsort(distance, kind="stable")]
+        out.append(Cluster(tuple(int(r) for r in order), group.slice))
     return sorted(out, key=lambda c: (-len(c.members), c.members[0]))
 
 
@@ -160,7 +131,7 @@ def cluster_shard(run: Path, config: SearchConfig, generations: int) -> Shard:
     """The archive and a seeded sample of the model's successes, after `generations`."""
     archive = read_archive(run)
     solved = successes(run, generations)
-    sample = solved.sample(min(len(solved), MAX_SUCCESSES), random_state=config.seed)
+    sample = contrast_sample(solved, config.seed)
     spec = {
         "generations": generations,
         "archive": archive[["problem", "text"]].values.tolist(),
