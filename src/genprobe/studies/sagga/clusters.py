@@ -41,12 +41,11 @@ from genprobe.runs.pool import DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.sagga.results import CLUSTERS, read_archive, read_tags, successes
 from genprobe.studies.sagga.study import CLUSTER, NEARBY, TAG
-from genprobe.studies.search.analysis import cluster_slices, contrast_sample, tagged_rows
+from genprobe.studies.search.analysis import Group, cluster_slices, contrast_sample, tagged_rows
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.embedding import Embedder, make_embedder
 from genprobe.studies.search.sagga.generation import ProposeStage, propose, verifier_config, verify
 from genprobe.studies.search.sagga.mutants import SimplifyMemo, mutate_generation
-from genprobe.studies.search.slices import Slice
 from genprobe.tasks.integration.exploits import TAG_SECONDS, tag_failures
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.features import tree_features
@@ -60,12 +59,6 @@ TAG_CHUNK = 200
 CENTRAL = 3  # members whose mutants are searched for a nearby success
 
 
-@dataclass(frozen=True)
-class Cluster:
-    members: tuple[int, ...]  # archive rows, nearest the centroid first
-    slice: Slice
-
-
 def _problems(keys: Sequence[str]) -> list[Expr]:
     return [from_prefix(key.split()) for key in keys]
 
@@ -77,9 +70,10 @@ def cluster(
     *,
     clusters: int = 10,
     seed: int = 43,
-) -> list[Cluster]:
+) -> list[Group]:
     """Clusters of the archive (columns `problem` and `text`), nested ones merged, largest
-    first; `successes`: problems the model solved, as prefix strings."""
+    first, each one's rows nearest its centroid first; `successes`: problems the model
+    solved, as prefix strings."""
     if archive.empty:
         return []
     vectors = embedder.embed(archive["text"].tolist())
@@ -89,8 +83,8 @@ def cluster(
         rows = group.rows
         distance = np.linalg.norm(vectors[rows] - vectors[rows].mean(axis=0), axis=1)
         order = rows[np.argsort(distance, kind="stable")]
-        out.append(Cluster(tuple(int(r) for r in order), group.slice))
-    return sorted(out, key=lambda c: (-len(c.members), c.members[0]))
+        out.append(Group(order, group.slice))
+    return sorted(out, key=lambda c: (-len(c.rows), c.rows[0]))
 
 
 # -- the stages ---------------------------------------------------------------------------
@@ -111,8 +105,8 @@ class ClusterStage(Stage):
         found = cluster(archive, spec["successes"], context, seed=self.config.seed)
         clusters = [
             {
-                "members": list(c.members),
-                "central": archive["problem"].iloc[list(c.members[:CENTRAL])].tolist(),
+                "members": c.rows.tolist(),
+                "central": archive["problem"].iloc[c.rows[:CENTRAL]].tolist(),
                 "slice": c.slice.text,
                 "coverage": c.slice.coverage,
                 "precision": c.slice.precision,

@@ -15,12 +15,13 @@ first: each cluster's counts by kind, and each example's kind.
 Each cluster has a slice too (SAGGA's, `slices.py`; the k-means and slices are
 `cluster_slices`, which SAGGA's analysis, `studies/sagga/clusters.py`, runs too): the
 conjunction of at most two conditions on the features ("has sin and size ≥ 9") that covers
-most of its inputs and fewest of the search's contrast, the evaluated inputs the target scores 0 (for `most` and `any`: every seed
-right; at most `MAX_CONTRAST`, a seeded sample). And a nearby success: a mutant of one of its
-inputs (one operator's step: the generation files record its parent) that the target scores 0,
-the one most like the input it was made from (cosine similarity of their texts' character
-n-grams, as SAGGA picks its nearby success): the paper's 30^x beside 119^x, found among what
-the search evaluated, with no model run.
+most of its inputs and fewest of the search's contrast, the evaluated inputs the target
+scores 0 (for `most` and `any`: every seed right; at most `MAX_CONTRAST`, a seeded sample).
+And a nearby success: a mutant of one of its inputs (one operator's step: the generation
+files record its parent) that the target scores 0, the one most like the input it was made
+from (cosine similarity of their texts' character n-grams, as SAGGA picks its nearby
+success): the paper's 30^x beside 119^x, found among what the search evaluated, with no
+model run.
 
 Slices: over every input evaluated, the failure rate (the mean share of seeds failing; per run
 with `--against`) per binned feature value: each value where a feature takes at most `VALUES`,
@@ -136,7 +137,7 @@ def contrast_sample(frame: pd.DataFrame, seed: int) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class Group:
-    rows: np.ndarray  # archive rows
+    rows: np.ndarray  # archive rows (each analysis puts them nearest the centroid first)
     slice: Slice
 
 
