@@ -7,7 +7,8 @@ exploit tags, and a nearby success per cluster (Welleck et al. 2022, Tables 4, 6
     slices     per cluster, a short predicate over tree features that covers most members and
                few of the model's successes (`studies/search/slices.py`); a cluster whose
                slice is nested in another's (all the other's conditions, and more) is merged
-               into it
+               into it; the k-means, slices and merging are the failure search's too
+               (`studies/search/analysis.py`, `cluster_slices`)
     tags       per failure, `exploit` (SymPy's integrate needs a non-elementary function, or
                finds nothing) or `robustness` (an elementary antiderivative exists), or
                `unknown` (SymPy ran out of time); shards of `analysis/tags/`
@@ -38,15 +39,13 @@ import pandas as pd
 from genprobe.runs.executor import Executor, Stage, run_stage
 from genprobe.runs.pool import DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
-from genprobe.studies.kmeans import cluster_labels
 from genprobe.studies.sagga.results import CLUSTERS, read_archive, read_tags, successes
 from genprobe.studies.sagga.study import CLUSTER, NEARBY, TAG
-from genprobe.studies.search.analysis import tagged_rows
+from genprobe.studies.search.analysis import Group, cluster_slices, contrast_sample, tagged_rows
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.embedding import Embedder, make_embedder
 from genprobe.studies.search.sagga.generation import ProposeStage, propose, verifier_config, verify
 from genprobe.studies.search.sagga.mutants import SimplifyMemo, mutate_generation
-from genprobe.studies.search.slices import Slice, find_slice
 from genprobe.tasks.integration.exploits import TAG_SECONDS, tag_failures
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.features import tree_features
@@ -58,13 +57,6 @@ from genprobe.under_test.settings import sent_to_workers
 
 TAG_CHUNK = 200
 CENTRAL = 3  # members whose mutants are searched for a nearby success
-MAX_SUCCESSES = 5000  # model successes the slices are contrasted with (a seeded sample)
-
-
-@dataclass(frozen=True)
-class Cluster:
-    members: tuple[int, ...]  # archive rows, nearest the centroid first
-    slice: Slice
 
 
 def _problems(keys: Sequence[str]) -> list[Expr]:
@@ -78,48 +70,21 @@ def cluster(
     *,
     clusters: int = 10,
     seed: int = 43,
-) -> list[Cluster]:
+) -> list[Group]:
     """Clusters of the archive (columns `problem` and `text`), nested ones merged, largest
-    first; `successes`: problems the model solved, as prefix strings."""
+    first, each one's rows nearest its centroid first; `successes`: problems the model
+    solved, as prefix strings."""
     if archive.empty:
         return []
     vectors = embedder.embed(archive["text"].tolist())
-    labels = cluster_labels(vectors, clusters, seed)
     features = tree_features(_problems([*archive["problem"], *successes]))
-    n = len(archive)
-    is_success = np.arange(len(features)) >= n
-    groups = {int(label): np.flatnonzero(labels == label) for label in np.unique(labels)}
-
-    def slice_of(rows: np.ndarray) -> Slice:
-        members = np.zeros(len(features), dtype=bool)
-        members[rows] = True
-        return find_slice(features, members, is_success)
-
-    slices = {label: slice_of(rows) for label, rows in groups.items()}
-    merged = True
-    while merged:
-        merged = False
-        for a in list(groups):
-            host = next(
-                (
-                    b
-                    for b in groups
-                    if b != a and slices[b].literals and slices[a].implies(slices[b])
-                ),
-                None,
-            )
-            if host is not None:
-                groups[host] = np.concatenate([groups[host], groups.pop(a)])
-                slices[host] = slice_of(groups[host])
-                del slices[a]
-                merged = True
-                break
     out = []
-    for label, rows in groups.items():
-        centroid = vectors[rows].mean(axis=0)
-        order = rows[np.argsort(np.linalg.norm(vectors[rows] - centroid, axis=1), kind="stable")]
-        out.append(Cluster(tuple(int(r) for r in order), slices[label]))
-    return sorted(out, key=lambda c: (-len(c.members), c.members[0]))
+    for group in cluster_slices(vectors, clusters, seed, features, merge_nested=True):
+        rows = group.rows
+        distance = np.linalg.norm(vectors[rows] - vectors[rows].mean(axis=0), axis=1)
+        order = rows[np.argsort(distance, kind="stable")]
+        out.append(Group(order, group.slice))
+    return sorted(out, key=lambda c: (-len(c.rows), c.rows[0]))
 
 
 # -- the stages ---------------------------------------------------------------------------
@@ -140,8 +105,8 @@ class ClusterStage(Stage):
         found = cluster(archive, spec["successes"], context, seed=self.config.seed)
         clusters = [
             {
-                "members": list(c.members),
-                "central": archive["problem"].iloc[list(c.members[:CENTRAL])].tolist(),
+                "members": c.rows.tolist(),
+                "central": archive["problem"].iloc[c.rows[:CENTRAL]].tolist(),
                 "slice": c.slice.text,
                 "coverage": c.slice.coverage,
                 "precision": c.slice.precision,
@@ -160,7 +125,7 @@ def cluster_shard(run: Path, config: SearchConfig, generations: int) -> Shard:
     """The archive and a seeded sample of the model's successes, after `generations`."""
     archive = read_archive(run)
     solved = successes(run, generations)
-    sample = solved.sample(min(len(solved), MAX_SUCCESSES), random_state=config.seed)
+    sample = contrast_sample(solved, config.seed)
     spec = {
         "generations": generations,
         "archive": archive[["problem", "text"]].values.tolist(),

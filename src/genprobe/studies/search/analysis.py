@@ -12,14 +12,16 @@ over its inputs, and how many of them all seeds fail); with `--against`, these t
 nearest the clusters' centres are tagged robustness, exploit or unknown, the examples shown
 first: each cluster's counts by kind, and each example's kind.
 
-Each cluster has a slice too (SAGGA's, `slices.py`): the conjunction of at most two conditions
-on the features ("has sin and size ≥ 9") that covers most of its inputs and fewest of the
-search's contrast, the evaluated inputs the target scores 0 (for `most` and `any`: every seed
-right; at most `MAX_CONTRAST`, a seeded sample). And a nearby success: a mutant of one of its
-inputs (one operator's step: the generation files record its parent) that the target scores 0,
-the one most like the input it was made from (cosine similarity of their texts' character
-n-grams, as SAGGA picks its nearby success): the paper's 30^x beside 119^x, found among what
-the search evaluated, with no model run.
+Each cluster has a slice too (SAGGA's, `slices.py`; the k-means and slices are
+`cluster_slices`, which SAGGA's analysis, `studies/sagga/clusters.py`, runs too): the
+conjunction of at most two conditions on the features ("has sin and size ≥ 9") that covers
+most of its inputs and fewest of the search's contrast, the evaluated inputs the target
+scores 0 (for `most` and `any`: every seed right; at most `MAX_CONTRAST`, a seeded sample).
+And a nearby success: a mutant of one of its inputs (one operator's step: the generation
+files record its parent) that the target scores 0, the one most like the input it was made
+from (cosine similarity of their texts' character n-grams, as SAGGA picks its nearby
+success): the paper's 30^x beside 119^x, found among what the search evaluated, with no
+model run.
 
 Slices: over every input evaluated, the failure rate (the mean share of seeds failing; per run
 with `--against`) per binned feature value: each value where a feature takes at most `VALUES`,
@@ -32,6 +34,7 @@ import itertools
 import json
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +55,7 @@ from genprobe.studies.search.results import (
     read_evaluated,
     read_json,
 )
-from genprobe.studies.search.slices import find_slice
+from genprobe.studies.search.slices import Slice, find_slice
 from genprobe.tasks.probing import FAILURE_KINDS, from_input_keys
 from genprobe.tasks.registry import task_probes
 from genprobe.tasks.task import Task
@@ -126,6 +129,56 @@ def cluster_count(n: int) -> int:
     return max(1, min(MAX_CLUSTERS, round(np.sqrt(n / 2))))
 
 
+def contrast_sample(frame: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """What the slices of both analyses are told apart from: at most `MAX_CONTRAST` rows of
+    `frame`, a sample seeded `seed`."""
+    return frame.sample(min(len(frame), MAX_CONTRAST), random_state=seed)
+
+
+@dataclass(frozen=True)
+class Group:
+    rows: np.ndarray  # archive rows (each analysis puts them nearest the centroid first)
+    slice: Slice
+
+
+def cluster_slices(
+    vectors: np.ndarray, count: int, seed: int, described: pd.DataFrame, *, merge_nested: bool
+) -> list[Group]:
+    """The clusters of both searches' analyses: k-means (`count` clusters, `seed`) over
+    `vectors`, one row per archived input, each cluster with its slice over `described` (the
+    features of the archive's rows, then of the contrast's); with `merge_nested`, a cluster
+    whose slice nests in another's (SAGGA's) is merged into it and the host's slice found
+    again. In k-means label order (a host keeps its place, its guests' rows after its own).
+    The caller orders each cluster's rows by their distance to its centroid: computed as each
+    analysis always has, since near ties (integer features, float32 embeddings) fall on the
+    last bits of that arithmetic."""
+    labels = cluster_labels(vectors, count, seed)
+    is_contrast = np.arange(len(described)) >= len(vectors)
+    groups = {int(label): np.flatnonzero(labels == label) for label in np.unique(labels)}
+
+    def slice_of(rows: np.ndarray) -> Slice:
+        held = np.zeros(len(described), dtype=bool)
+        held[rows] = True
+        return find_slice(described, held, is_contrast)
+
+    slices = {label: slice_of(rows) for label, rows in groups.items()}
+    while merge_nested and (nested := _nested(slices)):
+        guest, host = nested
+        groups[host] = np.concatenate([groups[host], groups.pop(guest)])
+        slices[host] = slice_of(groups[host])
+        del slices[guest]
+    return [Group(rows, slices[label]) for label, rows in groups.items()]
+
+
+def _nested(slices: dict[int, Slice]) -> tuple[int, int] | None:
+    """The first cluster whose slice nests in another's (that has conditions), and that other."""
+    for a in slices:
+        for b in slices:
+            if b != a and slices[b].literals and slices[a].implies(slices[b]):
+                return a, b
+    return None
+
+
 def clusters(
     archive: pd.DataFrame,
     table: pd.DataFrame,
@@ -139,26 +192,25 @@ def clusters(
     indexed as the evaluated inputs are."""
     if table.empty:
         return []
-    sample = scored_zero.sample(min(len(scored_zero), MAX_CONTRAST), random_state=SEED)
+    sample = contrast_sample(scored_zero, SEED)
     embedder = make_embedder("char")
     described = pd.concat([table, every.loc[sample.index]], ignore_index=True)
     numbers = table.astype(float)
     spread = numbers.std(ddof=0)
     varying = numbers.loc[:, spread > 0]
     z = (varying - varying.mean()) / spread[varying.columns]
-    labels = cluster_labels(z.to_numpy(), cluster_count(len(table)), SEED)
+    groups = cluster_slices(
+        z.to_numpy(), cluster_count(len(table)), SEED, described, merge_nested=False
+    )
     members = sum(map(len, runs.values()))
     share = archive["failed"].to_numpy() / members
     by_run = failing(archive, runs)
     found = []
-    for label in np.unique(labels):
-        rows = np.flatnonzero(labels == label)
+    for group in groups:
+        rows, found_slice = group.rows, group.slice
         centre = z.iloc[rows].mean()
         apart = centre[centre.abs() >= APART].abs().sort_values(ascending=False, kind="stable")
         nearest = rows[np.argsort(((z.iloc[rows] - centre) ** 2).sum(axis=1), kind="stable")]
-        held = np.zeros(len(described), dtype=bool)
-        held[rows] = True
-        found_slice = find_slice(described, held, np.arange(len(described)) >= len(table))
         per_run = {
             name: {
                 "seeds_failing": float(by_run[name][rows].mean() / len(seeds)),
