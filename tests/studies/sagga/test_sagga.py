@@ -348,3 +348,18 @@ def test_a_generation_scores_from_parts_written_before_deadlines_were_counted(tm
     stats = json.loads(outputs["generations/00001.json"])
     assert stats["deadlines"] == {"verification": {"items": 0, "over_budget": 0, "hung": 0}}
     assert outputs["generations/00001.parquet"] == (run / "generations/00001.parquet").read_bytes()
+
+
+def test_a_failure_search_with_sagga_s_breeder_tags_as_many_failures_as_integration_sagga(
+    cli, tmp_path
+):
+    """--tag-limit left out means SAGGA's 200 with its breeder, as `integration sagga`'s
+    default, not every failure."""
+    code, _, err = cli(
+        "search", "--model", "py:test_sagga:py_answer", "--task", "integration",
+        "--breeder", "sagga", "--basis", "x", "--generations", "1", "--generation-size", "6",
+        "--population", "3", "--workers", "1", "--nearby-attempts", "0",
+        "--out", str(tmp_path / "search"),
+    )  # fmt: skip
+    assert code == 0, err
+    assert "--tag-limit 200," in err

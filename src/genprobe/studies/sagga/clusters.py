@@ -42,7 +42,7 @@ from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.sagga.results import CLUSTERS, read_archive, read_tags, successes
 from genprobe.studies.sagga.study import CLUSTER, NEARBY, TAG
 from genprobe.studies.search.analysis import Group, cluster_slices, contrast_sample, tagged_rows
-from genprobe.studies.search.config import SearchConfig
+from genprobe.studies.search.config import SAGGA_TAG_LIMIT, SearchConfig
 from genprobe.studies.search.embedding import Embedder, make_embedder
 from genprobe.studies.search.sagga.generation import ProposeStage, propose, verifier_config, verify
 from genprobe.studies.search.sagga.mutants import SimplifyMemo, mutate_generation
@@ -222,11 +222,11 @@ def analyse(
     run_stage(run, ClusterStage(config), [cluster_shard(run, config, generations)], here)
     found = json.loads((run / CLUSTERS).read_text(encoding="utf-8"))["clusters"]
     archive = read_archive(run)
-    wanted = archive["problem"].iloc[tagged_rows([c["members"] for c in found], config.tag_limit)]
+    limit = SAGGA_TAG_LIMIT if config.tag_limit is None else config.tag_limit
+    wanted = archive["problem"].iloc[tagged_rows([c["members"] for c in found], limit)]
     keys = sorted(set(wanted) - set(read_tags(run)["problem"]))  # a tag is the problem's alone
     log(
-        f"tagging {len(keys)} failures (exploit or robustness; --tag-limit "
-        f"{'all' if config.tag_limit is None else config.tag_limit}, at most "
+        f"tagging {len(keys)} failures (exploit or robustness; --tag-limit {limit}, at most "
         f"{TAG_SECONDS:g} s of SymPy's CPU time each)"
     )
     run_stage(run, TagStage(config.workers), tag_shards(keys), executor)

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, check_choice
 from genprobe.runs.config import FileRef, Recorded
-from genprobe.studies.search.config import SearchConfig
+from genprobe.studies.search.config import SAGGA_TAG_LIMIT, SearchConfig
 from genprobe.under_test.settings import ModelSettings
 
 SELECTIONS = ("kmeans", "fitness")
@@ -84,8 +84,8 @@ class SaggaConfig(Recorded):
     # Problems per verification shard (what a cluster spreads over workers).
     verify_chunk: int = 100
     # Analysis: tag at most this many failures exploit or robustness, the clusters' central
-    # members first (SymPy gets 3 s of CPU time for each; none: all).
-    tag_limit: int | None = 200
+    # members first (SymPy gets 3 s of CPU time for each).
+    tag_limit: int | None = SAGGA_TAG_LIMIT
     # Analysis: mutants of each of a cluster's 3 central members that the model answers in
     # the search for a nearby success (0: none; 20, as the robustness mutation parameters'
     # search does).

@@ -262,11 +262,11 @@ def clusters(
     return sorted(found, key=lambda c: -c["size"])
 
 
-def tagged_rows(clusters: Sequence[Sequence[int]], limit: int | None) -> list[int]:
-    """Archive rows to tag: all, or at most `limit` taken round-robin over the clusters'
-    members in centroid order (so that the members a report shows come first)."""
+def tagged_rows(clusters: Sequence[Sequence[int]], limit: int) -> list[int]:
+    """Archive rows to tag: at most `limit` taken round-robin over the clusters' members in
+    centroid order (so that the members a report shows come first)."""
     rows = [r for layer in itertools.zip_longest(*clusters) for r in layer if r is not None]
-    return rows if limit is None else rows[:limit]
+    return rows[:limit]
 
 
 def tagged(

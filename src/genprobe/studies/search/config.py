@@ -56,6 +56,7 @@ SAGGA_ONLY = (
 TASK_ONLY = ("target", "mutants", "temperature", "base_split", "base_size", "data_seed")
 # --tau when left out: of the target's score alone, and of a fitness weighted by text (SAGGA's)
 TAU, TEXT_TAU = 0.5, 0.01
+SAGGA_TAG_LIMIT = 200  # failures SAGGA's analysis tags by default, the clusters' central first
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ class SearchConfig(Recorded):
     DERIVED_DEFAULTS: ClassVar[dict[str, str]] = {
         "tau": f"{TAU}; with a fitness that weighs the text: SAGGA's {TEXT_TAU}",
         "base_split": "the task's validation",
-        "tag_limit": "every example the report shows; with --breeder sagga: every failure",
+        "tag_limit": f"every example the report shows; with --breeder sagga: {SAGGA_TAG_LIMIT}",
         "workers": "torch's default",
     }
     # the fields the command line gives in its own options: the model's group, --against's
