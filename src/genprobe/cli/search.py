@@ -85,10 +85,10 @@ def search(
     workers = config.workers
     if config.breeder == "sagga":  # verifier processes, as `integration sagga`'s
         config = replace(config, workers=verifier_workers(workers, backend))
-    if backend is not Backend.local and config.breeder == "sagga":
-        config.validated()  # bad input: one line, before Ray starts
-    elif backend is not Backend.local:
-        config.checked()  # the models too
+    # the task's breeder checks the models too (their seeds or members)
+    check = config.validated if config.breeder == "sagga" else config.checked
+    if backend is not Backend.local:  # bad input: one line, before Ray starts
+        check()
     executor = model_study_executor(backend, ray_address, workers, settings.device)
     with executor or contextlib.nullcontext(), status("starting") as log:
         run = run_search(config, out, log=log, executor=executor)

@@ -91,10 +91,10 @@ class Answers(Ranked):
         outcomes: one with a token outside the target vocabulary, which the ids cannot hold,
         is judged too."""
         assert isinstance(task, IntegrationTask), "an integration model's answers"
-        verdicts = self.judge_with(task.problems(src), task.verify_many)
+        verify = self.judge_with(task.problems(src), task.verify_many)
 
         def judge(member: np.ndarray, row: np.ndarray, rank: np.ndarray) -> np.ndarray:
-            return task.outcomes_of(verdicts(member, row, rank))
+            return task.outcomes_of(verify(member, row, rank))
 
         return judge
 
