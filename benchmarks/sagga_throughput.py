@@ -45,12 +45,12 @@ import numpy as np
 import sympy as sp
 
 from genprobe.decoding.config import DecodingConfig
-from genprobe.studies.sagga.config import SaggaConfig
-from genprobe.studies.sagga.results import read_archive, read_state
-from genprobe.studies.sagga.search import run_sagga
 from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.sagga.breeder import basis
+from genprobe.studies.search.sagga.config import SaggaConfig
 from genprobe.studies.search.sagga.mutants import judge
+from genprobe.studies.search.sagga.results import read_archive, read_state
+from genprobe.studies.search.sagga.run import run_sagga
 from genprobe.studies.search.selection import select_kmeans
 from genprobe.tasks.integration.expression import X, to_sympy
 from genprobe.tasks.integration.mutations import MUTATION_PARAMS, mutate

@@ -70,7 +70,7 @@ def _listed(value: object) -> object:
 def _sagga_archive(run: Path) -> dict:
     """Every novel failure, in the order found (a run made before archive.parquet, as its
     archive.jsonl reads)."""
-    from genprobe.studies.sagga.results import read_archive
+    from genprobe.studies.search.sagga.results import read_archive
 
     return read_archive(run).to_dict("list")
 

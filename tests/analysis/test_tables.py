@@ -10,7 +10,7 @@ import pytest
 from genprobe import export_tables, read_tables
 from genprobe.analysis.judged import COLUMNS
 from genprobe.studies import STUDIES
-from genprobe.studies.sagga.results import read_archive
+from genprobe.studies.search.sagga.results import read_archive
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.studies.seed_sensitivity.results import read_predictions, read_training
 from genprobe.studies.study import load_function

@@ -147,7 +147,7 @@ GENERATION = "genprobe.tasks.integration.generation_config"
     [
         ("probe", "genprobe.studies.probe.config:ProbeConfig", {"task_option", "inputs"}),
         ("search", "genprobe.studies.search.config:SearchConfig", {"task_option", "against"}),
-        ("integration sagga", "genprobe.studies.sagga.config:SaggaConfig", {"basis_file"}),
+        ("integration sagga", "genprobe.studies.search.sagga.config:SaggaConfig", {"basis_file"}),
         # `integration generate`: a run's settings, its generator's and the generator's trees'
         ("integration generate", f"{GENERATION}:GenerationConfig", set()),
         ("integration generate", f"{GENERATION}:GeneratorConfig", set()),

@@ -32,7 +32,7 @@ from genprobe.errors import ConfigError
 from genprobe.runs import ray_executor
 from genprobe.runs.ray_executor import RayExecutor
 from genprobe.runs.shards import Shard
-from genprobe.studies.sagga.results import read_archive
+from genprobe.studies.search.sagga.results import read_archive
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.training.trainer import TrainConfig
 

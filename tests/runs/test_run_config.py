@@ -17,8 +17,8 @@ from genprobe.runs.rundir import open_run, read_config
 from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.integration_train.config import IntegrationTrainConfig
 from genprobe.studies.probe.config import ProbeConfig
-from genprobe.studies.sagga.config import SaggaConfig
 from genprobe.studies.search.config import SearchConfig
+from genprobe.studies.search.sagga.config import SaggaConfig
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.tasks.integration.generation_config import (

@@ -16,9 +16,9 @@ import pytest
 from helpers import examples, model_settings, rerecord
 
 from genprobe.studies.brittleness.solve import RESULT_SCHEMA
-from genprobe.studies.sagga.config import SaggaConfig
-from genprobe.studies.sagga.results import read_archive
-from genprobe.studies.sagga.search import run_sagga
+from genprobe.studies.search.sagga.config import SaggaConfig
+from genprobe.studies.search.sagga.results import read_archive
+from genprobe.studies.search.sagga.run import run_sagga
 
 pytestmark = pytest.mark.slow
 

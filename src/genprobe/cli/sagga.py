@@ -27,7 +27,7 @@ from genprobe.cli.config_options import FROM_CONFIG, with_config_options
 from genprobe.cli.model_options import INTEGRATION, ModelOptions, with_model_options
 from genprobe.cli.paths import output_folder
 from genprobe.errors import GenprobeError
-from genprobe.studies.sagga.config import SaggaConfig
+from genprobe.studies.search.sagga.config import SaggaConfig
 
 
 @with_model_options(INTEGRATION)
@@ -48,8 +48,8 @@ def sagga(
     """Mutate equation trees, archive the problems the model fails, cluster and tag them;
     writes RUN_DIR/report.html."""
     from genprobe.cli.console import status
-    from genprobe.studies.sagga.search import run_sagga
-    from genprobe.studies.sagga.study import SAGGA
+    from genprobe.studies.search.sagga.run import run_sagga
+    from genprobe.studies.search.sagga.study import SAGGA
 
     if old_preset is not None:
         if "preset" in searched:
@@ -72,7 +72,7 @@ def sagga(
 
 def sagga_report(run: Annotated[Path, typer.Argument(help="A SAGGA run directory.")]) -> None:
     """(Re)write a SAGGA run's cluster report from its files (no model, no SymPy)."""
-    from genprobe.studies.sagga.study import SAGGA
+    from genprobe.studies.search.sagga.study import SAGGA
 
     SAGGA.write_report(run)
     _print(run)

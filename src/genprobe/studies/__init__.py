@@ -21,7 +21,7 @@ from genprobe.runs.rundir import read_config
 from genprobe.studies.brittleness.study import BRITTLENESS
 from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
 from genprobe.studies.probe.study import PROBE
-from genprobe.studies.sagga.study import SAGGA
+from genprobe.studies.search.sagga.study import SAGGA
 from genprobe.studies.search.study import SEARCH
 from genprobe.studies.seed_sensitivity.study import LANGUAGE_MODEL, SEED_SENSITIVITY
 from genprobe.studies.study import Study

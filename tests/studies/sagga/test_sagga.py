@@ -17,10 +17,10 @@ from helpers import MinuteClock, damage, model_settings
 
 from genprobe.errors import DamagedFileError, GenprobeWarning
 from genprobe.runs.executor import LocalExecutor
-from genprobe.studies.sagga.config import SaggaConfig
-from genprobe.studies.sagga.report import write_sagga_report
-from genprobe.studies.sagga.results import read_archive, read_mutants, read_results
-from genprobe.studies.sagga.search import run_sagga
+from genprobe.studies.search.sagga.config import SaggaConfig
+from genprobe.studies.search.sagga.report import write_sagga_report
+from genprobe.studies.search.sagga.results import read_archive, read_mutants, read_results
+from genprobe.studies.search.sagga.run import run_sagga
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from study_runs import INPUTS, STUDIES, out_of, unpack
 
-from genprobe.studies.sagga.results import read_archive, read_results
+from genprobe.studies.search.sagga.results import read_archive, read_results
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ nearest the clusters' centres are tagged robustness, exploit or unknown, the exa
 first: each cluster's counts by kind, and each example's kind.
 
 Each cluster has a slice too (SAGGA's, `slices.py`; the k-means and slices are
-`cluster_slices`, which SAGGA's analysis, `studies/sagga/clusters.py`, runs too): the
+`cluster_slices`, which SAGGA's analysis, `studies/search/sagga/analysis.py`, runs too): the
 conjunction of at most two conditions on the features ("has sin and size ≥ 9") that covers
 most of its inputs and fewest of the search's contrast, the evaluated inputs the target
 scores 0 (for `most` and `any`: every seed right; at most `MAX_CONTRAST`, a seeded sample).

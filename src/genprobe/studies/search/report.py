@@ -47,7 +47,7 @@ def write_search_report(run: str | Path) -> tuple[Path, Path]:
     run = Path(run)
     config = stored_config(run)
     if config.breeder == "sagga":
-        from genprobe.studies.sagga.report import write_sagga_report
+        from genprobe.studies.search.sagga.report import write_sagga_report
 
         return write_sagga_report(run)
     state = read_json(run, SEARCH)

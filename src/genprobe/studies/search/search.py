@@ -21,7 +21,7 @@ model's prompt formats x draws x samples), end to end.
 That is the task's breeder (`--breeder task`, `TaskBreeder`). With `--breeder sagga` the
 generations are SAGGA's (`sagga/breeder.py`: the basis mutated, simplified and filtered, asked
 of an integration model and verified by SymPy, from generation 1), and so is the analysis
-(`studies/sagga/clusters.py`) and the report; `integration sagga` runs this search too.
+(`studies/search/sagga/analysis.py`) and the report; `integration sagga` runs this search too.
 
 Every generation's mutants are a function of the generation files before it, so a killed
 search, rerun with the same command, replays the finished generations from disk (their shards
@@ -156,7 +156,7 @@ def run_search(
     """Run (or resume) a search in `out`, then its analysis; returns the run directory, which
     `report.write_search_report` reports. `kind` and `recorded`: the run's kind and the config
     its directory records (by default the failure search's, `config`); a SAGGA run records
-    its `SaggaConfig` (`studies/sagga/search.py`).
+    its `SaggaConfig` (`studies/search/sagga/run.py`).
 
     Raises:
         ConfigError, RunDirError, TaskContractError: bad input, found before anything is
@@ -213,11 +213,11 @@ def _sagga(
 ) -> tuple[Path, Search, Budget, Callable[[], object]]:  # fmt: skip
     """The run, the search with SAGGA's breeder (propose and verify on `runner`, score
     `here`), its budget (started once the run is open), and its analysis
-    (`studies/sagga/clusters.py`: clusters here, tags and nearby successes on `runner`)."""
-    from genprobe.studies.sagga.clusters import analyse as analyse_sagga
-    from genprobe.studies.sagga.results import read_state
+    (`studies/search/sagga/analysis.py`: clusters here, tags and nearby successes on `runner`)."""
+    from genprobe.studies.search.sagga.analysis import analyse as analyse_sagga
     from genprobe.studies.search.sagga.breeder import SaggaBreeder, basis
     from genprobe.studies.search.sagga.mutants import canonical_key
+    from genprobe.studies.search.sagga.results import read_state
     from genprobe.studies.search.sagga.seeds import read_problem_file
 
     config = config.validated()

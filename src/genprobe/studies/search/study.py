@@ -1,6 +1,6 @@
 """The failure search's declaration (`genprobe.studies.study`)."""
 
-from genprobe.studies.sagga.study import CLUSTER, NEARBY, PROPOSE, TAG, VERIFY
+from genprobe.studies.search.sagga.study import CLUSTER, NEARBY, PROPOSE, TAG, VERIFY
 from genprobe.studies.study import Study
 
 GENERATION = "generation"  # one shard per generation: its members decoded and judged

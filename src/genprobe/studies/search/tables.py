@@ -38,7 +38,7 @@ def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
     """
     config = stored_config(run)
     if config.breeder == "sagga":
-        from genprobe.studies.sagga.tables import run_tables as sagga_tables
+        from genprobe.studies.search.sagga.tables import run_tables as sagga_tables
 
         return sagga_tables(run)
     model = config.model

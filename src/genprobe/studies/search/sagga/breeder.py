@@ -19,8 +19,6 @@ from genprobe.runs.atomic import atomic_path
 from genprobe.runs.budget import Budget
 from genprobe.runs.executor import Executor, run_stage
 from genprobe.runs.shards import Shard, ShardStore
-from genprobe.studies.sagga.results import ARCHIVE, ARCHIVE_COLUMNS, JSONL_ARCHIVE, archive_file
-from genprobe.studies.sagga.study import GENERATION
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.loop import Log, Parents, Search
 from genprobe.studies.search.sagga.generation import (
@@ -33,7 +31,14 @@ from genprobe.studies.search.sagga.generation import (
     verified_path,
     verify_shards,
 )
+from genprobe.studies.search.sagga.results import (
+    ARCHIVE,
+    ARCHIVE_COLUMNS,
+    JSONL_ARCHIVE,
+    archive_file,
+)
 from genprobe.studies.search.sagga.seeds import named_basis, read_problem_file
+from genprobe.studies.search.sagga.study import GENERATION
 from genprobe.tasks.integration.expression import Expr
 from genprobe.under_test.settings import sent_to_workers
 

@@ -41,12 +41,12 @@ from genprobe.runs.cpus import usable_cpus
 from genprobe.runs.executor import Stage
 from genprobe.runs.pool import DeadlineCounts, DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
-from genprobe.studies.sagga.study import GENERATION, PROPOSE, VERIFY
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.fitness import Fitness, make_fitness
 from genprobe.studies.search.loop import generation_path
 from genprobe.studies.search.sagga.mutants import Mutant, SimplifyMemo, mutate_generation
 from genprobe.studies.search.sagga.seeds import TARGETS, read_problem_file
+from genprobe.studies.search.sagga.study import GENERATION, PROPOSE, VERIFY
 from genprobe.tasks.integration.expression import Expr, X, to_sympy
 from genprobe.tasks.integration.limits import TRUSTED_LIMITS
 from genprobe.tasks.integration.mutations import MUTATION_PARAMS

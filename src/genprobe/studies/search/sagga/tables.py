@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from genprobe.studies.sagga.results import (
+from genprobe.studies.search.sagga.results import (
     read_mutants,
     read_state,
     read_tagged_archive,

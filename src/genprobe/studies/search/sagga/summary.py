@@ -16,7 +16,7 @@ import pandas as pd
 
 from genprobe.runs.atomic import write_json
 from genprobe.runs.pool import DeadlineCounts
-from genprobe.studies.sagga.results import SaggaResults
+from genprobe.studies.search.sagga.results import SaggaResults
 
 SHOWN = 5  # central members kept, and shown, per cluster
 EFFORT = (

@@ -39,13 +39,13 @@ import pandas as pd
 from genprobe.runs.executor import Executor, Stage, run_stage
 from genprobe.runs.pool import DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
-from genprobe.studies.sagga.results import CLUSTERS, read_archive, read_tags, successes
-from genprobe.studies.sagga.study import CLUSTER, NEARBY, TAG
 from genprobe.studies.search.analysis import Group, cluster_slices, contrast_sample, tagged_rows
 from genprobe.studies.search.config import SAGGA_TAG_LIMIT, SearchConfig
 from genprobe.studies.search.embedding import Embedder, make_embedder
 from genprobe.studies.search.sagga.generation import ProposeStage, propose, verifier_config, verify
 from genprobe.studies.search.sagga.mutants import SimplifyMemo, mutate_generation
+from genprobe.studies.search.sagga.results import CLUSTERS, read_archive, read_tags, successes
+from genprobe.studies.search.sagga.study import CLUSTER, NEARBY, TAG
 from genprobe.tasks.integration.exploits import TAG_SECONDS, tag_failures
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.features import tree_features

@@ -12,7 +12,7 @@ archive of novel failures, then its analysis (the files the cluster report reads
              generations, and between a generation's stages and shards; the run's, over
              every invocation)
     analyse  cluster the archive, tag its failures, search a nearby success per cluster
-             (`clusters.py`, with budgets of work of its own, not the search's time budget):
+             (`analysis.py`, with budgets of work of its own, not the search's time budget):
              the stages the report (`report.py`) reads, never reruns
 
 The archive and the next seeds are functions of the generation files alone, so a killed
@@ -34,9 +34,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from genprobe.runs.executor import Executor
-from genprobe.studies.sagga.config import SaggaConfig
-from genprobe.studies.sagga.study import SAGGA
 from genprobe.studies.search.loop import Log
+from genprobe.studies.search.sagga.config import SaggaConfig
+from genprobe.studies.search.sagga.study import SAGGA
 from genprobe.studies.search.search import run_search
 
 

@@ -24,10 +24,10 @@ import pandas as pd
 from genprobe.errors import RunDirError
 from genprobe.runs.rundir import read_config
 from genprobe.runs.shards import ShardStore
-from genprobe.studies.sagga.config import SaggaConfig
-from genprobe.studies.sagga.study import GENERATION, NEARBY, SAGGA, TAG
 from genprobe.studies.search import loop
 from genprobe.studies.search.config import SearchConfig
+from genprobe.studies.search.sagga.config import SaggaConfig
+from genprobe.studies.search.sagga.study import GENERATION, NEARBY, SAGGA, TAG
 from genprobe.studies.search.study import SEARCH
 
 ARCHIVE = "archive.parquet"

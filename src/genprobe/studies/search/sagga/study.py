@@ -6,7 +6,7 @@ from genprobe.studies.study import Study
 PROPOSE = "propose"
 VERIFY = "verify"
 GENERATION = "generation"  # the score shard's: its manifest marks the generation done
-# the archive's analysis (`clusters.py`)
+# the archive's analysis (`analysis.py`)
 CLUSTER = "cluster"
 TAG = "tag"
 NEARBY = "nearby"
@@ -14,12 +14,12 @@ NEARBY = "nearby"
 SAGGA = Study(
     kind="integration-sagga",
     name="a SAGGA search",
-    config="genprobe.studies.sagga.config:SaggaConfig",
-    run="genprobe.studies.sagga.search:run_sagga",
+    config="genprobe.studies.search.sagga.config:SaggaConfig",
+    run="genprobe.studies.search.sagga.run:run_sagga",
     commands={"integration sagga": "genprobe.cli.sagga:sagga"},
     resumes="the finished generations are replayed from disk",
-    report="genprobe.studies.sagga.report:write_sagga_report",
-    tables="genprobe.studies.sagga.tables:run_tables",
+    report="genprobe.studies.search.sagga.report:write_sagga_report",
+    tables="genprobe.studies.search.sagga.tables:run_tables",
     stages=(PROPOSE, VERIFY, GENERATION, CLUSTER, TAG, NEARBY),
     report_inputs=("search.json", "archive.parquet", "archive.jsonl"),
     report_outputs=("summary.json",),

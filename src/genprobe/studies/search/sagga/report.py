@@ -17,10 +17,10 @@ import pandas as pd
 from genprobe.analysis.plots import progress
 from genprobe.analysis.render import Figure, Heading, Table, Text
 from genprobe.analysis.render import write_report as render
-from genprobe.studies.sagga import plots
-from genprobe.studies.sagga.results import FoundCluster, read_results
-from genprobe.studies.sagga.summary import EFFORT, SHOWN, summarize_run, write_summary
 from genprobe.studies.search.config import SearchConfig
+from genprobe.studies.search.sagga import plots
+from genprobe.studies.search.sagga.results import FoundCluster, read_results
+from genprobe.studies.search.sagga.summary import EFFORT, SHOWN, summarize_run, write_summary
 
 
 def write_sagga_report(run: str | Path) -> tuple[Path, Path]:
