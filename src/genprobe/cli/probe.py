@@ -54,6 +54,13 @@ def probe(
         'with an "input" field, and for a task with many right outputs optionally a right '
         '"output" on every line, the reference of the search-vs-model split (repeatable).',
     ),
+    suite_size: list[str] = typer.Option(
+        None,
+        "--suite-size",
+        metavar="SUITE=N",
+        help="N inputs in this task split's or derived suite, as the report names it "
+        "(task-operator-extrapolation=40), where it is not --size (repeatable).",
+    ),
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
     threshold: float = THRESHOLD,
@@ -70,6 +77,7 @@ def probe(
         model=settings,
         task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
         inputs=tuple(map(str, inputs)),
+        suite_sizes=_suite_sizes(suite_size),
         **probed,
     )
     executor = model_study_executor(backend, ray_address, None, settings.device)
@@ -77,3 +85,14 @@ def probe(
         run = run_probe(config, out, executor=executor, log=log)
     PROBE.update_report(run, threshold=threshold)
     console.print(f"report: {run / 'report.html'}")
+
+
+def _suite_sizes(given: list[str] | None) -> tuple[tuple[str, int], ...]:
+    """--suite-size's SUITE=N pairs, N a number (`ProbeConfig.validated` checks the rest)."""
+    from genprobe.errors import ConfigError
+
+    sizes = parse_pairs(given, "--suite-size")
+    for key, inputs in sizes.items():
+        if not inputs.isdigit():
+            raise ConfigError("--suite-size", f"{key}=N with N a whole number", f"{key}={inputs}")
+    return tuple(sorted((key, int(inputs)) for key, inputs in sizes.items()))

@@ -2,6 +2,10 @@
 any task's, judged as `integration brittleness` judges them, and `--splits` adds a split the
 task does not decode by default."""
 
+from dataclasses import replace
+
+import numpy as np
+import pytest
 from helpers import model_settings
 
 from genprobe.studies.brittleness.solve import SuiteRow, solve
@@ -9,7 +13,7 @@ from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.report import write_report
 from genprobe.studies.probe.results import read_probe, read_results, read_suites
 from genprobe.studies.probe.run import run_probe
-from genprobe.studies.probe.suites import build_suites
+from genprobe.studies.probe.suites import build_suites, derived_suites
 from genprobe.studies.probe.summary import fail_by_set
 from genprobe.tasks.integration.suites.splits import suite_table
 from genprobe.tasks.integration.suites.table import GROUP_COLUMNS
@@ -100,3 +104,39 @@ def test_a_run_made_before_the_option_keeps_its_identity():
     )
     assert asked.identity()["splits"] == ["operator-extrapolation"]
     assert ProbeConfig.from_identity(asked.identity()) == asked
+
+
+def test_a_split_and_a_derived_suite_take_the_size_given_them():
+    task = load_task("integration")
+    config = ProbeConfig(
+        model_settings("sympy"), task="integration", size=3, data_seed=43, seed=43,
+        splits=("robustness-simple",), derived=("compositionality",), **ONLY_SPLITS,
+        suite_sizes=(("derived-compositionality", 2), ("task-robustness-simple", 5)),
+    )  # fmt: skip
+    base, split = build_suites(config.validated(), task)
+    assert len(base.src) == 3  # the base (what families perturb) keeps --size
+    drawn = task.generate("robustness-simple", 5, 43)
+    assert input_lines(task.source_vocab, split.src) == input_lines(task.source_vocab, drawn.src)
+    solved = np.ones(3, bool)
+    [sums] = derived_suites(config, task, base, solved)
+    [two] = derived_suites(replace(config, size=2, suite_sizes=()), task, base, solved)
+    assert len(sums.src) and np.array_equal(sums.src, two.src)
+    assert config.identity()["suite_sizes"] == {
+        "derived-compositionality": 2, "task-robustness-simple": 5,
+    }  # fmt: skip
+    assert ProbeConfig.from_identity(config.identity()) == config
+    assert "suite_sizes" not in replace(config, suite_sizes=()).identity()  # older runs' hash
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [("task-robustnes-simple=4", "task-integer-extrapolation"), ("base=4", "task-test"),
+     ("task-test=x", "whole number"), ("task-test=0", "at least 1")],
+)  # fmt: skip
+def test_a_suite_size_of_no_such_suite_or_no_number_is_one_line(cli, tmp_path, given, named):
+    out = tmp_path / "probe"
+    code, _, err = cli("probe", "--model", "sympy", "--task", "integration",
+                       "--suite-size", given, "--out", str(out))  # fmt: skip
+    assert code == 2 and named in err and "--suite-size" in err, err
+    assert len([line for line in err.splitlines() if line.strip()]) == 1
+    assert not out.exists()

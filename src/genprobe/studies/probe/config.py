@@ -36,6 +36,7 @@ class ProbeConfig(Recorded):
         "formats": 1, "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",
         "inputs": [], "splits": [], "compositions": [], "draws": 1, "temperature": None,
         "search_budget": None, "search_temperatures": [], "search_suites": [], "derived": [],
+        "suite_sizes": {},
     }  # fmt: skip
     # the defaults that follow from the task or other settings, as the command line shows them
     DERIVED_DEFAULTS: ClassVar[dict[str, str]] = {
@@ -44,8 +45,8 @@ class ProbeConfig(Recorded):
         "search_suites": "every one",
     }
     # the fields the command line gives in its own options: the model's group, --task-option's
-    # pairs, the repeatable --input
-    NOT_OPTIONS: ClassVar[tuple[str, ...]] = ("model", "task_options", "inputs")
+    # pairs, the repeatable --input and --suite-size
+    NOT_OPTIONS: ClassVar[tuple[str, ...]] = ("model", "task_options", "inputs", "suite_sizes")
     # run:RUN_DIR, hf:PATH, openai:MODEL@URL, or an integration model (ckpt:, sympy…), with a
     # language model's prompt grid and an endpoint's settings; recorded at the top of the
     # identity (`ModelSettings.flat_identity`)
@@ -70,6 +71,10 @@ class ProbeConfig(Recorded):
     inputs: tuple[FileRef, ...] = ()
     base_split: str = ""  # The inputs perturbed (default: the task's validation split).
     size: int = 200  # Inputs per suite.
+    # (suite, inputs) pairs: the size of a task split's or a derived suite where it is not
+    # `size` (the base inputs, and the suites made of them by families, relations and
+    # compositions, all take `size`)
+    suite_sizes: Options = ()
     # Perturbations of each base input per family, drawn one after another, the distinct ones
     # kept: a family's suite holds up to `size` x draws inputs.
     draws: int = 1
@@ -94,6 +99,10 @@ class ProbeConfig(Recorded):
     def base(self, task: Task) -> str:
         return self.base_split or task.validation_split
 
+    def size_of(self, key: str) -> int:
+        """The inputs of the suite `key` (`suite_key`): its `suite_sizes` entry, else `size`."""
+        return int(dict(self.suite_sizes).get(key, self.size))
+
     def task_splits(self, task: Task) -> list[str]:
         """The task's splits decoded as suites: its shifted suites, then those asked for."""
         own = task.suites() if self.task_suites else ()
@@ -113,6 +122,7 @@ class ProbeConfig(Recorded):
         chosen(probes.derived(), list(self.derived), "--derived")
         if self.size < 1:
             raise ConfigError("--size", "at least 1", self.size)
+        self._check_suite_sizes(task)
         if self.draws < 1:
             raise ConfigError("--draws", "at least 1", self.draws)
         if not 1 <= self.k <= MAX_K:
@@ -149,6 +159,17 @@ class ProbeConfig(Recorded):
             *(("derived", name) for name in self.derived),
         ]
         return ["base", *(suite_key(kind, name) for kind, name in named)]
+
+    def _check_suite_sizes(self, task: Task) -> None:
+        sized = [key for key in self.suite_keys(task) if key.startswith(("task-", "derived-"))]
+        for key, inputs in self.suite_sizes:
+            if key not in sized:
+                raise ConfigError(
+                    "--suite-size", f"a task split or derived suite of this run "
+                    f"({', '.join(sized) or 'none'}) =N", f"{key}={inputs}",
+                )  # fmt: skip
+            if not isinstance(inputs, int) or inputs < 1:
+                raise ConfigError("--suite-size", f"{key}=N with N at least 1", f"{key}={inputs}")
 
     def _check_search(self, task: Task) -> None:
         if self.search_budget is None:

@@ -146,7 +146,7 @@ def build_suites(config: ProbeConfig, task: Task, trained: np.ndarray | None = N
         suites.append(Suite("origin", ORIGINS, trim(pool.src[extra], 0), extra,
                             reference=_outputs(pool, extra, carry)))  # fmt: skip
     for name in config.task_splits(task):
-        drawn = _split(task, name, config, config.size)
+        drawn = _split(task, name, config, config.size_of(suite_key("task", name)))
         every = np.arange(len(drawn))
         columns = probes.split_columns(name, len(drawn), config.data_seed)
         suites.append(Suite("task", name, drawn.src, np.full(len(drawn), -1),
@@ -184,7 +184,8 @@ def derived_suites(config: ProbeConfig, task: Task, base: Suite, solved: np.ndar
     suites = []
     for name in config.derived:
         if len(rows):
-            made = probes.derived()[name].build(src, tgt, config.size, config.seed)
+            size = config.size_of(suite_key("derived", name))
+            made = probes.derived()[name].build(src, tgt, size, config.seed)
         else:
             made = Made(src, np.zeros((0, 1), np.int64), np.zeros(0, str))
         valid = probes.valid_inputs(made.src) if len(made) else np.zeros(0, bool)
