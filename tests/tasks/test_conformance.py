@@ -204,7 +204,8 @@ def test_every_tasks_probe_declarations_keep_the_contract(name, options):
         assert np.issubdtype(values.dtype, np.number) or values.dtype == bool, key
     for name, derived in probes.derived().items():  # of 8 inputs, as if solved
         right = None if task.solve(src[:1]) is not None else tgt[:8]
-        made, again = (derived.build(src[:8], right, 4, 0) for _ in range(2))
+        sets = np.full(8, "")  # base inputs
+        made, again = (derived.build(src[:8], right, sets, 4, 0) for _ in range(2))
         assert np.array_equal(made.src, again.src), f"derived {name}: not the same for one seed"
         assert len(made.sources) == len(made.sets) == len(made), name
         assert ((made.sources >= -1) & (made.sources < 8)).all(), name

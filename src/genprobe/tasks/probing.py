@@ -136,10 +136,12 @@ class Made:
         return len(self.src)
 
 
-# (src, tgt, size, seed) -> Made: a derived suite made of the inputs `src` (n, L) a model
-# solved, with a right output of each (`tgt` (n, W), or None where none is known), at most
-# `size` inputs per set, its random draws seeded by `seed`
-Derive = Callable[[np.ndarray, np.ndarray | None, int, int], Made]
+# (src, tgt, sets, size, seed) -> Made: a derived suite made of the inputs `src` (n, L) a
+# model solved, with a right output of each (`tgt` (n, W), or None where none is known) and
+# the set each came from (`sets` (n,) str: "" for a base input, else its set in the task
+# split it was decoded in, `split_columns`), at most `size` inputs per set, its random draws
+# seeded by `seed`
+Derive = Callable[[np.ndarray, np.ndarray | None, np.ndarray, int, int], Made]
 
 
 @dataclass(frozen=True)
@@ -254,8 +256,9 @@ class Probes:
         return {}
 
     def derived(self) -> Mapping[str, Derived]:
-        """The suites the probe study can build of the base inputs the model solved
-        (`--derived`), by name."""
+        """The suites the probe study can build of the inputs the model solved (`--derived`),
+        by name: the base inputs, and those of the task's splits decoded beside them, each
+        with its set."""
         return {}
 
     def split_columns(self, split: str, n: int, seed: int) -> dict[str, np.ndarray]:

@@ -17,6 +17,7 @@ from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.results import read_results, read_suites
 from genprobe.studies.probe.run import every_member_solved
 from genprobe.studies.probe.suites import build_suites, derived_suites
+from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.integration.printing import problem_text
 from genprobe.tasks.integration.suites import Primitive, compositionality, robustness_validation
 from genprobe.tasks.registry import load_task, task_probes
@@ -51,7 +52,7 @@ def test_derived_suites_are_the_brittleness_builders_suites_of_the_solved_inputs
     )
     [base] = build_suites(config, task)
     solved = np.array([True, False, True, True, False, False])
-    validation, sums = derived_suites(config, task, base, solved)
+    validation, sums = derived_suites(config, task, [(base, solved)])
     assert [validation.key, sums.key] == [f"derived-{name}" for name in derived]
     rows = np.flatnonzero(solved)
     primitives = [
@@ -72,7 +73,7 @@ def test_derived_suites_are_the_brittleness_builders_suites_of_the_solved_inputs
     for suite in (validation, sums):  # every input with its known antiderivative
         length = (suite.reference >= 0).sum(axis=1)
         assert task.verify(suite.src, suite.reference, length).all()
-    none = derived_suites(config, task, base, np.zeros(6, bool))
+    none = derived_suites(config, task, [(base, np.zeros(6, bool))])
     assert [len(suite.src) for suite in none] == [0, 0]
 
 
@@ -145,3 +146,35 @@ def test_a_config_without_derived_suites_keeps_its_hash():
 @pytest.mark.parametrize("task", ["scan", "addition"])
 def test_tasks_without_derived_suites_declare_none(task):
     assert task_probes(load_task(task)).derived() == {}
+
+
+def test_compositionality_sums_the_solved_simple_primitives_of_robustness_simple_too():
+    task = load_task("integration")
+    config = ProbeConfig(
+        model_settings("sympy"), task="integration", derived=("compositionality",), size=6,
+        seed=43, data_seed=43, splits=("robustness-simple",),
+        suite_sizes=(("task-robustness-simple", 40),), **BARE,
+    )  # fmt: skip
+    base, simple = build_suites(config, task)
+    solved = np.arange(40) % 2 == 0
+    [sums] = derived_suites(config, task, [(base, np.zeros(6, bool)), (simple, solved)])
+    # the brittleness study's families of those solved problems, each its row among them
+    families = {"comp_coeff": [], "comp_exp": []}
+    family = {"simple_coeff1": "comp_coeff", "simple_expincr": "comp_exp",
+              "simple_expdecr": "comp_exp"}  # fmt: skip
+    problems = task.problems(simple.src)
+    for row, i in enumerate(np.flatnonzero(solved)):
+        if (name := family.get(simple.columns["set"][i])) is not None:
+            reference = simple.reference[i]
+            families[name].append(
+                Primitive(problems[i], task.answer(reference[reference >= 0]), row)
+            )
+    assert families["comp_coeff"] and families["comp_exp"]
+    expected = compositionality(families, n=6, seed=43, exact=False)
+    assert list(sums.columns["set"]) == list(expected["set"] + " k=" + expected["k"].astype(str))
+    assert [problem_text(p) for p in task.problems(sums.src)] == [
+        problem_text(from_prefix(p.split())) for p in expected["problem"]
+    ]
+    assert (sums.origin == -1).all() and (sums.parts == -1).all()  # made of no base input
+    length = (sums.reference >= 0).sum(axis=1)  # each with the sum of its parts' F
+    assert task.verify(sums.src, sums.reference, length).all()

@@ -118,8 +118,8 @@ def test_a_split_and_a_derived_suite_take_the_size_given_them():
     drawn = task.generate("robustness-simple", 5, 43)
     assert input_lines(task.source_vocab, split.src) == input_lines(task.source_vocab, drawn.src)
     solved = np.ones(3, bool)
-    [sums] = derived_suites(config, task, base, solved)
-    [two] = derived_suites(replace(config, size=2, suite_sizes=()), task, base, solved)
+    [sums] = derived_suites(config, task, [(base, solved)])
+    [two] = derived_suites(replace(config, size=2, suite_sizes=()), task, [(base, solved)])
     assert len(sums.src) and np.array_equal(sums.src, two.src)
     assert config.identity()["suite_sizes"] == {
         "derived-compositionality": 2, "task-robustness-simple": 5,

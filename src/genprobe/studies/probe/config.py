@@ -59,8 +59,8 @@ class ProbeConfig(Recorded):
     # of base inputs, and Fail@k on those whose every part a member solves.
     compositions: tuple[str, ...] = ()
     # Derived suites (integration: robustness-validation, compositionality): built of the
-    # base inputs every member solves (its first candidate right), once they are decoded,
-    # then decoded.
+    # base inputs (and task splits' inputs) every member solves (its first candidate
+    # right), once they are decoded, then decoded.
     derived: tuple[str, ...] = ()
     task_suites: bool = True  # Also decode the task's own shifted suites.
     # More of the task's splits to decode as suites (e.g. the integration task's

@@ -10,9 +10,10 @@
              the task refused (`suites.py`); a rerun takes them from there
     decode   one shard per suite: every member decodes and the verifier judges
              (results/<suite>.parquet, `decode.py`)
-    derive   with --derived: the task's derived suites, built of the base inputs every member
-             solved, kept in suites.npz and suites.json with the others, then decoded as they
-             are (`suites.derived_suites`); a rerun takes them from there
+    derive   with --derived: the task's derived suites, built of the base inputs (and those of
+             the task's splits with sets) every member solved, kept in suites.npz and
+             suites.json with the others, then decoded as they are (`suites.derived_suites`);
+             a rerun takes them from there
     search   with --search-budget: a large search on the chosen suites' inputs, a few per
              shard (large-search/<suite>/<chunk>.parquet, `large_search.py`)
 
@@ -112,7 +113,7 @@ def run_probe(
     executor = executor or LocalExecutor(workers=config.workers)
     run_stage(run, DecodeStage(config), shards, executor)
     if config.derived and not any(suite.kind == "derived" for suite in suites):
-        suites = [*suites, *_derived(run, config, task, suites[0])]
+        suites = [*suites, *_derived(run, config, task, suites)]
         write_suites(run, suites)
         built = ", ".join(f"{s.key} ({len(s.src)})" for s in suites if s.kind == "derived")
         log(f"built of the solved base inputs: {built}")
@@ -128,20 +129,24 @@ def run_probe(
     return run
 
 
-def _derived(run: Path, config: ProbeConfig, task: Task, base: Suite) -> list[Suite]:
-    """The derived suites, of the base inputs every member solved, marked seen as the others
-    are."""
-    solved = every_member_solved(read_results(run), len(base.src))
-    suites = derived_suites(config, task, base, solved)
-    if base.seen is None:
-        return suites
-    return marked_seen(suites, config.model.spec.training_inputs(task))
+def _derived(run: Path, config: ProbeConfig, task: Task, suites: list[Suite]) -> list[Suite]:
+    """The derived suites, of the inputs every member solved (the base inputs, and those of the
+    task's splits whose inputs have sets: the integration task's `robustness-simple`, whose
+    solved primitives its compositionality sums too), marked seen as the others are."""
+    results = read_results(run)
+    sources = [s for s in suites if s.key == BASE or (s.kind == "task" and "set" in s.columns)]
+    solved = [(s, every_member_solved(results, len(s.src), s.key)) for s in sources]
+    derived = derived_suites(config, task, solved)
+    if suites[0].seen is None:
+        return derived
+    return marked_seen(derived, config.model.spec.training_inputs(task))
 
 
-def every_member_solved(results: pd.DataFrame, n: int) -> np.ndarray:
-    """(n,) whether every member solved each of the n base inputs: its first candidate right
-    (`first_correct` 1; a timeout fails), in the decode stage's result rows."""
-    rows = results[results["suite"] == BASE]
+def every_member_solved(results: pd.DataFrame, n: int, suite: str = BASE) -> np.ndarray:
+    """(n,) whether every member solved each of the n inputs of `suite` (default: the base
+    inputs): its first candidate right (`first_correct` 1; a timeout fails), in the decode
+    stage's result rows."""
+    rows = results[results["suite"] == suite]
     right = rows["first_correct"].eq(1).fillna(False).astype(bool)
     every = right.groupby(rows["index"]).all()
     return every.reindex(np.arange(n), fill_value=False).to_numpy(dtype=bool)

@@ -21,9 +21,10 @@ A composition joins distinct tuples, drawn at random, of the first `size` pool i
 originals are, so a report knows which members solved every part.
 
 A derived suite (`--derived`, the task's `Probes.derived`) is built after the base suite is
-decoded, of the base inputs every member solved (its first candidate right: Welleck et al.'s
-robustness on solved validation problems, and sums of solved problems); each input keeps the
-base rows it was made from (`origin` where it is one, `parts` where it is several) and its
+decoded, of the inputs every member solved (its first candidate right: Welleck et al.'s
+robustness on solved validation problems, and sums of solved problems) of the base suite and
+of the task's splits whose inputs have sets; each input keeps the base rows it was made from
+(`origin` where it is one, `parts` where it is several; none for a split's input) and its
 set. A task's split keeps what the task knows of its inputs (`Probes.split_columns`: the
 integration task's brittleness suites' set, template and coefficient range), so a report
 groups them as the brittleness study's tables do; `read_results` joins these to the rows.
@@ -39,7 +40,7 @@ from __future__ import annotations
 import json
 import zipfile
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -172,26 +173,42 @@ def marked_seen(suites: list[Suite], trained: np.ndarray | None) -> list[Suite]:
     ]
 
 
-def derived_suites(config: ProbeConfig, task: Task, base: Suite, solved: np.ndarray) -> list[Suite]:
-    """The derived suites `config` asks for (see the module's description), made of the base
-    inputs `solved` (n,) marks, in the order asked for."""
+def derived_suites(
+    config: ProbeConfig, task: Task, solved: Sequence[tuple[Suite, np.ndarray]]
+) -> list[Suite]:
+    """The derived suites `config` asks for (see the module's description), made of the
+    inputs each `(suite, solved)` pair marks (the base suite first, then the task's splits
+    whose inputs have sets), in the order asked for. An input made of base inputs has the
+    first as its origin (several: its parts); one made of a split's has none."""
     probes = task_probes(task)
-    rows = np.flatnonzero(solved)
-    src = trim(base.src[rows], 0)
-    tgt = None
-    if len(rows):
-        tgt = task.solve(src) if base.reference is None else trim(base.reference[rows], -1)
+    base = solved[0][0]
+    rows = [np.flatnonzero(marked) for _, marked in solved]
+    src = padded([row for suite, r in zip(solved, rows, strict=True) for row in
+                  trim(suite[0].src[r], 0)])  # fmt: skip
+    sets = np.concatenate(
+        [suite.columns.get("set", np.full(len(suite.src), ""))[r] for (suite, _), r in
+         zip(solved, rows, strict=True)]
+    ).astype(str)  # fmt: skip
+    known = [task.solve(trim(s.src[r], 0)) if s.reference is None else s.reference[r]
+             for (s, _), r in zip(solved, rows, strict=True)]  # fmt: skip
+    tgt = None  # a right output of each, where every part knows them
+    if len(src) and all(part is not None for part in known):
+        tgt = padded([row[row >= 0] for part in known for row in part], -1)
+    # the base rows the solved inputs are: a split's have none
+    origin = np.concatenate(
+        [base.origin[rows[0]], *(np.full(len(r), -1) for r in rows[1:])]
+    ).astype(np.int64)
     suites = []
     for name in config.derived:
-        if len(rows):
+        if len(src):
             size = config.size_of(suite_key("derived", name))
-            made = probes.derived()[name].build(src, tgt, size, config.seed)
+            made = probes.derived()[name].build(src, tgt, sets, size, config.seed)
         else:
             made = Made(src, np.zeros((0, 1), np.int64), np.zeros(0, str))
         valid = probes.valid_inputs(made.src) if len(made) else np.zeros(0, bool)
         kept = np.flatnonzero(valid)
         # the base rows each input was made from: its origin where one, its parts where more
-        made_from = base.origin[rows][np.maximum(made.sources, 0)]
+        made_from = origin[np.maximum(made.sources, 0)]
         made_from = np.where(made.sources >= 0, made_from, -1)[kept]
         single = made.sources.shape[1] == 1
         reference = None

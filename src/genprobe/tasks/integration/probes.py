@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import sympy as sp
 
-from genprobe.errors import ConfigError, GenprobeError
+from genprobe.errors import GenprobeError
 from genprobe.tasks.integration.exploits import TAG_SECONDS, tag_failures
 from genprobe.tasks.integration.expression import from_sympy, to_sympy
 from genprobe.tasks.integration.features import BOOLEAN, NUMERIC, tree_features
@@ -24,6 +24,7 @@ from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.printing import problem_text
 from genprobe.tasks.integration.suites import VALID, Primitive, derived_suite
 from genprobe.tasks.integration.suites import splits as brittleness
+from genprobe.tasks.integration.suites.compositionality import FAMILIES as COMPOSITION_FAMILIES
 from genprobe.tasks.integration.suites.table import GROUP_COLUMNS, suite_frame
 from genprobe.tasks.integration.suites.validation import (
     ADDED_SETS,
@@ -51,6 +52,9 @@ from genprobe.tasks.probing import (
 from genprobe.tasks.tokens import encode_outputs, input_lines, output_lines
 
 _SOURCE_INDEX = {token: i for i, token in enumerate(SOURCE_VOCAB, start=1)}
+# the set of the brittleness study's validation primitives, which the solved base inputs of a
+# probe stand for in its derived suites
+VALIDATION_SET = "valid_primitive"
 
 
 @dataclass(frozen=True)
@@ -144,8 +148,9 @@ class IntegrationProbes(Probes):
 
     def derived(self) -> Mapping[str, Derived]:
         """The brittleness study's suites made of solved problems, built by its builders
-        (`suites/validation.py`, `suites/compositionality.py`) from the solved inputs, the
-        row of each as its id."""
+        (`suites/validation.py`, `suites/compositionality.py`) from the solved inputs by
+        their sets (the base inputs standing for its validation primitives), the row of each
+        as its id."""
         return {
             "robustness-validation": Derived(
                 "k*f and f/k (N // solved coefficients k of 2..99 for each of the first 100 "
@@ -154,8 +159,9 @@ class IntegrationProbes(Probes):
                 partial(_derived, self.task, _perturbations),
             ),
             "compositionality": Derived(
-                "sums of k = 2, 3, 4 solved integrands of at most 20 tokens, as SymPy adds them: "
-                "the brittleness suite compositionality's comp_valid (Table 8)",
+                "sums of k = 2, 3, 4 solved integrands, as SymPy adds them: the brittleness "
+                "suite compositionality (Table 8): comp_valid of base inputs of at most 20 "
+                "tokens, and with robustness-simple decoded its comp_coeff and comp_exp",
                 partial(_derived, self.task, _sums),
             ),
         }
@@ -188,39 +194,53 @@ class IntegrationProbes(Probes):
         )
 
 
-def _perturbations(primitives: list[Primitive], n: int, seed: int) -> pd.DataFrame:
-    return derived_suite("robustness-validation", {VALID: primitives}, n, seed, exact=False)
-
-
-def _sums(primitives: list[Primitive], n: int, seed: int) -> pd.DataFrame:
-    """comp_valid's sums, each in the set of its k ("comp_valid k=2"); none where no solved
-    integrand is short enough."""
-    try:
-        frame = derived_suite("compositionality", {"comp_valid": primitives}, n, seed, exact=False)
-    except ConfigError:
+def _perturbations(solved: Mapping[str, list[Primitive]], n: int, seed: int) -> pd.DataFrame:
+    """robustness-validation's perturbations of the solved base inputs (the validation
+    problems)."""
+    if not solved.get(VALIDATION_SET):
         return suite_frame([])
+    primitives = {VALID: solved[VALIDATION_SET]}
+    return derived_suite("robustness-validation", primitives, n, seed, exact=False)
+
+
+def _sums(solved: Mapping[str, list[Primitive]], n: int, seed: int) -> pd.DataFrame:
+    """The sums of each compositionality family (`comp_coeff` of solved `simple_coeff1`
+    problems, `comp_exp` of `simple_expincr`/`simple_expdecr`, both of `robustness-simple`;
+    `comp_valid` of the solved base inputs), each in the set of its family and k
+    ("comp_valid k=2"); a family without a solved problem short enough is left out."""
+    families = {}
+    for name, family in COMPOSITION_FAMILIES.items():
+        members = [p for set_name in family.sets for p in solved.get(set_name, [])]
+        limit = family.max_tokens
+        if [p for p in members if limit is None or len(to_prefix(p.problem)) <= limit]:
+            families[name] = sorted(members, key=lambda p: p.row)
+    if not families:
+        return suite_frame([])
+    frame = derived_suite("compositionality", families, n, seed, exact=False)
     return frame.assign(set=frame["set"] + " k=" + frame["k"].astype(str))
 
 
 def _derived(
     task: IntegrationTask,
-    build: Callable[[list[Primitive], int, int], pd.DataFrame],
+    build: Callable[[Mapping[str, list[Primitive]], int, int], pd.DataFrame],
     src: np.ndarray,
     tgt: np.ndarray | None,
+    sets: np.ndarray,
     size: int,
     seed: int,
 ) -> Made:
-    """The suite table `build` makes of the solved integrands `src` (each with its
-    antiderivative from `tgt` where it is known), as ids; a problem or reference outside the
-    vocabularies is left out, as the probe leaves out moved inputs."""
+    """The suite table `build` makes of the solved integrands `src` by their sets (a base
+    input's "" read as the brittleness study's validation primitives, `VALIDATION_SET`), each
+    with its antiderivative from `tgt` where it is known, as ids; a problem or reference
+    outside the vocabularies is left out, as the probe leaves out moved inputs."""
     problems = task.problems(src)
     known = [None] * len(src) if tgt is None else [task.answer(row[row >= 0]) for row in tgt]
-    primitives = [
-        Primitive(problem, reference, row)
-        for row, (problem, reference) in enumerate(zip(problems, known, strict=True))
-        if problem is not None
-    ]
-    frame = build(primitives, size, seed) if primitives else suite_frame([])
+    solved: dict[str, list[Primitive]] = {}
+    for row, (problem, reference, set_name) in enumerate(zip(problems, known, sets, strict=True)):
+        if problem is not None:
+            group = solved.setdefault(str(set_name) or VALIDATION_SET, [])
+            group.append(Primitive(problem, reference, row))
+    frame = build(solved, size, seed) if solved else suite_frame([])
     rows, kept, references = [], [], []
     pairs = zip(frame["problem"], frame["reference"], strict=True)
     for i, (problem, reference) in enumerate(pairs):
