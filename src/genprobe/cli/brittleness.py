@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -25,10 +26,14 @@ from genprobe.cli.backend import (
     model_study_executor,
     verifier_workers,
 )
-from genprobe.cli.config_options import FROM_CONFIG, field_comments, with_config_options
+from genprobe.cli.config_options import FROM_CONFIG, with_config_options
 from genprobe.cli.model_options import INTEGRATION, ModelOptions, with_model_options
 from genprobe.cli.paths import output_folder
-from genprobe.studies.brittleness.config import BrittlenessConfig
+from genprobe.studies.brittleness.config import (
+    EVALUATE_KS,
+    EVALUATE_SETTINGS,
+    BrittlenessConfig,
+)
 
 if TYPE_CHECKING:
     from genprobe.runs.executor import Executor
@@ -92,35 +97,30 @@ def _suite_cache(directory: Path | None, off: bool) -> str | None:
 
 
 @with_model_options(INTEGRATION)
+@with_config_options(
+    BrittlenessConfig,
+    "given",
+    dict,
+    # its own k, and --workers' default here: no --backend, so no Ray worker's 1
+    derived={"ks": ",".join(map(str, EVALUATE_KS)), "workers": "one per CPU"},
+    flags={"ks": "--k", "validation": "--data"},  # `validation` in a help: --data
+    omit=tuple(f.name for f in fields(BrittlenessConfig) if f.name not in EVALUATE_SETTINGS),
+    given_only=True,
+)
 def evaluate(
     model: ModelOptions,
     data: Annotated[
         Path, typer.Option("--data", help="Problems file (see docs).", exists=True, dir_okay=False)
     ],
-    ks: list[int] = typer.Option(
-        [1, 10], "--k", help="Fail@k for each k: --k 1 10 50.", metavar="K…"
-    ),
     out: Path = typer.Option(
         None, "--out", help="Run directory [default: DATA.eval].", callback=output_folder
     ),
-    split: str = typer.Option(None, help="Only rows of this split (JSONL/Parquet datasets)."),
     n: int = typer.Option(None, "--n", help="A sample of N problems [default: all]."),
-    policy: str = typer.Option("strict", help="strict (timeout fails) or generous (passes)."),
-    deadline: float = typer.Option(2.0, help="Verifier seconds per candidate."),
-    workers: int = typer.Option(None, help="Verifier processes [default: one per CPU]."),
-    seed: int = typer.Option(43, help="Seed of the sample."),
-    overlap: str = typer.Option("auto", help=field_comments(BrittlenessConfig)["overlap"]),
+    given: dict[str, Any] = FROM_CONFIG,  # --k, --seed, --policy, …
 ) -> None:
     """Fail@k of a model on one dataset, checked by the verifier. It is the brittleness study's
     in-distribution suite alone (per-example rows in RUN_DIR/examples.parquet)."""
-    config = BrittlenessConfig(
-        model=model.settings(),
-        suites=("in-distribution",),
-        sizes={} if n is None else {"in-distribution": n},
-        ks=tuple(sorted(set(ks))),
-        seed=seed, policy=policy, deadline=deadline, validation=str(data), split=split,
-        workers=workers, overlap=overlap,
-    )  # fmt: skip
+    config = BrittlenessConfig.for_dataset(data, n, model.settings(), **given)
     _run(config, output_folder(out or data.with_name(data.name + ".eval")))
 
 

@@ -34,6 +34,10 @@ STUDY_SUITES = (
 DEFAULT_SUITES = tuple(s for s in STUDY_SUITES if s != "integer-extrapolation")
 # suites made from a validation (or test) file
 NEEDS_VALIDATION = ("in-distribution", "robustness-validation")
+# `genprobe integration evaluate` (the in-distribution suite of one dataset): the settings
+# it takes from the command line, and its k where none is given
+EVALUATE_SETTINGS = ("ks", "seed", "policy", "deadline", "split", "workers", "overlap")
+EVALUATE_KS = (1, 10)
 TEMPERATURES = (0.6, 0.8, 1.0)
 
 
@@ -81,7 +85,8 @@ class BrittlenessConfig(Recorded):
     """A `genprobe.runs.config.RunConfig`; `run_brittleness` validates it.
 
     Each field's comment (but those of `NOT_OPTIONS`) is its option's help on the command
-    line (`genprobe integration brittleness --help`). `seed`'s default is the suites'
+    line (`genprobe integration brittleness --help`; those of `EVALUATE_SETTINGS`, `integration
+    evaluate --help`). `seed`'s default is the suites'
     `sampling.DEFAULT_SEED`, written out: the command line reads this module at start-up, and
     the suites' package imports SymPy and pandas."""
 
@@ -158,6 +163,23 @@ class BrittlenessConfig(Recorded):
         ks = given.pop("ks", None) or PRESETS[preset].ks
         suites = given.pop("suites", None) or default_suites(given.get("validation"))
         return cls(model=model, suites=suites, sizes=sizes, ks=tuple(sorted(set(ks))), **given)
+
+    @classmethod
+    def for_dataset(
+        cls, data: str | Path, n: int | None, model: ModelSettings, **given: Any
+    ) -> BrittlenessConfig:
+        """`genprobe integration evaluate`'s run: the in-distribution suite alone, of the
+        problems in `data` (a sample of `n` where it is not None), k `EVALUATE_KS` unless
+        `ks` is given, with the `given` settings (of `EVALUATE_SETTINGS`) over the defaults."""
+        ks = given.pop("ks", EVALUATE_KS)
+        return cls(
+            model=model,
+            suites=("in-distribution",),
+            sizes={} if n is None else {"in-distribution": n},
+            ks=tuple(sorted(set(ks))),
+            validation=str(data),
+            **given,
+        )
 
     @property
     def max_ops(self) -> int:
