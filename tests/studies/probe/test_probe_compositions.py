@@ -74,6 +74,15 @@ def test_fail_at_k_counts_the_composites_of_parts_each_member_solved():
     assert list(table["solved"]) == [2, 2]
     assert np.allclose(table["fail_1"], [1.0, 0.5]) and np.allclose(table["fail_k"], [0.5, 0.5])
     assert compositions_of_solved(base, 2).empty
+    # a derived composite of a split's inputs (no base part: -1 every part) was made of solved
+    # inputs only, and counts beside those of base parts
+    derived = pd.DataFrame(
+        {"suite": "derived-compositionality", "kind": "derived", "member": ["m0", "m0"],
+         "origin": -1, "parts": [[-1, -1], [0, 1]],
+         "first_correct": pd.array([None, 1], dtype="Int64")}
+    )  # fmt: skip
+    table = compositions_of_solved(pd.concat([base, derived], ignore_index=True), 2)
+    assert list(table["solved"]) == [2] and np.allclose(table["fail_1"], [0.5])
 
 
 def test_a_probe_with_compositions_decodes_and_reports_them_and_resumes(cli, tmp_path):

@@ -166,8 +166,10 @@ def compositions_of_solved(results: pd.DataFrame, k: int) -> pd.DataFrame:
     solved = parts.merge(
         _solved(results), left_on=["member", "parts"], right_on=["member", "origin"], how="left"
     )
-    # one row per part, in the order of `parts`, whose index is the composite's row
+    # one row per part, in the order of `parts`, whose index is the composite's row; a derived
+    # composite of a split's inputs has no base part, and was made of solved inputs only
     every = solved["solved"].eq(True).groupby(parts.index.to_numpy()).all()
+    every = every.reindex(range(len(composed)), fill_value=True)
     return _fails(composed[every.to_numpy()], k)
 
 
