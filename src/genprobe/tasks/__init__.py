@@ -9,7 +9,7 @@ checks one; `verdict` holds the outcomes a task's judgement gives (`Outcome`, `V
 generators, verifier and suites the brittleness and SAGGA studies use.
 """
 
-from genprobe.tasks.probing import Probes
+from genprobe.tasks.probing import Probes, Tag
 from genprobe.tasks.published import Published
 from genprobe.tasks.registry import TASKS, load_task, task_probes
 from genprobe.tasks.sampling import random_strings, split_stream
@@ -22,6 +22,7 @@ __all__ = [
     "Probes",
     "Published",
     "Split",
+    "Tag",
     "Task",
     "load_task",
     "random_strings",

@@ -49,6 +49,15 @@ FAILURE_KINDS = ("robustness", "exploit", "unknown")
 
 
 @dataclass(frozen=True)
+class Tag:
+    """What `Probes.tag_failures` says of one failed input."""
+
+    kind: str  # one of FAILURE_KINDS
+    detail: str  # why, for a reader ("needs erfi")
+    status: str = "done"  # how the tagger ran: a deadline pool's "timeout", "hang", "error"
+
+
+@dataclass(frozen=True)
 class Perturbed:
     """Inputs made from others: row i of `src` was made from row `origin[i]` of the input."""
 
@@ -305,13 +314,14 @@ class Probes:
         None: no breakdown."""
         return None
 
-    def tag_failures(self, src: np.ndarray) -> list[tuple[str, str]] | None:
+    def tag_failures(self, src: np.ndarray, workers: int | None = None) -> list[Tag] | None:
         """Whether each input (one a model failed) has a right output in the model's output
-        language at all: (kind, detail) per input, kind (`FAILURE_KINDS`) `robustness` (it has
+        language at all: a `Tag` per input, its kind (`FAILURE_KINDS`) `robustness` (it has
         one: the failure is the model's), `exploit` (it has none) or `unknown` (the task could
         not tell); None, the default, where every input has one. Slow where a task has it
         (integration: SymPy's `integrate`), so the failure search asks it of `--tag-limit`
-        inputs only."""
+        inputs only, in shards (`studies/search/tags.py`); `workers`: the processes it may
+        use (None: the task's default)."""
         return None
 
     def input_text(self, src: np.ndarray) -> list[str]:

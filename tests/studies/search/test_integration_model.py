@@ -34,9 +34,11 @@ def tags_given(monkeypatch):
     given: dict[str, tuple[str, str]] = {}
     tag_failures = integration_probes.IntegrationProbes.tag_failures
 
-    def spied(self, src):
-        tags = tag_failures(self, src)
-        given.update(zip(input_keys(src), tags, strict=True))
+    def spied(self, src, workers=None):
+        tags = tag_failures(self, src, workers)
+        for key, found in zip(input_keys(src), tags, strict=True):
+            assert key not in given  # each input tagged once
+            given[key] = (found.kind, found.detail)
         return tags
 
     monkeypatch.setattr(integration_probes, "TAG_SECONDS", 0.5)

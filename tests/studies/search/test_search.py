@@ -21,6 +21,7 @@ from genprobe.studies import report_run
 from genprobe.studies.search import analysis as search_analysis
 from genprobe.studies.search import loop as search_loop
 from genprobe.studies.search import report as search_report
+from genprobe.studies.search import tags as search_tags
 from genprobe.studies.search.analysis import MAX_CONTRAST, features
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.embedding import make_embedder
@@ -29,7 +30,8 @@ from genprobe.studies.search.slices import Literal, Slice
 from genprobe.studies.seed_sensitivity import results as sweep_results
 from genprobe.studies.seed_sensitivity import run_sweep
 from genprobe.studies.seed_sensitivity.members import load_members, unfinished_seeds
-from genprobe.tasks.probing import from_input_keys
+from genprobe.tasks.binary_operation_probes import BinaryOperationProbes
+from genprobe.tasks.probing import FAILURE_KINDS, Tag, from_input_keys, input_keys
 from genprobe.tasks.registry import load_task, task_probes
 from genprobe.tasks.tokens import input_lines
 from genprobe.tasks.verdict import Outcome
@@ -195,6 +197,52 @@ def test_a_finished_searchs_rerun_only_reads(sweep, most, tmp_path, monkeypatch)
     monkeypatch.setattr(search_loop.Search, "absorb", computes)
     run_search(SearchConfig(model_settings(f"run:{sweep}"), **SMALL), run)
     assert {path: path.read_bytes() for path in run.rglob("*") if path.is_file()} == files
+
+
+class Killed(Exception):
+    """The analysis killed mid-way (after the tag shards before it finished)."""
+
+
+def test_a_killed_analysis_tags_no_input_twice_and_ends_as_an_uninterrupted_one(
+    sweep, most, tmp_path, monkeypatch
+):
+    """The task's tags go through the shards of `tags.py`: killed after two of them, the rerun
+    tags only the inputs no finished shard has, and writes the clusters an uninterrupted
+    analysis writes."""
+    asked: list[list[str]] = []
+    kill_at = [None]
+
+    def fake(self, src, workers=None):
+        if len(asked) == kill_at[0]:
+            raise Killed
+        keys = input_keys(src)
+        asked.append(keys)
+        return [Tag(FAILURE_KINDS[len(key) % 3], f"{len(key)} ids") for key in keys]
+
+    monkeypatch.setattr(BinaryOperationProbes, "tag_failures", fake)
+    monkeypatch.setattr(search_tags, "TAG_CHUNK", 4)
+    config = SearchConfig(model_settings(f"run:{sweep}"), **SMALL, tag_limit=10)
+    runs = {name: tmp_path / name for name in ("whole", "killed")}
+    for run in runs.values():
+        shutil.copytree(most, run)
+    run_search(config, runs["whole"])  # another --tag-limit: the analysis only, again
+    assert [len(keys) for keys in asked] == [4, 4, 2]
+    whole, asked[:] = [key for keys in asked for key in keys], []
+    kill_at[0] = 2
+    with pytest.raises(Killed):
+        run_search(config, runs["killed"])
+    kill_at[0] = None
+    run_search(config, runs["killed"])
+    tagged = [key for keys in asked for key in keys]
+    assert sorted(tagged) == sorted(whole) and len(set(tagged)) == len(tagged) == 10
+    assert [len(keys) for keys in asked] == [4, 4, 2]  # the last 2, in a shard of their own
+    found = json.loads((runs["killed"] / "clusters.json").read_text())
+    assert found == json.loads((runs["whole"] / "clusters.json").read_text())
+    examples = [e for c in found["clusters"] for e in c["examples"]]
+    assert [e["input"] in whole for e in examples] == ["tag" in e for e in examples]
+    assert all(e["tag"]["detail"] == f"{len(e['input'])} ids" for e in examples if "tag" in e)
+    assert any("tag" in e for e in examples)
+    assert sum(sum(c["tagged"].values()) for c in found["clusters"]) == 10
 
 
 def test_a_search_stopped_by_its_budget_resumes_to_the_uninterrupted_archive(sweep, most, tmp_path):

@@ -32,7 +32,7 @@ from genprobe.tasks.integration.features import BOOLEAN, NUMERIC, tree_features
 from genprobe.tasks.integration.reading import read_expression
 from genprobe.tasks.integration.suites.validation import ADDED_SETS
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
-from genprobe.tasks.probing import from_input_keys, token_edits
+from genprobe.tasks.probing import Tag, from_input_keys, token_edits
 from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, output_lines
 from genprobe.under_test.adapters.integration_model import Candidate, Model
 from genprobe.under_test.adapters.integration_tokens import (
@@ -233,9 +233,9 @@ def test_the_features_are_sagga_tree_features_and_zero_for_no_integrand(task, pr
 def test_a_failure_is_tagged_an_exploit_where_no_elementary_antiderivative_exists(task, probes):
     given = inputs(task, [X * sp.exp(X), sp.exp(X**2)])
     src = np.vstack([given, np.zeros((1, given.shape[1]), dtype=given.dtype)])  # no integrand
-    (kind, detail), exploit, none = probes.tag_failures(src)
-    assert kind == "robustness" and "elementary antiderivative" in detail
-    assert exploit == ("exploit", "needs erfi") and none == ("unknown", "not an integrand")
+    elementary, exploit, none = probes.tag_failures(src, workers=1)
+    assert elementary.kind == "robustness" and "elementary antiderivative" in elementary.detail
+    assert exploit == Tag("exploit", "needs erfi") and none == Tag("unknown", "not an integrand")
 
 
 def test_invalid_inputs_are_refused(task, probes, examples):

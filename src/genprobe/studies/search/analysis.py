@@ -10,7 +10,10 @@ over its inputs, and how many of them all seeds fail); with `--against`, these t
 (`by_run`: A and B). Where a task can tell whether a failed input has a right output at all
 (`Probes.tag_failures`: integration, SymPy's `integrate`), up to `--tag-limit` archived inputs
 nearest the clusters' centres are tagged robustness, exploit or unknown, the examples shown
-first: each cluster's counts by kind, and each example's kind.
+first: each cluster's counts by kind, and each example's kind. They are tagged in the shards
+of SAGGA's analysis too (`tags.py`: stage `tag`, `analysis/tags/`, on the study's executor),
+so a killed analysis keeps the tags it finished and a rerun with a larger limit tags only the
+new inputs.
 
 Each cluster has a slice too (SAGGA's, `slices.py`; the k-means and slices are
 `cluster_slices`, which SAGGA's analysis, `studies/search/sagga/analysis.py`, runs too): the
@@ -30,10 +33,9 @@ else quintiles, so a reader sees "fails when 30 <= length <= 41".
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from genprobe.runs.atomic import atomic_path, write_json
+from genprobe.runs.executor import Executor
 from genprobe.studies.kmeans import cluster_labels
 from genprobe.studies.search.embedding import Embedder, make_embedder
 from genprobe.studies.search.fitness import Target, failure_score
@@ -56,6 +59,7 @@ from genprobe.studies.search.results import (
     read_json,
 )
 from genprobe.studies.search.slices import Slice, find_slice
+from genprobe.studies.search.tags import TagStage, TaskTagger, can_tag, tag, tagged_rows
 from genprobe.tasks.probing import FAILURE_KINDS, from_input_keys
 from genprobe.tasks.registry import task_probes
 from genprobe.tasks.task import Task
@@ -262,26 +266,17 @@ def clusters(
     return sorted(found, key=lambda c: -c["size"])
 
 
-def tagged_rows(clusters: Sequence[Sequence[int]], limit: int) -> list[int]:
-    """Archive rows to tag: at most `limit` taken round-robin over the clusters' members in
-    centroid order (so that the members a report shows come first)."""
-    rows = [r for layer in itertools.zip_longest(*clusters) for r in layer if r is not None]
-    return rows[:limit]
-
-
 def tagged(
-    found: list[dict[str, Any]], archive: pd.DataFrame, task: Task, limit: int
+    found: list[dict[str, Any]], archive: pd.DataFrame, tags: pd.DataFrame, rows: list[int]
 ) -> list[dict[str, Any]]:
-    """The clusters with their kinds of failure, where the task tells whether an input has a
-    right output at all (`Probes.tag_failures`: integration's exploits): `limit` inputs nearest
-    the clusters' centres (`tagged_rows`) in one call, so that a slow tagger's pool takes them
-    together; each cluster's counts of them by kind (`tagged`), each example its `tag`."""
-    rows = tagged_rows([cluster["rows"] for cluster in found], limit)
-    src = from_input_keys(list(archive["input"].iloc[rows]))
-    tags = task_probes(task).tag_failures(src) if rows else None
-    if tags is None:
+    """The clusters with the kinds of failure of the archive's `rows` (`tags.tagged_rows`),
+    where `tags` (the run's, by input: `tags.read_tags`) has theirs: each cluster's counts of
+    them by kind (`tagged`), each example its `tag`; unchanged where it has none."""
+    known = dict(zip(tags["input"], zip(tags["tag"], tags["why"], strict=True), strict=True))
+    keys = archive["input"].iloc[rows]
+    by_row = {row: known[key] for row, key in zip(rows, keys, strict=True) if key in known}
+    if not by_row:
         return found
-    by_row = dict(zip(rows, tags, strict=True))
     for cluster in found:
         kinds = Counter(by_row[row][0] for row in cluster["rows"] if row in by_row)
         cluster["tagged"] = {kind: kinds[kind] for kind in FAILURE_KINDS}
@@ -334,11 +329,20 @@ def slices(
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
 
-def analyse(run: Path, task: Task, target: Target, tag_limit: int | None = None) -> bool:
+def analyse(
+    run: Path,
+    task: Task,
+    target: Target,
+    tag_limit: int | None = None,
+    executor: Executor | None = None,
+    workers: int | None = None,
+    log: Callable[[str], object] = lambda message: None,
+) -> bool:
     """Write clusters.json and slices.parquet from the run's result files; tag at most
-    `tag_limit` archived inputs where the task can (`tagged`; None: `TAG_LIMIT`). Returns
-    whether it did: not when they were written of this search and limit before (a finished
-    search's rerun; tagging runs SymPy)."""
+    `tag_limit` archived inputs (None: `TAG_LIMIT`) where the task can, in the shards of
+    `tags.py` on `executor` (the study's; `workers`: the tagger's processes), those a killed
+    or smaller analysis tagged kept. Returns whether it did: not when they were written of
+    this search and limit before (a finished search's rerun; tagging runs SymPy)."""
     state = read_json(run, SEARCH)
     limit = TAG_LIMIT if tag_limit is None else tag_limit
     if _analysed(run, state, limit):
@@ -351,7 +355,14 @@ def analyse(run: Path, task: Task, target: Target, tag_limit: int | None = None)
     row = pd.Series(np.flatnonzero(first), index=evaluated["input"][first])
     archived = every.iloc[row[archive["input"]].to_numpy()].reset_index(drop=True)
     found = clusters(archive, archived, runs, contrast(evaluated, runs, target), every)
-    found = tagged(found, archive, task, limit)
+    rows = tagged_rows([cluster["rows"] for cluster in found], limit)
+    if rows and can_tag(task):
+        stage = TagStage(TaskTagger(task), "input", workers)
+        tags = tag(
+            run, archive["input"].iloc[rows], stage, executor,
+            lambda untagged: log(f"tagging {untagged} archived inputs (--tag-limit {limit})"),
+        )  # fmt: skip
+        found = tagged(found, archive, tags, rows)
     with atomic_path(run / SLICES) as tmp:
         slices(evaluated, every, runs).to_parquet(tmp)
     write_json(  # last: it says the analysis is whole

@@ -151,8 +151,8 @@ class SearchConfig(Recorded):
     # clusters' centres first, where the task can tell (integration: SymPy's integrate, 3 s
     # each).
     tag_limit: int | None = None
-    # Threads of the decoding; per Ray worker: its CPUs. With --breeder sagga: mutation and
-    # verifier processes.
+    # Threads of the decoding; per Ray worker: its CPUs; the analysis's tagging processes
+    # (default: one per CPU). With --breeder sagga: mutation and verifier processes too.
     workers: int | None = None
     # --breeder sagga: mutation parameters (the original's): uniform, robustness or distance.
     mutation_params: str = "uniform"

@@ -6,6 +6,8 @@ these).
     archive.parquet                    the archived inputs, rows of the generation files
     search.json                        why it stopped, the effort per generation
     clusters.json, slices.parquet      the analysis (`analysis.py`)
+    analysis/tags/*.parquet            its tags, by input, where the task tags (stage `tag`,
+                                       `tags.py`): what clusters.json shows of them
 """
 
 from __future__ import annotations

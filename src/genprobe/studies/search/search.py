@@ -16,7 +16,9 @@ model's prompt formats x draws x samples), end to end.
     stop           after `--generations`, at `--archive-size`, or when `--minutes` of this
                    process's CPU time are spent (checked between generations; over every
                    invocation of the run, so a rerun of a finished search only reads)
-    analyse        clusters and slices of what was found (`analysis.py`)
+    analyse        clusters and slices of what was found, the inputs nearest the clusters'
+                   centres tagged where the task tags (`analysis.py`; the tags in shards on
+                   the study's executor, `tags.py`)
 
 That is the task's breeder (`--breeder task`, `TaskBreeder`). With `--breeder sagga` the
 generations are SAGGA's (`sagga/breeder.py`: the basis mutated, simplified and filtered, asked
@@ -168,7 +170,7 @@ def run_search(
                 config, out, kind, recorded, runner, here, clock, log
             )
         else:
-            run, search, budget, analysis = _task(config, out, kind, recorded, runner, clock)
+            run, search, budget, analysis = _task(config, out, kind, recorded, runner, clock, log)
         generations = range(search.breeder.first, config.generations + 1)
         evolve(search, generations, config.archive_size, budget, log)
         analysis()
@@ -177,10 +179,10 @@ def run_search(
 
 def _task(
     config: SearchConfig, out: str | Path, kind: str, recorded: RunConfig | None,
-    runner: Executor, clock: Callable[[], float],
+    runner: Executor, clock: Callable[[], float], log: Log,
 ) -> tuple[Path, Search, Budget, Callable[[], object]]:  # fmt: skip
     """The run, the search with the task's breeder, its budget (started last) and its
-    analysis (`analysis.py`)."""
+    analysis (`analysis.py`: its tags on `runner`)."""
     searched = config.checked()  # before the run directory is made
     config = config.absolute()  # for workers elsewhere
     task = searched.a.task
@@ -204,7 +206,11 @@ def _task(
         list(dict.fromkeys(input_keys(base))), _selection(config, 1), config.archive_tau, about,
     )  # fmt: skip
     budget = Budget(config.minutes, clock)
-    return run, search, budget, lambda: analyse(run, task, target, config.tag_limit)
+
+    def analysis() -> bool:
+        return analyse(run, task, target, config.tag_limit, runner, config.workers, log)
+
+    return run, search, budget, analysis
 
 
 def _sagga(

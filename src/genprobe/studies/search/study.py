@@ -14,6 +14,7 @@ SEARCH = Study(
     resumes="the finished generations are replayed from disk",
     report="genprobe.studies.search.report:write_search_report",
     tables="genprobe.studies.search.tables:run_tables",
-    stages=(PROPOSE, VERIFY, GENERATION, CLUSTER, TAG, NEARBY),  # SAGGA's breeder's too
+    # SAGGA's breeder's too; TAG (`tags.py`) both breeders' analyses'
+    stages=(PROPOSE, VERIFY, GENERATION, CLUSTER, TAG, NEARBY),
     report_inputs=("search.json", "archive.parquet", "clusters.json", "slices.parquet"),
 )

@@ -16,7 +16,7 @@ import pandas as pd
 import sympy as sp
 
 from genprobe.errors import GenprobeError
-from genprobe.tasks.integration.exploits import TAG_SECONDS, tag_failures
+from genprobe.tasks.integration.exploits import TAG_SECONDS, UNKNOWN, tag_failures
 from genprobe.tasks.integration.expression import from_sympy, to_sympy
 from genprobe.tasks.integration.features import BOOLEAN, NUMERIC, tree_features
 from genprobe.tasks.integration.mutations import MUTATION_PARAMS, MutationParams, mutate
@@ -46,6 +46,7 @@ from genprobe.tasks.probing import (
     Perturb,
     Perturbed,
     Probes,
+    Tag,
     padded,
     token_edits,
 )
@@ -91,14 +92,15 @@ class IntegrationProbes(Probes):
             columns[name][found] = table[name].to_numpy()
         return {"length": self.task.length(src), **columns}
 
-    def tag_failures(self, src: np.ndarray) -> list[tuple[str, str]]:
+    def tag_failures(self, src: np.ndarray, workers: int | None = None) -> list[Tag]:
         """Whether each integrand has an elementary antiderivative, as SAGGA's analysis tags
         its failures (`exploits.py`: SymPy's `integrate`, `TAG_SECONDS` of CPU time each, in
-        a pool of a process per CPU); `unknown` for an input that is no integrand."""
+        a pool of `workers` processes, by default one per CPU); `unknown` for an input that is
+        no integrand."""
         problems = self.task.problems(src)
-        found = iter(tag_failures([p for p in problems if p is not None], TAG_SECONDS))
-        tags = [None if p is None else next(found) for p in problems]
-        return [("unknown", "not an integrand") if t is None else (t.kind, t.detail) for t in tags]
+        integrands = [p for p in problems if p is not None]
+        found = iter(tag_failures(integrands, TAG_SECONDS, workers=workers))
+        return [Tag(UNKNOWN, "not an integrand") if p is None else next(found) for p in problems]
 
     def input_text(self, src: np.ndarray) -> list[str]:
         """Each integrand as SymPy prints it (as SAGGA shows and embeds its problems); the

@@ -11,7 +11,8 @@ exploit tags, and a nearby success per cluster (Welleck et al. 2022, Tables 4, 6
                (`studies/search/analysis.py`, `cluster_slices`)
     tags       per failure, `exploit` (SymPy's integrate needs a non-elementary function, or
                finds nothing) or `robustness` (an elementary antiderivative exists), or
-               `unknown` (SymPy ran out of time); shards of `analysis/tags/`
+               `unknown` (SymPy ran out of time); the shards of `analysis/tags/` that the
+               failure search's analysis tags in too (`studies/search/tags.py`), by problem
     nearby     per cluster, the closest mutant of its central members (constants changed, as
                the robustness mutation parameters do) that the model solves: the paper's 30^x
                beside 119^x; one shard per cluster, `analysis/nearby/`
@@ -27,7 +28,6 @@ generations, and the report only reads their files (`results.py`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,24 +38,25 @@ import pandas as pd
 
 from genprobe.runs.executor import Executor, Stage, run_stage
 from genprobe.runs.pool import DeadlinePool
-from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
-from genprobe.studies.search.analysis import Group, cluster_slices, contrast_sample, tagged_rows
+from genprobe.runs.shards import Outputs, Shard, json_bytes
+from genprobe.studies.search.analysis import Group, cluster_slices, contrast_sample
 from genprobe.studies.search.config import SAGGA_TAG_LIMIT, SearchConfig
 from genprobe.studies.search.embedding import Embedder, make_embedder
 from genprobe.studies.search.sagga.generation import ProposeStage, propose, verifier_config, verify
 from genprobe.studies.search.sagga.mutants import SimplifyMemo, mutate_generation
-from genprobe.studies.search.sagga.results import CLUSTERS, read_archive, read_tags, successes
-from genprobe.studies.search.sagga.study import CLUSTER, NEARBY, TAG
+from genprobe.studies.search.sagga.results import CLUSTERS, read_archive, successes
+from genprobe.studies.search.sagga.study import CLUSTER, NEARBY
+from genprobe.studies.search.tags import TagStage, tag, tagged_rows
 from genprobe.tasks.integration.exploits import TAG_SECONDS, tag_failures
 from genprobe.tasks.integration.expression import Expr
 from genprobe.tasks.integration.features import tree_features
 from genprobe.tasks.integration.mutations import MUTATION_PARAMS
 from genprobe.tasks.integration.prefix import from_prefix
 from genprobe.tasks.integration.verifier import Verifier
+from genprobe.tasks.probing import Tag
 from genprobe.under_test.adapters.integration_tokens import IntegrationSequenceModel
 from genprobe.under_test.settings import sent_to_workers
 
-TAG_CHUNK = 200
 CENTRAL = 3  # members whose mutants are searched for a nearby success
 
 
@@ -134,32 +135,10 @@ def cluster_shard(run: Path, config: SearchConfig, generations: int) -> Shard:
     return Shard(CLUSTER, "archive", spec)
 
 
-@dataclass(frozen=True)
-class TagStage(Stage):
-    workers: int | None
-
-    def run(self, context: None, shard: Shard, scratch: Path) -> Outputs:
-        keys = shard.spec["problems"]
-        tags = tag_failures(_problems(keys), deadline=TAG_SECONDS, workers=self.workers)
-        frame = pd.DataFrame(
-            {
-                "problem": keys,
-                "tag": [t.kind for t in tags],
-                "why": [t.detail for t in tags],
-                "tag_status": [t.status for t in tags],
-            }
-        )
-        return {f"analysis/tags/{shard.key}.parquet": parquet_bytes(frame)}
-
-
-def tag_shards(keys: Sequence[str]) -> list[Shard]:
-    """Shards named by a digest of their problems: one never overwrites another's tags."""
-    chunks = [list(keys[i : i + TAG_CHUNK]) for i in range(0, len(keys), TAG_CHUNK)]
-    return [Shard(TAG, _digest(chunk), {"problems": chunk}) for chunk in chunks]
-
-
-def _digest(keys: Sequence[str]) -> str:
-    return hashlib.sha256("\n".join(keys).encode()).hexdigest()[:16]
+def tag_problems(keys: list[str], workers: int | None) -> list[Tag]:
+    """SAGGA's tagger (a `tags.Tagger`): each problem (a prefix string) by SymPy's `integrate`
+    (`exploits.tag_failures`, `TAG_SECONDS` of CPU time each, in `workers` processes)."""
+    return tag_failures(_problems(keys), deadline=TAG_SECONDS, workers=workers)
 
 
 @dataclass(frozen=True)
@@ -224,12 +203,13 @@ def analyse(
     archive = read_archive(run)
     limit = SAGGA_TAG_LIMIT if config.tag_limit is None else config.tag_limit
     wanted = archive["problem"].iloc[tagged_rows([c["members"] for c in found], limit)]
-    keys = sorted(set(wanted) - set(read_tags(run)["problem"]))  # a tag is the problem's alone
-    log(
-        f"tagging {len(keys)} failures (exploit or robustness; --tag-limit {limit}, at most "
-        f"{TAG_SECONDS:g} s of SymPy's CPU time each)"
-    )
-    run_stage(run, TagStage(config.workers), tag_shards(keys), executor)
+    tag(
+        run, wanted, TagStage(tag_problems, "problem", config.workers), executor,
+        lambda untagged: log(
+            f"tagging {untagged} failures (exploit or robustness; --tag-limit {limit}, at "
+            f"most {TAG_SECONDS:g} s of SymPy's CPU time each)"
+        ),
+    )  # fmt: skip
     attempts = config.nearby_attempts
     log(
         f"searching a nearby success for {len(found)} clusters among {attempts} mutants of "

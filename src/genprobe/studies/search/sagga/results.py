@@ -27,8 +27,9 @@ from genprobe.runs.shards import ShardStore
 from genprobe.studies.search import loop
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.sagga.config import SaggaConfig
-from genprobe.studies.search.sagga.study import GENERATION, NEARBY, SAGGA, TAG
+from genprobe.studies.search.sagga.study import GENERATION, NEARBY, SAGGA
 from genprobe.studies.search.study import SEARCH
+from genprobe.studies.search.tags import read_tags
 
 ARCHIVE = "archive.parquet"
 JSONL_ARCHIVE = "archive.jsonl"  # the archive of runs made before ARCHIVE
@@ -37,7 +38,6 @@ ARCHIVE_COLUMNS = (
     "generation", "problem", "text", "length", "fitness", "answers", "outcome", "detail",
     "difference",
 )  # fmt: skip
-TAG_COLUMNS = ["problem", "tag", "why", "tag_status"]  # tag_status: the deadline pool's
 
 
 def stored_config(run: str | Path) -> SearchConfig:
@@ -131,16 +131,6 @@ class SaggaResults:
 def read_tagged_archive(run: str | Path) -> pd.DataFrame:
     """The archive with each failure's exploit tag, why and tag_status, where tagged."""
     return read_archive(run).merge(read_tags(run), on="problem", how="left")
-
-
-def read_tags(run: str | Path) -> pd.DataFrame:
-    """problem -> tag, why, tag_status, for every problem a finished `tag` shard tagged (a
-    problem's tag depends on the problem alone; tags made before statuses were kept have none)."""
-    frames = [pd.read_parquet(path) for path in ShardStore(run).outputs(TAG)]
-    if not frames:
-        return pd.DataFrame(columns=TAG_COLUMNS)
-    tags = pd.concat(frames, ignore_index=True).drop_duplicates("problem")
-    return tags.reindex(columns=TAG_COLUMNS)
 
 
 def read_results(run: str | Path) -> SaggaResults:
