@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from helpers import model_settings
 
+from genprobe.errors import ConfigError
+from genprobe.runs.provenance import file_digest
 from genprobe.studies.brittleness.solve import SuiteRow, solve
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.report import write_report
@@ -15,10 +17,11 @@ from genprobe.studies.probe.results import read_probe, read_results, read_suites
 from genprobe.studies.probe.run import run_probe
 from genprobe.studies.probe.suites import build_suites, derived_suites
 from genprobe.studies.probe.summary import fail_by_set
+from genprobe.tasks.integration.suites import SuiteRequest, build_suite
 from genprobe.tasks.integration.suites.splits import suite_table
 from genprobe.tasks.integration.suites.table import GROUP_COLUMNS
 from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
-from genprobe.tasks.registry import load_task
+from genprobe.tasks.registry import load_task, task_probes
 from genprobe.tasks.tokens import input_lines, output_lines
 from genprobe.under_test.adapters.integration_tokens import as_sequence_model
 
@@ -140,3 +143,50 @@ def test_a_suite_size_of_no_such_suite_or_no_number_is_one_line(cli, tmp_path, g
     assert code == 2 and named in err and "--suite-size" in err, err
     assert len([line for line in err.splitlines() if line.strip()]) == 1
     assert not out.exists()
+
+
+def test_a_data_file_gives_the_study_s_in_distribution_and_validation_primitives(validation):
+
+    task = load_task("integration", {"data": str(validation)})
+    assert task.options()["data_sha256"] == file_digest(validation)
+    assert "in-distribution" in task.suites()
+    for split in ("in-distribution", "validation-primitives"):
+        request = SuiteRequest(validation=validation, seed=43)
+        theirs = build_suite(split, request).frame  # the study's suite: every problem, in order
+        size = task.split_spec(split).size
+        assert size == len(theirs)
+        drawn = task.generate(split, size, 43)
+        ours = input_lines(task.source_vocab, drawn.src)
+        assert sorted(ours) == sorted(theirs["problem"])  # the same problems, another order
+        first = task.generate(split, 2, 43)  # a split's first n, for any larger n
+        assert input_lines(task.source_vocab, first.src) == ours[:2]
+        sets = task_probes(task).split_columns(split, 2, 43)["set"]
+        assert set(sets) == set(theirs["set"])
+    with pytest.raises(ConfigError, match="data"):
+        load_task("integration", {"data": str(validation), "data_sha256": "0" * 16})
+    with pytest.raises(ConfigError, match="data=FILE"):
+        load_task("integration", {"data_split": "valid"})
+    with pytest.raises(ConfigError, match="existing file"):
+        load_task("integration", {"data": str(validation) + ".gone"})
+    assert "data" not in load_task("integration").options()  # runs before it keep their hash
+
+
+def test_a_probe_of_a_data_file_records_its_digest_and_refuses_another_file(
+    cli, validation, tmp_path
+):
+    data = tmp_path / "test.txt"
+    data.write_bytes(validation.read_bytes())
+    out = tmp_path / "probe"
+    args = ("probe", "--model", "sympy", "--task", "integration", "--task-option",
+            f"data={data}", "--base-split", "validation-primitives", "--families", "",
+            "--relations", "", "--no-task-suites", "--splits", "in-distribution", "--size", "3",
+            "--out", str(out))  # fmt: skip
+    code, _, err = cli(*args)
+    assert code == 0, err
+    recorded = read_probe(out)
+    assert dict(recorded.task_options)["data_sha256"] == file_digest(data)
+    suites = read_suites(out).set_index("suite")
+    assert suites.loc["base", "inputs"] == 3 and suites.loc["task-in-distribution", "inputs"] == 3
+    data.write_text(data.read_text() + "1|sub Y' exp x\texp x\n")  # another file at the path
+    code, _, err = cli(*args)
+    assert code == 2 and len([line for line in err.splitlines() if line.strip()]) == 1, err

@@ -453,7 +453,9 @@ def _by_set(table: pd.DataFrame) -> list:
     """The section of Fail@k per set (none where no suite has sets)."""
     if not len(table):
         return []
-    shown = table.astype({"n": int}).fillna({"template": "–"} if "template" in table else {})
+    templates = "template" in table  # none known: a column of NaN, of float
+    shown = table.astype({"n": int, **({"template": object} if templates else {})})
+    shown = shown.fillna({"template": "–"} if templates else {})
     for column in (c for c in table if c.startswith("Fail@")):
         shown[column] = table[column].map("{:.1f}".format)
     return [

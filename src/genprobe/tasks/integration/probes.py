@@ -65,9 +65,9 @@ class IntegrationProbes(Probes):
     def split_columns(self, split: str, n: int, seed: int) -> dict[str, np.ndarray]:
         """A brittleness suite's (`suites/splits.py`) set, template and coefficient range of
         each problem (`table.GROUP_COLUMNS`), what that study's tables group it by."""
-        if split not in brittleness.SPLITS:
+        if split not in brittleness.SPLITS and split not in brittleness.FILE_SPLITS:
             return {}
-        table = brittleness.suite_table(split, n, seed, self.task.method, self.task.max_ops)
+        table = self.task.suite_table(split, n, seed)
         return {
             name: np.array(["" if is_missing(v) else str(v) for v in table[name]], dtype=str)
             for name in GROUP_COLUMNS

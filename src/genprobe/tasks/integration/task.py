@@ -22,14 +22,17 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 import sympy as sp
 
 from genprobe.errors import ConfigError, GenprobeError, TaskContractError
 from genprobe.options import is_integer
 from genprobe.runs.cpus import usable_cpus
+from genprobe.runs.provenance import file_digest
 from genprobe.tasks.integration.expression import Expr, to_sympy
 from genprobe.tasks.integration.generation import generate as generate_pairs
 from genprobe.tasks.integration.generation_config import GeneratorConfig, TreeSettings
@@ -81,8 +84,17 @@ class IntegrationTask(Task):
     deadline: float = 2.0  # verifier CPU seconds per output; over it: timeout
     # the generators' engine: fast (the default, quick) or lc (Lample & Charton's distribution)
     engine: str = "fast"
+    # a test or validation file of the model's distribution (L&C's text, JSONL or Parquet):
+    # its problems are the splits in-distribution and validation-primitives; "": none
+    data: str = ""
+    data_split: str = ""  # `data`'s split, for a JSONL or Parquet file with several
+    # `data`'s sha256 (16 hex digits): filled in from the file, checked against it when given
+    # (a run records it: another file at the same path is refused)
+    data_sha256: str = ""
 
-    ADDED_OPTIONS: ClassVar[Mapping[str, Any]] = {"engine": "fast"}
+    ADDED_OPTIONS: ClassVar[Mapping[str, Any]] = {
+        "engine": "fast", "data": "", "data_split": "", "data_sha256": "",
+    }  # fmt: skip
 
     def __post_init__(self) -> None:
         for name in ("max_ops", "max_int"):
@@ -90,6 +102,25 @@ class IntegrationTask(Task):
                 raise ConfigError(name, "an integer", getattr(self, name))
         self.generator().validated()
         VerifierConfig(deadline=self.deadline).validated()
+        self._check_data()
+
+    def _check_data(self) -> None:
+        """`data` an existing file, its digest recorded (or, given, the file's)."""
+        if not self.data:
+            for name in ("data_split", "data_sha256"):
+                if getattr(self, name):
+                    raise ConfigError(name, "with data=FILE", getattr(self, name))
+            return
+        if not Path(self.data).is_file():
+            raise ConfigError("data", "an existing file", self.data)
+        found = file_digest(self.data)
+        if self.data_sha256 and self.data_sha256 != found:
+            raise ConfigError(
+                "data",
+                f"the file of sha256 {self.data_sha256} (the run's)",
+                f"{self.data} ({found})",
+            )
+        object.__setattr__(self, "data_sha256", found)
 
     def generator(self) -> GeneratorConfig:
         """The generator's settings (those of `integration generate` but for these options)."""
@@ -118,20 +149,29 @@ class IntegrationTask(Task):
                 name: Split(description, lengths, brittleness.DEFAULT_SIZES[name])
                 for name, description in brittleness.SPLITS.items()
             },
+            **{
+                name: Split(description, lengths, len(self._file_primitives(name)), finite=True)
+                for name, description in (brittleness.FILE_SPLITS if self.data else {}).items()
+            },
         }
+
+    def _file_primitives(self, split: str) -> tuple:
+        return brittleness.file_primitives(split, self.data, self.data_split, self.data_sha256)
 
     def suites(self) -> tuple[str, ...]:
         """The held-out problems and the brittleness suites that cost no generation
-        (`suites/splits.py`: `operator-extrapolation` is a split to ask for)."""
-        return ("test", *brittleness.SHIFTED)
+        (`suites/splits.py`: `operator-extrapolation` is a split to ask for), and with a
+        `data` file its problems (in-distribution)."""
+        own = (brittleness.IN_DISTRIBUTION,) if self.data else ()
+        return ("test", *brittleness.SHIFTED, *own)
 
     def generate(self, split: str, n: int, seed: int) -> Examples:
         """The first n distinct pairs the generator keeps from the split's own stream of
         attempts (`generation.generate`: the same for any number of workers); for a brittleness
         suite, its first n problems and their known antiderivatives (`suites/splits.py`)."""
         held_out = self.checked_split(split, n).disjoint
-        if split in brittleness.SPLITS:
-            table = brittleness.suite_table(split, n, seed, self.method, self.max_ops)
+        if split in brittleness.SPLITS or split in brittleness.FILE_SPLITS:
+            table = self.suite_table(split, n, seed)
             # a reference the target ids cannot write is none known (a row of -1)
             written = [r if set(r.split()) <= set(TARGET_VOCAB) else "" for r in table["reference"]]
             return _examples(table["problem"], written, split)
@@ -146,6 +186,15 @@ class IntegrationTask(Task):
             )
         problems = [" ".join(row.input.split()[len(PROBLEM_PREFIX) :]) for row in rows]
         return _examples(problems, [row.output for row in rows], split)
+
+    def suite_table(self, split: str, n: int, seed: int) -> pd.DataFrame:
+        """The first n problems of a brittleness split (`suites/splits.py`) as a suite table:
+        problem, reference, and how each was made (set, template, coefficients)."""
+        if split in brittleness.FILE_SPLITS:
+            return brittleness.file_table(
+                split, n, seed, self.data, self.data_split, self.data_sha256
+            )
+        return brittleness.suite_table(split, n, seed, self.method, self.max_ops)
 
     def verify(self, src: np.ndarray, out: np.ndarray, out_len: np.ndarray) -> np.ndarray:
         finished = np.ones(len(src), dtype=bool)

@@ -6,23 +6,35 @@ task, so `genprobe probe` decodes the same problems as `integration brittleness`
     integer-extrapolation   its `simple_coeff1_range` set alone (21,000 problems), the same way
     operator-extrapolation  generated problems with 1-M, M+5, ..., M+20 operators (M: the task's
                             max_ops), one set after another in turn, Lample & Charton's engine
+    in-distribution         the problems of the task's `data` file (a test or validation set of
+                            the model's distribution: Lample & Charton's text, JSONL or Parquet),
+                            in a seeded order
+    validation-primitives   those of them the study's notebooks keep (no inverse trigonometric
+                            or hyperbolic function, no I), in a seeded order: what its suites of
+                            solved validation problems are made of
 
 A split's first n problems are those of `generate(split, n, seed)` for any larger n. The data
 seed is the brittleness study's `--seed`: the first two splits hold exactly that study's
 problems at its paper size, in another order, and `operator-extrapolation` at n = 5N holds the
 problems of its suite at N per set. `operator-extrapolation` is made by the generator (about a
-CPU-second per problem), so it is not among the suites `probe` decodes unless asked for.
+CPU-second per problem), so it is not among the suites `probe` decodes unless asked for. The
+two splits of a `data` file hold its problems as the study reads them (`dataset_primitives`,
+`validation_candidates`), all of them in another order; a sample of n is the first n of that
+order, where the study samples n in file order (`sample_primitives`).
 """
 
 from __future__ import annotations
 
 from functools import cache, lru_cache
+from pathlib import Path
 
 import pandas as pd
 
 from genprobe.errors import ConfigError, TaskContractError
 from genprobe.runs.cpus import usable_cpus
+from genprobe.tasks.integration.suites.in_distribution import sample_primitives
 from genprobe.tasks.integration.suites.operators import operator_extrapolation, set_names
+from genprobe.tasks.integration.suites.primitives import dataset_primitives
 from genprobe.tasks.integration.suites.sampling import set_rng
 from genprobe.tasks.integration.suites.simple import (
     PAPER_N,
@@ -31,6 +43,7 @@ from genprobe.tasks.integration.suites.simple import (
     coeff1_range_draws,
     simple_draws,
 )
+from genprobe.tasks.integration.suites.validation import validation_candidates
 
 ROBUSTNESS = "robustness-simple"
 INTEGERS = "integer-extrapolation"
@@ -42,6 +55,15 @@ SPLITS = {
     "its paper size, in a seeded order)",
     OPERATORS: "generated problems of 1-M, M+5, M+10, M+15 and M+20 operators, M the task's "
     "max_ops (Table 9; a set each in turn)",
+}
+IN_DISTRIBUTION = "in-distribution"
+VALIDATION = "validation-primitives"
+# the splits of a task given a `data` file
+FILE_SPLITS = {
+    IN_DISTRIBUTION: "the problems of the task's data file, in a seeded order (the brittleness "
+    "study's in-distribution)",
+    VALIDATION: "the data file's problems the study's notebooks keep, in a seeded order (what "
+    "its suites of solved validation problems are made of)",
 }
 SHIFTED = (ROBUSTNESS, INTEGERS)  # cheap enough to be among the task's default suites
 # problems a split gives by default (a sweep's suites; operator-extrapolation: the brittleness
@@ -85,3 +107,33 @@ def suite_table(split: str, n: int, seed: int, method: str, max_ops: int) -> pd.
 def _pool(split: str, seed: int) -> tuple[Draw, ...]:
     draws = simple_draws if split == ROBUSTNESS else coeff1_range_draws
     return tuple(draws(PAPER_N, seed))
+
+
+@lru_cache(maxsize=4)
+def file_primitives(split: str, path: str, data_split: str, digest: str) -> tuple:
+    """The primitives of split `split` (`FILE_SPLITS`) of the file `path` (of sha256 `digest`:
+    another file at the path is read again), as the brittleness study reads them.
+
+    Raises:
+        DataFormatError: a malformed file, or one with no primitive.
+    """
+    read = dataset_primitives if split == IN_DISTRIBUTION else validation_candidates
+    return tuple(read(path, data_split or None)[0])
+
+
+def file_table(
+    split: str, n: int, seed: int, path: str, data_split: str, digest: str
+) -> pd.DataFrame:
+    """The first `n` problems of `split` of the file `path` (`file_primitives`) in a seeded
+    order, as a suite table whose set is the study's: the file's name for in-distribution,
+    `valid_primitive` for validation-primitives.
+
+    Raises:
+        ConfigError: more problems than the file holds.
+    """
+    primitives = file_primitives(split, path, data_split, digest)
+    if n > len(primitives):
+        raise ConfigError("n", f"<= {len(primitives):,} (the problems of {path})", n)
+    order = set_rng(seed, split, "order").permutation(len(primitives))[:n]
+    set_name = Path(path).name if split == IN_DISTRIBUTION else "valid_primitive"
+    return sample_primitives(split, set_name, [primitives[i] for i in order], None, seed)
