@@ -61,6 +61,14 @@ def probe(
         help="N inputs in this task split's or derived suite, as the report names it "
         "(task-operator-extrapolation=40), where it is not --size (repeatable).",
     ),
+    search_where: list[str] = typer.Option(
+        None,
+        "--search-where",
+        metavar="COLUMN=V1|V2",
+        help="With --search-budget: search only the inputs whose column (a set, a template: "
+        "the report's columns of a suite) holds one of these values (repeatable: every one "
+        "must hold).",
+    ),
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
     threshold: float = THRESHOLD,
@@ -78,6 +86,7 @@ def probe(
         task_options=tuple(sorted(parse_pairs(task_option, "--task-option").items())),
         inputs=tuple(map(str, inputs)),
         suite_sizes=_suite_sizes(suite_size),
+        search_where=tuple(sorted(parse_pairs(search_where, "--search-where").items())),
         **probed,
     )
     executor = model_study_executor(backend, ray_address, None, settings.device)

@@ -3,7 +3,9 @@ every distinct answer judged once, and the report's count of the failures it fix
 
 from __future__ import annotations
 
+import io
 import shutil
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -11,12 +13,15 @@ import pytest
 from helpers import model_settings
 
 from genprobe.analysis.large_search import per_input
-from genprobe.errors import GenprobeWarning
-from genprobe.studies.large_search import judged_once, searched_rows
+from genprobe.errors import ConfigError, GenprobeWarning
+from genprobe.runs.shards import Shard
+from genprobe.studies.large_search import judged_once, large_search, searched_rows
 from genprobe.studies.probe.config import ProbeConfig
+from genprobe.studies.probe.large_search import LargeSearchStage, search_path, search_shards
 from genprobe.studies.probe.report import write_report
 from genprobe.studies.probe.results import read_large_search, read_probe, read_results
 from genprobe.studies.probe.run import run_probe
+from genprobe.studies.probe.study import LARGE_SEARCH
 from genprobe.studies.probe.suites import build_suites
 from genprobe.studies.probe.summary import large_search_fixes
 from genprobe.tasks.tokens import output_lines
@@ -191,3 +196,43 @@ def test_a_rerun_searches_only_what_is_missing(searched_run, tmp_path):
     with pytest.warns(GenprobeWarning, match="is missing"):
         run_probe(read_probe(copy), copy)
     pd.testing.assert_frame_equal(read_large_search(copy), before)
+
+
+def test_search_where_keeps_the_inputs_of_the_sets_and_templates_named():
+    templates = "k1*exp(k2*x)|k1*sin(k2*x)|k1*cos(k2*x)|k1*tan(k2*x)"
+    config = ProbeConfig(
+        model_settings("sympy"), task="integration", size=4, data_seed=43, families=(),
+        relations=(), task_suites=False, splits=("robustness-simple",),
+        suite_sizes=(("task-robustness-simple", 300),), search_budget=8,
+        search_suites=("task-robustness-simple",),
+        search_where=(("set", "simple_coeff1"), ("template", templates)),
+    ).validated()  # fmt: skip
+    suites = build_suites(config, config.load_task())
+    simple = suites[1]
+    shards = search_shards(suites, config)
+    index = [i for shard in shards for i in shard.spec["index"]]
+    columns = simple.columns
+    # the study's large search: simple_coeff1's k1*{exp,sin,cos,tan}(k2*x) problems
+    expected = np.flatnonzero(
+        (columns["set"] == "simple_coeff1") & np.isin(columns["template"], templates.split("|"))
+    )
+    assert len(expected) and index == expected.tolist()
+    assert all(s.spec["src"] == simple.src[s.spec["index"]].tolist() for s in shards)
+    every = search_shards(suites, replace(config, search_where=()))  # the layout of runs before
+    assert all("index" not in s.spec for s in every) and len(every) > len(shards)
+    with pytest.raises(ConfigError, match="--search-budget"):
+        replace(config, search_budget=None).validated()
+
+
+@pytest.mark.slow
+def test_a_search_of_some_inputs_names_each_by_its_place_in_its_suite(strong_sweep, tmp_path):
+    model = load_model(f"run:{strong_sweep}")
+    config = ProbeConfig(model_settings(f"run:{strong_sweep}"), search_budget=4)
+    src = model.task.generate(model.task.validation_split, 12, 0).src
+    spec = {"suite": "base", "chunk": 0, "start": 3, "index": [3, 7, 11],
+            "src": src[[3, 7, 11]].tolist()}  # fmt: skip
+    outputs = LargeSearchStage(config).run(model, Shard(LARGE_SEARCH, "base.0000", spec), tmp_path)
+    frame = pd.read_parquet(io.BytesIO(outputs[search_path("base", 0)]))
+    assert sorted(set(frame["index"])) == [3, 7, 11]
+    alone = large_search(model, src[7:8], 4, (), 0)  # the same input searched alone
+    assert list(frame[frame["index"] == 7]["answer"]) == list(alone["answer"])

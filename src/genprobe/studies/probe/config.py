@@ -36,7 +36,7 @@ class ProbeConfig(Recorded):
         "formats": 1, "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",
         "inputs": [], "splits": [], "compositions": [], "draws": 1, "temperature": None,
         "search_budget": None, "search_temperatures": [], "search_suites": [], "derived": [],
-        "suite_sizes": {},
+        "suite_sizes": {}, "search_where": {},
     }  # fmt: skip
     # the defaults that follow from the task or other settings, as the command line shows them
     DERIVED_DEFAULTS: ClassVar[dict[str, str]] = {
@@ -45,8 +45,10 @@ class ProbeConfig(Recorded):
         "search_suites": "every one",
     }
     # the fields the command line gives in its own options: the model's group, --task-option's
-    # pairs, the repeatable --input and --suite-size
-    NOT_OPTIONS: ClassVar[tuple[str, ...]] = ("model", "task_options", "inputs", "suite_sizes")
+    # pairs, the repeatable --input, --suite-size and --search-where
+    NOT_OPTIONS: ClassVar[tuple[str, ...]] = (
+        "model", "task_options", "inputs", "suite_sizes", "search_where",
+    )  # fmt: skip
     # run:RUN_DIR, hf:PATH, openai:MODEL@URL, or an integration model (ckpt:, sympy…), with a
     # language model's prompt grid and an endpoint's settings; recorded at the top of the
     # identity (`ModelSettings.flat_identity`)
@@ -91,6 +93,9 @@ class ProbeConfig(Recorded):
     # temperatures (a sweep, a seq2seq integration model, hf: or openai: of a token task).
     search_temperatures: tuple[float, ...] = ()
     search_suites: tuple[str, ...] = ()  # `search_budget`: the suites searched.
+    # `search_budget`: (column, "value|value…") pairs: of those suites, only the inputs whose
+    # every named column (`Suite.columns`: a set, a template) holds one of its values
+    search_where: Options = ()
     workers: int = 1  # Processes decoding suites side by side.
 
     def load_task(self) -> Task:
@@ -176,6 +181,7 @@ class ProbeConfig(Recorded):
             for option, given in (
                 ("--search-temperatures", self.search_temperatures),
                 ("--search-suites", self.search_suites),
+                ("--search-where", [f"{c}={v}" for c, v in self.search_where]),
             ):
                 if given:
                     raise ConfigError(option, "with --search-budget", ",".join(map(str, given)))
@@ -188,6 +194,9 @@ class ProbeConfig(Recorded):
                 raise ConfigError(
                     "--search-suites", f"suites of this run ({', '.join(keys)})", name
                 )
+        for column, values in self.search_where:
+            if not column or not all(str(values).split("|")):
+                raise ConfigError("--search-where", "COLUMN=VALUE|VALUE…", f"{column}={values}")
         for temperature in self.search_temperatures:
             self.model.spec.check_sampling(
                 self.search_budget, temperature, named="--search-temperatures", task=self.task

@@ -13,6 +13,7 @@ outcome.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,21 +34,38 @@ HYPOTHESES = 2048
 
 def search_shards(suites: list[Suite], config: ProbeConfig) -> list[Shard]:
     """Shards of the inputs of the suites `--search-suites` names (default: every one the
-    report shows, not the originals decoded only for pairing)."""
+    report shows, not the originals decoded only for pairing), of those `--search-where`
+    keeps where it is given (a shard's spec then lists their positions, `index`)."""
     assert config.search_budget is not None
     chosen = set(config.search_suites) or {s.key for s in suites if s.kind != "origin"}
     per_shard = max(1, HYPOTHESES // config.search_budget)
 
-    def spec(suite: Suite, chunk: int, start: int) -> dict[str, Any]:
-        src = suite.src[start : start + per_shard].tolist()
-        return {"suite": suite.key, "chunk": chunk, "start": start, "src": src}
+    def spec(suite: Suite, chunk: int, rows: np.ndarray) -> dict[str, Any]:
+        found = {"suite": suite.key, "chunk": chunk, "start": int(rows[0])}
+        if config.search_where:
+            found["index"] = rows.tolist()
+        return {**found, "src": suite.src[rows].tolist()}
 
     return [
-        Shard(LARGE_SEARCH, f"{suite.key}.{chunk:04d}", spec(suite, chunk, start))
+        Shard(LARGE_SEARCH, f"{suite.key}.{chunk:04d}", spec(suite, chunk, rows))
         for suite in suites
         if suite.key in chosen
-        for chunk, start in enumerate(range(0, len(suite.src), per_shard))
+        for chunk, rows in enumerate(_chunks(searched(suite, config.search_where), per_shard))
     ]
+
+
+def searched(suite: Suite, where: Sequence[tuple[str, Any]]) -> np.ndarray:
+    """The positions of the inputs of `suite` that every (column, "value|value…") of `where`
+    keeps: all of them where it is empty, none of a suite without such a column."""
+    keep = np.ones(len(suite.src), dtype=bool)
+    for column, values in where:
+        held = suite.columns.get(column)
+        keep &= False if held is None else np.isin(held, str(values).split("|"))
+    return np.flatnonzero(keep)
+
+
+def _chunks(rows: np.ndarray, size: int) -> list[np.ndarray]:
+    return [rows[start : start + size] for start in range(0, len(rows), size)]
 
 
 def search_path(suite: str, chunk: int) -> str:
@@ -66,6 +84,8 @@ class LargeSearchStage(ModelStage):
         )  # fmt: skip
         frame["member"] = np.array(context.members, dtype=object)[frame["member"]]
         frame.insert(1, "suite", spec["suite"])
-        frame.insert(2, "index", frame.pop("input") + int(spec["start"]))
+        searched = frame.pop("input").to_numpy()  # the position among the shard's inputs
+        index = np.asarray(spec["index"])[searched] if "index" in spec else searched
+        frame.insert(2, "index", index + (0 if "index" in spec else int(spec["start"])))
         frame = frame.rename(columns={"judgement": "outcome"})
         return {search_path(spec["suite"], int(spec["chunk"])): parquet_bytes(frame)}

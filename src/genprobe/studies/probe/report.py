@@ -215,6 +215,9 @@ def _large_search(run: Path, config: ProbeConfig, results: pd.DataFrame) -> list
         else ""
     )
     suites = ", ".join(config.search_suites) or "every suite above"
+    if config.search_where:  # only the inputs of these columns' values
+        where = (f"{c} {v.replace('|', ' or ')}" for c, v in config.search_where)
+        suites += f" ({'; '.join(where)})"
     ordinary = "greedy" if config.k == 1 else _candidates(config)
     figure = []
     if rows["logprob"].notna().any():  # an endpoint's candidates have none
