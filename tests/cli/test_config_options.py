@@ -145,7 +145,8 @@ GENERATION = "genprobe.tasks.integration.generation_config"
 @pytest.mark.parametrize(
     ("command", "config", "own"),
     [
-        ("probe", "genprobe.studies.probe.config:ProbeConfig", {"task_option", "inputs"}),
+        ("probe", "genprobe.studies.probe.config:ProbeConfig",
+         {"task_option", "inputs", "search_where"}),
         ("search", "genprobe.studies.search.config:SearchConfig", {"task_option", "against"}),
         ("integration sagga", "genprobe.studies.search.sagga.config:SaggaConfig", {"basis_file"}),
         # `integration generate`: a run's settings, its generator's and the generator's trees'
