@@ -12,6 +12,7 @@ import pytest
 from helpers import model_settings
 from test_probe import probe_wrong
 
+from genprobe.errors import ConfigError
 from genprobe.runs.provenance import config_hash
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.results import read_results, read_suites
@@ -178,3 +179,23 @@ def test_compositionality_sums_the_solved_simple_primitives_of_robustness_simple
     assert (sums.origin == -1).all() and (sums.parts == -1).all()  # made of no base input
     length = (sums.reference >= 0).sum(axis=1)  # each with the sum of its parts' F
     assert task.verify(sums.src, sums.reference, length).all()
+
+
+def test_solved_by_code_counts_a_timeout_and_a_base_input_right_below_rank_1():
+    outcomes = [["incorrect", "correct"], ["timeout", None], ["incorrect", "incorrect"],
+                ["correct", None]]  # fmt: skip
+    rows = pd.DataFrame(
+        {"member": "a", "suite": "base", "index": [0, 1, 2, 3], "candidate_outcomes": outcomes,
+         "first_correct": pd.array([2, None, None, 1], dtype="Int64")}
+    )  # fmt: skip
+    assert list(every_member_solved(rows, 4)) == [False, False, False, True]  # paper
+    assert list(every_member_solved(rows, 4, solved_by="code")) == [True, True, False, True]
+    split = rows.assign(suite="task-robustness-simple")  # a split's: at rank 1 only
+    solved = every_member_solved(split, 4, "task-robustness-simple", "code")
+    assert list(solved) == [False, True, False, True]
+    one = rows.drop(columns="candidate_outcomes").assign(  # k = 1: the one answer
+        outcome=["incorrect", "timeout", "incorrect", "correct"]
+    )
+    assert list(every_member_solved(one, 4, solved_by="code")) == [False, True, False, True]
+    with pytest.raises(ConfigError, match="--solved-by"):
+        ProbeConfig(model_settings("sympy"), task="integration", solved_by="any").validated()

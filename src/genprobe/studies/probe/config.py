@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from genprobe.errors import ConfigError
+from genprobe.errors import ConfigError, check_choice
 from genprobe.runs.config import FileRef, Options, Recorded
 from genprobe.tasks.files import SUITE_NAME
 from genprobe.tasks.probing import chosen
@@ -23,6 +23,8 @@ from genprobe.tasks.registry import load_task, task_probes
 from genprobe.tasks.task import Task
 from genprobe.under_test.sequences import MAX_K
 from genprobe.under_test.settings import ModelSettings
+
+SOLVED_BY = ("paper", "code")  # what counts as solved for the derived suites
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class ProbeConfig(Recorded):
         "formats": 1, "shots": 0, "shot_draws": 1, "samples": 0, "prompt_seed": 0, "api": "chat",
         "inputs": [], "splits": [], "compositions": [], "draws": 1, "temperature": None,
         "search_budget": None, "search_temperatures": [], "search_suites": [], "derived": [],
-        "suite_sizes": {}, "search_where": {},
+        "suite_sizes": {}, "search_where": {}, "solved_by": "paper",
     }  # fmt: skip
     # the defaults that follow from the task or other settings, as the command line shows them
     DERIVED_DEFAULTS: ClassVar[dict[str, str]] = {
@@ -61,9 +63,13 @@ class ProbeConfig(Recorded):
     # of base inputs, and Fail@k on those whose every part a member solves.
     compositions: tuple[str, ...] = ()
     # Derived suites (integration: robustness-validation, compositionality): built of the
-    # base inputs (and task splits' inputs) every member solves (its first candidate
-    # right), once they are decoded, then decoded.
+    # base inputs (and task splits' inputs) every member solves (`solved_by`), once they
+    # are decoded, then decoded.
     derived: tuple[str, ...] = ()
+    # What counts as solved for --derived: paper (right at rank 1, a verifier timeout
+    # failing) or code (as the brittleness study's authors' code: a timeout passing, a base
+    # input at any of the k ranks, a split's at rank 1).
+    solved_by: str = "paper"
     task_suites: bool = True  # Also decode the task's own shifted suites.
     # More of the task's splits to decode as suites (e.g. the integration task's
     # operator-extrapolation).
@@ -125,6 +131,7 @@ class ProbeConfig(Recorded):
         chosen(probes.relations(), _listed(self.relations), "--relations")
         chosen(probes.compositions(), list(self.compositions), "--compositions")
         chosen(probes.derived(), list(self.derived), "--derived")
+        check_choice("--solved-by", self.solved_by, SOLVED_BY)
         if self.size < 1:
             raise ConfigError("--size", "at least 1", self.size)
         self._check_suite_sizes(task)

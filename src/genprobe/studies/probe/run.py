@@ -50,6 +50,7 @@ from genprobe.studies.probe.suites import (
 )
 from genprobe.tasks.registry import task_name
 from genprobe.tasks.task import Task
+from genprobe.tasks.verdict import Outcome
 
 Log = Callable[[str], None]
 
@@ -135,18 +136,42 @@ def _derived(run: Path, config: ProbeConfig, task: Task, suites: list[Suite]) ->
     solved primitives its compositionality sums too), marked seen as the others are."""
     results = read_results(run)
     sources = [s for s in suites if s.key == BASE or (s.kind == "task" and "set" in s.columns)]
-    solved = [(s, every_member_solved(results, len(s.src), s.key)) for s in sources]
+    solved = [
+        (s, every_member_solved(results, len(s.src), s.key, config.solved_by)) for s in sources
+    ]
     derived = derived_suites(config, task, solved)
     if suites[0].seen is None:
         return derived
     return marked_seen(derived, config.model.spec.training_inputs(task))
 
 
-def every_member_solved(results: pd.DataFrame, n: int, suite: str = BASE) -> np.ndarray:
+def every_member_solved(
+    results: pd.DataFrame, n: int, suite: str = BASE, solved_by: str = "paper"
+) -> np.ndarray:
     """(n,) whether every member solved each of the n inputs of `suite` (default: the base
-    inputs): its first candidate right (`first_correct` 1; a timeout fails), in the decode
-    stage's result rows."""
+    inputs), in the decode stage's result rows: `paper`, its first candidate right
+    (`first_correct` 1; a timeout fails); `code`, a right or timed-out candidate at rank 1, or
+    at any rank for a base input (the brittleness authors' code: their validation problems at
+    any rank)."""
     rows = results[results["suite"] == suite]
-    right = rows["first_correct"].eq(1).fillna(False).astype(bool)
+    if solved_by == "paper":
+        right = rows["first_correct"].eq(1).fillna(False).astype(bool)
+    else:
+        first = _first_passing(rows)
+        right = np.isfinite(first) if suite == BASE else first == 1
     every = right.groupby(rows["index"]).all()
     return every.reindex(np.arange(n), fill_value=False).to_numpy(dtype=bool)
+
+
+def _first_passing(rows: pd.DataFrame) -> pd.Series:
+    """Each row's first rank whose candidate is right or timed out (inf: none), of its ranked
+    candidates (k > 1) or of its one answer."""
+    if rows.empty:
+        return pd.Series(np.zeros(0), index=rows.index)
+    if "candidate_outcomes" in rows:
+        outcomes = np.array([list(ranked) for ranked in rows["candidate_outcomes"]], dtype=object)
+    else:
+        outcomes = rows["outcome"].to_numpy(dtype=object)[:, None]
+    passing = np.isin(outcomes, [Outcome.CORRECT.value, Outcome.TIMEOUT.value])
+    first = np.where(passing.any(axis=1), passing.argmax(axis=1) + 1.0, np.inf)
+    return pd.Series(first, index=rows.index)
