@@ -14,7 +14,7 @@ from helpers import model_settings
 
 from genprobe.analysis.render import clip
 from genprobe.decoding.config import DecodingConfig
-from genprobe.errors import GenprobeWarning
+from genprobe.errors import ConfigError, GenprobeWarning
 from genprobe.studies import report_run
 from genprobe.studies.probe import run as probe_run
 from genprobe.studies.probe.config import ProbeConfig
@@ -123,6 +123,24 @@ def test_members_decoded_together_answer_as_each_alone(sweep):
     columns = ["member", "index", "output", "outcome", "first_correct", "error"]
     pd.testing.assert_frame_equal(together[columns], alone[columns])
     np.testing.assert_allclose(together["gold_logprob"], alone["gold_logprob"], rtol=1e-5)
+
+
+@pytest.mark.slow
+def test_the_answer_first_is_each_members_first_candidate_with_no_greedy_decode(sweep):
+    model = load_model(f"run:{sweep}")
+    src = model.task.generate(model.task.validation_split, 16, 7).src
+    greedy = decoded(model, model.task, src, 3)
+    asked = []
+    candidates = model.candidates
+    model.candidates = lambda src, k: asked.append(k) or candidates(src, k)
+    first = decoded(model, model.task, src, 3, answer="first")
+    assert asked == [3]  # the beam alone
+    assert list(first["output"]) == [ranked[0] for ranked in greedy["candidates"]]
+    assert list(first["outcome"]) == [ranked[0] for ranked in greedy["candidate_outcomes"]]
+    same = ["member", "index", "candidates", "first_correct", "gold_logprob", "error"]
+    pd.testing.assert_frame_equal(first[same], greedy[same])
+    with pytest.raises(ConfigError, match="--answer"):
+        ProbeConfig(model_settings("sympy"), task="integration", answer="beam").validated()
 
 
 @pytest.mark.slow

@@ -25,6 +25,7 @@ from genprobe.under_test.sequences import MAX_K
 from genprobe.under_test.settings import ModelSettings
 
 SOLVED_BY = ("paper", "code")  # what counts as solved for the derived suites
+ANSWERS = ("greedy", "first")  # a member's one answer: its greedy output, its first candidate
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class ProbeConfig(Recorded):
         "inputs": [], "splits": [], "compositions": [], "draws": 1, "temperature": None,
         "search_budget": None, "search_temperatures": [], "search_suites": [], "derived": [],
         "suite_sizes": {}, "search_where": {}, "solved_by": "paper",
+        "answer": "greedy",
     }  # fmt: skip
     # the defaults that follow from the task or other settings, as the command line shows them
     DERIVED_DEFAULTS: ClassVar[dict[str, str]] = {
@@ -89,6 +91,10 @@ class ProbeConfig(Recorded):
     data_seed: int = 0  # Data seed of the base inputs and task suites.
     seed: int = 0  # Seed of the perturbations' random draws (and samples').
     k: int = 1  # Candidates per input: 1 greedy, more by beam search of width k.
+    # Each member's one answer, what accuracy counts: greedy (its greedy output, decoded
+    # apart) or first (its first of the k candidates: the brittleness study's, no greedy
+    # decode).
+    answer: str = "greedy"
     # Sample the k candidates instead: the distinct outputs among k samples at this
     # temperature (seeded by `seed` and each input's ids), most probable first.
     temperature: float | None = None
@@ -132,6 +138,7 @@ class ProbeConfig(Recorded):
         chosen(probes.compositions(), list(self.compositions), "--compositions")
         chosen(probes.derived(), list(self.derived), "--derived")
         check_choice("--solved-by", self.solved_by, SOLVED_BY)
+        check_choice("--answer", self.answer, ANSWERS)
         if self.size < 1:
             raise ConfigError("--size", "at least 1", self.size)
         self._check_suite_sizes(task)

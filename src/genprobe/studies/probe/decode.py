@@ -35,7 +35,7 @@ import pandas as pd
 
 from genprobe.runs.executor import Stage
 from genprobe.runs.shards import Outputs, Shard, parquet_bytes
-from genprobe.studies.probe.config import ProbeConfig
+from genprobe.studies.probe.config import ANSWERS, ProbeConfig
 from genprobe.studies.probe.study import DECODE
 from genprobe.studies.probe.suites import Suite
 from genprobe.tasks.registry import task_probes
@@ -46,6 +46,7 @@ from genprobe.under_test.adapters.prompted import Completions
 from genprobe.under_test.sequences import SequenceModel
 
 FEATURE = "feature: "
+GREEDY, FIRST = ANSWERS  # a member's one answer: its greedy output, or its first candidate
 
 
 def decode_shard(suite: Suite, k: int) -> Shard:
@@ -96,8 +97,9 @@ class DecodeStage(ModelStage):
             reference = np.asarray(reference, dtype=np.int64).reshape(len(reference), -1)
         config = self.config
         frame = decoded(
-            context, context.task, src, spec["k"], reference, config.temperature, config.seed
-        )
+            context, context.task, src, spec["k"], reference, config.temperature, config.seed,
+            config.answer,
+        )  # fmt: skip
         frame.insert(1, "suite", spec["suite"])
         frame.insert(2, "kind", spec["kind"])
         frame.insert(3, "name", spec["name"])
@@ -116,15 +118,29 @@ def decoded(
     reference: np.ndarray | None = None,
     temperature: float | None = None,
     seed: int = 0,
+    answer: str = GREEDY,
 ) -> pd.DataFrame:
     """One row per (member, input) of src (N, L): see the module's description. `reference`
     (N, W): a known right output of each input (-1 rows: none), for a task without `solve`.
-    With a `temperature`, the k candidates are `model.sampled`'s, not the beam's."""
-    greedy = model.candidates(src, 1)
-    members, n = greedy.out.shape[:2]
-    out, length = greedy.out[:, :, 0], greedy.length[:, :, 0]
-    outcome = greedy.outcomes(task, src)[:, :, 0]
-    asked = isinstance(greedy, Completions)  # a language model's prompts
+    With a `temperature`, the k candidates are `model.sampled`'s, not the beam's. `answer`:
+    the member's one answer (output, outcome), its greedy output or (`FIRST`, k > 1) the first
+    of its candidates, with no greedy decode."""
+    greedy = None if answer == FIRST and k > 1 else model.candidates(src, 1)
+    greedy_outcomes = None if greedy is None else greedy.outcomes(task, src)
+    beam = outcomes = None
+    if k > 1:
+        beam = (
+            model.candidates(src, k)
+            if temperature is None
+            else model.sampled(src, k, temperature, seed)
+        )
+        outcomes = beam.outcomes(task, src)
+    # the member's one answer: its greedy output, or the first of its candidates
+    answered, answered_outcomes = (beam, outcomes) if greedy is None else (greedy, greedy_outcomes)
+    members, n = answered.out.shape[:2]
+    out, length = answered.out[:, :, 0], answered.length[:, :, 0]
+    outcome = answered_outcomes[:, :, 0]
+    asked = isinstance(answered, Completions)  # a language model's prompts
     frame = pd.DataFrame(
         {
             "member": np.repeat(np.array(model.members, dtype=object), n),
@@ -132,22 +148,16 @@ def decoded(
             "input": input_lines(task.source_vocab, src) * members,
             "readable": np.tile(model.readable(src), members),
             "gold": None,
-            "prompt": greedy.prompt.reshape(-1) if asked else None,
-            "completion": None if greedy.text is None else greedy.text[:, :, 0].reshape(-1),
+            "prompt": answered.prompt.reshape(-1) if asked else None,
+            "completion": None if answered.text is None else answered.text[:, :, 0].reshape(-1),
             "output": output_lines(task.target_vocab, out.reshape(members * n, -1)),
             "outcome": outcome.reshape(-1),
         }
     )
-    top_logprob, top_outcome = greedy.logprob[:, :, 0], outcome
-    if k == 1:
+    top_logprob, top_outcome = answered.logprob[:, :, 0], outcome
+    if beam is None:
         first = np.where(outcome == Outcome.CORRECT.value, 1.0, np.nan)
     else:
-        beam = (
-            model.candidates(src, k)
-            if temperature is None
-            else model.sampled(src, k, temperature, seed)
-        )
-        outcomes = beam.outcomes(task, src)
         correct = outcomes == Outcome.CORRECT.value
         first = np.where(correct.any(axis=2), correct.argmax(axis=2) + 1.0, np.nan)
         width = beam.out.shape[-1]

@@ -87,6 +87,9 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
         else "sampling at temperature 1 (each member's seed)"
     )
     decoding = first if config.k == 1 else f"{first}, and {_candidates(config)}"
+    if _answered(config) != "greedy":  # no greedy decode: the answer is the first candidate
+        first = _answered(config)
+        decoding = f"{_candidates(config)}, each member's answer its first candidate"
     draws = (
         "" if config.draws == 1 else f", {config.draws} per input and family (the distinct kept)"
     )
@@ -114,7 +117,7 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
         Table(_suite_table(results, scores, shares, suites, config.k, untaken)),
     ]
     blocks += _prompt_variance(results, list(scores.columns))
-    blocks += _by_length(run, accuracy_by_length(results), results)
+    blocks += _by_length(run, accuracy_by_length(results), results, _answered(config))
     breakdown = task_probes(task).breakdown()
     if breakdown is not None and FEATURE + breakdown.feature in results:
         blocks += _drops_by(results, breakdown)
@@ -185,6 +188,11 @@ def write_report(run: str | Path, threshold: float = THRESHOLD) -> tuple[Path, P
     return render(run, "Probe study", blocks)
 
 
+def _answered(config: ProbeConfig) -> str:
+    """What each member's one answer is, as the report names it."""
+    return "first candidate" if config.answer == "first" and config.k > 1 else "greedy"
+
+
 def _candidates(config: ProbeConfig) -> str:
     """How the k candidates of Fail@k were found."""
     if config.temperature is None:
@@ -244,7 +252,7 @@ def _large_search(run: Path, config: ProbeConfig, results: pd.DataFrame) -> list
     ]
 
 
-def _by_length(run: Path, table: pd.DataFrame | None, results: pd.DataFrame) -> list:
+def _by_length(run: Path, table: pd.DataFrame | None, results: pd.DataFrame, answered: str) -> list:
     if table is None or len(table.columns) < 2:
         return []
     path = length_curves(table, run / "figures" / "per_length.png", who="members")
@@ -262,8 +270,8 @@ def _by_length(run: Path, table: pd.DataFrame | None, results: pd.DataFrame) -> 
         Text(
             "Every input of the suites above, grouped by its length as the task measures it "
             "(`Task.length`: input tokens, unless the task says otherwise; SCAN counts "
-            f"actions){grouped}: greedy accuracy (%) per member, its median and min–max over "
-            "the members; inputs: how many are in the row. The figure has every length."
+            f"actions){grouped}: {answered} accuracy (%) per member, its median and min–max "
+            "over the members; inputs: how many are in the row. The figure has every length."
         ),
         Figure(path.relative_to(run), "Accuracy per length, one line per member."),
         Table(shown.assign(length=lengths)[["length", "inputs", "median", "min", "max"]]),
