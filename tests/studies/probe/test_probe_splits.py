@@ -172,19 +172,21 @@ def test_a_data_file_gives_the_study_s_in_distribution_and_validation_primitives
 
 
 def test_a_probe_of_a_data_file_records_its_digest_and_refuses_another_file(
-    cli, validation, tmp_path
+    cli, validation, tmp_path, monkeypatch
 ):
     data = tmp_path / "test.txt"
     data.write_bytes(validation.read_bytes())
     out = tmp_path / "probe"
+    monkeypatch.chdir(tmp_path)  # the file given by a relative path, recorded absolute
     args = ("probe", "--model", "sympy", "--task", "integration", "--task-option",
-            f"data={data}", "--base-split", "validation-primitives", "--families", "",
+            "data=test.txt", "--base-split", "validation-primitives", "--families", "",
             "--relations", "", "--no-task-suites", "--splits", "in-distribution", "--size", "3",
             "--out", str(out))  # fmt: skip
     code, _, err = cli(*args)
     assert code == 0, err
     recorded = read_probe(out)
     assert dict(recorded.task_options)["data_sha256"] == file_digest(data)
+    assert dict(recorded.task_options)["data"] == str(data.absolute())
     suites = read_suites(out).set_index("suite")
     assert suites.loc["base", "inputs"] == 3 and suites.loc["task-in-distribution", "inputs"] == 3
     data.write_text(data.read_text() + "1|sub Y' exp x\texp x\n")  # another file at the path

@@ -85,7 +85,8 @@ class IntegrationTask(Task):
     # the generators' engine: fast (the default, quick) or lc (Lample & Charton's distribution)
     engine: str = "fast"
     # a test or validation file of the model's distribution (L&C's text, JSONL or Parquet):
-    # its problems are the splits in-distribution and validation-primitives; "": none
+    # its problems are the splits in-distribution and validation-primitives (recorded as an
+    # absolute path); "": none
     data: str = ""
     data_split: str = ""  # `data`'s split, for a JSONL or Parquet file with several
     # `data`'s sha256 (16 hex digits): filled in from the file, checked against it when given
@@ -105,7 +106,9 @@ class IntegrationTask(Task):
         self._check_data()
 
     def _check_data(self) -> None:
-        """`data` an existing file, its digest recorded (or, given, the file's)."""
+        """`data` an existing file, as an absolute path (a run's workers, and later commands,
+        may run elsewhere, as a probe's files of inputs), its digest recorded (or, given, the
+        file's)."""
         if not self.data:
             for name in ("data_split", "data_sha256"):
                 if getattr(self, name):
@@ -113,6 +116,7 @@ class IntegrationTask(Task):
             return
         if not Path(self.data).is_file():
             raise ConfigError("data", "an existing file", self.data)
+        object.__setattr__(self, "data", str(Path(self.data).absolute()))
         found = file_digest(self.data)
         if self.data_sha256 and self.data_sha256 != found:
             raise ConfigError(
