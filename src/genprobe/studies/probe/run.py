@@ -117,7 +117,7 @@ def run_probe(
         suites = [*suites, *_derived(run, config, task, suites)]
         write_suites(run, suites)
         built = ", ".join(f"{s.key} ({len(s.src)})" for s in suites if s.kind == "derived")
-        log(f"built of the solved base inputs: {built}")
+        log(f"built of the inputs every member solved: {built}")
     shards = [decode_shard(s, config.k) for s in suites if s.kind == "derived" and len(s.src)]
     if pending := ShardStore(run).pending(shards):
         log(f"decoding {len(pending)} derived suites")
