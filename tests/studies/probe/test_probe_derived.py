@@ -78,11 +78,24 @@ def test_derived_suites_are_the_brittleness_builders_suites_of_the_solved_inputs
     assert [len(suite.src) for suite in none] == [0, 0]
 
 
+def _decoded(rows: dict, outcomes: list) -> pd.DataFrame:
+    """Decode-stage result rows (`rows`' columns) of two candidates each, `outcomes` theirs (None:
+    not judged), the answer the first candidate."""
+    return pd.DataFrame(
+        {**rows, "candidates": [["x", "y"]] * len(outcomes), "candidate_outcomes": outcomes,
+         "outcome": [ranked[0] for ranked in outcomes]}
+    )  # fmt: skip
+
+
+RIGHT_AT = {1: ["correct", None], 2: ["incorrect", "correct"], None: ["incorrect", "incorrect"]}
+
+
 def test_an_input_is_solved_when_every_member_has_it_right_at_rank_1():
-    results = pd.DataFrame(
+    first_correct = [1, 1, 2, None, 1, None, 1, 1, None]
+    results = _decoded(
         {"member": ["a"] * 4 + ["b"] * 4 + ["a"], "suite": ["base"] * 8 + ["family-x"],
-         "index": [0, 1, 2, 3] * 2 + [0],
-         "first_correct": pd.array([1, 1, 2, None, 1, None, 1, 1, None], dtype="Int64")}
+         "index": [0, 1, 2, 3] * 2 + [0]},
+        [RIGHT_AT[rank] for rank in first_correct],
     )  # fmt: skip
     assert list(every_member_solved(results, 5)) == [True, False, False, False, False]
 
@@ -184,16 +197,13 @@ def test_compositionality_sums_the_solved_simple_primitives_of_robustness_simple
 def test_solved_by_code_counts_a_timeout_and_a_base_input_right_below_rank_1():
     outcomes = [["incorrect", "correct"], ["timeout", None], ["incorrect", "incorrect"],
                 ["correct", None]]  # fmt: skip
-    rows = pd.DataFrame(
-        {"member": "a", "suite": "base", "index": [0, 1, 2, 3], "candidate_outcomes": outcomes,
-         "first_correct": pd.array([2, None, None, 1], dtype="Int64")}
-    )  # fmt: skip
+    rows = _decoded({"member": "a", "suite": "base", "index": [0, 1, 2, 3]}, outcomes)
     assert list(every_member_solved(rows, 4)) == [False, False, False, True]  # paper
     assert list(every_member_solved(rows, 4, solved_by="code")) == [True, True, False, True]
     split = rows.assign(suite="task-robustness-simple")  # a split's: at rank 1 only
     solved = every_member_solved(split, 4, "task-robustness-simple", "code")
     assert list(solved) == [False, True, False, True]
-    one = rows.drop(columns="candidate_outcomes").assign(  # k = 1: the one answer
+    one = rows.drop(columns=["candidates", "candidate_outcomes"]).assign(  # k = 1: one answer
         outcome=["incorrect", "timeout", "incorrect", "correct"]
     )
     assert list(every_member_solved(one, 4, solved_by="code")) == [False, True, False, True]

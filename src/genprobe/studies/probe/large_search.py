@@ -84,8 +84,9 @@ class LargeSearchStage(ModelStage):
         )  # fmt: skip
         frame["member"] = np.array(context.members, dtype=object)[frame["member"]]
         frame.insert(1, "suite", spec["suite"])
-        searched = frame.pop("input").to_numpy()  # the position among the shard's inputs
-        index = np.asarray(spec["index"])[searched] if "index" in spec else searched
-        frame.insert(2, "index", index + (0 if "index" in spec else int(spec["start"])))
+        # each input's place in its suite: listed (`--search-where`), else the shard's run of them
+        place = frame.pop("input").to_numpy()  # among the shard's inputs
+        index = np.asarray(spec["index"])[place] if "index" in spec else place + int(spec["start"])
+        frame.insert(2, "index", index)
         frame = frame.rename(columns={"judgement": "outcome"})
         return {search_path(spec["suite"], int(spec["chunk"])): parquet_bytes(frame)}

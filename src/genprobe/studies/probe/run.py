@@ -30,6 +30,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from genprobe.analysis import rates
+from genprobe.analysis.judged import from_probe
 from genprobe.errors import ConfigError
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
@@ -50,7 +52,7 @@ from genprobe.studies.probe.suites import (
 )
 from genprobe.tasks.registry import task_name
 from genprobe.tasks.task import Task
-from genprobe.tasks.verdict import Outcome
+from genprobe.tasks.verdict import TimeoutPolicy
 
 Log = Callable[[str], None]
 
@@ -149,29 +151,15 @@ def every_member_solved(
     results: pd.DataFrame, n: int, suite: str = BASE, solved_by: str = "paper"
 ) -> np.ndarray:
     """(n,) whether every member solved each of the n inputs of `suite` (default: the base
-    inputs), in the decode stage's result rows: `paper`, its first candidate right
-    (`first_correct` 1; a timeout fails); `code`, a right or timed-out candidate at rank 1, or
-    at any rank for a base input (the brittleness authors' code: their validation problems at
+    inputs), in the decode stage's result rows (`rates.first_pass`): `paper`, its first
+    candidate right (a timeout fails); `code`, a right or timed-out candidate at rank 1, or at
+    any rank for a base input (the brittleness authors' code: their validation problems at
     any rank)."""
     rows = results[results["suite"] == suite]
-    if solved_by == "paper":
-        right = rows["first_correct"].eq(1).fillna(False).astype(bool)
-    else:
-        first = _first_passing(rows)
-        right = np.isfinite(first) if suite == BASE else first == 1
-    every = right.groupby(rows["index"]).all()
-    return every.reindex(np.arange(n), fill_value=False).to_numpy(dtype=bool)
-
-
-def _first_passing(rows: pd.DataFrame) -> pd.Series:
-    """Each row's first rank whose candidate is right or timed out (inf: none), of its ranked
-    candidates (k > 1) or of its one answer."""
     if rows.empty:
-        return pd.Series(np.zeros(0), index=rows.index)
-    if "candidate_outcomes" in rows:
-        outcomes = np.array([list(ranked) for ranked in rows["candidate_outcomes"]], dtype=object)
-    else:
-        outcomes = rows["outcome"].to_numpy(dtype=object)[:, None]
-    passing = np.isin(outcomes, [Outcome.CORRECT.value, Outcome.TIMEOUT.value])
-    first = np.where(passing.any(axis=1), passing.argmax(axis=1) + 1.0, np.inf)
-    return pd.Series(first, index=rows.index)
+        return np.zeros(n, dtype=bool)
+    passing = rates.STRICT if solved_by == "paper" else rates.PASSING[TimeoutPolicy.GENEROUS.value]
+    first = rates.first_pass(from_probe(rows), passing)
+    within = np.inf if solved_by == "code" and suite == BASE else 1
+    every = first["first"].le(within).groupby(first["index"]).all()
+    return every.reindex(np.arange(n), fill_value=False).to_numpy(dtype=bool)

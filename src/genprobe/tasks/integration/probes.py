@@ -24,7 +24,10 @@ from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.printing import problem_text
 from genprobe.tasks.integration.suites import VALID, Primitive, derived_suite
 from genprobe.tasks.integration.suites import splits as brittleness
-from genprobe.tasks.integration.suites.compositionality import FAMILIES as COMPOSITION_FAMILIES
+from genprobe.tasks.integration.suites.compositionality import (
+    FAMILIES as COMPOSITION_FAMILIES,
+)
+from genprobe.tasks.integration.suites.compositionality import within_limit
 from genprobe.tasks.integration.suites.table import GROUP_COLUMNS, suite_frame
 from genprobe.tasks.integration.suites.validation import (
     ADDED_SETS,
@@ -213,8 +216,7 @@ def _sums(solved: Mapping[str, list[Primitive]], n: int, seed: int) -> pd.DataFr
     families = {}
     for name, family in COMPOSITION_FAMILIES.items():
         members = [p for set_name in family.sets for p in solved.get(set_name, [])]
-        limit = family.max_tokens
-        if [p for p in members if limit is None or len(to_prefix(p.problem)) <= limit]:
+        if within_limit(name, members):
             families[name] = sorted(members, key=lambda p: p.row)
     if not families:
         return suite_frame([])

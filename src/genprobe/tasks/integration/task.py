@@ -154,13 +154,17 @@ class IntegrationTask(Task):
                 for name, description in brittleness.SPLITS.items()
             },
             **{
-                name: Split(description, lengths, len(self._file_primitives(name)), finite=True)
+                name: Split(description, lengths, self._file_size(name), finite=True)
                 for name, description in (brittleness.FILE_SPLITS if self.data else {}).items()
             },
         }
 
-    def _file_primitives(self, split: str) -> tuple:
-        return brittleness.file_primitives(split, self.data, self.data_split, self.data_sha256)
+    def _file_size(self, split: str) -> int:
+        """The problems split `split` of the `data` file holds."""
+        primitives = brittleness.file_primitives(
+            split, self.data, self.data_split, self.data_sha256
+        )
+        return len(primitives)
 
     def suites(self) -> tuple[str, ...]:
         """The held-out problems and the brittleness suites that cost no generation

@@ -71,6 +71,12 @@ def solved_families(
     return found
 
 
+def within_limit(name: str, primitives: Sequence[Primitive]) -> list[Primitive]:
+    """The primitives family `name` sums: those within its length limit (`Family.max_tokens`)."""
+    limit = FAMILIES[name].max_tokens
+    return [p for p in primitives if limit is None or len(to_prefix(p.problem)) <= limit]
+
+
 def compositionality(
     primitives: Mapping[str, Sequence[Primitive]],
     n: int = PAPER_N,
@@ -90,8 +96,7 @@ def compositionality(
     for name, members in primitives.items():
         if name not in FAMILIES:
             raise ConfigError("family", f"one of {', '.join(FAMILIES)}", name)
-        limit = FAMILIES[name].max_tokens
-        pool = [p for p in members if limit is None or len(to_prefix(p.problem)) <= limit]
+        pool = within_limit(name, members)
         if not pool:
             raise ConfigError(f"primitives of {name}", "at least one within its length limit", 0)
         problems = [to_sympy(p.problem) for p in pool]

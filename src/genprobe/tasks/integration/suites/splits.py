@@ -34,7 +34,7 @@ from genprobe.errors import ConfigError, TaskContractError
 from genprobe.runs.cpus import usable_cpus
 from genprobe.tasks.integration.suites.in_distribution import sample_primitives
 from genprobe.tasks.integration.suites.operators import operator_extrapolation, set_names
-from genprobe.tasks.integration.suites.primitives import dataset_primitives
+from genprobe.tasks.integration.suites.primitives import Primitive, dataset_primitives
 from genprobe.tasks.integration.suites.sampling import set_rng
 from genprobe.tasks.integration.suites.simple import (
     PAPER_N,
@@ -110,7 +110,7 @@ def _pool(split: str, seed: int) -> tuple[Draw, ...]:
 
 
 @lru_cache(maxsize=4)
-def file_primitives(split: str, path: str, data_split: str, digest: str) -> tuple:
+def file_primitives(split: str, path: str, data_split: str, digest: str) -> tuple[Primitive, ...]:
     """The primitives of split `split` (`FILE_SPLITS`) of the file `path` (of sha256 `digest`:
     another file at the path is read again), as the brittleness study reads them.
 
