@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import enum
 import numbers
 import typing
 from collections.abc import Mapping
@@ -75,9 +76,27 @@ def typed_options(
     return values
 
 
+def choices(kind: Any) -> tuple[str, ...] | None:
+    """The values of a setting that takes one of a few words: an `enum.Enum`'s values, a
+    `Literal`'s words (or of either `| None`); None for any other type."""
+    args = typing.get_args(kind)
+    if type(None) in args and typing.get_origin(kind) is not typing.Literal:
+        kind = next(a for a in args if a is not type(None))
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return tuple(str(member.value) for member in kind)
+    if typing.get_origin(kind) is typing.Literal:
+        return tuple(map(str, typing.get_args(kind)))
+    return None
+
+
+def spelled_choices(words: tuple[str, ...]) -> str:
+    """`("a", "b", "c")` → "a, b or c"."""
+    return " or ".join(filter(None, [", ".join(words[:-1]), words[-1]]))
+
+
 def convert(name: str, text: str, kind: Any) -> Any:
-    """Text → a value of `kind` (int, float, bool, str, or X | None; `Any`: as it reads, see
-    `literal`; anything else stays text).
+    """Text → a value of `kind` (int, float, bool, str, an `enum.Enum`, a `Literal` of words,
+    or X | None; `Any`: as it reads, see `literal`; anything else stays text).
 
     Raises:
         ConfigError: text that is not a value of `kind`, naming the setting `name`.
@@ -85,10 +104,14 @@ def convert(name: str, text: str, kind: Any) -> Any:
     if kind is Any:
         return literal(text)
     args = typing.get_args(kind)
-    if type(None) in args:
+    if type(None) in args and typing.get_origin(kind) is not typing.Literal:
         if text.lower() == "none":
             return None
         kind = next(a for a in args if a is not type(None))
+    if (words := choices(kind)) is not None:
+        if text not in words:
+            raise ConfigError(name, spelled_choices(words), text)
+        return kind(text) if isinstance(kind, type) else text
     if kind is bool:
         if text.lower() not in TRUE:
             raise ConfigError(name, "true or false", text)

@@ -140,6 +140,25 @@ def test_a_tuple_field_is_one_comma_separated_or_repeated_option_its_default_whe
 
 
 GENERATION = "genprobe.tasks.integration.generation_config"
+VERIFIER = "genprobe.tasks.integration.verifier_config:VerifierConfig"
+
+
+def _params(command: str) -> dict:
+    found = typer.main.get_command(app)
+    for name in command.split():
+        found = found.commands[name]
+    return {p.name: p for p in found.params}
+
+
+def _as_help(config: type, comment: str) -> str:
+    """A field's comment as its option's help: each field in backticks as its option."""
+    flags = getattr(config, "FLAGS", {})
+
+    def option(match: re.Match) -> str:
+        name = match[1]
+        return flags.get(name, "--" + name.replace("_", "-")).split("/")[0]
+
+    return re.sub(r"`(\w+)`", option, comment)
 
 
 @pytest.mark.parametrize(
@@ -153,6 +172,10 @@ GENERATION = "genprobe.tasks.integration.generation_config"
         ("integration generate", f"{GENERATION}:GenerationConfig", set()),
         ("integration generate", f"{GENERATION}:GeneratorConfig", set()),
         ("integration generate", f"{GENERATION}:TreeSettings", {"operators"}),
+        # `integration generate` and `mix`: how the pairs are written
+        ("integration generate", f"{GENERATION}:DatasetFiles", set()),
+        ("integration mix", f"{GENERATION}:DatasetFiles", set()),
+        ("integration verify", VERIFIER, set()),
         ("integration brittleness", "genprobe.studies.brittleness.config:BrittlenessConfig",
          {"suite_cache"}),
     ],
@@ -161,22 +184,81 @@ def test_the_commands_options_are_their_configs_fields(command, config, own):
     from genprobe.studies.study import load_function
 
     cls = load_function(config)
-    found = typer.main.get_command(app)
-    for name in command.split():
-        found = found.commands[name]
-    params = {p.name: p for p in found.params}
+    params = _params(command)
     derived = getattr(cls, "DERIVED_DEFAULTS", {})
+    comments = field_comments(cls)
     for field in fields(cls):
-        if field.name in cls.NOT_OPTIONS:
+        if field.name in getattr(cls, "NOT_OPTIONS", ()):
             assert field.name not in params or field.name in own
             continue
         option = params[field.name]
+        assert option.help.startswith(_as_help(cls, comments[field.name]))  # its comment
         if field.name in derived:
             assert (option.default, option.show_default) == (None, derived[field.name])
         elif isinstance(field.default, tuple):
             assert option.default is None  # given comma-separated, else the field's default
         else:
             assert option.default == field.default
+
+
+MODEL = "genprobe.cli.model_options:ModelOptions"
+
+
+@pytest.mark.parametrize(
+    ("command", "configs", "own"),
+    [
+        ("integration verify", [VERIFIER], {"input_path", "as_json", "confirm"}),
+        ("integration mix", [f"{GENERATION}:DatasetFiles"], {"parts", "out"}),
+        ("integration generate",
+         [f"{GENERATION}:{name}" for name in
+          ("TreeSettings", "GeneratorConfig", "GenerationConfig", "DatasetFiles")],
+         {"out", "operators", "workers", "start_method", "backend", "ray_address"}),
+        # the model-option group's --model, --batch-size and --device
+        ("integration score", [MODEL], {"input_path", "as_json"}),
+    ],
+)  # fmt: skip
+def test_a_commands_own_options_are_those_no_config_owns(command, configs, own):
+    from genprobe.studies.study import load_function
+
+    owned = set()  # the options written by a config (its fields but those it gives no option)
+    for config in map(load_function, configs):
+        owned |= {f.name for f in fields(config)} - set(getattr(config, "NOT_OPTIONS", ()))
+    assert set(_params(command)) - owned == own
+
+
+def test_a_field_of_a_few_words_is_given_as_a_word_and_refused_naming_its_option():
+    import enum
+    from typing import Literal
+
+    class Policy(str, enum.Enum):
+        STRICT = "strict"
+        GENEROUS = "generous"
+
+    @dataclass(frozen=True)
+    class Worded:
+        policy: Policy = Policy.STRICT  # How a timeout counts.
+        method: Literal["fork", "spawn"] | None = None  # How it starts.
+
+    got = {}
+
+    @with_config_options(Worded, "worded")
+    def build(worded: Worded = FROM_CONFIG) -> None:
+        got["worded"] = worded
+
+    command = typer.Typer(rich_markup_mode=None)
+    command.command()(build)
+    assert CliRunner().invoke(command, []).exit_code == 0
+    assert got["worded"] == Worded() and got["worded"].policy is Policy.STRICT
+    assert CliRunner().invoke(command, ["--policy", "generous", "--method", "spawn"]).exit_code == 0
+    assert got["worded"] == Worded(Policy.GENEROUS, "spawn")
+    assert got["worded"].policy is Policy.GENEROUS
+    for args, message in [
+        (["--policy", "lenient"], "--policy must be strict or generous. Got 'lenient' instead."),
+        (["--method", "fork2"], "--method must be fork or spawn. Got 'fork2' instead."),
+    ]:
+        refused = CliRunner().invoke(command, args)
+        assert refused.exit_code != 0 and str(refused.exception) == message
+    assert "[default: strict]" in CliRunner().invoke(command, ["--help"]).output
 
 
 def test_a_command_and_its_config_cannot_share_a_name():

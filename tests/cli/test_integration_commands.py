@@ -121,3 +121,97 @@ def test_generate_writes_lample_charton_files_that_verify(capsys, tmp_path):
 def test_generate_rejects_bad_settings(capsys, tmp_path):
     code, _, err = run(capsys, "generate", "--method", "sideways", "--out", str(tmp_path / "d"))
     assert code == 2 and "method must be one of" in err
+
+
+@pytest.fixture
+def one_answer(tmp_path):
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps({"problem": "2*x", "candidate": "x^2"}) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("args", [["--confirm"], ["--symbolic", "confirm"]])
+def test_verify_confirm_and_symbolic_confirm_ask_sympy_for_a_proof(capsys, one_answer, args):
+    code, out, err = run(capsys, "verify", "--input", str(one_answer), "--json",
+                         "--workers", "1", "--deadline", "5", *args)  # fmt: skip
+    assert code == 0, err
+    (verdict,) = map(json.loads, out.splitlines())
+    assert (verdict["outcome"], verdict["method"]) == ("correct", "numeric+sympy")
+
+
+def test_verify_without_confirm_trusts_the_numbers(capsys, one_answer):
+    code, out, err = run(capsys, "verify", "--input", str(one_answer), "--json", "--workers", "1")
+    assert code == 0, err
+    assert json.loads(out)["method"] == "numeric"
+
+
+def test_the_moved_options_help_is_their_configs_comment(capsys):
+    for command, words in [
+        ("verify", "How a timeout counts: strict (it fails) or generous (it passes)"),
+        ("mix", "Share of inputs in the valid split."),
+        ("generate", "text (Lample & Charton's count|in<TAB>out;"),
+    ]:
+        code, out, _ = run(capsys, command, "--help")
+        assert code == 0 and " ".join(words.split()) in " ".join(out.split())
+
+
+MISSING = ["--part", "no/such/part"]  # never read: the settings are refused first
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["verify", "--policy", "lenient"],
+         "--policy must be strict or generous. Got 'lenient' instead."),
+        (["verify", "--symbolic", "maybe"],
+         "--symbolic must be fallback or confirm. Got 'maybe' instead."),
+        (["verify", "--deadline", "0"],
+         "--deadline must be a positive number of seconds. Got 0.0 instead."),
+        (["verify", "--confirm", "--symbolic", "fallback"],
+         "--confirm must be left out with --symbolic fallback. Got '--confirm' instead."),
+        (["mix", *MISSING, "--out", "{out}", "--format", "xml"],
+         "--format must be text, jsonl or parquet. Got 'xml' instead."),
+        (["mix", *MISSING, "--out", "{out}", "--valid-fraction", "0.5", "--test-fraction", "0.5"],
+         "valid and test fractions must be non-negative with a sum below 1."),
+        (["generate", "--out", "{out}", "--format", "xml"],
+         "--format must be text, jsonl or parquet. Got 'xml' instead."),
+        (["generate", "--out", "{out}", "--test-fraction", "-0.1"],
+         "valid and test fractions must be non-negative with a sum below 1."),
+    ],
+)  # fmt: skip
+def test_bad_settings_are_one_line_exit_2_before_anything_runs(capsys, tmp_path, one_answer,
+                                                                args, message):  # fmt: skip
+    out = tmp_path / "out"
+    args = [arg.format(out=out) for arg in args]
+    if args[0] == "verify":
+        args += ["--input", str(one_answer)]
+    code, stdout, err = run(capsys, *args)
+    assert code == 2 and err.startswith(f"genprobe: error: {message}") and err.count("\n") == 1
+    assert stdout == "" and list(tmp_path.iterdir()) == [one_answer]
+
+
+def test_score_takes_the_model_options_groups_model_batch_size_and_device(
+    capsys, monkeypatch, tmp_path
+):
+    from genprobe.cli.model_options import ModelOptions
+
+    asked = []
+
+    class Scorer:
+        def score(self, pairs):
+            return [-1.5] * len(pairs)
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(ModelOptions, "load", lambda self: asked.append(self) or Scorer())
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"problem": "2*x", "candidate": "x^2"}) + "\n")
+    code, out, err = run(capsys, "score", "--model", "sympy", "--input", str(pairs),
+                         "--batch-size", "3", "--device", "cuda:1", "--json")  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["logprob"] == -1.5
+    (model,) = asked
+    assert (model.model_spec, model.batch_size, model.device) == ("sympy", 3, "cuda:1")
+    code, _, err = run(capsys, "score", "--model", "sympy", "--input", str(pairs), "--beam", "3")
+    assert code == 2 and "No such option: --beam" in err  # scoring decodes nothing

@@ -11,8 +11,10 @@ one comma-separated option (`--families operand_swap,carry_chain`), or repeated 
 10`, what the command line makes of `--k 1 10`: `genprobe.cli._spread_values`). `flags` names
 an option otherwise than its field (`--decoder-only/--encoder-decoder`); a field of `omit` has
 none. Each of the three, where a command gives none, is what the config declares:
-`DERIVED_DEFAULTS`, `FLAGS`, `NOT_OPTIONS`. With `given_only`, the command receives only the
-options given on its command line, to lay over a preset's settings.
+`DERIVED_DEFAULTS`, `FLAGS`, `NOT_OPTIONS`. A field taking one of a few words (an `enum.Enum`,
+a `Literal`) is given as the word; one outside them is refused naming the option (`--policy
+must be strict or generous`), as a value the config refuses is. With `given_only`, the
+command receives only the options given on its command line, to lay over a preset's settings.
 
     @with_config_options(TrainConfig, "train")
     def sweep(out: Path = typer.Option(...), train: TrainConfig = FROM_CONFIG, ...) -> None:
@@ -34,7 +36,7 @@ from typing import Any
 
 import typer
 
-from genprobe.options import convert, field_types
+from genprobe.options import choices, convert, field_types
 
 # The default of a command's parameter that `with_config_options` replaces by the options.
 FROM_CONFIG: Any = object()
@@ -110,6 +112,9 @@ def config_options(
             annotation, shown = list[str], shown or ",".join(map(str, default or ())) or "none"
             help += " Comma-separated."
             metavar = f"<{item.__name__}>…"
+        elif choices(annotation) is not None:  # a word, checked by `with_config_options`
+            annotation = str | None
+            default = getattr(default, "value", default)
         option = typer.Option(
             None if shown else default,
             *([flags[field.name]] if field.name in flags else []),
@@ -182,12 +187,17 @@ def with_config_options(
     options = config_options(config, derived, flags, omit)
     build = build or config
     hints = field_types(config)
-    # each tuple field's option: its items' type and its spelling (for errors)
+    # each option as errors name it, and each tuple field's: its items' type and that name
+    spelled = {
+        o.name: flags.get(o.name, "--" + o.name.replace("_", "-")).split("/")[0] for o in options
+    }
     listed = {
-        option.name: (item, flags.get(option.name, "--" + option.name.replace("_", "-")))
+        option.name: (item, spelled[option.name])
         for option in options
         if (item := _item(hints[option.name])) is not None
     }
+    # each field taking one of a few words: its type
+    worded = {o.name: hints[o.name] for o in options if choices(hints[o.name]) is not None}
 
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
         own = list(inspect.signature(command, eval_str=True).parameters.values())
@@ -201,11 +211,14 @@ def with_config_options(
         @functools.wraps(command)
         def wrapper(**given: Any) -> None:
             values = {option.name: given.pop(option.name) for option in options}
-            for field, (item, spelled) in listed.items():
+            for field, (item, option) in listed.items():
                 if values.get(field) is None:  # not given: the field's default
                     values.pop(field, None)
                 else:  # each time it is given, comma-separated
-                    values[field] = _listed(",".join(values[field]), spelled, item)
+                    values[field] = _listed(",".join(values[field]), option, item)
+            for field, kind in worded.items():
+                if values.get(field) is not None:
+                    values[field] = convert(spelled[field], values[field], kind)
             if given_only:  # typer's own click's ParameterSource, by name
                 source = given.pop(CONTEXT).get_parameter_source
                 values = {k: v for k, v in values.items() if source(k).name != "DEFAULT"}

@@ -26,20 +26,20 @@ from genprobe.cli.config_options import FROM_CONFIG, with_config_options
 from genprobe.cli.group import command_group
 from genprobe.cli.model_options import (
     INTEGRATION,
-    BatchSize,
-    Device,
+    SCORING,
     ModelOptions,
-    ModelSpec,
     with_model_options,
 )
 from genprobe.cli.paths import output_file, output_folder
 from genprobe.errors import ConfigError
 from genprobe.studies.integration_train.config import IntegrationTrainConfig
 from genprobe.tasks.integration.generation_config import (
+    DatasetFiles,
     GenerationConfig,
     GeneratorConfig,
     TreeSettings,
 )
+from genprobe.tasks.integration.verifier_config import VerifierConfig
 
 app = command_group("Symbolic integration: generate data, verify candidates, run and train models.")
 
@@ -71,6 +71,7 @@ def _parse_operators(text: str) -> dict[str, float]:
 @with_config_options(TreeSettings, "tree")
 @with_config_options(GeneratorConfig, "generator", dict)
 @with_config_options(GenerationConfig, "run", dict)
+@with_config_options(DatasetFiles, "files")
 def generate(
     out: Annotated[
         Path,
@@ -82,11 +83,7 @@ def generate(
     tree: TreeSettings = FROM_CONFIG,  # --x-probability, --max-int, --negative-ints
     operators: str = typer.Option(None, help="Operator weights 'add:10,mul:10,sin:4,…' [L&C's]."),
     run: dict[str, Any] = FROM_CONFIG,  # --n, --seed, --deadline, …
-    fmt: str = typer.Option(
-        "text", "--format", help="text (L&C's count|in<TAB>out), jsonl, parquet."
-    ),
-    valid_fraction: float = typer.Option(0.0, help="Share of inputs in the valid split."),
-    test_fraction: float = typer.Option(0.0, help="Share of inputs in the test split."),
+    files: DatasetFiles = FROM_CONFIG,  # --format, --valid-fraction, --test-fraction
     workers: int = typer.Option(1, help="Worker processes."),
     start_method: str = typer.Option(None, help="IBP: fork, spawn or forkserver."),
     backend: Backend = BACKEND,
@@ -109,8 +106,6 @@ def generate(
     if operators:
         tree = replace(tree, operators=_parse_operators(operators))
     config = GeneratorConfig(tree=tree, **generator).validated()
-    if fmt not in ("text", "jsonl", "parquet"):
-        raise ConfigError("--format", "text, jsonl or parquet", fmt)
     settings = GenerationConfig(config, **run)
     method, n = config.method, settings.n
     if method != "ibp":
@@ -139,7 +134,7 @@ def generate(
                     settings, out.with_name(out.name + ".run"), executor, workers, on_progress
                 )
         progress.update(task, completed=len(report.rows))
-    paths = write_dataset(report.rows, out, fmt, valid_fraction, test_fraction)
+    paths = write_dataset(report.rows, out, files.format, files.valid_fraction, files.test_fraction)
     meta = {
         "method": method, "n_requested": n, "n_written": len(report.rows), "seed": settings.seed,
         "attempts": report.attempts, "counters": dict(report.counters),
@@ -152,6 +147,7 @@ def generate(
 
 
 @app.command()
+@with_config_options(DatasetFiles, "files")
 def mix(
     parts: Annotated[
         list[Path],
@@ -161,16 +157,14 @@ def mix(
         Path,
         typer.Option("--out", help="Output file (text: also OUT.train/…).", callback=output_file),
     ],
-    fmt: str = typer.Option("text", "--format", help="text, jsonl or parquet."),
-    valid_fraction: float = typer.Option(0.0, help="Share of inputs in the valid split."),
-    test_fraction: float = typer.Option(0.0, help="Share of inputs in the test split."),
+    files: DatasetFiles = FROM_CONFIG,  # --format, --valid-fraction, --test-fraction
 ) -> None:
     """Pool generated datasets (every split of each) into one, split again by input, with
     OUT.meta.json naming the parts."""
     from genprobe.cli.console import console
     from genprobe.tasks.integration.mixing import mix_datasets
 
-    meta = mix_datasets(parts, out, fmt, valid_fraction, test_fraction)
+    meta = mix_datasets(parts, out, files.format, files.valid_fraction, files.test_fraction)
     for part in meta["parts"]:
         console.print(f"{part['data']}: {part['rows']} rows")
     console.print(f"wrote {meta['n_written']} pairs to {', '.join(meta['files'])}")
@@ -215,16 +209,17 @@ def _verification_pairs(path: Path) -> list[tuple[Any, Any]]:
 
 
 @app.command()
+@with_config_options(VerifierConfig, "config", lambda **given: VerifierConfig(**given).validated())
 def verify(
+    ctx: typer.Context,
     input_path: Annotated[
         Path, typer.Option("--input", help="JSONL: {problem, candidate} per line.")
     ],
-    policy: str = typer.Option("strict", help="strict (timeout fails) or generous (passes)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON verdict per input line."),
-    deadline: float = typer.Option(2.0, help="Seconds per item; overrun = timeout."),
-    workers: int = typer.Option(None, help="Worker processes [default: one per CPU]."),
-    confirm: bool = typer.Option(False, help="Require a SymPy proof for 'correct'."),
-    start_method: str = typer.Option(None, help="fork, spawn or forkserver."),
+    config: VerifierConfig = FROM_CONFIG,  # --deadline, --policy, --symbolic, --workers, …
+    confirm: bool = typer.Option(
+        False, help="Require a SymPy proof for 'correct' (as --symbolic confirm does)."
+    ),
 ) -> None:
     """Verify candidate antiderivatives.
 
@@ -232,19 +227,19 @@ def verify(
     without the model-input head `sub Y'`) or infix text; `candidate` is a proposed F, in
     the same forms. A candidate is correct if F' = f (F + constant is fine).
     """
+    from dataclasses import replace
+
     from rich.console import Console
     from rich.table import Table
 
     from genprobe.cli.console import progress_bar
-    from genprobe.tasks.integration.verifier import Verifier, VerifierConfig
-    from genprobe.tasks.verdict import Outcome, TimeoutPolicy
+    from genprobe.tasks.integration.verifier import Verifier
+    from genprobe.tasks.verdict import Outcome
 
-    if policy not in ("strict", "generous"):
-        raise ConfigError("--policy", "strict or generous", policy)
-    config = VerifierConfig(
-        deadline=deadline, policy=TimeoutPolicy(policy), workers=workers,
-        symbolic="confirm" if confirm else "fallback", start_method=start_method,
-    )  # fmt: skip
+    if confirm:
+        if ctx.get_parameter_source("symbolic").name != "DEFAULT" and config.symbolic != "confirm":
+            raise ConfigError("--confirm", "left out with --symbolic fallback", "--confirm")
+        config = replace(config, symbolic="confirm")
     pairs = _verification_pairs(input_path)
     with Verifier(config) as verifier, progress_bar(quiet=as_json) as progress:
         task = progress.add_task("verifying", total=len(pairs))
@@ -253,7 +248,7 @@ def verify(
         for verdict in verdicts:
             sys.stdout.write(json.dumps(verdict.to_dict()) + "\n")
         return
-    table = Table(title=f"{len(verdicts)} candidates, policy {policy}")
+    table = Table(title=f"{len(verdicts)} candidates, policy {config.policy.value}")
     for column in ("outcome", "count", "share", "median s"):
         table.add_column(column, justify="left" if column == "outcome" else "right")
     for outcome in Outcome:
@@ -299,25 +294,24 @@ def predict(
 
 
 @app.command()
+@with_model_options(SCORING)
 def score(
-    model_spec: ModelSpec,
+    model: ModelOptions,  # `with_model_options`: --model, --batch-size, --device
     input_path: Annotated[
         Path, typer.Option("--input", help="JSONL: {problem, candidate} per line.")
     ],
     as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
-    batch_size: BatchSize = 64,
-    device: Device = "cpu",
 ) -> None:
     """Total log-probability the model gives each candidate, teacher-forced."""
     from genprobe.studies.integration_models import read_candidate_pairs
     from genprobe.tasks.integration.printing import infix_text
 
     pairs = read_candidate_pairs(input_path)
-    model = ModelOptions(model_spec, batch_size=batch_size, device=device).load()
+    loaded = model.load()
     try:
-        logprobs = model.score(pairs)
+        logprobs = loaded.score(pairs)
     finally:
-        model.close()
+        loaded.close()
     for (problem, candidate), logprob in zip(pairs, logprobs, strict=True):
         if as_json:
             record = {"problem": infix_text(problem), "candidate": infix_text(candidate)}

@@ -5,8 +5,8 @@ decodes (`--beam`, `--decoding`, …), a language model's prompt grid (`--format
 
 A command takes the options its study uses with `with_model_options`: an integration study
 (`brittleness`, `sagga`, `predict`, `integration evaluate`) those of `INTEGRATION`, a study of
-a token task (`probe`, `search`, `evaluate --model`) those of `SEQUENCE`; the others keep
-their defaults."""
+a token task (`probe`, `search`, `evaluate --model`) those of `SEQUENCE`, `integration score`
+(teacher-forced, so no decoding) those of `SCORING`; the others keep their defaults."""
 
 from __future__ import annotations
 
@@ -162,6 +162,8 @@ INTEGRATION = (
     "model_spec", "beam", "decoding", "length_penalty", "max_len", "temperature",
     "batch_size", "model_deadline", *RUNNING,
 )  # fmt: skip
+# teacher-forced scoring (`integration score`): no decoding, so none of its options
+SCORING = ("model_spec", "batch_size", "device")
 SEQUENCE = (
     "model_spec",
     "formats",

@@ -4,7 +4,8 @@ Public API: the expression tree and its conversions, the 91-token vocabulary, th
 untrusted text, the verifier, and the data generators. Everything but the model.
 
 The names are imported on first use: the command line reads the generation settings
-(`generation_config`) as it starts, and reading them must not load SymPy.
+(`generation_config`) and the verifier's (`verifier_config`) as it starts, and reading them
+must not load SymPy.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ _DEFINED_IN = {
     "random_expression": "random_trees",
     "read_expression": "reading",
     "Verifier": "verifier",
-    "VerifierConfig": "verifier",
+    "VerifierConfig": "verifier_config",
     "verify": "verifier",
     "verify_many": "verifier",
     "EOS_INDEX": "vocab",

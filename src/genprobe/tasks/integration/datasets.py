@@ -19,16 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from genprobe.errors import ConfigError, DataFormatError, check_choice
+from genprobe.errors import ConfigError, DataFormatError
 from genprobe.runs.atomic import atomic_path, write_text
 from genprobe.tasks.integration.generation import Row
+from genprobe.tasks.integration.generation_config import DatasetFiles
 from genprobe.tasks.integration.tabular import FORMATS as TABLE_FORMATS
 from genprobe.tasks.integration.tabular import is_missing, read_table, require_columns
 from genprobe.tasks.lines import json_object, some_rows, text_lines
 
 SPLITS = ("train", "valid", "test")
 SPLIT_SUFFIXES = tuple(f".{split}" for split in SPLITS)  # the text splits NAME.train, …
-FORMATS = ("text", "jsonl", "parquet")
 
 
 def split_of(problem: str, valid_fraction: float, test_fraction: float) -> str:
@@ -43,11 +43,6 @@ def split_of(problem: str, valid_fraction: float, test_fraction: float) -> str:
 
 
 def _records(rows: Iterable[Row], valid_fraction: float, test_fraction: float) -> list[dict]:
-    if not (valid_fraction >= 0 and test_fraction >= 0 and valid_fraction + test_fraction < 1):
-        raise ConfigError(
-            "valid and test fractions", "non-negative with a sum below 1",
-            (valid_fraction, test_fraction),
-        )  # fmt: skip
     records = [
         {
             "split": split_of(row.input, valid_fraction, test_fraction),
@@ -68,8 +63,13 @@ def write_dataset(
     valid_fraction: float = 0.0,
     test_fraction: float = 0.0,
 ) -> list[Path]:
-    """Write `rows`; returns the paths written (each written atomically)."""
-    check_choice("format", fmt, FORMATS)
+    """Write `rows` in the format `fmt` with the split shares given (`DatasetFiles`); returns
+    the paths written (each written atomically).
+
+    Raises:
+        ConfigError: settings `DatasetFiles` refuses.
+    """
+    DatasetFiles(fmt, valid_fraction, test_fraction)  # refused before anything is written
     records = _records(rows, valid_fraction, test_fraction)
     out = Path(out)
     if fmt == "jsonl":

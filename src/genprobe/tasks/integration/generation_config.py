@@ -1,18 +1,21 @@
 """What integration data generation is given: the random trees' settings (`TreeSettings`), a
-generator's (`GeneratorConfig`) and a FWD or BWD run's (`GenerationConfig`), kept apart from
-the code that draws and checks pairs so that they import without SymPy: `genprobe integration
-generate` takes one option per field, each field's comment its help.
+generator's (`GeneratorConfig`), a FWD or BWD run's (`GenerationConfig`) and how the pairs are
+written (`DatasetFiles`), kept apart from the code that draws and checks pairs so that they
+import without SymPy: `genprobe integration generate` takes one option per field, each field's
+comment its help (and `integration mix` those of `DatasetFiles`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from genprobe.errors import ConfigError, check_choice, finite
+from genprobe.options import spelled_choices
 from genprobe.runs.config import Recorded
 
 METHODS = ("fwd", "bwd", "ibp")
+FORMATS = ("text", "jsonl", "parquet")  # of a dataset's files (`DatasetFiles`)
 ENGINES = ("lc", "fast", "sympy")
 # Lample & Charton's per-sample time limits, in seconds
 DEFAULT_DEADLINES = {"fwd": 3.0, "bwd": 5.0, "ibp": 8.0}
@@ -147,3 +150,25 @@ class GenerationConfig(Recorded):
         taken where None is given)."""
         resolved = {"deadline": self.attempt_deadline, "max_attempts": self.attempt_limit}
         return {**super().identity(), **resolved}
+
+
+@dataclass(frozen=True)
+class DatasetFiles:
+    """How a dataset's pairs are written (`datasets.write_dataset`): `genprobe integration
+    generate` and `integration mix` take one option per field. Refused as made: a format
+    outside `FORMATS`, split shares that are negative or leave no training split."""
+
+    # text (Lample & Charton's count|in<TAB>out; with a valid or test share, one file per
+    # split: OUT.train, OUT.valid, OUT.test), jsonl or parquet (every split in one file).
+    format: Literal["text", "jsonl", "parquet"] = "text"
+    valid_fraction: float = 0.0  # Share of inputs in the valid split.
+    test_fraction: float = 0.0  # Share of inputs in the test split.
+
+    def __post_init__(self) -> None:
+        if self.format not in FORMATS:
+            raise ConfigError("format", spelled_choices(FORMATS), self.format)
+        valid, test = self.valid_fraction, self.test_fraction
+        if not (valid >= 0 and test >= 0 and valid + test < 1):
+            raise ConfigError(
+                "valid and test fractions", "non-negative with a sum below 1", (valid, test)
+            )

@@ -43,6 +43,9 @@ from genprobe.tasks.integration.numeric import (
     evaluate_doubles,
     evaluate_precise,
 )
+from genprobe.tasks.integration.verifier_config import IdentitySettings
+
+DEFAULT_SETTINGS = IdentitySettings()
 
 # |F' - f| up to this multiple of the rounding-error bound is "equal"
 TOLERANCE = 8.0
@@ -51,19 +54,6 @@ CLEAR = 1e3
 # digits of the first arbitrary-precision evaluation, and the margin added when climbing
 START_DIGITS = 30
 MARGIN_DIGITS = 10
-
-
-@dataclass(frozen=True)
-class IdentitySettings:
-    # points with |x| uniform in [0.3, 3], and log-uniform in [0.01, 1e4]
-    n_moderate: int = 8
-    n_wide: int = 16
-    # resolved agreeing points needed to say "correct"
-    min_agreeing: int = 4
-    # arbitrary-precision evaluations per check, and the most digits any may use
-    max_precise: int = 10
-    max_digits: int = 1500
-    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -150,7 +140,7 @@ class _Checker:
 
 
 def check_identity(
-    integrand: Expr, candidate: Expr, settings: IdentitySettings = IdentitySettings()
+    integrand: Expr, candidate: Expr, settings: IdentitySettings = DEFAULT_SETTINGS
 ) -> IdentityResult:
     """Decide numerically whether d/dx `candidate` equals `integrand`."""
     program = compile_check(integrand, candidate)

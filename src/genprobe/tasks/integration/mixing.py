@@ -25,6 +25,7 @@ from genprobe.tasks.integration.datasets import (
     write_dataset,
 )
 from genprobe.tasks.integration.generation import Row
+from genprobe.tasks.integration.generation_config import DatasetFiles
 from genprobe.tasks.lines import some_rows
 
 
@@ -81,8 +82,10 @@ def mix_datasets(
 
     Raises:
         DataFormatError: a part is missing or malformed (file and line named).
-        ConfigError: a bad format or fractions.
+        ConfigError: a format or split shares that `DatasetFiles` refuses (before any part is
+            read).
     """
+    DatasetFiles(fmt, valid_fraction, test_fraction)
     rows, sizes = pooled_rows(parts)
     found = [dataset_meta(part) for part in parts]
     metas = [meta for meta, _ in found]

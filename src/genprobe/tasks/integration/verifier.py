@@ -26,49 +26,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
-from typing import Literal
+from dataclasses import replace
 
 import sympy as sp
 
 from genprobe.errors import (
-    ConfigError,
     GenprobeError,
     ParseError,
     UnsupportedExpressionError,
-    finite,
 )
 from genprobe.runs.cpus import usable_cpus
 from genprobe.runs.pool import DeadlinePool, TaskResult
 from genprobe.tasks.integration.expression import Expr, X, to_sympy
-from genprobe.tasks.integration.identity import IdentitySettings, check_identity
-from genprobe.tasks.integration.limits import DEFAULT_LIMITS, TRUSTED_LIMITS, ParseLimits
+from genprobe.tasks.integration.identity import check_identity
+from genprobe.tasks.integration.limits import TRUSTED_LIMITS
 from genprobe.tasks.integration.prefix import from_prefix, to_prefix
 from genprobe.tasks.integration.reading import ExpressionInput, read_expression
-from genprobe.tasks.verdict import Outcome, TimeoutPolicy, Verdict
-
-
-@dataclass(frozen=True)
-class VerifierConfig:
-    # CPU seconds per item, parse excluded (the wall-clock backstop is the pool's default)
-    deadline: float = 2.0
-    # how a timeout counts as pass/fail; recorded in every verdict
-    policy: TimeoutPolicy = TimeoutPolicy.STRICT
-    # "fallback": SymPy only when the numbers are inconclusive; "confirm": also to prove "correct"
-    symbolic: Literal["fallback", "confirm"] = "fallback"
-    identity: IdentitySettings = field(default_factory=IdentitySettings)
-    limits: ParseLimits = DEFAULT_LIMITS
-    # worker processes; None means one per CPU
-    workers: int | None = None
-    # multiprocessing start method: "fork", "spawn", "forkserver" or None (platform default)
-    start_method: str | None = None
-
-    def validated(self) -> VerifierConfig:
-        if not (finite(self.deadline) and self.deadline > 0):
-            raise ConfigError("deadline", "a positive number of seconds", self.deadline)
-        if self.symbolic not in ("fallback", "confirm"):
-            raise ConfigError("symbolic", "'fallback' or 'confirm'", self.symbolic)
-        return self
+from genprobe.tasks.integration.verifier_config import VerifierConfig
+from genprobe.tasks.verdict import Outcome, Verdict
 
 
 def _sympy_decides(problem: Expr, candidate: Expr) -> tuple[bool, str]:
