@@ -22,7 +22,8 @@ from genprobe.studies.search import analysis as search_analysis
 from genprobe.studies.search import loop as search_loop
 from genprobe.studies.search import report as search_report
 from genprobe.studies.search import tags as search_tags
-from genprobe.studies.search.analysis import MAX_CONTRAST, features
+from genprobe.studies.search.analysis import features
+from genprobe.studies.search.clusters import MAX_CONTRAST
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.search import run_search

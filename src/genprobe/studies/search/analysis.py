@@ -1,28 +1,26 @@
 """What a failure search found, made readable: clusters of the archive and failure slices.
 
-Clusters: the archive's inputs as their task features (`Probes.features`), each feature
-standardized (constant ones dropped), k-means with k = round(sqrt(n / 2)) clusters, at least 1
-and at most `MAX_CLUSTERS`, seeded. A cluster is described by the features that set it apart
-(its mean at least `APART` standard deviations from the archive's, the farthest first) with
-their range in it and in the whole archive, its size, the inputs nearest its centre with the
-right output and every member's answer, and the share of seeds that fail its inputs (the mean
-over its inputs, and how many of them all seeds fail); with `--against`, these two per run
-(`by_run`: A and B). Where a task can tell whether a failed input has a right output at all
-(`Probes.tag_failures`: integration, SymPy's `integrate`), up to `--tag-limit` archived inputs
-nearest the clusters' centres are tagged robustness, exploit or unknown, the examples shown
-first: each cluster's counts by kind, and each example's kind. They are tagged in the shards
-of SAGGA's analysis too (`tags.py`: stage `tag`, `analysis/tags/`, on the study's executor),
-so a killed analysis keeps the tags it finished and a rerun with a larger limit tags only the
-new inputs.
+Clusters: the one cluster analysis (`clusters.py`, SAGGA's too) over the archive's task
+features (`Probes.features`; its `TASK_FEATURES`: standardized, k-means with k =
+round(sqrt(n / 2)) clusters, at least 1 and at most `MAX_CLUSTERS`, seeded, none merged), each
+cluster a record of its schema: its size, its rows nearest its centre first, the features that
+set it apart, and its slice, the conjunction of at most two conditions on the features ("has
+sin and size >= 9") that covers most of its inputs and fewest of the search's contrast, the
+evaluated inputs the target scores 0 (for `most` and `any`: every seed right; at most
+`clusters.MAX_CONTRAST`, a seeded sample). This analysis adds to each: the inputs nearest its
+centre with the right output and every member's answer (`examples`), and the share of seeds
+that fail its inputs (the mean over its inputs, and how many of them all seeds fail); with
+`--against`, these two per run (`by_run`: A and B). Where a task can tell whether a failed
+input has a right output at all (`Probes.tag_failures`: integration, SymPy's `integrate`), up
+to `--tag-limit` archived inputs nearest the clusters' centres are tagged robustness, exploit or
+unknown, the examples shown first: each cluster's counts by kind, and each example's kind.
+They are tagged in the shards of SAGGA's analysis too (`tags.py`: stage `tag`,
+`analysis/tags/`, on the study's executor), so a killed analysis keeps the tags it finished
+and a rerun with a larger limit tags only the new inputs.
 
-Each cluster has a slice too (SAGGA's, `slices.py`; the k-means and slices are
-`cluster_slices`, which SAGGA's analysis, `studies/search/sagga/analysis.py`, runs too): the
-conjunction of at most two conditions on the features ("has sin and size ≥ 9") that covers
-most of its inputs and fewest of the search's contrast, the evaluated inputs the target
-scores 0 (for `most` and `any`: every seed right; at most `MAX_CONTRAST`, a seeded sample).
-And a nearby success: a mutant of one of its inputs (one operator's step: the generation
-files record its parent) that the target scores 0, the one most like the input it was made
-from (cosine similarity of their texts' character n-grams, as SAGGA picks its nearby
+And a nearby success per cluster: a mutant of one of its inputs (one operator's step: the
+generation files record its parent) that the target scores 0, the one most like the input it
+was made from (cosine similarity of their texts' character n-grams, as SAGGA picks its nearby
 success): the paper's 30^x beside 119^x, found among what the search evaluated, with no
 model run.
 
@@ -36,7 +34,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +42,13 @@ import pandas as pd
 
 from genprobe.runs.atomic import atomic_path, write_json
 from genprobe.runs.executor import Executor
-from genprobe.studies.kmeans import cluster_labels
+from genprobe.studies.search.clusters import (
+    MAX_CLUSTERS,
+    SEED,
+    TASK_FEATURES,
+    cluster_records,
+    contrast_sample,
+)
 from genprobe.studies.search.embedding import Embedder, make_embedder
 from genprobe.studies.search.fitness import Target, failure_score
 from genprobe.studies.search.results import (
@@ -58,22 +61,16 @@ from genprobe.studies.search.results import (
     read_evaluated,
     read_json,
 )
-from genprobe.studies.search.slices import Slice, find_slice
 from genprobe.studies.search.tags import TagStage, TaskTagger, can_tag, tag, tagged_rows
 from genprobe.tasks.probing import FAILURE_KINDS, from_input_keys
 from genprobe.tasks.registry import task_probes
 from genprobe.tasks.task import Task
 from genprobe.tasks.verdict import Outcome
 
-MAX_CLUSTERS = 8
-APART = 0.5  # standard deviations of the archive
-FEATURES_SHOWN = 3
 EXAMPLES = 3
 # archived inputs tagged by kind of failure, where a task can (every example shown, by default)
 TAG_LIMIT = MAX_CLUSTERS * EXAMPLES
 VALUES = 6  # a feature with at most this many values is binned by value, else by quintile
-MAX_CONTRAST = 5000  # inputs scored 0 a cluster's slice is told apart from (SAGGA's 5,000)
-SEED = 0
 
 
 def features(task: Task, inputs: Sequence[str]) -> pd.DataFrame:
@@ -129,60 +126,6 @@ def nearby(
     }
 
 
-def cluster_count(n: int) -> int:
-    return max(1, min(MAX_CLUSTERS, round(np.sqrt(n / 2))))
-
-
-def contrast_sample(frame: pd.DataFrame, seed: int) -> pd.DataFrame:
-    """What the slices of both analyses are told apart from: at most `MAX_CONTRAST` rows of
-    `frame`, a sample seeded `seed`."""
-    return frame.sample(min(len(frame), MAX_CONTRAST), random_state=seed)
-
-
-@dataclass(frozen=True)
-class Group:
-    rows: np.ndarray  # archive rows (each analysis puts them nearest the centroid first)
-    slice: Slice
-
-
-def cluster_slices(
-    vectors: np.ndarray, count: int, seed: int, described: pd.DataFrame, *, merge_nested: bool
-) -> list[Group]:
-    """The clusters of both searches' analyses: k-means (`count` clusters, `seed`) over
-    `vectors`, one row per archived input, each cluster with its slice over `described` (the
-    features of the archive's rows, then of the contrast's); with `merge_nested`, a cluster
-    whose slice nests in another's (SAGGA's) is merged into it and the host's slice found
-    again. In k-means label order (a host keeps its place, its guests' rows after its own).
-    The caller orders each cluster's rows by their distance to its centroid: computed as each
-    analysis always has, since near ties (integer features, float32 embeddings) fall on the
-    last bits of that arithmetic."""
-    labels = cluster_labels(vectors, count, seed)
-    is_contrast = np.arange(len(described)) >= len(vectors)
-    groups = {int(label): np.flatnonzero(labels == label) for label in np.unique(labels)}
-
-    def slice_of(rows: np.ndarray) -> Slice:
-        held = np.zeros(len(described), dtype=bool)
-        held[rows] = True
-        return find_slice(described, held, is_contrast)
-
-    slices = {label: slice_of(rows) for label, rows in groups.items()}
-    while merge_nested and (nested := _nested(slices)):
-        guest, host = nested
-        groups[host] = np.concatenate([groups[host], groups.pop(guest)])
-        slices[host] = slice_of(groups[host])
-        del slices[guest]
-    return [Group(rows, slices[label]) for label, rows in groups.items()]
-
-
-def _nested(slices: dict[int, Slice]) -> tuple[int, int] | None:
-    """The first cluster whose slice nests in another's (that has conditions), and that other."""
-    for a in slices:
-        for b in slices:
-            if b != a and slices[b].literals and slices[a].implies(slices[b]):
-                return a, b
-    return None
-
-
 def clusters(
     archive: pd.DataFrame,
     table: pd.DataFrame,
@@ -190,7 +133,8 @@ def clusters(
     scored_zero: pd.DataFrame,
     every: pd.DataFrame,
 ) -> list[dict[str, Any]]:
-    """The archive's clusters, largest first (see the module's docstring). `table`: the
+    """The archive's clusters, largest first: the records of `clusters.cluster_records` over
+    the task features, with this analysis's fields (see the module's docstring). `table`: the
     archive's features; `runs`: each run's member positions (`results.positions`);
     `scored_zero`: the contrast (`contrast`); `every`: the features of every input evaluated,
     indexed as the evaluated inputs are."""
@@ -199,22 +143,14 @@ def clusters(
     sample = contrast_sample(scored_zero, SEED)
     embedder = make_embedder("char")
     described = pd.concat([table, every.loc[sample.index]], ignore_index=True)
-    numbers = table.astype(float)
-    spread = numbers.std(ddof=0)
-    varying = numbers.loc[:, spread > 0]
-    z = (varying - varying.mean()) / spread[varying.columns]
-    groups = cluster_slices(
-        z.to_numpy(), cluster_count(len(table)), SEED, described, merge_nested=False
-    )
+    found = cluster_records(TASK_FEATURES, described, len(table))
     members = sum(map(len, runs.values()))
-    share = archive["failed"].to_numpy() / members
+    failed = archive["failed"].to_numpy()
+    share = failed / members
     by_run = failing(archive, runs)
-    found = []
-    for group in groups:
-        rows, found_slice = group.rows, group.slice
-        centre = z.iloc[rows].mean()
-        apart = centre[centre.abs() >= APART].abs().sort_values(ascending=False, kind="stable")
-        nearest = rows[np.argsort(((z.iloc[rows] - centre) ** 2).sum(axis=1), kind="stable")]
+    for cluster in found:
+        nearest = np.array(cluster["rows"])
+        rows = np.sort(nearest)  # as k-means labelled them (none merged): the means' order
         per_run = {
             name: {
                 "seeds_failing": float(by_run[name][rows].mean() / len(seeds)),
@@ -222,33 +158,11 @@ def clusters(
             }
             for name, seeds in runs.items()
         }
-        found.append(
+        cluster.update(
             {
-                "size": len(rows),
-                "rows": nearest.tolist(),  # nearest the centre first
-                "apart": [
-                    {
-                        "feature": name,
-                        "low": float(numbers[name].iloc[rows].min()),
-                        "high": float(numbers[name].iloc[rows].max()),
-                        "all_low": float(numbers[name].min()),
-                        "all_high": float(numbers[name].max()),
-                        "mean": float(numbers[name].iloc[rows].mean()),
-                        "all_mean": float(numbers[name].mean()),
-                    }
-                    for name in apart.index[:FEATURES_SHOWN]
-                ],
-                "slice": {
-                    "text": found_slice.text,
-                    # (feature, "==" | ">=" | "<=", value): `slices.Literal`
-                    "conditions": [[c.feature, c.op, c.value] for c in found_slice.literals],
-                    "coverage": found_slice.coverage,
-                    "precision": found_slice.precision,
-                    "contrast": found_slice.successes,
-                },
                 "nearby": nearby(archive.iloc[nearest], scored_zero, embedder),
                 "seeds_failing": float(share[rows].mean()),
-                "all_seeds_fail": int((archive["failed"].to_numpy()[rows] == members).sum()),
+                "all_seeds_fail": int((failed[rows] == members).sum()),
                 "examples": [
                     {
                         "input": archive["input"].iloc[i],
@@ -263,7 +177,7 @@ def clusters(
                 **trained_on(archive.iloc[rows]),
             }
         )
-    return sorted(found, key=lambda c: -c["size"])
+    return found
 
 
 def tagged(

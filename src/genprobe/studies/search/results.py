@@ -5,7 +5,8 @@ these).
                                        shard manifests
     archive.parquet                    the archived inputs, rows of the generation files
     search.json                        why it stopped, the effort per generation
-    clusters.json, slices.parquet      the analysis (`analysis.py`)
+    clusters.json, slices.parquet      the analysis (`analysis.py`; its clusters the records of
+                                       the one cluster analysis, `clusters.py`)
     analysis/tags/*.parquet            its tags, by input, where the task tags (stage `tag`,
                                        `tags.py`): what clusters.json shows of them
 """

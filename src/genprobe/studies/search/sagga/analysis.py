@@ -1,14 +1,17 @@
 """What a search found, in families: k-means over the archive, a readable slice per cluster,
 exploit tags, and a nearby success per cluster (Welleck et al. 2022, Tables 4, 6, 10, 11).
 
-    clusters   k-means (min(n, 10) clusters, seeded) over the archived failures' embeddings;
-               members ordered by distance to their centroid; one shard over the archive and
-               a seeded sample of the model's successes, `analysis/clusters.json`
+    clusters   the one cluster analysis of both searches (`studies/search/clusters.py`) over
+               the archived failures' text embeddings (its `text_embeddings`: min(n, 10)
+               clusters, seeded), members ordered by distance to their centroid, each
+               cluster a record of its schema with `central`, its first three members; one
+               shard over the archive and a seeded sample of the model's successes,
+               `analysis/clusters.json` (a run made before that schema keeps its shard and
+               file, read as they are: `results.read_clusters`)
     slices     per cluster, a short predicate over tree features that covers most members and
                few of the model's successes (`studies/search/slices.py`); a cluster whose
                slice is nested in another's (all the other's conditions, and more) is merged
-               into it; the k-means, slices and merging are the failure search's too
-               (`studies/search/analysis.py`, `cluster_slices`)
+               into it (a setting of the one analysis, the failure search's clusters unmerged)
     tags       per failure, `exploit` (SymPy's integrate needs a non-elementary function, or
                finds nothing) or `robustness` (an elementary antiderivative exists), or
                `unknown` (SymPy ran out of time); the shards of `analysis/tags/` that the
@@ -28,7 +31,6 @@ generations, and the report only reads their files (`results.py`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,12 +41,17 @@ import pandas as pd
 from genprobe.runs.executor import Executor, Stage, run_stage
 from genprobe.runs.pool import DeadlinePool
 from genprobe.runs.shards import Outputs, Shard, json_bytes
-from genprobe.studies.search.analysis import Group, cluster_slices, contrast_sample
+from genprobe.studies.search.clusters import (
+    CENTRAL,
+    cluster_records,
+    contrast_sample,
+    text_embeddings,
+)
 from genprobe.studies.search.config import SAGGA_TAG_LIMIT, SearchConfig
 from genprobe.studies.search.embedding import Embedder, make_embedder
 from genprobe.studies.search.sagga.generation import ProposeStage, propose, verifier_config, verify
 from genprobe.studies.search.sagga.mutants import SimplifyMemo, mutate_generation
-from genprobe.studies.search.sagga.results import CLUSTERS, read_archive, successes
+from genprobe.studies.search.sagga.results import CLUSTERS, read_archive, read_clusters, successes
 from genprobe.studies.search.sagga.study import CLUSTER, NEARBY
 from genprobe.studies.search.tags import TagStage, tag, tagged_rows
 from genprobe.tasks.integration.exploits import TAG_SECONDS, tag_failures
@@ -57,35 +64,9 @@ from genprobe.tasks.probing import Tag
 from genprobe.under_test.adapters.integration_tokens import IntegrationSequenceModel
 from genprobe.under_test.settings import sent_to_workers
 
-CENTRAL = 3  # members whose mutants are searched for a nearby success
-
 
 def _problems(keys: Sequence[str]) -> list[Expr]:
     return [from_prefix(key.split()) for key in keys]
-
-
-def cluster(
-    archive: pd.DataFrame,
-    successes: Sequence[str],
-    embedder: Embedder,
-    *,
-    clusters: int = 10,
-    seed: int = 43,
-) -> list[Group]:
-    """Clusters of the archive (columns `problem` and `text`), nested ones merged, largest
-    first, each one's rows nearest its centroid first; `successes`: problems the model
-    solved, as prefix strings."""
-    if archive.empty:
-        return []
-    vectors = embedder.embed(archive["text"].tolist())
-    features = tree_features(_problems([*archive["problem"], *successes]))
-    out = []
-    for group in cluster_slices(vectors, clusters, seed, features, merge_nested=True):
-        rows = group.rows
-        distance = np.linalg.norm(vectors[rows] - vectors[rows].mean(axis=0), axis=1)
-        order = rows[np.argsort(distance, kind="stable")]
-        out.append(Group(order, group.slice))
-    return sorted(out, key=lambda c: (-len(c.rows), c.rows[0]))
 
 
 # -- the stages ---------------------------------------------------------------------------
@@ -103,17 +84,14 @@ class ClusterStage(Stage):
     def run(self, context: Embedder, shard: Shard, scratch: Path) -> Outputs:
         spec = shard.spec
         archive = pd.DataFrame(spec["archive"], columns=["problem", "text"])
-        found = cluster(archive, spec["successes"], context, seed=self.config.seed)
-        clusters = [
-            {
-                "members": c.rows.tolist(),
-                "central": archive["problem"].iloc[c.rows[:CENTRAL]].tolist(),
-                "slice": c.slice.text,
-                "coverage": c.slice.coverage,
-                "precision": c.slice.precision,
-            }
-            for c in found
-        ]
+        clusters = []
+        if len(archive):
+            vectors = context.embed(archive["text"].tolist())
+            described = tree_features(_problems([*archive["problem"], *spec["successes"]]))
+            representation = text_embeddings(vectors, self.config.seed)
+            clusters = cluster_records(representation, described, len(archive))
+        for c in clusters:
+            c["central"] = archive["problem"].iloc[c["rows"][:CENTRAL]].tolist()
         result = {
             "generations": spec["generations"],
             "archive_size": len(archive),
@@ -199,10 +177,10 @@ def analyse(
     failures and search a nearby success per cluster (on the study's executor)."""
     log("clustering the archived failures")
     run_stage(run, ClusterStage(config), [cluster_shard(run, config, generations)], here)
-    found = json.loads((run / CLUSTERS).read_text(encoding="utf-8"))["clusters"]
+    found = read_clusters(run)["clusters"]
     archive = read_archive(run)
     limit = SAGGA_TAG_LIMIT if config.tag_limit is None else config.tag_limit
-    wanted = archive["problem"].iloc[tagged_rows([c["members"] for c in found], limit)]
+    wanted = archive["problem"].iloc[tagged_rows([c["rows"] for c in found], limit)]
     tag(
         run, wanted, TagStage(tag_problems, "problem", config.workers), executor,
         lambda untagged: log(

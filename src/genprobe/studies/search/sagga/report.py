@@ -121,9 +121,9 @@ def _blocks(
         )  # fmt: skip
     blocks.append(Table(pd.DataFrame(table)))
     for i, c in enumerate(found, 1):
-        rows = archive.iloc[list(c.members[:SHOWN])]
+        rows = archive.iloc[list(c.rows[:SHOWN])]
         blocks += [
-            Heading(f"Cluster {i}: {c.slice}", level=3),
+            Heading(f"Cluster {i}: {c.slice['text']}", level=3),
             Table(
                 pd.DataFrame(
                     {

@@ -7,7 +7,9 @@ successes) and for the report, which runs no model and no SymPy.
                             replaced by archive.parquet once its search goes on)
     search.json             stats per generation, why the search stopped
     generations/*.parquet   every mutant of a finished generation, with its verdict
-    analysis/clusters.json  the clusters of the archive, with their slices (stage `cluster`)
+    analysis/clusters.json  the clusters of the archive, with their slices, in the one schema
+                            of `studies/search/clusters.py` (stage `cluster`; a run made
+                            before it holds an older one, read as it is: `read_clusters`)
     analysis/tags/*.parquet exploit tags, by problem (stage `tag`)
     analysis/nearby/*.json  a nearby success per cluster (stage `nearby`)
 """
@@ -107,12 +109,12 @@ def successes(run: str | Path, generations: int) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class FoundCluster:
-    """A cluster of the archive, with its slice and the nearby success found (or None)."""
+    """A cluster of the archive (a record of `clusters.py`'s schema, `read_clusters`), with the
+    nearby success found (or None)."""
 
-    members: tuple[int, ...]  # archive rows, nearest the centroid first
-    slice: str
-    coverage: float
-    precision: float
+    rows: tuple[int, ...]  # archive rows, nearest the centroid first
+    central: tuple[str, ...]  # the problems whose mutants the nearby stage tried
+    slice: dict[str, Any]  # text, coverage, precision (and more: `read_clusters`)
     nearby: dict[str, Any] | None
 
 
@@ -148,10 +150,9 @@ def read_results(run: str | Path) -> SaggaResults:
         f"{run}: the search's analysis (clusters, tags, nearby successes) is not finished; "
         "rerun the search with the same command to finish it"
     )
-    path = run / CLUSTERS
-    if not path.exists():
+    if not (run / CLUSTERS).exists():
         raise unfinished
-    found = json.loads(path.read_text(encoding="utf-8"))
+    found = read_clusters(run)
     if (found["generations"], found["archive_size"]) != (state["generations"], len(archive)):
         raise unfinished
     nearby = {
@@ -162,10 +163,25 @@ def read_results(run: str | Path) -> SaggaResults:
     }
     clusters = []
     for c in found["clusters"]:
-        if tuple(c["central"]) not in nearby:
+        central = tuple(c["central"])
+        if central not in nearby:
             raise unfinished
-        near = nearby[tuple(c["central"])]
-        clusters.append(
-            FoundCluster(tuple(c["members"]), c["slice"], c["coverage"], c["precision"], near)
-        )
+        clusters.append(FoundCluster(tuple(c["rows"]), central, c["slice"], nearby[central]))
     return SaggaResults(config, state, archive, clusters)
+
+
+def read_clusters(run: str | Path) -> dict[str, Any]:
+    """`analysis/clusters.json`: generations, archive_size and clusters, each a record of the
+    one schema (`clusters.py`: size, rows, apart, slice {text, conditions, coverage,
+    precision, contrast}, central). A run made before that schema holds members, central,
+    slice (its text), coverage and precision per cluster: read as size, rows, central and
+    slice {text, coverage, precision}, the rest of the schema absent."""
+    found = json.loads((Path(run) / CLUSTERS).read_text(encoding="utf-8"))
+    found["clusters"] = [
+        c if "rows" in c else {
+            "size": len(c["members"]), "rows": c["members"], "central": c["central"],
+            "slice": {"text": c["slice"], "coverage": c["coverage"], "precision": c["precision"]},
+        }
+        for c in found["clusters"]
+    ]  # fmt: skip
+    return found

@@ -43,14 +43,14 @@ def summarize_run(results: SaggaResults) -> dict[str, Any]:
     archive = results.archive
     clusters = []
     for c in results.clusters:
-        rows = archive.iloc[list(c.members)]
+        rows = archive.iloc[list(c.rows)]
         clusters.append(
             {
-                "size": len(c.members),
+                "size": len(c.rows),
                 "mean_fitness": round(float(rows["fitness"].mean()), 4),
-                "slice": c.slice,
-                "coverage": round(c.coverage, 3),
-                "precision": round(c.precision, 3),
+                "slice": c.slice["text"],
+                "coverage": round(c.slice["coverage"], 3),
+                "precision": round(c.slice["precision"], 3),
                 "tags": {k: int(v) for k, v in rows["tag"].value_counts().items()},
                 "central": rows["text"].head(SHOWN).tolist(),
                 "nearby_success": c.nearby,
