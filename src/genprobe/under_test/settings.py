@@ -105,10 +105,11 @@ class ModelSettings(Recorded):
             raise ConfigError("api", "chat for the integration task (it asks in a chat)", self.api)
         return self
 
-    def validated_as_sequence_model(self) -> ModelSettings:
+    def validated_as_sequence_model(self, task: Task | None = None) -> ModelSettings:
         """`validated`, before a study of a token task loads the model (`sequence_model`): the
         prompt settings are a language model's, the endpoint settings an endpoint's, and the
-        decoding is the study's (by its k).
+        decoding is the study's (by its k), but for an integration model asked `task` (the
+        integration task), which may decode by its own settings (a brittleness run's beam).
 
         Raises:
             ConfigError: as `validated`, a setting the model's kind does not take, or a
@@ -128,7 +129,8 @@ class ModelSettings(Recorded):
                 "left out for a model that is not an OpenAI-compatible endpoint (openai:)",
                 str(self.spec),
             )
-        if decoding := [name for name, unset in DECODING.items() if getattr(self, name) != unset]:
+        decodes_itself = task is not None and not self.spec.answers_tokens(task)
+        if not decodes_itself and (decoding := self._decoding()):
             raise ConfigError(
                 "/".join(decoding), "left out: a study of a token task decodes by its --k",
                 str(self.spec),
@@ -207,13 +209,19 @@ class ModelSettings(Recorded):
 
     def sequence_model(self, task: Task | None, device: str | None = None) -> SequenceModel:
         """The model as a study of a token task asks it `task` (None: its own), decoding by
-        the study's k (`as_sequence_model`), on `device` (None: the settings')."""
+        the study's k (`as_sequence_model`) or, an integration model given decoding settings,
+        by those, on `device` (None: the settings')."""
         from genprobe.under_test.adapters.integration_tokens import as_sequence_model
 
+        own = {name: getattr(self, name) for name in self._decoding()}
         return as_sequence_model(
             self.spec, task, device=device or self.device, prompts=self.prompts, api=self.api,
-            **self._endpoint(),
+            **own, **self._endpoint(),
         )  # fmt: skip
+
+    def _decoding(self) -> list[str]:
+        """The decoding settings given (those not at `DECODING`'s "not given")."""
+        return [name for name, unset in DECODING.items() if getattr(self, name) != unset]
 
     def _endpoint(self) -> dict[str, Any]:
         """The endpoint's settings given (the others are `EndpointConfig`'s defaults)."""

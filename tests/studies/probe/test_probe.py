@@ -369,3 +369,23 @@ def test_a_seq2seq_integration_model_samples_its_candidates(cli, tmp_path, check
     for completions, candidates in zip(base["candidate_completions"], drawn, strict=True):
         texts = [answer_text(c.answer) for c in candidates]
         assert list(completions)[: len(texts)] == texts and len(texts) >= 1
+
+
+@pytest.mark.slow
+def test_a_suite_decoded_in_shards_gives_the_rows_of_one_shard(probed, sweep, tmp_path):
+    """`--shard-size 10`: each suite of 24 inputs in shards of 10, 10 and 4, every row the same
+    (its index its place in the suite); a shard lost is decoded again alone, to the same rows."""
+    config = ProbeConfig(model_settings(f"run:{sweep}"), size=24, k=3, shard_size=10)
+    run = run_probe(config, tmp_path / "sharded")
+    chunks = sorted(p.name for p in (run / "results" / "base").glob("*.parquet"))
+    assert chunks == ["00000.parquet", "00001.parquet", "00002.parquet"]
+    whole = read_results(probed)
+    pd.testing.assert_frame_equal(read_results(run), whole)
+    (run / "results" / "base" / "00001.parquet").unlink()
+    (run / "shards" / "decode" / "base.00001.json").unlink()
+    before = {p: p.stat().st_mtime_ns for p in (run / "results" / "base").glob("*.parquet")}
+    run_probe(config, run)
+    assert all(p.stat().st_mtime_ns == t for p, t in before.items())  # the others kept
+    pd.testing.assert_frame_equal(read_results(run), whole)
+    with pytest.raises(ConfigError, match="--shard-size"):
+        run_probe(replace(config, shard_size=0), tmp_path / "bad")

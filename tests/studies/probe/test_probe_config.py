@@ -58,8 +58,9 @@ def test_the_loaded_model_gets_the_endpoints_settings_given(monkeypatch):
         (ProbeConfig(model_settings("sympy", retries=2), task="integration"), "--retries"),
         (ProbeConfig(model_settings("sympy", api="completions", timeout=1.0), task="integration"),
          "--api/--timeout"),
-        # a probe decodes by its --k: an integration study's decoding settings are refused
-        (ProbeConfig(model_settings("sympy", deadline=1.0), task="integration"), "deadline"),
+        # a probe of a token model decodes by its --k: an integration model's decoding
+        # settings are refused (an integration model decodes by its own: the brittleness preset)
+        (_asked(ENDPOINT, deadline=1.0), "deadline"),
     ],
 )  # fmt: skip
 def test_endpoint_settings_are_an_endpoints(config, named):

@@ -40,7 +40,7 @@ class ProbeConfig(Recorded):
         "inputs": [], "splits": [], "compositions": [], "draws": 1, "temperature": None,
         "search_budget": None, "search_temperatures": [], "search_suites": [], "derived": [],
         "suite_sizes": {}, "search_where": {}, "solved_by": "paper",
-        "answer": "greedy",
+        "answer": "greedy", "shard_size": None,
     }  # fmt: skip
     # the defaults that follow from the task or other settings, as the command line shows them
     DERIVED_DEFAULTS: ClassVar[dict[str, str]] = {
@@ -109,6 +109,9 @@ class ProbeConfig(Recorded):
     # every named column (`Suite.columns`: a set, a template) holds one of its values
     search_where: Options = ()
     workers: int = 1  # Processes decoding suites side by side.
+    # Inputs per decode shard (default: a suite a shard): a killed run loses at most a shard's
+    # decoding, and shards of one suite are decoded side by side too.
+    shard_size: int | None = None
 
     def load_task(self) -> Task:
         return load_task(self.task, dict(self.task_options))
@@ -126,8 +129,8 @@ class ProbeConfig(Recorded):
         return list(dict.fromkeys((*own, *self.splits)))
 
     def validated(self) -> ProbeConfig:
-        self.model.validated_as_sequence_model()
         task = self.load_task()
+        self.model.validated_as_sequence_model(task)
         if not self.model.spec.answers_tokens(task):  # asked as an integration model is
             self.model.validated_as_model()  # (no prompt grid, a chat), before any suite
         for split in (self.base(task), *self.splits):
@@ -150,6 +153,8 @@ class ProbeConfig(Recorded):
         self._check_search(task)
         if self.workers < 1:
             raise ConfigError("--workers", "at least 1", self.workers)
+        if self.shard_size is not None and self.shard_size < 1:
+            raise ConfigError("--shard-size", "at least 1", self.shard_size)
         names = [input_name(path) for path in self.inputs]
         for path, name in zip(self.inputs, names, strict=True):
             if not Path(path).is_file():

@@ -1,5 +1,6 @@
-"""The `decode` stage: every member of the model decodes one suite (greedy, and beam search
-for Fail@k, or with `--temperature` the distinct outputs among k samples), the task's verifier
+"""The `decode` stage: every member of the model decodes one suite, or one chunk of it
+(`--shard-size`), greedy, and beam search for Fail@k, or with `--temperature` the distinct
+outputs among k samples; the task's verifier
 judges every candidate, and the model scores a right output (the gold one of a task with one
 per input, else the suite's reference where it knows one), which splits failures into search
 errors (the model prefers the right output, its search missed it) and model errors (Welleck et
@@ -27,14 +28,18 @@ the input as `feature: NAME` columns.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from genprobe.runs.executor import Stage
-from genprobe.runs.shards import Outputs, Shard, parquet_bytes
+from genprobe.runs.pool import DeadlineCounts
+from genprobe.runs.shards import Outputs, Shard, json_bytes, parquet_bytes
 from genprobe.studies.probe.config import ANSWERS, ProbeConfig
 from genprobe.studies.probe.study import DECODE
 from genprobe.studies.probe.suites import Suite
@@ -46,27 +51,47 @@ from genprobe.under_test.adapters.prompted import Completions
 from genprobe.under_test.sequences import SequenceModel
 
 FEATURE = "feature: "
+# a result file's metadata: the model's own deadline hits over its inputs, for a model with a
+# deadline of its own (`IntegrationSequenceModel.deadline_counts`)
+MODEL_DEADLINES = "model_deadlines"
 GREEDY, FIRST = ANSWERS  # a member's one answer: its greedy output, or its first candidate
 
 
-def decode_shard(suite: Suite, k: int) -> Shard:
-    spec = {
+def decode_shards(suite: Suite, k: int, size: int | None = None) -> list[Shard]:
+    """The shards that decode `suite`: one (`size` None, the layout of runs made before
+    `--shard-size`), or one per `size` of its inputs, each naming the first (`start`)."""
+    if size is None:
+        return [Shard(DECODE, suite.key, _spec(suite, k, slice(None)))]
+    starts = range(0, len(suite.src), size)
+    return [
+        Shard(
+            DECODE, f"{suite.key}.{chunk:05d}", _spec(suite, k, slice(start, start + size), chunk)
+        )
+        for chunk, start in enumerate(starts)
+    ]
+
+
+def _spec(suite: Suite, k: int, rows: slice, chunk: int | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {
         "suite": suite.key,
         "kind": suite.kind,
         "name": suite.name,
-        "src": suite.src.tolist(),
-        "origin": suite.origin.tolist(),
+        "src": suite.src[rows].tolist(),
+        "origin": suite.origin[rows].tolist(),
         "k": k,
     }
     if suite.reference is not None:
-        spec["reference"] = suite.reference.tolist()
+        spec["reference"] = suite.reference[rows].tolist()
     if suite.parts is not None:
-        spec["parts"] = suite.parts.tolist()
-    return Shard(DECODE, suite.key, spec)
+        spec["parts"] = suite.parts[rows].tolist()
+    if chunk is not None:
+        spec.update(chunk=chunk, start=rows.start)
+    return spec
 
 
-def result_path(key: str) -> str:
-    return f"results/{key}.parquet"
+def result_path(key: str, chunk: int | None = None) -> str:
+    """A decode shard's file: the suite's, or its chunk's."""
+    return f"results/{key}.parquet" if chunk is None else f"results/{key}/{chunk:05d}.parquet"
 
 
 class ModelStage(Stage):
@@ -96,10 +121,14 @@ class DecodeStage(ModelStage):
         if reference is not None:
             reference = np.asarray(reference, dtype=np.int64).reshape(len(reference), -1)
         config = self.config
+        # a model with a deadline of its own (`sympy`): how many problems ran out of it
+        counts = getattr(context, "deadline_counts", None)
+        before = counts() if counts is not None else None
         frame = decoded(
             context, context.task, src, spec["k"], reference, config.temperature, config.seed,
             config.answer,
         )  # fmt: skip
+        frame["index"] += spec.get("start", 0)  # its place in the suite
         frame.insert(1, "suite", spec["suite"])
         frame.insert(2, "kind", spec["kind"])
         frame.insert(3, "name", spec["name"])
@@ -107,7 +136,23 @@ class DecodeStage(ModelStage):
         frame.insert(5, "origin", np.tile(origin, len(context.members)))
         if "parts" in spec:
             frame.insert(6, "parts", spec["parts"] * len(context.members))
-        return {result_path(spec["suite"]): parquet_bytes(frame)}
+        path = result_path(spec["suite"], spec.get("chunk"))
+        if before is None:
+            return {path: parquet_bytes(frame)}
+        return {path: _with_deadlines(frame, before, context.deadline_counts())}
+
+
+def _with_deadlines(frame: pd.DataFrame, before: DeadlineCounts, after: DeadlineCounts) -> bytes:
+    """The rows as Parquet, the model's own deadline hits over them in its metadata
+    (`MODEL_DEADLINES`)."""
+    hits = DeadlineCounts(
+        after.items - before.items, after.over_budget - before.over_budget, after.hung - before.hung
+    )
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    metadata = {**(table.schema.metadata or {}), MODEL_DEADLINES.encode(): json_bytes(asdict(hits))}
+    buffer = pa.BufferOutputStream()
+    pq.write_table(table.replace_schema_metadata(metadata), buffer)
+    return buffer.getvalue().to_pybytes()
 
 
 def decoded(

@@ -46,8 +46,10 @@ def read_results(run: str | Path) -> pd.DataFrame:
     suites = read_suites(run) if (Path(run) / SUITES_FILE).exists() else None
     order = [] if suites is None else list(suites["suite"])
     # in the run's order of suites (base, families, ..., as built), not the files' names
-    paths = sorted(paths, key=lambda path: _position(order, Path(path).stem))
+    paths = sorted(paths, key=lambda path: (_position(order, _suite_of(Path(path))), path))
     results = pd.concat([pd.read_parquet(path) for path in paths], ignore_index=True)
+    if any(Path(path).parent.name != "results" for path in paths):  # a suite in chunks
+        results = _member_major(results)
     return results if suites is None else _with_suites(Path(run), suites, results)
 
 
@@ -90,6 +92,21 @@ def _with_suites(run: Path, suites: pd.DataFrame, results: pd.DataFrame) -> pd.D
             for name, values in kept[i].items():
                 added[name][rows] = [str(value) or None for value in values[index]]
     return results.assign(**added)
+
+
+def _member_major(results: pd.DataFrame) -> pd.DataFrame:
+    """The rows of suites decoded in chunks as those of one shard a suite: per suite (in their
+    order), each member's (in theirs), by index."""
+    suite = pd.Categorical(results["suite"], categories=results["suite"].unique())
+    member = pd.Categorical(results["member"], categories=results["member"].unique())
+    order = np.lexsort((results["index"].to_numpy(), member.codes, suite.codes))
+    return results.iloc[order].reset_index(drop=True)
+
+
+def _suite_of(path: Path) -> str:
+    """The suite of a decode shard's file: `results/<suite>.parquet`, or
+    `results/<suite>/<chunk>.parquet` (`--shard-size`)."""
+    return path.stem if path.parent.name == "results" else path.parent.name
 
 
 def _position(order: list[str], suite: str) -> int:

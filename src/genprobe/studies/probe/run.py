@@ -8,8 +8,9 @@
     suites   suites.npz and suites.json: each suite's inputs (origins, references, which
              the model trained on where it knows), kind, name, size and the perturbed inputs
              the task refused (`suites.py`); a rerun takes them from there
-    decode   one shard per suite: every member decodes and the verifier judges
-             (results/<suite>.parquet, `decode.py`)
+    decode   one shard per suite (with --shard-size, per as many of its inputs): every
+             member decodes and the verifier judges (results/<suite>.parquet, or
+             results/<suite>/<chunk>.parquet; `decode.py`)
     derive   with --derived: the task's derived suites, built of the base inputs (and those of
              the task's splits with sets) every member solved, kept in suites.npz and
              suites.json with the others, then decoded as they are (`suites.derived_suites`);
@@ -33,11 +34,12 @@ import pandas as pd
 from genprobe.analysis import rates
 from genprobe.analysis.judged import from_probe
 from genprobe.errors import ConfigError
+from genprobe.runs.config import RunConfig
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
 from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.probe.config import ProbeConfig
-from genprobe.studies.probe.decode import DecodeStage, decode_shard
+from genprobe.studies.probe.decode import DecodeStage, decode_shards
 from genprobe.studies.probe.large_search import LargeSearchStage, search_shards
 from genprobe.studies.probe.results import read_results
 from genprobe.studies.probe.study import KIND
@@ -97,22 +99,34 @@ def run_probe(
     out: str | Path,
     executor: Executor | None = None,
     log: Log = lambda message: None,
+    *,
+    kind: str = KIND,
+    recorded: RunConfig | None = None,
 ) -> Path:
-    """Run (or resume) the probe study in `out`; returns the run directory.
+    """Run (or resume) the probe study in `out`; returns the run directory. `kind` and
+    `recorded`: the run's kind and the config its directory records (by default the probe's,
+    `config`); a brittleness run records its `BrittlenessConfig` (`studies/brittleness/run.py`).
 
     Raises:
         ConfigError, RunDirError: see `resolved`; `out` holds another run.
     """
     config = resolved(config)
     task = config.load_task()
-    suites = saved_suites(Path(out), config)
+    recorded = config if recorded is None else recorded
+    suites = saved_suites(Path(out), recorded)
     if suites is None:  # a data error writes nothing
         suites = build_suites(config, task, config.model.spec.training_inputs(task))
-    run = open_run(out, KIND, config, starts=lambda: _answers(config, task))
+    run = open_run(out, kind, recorded, starts=lambda: _answers(config, task))
     write_suites(run, suites)
-    shards = [decode_shard(suite, config.k) for suite in suites if len(suite.src)]
+    shards = [
+        shard
+        for suite in suites
+        if len(suite.src)
+        for shard in decode_shards(suite, config.k, config.shard_size)
+    ]
     if pending := ShardStore(run).pending(shards):
-        log(f"decoding {len(pending)} suites: {', '.join(shard.key for shard in pending)}")
+        what = "suites" if config.shard_size is None else "shards"
+        log(f"decoding {len(pending)} {what}: {', '.join(shard.key for shard in pending)}")
     executor = executor or LocalExecutor(workers=config.workers)
     run_stage(run, DecodeStage(config), shards, executor)
     if config.derived and not any(suite.kind == "derived" for suite in suites):
@@ -120,9 +134,15 @@ def run_probe(
         write_suites(run, suites)
         built = ", ".join(f"{s.key} ({len(s.src)})" for s in suites if s.kind == "derived")
         log(f"built of the inputs every member solved: {built}")
-    shards = [decode_shard(s, config.k) for s in suites if s.kind == "derived" and len(s.src)]
+    shards = [
+        shard
+        for suite in suites
+        if suite.kind == "derived" and len(suite.src)
+        for shard in decode_shards(suite, config.k, config.shard_size)
+    ]
     if pending := ShardStore(run).pending(shards):
-        log(f"decoding {len(pending)} derived suites")
+        what = "derived suites" if config.shard_size is None else "shards of derived suites"
+        log(f"decoding {len(pending)} {what}")
     run_stage(run, DecodeStage(config), shards, executor)
     if config.search_budget is not None:
         shards = search_shards(suites, config)

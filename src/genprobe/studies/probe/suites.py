@@ -48,6 +48,7 @@ import numpy as np
 
 from genprobe.errors import DataFormatError, GenprobeError
 from genprobe.runs.atomic import atomic_path, write_json
+from genprobe.runs.config import RunConfig
 from genprobe.runs.provenance import config_hash
 from genprobe.runs.rundir import read_config
 from genprobe.studies.probe.config import ProbeConfig, input_name, suite_key
@@ -123,8 +124,10 @@ def build_suites(config: ProbeConfig, task: Task, trained: np.ndarray | None = N
         pool = _split(task, config.base(task), config, POOL * config.size)
     carry = task.solve(pool.src[:1]) is None  # references, where `solve` gives none
     size = min(config.size, len(pool))
+    base_columns = probes.split_columns(config.base(task), size, config.data_seed)
     suites = [Suite(BASE, BASE, trim(pool.src[:size], 0), np.arange(size),
-                    reference=_outputs(pool, np.arange(size), carry))]  # fmt: skip
+                    reference=_outputs(pool, np.arange(size), carry),
+                    columns=base_columns)]  # fmt: skip
     for kind, table, name in declared:
         rng = np.random.default_rng([config.seed, zlib.crc32(f"{kind}:{name}".encode())])
         move = table[name]
@@ -377,9 +380,10 @@ def write_suites(run: Path, suites: list[Suite]) -> None:
     )  # fmt: skip
 
 
-def saved_suites(run: Path, config: ProbeConfig) -> list[Suite] | None:
-    """The suites a run of `config` kept in `run` (`write_suites`); None where there is no
-    such run, it kept none (made before they were kept) or they cannot be read."""
+def saved_suites(run: Path, config: RunConfig) -> list[Suite] | None:
+    """The suites a run of `config` (the config its directory records: a probe's, a
+    brittleness run's) kept in `run` (`write_suites`); None where there is no such run, it
+    kept none (made before they were kept) or they cannot be read."""
     try:
         same = read_config(run).get("hash") == config_hash(config.identity())
         if not same or not (run / ARRAYS_FILE).exists():

@@ -180,8 +180,11 @@ class IntegrationTask(Task):
         held_out = self.checked_split(split, n).disjoint
         if split in brittleness.SPLITS or split in brittleness.FILE_SPLITS:
             table = self.suite_table(split, n, seed)
-            # a reference the target ids cannot write is none known (a row of -1)
-            written = [r if set(r.split()) <= set(TARGET_VOCAB) else "" for r in table["reference"]]
+            # a reference the target ids cannot write (or a file's problem without one) is none
+            # known (a row of -1)
+            written = [
+                r if r and set(r.split()) <= set(TARGET_VOCAB) else "" for r in table["reference"]
+            ]
             return _examples(table["problem"], written, split)
         stream = int(split_stream(seed, split).integers(2**63))
         attempts = n * HELD_OUT if held_out else n  # a held-out split keeps one pair in ten
