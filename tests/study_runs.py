@@ -119,7 +119,7 @@ STUDIES = {
             "robustness-simple", "--beam", "4", "--k", "1", "4", "--max-len", "24",
             "--search-budget", "6", "--workers", "1",
         ],
-        under_way="shards/solve/*.json",
+        under_way="shards/decode/*.json",
         results=lambda run: examples(run).to_dict("list"),
         changed=("--max-len", "30", "24"),
         bad=("--n", "0"),
@@ -258,14 +258,21 @@ def machine_key() -> dict:
     }
 
 
-def pinned_machine(golden: Path) -> dict:
-    return json.loads((golden / "machine.json").read_text())
+def pinned_machine(golden: Path, kind: str) -> dict:
+    """The machine that pinned the runs of `kind`: its own where they were pinned again alone
+    (`pin.py KIND`), else the archive's."""
+    own = golden / machine_of(kind)
+    return json.loads((own if own.exists() else golden / "machine.json").read_text())
+
+
+def machine_of(kind: str) -> str:
+    return out_of(kind) + ".machine.json"
 
 
 def assert_same_numbers(kind: str, computed: object, pinned: object, golden: Path) -> None:
     """What a run computed is what the pinned run did: exactly on the machine that pinned it;
     elsewhere, decoding to 1e-5 and training not at all."""
-    if pinned_machine(golden) == machine_key():
+    if pinned_machine(golden, kind) == machine_key():
         assert canonical(computed) == canonical(pinned)
     elif not STUDIES[kind].trained:
         assert _close(canonical(computed), canonical(pinned)), f"{kind}: numbers moved"

@@ -134,8 +134,8 @@ def test_a_brittleness_run_reads_as_problems_candidates_and_scores(cli, validati
     run = tmp_path / "run"
     code, _, err = cli(
         "integration", "brittleness", "--model", "py:test_tables:py_answer", "--out", str(run),
-        "--validation", str(validation), "--suites", "in-distribution", "robustness-simple",
-        "--preset", "quick", "--n", "1", "--k", "1", "2", "--workers", "1",
+        "--validation", str(validation), "--suites", "in-distribution", "--preset", "quick",
+        "--n", "6", "--k", "1", "2", "--workers", "1",
     )  # fmt: skip
     assert code == 0, err
     tables = read_tables(run)
@@ -146,7 +146,7 @@ def test_a_brittleness_run_reads_as_problems_candidates_and_scores(cli, validati
     assert (examples["model"] == "py:test_tables:py_answer").all()
     assert len(candidates) == examples["n_candidates"].sum()
     right = candidates[candidates["outcome"] == "correct"].merge(examples, on=["suite", "row"])
-    assert right["problem_infix"].tolist() == ["x + 1"] and right["rank"].tolist() == [2]
+    assert right["problem"].tolist() == ["add INT+ 1 x"] and right["rank"].tolist() == [2]
     assert right["first_correct_rank"].tolist() == [2]
     summary = json.loads((run / "summary.json").read_text())
     for policy in ("strict", "generous"):

@@ -177,7 +177,7 @@ def _as_help(config: type, comment: str) -> str:
         ("integration mix", f"{GENERATION}:DatasetFiles", set()),
         ("integration verify", VERIFIER, set()),
         ("integration brittleness", "genprobe.studies.brittleness.config:BrittlenessConfig",
-         {"suite_cache"}),
+         set()),
     ],
 )  # fmt: skip
 def test_the_commands_options_are_their_configs_fields(command, config, own):

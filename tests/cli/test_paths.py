@@ -83,8 +83,6 @@ def test_the_current_folder_is_no_output_file(cli, tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     "argv",
     [
-        ["integration", "brittleness", "--model", "sympy", "--preset", "quick", "--n", "1",
-         "--suites", "robustness-simple", "--out", "run", "--suite-cache"],
         ["integration", "predict", "--model", "openai:some-model", "--problems", "p.txt",
          "--out", "p.jsonl", "--cache-dir"],
     ],

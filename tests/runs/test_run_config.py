@@ -38,7 +38,6 @@ BRITTLENESS = BrittlenessConfig(
     suites=("robustness-simple", "compositionality"),
     ks=(1, 5),
     workers=3,
-    suite_cache="suites-cache",
 )
 SAGGA = SaggaConfig(
     model=MODEL, generations=7, minutes=2.0, workers=2, verify_chunk=50, tag_limit=9

@@ -15,7 +15,6 @@ import pyarrow.parquet as pq
 import pytest
 from helpers import examples, model_settings, rerecord
 
-from genprobe.studies.brittleness.solve import RESULT_SCHEMA
 from genprobe.studies.search.sagga.config import SaggaConfig
 from genprobe.studies.search.sagga.results import read_archive
 from genprobe.studies.search.sagga.run import run_sagga
@@ -119,10 +118,12 @@ def test_the_brittleness_report_warns_when_many_verdicts_hit_a_deadline(cli, tmp
     assert "warning" not in evaluate()
     assert "Warning:" not in (run / "report.html").read_text()
     # as if the first problem's verdict had run out of its CPU budget
-    [path] = (run / "results").glob("*/*.parquet")
-    rows = pq.read_table(path).to_pylist()
-    rows[0]["candidates"][0].update(outcome="timeout", method="deadline")
-    pq.write_table(pa.Table.from_pylist(rows, schema=RESULT_SCHEMA), path)
+    path = run / "results" / "base" / "00000.parquet"
+    table = pq.read_table(path)
+    outcomes = table["outcome"].to_pylist()
+    outcomes[0] = "timeout"
+    column = table.schema.get_field_index("outcome")
+    pq.write_table(table.set_column(column, "outcome", pa.array(outcomes)), path)
     rerecord(run, path)
     err = evaluate()  # the finished run is replayed from its files, and reported again
     summary = json.loads((run / "summary.json").read_text())

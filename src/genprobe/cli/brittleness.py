@@ -19,13 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from genprobe.cli.backend import (
-    BACKEND,
-    RAY_ADDRESS,
-    Backend,
-    model_study_executor,
-    verifier_workers,
-)
+from genprobe.cli.backend import BACKEND, RAY_ADDRESS, Backend, model_study_executor
 from genprobe.cli.config_options import FROM_CONFIG, with_config_options
 from genprobe.cli.model_options import INTEGRATION, ModelOptions, with_model_options
 from genprobe.cli.paths import output_folder
@@ -37,12 +31,6 @@ from genprobe.studies.brittleness.config import (
 
 if TYPE_CHECKING:
     from genprobe.runs.executor import Executor
-
-SUITE_CACHE_HELP = (
-    "Directory of the suites that need no model, shared by runs: a later run with the same "
-    "suite settings takes them from it [$GENPROBE_CACHE/suites, else "
-    "$XDG_CACHE_HOME/genprobe/suites, else ~/.cache/genprobe/suites]."
-)
 
 
 @with_model_options(INTEGRATION)
@@ -56,44 +44,13 @@ def brittleness(
     preset: str = typer.Option("paper", help="Suite sizes: paper or quick."),
     n: int = typer.Option(None, "--n", help="Every suite's N (as in `integration suite`)."),
     given: dict[str, Any] = FROM_CONFIG,  # --suites, --k, --validation, …
-    suite_cache: Path = typer.Option(
-        None,
-        "--suite-cache",
-        metavar="DIR",
-        help=SUITE_CACHE_HELP,
-        show_default=False,
-        callback=output_folder,
-    ),
-    no_suite_cache: bool = typer.Option(
-        False, "--no-suite-cache", help="Build every suite; read and write no suite cache."
-    ),
     backend: Backend = BACKEND,
     ray_address: str = RAY_ADDRESS,
 ) -> None:
     """Robustness, compositionality, extrapolation and search-vs-model probes on any model
     (Welleck et al., 2022); writes RUN_DIR/report.html."""
-    workers = given.pop("workers", None)
-    config = BrittlenessConfig.from_preset(
-        preset,
-        n,
-        model.settings(),
-        workers=verifier_workers(workers, backend),
-        suite_cache=_suite_cache(suite_cache, no_suite_cache),
-        **given,
-    )
-    _run(config, out, model_study_executor(backend, ray_address, workers, model.device))
-
-
-def _suite_cache(directory: Path | None, off: bool) -> str | None:
-    """The suite cache a run uses: `--suite-cache DIR`, else the default; None when off."""
-    from genprobe.errors import ConfigError
-    from genprobe.studies.brittleness.suite_cache import default_directory
-
-    if off:
-        if directory is not None:
-            raise ConfigError("--suite-cache", "left out with --no-suite-cache", str(directory))
-        return None
-    return str(directory or default_directory())
+    config = BrittlenessConfig.from_preset(preset, n, model.settings(), **given)
+    _run(config, out, model_study_executor(backend, ray_address, None, model.device))
 
 
 @with_model_options(INTEGRATION)
@@ -101,8 +58,7 @@ def _suite_cache(directory: Path | None, off: bool) -> str | None:
     BrittlenessConfig,
     "given",
     dict,
-    # its own k, and --workers' default here: no --backend, so no Ray worker's 1
-    derived={"ks": ",".join(map(str, EVALUATE_KS)), "workers": "one per CPU"},
+    derived={"ks": ",".join(map(str, EVALUATE_KS))},  # its own k
     flags={"ks": "--k", "validation": "--data"},  # `validation` in a help: --data
     omit=tuple(f.name for f in fields(BrittlenessConfig) if f.name not in EVALUATE_SETTINGS),
     given_only=True,

@@ -4,6 +4,7 @@
 tests/studies/test_every_study.py)."""
 
 import json
+import re
 import shutil
 
 import pandas as pd
@@ -11,7 +12,8 @@ import pytest
 from helpers import damage
 from scipy import stats
 
-from genprobe.studies.brittleness.results import read_budget
+from genprobe.studies.brittleness.results import read_budget, read_examples
+from genprobe.studies.probe.results import read_suites
 
 pytestmark = pytest.mark.slow
 
@@ -20,6 +22,12 @@ def cli_answer(problem: str, k: int):
     """py: model: right on x**2 (as SymPy prints it), wrong elsewhere."""
     del k
     return ["x^3/3", "x"] if problem == "x**2" else ["x"]
+
+
+def suite_key(suite):
+    """The probe's name of a brittleness suite (`brittleness.preset`)."""
+    derived = ("robustness-validation", "compositionality")
+    return f"derived-{suite}" if suite in derived else f"task-{suite}"
 
 
 def test_sympy_runs_every_suite_and_writes_the_report(cli, validation, tmp_path):
@@ -41,9 +49,10 @@ def test_sympy_runs_every_suite_and_writes_the_report(cli, validation, tmp_path)
         "robustness-validation", "compositionality", "operator-extrapolation",
     }  # fmt: skip
     examples = pd.read_parquet(run / "examples.parquet")
+    built = read_suites(run).set_index("suite")["inputs"]  # the probe's suites of the run
     for suite in suites:
-        table = pd.read_parquet(run / "suites" / f"{suite}.parquet")
-        assert (examples["suite"] == suite).sum() == len(table)
+        key = "base" if suite == "validation-primitives" else suite_key(suite)
+        assert (examples["suite"] == suite).sum() == built[key] > 0
     for row in summary["fail"]["strict"]:
         assert row["Fail@10"] <= row["Fail@1"]  # more candidates never fail more
     generous = {r["suite"]: r["Fail@1"] for r in summary["fail"]["generous"]}
@@ -59,9 +68,9 @@ def test_sympy_runs_every_suite_and_writes_the_report(cli, validation, tmp_path)
     assert "Fail@k (%) per suite" in err
     # the quick preset's handful of problems per row, beside the paper's 1,000, is warned of
     text = " ".join((run / "report.md").read_text().split())
-    warning = "Warning: 7 of 7 rows hold fewer than 100 problems (as few as 2) beside the paper's"
-    assert f"{warning} 1,000 per row" in text
-    assert "] solving " in err  # off a terminal, progress comes as plain lines
+    warning = r"Warning: (\d+) of \1 rows hold fewer than 100 problems \(as few as \d\) beside"
+    assert re.search(f"{warning} the paper's 1,000 per row", text), text
+    assert "] decoding " in err  # off a terminal, progress comes as plain lines
     # SymPy records no training: the paper's 15 is assumed, said, and left out of the identity
     assert "train_max_ops" not in json.loads((run / "config.json").read_text())["config"]
     assert "training max_ops is not known (sympy records no training data)" in page
@@ -165,7 +174,7 @@ def test_operator_extrapolation_counts_from_the_models_training_max_ops(
     )  # fmt: skip
     assert code == 0, err
     m, source = (5, "given by --train-max-ops") if option else (4, "read from ")
-    sets = pd.read_parquet(run / "suites" / "operator-extrapolation.parquet")["set"]
+    sets = read_examples(run).query("suite == 'operator-extrapolation'")["set"]
     assert list(dict.fromkeys(sets)) == [f"ops_1-{m}", *(f"ops_{m + d}" for d in (5, 10, 15, 20))]
     assert json.loads((run / "config.json").read_text())["config"]["train_max_ops"] == m
     page = " ".join((run / "report.md").read_text().split())
@@ -191,7 +200,8 @@ def test_figure_2_gives_the_share_of_training_integers_per_range(cli, trained_on
     assert integers["share"]["10000-11000"] == 0
     page = " ".join((run / "report.md").read_text().split())
     assert f"positive integers of the training data `{data}` (read from " in page
-    assert "| 100-200 | 6 | 100.0 | 16.7 | 0.2 |" in page  # ours beside the paper's share
+    # ours beside the paper's share, the problems of the range a seeded sample's
+    assert re.search(r"\| 100-200 \| \d+ \| 100.0 \| 16.7 \| 0.2 \|", page), page
     stored = json.loads((run / "config.json").read_text())["config"]
     assert stored["train_data"]["path"] == str(data) and "train_max_ops" not in stored
     assert f"Figure 2: training data {data} (read from " in " ".join(err.split())
@@ -266,10 +276,10 @@ def test_a_scoring_model_gets_section_6(cli, tiny_model, validation, tmp_path):
     assert "search_probabilities.png" in (run / "report.md").read_text()
     assert "model_deadlines" not in summary  # a network has no deadline of its own
     answers = read_budget(run).drop_duplicates(["suite", "row", "answer"])
-    assert answers["method"].notna().all()  # what decided each verdict, backstop included
     counts = summary["budget_deadlines"]
     assert counts["items"] == len(answers) > 0
-    assert counts["over_budget"] + counts["hung"] == (answers["outcome"] == "timeout").sum()
+    # the probe's rows keep no verdict's method: every timeout counts as over the budget
+    assert counts["over_budget"] == (answers["outcome"] == "timeout").sum()
 
 
 def test_evaluate_is_the_in_distribution_suite(cli, validation, tmp_path):
@@ -281,8 +291,9 @@ def test_evaluate_is_the_in_distribution_suite(cli, validation, tmp_path):
         "--data", str(problems), "--k", "1", "2", "--out", str(run), "--workers", "1",
     )  # fmt: skip
     assert code == 0, err
-    examples = pd.read_parquet(run / "examples.parquet").sort_values("row")
-    assert list(examples["first_correct_rank"].fillna(0)) == [1, 0, 0]
+    examples = pd.read_parquet(run / "examples.parquet")  # the file's problems, in a seeded order
+    ranks = dict(zip(examples["problem"], examples["first_correct_rank"].fillna(0), strict=True))
+    assert ranks.pop("pow x INT+ 2") == 1 and list(ranks.values()) == [0, 0]
     summary = json.loads((run / "summary.json").read_text())
     [row] = summary["fail"]["strict"]
     assert row["suite"] == "in-distribution" and row["n"] == 3
@@ -300,7 +311,7 @@ def test_report_names_a_damaged_results_file_and_a_rerun_computes_it_again(cli, 
         "--data", str(problems), "--k", "1", "--out", str(run), "--workers", "1",
     )  # fmt: skip
     assert cli(*evaluate)[0] == 0
-    [results] = (run / "results").glob("*/*.parquet")
+    results = run / "results" / "base" / "00000.parquet"
     damage(results, "flipped")
     code, _, err = cli("report", str(run))
     assert code == 2 and err.count("\n") == 1
@@ -308,21 +319,6 @@ def test_report_names_a_damaged_results_file_and_a_rerun_computes_it_again(cli, 
     code, _, err = cli(*evaluate)
     assert code == 0 and f"genprobe: warning: {results} is damaged" in err
     assert cli("report", str(run))[0] == 0
-
-
-def test_evaluate_says_once_how_it_decodes_and_verifies(cli, tmp_path):
-    problems = tmp_path / "problems.txt"
-    problems.write_text("x^2\n2*x\n3*x^2\n")
-    command = [
-        "integration", "evaluate", "--model", "py:test_brittleness:cli_answer",
-        "--data", str(problems), "--k", "2", "--workers", "1", "--batch-size", "1",
-    ]  # fmt: skip
-    code, _, err = cli(*command, "--out", str(tmp_path / "off"), "--overlap", "off")
-    assert code == 0, err
-    assert err.count("decode/verify: in turn (as set)") == 1, err
-    code, _, err = cli(*command, "--out", str(tmp_path / "bad"), "--overlap", "yes")
-    assert code == 2 and err.count("\n") == 1 and "--overlap must be one of" in err, err
-    assert not (tmp_path / "bad").exists()
 
 
 @pytest.mark.parametrize(
@@ -333,7 +329,6 @@ def test_evaluate_says_once_how_it_decodes_and_verifies(cli, tmp_path):
         (["--search-budget", "5"], "seq2seq model"),
         (["--preset", "huge"], "--preset"),
         (["--k", "0"], "--k"),
-        (["--overlap", "sometimes"], "--overlap must be one of auto, on, off"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(cli, tmp_path, args, message):
@@ -356,4 +351,4 @@ def test_a_malformed_validation_file_names_its_line_and_leaves_nothing_half_done
     *progress, last = err.splitlines()
     assert code == 2 and last.startswith("genprobe: error: ") and f"{bad}:2" in last, err
     assert all(line.startswith("[") for line in progress), err
-    assert not (run / "suites").exists()  # no table was recorded
+    assert not run.exists()  # nothing was written

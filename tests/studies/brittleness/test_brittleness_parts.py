@@ -4,6 +4,7 @@ config's identity and its presets."""
 
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 import pytest
 import sympy as sp
@@ -18,12 +19,12 @@ from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
 from genprobe.studies.brittleness import paper, report, tables
 from genprobe.studies.brittleness.compare import Beside
 from genprobe.studies.brittleness.config import DEFAULT_SUITES, PRESETS, BrittlenessConfig
-from genprobe.studies.brittleness.solve import SuiteRow, solve
-from genprobe.tasks.integration import Verifier, VerifierConfig, X, from_sympy, to_prefix
+from genprobe.studies.probe.decode import decoded
+from genprobe.tasks.integration import X, from_sympy, to_prefix
 from genprobe.tasks.integration.suites.sampling import DEFAULT_SEED
 from genprobe.tasks.integration.task import IntegrationTask
+from genprobe.tasks.tokens import encode_inputs
 from genprobe.tasks.verdict import Outcome, TimeoutPolicy, Verdict
-from genprobe.under_test.adapters.integration_model import Candidate, Model
 from genprobe.under_test.adapters.integration_tokens import IntegrationSequenceModel
 from genprobe.under_test.adapters.seq2seq import DecodingConfig, Seq2SeqModel
 from genprobe.verification.ranked import verify_ranked, windows
@@ -70,57 +71,6 @@ def test_fewer_candidates_than_k_are_verified_window_by_window_problem_by_proble
     assert asked == ["aw cw dw", "aw cR cw dw dw", "dw dw"]  # ranks 1, 2-3, 4-5
     assert [len(r.verdicts) for r in results] == [2, 0, 3, 5]
     assert [r.first_correct for r in results] == [None, None, 2, None]
-
-
-class _Fixed(Model):
-    """Answers each problem (by its row) with fixed candidates."""
-
-    def __init__(self, answers):
-        self.answers = answers
-
-    def candidates(self, problems, k):
-        return [[Candidate(a, -float(r)) for r, a in enumerate(self.answers[p])] for p in problems]
-
-
-def test_solve_asks_the_verifier_about_each_answer_as_the_model_gave_it_in_rank_order():
-    """Parsed answers go to the verifier as expressions, raw ones as the model gave them (text,
-    or tokens that did not parse), window by window as `verify_ranked` walks them; each row
-    records them as `answer` text with `parsed`, and no verdict past the first correct's
-    window."""
-    right, wrong = from_sympy(X**2), from_sympy(X)
-    problems = [from_sympy(k * X) for k in (2, 3, 4, 5)]
-    answers = {
-        problems[0]: [("add", "x"), wrong],  # raw tokens first
-        problems[1]: [],
-        problems[2]: ["x^^2", right, wrong, wrong],  # raw text, then right at rank 2
-        # a timeout at rank 4; six answers for k = 5: the one past k is dropped
-        problems[3]: [wrong] * 3 + ["slow"] + [wrong] * 2,
-    }
-    asked = []
-
-    class Fake:
-        def verify_many(self, pairs):
-            asked.append([(problems.index(p), a) for p, a in pairs])
-            outcome = {right: Outcome.CORRECT, "slow": Outcome.TIMEOUT}
-            return [Verdict(outcome.get(a, Outcome.INCORRECT), "fake", 0.5) for _, a in pairs]
-
-    model = IntegrationSequenceModel(_Fixed(answers), IntegrationTask(), "fixed")
-    rows = solve(
-        model, Fake(), "s", [SuiteRow(i, p, None) for i, p in enumerate(problems)], 5, 2, False
-    ).to_pylist()
-    # batches of 2: problems 0-1 (ranks 1, 2-3), then 2-3 (ranks 1, 2-3, 4-5)
-    assert [[i for i, _ in window] for window in asked] == [[0], [0], [2, 3], [2, 2, 3, 3], [3, 3]]
-    assert asked[0][0][1] == ("add", "x") and asked[2][0][1] == "x^^2"
-    assert asked[3][0][1] is right
-    assert [row["n_candidates"] for row in rows] == [2, 0, 4, 5]
-    assert [row["first_correct_rank"] for row in rows] == [None, None, 2, None]
-    assert [row["first_generous_rank"] for row in rows] == [None, None, 2, 4]
-    first, _, third, fourth = (row["candidates"] for row in rows)
-    assert [(c["answer"], c["parsed"]) for c in first] == [("add x", False), ("x", True)]
-    assert [c["answer"] for c in third] == ["x^^2", "pow x INT+ 2", "x", "x"]
-    assert [c["outcome"] for c in third] == ["incorrect", "correct", "incorrect", None]
-    assert [c["outcome"] for c in fourth] == ["incorrect"] * 3 + ["timeout", "incorrect"]
-    assert [c["score"] for c in fourth] == [0.0, -1.0, -2.0, -3.0, -4.0]
 
 
 WRONG = "incorrect"
@@ -197,14 +147,15 @@ def test_a_problem_longer_than_the_position_table_is_unreadable_not_failed():
     config = TransformerConfig(dim=16, n_enc_layers=1, n_dec_layers=1, n_heads=2, max_positions=12)
     model = Seq2SeqModel(Seq2SeqTransformer(config), DecodingConfig(beam_size=2, max_len=8))
     short, long = from_sympy(2 * X), from_sympy(sum(sp.sin(k * X) for k in range(1, 6)))
-    problems = [SuiteRow(0, short, from_sympy(X**2)), SuiteRow(1, long, None)]
     assert model.readable([short, long]) == [True, False]
-    asked = IntegrationSequenceModel(model, IntegrationTask(), "small")
-    with Verifier(VerifierConfig(workers=1)) as verifier:
-        table = solve(asked, verifier, "s", problems, 2, 64, score_references=True).to_pylist()
-    assert [row["readable"] for row in table] == [True, False]
-    assert table[1]["n_candidates"] == 0 and table[1]["reference_logprob"] is None
-    assert table[0]["reference_logprob"] < 0  # scored: not solved at rank 1
+    task = IntegrationTask()
+    asked = IntegrationSequenceModel(model, task, "small")
+    src = encode_inputs(task.source_vocab, [(0, to_prefix(short)), (1, to_prefix(long))], "s")
+    reference = np.full((2, 4), -1)  # x**2, then none known
+    reference[0] = [task.target_vocab.index(t) for t in to_prefix(from_sympy(X**2))]
+    rows = decoded(asked, task, src, 2, reference, answer="first")
+    assert list(rows["readable"]) == [True, False]
+    assert rows["gold_logprob"][0] < 0 and np.isnan(rows["gold_logprob"][1])
     assert model.score([(long, short)]) == [float("-inf")]
 
 

@@ -13,7 +13,7 @@ from genprobe.studies.brittleness.config import EVALUATE_KS, BrittlenessConfig
 
 
 def _hand_written(model, data, ks=(1, 10), n=None, split=None, policy="strict",
-                  deadline=2.0, workers=None, seed=43, overlap="auto"):  # fmt: skip
+                  deadline=2.0, workers=1, seed=43):  # fmt: skip
     """The config `integration evaluate` built when it declared its options by hand (its
     defaults those options had)."""
     return BrittlenessConfig(
@@ -22,7 +22,7 @@ def _hand_written(model, data, ks=(1, 10), n=None, split=None, policy="strict",
         sizes={} if n is None else {"in-distribution": n},
         ks=tuple(sorted(set(ks))),
         seed=seed, policy=policy, deadline=deadline, validation=str(data), split=split,
-        workers=workers, overlap=overlap,
+        workers=workers,
     )  # fmt: skip
 
 
@@ -51,8 +51,8 @@ def built(cli, monkeypatch, tmp_path):
         (["--k", "1,50", "--k", "10"], {"ks": (1, 50, 10)}),
         (["--seed", "7", "--policy", "generous", "--deadline", "3", "--n", "5"],
          {"seed": 7, "policy": "generous", "deadline": 3.0, "n": 5}),
-        (["--split", "test", "--workers", "2", "--overlap", "off", "--k", "50"],
-         {"split": "test", "workers": 2, "overlap": "off", "ks": (50,)}),
+        (["--split", "test", "--workers", "2", "--k", "50"],
+         {"split": "test", "workers": 2, "ks": (50,)}),
         (["--seed", "43", "--policy", "strict", "--deadline", "2", "--k", "1", "10"], {}),
         (["--beam", "4", "--model-deadline", "1", "--deadline", "0.5"], {"deadline": 0.5}),
     ],
@@ -71,7 +71,7 @@ def test_evaluates_k_is_1_10_unless_given_and_help_says_so():
     params = {param.name: param for param in command.params}
     assert params["ks"].opts == ["--k"] and params["ks"].show_default == "1,10"
     for name, default in [("seed", 43), ("policy", "strict"), ("deadline", 2.0),
-                          ("overlap", "auto"), ("split", None), ("workers", None)]:  # fmt: skip
+                          ("split", None), ("workers", 1)]:  # fmt: skip
         assert params[name].default == default == getattr(BrittlenessConfig, name)
     assert params["split"].help == "--data's split, for JSONL/Parquet datasets."
     own = {"model_spec", "data", "out", "n"}
@@ -85,7 +85,7 @@ def test_evaluates_k_is_1_10_unless_given_and_help_says_so():
         (["--policy", "nonsense"], "--policy must be strict or generous"),
         (["--k", "0"], "--k must be one or more positive integers"),
         (["--k", "1,x"], "--k must be an integer. Got 'x'"),
-        (["--overlap", "sometimes"], "--overlap must be one of auto, on, off"),
+        (["--overlap", "off"], "No such option: --overlap"),
         (["--suites", "compositionality"], "No such option: --suites"),
     ],
 )

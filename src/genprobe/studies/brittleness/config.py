@@ -17,7 +17,6 @@ from typing import Any, ClassVar
 
 from genprobe.errors import ConfigError, check_choice
 from genprobe.runs.config import FileRef, Recorded
-from genprobe.studies.brittleness.schedule import OVERLAP_SETTINGS
 from genprobe.under_test.settings import ModelSettings
 
 # what the run can hold, in report order; `validation-primitives` is solved only to build the
@@ -36,7 +35,7 @@ DEFAULT_SUITES = tuple(s for s in STUDY_SUITES if s != "integer-extrapolation")
 NEEDS_VALIDATION = ("in-distribution", "robustness-validation")
 # `genprobe integration evaluate` (the in-distribution suite of one dataset): the settings
 # it takes from the command line, and its k where none is given
-EVALUATE_SETTINGS = ("ks", "seed", "policy", "deadline", "split", "workers", "overlap")
+EVALUATE_SETTINGS = ("ks", "seed", "policy", "deadline", "split", "workers")
 EVALUATE_KS = (1, 10)
 TEMPERATURES = (0.6, 0.8, 1.0)
 
@@ -90,7 +89,7 @@ class BrittlenessConfig(Recorded):
     `sampling.DEFAULT_SEED`, written out: the command line reads this module at start-up, and
     the suites' package imports SymPy and pandas."""
 
-    RUNTIME: ClassVar[tuple[str, ...]] = ("workers", "suite_cache", "overlap")
+    RUNTIME: ClassVar[tuple[str, ...]] = ("workers",)
     # settings added after runs existed
     ADDED_DEFAULTS: ClassVar[dict[str, Any]] = {
         "solved_by": "paper", "train_max_ops": None, "train_data": None,
@@ -100,16 +99,12 @@ class BrittlenessConfig(Recorded):
         "suites": "all but integer-extrapolation; those needing --validation only with it",
         "ks": "the preset's: "
         + "; ".join(f"{name} {','.join(map(str, p.ks))}" for name, p in PRESETS.items()),
-        "workers": "one per CPU; per Ray worker: 1",
         "train_max_ops": "read from a ckpt: model's training data, else 15",
         "train_data": "read from a ckpt: model's run directory, else none",
     }
     # the fields the command line gives otherwise, or not at all: the model's group, the sizes
-    # (--preset, --n), the suite cache (--suite-cache DIR or --no-suite-cache, its default
-    # directory read where the command runs)
-    NOT_OPTIONS: ClassVar[tuple[str, ...]] = (
-        "model", "sizes", "temperatures", "shard_size", "suite_cache",
-    )  # fmt: skip
+    # (--preset, --n)
+    NOT_OPTIONS: ClassVar[tuple[str, ...]] = ("model", "sizes", "temperatures", "shard_size")
     FLAGS: ClassVar[dict[str, str]] = {"ks": "--k"}  # options named otherwise than their fields
     model: ModelSettings
     # Suites to run: in-distribution, robustness-simple, integer-extrapolation,
@@ -132,12 +127,7 @@ class BrittlenessConfig(Recorded):
     search_budget: int | None = None
     temperatures: tuple[float, ...] = TEMPERATURES
     shard_size: int = 256  # problems per shard
-    workers: int | None = None  # Verifier and generator processes.
-    # a directory of suite tables that need no model, shared by runs (None: build every one)
-    suite_cache: str | None = None
-    # Verify a batch while the model decodes the next: on, off, or auto (time both on the
-    # first batches, keep the faster).
-    overlap: str = "auto"
+    workers: int = 1  # Processes decoding suites side by side (each loads the model).
     # What counts as solved for the suites made of solved problems: paper (a pass at rank 1,
     # a verifier timeout failing) or code (as the authors' code: a timeout passing; simple
     # primitives at rank 1, validation problems at any rank).
@@ -212,21 +202,17 @@ class BrittlenessConfig(Recorded):
                     "--search-budget", "a seq2seq model (ckpt: or lc:) that beams, samples and "
                     "scores", str(self.model.spec),
                 )  # fmt: skip
-        check_choice("overlap", self.overlap, OVERLAP_SETTINGS)
         check_choice("--solved-by", self.solved_by, tuple(SOLVED))
-        if self.train_max_ops is not None and self.train_max_ops < 1:
-            raise ConfigError("--train-max-ops", "at least 1", self.train_max_ops)
         if self.shard_size < 1:
             raise ConfigError("shard size", "at least 1", self.shard_size)
+        if self.train_max_ops is not None and self.train_max_ops < 1:
+            raise ConfigError("--train-max-ops", "at least 1", self.train_max_ops)
         asked = [s for s in self.suites if s in NEEDS_VALIDATION]
         if asked and self.validation is None:
             raise ConfigError("--validation", f"a test or validation file for {asked[0]}", None)
         for option, path in (("--validation", self.validation), ("--train-data", self.train_data)):
             if path is not None and not Path(path).is_file():
                 raise ConfigError(option, "an existing file", path)
-        cache = self.suite_cache
-        if cache is not None and Path(cache).exists() and not Path(cache).is_dir():
-            raise ConfigError("--suite-cache", "a directory", cache)
         return self
 
 

@@ -1,11 +1,13 @@
 """The brittleness study's declaration (`genprobe.studies.study`)."""
 
+from genprobe.studies.probe.study import DECODE, LARGE_SEARCH
 from genprobe.studies.study import Study
 
-TRAINING = "training"  # what the model was trained on (`training.py`)
-SUITE = "suite"  # one shard per suite table built (`run.py`)
-SOLVE = "solve"  # decode and verify a chunk of a suite's problems (`solve.py`)
-BUDGET = "budget"  # the large search on the simple primitives (`budget.py`)
+TRAINING = "training"  # what the model was trained on (`run.py`)
+# the stages of runs made before the study ran as a probe, read as they are (`results.py`)
+SUITE = "suite"  # one shard per suite table built
+SOLVE = "solve"  # decode and verify a chunk of a suite's problems
+BUDGET = "budget"  # the large search on the simple primitives
 
 BRITTLENESS = Study(
     kind="integration-brittleness",
@@ -20,6 +22,7 @@ BRITTLENESS = Study(
     resumes="the finished shards are kept",
     report="genprobe.studies.brittleness.report:write_report",
     tables="genprobe.studies.brittleness.tables:run_tables",
-    stages=(TRAINING, SUITE, SOLVE, BUDGET),
+    stages=(TRAINING, DECODE, LARGE_SEARCH, SUITE, SOLVE, BUDGET),
+    report_inputs=("suites.json", "suites.npz"),
     report_outputs=("summary.json",),
 )

@@ -21,8 +21,12 @@ import pandas as pd
 
 from genprobe.analysis import rates
 from genprobe.analysis.judged import from_brittleness
-from genprobe.studies.brittleness.results import read_budget, read_examples, read_recorded
-from genprobe.studies.brittleness.solve import CANDIDATE
+from genprobe.studies.brittleness.results import (
+    CANDIDATE,
+    read_budget,
+    read_examples,
+    read_recorded,
+)
 
 POLICIES = tuple(rates.PASSING)  # strict, generous
 
