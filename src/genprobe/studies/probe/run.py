@@ -3,7 +3,7 @@
     check    the model is a token task's (a finished sweep), its task (read without loading
              the model) the one asked for, the families and relations ones the task
              declares, and for a new run the model loads and answers as set (an endpoint,
-             the shots: `SequenceModel.check`): before anything is written
+             the shots: `SequenceModel.check`): before anything is written or built
     open     config.json: the hashed config, with the task resolved from the model
     suites   suites.npz and suites.json: each suite's inputs (origins, references, which
              the model trained on where it knows), kind, name, size and the perturbed inputs
@@ -36,7 +36,7 @@ from genprobe.analysis.judged import from_probe
 from genprobe.errors import ConfigError
 from genprobe.runs.config import RunConfig
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
-from genprobe.runs.rundir import open_run
+from genprobe.runs.rundir import CONFIG_FILE, open_run
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import DecodeStage, decode_shards
@@ -113,10 +113,12 @@ def run_probe(
     config = resolved(config)
     task = config.load_task()
     recorded = config if recorded is None else recorded
+    if not (Path(out) / CONFIG_FILE).exists():  # a new run: the model answers before any suite
+        _answers(config, task)  # is built (a paper-size one takes minutes)
     suites = saved_suites(Path(out), recorded)
     if suites is None:  # a data error writes nothing
         suites = build_suites(config, task, config.model.spec.training_inputs(task))
-    run = open_run(out, kind, recorded, starts=lambda: _answers(config, task))
+    run = open_run(out, kind, recorded)
     write_suites(run, suites)
     shards = [
         shard
