@@ -30,6 +30,7 @@ from genprobe.studies.brittleness.study import BRITTLENESS, BUDGET, SOLVE, SUITE
 from genprobe.studies.probe.decode import MODEL_DEADLINES
 from genprobe.studies.probe.study import DECODE
 from genprobe.studies.probe.suites import SUITES_FILE
+from genprobe.tasks.integration.suites.simple import COEFF1_TEMPLATES, SIMPLE_SETS
 from genprobe.tasks.integration.suites.table import suite_frame
 from genprobe.tasks.verdict import Outcome
 
@@ -182,7 +183,23 @@ def probe_examples(run: str | Path) -> pd.DataFrame:
     summed = named["k"].notna()
     frame.loc[summed, "set"] = named.loc[summed, "set"]
     frame["k"] = pd.array(named["k"].where(summed, None), dtype="Int64")
-    return frame
+    # each suite's problems by set and template, as the study's suite tables held them (the
+    # report's tables group them in the order they come): the simple primitives' sets and
+    # templates in the study's order, others (operator counts, families) as they first come
+    keys = [
+        _ranks(frame["template"], COEFF1_TEMPLATES), _ranks(frame["set"], SIMPLE_SETS),
+        _ranks(frame["suite"], ()),
+    ]  # fmt: skip
+    order = np.lexsort((frame["row"].to_numpy(), frame["k"].fillna(0).to_numpy(), *keys))
+    return frame.iloc[order].reset_index(drop=True)
+
+
+def _ranks(values: pd.Series, known: Sequence[str]) -> np.ndarray:
+    """Each value's place: those of `known` in its order, then the others as they first come
+    (null last)."""
+    present = [v for v in values.unique() if v is not None and not pd.isna(v)]
+    order = [v for v in known if v in present] + [v for v in present if v not in known]
+    return pd.Categorical(values, categories=order).codes.astype(np.int64) % (len(order) + 1)
 
 
 def _candidates(
