@@ -103,3 +103,21 @@ def test_only_the_cheap_splits_are_default_suites():
     task = load_task("integration")
     assert task.suites() == ("test", "robustness-simple", "integer-extrapolation")
     assert "operator-extrapolation" in task.splits()
+
+
+@pytest.mark.parametrize("split", ["robustness-simple", "integer-extrapolation"])
+def test_in_cells_order_a_split_takes_a_problem_of_every_cell_in_turn(small_pools, split):
+    """`order=cells` (the brittleness preset's): the seeded order's problems, the first of
+    every set × template × coefficient range before any second, so a small split holds every
+    cell; the whole split the same problems. At its default the option is left out of the
+    task's options, so runs made before keep their hash."""
+    seeded, cells = load_task("integration"), load_task("integration", {"order": "cells"})
+    assert "order" not in seeded.options() and cells.options()["order"] == "cells"
+    n = len(splits._pool(split, 7))
+    whole = splits.suite_table(split, n, 7, "bwd", 15, "cells")
+    keys = list(zip(whole["set"], whole["template"], whole["coeff_range"], strict=True))
+    count = len(set(keys))
+    assert len(set(keys[:count])) == count  # every cell once, first
+    assert sorted(whole["problem"]) == sorted(splits.suite_table(split, n, 7, "bwd", 15)["problem"])
+    with pytest.raises(ConfigError, match="order"):
+        load_task("integration", {"order": "sorted"})

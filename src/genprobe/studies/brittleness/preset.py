@@ -76,7 +76,10 @@ def as_probe(config: BrittlenessConfig) -> ProbeConfig:
     training max_ops resolved (`run._with_training`)."""
     from genprobe.tasks.integration.task import IntegrationTask
 
-    options = {"max_ops": config.max_ops, "method": config.method, "deadline": config.deadline}
+    options = {
+        "max_ops": config.max_ops, "method": config.method, "deadline": config.deadline,
+        "order": "cells",  # a small suite holds every set and template, as the study's N per cell
+    }  # fmt: skip
     if config.validation is not None:
         options["data"] = str(Path(config.validation).absolute())
         options["data_split"] = config.split or ""

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import sympy as sp
 
-from genprobe.errors import ConfigError, GenprobeError, TaskContractError
+from genprobe.errors import ConfigError, GenprobeError, TaskContractError, check_choice
 from genprobe.options import is_integer
 from genprobe.runs.cpus import usable_cpus
 from genprobe.runs.provenance import file_digest
@@ -92,9 +92,13 @@ class IntegrationTask(Task):
     # `data`'s sha256 (16 hex digits): filled in from the file, checked against it when given
     # (a run records it: another file at the same path is refused)
     data_sha256: str = ""
+    # the order of robustness-simple and integer-extrapolation: seeded (a seeded order of the
+    # paper-size suite) or cells (that order taken a problem of each set and template in turn,
+    # so a small split holds every cell: the brittleness study's)
+    order: str = "seeded"
 
     ADDED_OPTIONS: ClassVar[Mapping[str, Any]] = {
-        "engine": "fast", "data": "", "data_split": "", "data_sha256": "",
+        "engine": "fast", "data": "", "data_split": "", "data_sha256": "", "order": "seeded",
     }  # fmt: skip
 
     def __post_init__(self) -> None:
@@ -103,6 +107,7 @@ class IntegrationTask(Task):
                 raise ConfigError(name, "an integer", getattr(self, name))
         self.generator().validated()
         VerifierConfig(deadline=self.deadline).validated()
+        check_choice("order", self.order, brittleness.ORDERS)
         self._check_data()
 
     def _check_data(self) -> None:
@@ -205,7 +210,7 @@ class IntegrationTask(Task):
             return brittleness.file_table(
                 split, n, seed, self.data, self.data_split, self.data_sha256
             )
-        return brittleness.suite_table(split, n, seed, self.method, self.max_ops)
+        return brittleness.suite_table(split, n, seed, self.method, self.max_ops, self.order)
 
     def verify(self, src: np.ndarray, out: np.ndarray, out_len: np.ndarray) -> np.ndarray:
         finished = np.ones(len(src), dtype=bool)

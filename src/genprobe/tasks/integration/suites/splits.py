@@ -28,6 +28,7 @@ from __future__ import annotations
 from functools import cache, lru_cache
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from genprobe.errors import ConfigError, TaskContractError
@@ -41,6 +42,7 @@ from genprobe.tasks.integration.suites.simple import (
     Draw,
     build_draws,
     coeff1_range_draws,
+    range_label,
     simple_draws,
 )
 from genprobe.tasks.integration.suites.validation import validation_candidates
@@ -65,6 +67,7 @@ FILE_SPLITS = {
     VALIDATION: "the data file's problems the study's notebooks keep, in a seeded order (what "
     "its suites of solved validation problems are made of)",
 }
+SEEDED, CELLS = ORDERS = ("seeded", "cells")  # the orders of the simple primitives' splits
 SHIFTED = (ROBUSTNESS, INTEGERS)  # cheap enough to be among the task's default suites
 # problems a split gives by default (a sweep's suites; operator-extrapolation: the brittleness
 # study's quick preset, 8 per set)
@@ -75,9 +78,12 @@ DEFAULT_SIZES = {ROBUSTNESS: 500, INTEGERS: 500, OPERATORS: 40}
 # their sets (`IntegrationProbes.split_columns`): operator-extrapolation's generator must not
 # run again (it costs about a CPU-second a problem, and may make a problem or two otherwise)
 @lru_cache(maxsize=4)
-def suite_table(split: str, n: int, seed: int, method: str, max_ops: int) -> pd.DataFrame:
+def suite_table(
+    split: str, n: int, seed: int, method: str, max_ops: int, order: str = SEEDED
+) -> pd.DataFrame:
     """The first `n` problems of `split` (a suite table: problem, reference and how each was
-    made); the same frame for the same arguments, not to be changed.
+    made), in the `order` of `ORDERS` (operator extrapolation has its own: a set each in
+    turn); the same frame for the same arguments, not to be changed.
 
     Raises:
         ConfigError: more problems than a seeded-order split holds.
@@ -87,8 +93,14 @@ def suite_table(split: str, n: int, seed: int, method: str, max_ops: int) -> pd.
         draws = _pool(split, seed)
         if n > len(draws):
             raise ConfigError("n", f"<= {len(draws):,} (all of split {split})", n)
-        order = set_rng(seed, split, "order").permutation(len(draws))[:n]
-        return build_draws(split, [draws[i] for i in order])
+        shuffled = set_rng(seed, split, "order").permutation(len(draws))
+        if order == CELLS:
+            cells = [
+                (d.set, d.template, range_label(d.coeff_range))
+                for d in map(draws.__getitem__, shuffled)
+            ]
+            shuffled = _by_cells(shuffled, cells)
+        return build_draws(split, [draws[i] for i in shuffled[:n]])
     sets = set_names(max_ops)
     per_set = -(-n // len(sets))
     frame = operator_extrapolation(
@@ -101,6 +113,15 @@ def suite_table(split: str, n: int, seed: int, method: str, max_ops: int) -> pd.
         )
     rows = [turns[i % len(sets)].iloc[i // len(sets)] for i in range(n)]
     return pd.DataFrame(rows).reset_index(drop=True)
+
+
+def _by_cells(rows: np.ndarray, cells: list[tuple[str, ...]]) -> np.ndarray:
+    """`rows` (in their order, each of cell `cells[i]`: its set, template and coefficient
+    range) taken a row of each cell in turn: the first of every cell (cells in the order they
+    first come), then the second, ..."""
+    codes = pd.factorize(pd.Series(["\0".join(cell) for cell in cells]))[0]
+    turn = pd.Series(codes).groupby(codes).cumcount().to_numpy()
+    return rows[np.lexsort((codes, turn))]
 
 
 @cache
