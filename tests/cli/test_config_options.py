@@ -141,6 +141,7 @@ def test_a_tuple_field_is_one_comma_separated_or_repeated_option_its_default_whe
 
 GENERATION = "genprobe.tasks.integration.generation_config"
 VERIFIER = "genprobe.tasks.integration.verifier_config:VerifierConfig"
+LANGUAGE_MODEL = "genprobe.studies.seed_sensitivity.language_model:LanguageModelConfig"
 
 
 def _params(command: str) -> dict:
@@ -178,6 +179,7 @@ def _as_help(config: type, comment: str) -> str:
         ("integration verify", VERIFIER, set()),
         ("integration brittleness", "genprobe.studies.brittleness.config:BrittlenessConfig",
          set()),
+        ("evaluate", LANGUAGE_MODEL, {"task"}),  # --task: a name, the config a task
     ],
 )  # fmt: skip
 def test_the_commands_options_are_their_configs_fields(command, config, own):
@@ -215,6 +217,10 @@ MODEL = "genprobe.cli.model_options:ModelOptions"
          {"out", "operators", "workers", "start_method", "backend", "ray_address"}),
         # the model-option group's --model, --batch-size and --device
         ("integration score", [MODEL], {"input_path", "as_json"}),
+        # a sweep's run directory, or a language model (its group, its task and its suites)
+        ("evaluate", [MODEL, LANGUAGE_MODEL],
+         {"run_dir", "input", "name", "task", "task_option", "out", "threshold", "report",
+          "as_json"}),
     ],
 )  # fmt: skip
 def test_a_commands_own_options_are_those_no_config_owns(command, configs, own):

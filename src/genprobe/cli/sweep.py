@@ -36,6 +36,7 @@ from genprobe.cli.model_options import SEQUENCE, ModelOptions, with_model_option
 from genprobe.cli.paths import output_folder
 from genprobe.errors import ConfigError, GenprobeError
 from genprobe.runs.cpus import usable_cpus
+from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.training.config import TrainConfig
 
 if TYPE_CHECKING:
@@ -396,6 +397,7 @@ def _span(values: Any, spec: str) -> str:
     ),
     device=DEVICE,
 )
+@with_config_options(LanguageModelConfig, "suites", dict, given_only=True)
 def evaluate(
     model: ModelOptions,  # `with_model_options`: --model, --formats, --api, …
     run_dir: Path = typer.Argument(
@@ -422,16 +424,7 @@ def evaluate(
         help="With --model: run directory (created, or resumed if it holds this config).",
         callback=output_folder,
     ),
-    data_seed: int = typer.Option(
-        0,
-        help="With --model: seed of the suites' data (a sweep's suites of the same seed and "
-        "--suite-size are the same examples).",
-    ),
-    suite_size: int = typer.Option(
-        None,
-        help="With --model: examples per test suite (default: each suite's size; a finite one "
-        "whole).",
-    ),
+    suites: dict = FROM_CONFIG,  # `with_config_options`: --data-seed, --suite-size
     threshold: float = THRESHOLD,
     report: bool = typer.Option(True, "--report/--no-report", help="Rewrite the report."),
     as_json: bool = typer.Option(False, "--json", help="Print the per-suite summary as JSON."),
@@ -445,13 +438,12 @@ def evaluate(
     a sweep's predictions, report and tables; a rerun asks nothing answered before.
     """
     if run_dir is None:
-        run = _evaluate_language_model(model, task, task_option, out, input, name, data_seed,
-                                       suite_size)  # fmt: skip
+        run = _evaluate_language_model(model, task, task_option, out, input, name, suites)
         finish(run, report, as_json, threshold)
         return
     language_model = {
         "--model": model.model_spec, "--task": task, "--task-option": task_option or None,
-        "--out": out, "--data-seed": data_seed or None, "--suite-size": suite_size,
+        "--out": out, **{"--" + field.replace("_", "-"): v for field, v in suites.items()},
         **{flag: value for flag, value in model.given().items() if flag != "--device"},
     }  # fmt: skip
     if given := [(option, value) for option, value in language_model.items() if value is not None]:
@@ -459,7 +451,7 @@ def evaluate(
         raise ConfigError(option, "left out with RUN_DIR (a language model's, --model's)", value)
     if input is None:
         raise ConfigError("--input", "a file of inputs to evaluate with RUN_DIR", "none")
-    from genprobe.studies.seed_sensitivity import LanguageModelConfig, evaluate_external
+    from genprobe.studies.seed_sensitivity import evaluate_external
     from genprobe.studies.seed_sensitivity.results import read_members
 
     config = read_members(run_dir)
@@ -479,8 +471,7 @@ def _evaluate_language_model(
     out: Path | None,
     input: Path | None,
     name: str | None,
-    data_seed: int,
-    suite_size: int | None,
+    suites: dict[str, Any],
 ) -> Path:
     """`evaluate --model`: the language model's run in `out`, checked before anything is
     written; returns its directory."""
@@ -498,9 +489,9 @@ def _evaluate_language_model(
     settings = model.settings()  # a mistyped or missing model is told before the study loads
     chosen = load_task(task, parse_pairs(task_option, "--task-option"))
     from genprobe.cli.console import status
-    from genprobe.studies.seed_sensitivity import LanguageModelConfig, evaluate_language_model
+    from genprobe.studies.seed_sensitivity import evaluate_language_model
 
-    config = LanguageModelConfig(settings, chosen, data_seed=data_seed, suite_size=suite_size)
+    config = LanguageModelConfig(settings, chosen, **suites)
     inputs = None if input is None else (name or input.stem, _inputs(input, chosen))
     with status("starting") as log:
         return evaluate_language_model(config, out, inputs, log)
@@ -572,7 +563,6 @@ def print_judged(
 def finish(run: Path, report: bool, as_json: bool, threshold: float) -> None:
     """Write the report (unless not wanted, or it is the run's as it is) and print the
     per-suite summary."""
-    from genprobe.studies.seed_sensitivity import LanguageModelConfig
     from genprobe.studies.seed_sensitivity.results import read_members
 
     config = read_members(run)

@@ -22,10 +22,11 @@ import importlib
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from genprobe.errors import GenprobeError, TaskContractError, UnknownTaskError
 from genprobe.options import field_types, typed_options
+from genprobe.runs.config import Form
 from genprobe.tasks.probing import Probes
 from genprobe.tasks.task import Task
 from genprobe.user_code import USER_PREFIX, names_user_code, user_object
@@ -185,3 +186,13 @@ def _user_class(name: str) -> type[Task]:
             f"genprobe.tasks.Task, got {cls!r}"
         )
     return cls
+
+
+# a task in a run's config, recorded as its name and options, built again by `load_task`
+TaskRef = Annotated[
+    Task,
+    Form(
+        lambda task: {"name": task_name(task), "options": task.options()},
+        lambda task: load_task(task["name"], task["options"]),
+    ),
+]

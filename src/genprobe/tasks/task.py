@@ -201,3 +201,13 @@ def _aligned(gold: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, ...]:
     out = np.pad(out, ((0, 0), (0, width - out.shape[1])), constant_values=-1)
     inside = np.arange(width)[None, :] < (gold >= 0).sum(axis=1)[:, None]
     return gold, out == gold, inside
+
+
+def split_examples(task: Task, split: str, size: int | None, data_seed: int) -> Examples:
+    """`size` examples of the task's split (None: as many as the split holds), generated from
+    the data seed; a finite split gives at most all it holds. A seed study's suites (a
+    sweep's, a language model's) are these, so that its runs of one task and data seed are
+    evaluated on the same examples."""
+    spec = task.split_spec(split)
+    n = spec.size if size is None else size
+    return task.generate(split, min(n, spec.size) if spec.finite else n, data_seed)

@@ -19,9 +19,9 @@ from genprobe.cli import main
 from genprobe.prompts import parse_answers
 from genprobe.runs.rundir import read_config
 from genprobe.studies.seed_sensitivity.compare import load_runs, write_comparison
-from genprobe.studies.seed_sensitivity.config import split_examples
 from genprobe.studies.seed_sensitivity.results import read_predictions
 from genprobe.tasks.registry import load_task
+from genprobe.tasks.task import split_examples
 from genprobe.tasks.tokens import encode_inputs
 from genprobe.under_test.adapters import causal_lm
 
@@ -179,6 +179,8 @@ def test_the_command_refuses_what_is_no_language_models_run(whole, saved, mine, 
     assert not (tmp_path / "run").exists()
     code, _, err = cli("evaluate", str(whole), "--input", str(mine), "--formats", "2")
     assert code == 2 and "--formats must be left out with RUN_DIR" in err, err
+    code, _, err = cli("evaluate", str(whole), "--input", str(mine), "--data-seed", "0")
+    assert code == 2 and "--data-seed must be left out with RUN_DIR" in err, err  # even at 0
     code, _, err = cli("evaluate", str(whole), "--input", str(mine))
     assert code == 2 and "holds a language model's run: add inputs to it with" in err, err
     code, _, err = cli("evaluate", "--input", str(mine))

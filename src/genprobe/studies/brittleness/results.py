@@ -140,10 +140,8 @@ def probe_examples(run: str | Path) -> pd.DataFrame:
     log-probability scored for every problem (the study scored those not solved at rank 1).
     Not recorded by the probe: a candidate's beam score, and the method and seconds of its
     verdict (null)."""
-    from genprobe.studies.brittleness.preset import model_free, study_suite
     from genprobe.studies.probe.results import read_results as probe_rows
 
-    base = model_free(_config(run))[0]
     rows = probe_rows(run).reset_index(drop=True)
     if "candidates" not in rows:  # k = 1: the answer is the one candidate
         rows["candidates"] = rows["output"].map(lambda text: [text])
@@ -162,7 +160,7 @@ def probe_examples(run: str | Path) -> pd.DataFrame:
     ]
     frame = pd.DataFrame(
         {
-            "suite": [study_suite(key, base) for key in rows["suite"]],
+            "suite": _study_suites(run, rows["suite"]),
             "row": rows["index"].astype("int64"),
             "problem": rows["input"],
             "reference": rows["reference"].where(rows["reference"].notna(), None),
@@ -228,10 +226,13 @@ def _first(candidates: list[dict[str, Any]], passing: tuple[str, ...]) -> int | 
     return next((c["rank"] for c in candidates if c["outcome"] in passing), None)
 
 
-def _config(run: str | Path) -> Any:
+def _study_suites(run: str | Path, keys: Sequence[str]) -> list[str]:
+    """The study's name of each of a probe run's suites (`preset.study_suite`)."""
     from genprobe.studies.brittleness.config import BrittlenessConfig
+    from genprobe.studies.brittleness.preset import model_free, study_suite
 
-    return BrittlenessConfig.from_identity(read_recorded(run)["config"])
+    base = model_free(BrittlenessConfig.from_identity(read_recorded(run)["config"]))[0]
+    return [study_suite(key, base) for key in keys]
 
 
 def read_training(run: str | Path) -> dict[str, Any]:
@@ -245,15 +246,12 @@ def read_budget(run: str | Path) -> pd.DataFrame | None:
     """The search budget's rows (`--search-budget`): suite, row, decoding, rank, answer,
     logprob, outcome, method (null in a run made as a probe); None where none was run."""
     if as_probe(run):
-        from genprobe.studies.brittleness.preset import model_free, study_suite
         from genprobe.studies.probe.results import read_large_search
 
         rows = read_large_search(run)
         if rows is None:
             return None
-        base = model_free(_config(run))[0]
-        suites = [study_suite(key, base) for key in rows["suite"]]
-        found = rows.assign(suite=suites, row=rows["index"], method=None)
+        found = rows.assign(suite=_study_suites(run, rows["suite"]), row=rows["index"], method=None)
         return found[list(BUDGET_COLUMNS)].reset_index(drop=True)
     files = _recorded(run, BUDGET)
     if not files:

@@ -29,9 +29,9 @@ from genprobe.models.architectures import (
 )
 from genprobe.models.architectures.recurrent import RecurrentConfig
 from genprobe.runs.config import Form, Recorded
-from genprobe.tasks.registry import load_task, task_name
+from genprobe.tasks.registry import TaskRef, task_name
 from genprobe.tasks.rewriting.task import RewritingTask
-from genprobe.tasks.task import Examples, Split, Task
+from genprobe.tasks.task import Examples, Split, Task, split_examples
 from genprobe.training.config import TrainConfig
 from genprobe.training.trainer import MemberSeeds
 
@@ -52,14 +52,6 @@ FLAT_MODEL = {
 }  # fmt: skip
 FLAT_SETTINGS = {"arch", "emb", *(name for m in FLAT_MODEL.values() for name in m.values())}
 ROLES = ("train", "validation")
-# a task recorded as its name and options, built again by `load_task`
-TaskRef = Annotated[
-    Task,
-    Form(
-        lambda task: {"name": task_name(task), "options": task.options()},
-        lambda task: load_task(task["name"], task["options"]),
-    ),
-]
 # an architecture recorded as its name and options, built again by `load_architecture`
 ArchitectureRef = Annotated[
     Architecture,
@@ -347,16 +339,6 @@ def over_time(config: Any) -> bool:
     """Whether the members of a run's config (a sweep's, or a language model's, which did not
     train) trained over time (`--steps`)."""
     return isinstance(config, SweepConfig) and config.train.steps is not None
-
-
-def split_examples(task: Task, split: str, size: int | None, data_seed: int) -> Examples:
-    """`size` examples of the task's split (None: as many as the split holds), generated from
-    the data seed; a finite split gives at most all it holds. A sweep's suites and a language
-    model's (`language_model.py`) are these, so that runs of one task and data seed are
-    evaluated on the same examples."""
-    spec = task.split_spec(split)
-    n = spec.size if size is None else size
-    return task.generate(split, min(n, spec.size) if spec.finite else n, data_seed)
 
 
 def _flat_model(identity: dict[str, Any]) -> dict[str, Any]:

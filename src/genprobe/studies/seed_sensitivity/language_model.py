@@ -6,8 +6,8 @@ which are the ways of asking it (prompt format × few-shot draw × sampling seed
 Member i is cell i of the prompt grid (format-major, as `PromptGrid.cells` lists them): the
 run's predictions name it in their `seed` column, as a grid sweep names its cells, so the
 sweep's summary, report, tables and `compare` read the run as they read a sweep's. The suites
-are a sweep's of the same task, data seed and suite size (`config.split_examples`), example for
-example. An endpoint's API is part of the config; how its requests are made (concurrency,
+are a sweep's of the same task, data seed and suite size (`tasks.task.split_examples`), example
+for example. An endpoint's API is part of the config; how its requests are made (concurrency,
 timeout, retries, the answer cache) and the device are not: they change no answer.
 
 Example:
@@ -23,10 +23,8 @@ from typing import ClassVar
 from genprobe.errors import ConfigError
 from genprobe.prompts import text_form
 from genprobe.runs.config import Recorded
-from genprobe.studies.seed_sensitivity.config import TaskRef, split_examples
-from genprobe.tasks.integration.task import IntegrationTask
-from genprobe.tasks.registry import task_name
-from genprobe.tasks.task import Examples, Task
+from genprobe.tasks.registry import TaskRef, task_name
+from genprobe.tasks.task import Examples, Task, split_examples
 from genprobe.under_test.adapters.prompted import Member
 from genprobe.under_test.settings import ModelSettings
 
@@ -38,13 +36,17 @@ class LanguageModelConfig(Recorded):
     """A `genprobe.runs.config.RunConfig`; `validated` checks it without loading the model."""
 
     FLAT: ClassVar[tuple[str, ...]] = ("model",)
+    NOT_OPTIONS: ClassVar[tuple[str, ...]] = ("model", "task")  # `--model`'s group; `--task`
     # hf:PATH, hf:ORG/NAME or openai:MODEL@URL, with its prompt grid and an endpoint's
     # settings; recorded at the top of the identity (`ModelSettings.flat_identity`, which
     # leaves the model's runtime settings out)
     model: ModelSettings
     task: TaskRef
-    data_seed: int = 0  # every suite is drawn from this seed and its own name, as a sweep's
-    suite_size: int | None = None  # None: each suite's own size (a finite one whole)
+    # With --model: seed of the suites' data; each suite is drawn from it and its own name, so
+    # a sweep's suites of the same seed and `suite_size` are the same examples.
+    data_seed: int = 0
+    # With --model: examples per test suite (default: each suite's size; a finite one whole).
+    suite_size: int | None = None
 
     @property
     def seeds(self) -> tuple[int, ...]:
@@ -79,7 +81,7 @@ class LanguageModelConfig(Recorded):
                 f"{LANGUAGE_MODELS} (a sweep's seeds: `genprobe evaluate RUN_DIR --input FILE`)",
                 str(self.model.spec),
             )
-        if isinstance(self.task, IntegrationTask):
+        if task_name(self.task) == "integration":
             raise ConfigError(
                 "--task", "a token task other than integration (whose models, openai: among "
                 "them, `genprobe integration evaluate` evaluates)", task_name(self.task),
