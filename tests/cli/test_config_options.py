@@ -179,7 +179,10 @@ def _as_help(config: type, comment: str) -> str:
         ("integration verify", VERIFIER, set()),
         ("integration brittleness", "genprobe.studies.brittleness.config:BrittlenessConfig",
          set()),
-        ("evaluate", LANGUAGE_MODEL, {"task"}),  # --task: a name, the config a task
+        ("evaluate", LANGUAGE_MODEL, {"task"}),
+        # the seeds as counts, the task by name: options of the command's own
+        ("sweep", "genprobe.studies.seed_sensitivity.config:SweepConfig",
+         {"seeds", "task", "init_seeds", "order_seeds"}),  # --task: a name, the config a task
     ],
 )  # fmt: skip
 def test_the_commands_options_are_their_configs_fields(command, config, own):

@@ -15,7 +15,8 @@ from genprobe.models.architectures.transformer import (
     matmul_attention,
 )
 from genprobe.tasks.registry import load_task
-from genprobe.training.trainer import MemberSeeds, SweepTrainer, TrainConfig
+from genprobe.training.config import MemberSeeds, TrainConfig
+from genprobe.training.trainer import SweepTrainer
 
 TASK = load_task("reverse_string")
 DATA = TASK.generate("train", 96, seed=0)

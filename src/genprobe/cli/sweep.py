@@ -36,6 +36,7 @@ from genprobe.cli.model_options import SEQUENCE, ModelOptions, with_model_option
 from genprobe.cli.paths import output_folder
 from genprobe.errors import ConfigError, GenprobeError
 from genprobe.runs.cpus import usable_cpus
+from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.training.config import TrainConfig
 
@@ -148,6 +149,7 @@ ARCHITECTURES_OWN = dict.fromkeys((f.name for f in fields(ModelFlags)), "the arc
 
 @with_config_options(ModelFlags, "model_flags", derived=ARCHITECTURES_OWN)
 @with_config_options(TrainConfig, "train", dict, given_only=True)
+@with_config_options(SweepConfig, "data", dict)
 def sweep(
     out: Path = typer.Option(
         ...,
@@ -169,14 +171,7 @@ def sweep(
     order_seeds: int = typer.Option(
         None, help="Data-order seeds of the grid (order, dropout, random positions)."
     ),
-    data_seed: int = typer.Option(0, help="Seed of the data (all splits)."),
-    train_size: int = typer.Option(
-        None, help="Training examples (default: the training split's size; a finite one whole)."
-    ),
-    validation_size: int = typer.Option(2_000, help="Validation examples (early stopping)."),
-    suite_size: int = typer.Option(
-        None, help="Examples per test suite (default: each suite's size; a finite one whole)."
-    ),
+    data: dict[str, Any] = FROM_CONFIG,  # --data-seed, --train-size, … and --seeds-per-shard
     train: dict[str, Any] = FROM_CONFIG,  # --batch-size, --lr, … as given
     full_batch: bool = typer.Option(
         False, "--full-batch", help="Every step on the whole training set (sets --batch-size)."
@@ -206,11 +201,6 @@ def sweep(
         "(task.train_fraction=0.3,0.5), a training setting (train.weight_decay=0.1,1) or a model "
         "option (model.hidden=64,128). --out then holds one run per cell and grid.json.",
     ),
-    seeds_per_shard: int = typer.Option(
-        25,
-        help="Seeds trained as one stacked model, one process each (50 seeds: two, one per "
-        "core of a laptop); the numbers do not depend on it.",
-    ),
     device: str = DEVICE,
     workers: int = typer.Option(
         None,
@@ -228,10 +218,10 @@ def sweep(
 ) -> None:
     """Train N seeds of a model on a task at once, evaluate every suite, report. Resumable."""
     from genprobe.options import field_types, parse_pairs, typed_options
-    from genprobe.studies.seed_sensitivity.config import SweepConfig
     from genprobe.studies.seed_sensitivity.grid import parse_axes, parse_settings
     from genprobe.tasks.registry import load_task
 
+    train_size = data["train_size"]
     # the members counted before any work (the task loaded, its training split drawn)
     count = SweepConfig.member_count(seeds, init_seeds, order_seeds)
     addressed = parse_settings(settings or [])
@@ -262,12 +252,9 @@ def sweep(
     config = SweepConfig(
         seeds=(first_seed,),  # the members once they are known to fit
         task=chosen,
-        data_seed=data_seed,
-        validation_size=validation_size,
-        suite_size=suite_size,
         model=model,
         train=trained,
-        seeds_per_shard=seeds_per_shard,
+        **{name: value for name, value in data.items() if name != "train_size"},
     ).with_sizes(train_size, full_batch)
     # before the members are listed: a billion of them would fill the memory by themselves
     check_memory(config, count, workers or usable_cpus())

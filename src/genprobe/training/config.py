@@ -124,3 +124,11 @@ class TrainConfig(Recorded):
 
     def validated(self) -> TrainConfig:
         return self  # checked in __post_init__: no TrainConfig is ever unchecked
+
+
+@dataclass(frozen=True)
+class MemberSeeds:
+    """A member's seeds: one for its weights, one for everything random in its training."""
+
+    init: int  # the weights' initialization
+    order: int  # the data order and every random draw of a training step (dropout, positions)

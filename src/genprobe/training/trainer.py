@@ -57,7 +57,7 @@ from genprobe.models.architectures import Architecture, ModelShape
 from genprobe.models.member_stack import MemberStack
 from genprobe.runs.resume import load_state, save_state
 from genprobe.training.captured import CapturedStep
-from genprobe.training.config import TrainConfig
+from genprobe.training.config import MemberSeeds, TrainConfig
 from genprobe.training.counter_noise import counter_uniforms, member_keys
 from genprobe.training.loss import member_losses, shared_example_losses
 from genprobe.training.step_inputs import StepInputs
@@ -155,12 +155,6 @@ class Progress:
 
 
 Validator = Callable[[MemberStack], np.ndarray]  # model → (S,) validation accuracy
-
-
-@dataclass(frozen=True)
-class MemberSeeds:
-    init: int  # the weights' initialization
-    order: int  # the data order and every random draw of a training step (dropout, positions)
 
 
 def member_stream(seed: int, stream: int) -> int:

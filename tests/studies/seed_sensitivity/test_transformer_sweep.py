@@ -11,7 +11,7 @@ from genprobe.models.architectures.transformer import TransformerSeedConfig
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.members import load_members
 from genprobe.tasks import load_task
-from genprobe.training.trainer import MemberSeeds
+from genprobe.training.config import MemberSeeds
 
 ADDITION = ["--task", "addition", "--task-option", "train_digits=3"]
 ADDITION += ["--task-option", "test_lengths=4-5", "--task-option", "format=reversed"]

@@ -19,7 +19,6 @@ from typing import Annotated, Any, ClassVar
 
 import numpy as np
 
-from genprobe.data.seq2seq import N_SPECIAL
 from genprobe.errors import ConfigError
 from genprobe.models.architectures import (
     Architecture,
@@ -27,13 +26,11 @@ from genprobe.models.architectures import (
     architecture_name,
     load_architecture,
 )
-from genprobe.models.architectures.recurrent import RecurrentConfig
 from genprobe.runs.config import Form, Recorded
 from genprobe.tasks.registry import TaskRef, task_name
 from genprobe.tasks.rewriting.task import RewritingTask
 from genprobe.tasks.task import Examples, Split, Task, split_examples
-from genprobe.training.config import TrainConfig
-from genprobe.training.trainer import MemberSeeds
+from genprobe.training.config import MemberSeeds, TrainConfig
 
 # Before architectures were plug-ins, a run's identity held the model's options as flat
 # settings, with the architecture as `arch` (absent: recurrent): option -> flat name. A
@@ -70,6 +67,15 @@ class SweepConfig(Recorded):
     `seeds_per_shard` and `eval_batch_size` change no number but are hashed as they always
     were, so stored runs keep their hash."""
 
+    # `genprobe sweep`'s options are the data's and the shards' settings (the seeds, task,
+    # model and training have options of their own); a split's whole size where not given
+    NOT_OPTIONS: ClassVar[tuple[str, ...]] = (
+        "seeds", "task", "model", "train", "eval_batch_size", "init_seeds", "order_seeds",
+    )  # fmt: skip
+    DERIVED_DEFAULTS: ClassVar[dict[str, str]] = {
+        "train_size": "the training split's size; a finite one whole",
+        "suite_size": "each suite's size; a finite one whole",
+    }
     # settings added after runs existed: a nested one as `train.name`
     ADDED_DEFAULTS: ClassVar[dict[str, Any]] = {
         "train.optimizer": "sgd",
@@ -87,17 +93,17 @@ class SweepConfig(Recorded):
     # numbered 0 .. I·O-1 init-major; otherwise member s has init and order seed s.
     seeds: tuple[int, ...]
     task: TaskRef = field(default_factory=RewritingTask)
-    data_seed: int = 0  # every split is drawn from this seed and its own name
-    train_size: int = 100_000
-    validation_size: int = 2_000
-    suite_size: int | None = 2_000  # None: each suite's own size (a finite one whole)
+    data_seed: int = 0  # Seed of the data: every split is drawn from it and its own name.
+    train_size: int = 100_000  # Training examples.
+    validation_size: int = 2_000  # Validation examples (early stopping).
+    suite_size: int | None = 2_000  # Examples per test suite (None: each suite's whole).
     # the architecture and its options (`genprobe.models.architectures`)
-    model: ArchitectureRef = field(default_factory=RecurrentConfig)
+    model: ArchitectureRef = field(default_factory=lambda: load_architecture("recurrent", {}))
     train: TrainConfig = field(default_factory=TrainConfig)
     eval_batch_size: int = 500  # examples decoded at once by all members
-    # Seeds trained as one stacked model (one `train` shard); None: all seeds at once. It sets
-    # how the work is split, not what a seed computes: member k of any stack is bit for bit
-    # seed k trained alone (tests/training/test_trainer.py).
+    # Seeds trained as one stacked model, one process each (50 seeds: two, one per core of a
+    # laptop); the numbers do not depend on it: member k of any stack is bit for bit seed k
+    # trained alone. None (in a config): all at once.
     seeds_per_shard: int | None = 25
     init_seeds: tuple[int, ...] | None = None
     order_seeds: tuple[int, ...] | None = None
@@ -216,6 +222,8 @@ class SweepConfig(Recorded):
     def model_shape(self) -> ModelShape:
         """The task's side of the model's size: vocabularies with the special ids, the longest
         training input and output, and the longest sequence any role holds."""
+        from genprobe.data.seq2seq import N_SPECIAL
+
         task = self.task
         src_len = self.longest_input("train")
         longest = max(self.longest_input(role) for role in self.roles())
