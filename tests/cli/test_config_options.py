@@ -220,6 +220,14 @@ MODEL = "genprobe.cli.model_options:ModelOptions"
          {"out", "operators", "workers", "start_method", "backend", "ray_address"}),
         # the model-option group's --model, --batch-size and --device
         ("integration score", [MODEL], {"input_path", "as_json"}),
+        # the seeds as counts, the task and architecture by name and their options, the grid,
+        # where it runs and what it reports
+        ("sweep",
+         ["genprobe.training.config:TrainConfig", "genprobe.cli.sweep:ModelFlags",
+          "genprobe.studies.seed_sensitivity.config:SweepConfig"],
+         {"out", "task", "task_option", "seeds", "first_seed", "init_seeds", "order_seeds",
+          "full_batch", "arch", "model_option", "settings", "vary", "device", "workers",
+          "backend", "ray_address", "threshold", "report", "as_json"}),
         # a sweep's run directory, or a language model (its group, its task and its suites)
         ("evaluate", [MODEL, LANGUAGE_MODEL],
          {"run_dir", "input", "name", "task", "task_option", "out", "threshold", "report",
