@@ -3,14 +3,26 @@
 Opening an existing directory with a different config is refused, so a resumed run can never
 mix results of two configurations; a study may allow one exception, a config that extends the
 stored one (a sweep with more seeds), and the directory then grows into the new config.
+
+One process writes a run directory at a time: `open_run` takes an OS lock on its `run.lock`
+(released when the study's driver, a function under `@writes_runs`, returns, or when the
+process dies, however), and a second process on it is refused naming the first. The lock file
+holds who holds it, and is emptied when it is released.
 """
 
 from __future__ import annotations
 
+import contextvars
+import fcntl
+import functools
 import json
+import os
+import socket
+import sys
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from genprobe.errors import DifferentRunError, GenprobeError, RunDirError
 from genprobe.runs.atomic import write_json
@@ -18,6 +30,25 @@ from genprobe.runs.config import RunConfig
 from genprobe.runs.provenance import config_hash, provenance
 
 CONFIG_FILE = "config.json"
+LOCK_FILE = "run.lock"
+
+F = TypeVar("F", bound=Callable[..., Any])
+# the run directories this process holds locked (their lock files' descriptors), and those
+# the running driver opened, unlocked when it ends (None: no driver runs)
+_HELD: dict[Path, int] = {}
+_OPENED: contextvars.ContextVar[list[Path] | None] = contextvars.ContextVar("opened", default=None)
+
+
+def _forgotten_in_child() -> None:
+    """A forked worker closes its copies of the locks: so that one outliving its killed
+    driver for a moment does not hold the run (closing them releases nothing of the
+    parent's, whose descriptors stay open)."""
+    for lock in _HELD.values():
+        os.close(lock)
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_forgotten_in_child)
 
 
 def open_run(
@@ -47,6 +78,35 @@ def open_run(
     it, since its rerun may need nothing it checks (a finished one only reads).
     """
     path = Path(path).absolute()
+    created = [p for p in (path, *path.parents) if not p.exists()]
+    path.mkdir(parents=True, exist_ok=True)
+    acquired, locked_before = path not in _HELD, (path / LOCK_FILE).exists()
+    lock_run(path)
+    try:
+        return _open(path, kind, config, extends, older_kinds, notes, starts)
+    except BaseException:  # refused or interrupted: what this call added is taken back
+        if acquired:
+            _unlock(path)
+        if not locked_before:
+            (path / LOCK_FILE).unlink(missing_ok=True)
+        for folder in created:
+            if folder.exists() and not any(folder.iterdir()):
+                folder.rmdir()
+        raise
+    finally:
+        if _OPENED.get() is None:  # no driver holds it: locked only while it was opened
+            _unlock(path)
+
+
+def _open(
+    path: Path,
+    kind: str,
+    config: RunConfig,
+    extends: Callable[[Any], bool] | None,
+    older_kinds: tuple[str, ...],
+    notes: Callable[[], Mapping[str, Any]] | None,
+    starts: Callable[[], None] | None,
+) -> Path:
     identity = config.identity()
     digest = config_hash(identity)
     if (path / CONFIG_FILE).exists():
@@ -75,7 +135,7 @@ def open_run(
         else:
             differences = config_differences(current or stored.get("config", {}), identity)
         raise DifferentRunError(path, differences or [("config hash", stored.get("hash"), digest)])
-    if path.exists() and any(path.iterdir()):
+    if any(p.name != LOCK_FILE for p in path.iterdir()):
         raise RunDirError(
             f"{path} exists, is not empty and has no {CONFIG_FILE}: choose another --out"
         )
@@ -91,6 +151,77 @@ def open_run(
         },
     )
     return path
+
+
+def writes_runs(driver: F) -> F:
+    """A study's driver: the run directories it opens (`open_run`, `lock_run`) stay locked
+    until it returns or raises; a driver it calls shares its locks."""
+
+    @functools.wraps(driver)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _OPENED.get() is not None:  # called by another driver, which holds the locks
+            return driver(*args, **kwargs)
+        token = _OPENED.set([])
+        try:
+            return driver(*args, **kwargs)
+        finally:
+            for path in _OPENED.get() or []:
+                _unlock(path)
+            _OPENED.reset(token)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def lock_run(path: str | Path) -> None:
+    """Lock the run directory `path` for this process, until the driver running returns (see
+    `writes_runs`).
+
+    Raises:
+        RunDirError: another process holds it (named by its process id, host and command).
+    """
+    path = Path(path).absolute()
+    if path not in _HELD:
+        lock = os.open(path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # or BlockingIOError at once
+        except BlockingIOError:
+            holder = os.read(lock, 4096).decode("utf-8", "replace")
+            os.close(lock)
+            raise RunDirError(f"{path} is in use: {_holder(holder)}; wait for it to end, or "
+                              "choose another --out") from None  # fmt: skip
+        os.ftruncate(lock, 0)
+        os.write(lock, json.dumps(_this_process()).encode())
+        _HELD[path] = lock
+    opened = _OPENED.get()
+    if opened is not None and path not in opened:
+        opened.append(path)
+
+
+def _unlock(path: Path) -> None:
+    """Release this process's lock of `path`."""
+    lock = _HELD.pop(path, None)
+    if lock is not None:
+        os.ftruncate(lock, 0)  # an empty lock file: nobody holds it
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        os.close(lock)
+
+
+def _this_process() -> dict[str, Any]:
+    return {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "command": " ".join(["genprobe", *sys.argv[1:]])[:300],
+        "since": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+    }
+
+
+def _holder(text: str) -> str:
+    """Who holds a lock, as its lock file says (written by `_this_process`)."""
+    try:
+        held = json.loads(text)
+        return f"process {held['pid']} on {held['host']} ({held['command']}) since {held['since']}"
+    except (ValueError, KeyError, TypeError):
+        return "another process holds its lock"
 
 
 def _as_read_today(config: RunConfig, stored: dict[str, Any]) -> dict[str, Any] | None:

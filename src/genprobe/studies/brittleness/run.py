@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from genprobe.runs.executor import Executor, Stage, run_stage
+from genprobe.runs.rundir import writes_runs
 from genprobe.runs.shards import Outputs, Shard, json_bytes
 from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.brittleness.preset import as_probe, model_free
@@ -64,6 +65,7 @@ SAID = {
 Log = Callable[[str], None]
 
 
+@writes_runs
 def run_brittleness(
     config: BrittlenessConfig,
     out: str | Path,

@@ -18,7 +18,7 @@ import torch
 
 from genprobe.errors import ConfigError
 from genprobe.models.checkpoints import load_transformer
-from genprobe.runs.rundir import CONFIG_FILE, open_run
+from genprobe.runs.rundir import CONFIG_FILE, open_run, writes_runs
 from genprobe.studies.integration_train.config import IntegrationTrainConfig
 from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
 from genprobe.studies.integration_train.validation import greedy_fail_at_1
@@ -31,6 +31,7 @@ from genprobe.training.seq2seq_transformer import (
 )
 
 
+@writes_runs
 def run_training(
     config: IntegrationTrainConfig,
     out: str | Path,

@@ -24,6 +24,7 @@ done, so a killed run ends with the results of an uninterrupted one, on the same
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -36,7 +37,7 @@ from genprobe.analysis.judged import from_probe
 from genprobe.errors import ConfigError
 from genprobe.runs.config import RunConfig
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
-from genprobe.runs.rundir import CONFIG_FILE, open_run
+from genprobe.runs.rundir import CONFIG_FILE, open_run, writes_runs
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import DecodeStage, decode_shards
@@ -94,6 +95,7 @@ def _answers(config: ProbeConfig, task: Task) -> None:
     config.model.sequence_model(task, device="cpu").check()
 
 
+@writes_runs
 def run_probe(
     config: ProbeConfig,
     out: str | Path,
@@ -127,8 +129,12 @@ def run_probe(
         for shard in decode_shards(suite, config.k, config.shard_size)
     ]
     if pending := ShardStore(run).pending(shards):
-        what = "suites" if config.shard_size is None else "shards"
-        log(f"decoding {len(pending)} {what}: {', '.join(shard.key for shard in pending)}")
+        if config.shard_size is None:
+            log(f"decoding {len(pending)} suites: {', '.join(shard.key for shard in pending)}")
+        else:  # a shard's key is its suite's and its number: the shards counted by suite
+            counted = Counter(shard.key.rpartition(".")[0] for shard in pending)
+            by_suite = ", ".join(f"{suite} ({n})" for suite, n in counted.items())
+            log(f"decoding {len(pending)} shards of {len(counted)} suites: {by_suite}")
     executor = executor or LocalExecutor(workers=config.workers)
     run_stage(run, DecodeStage(config), shards, executor)
     if config.derived and not any(suite.kind == "derived" for suite in suites):

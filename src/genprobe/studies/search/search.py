@@ -47,7 +47,7 @@ from genprobe.runs.atomic import atomic_path
 from genprobe.runs.budget import Budget
 from genprobe.runs.config import RunConfig
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
-from genprobe.runs.rundir import open_run
+from genprobe.runs.rundir import open_run, writes_runs
 from genprobe.runs.shards import Shard, ShardStore
 from genprobe.studies.search.analysis import analyse
 from genprobe.studies.search.config import SearchConfig
@@ -145,6 +145,7 @@ class TaskBreeder:
             frame.to_parquet(tmp, index=False)
 
 
+@writes_runs
 def run_search(
     config: SearchConfig,
     out: str | Path,

@@ -34,7 +34,7 @@ from genprobe.errors import ConfigError, ModelCapabilityError, RunDirError
 from genprobe.models.device import check_device
 from genprobe.runs.atomic import write_json
 from genprobe.runs.executor import Executor, LocalExecutor, relayed, run_stage
-from genprobe.runs.rundir import CONFIG_FILE, open_run
+from genprobe.runs.rundir import CONFIG_FILE, lock_run, open_run, writes_runs
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
@@ -66,6 +66,7 @@ from genprobe.under_test.sequences import SequenceModel
 Log = Callable[[str], None]
 
 
+@writes_runs
 def run_sweep(
     config: SweepConfig,
     out: str | Path,
@@ -167,6 +168,7 @@ def _describe(config: SweepConfig, data: dict[str, Examples]) -> dict[str, Any]:
     return described
 
 
+@writes_runs
 def evaluate_external(
     run: str | Path,
     src: np.ndarray,
@@ -185,6 +187,7 @@ def evaluate_external(
     check_device(device)
     run = Path(run).absolute()
     config = read_sweep(run)
+    lock_run(run)
     _check_name(name, config.roles())
     untaken = np.flatnonzero(~config.takes(src))
     if len(untaken):
@@ -200,6 +203,7 @@ def evaluate_external(
     return run / prediction_path(name)
 
 
+@writes_runs
 def evaluate_language_model(
     config: LanguageModelConfig,
     out: str | Path,

@@ -23,7 +23,7 @@ from typing import Any
 
 from genprobe.runs.executor import Executor, Stage, run_stage
 from genprobe.runs.pool import DeadlinePool
-from genprobe.runs.rundir import open_run
+from genprobe.runs.rundir import open_run, writes_runs
 from genprobe.runs.shards import Outputs, Shard, ShardStore
 from genprobe.tasks.integration.generation import GenerationReport, Kept
 from genprobe.tasks.integration.generation_config import GenerationConfig
@@ -88,6 +88,7 @@ def _merge(kept: Kept, lines: bytes) -> None:
             kept.counters[outcome["status"]] += 1
 
 
+@writes_runs
 def generate_run(
     config: GenerationConfig,
     run: str | Path,

@@ -34,12 +34,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from genprobe.runs.executor import Executor
+from genprobe.runs.rundir import writes_runs
 from genprobe.studies.search.loop import Log
 from genprobe.studies.search.sagga.config import SaggaConfig
 from genprobe.studies.search.sagga.study import SAGGA
 from genprobe.studies.search.search import run_search
 
 
+@writes_runs
 def run_sagga(
     config: SaggaConfig,
     out: str | Path,
