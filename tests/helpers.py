@@ -9,13 +9,15 @@ import os
 import random
 import shutil
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import sympy as sp
 import torch
 
-from genprobe.runs.provenance import file_sha256
+from genprobe.runs.provenance import config_hash, file_sha256
+from genprobe.runs.sealed import CHECKSUM, seal
 from genprobe.tasks.integration import X, from_sympy, problem_prefix, to_prefix
 
 
@@ -63,7 +65,8 @@ def rerecord(run, path) -> None:
         recorded = json.loads(manifest.read_text())
         if name in recorded["files"]:
             recorded["files"][name] = file_sha256(path)
-            manifest.write_text(json.dumps(recorded))
+            recorded.pop(CHECKSUM, None)
+            manifest.write_text(json.dumps(seal(recorded)))
 
 
 def square_slowly(delay: float, n: int) -> int:
@@ -301,3 +304,12 @@ def model_settings(spec, **settings):
              "samples": "samples", "prompt_seed": "seed"}  # fmt: skip
     grid = {names[k]: settings.pop(k) for k in list(settings) if k in names}
     return ModelSettings(ModelSpec.read(spec), prompts=PromptGrid(**grid), **settings)
+
+
+def write_run_config(run: Path, kind: str, config: dict | None = None) -> None:
+    """A run directory's `config.json` as genprobe writes it (kind, config and its hash), for
+    tests that need a run of a kind without running one."""
+    config = {} if config is None else config
+    run.mkdir(parents=True, exist_ok=True)
+    stored = {"kind": kind, "hash": config_hash(config), "config": config}
+    (run / "config.json").write_text(json.dumps(stored))

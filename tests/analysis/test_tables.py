@@ -9,6 +9,7 @@ import pytest
 
 from genprobe import export_tables, read_tables
 from genprobe.analysis.judged import COLUMNS
+from genprobe.runs.provenance import config_hash
 from genprobe.studies import STUDIES
 from genprobe.studies.search.sagga.results import read_archive
 from genprobe.studies.seed_sensitivity import run_sweep
@@ -112,7 +113,7 @@ def test_export_goes_into_the_run_by_default(sweep):
     "config, args, message",
     [
         (None, [], "is not a run directory (no config.json)"),
-        ({"kind": "unheard-of", "hash": "0", "config": {}}, [], "which no study knows"),
+        ({"kind": "unheard-of", "hash": config_hash({}), "config": {}}, [], "which no study knows"),
         ("sweep", ["--format", "xlsx"], "--format must be one of csv, parquet. Got 'xlsx'"),
     ],
 )

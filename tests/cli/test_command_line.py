@@ -12,6 +12,7 @@ from typing import ClassVar
 
 import pytest
 import typer
+from helpers import write_run_config
 
 import genprobe
 from genprobe.cli import app
@@ -181,8 +182,7 @@ def test_ctrl_c_in_a_report_says_what_its_studys_report_keeps(
     """A SAGGA search's report runs tagging shards; a probe's reads its files alone."""
     study = next(study for study in STUDIES if study.kind == kind)
     monkeypatch.setattr(study.report.replace(":", "."), _interrupt)
-    (run := tmp_path / "run").mkdir()
-    (run / "config.json").write_text(json.dumps({"kind": kind}))
+    write_run_config(run := tmp_path / "run", kind)
     code, _, err = cli("report", str(run))
     assert (code, err.splitlines()) == (130, [f"genprobe: interrupted; {said}"])
 

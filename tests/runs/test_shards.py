@@ -3,9 +3,10 @@ crash, refused outside the run; worker processes give the files one process give
 
 import hashlib
 import json
+import re
 
 import pytest
-from helpers import damage
+from helpers import damage, write_run_config
 from shard_stages import (
     BrokenSetup,
     HalfThenWhole,
@@ -19,6 +20,7 @@ from shard_stages import (
 from genprobe.errors import ConfigError, DamagedFileError, GenprobeWarning, RunDirError
 from genprobe.runs import atomic
 from genprobe.runs.executor import LocalExecutor, run_stage
+from genprobe.runs.provenance import config_hash
 from genprobe.runs.shards import Shard, ShardStore
 
 
@@ -210,3 +212,32 @@ def test_shard_names_are_short_file_names_and_workers_at_least_one():
         Shard("train", "../up")
     with pytest.raises(ConfigError):
         LocalExecutor(workers=0)
+
+
+def test_a_manifest_edited_so_that_it_still_parses_is_damaged_not_a_list_of_other_files(
+    tmp_path,
+):
+    run_stage(tmp_path, Squares(), squares(2))
+    manifest = tmp_path / "shards" / "square" / "01.json"
+    manifest.write_text(manifest.read_text().replace("squares/01.parquet", "squares/81.parquet"))
+    damaged = re.escape(f"{manifest} is damaged (its checksum differs from its contents)")
+    with pytest.raises(DamagedFileError, match=f"{damaged}; .* compute shard square/01 again"):
+        ShardStore(tmp_path).outputs("square")
+    with pytest.warns(GenprobeWarning, match=f"{damaged}; computing shard square/01 again"):
+        assert run_stage(tmp_path, Squares(), squares(2)) == 1
+    assert not (tmp_path / "squares" / "81.parquet").exists()
+    assert len(ShardStore(tmp_path).outputs("square")) == 4
+
+
+def test_a_shard_made_under_another_config_is_not_this_runs(tmp_path):
+    """Two commands with different configs on one directory: the second's shards have the
+    first's specs (a chunk of seeds), and are still not taken as the first's results."""
+    write_run_config(tmp_path, "squares", {"lr": 0.3})
+    run_stage(tmp_path, Squares(), squares(2))
+    write_run_config(tmp_path, "squares", {"lr": 0.125})
+    made_under = f"was made under another config ({config_hash({'lr': 0.3})}, not this run's"
+    with pytest.raises(DamagedFileError, match=re.escape(made_under)):
+        ShardStore(tmp_path).outputs("square")
+    with pytest.warns(GenprobeWarning, match=re.escape(made_under)):
+        assert run_stage(tmp_path, Squares(), squares(2)) == 2
+    assert len(ShardStore(tmp_path).outputs("square")) == 4

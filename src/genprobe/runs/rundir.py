@@ -24,10 +24,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from genprobe.errors import DifferentRunError, GenprobeError, RunDirError
+from genprobe.errors import DamagedFileError, DifferentRunError, GenprobeError, RunDirError
 from genprobe.runs.atomic import write_json
 from genprobe.runs.config import RunConfig
 from genprobe.runs.provenance import config_hash, provenance
+from genprobe.runs.sealed import intact, seal
 
 CONFIG_FILE = "config.json"
 LOCK_FILE = "run.lock"
@@ -121,13 +122,15 @@ def _open(
         if same_kind and extends is not None and extends(earlier(stored["config"])):
             write_json(
                 path / CONFIG_FILE,
-                {
-                    "kind": kind,
-                    "hash": digest,
-                    "config": identity,
-                    "provenance": {**provenance(), **(notes() if notes else {})},
-                    "extended_from": [*stored.get("extended_from", []), stored["hash"]],
-                },
+                seal(
+                    {
+                        "kind": kind,
+                        "hash": digest,
+                        "config": identity,
+                        "provenance": {**provenance(), **(notes() if notes else {})},
+                        "extended_from": [*stored.get("extended_from", []), stored["hash"]],
+                    }
+                ),
             )
             return path
         if not same_kind:
@@ -143,12 +146,14 @@ def _open(
         starts()
     write_json(
         path / CONFIG_FILE,
-        {
-            "kind": kind,
-            "hash": digest,
-            "config": identity,
-            "provenance": {**provenance(), **(notes() if notes else {})},
-        },
+        seal(
+            {
+                "kind": kind,
+                "hash": digest,
+                "config": identity,
+                "provenance": {**provenance(), **(notes() if notes else {})},
+            }
+        ),
     )
     return path
 
@@ -254,10 +259,38 @@ def _as_json(value: Any) -> Any:
 
 
 def read_config(path: str | Path) -> dict[str, Any]:
+    """The run's `config.json`: its kind, config, hash and provenance.
+
+    Raises:
+        RunDirError: `path` is not a run directory.
+        DamagedFileError: the file is not readable, or what it records is not what was written
+            (its config does not give its hash, or its checksum differs): an edit or a flipped
+            bit that still parses is damage, never a setting.
+    """
     file = Path(path) / CONFIG_FILE
     try:
-        return json.loads(file.read_text(encoding="utf-8"))
+        stored = json.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RunDirError(f"{path} is not a run directory (no {CONFIG_FILE})") from None
-    except (OSError, json.JSONDecodeError) as error:
-        raise RunDirError(f"{file}: unreadable ({error})") from None
+    except (OSError, ValueError) as error:  # ValueError: not JSON, not UTF-8
+        raise DamagedFileError(file, f"is unreadable ({error})", _RESTORE) from None
+    if not isinstance(stored, dict) or not all(
+        isinstance(stored.get(key), kind)
+        for key, kind in (("kind", str), ("hash", str), ("config", dict))
+    ):
+        raise DamagedFileError(file, "is not a run's config (kind, hash, config)", _RESTORE)
+    if config_hash(stored["config"]) != stored["hash"]:
+        raise DamagedFileError(
+            file,
+            f"is damaged (its config does not give the hash it records, {stored['hash']})",
+            _RESTORE,
+        )
+    if not intact(stored):
+        raise DamagedFileError(
+            file, "is damaged (its checksum differs from its contents)", _RESTORE
+        )
+    return stored
+
+
+# config.json names what made the run, so nothing can compute it again.
+_RESTORE = "put back a copy of it, or run the command again with another --out"

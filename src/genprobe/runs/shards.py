@@ -4,10 +4,11 @@ Every study is shaped the same way:
 
     run   = a hashed config (rundir.py) + ordered lists of shards, one list per stage
     shard = (stage, key, spec): a pure function of its spec and the run's config gives files
-    store = the driver writes a shard's files atomically, then its manifest (with each file's
-            sha256); a shard whose manifest exists, names the same spec and lists files that
-            all exist with those digests is done, so rerunning a killed run skips it (and a
-            shard whose spec changed, or whose file is missing or damaged, runs again)
+    store = the driver writes a shard's files atomically, then its manifest (each file's
+            sha256, the manifest sealed by its own checksum); a shard whose manifest exists,
+            names the same spec and lists files that all exist with those digests is done, so
+            rerunning a killed run skips it (and a shard whose spec changed, or whose file is
+            missing or damaged, runs again)
 
 A shard's function never writes into the run directory itself: it returns its files
 (run-relative path -> bytes), so the same function can run in this process, in a worker
@@ -16,7 +17,9 @@ wants to resume inside itself (a long training) goes to its scratch directory, w
 disposable.
 
 The manifest records where and how the shard ran (device, host, seconds): facts about the run,
-not part of its identity, so a run started on a GPU can be finished on a CPU.
+not part of its identity, so a run started on a GPU can be finished on a CPU. It also records
+the hash of the config it was made under: a shard of another config (written by another
+command on the same directory) is never taken as this run's, though its spec is the same.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ from typing import Any
 from genprobe.errors import DamagedFileError, RunDirError, warn
 from genprobe.runs.atomic import atomic_path, write_json
 from genprobe.runs.provenance import file_sha256
-from genprobe.runs.rundir import CONFIG_FILE
+from genprobe.runs.rundir import CONFIG_FILE, read_config
+from genprobe.runs.sealed import intact, seal
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9=_.,+-]{0,127}$")
 MANIFESTS = "shards"
@@ -85,6 +89,18 @@ class ShardStore:
 
     def __init__(self, run: str | Path) -> None:
         self.run = Path(run)
+        self._configs: tuple[str, ...] | None = None
+
+    def configs(self) -> tuple[str, ...]:
+        """The hashes of the configs whose shards are this run's: its own, then those it grew
+        from (a manifest records the one it was made under). Empty outside a run directory."""
+        if self._configs is None:
+            if (self.run / CONFIG_FILE).is_file():
+                stored = read_config(self.run)
+                self._configs = (stored["hash"], *stored.get("extended_from", []))
+            else:
+                self._configs = ()
+        return self._configs
 
     def _manifest(self, stage: str, key: str) -> Path:
         return self.run / MANIFESTS / stage / f"{key}.json"
@@ -101,9 +117,16 @@ class ShardStore:
             return None
         except (OSError, ValueError):  # ValueError: not JSON, not UTF-8
             recorded = None
+        shard = f"{manifest.parent.name}/{manifest.stem}"
         if not isinstance(recorded, dict) or not isinstance(recorded.get("files"), dict):
-            shard = f"{manifest.parent.name}/{manifest.stem}"
             raise DamagedFileError(manifest, "is not a readable shard manifest", _redo(shard))
+        if not intact(recorded):
+            problem = "is damaged (its checksum differs from its contents)"
+            raise DamagedFileError(manifest, problem, _redo(shard))
+        made_under, configs = recorded.get("config"), self.configs()
+        if made_under is not None and configs and made_under not in configs:
+            problem = f"was made under another config ({made_under}, not this run's {configs[0]})"
+            raise DamagedFileError(manifest, problem, _redo(shard))
         return recorded
 
     def _check(self, shard: str, recorded: dict[str, Any], suffix: str = "") -> list[Path]:
@@ -179,13 +202,18 @@ class ShardStore:
             _write_bytes(targets[path], data)
         write_json(
             self._manifest(shard.stage, shard.key),
-            {
-                "host": platform.node(),
-                **facts,
-                "shard": shard.name,
-                "spec": shard.digest,
-                "files": {path: hashlib.sha256(data).hexdigest() for path, data in outputs.items()},
-            },
+            seal(
+                {
+                    "host": platform.node(),
+                    **facts,
+                    "shard": shard.name,
+                    "spec": shard.digest,
+                    **({"config": self.configs()[0]} if self.configs() else {}),
+                    "files": {
+                        path: hashlib.sha256(data).hexdigest() for path, data in outputs.items()
+                    },
+                }
+            ),
         )
 
     def _target(self, shard: Shard, path: str) -> Path:

@@ -148,3 +148,24 @@ def test_a_rerun_names_a_damaged_training_file_once_and_each_rerun_names_it_agai
         assert err.count(f"genprobe: warning: {file} is damaged") == 1, err
         assert err.count("warning") == 1, err  # and nothing else is
         assert file.read_bytes() == (over_time / damaged).read_bytes()
+
+
+@pytest.mark.parametrize(
+    "edit, problem",
+    [
+        (('"max_epochs": 2', '"max_epochs": 3'), "its config does not give the hash"),
+        (('"torch": "', '"torch": "9'), "its checksum differs from its contents"),
+    ],
+)
+def test_an_edited_config_that_still_parses_is_damage_for_report_and_rerun(cli, run, edit, problem):
+    """A setting or a recorded fact changed in config.json is never printed or kept."""
+    config = run / "config.json"
+    assert edit[0] in config.read_text()
+    config.write_text(config.read_text().replace(*edit, 1))
+    edited, before = config.read_bytes(), sorted(p for p in run.rglob("*") if p.is_file())
+    for command in (("report", str(run)), (*SWEEP, "--out", str(run))):
+        code, _, err = cli(*command)
+        assert code == 2 and err.startswith(f"genprobe: error: {config} is damaged ({problem}")
+        assert len(err.splitlines()) == 1, err
+    assert config.read_bytes() == edited
+    assert sorted(p for p in run.rglob("*") if p.is_file()) == before

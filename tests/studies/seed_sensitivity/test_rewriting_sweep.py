@@ -11,6 +11,7 @@ from helpers import rerecord
 
 from genprobe.analysis.judged import COLUMNS
 from genprobe.cli import main
+from genprobe.runs.provenance import config_hash
 
 TINY = [
     "--seeds",
@@ -243,7 +244,8 @@ def test_generate_then_check(tmp_path, capsys):
     "config, message",
     [
         (None, "is not a run directory (no config.json)"),
-        ({"kind": "unheard-of", "hash": "0", "config": {}}, "which no study knows"),
+        ({"kind": "unheard-of", "hash": config_hash({}), "config": {}}, "which no study knows"),
+        ({"kind": "sweep", "hash": "0", "config": {}}, "config.json is damaged (its config"),
     ],
 )
 def test_report_of_a_directory_that_is_no_known_run_exits_2(tmp_path, capsys, config, message):
