@@ -13,17 +13,43 @@ from genprobe.errors import DataFormatError
 Rows = TypeVar("Rows", bound=Sized)
 
 
+# No input genprobe reads needs a longer line (a prompt, an expression of hundreds of
+# operators); a longer one is refused before it is held in memory.
+MAX_LINE_BYTES = 1 << 20
+
+
 def text_lines(path: str | Path) -> list[tuple[int, str]]:
     """(1-based line number, line) for every non-blank line.
 
     Raises:
-        DataFormatError: the file cannot be read as UTF-8 text.
+        DataFormatError: the file cannot be read, a line is not UTF-8 (named with the byte
+            offset in the file) or is longer than `MAX_LINE_BYTES`.
     """
+    out, offset = [], 0
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""), 1):
+                if len(raw) > MAX_LINE_BYTES:
+                    raise DataFormatError(
+                        path,
+                        number,
+                        f"longer than {MAX_LINE_BYTES:,} bytes: not an input genprobe reads",
+                    )
+                try:
+                    line = raw.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError as error:
+                    at = offset + error.start
+                    raise DataFormatError(
+                        path,
+                        number,
+                        f"not UTF-8 text ({error.reason} at byte offset {at:,} of the file)",
+                    ) from None
+                offset += len(raw)
+                if line.strip():
+                    out.append((number, line))
+    except OSError as error:
         raise DataFormatError(path, None, f"cannot read: {error}") from None
-    return [(number, line) for number, line in enumerate(lines, start=1) if line.strip()]
+    return out
 
 
 def json_lines(path: str | Path, objects: bool = False) -> list[tuple[int, Any]]:
@@ -38,6 +64,8 @@ def json_lines(path: str | Path, objects: bool = False) -> list[tuple[int, Any]]
             value = json.loads(line)
         except json.JSONDecodeError as error:
             raise DataFormatError(path, number, f"not JSON: {error.msg}") from None
+        except RecursionError:
+            raise DataFormatError(path, number, "JSON nested too deeply to read") from None
         if objects and not isinstance(value, dict):
             raise DataFormatError(path, number, "expected a JSON object")
         out.append((number, value))
@@ -54,6 +82,8 @@ def json_object(path: str | Path) -> dict[str, Any]:
         value = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise DataFormatError(path, None, f"not readable as JSON ({error})") from None
+    except RecursionError:
+        raise DataFormatError(path, None, "JSON nested too deeply to read") from None
     if not isinstance(value, dict):
         raise DataFormatError(path, None, "expected a JSON object")
     return value
