@@ -69,6 +69,16 @@ class DamagedFileError(RunDirError):
         super().__init__(f"{path} {problem}; {recovery}")
 
 
+class DiskFullError(GenprobeError, OSError):
+    """A file could not be written for want of space: `path` names it, `free` is the space
+    left on its file system (bytes). Nothing half-written is left in its place."""
+
+    def __init__(self, path: str | Path, free: int | None) -> None:
+        self.path, self.free = Path(path), free
+        left = "unknown" if free is None else f"{free / 2**20:,.1f} MiB"
+        super().__init__(f"no space left to write {path} ({left} free there); free some and rerun")
+
+
 class DifferentRunError(RunDirError):
     """A run directory holds a run of another configuration: `differences` are the settings
     that differ, as (dotted key, the run's value, this command's value)."""
