@@ -241,3 +241,25 @@ def test_a_shard_made_under_another_config_is_not_this_runs(tmp_path):
     with pytest.warns(GenprobeWarning, match=re.escape(made_under)):
         assert run_stage(tmp_path, Squares(), squares(2)) == 2
     assert len(ShardStore(tmp_path).outputs("square")) == 4
+
+
+def test_a_deleted_manifest_is_named_not_its_results_left_out_and_the_rerun_makes_it(tmp_path):
+    run_stage(tmp_path, Squares(), squares(3))
+    whole = files(tmp_path)
+    manifest = tmp_path / "shards" / "square" / "01.json"
+    manifest.unlink()
+    store = ShardStore(tmp_path)
+    missing = re.escape(f"{manifest} is missing; ") + ".* compute shard square/01 again"
+    for read in (store.outputs, store.manifests):
+        with pytest.raises(DamagedFileError, match=missing):
+            read("square")
+    assert run_stage(tmp_path, Squares(), squares(3)) == 1
+    assert files(tmp_path) == whole
+
+
+def test_a_stage_that_grows_keeps_the_shards_it_had(tmp_path):
+    run_stage(tmp_path, Squares(), squares(2))
+    run_stage(tmp_path, Squares(), squares(3))
+    assert ShardStore(tmp_path).planned("square") == ["00", "01", "02"]
+    run_stage(tmp_path, Squares(), squares(2))  # a rerun of the smaller run forgets none
+    assert ShardStore(tmp_path).planned("square") == ["00", "01", "02"]

@@ -275,6 +275,7 @@ def run_stage(
     store = ShardStore(run)
     pending = store.pending(shards)
     if not pending:
+        _finish(store, shards)
         return 0
     executor = executor or LocalExecutor()
     facts = executor.runtime(stage)
@@ -287,4 +288,11 @@ def run_stage(
         store.clear_scratch(shard)
         if on_done is not None:
             on_done(shard)
+    _finish(store, shards)
     return len(pending)
+
+
+def _finish(store: ShardStore, shards: Sequence[Shard]) -> None:
+    """Record which shards each stage of `shards` has, now that all of them are done."""
+    for stage in sorted({shard.stage for shard in shards}):
+        store.finish(stage, [shard for shard in shards if shard.stage == stage])

@@ -202,6 +202,11 @@ def lock_run(path: str | Path) -> None:
         opened.append(path)
 
 
+def held(path: str | Path) -> bool:
+    """Whether this process holds the run directory `path` (a driver writing it runs here)."""
+    return Path(path).absolute() in _HELD
+
+
 def _unlock(path: Path) -> None:
     """Release this process's lock of `path`."""
     lock = _HELD.pop(path, None)

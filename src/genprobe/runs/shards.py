@@ -39,7 +39,7 @@ from typing import Any
 from genprobe.errors import DamagedFileError, RunDirError, warn
 from genprobe.runs.atomic import atomic_path, write_json
 from genprobe.runs.provenance import file_sha256
-from genprobe.runs.rundir import CONFIG_FILE, read_config
+from genprobe.runs.rundir import CONFIG_FILE, held, read_config
 from genprobe.runs.sealed import intact, seal
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9=_.,+-]{0,127}$")
@@ -234,10 +234,55 @@ class ShardStore:
         return [manifest for _, manifest in self._manifests(stage)]
 
     def _manifests(self, stage: str) -> Iterator[tuple[str, dict[str, Any]]]:
-        """(shard name, manifest) of each recorded shard of `stage`, in key order."""
-        for path in sorted((self.run / MANIFESTS / stage).glob("*.json")):
+        """(shard name, manifest) of each recorded shard of `stage`, in key order.
+
+        Raises:
+            DamagedFileError: the manifest of a shard the stage finished with is missing (but
+                to the driver writing the run, which computes again what it needs).
+        """
+        paths = sorted((self.run / MANIFESTS / stage).glob("*.json"))
+        missing = sorted(set(self.planned(stage)) - {path.stem for path in paths})
+        if missing and not held(self.run):
+            shard = f"{stage}/{missing[0]}"
+            raise DamagedFileError(self._manifest(stage, missing[0]), "is missing", _redo(shard))
+        for path in paths:
             if (manifest := self._recorded(path)) is not None:
                 yield f"{stage}/{path.stem}", manifest
+
+    def _plan(self, stage: str) -> Path:
+        return self.run / MANIFESTS / f"{stage}.json"
+
+    def planned(self, stage: str) -> list[str]:
+        """The keys of the shards `stage` had once it last finished: each must have its
+        manifest, so that one deleted is named rather than its results silently left out
+        (empty for a stage not finished yet, or run before stages recorded them).
+
+        Raises:
+            DamagedFileError: the record is not readable, or not what was written.
+        """
+        path = self._plan(stage)
+        try:
+            recorded = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError):
+            recorded = None
+        if not isinstance(recorded, dict) or not isinstance(recorded.get("keys"), list):
+            raise DamagedFileError(path, "is not a readable list of shards", _RERUN)
+        if not intact(recorded):
+            problem = "is damaged (its checksum differs from its contents)"
+            raise DamagedFileError(path, problem, _RERUN)
+        return recorded["keys"]
+
+    def finish(self, stage: str, shards: Iterable[Shard]) -> None:
+        """Record that `stage` has `shards`, once every one of them is done, with those it had
+        before that are still recorded (a run that grows keeps them; one whose manifest is
+        gone the driver did not ask for again)."""
+        before = self.planned(stage)
+        kept = [key for key in before if self._manifest(stage, key).is_file()]
+        keys = sorted({*kept, *(shard.key for shard in shards)})
+        if keys != before:
+            write_json(self._plan(stage), seal({"stage": stage, "keys": keys}))
 
     def outputs(self, stage: str, suffix: str = "") -> list[Path]:
         """Every file recorded by the shards of `stage` (those whose path ends with `suffix`),
@@ -273,6 +318,9 @@ class ShardStore:
         for parent in (folder.parent, folder.parent.parent):
             with contextlib.suppress(OSError):  # not empty, or already gone
                 parent.rmdir()
+
+
+_RERUN = "rerun the command that made the run (same run directory) to check its shards again"
 
 
 def _redo(shard: str) -> str:

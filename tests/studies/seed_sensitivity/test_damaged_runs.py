@@ -169,3 +169,22 @@ def test_an_edited_config_that_still_parses_is_damage_for_report_and_rerun(cli, 
         assert len(err.splitlines()) == 1, err
     assert config.read_bytes() == edited
     assert sorted(p for p in run.rglob("*") if p.is_file()) == before
+
+
+@pytest.mark.parametrize("manifest", ["shards/train/seeds=1-1.json", "shards/predict/test.json"])
+def test_a_deleted_manifest_is_named_by_report_and_export_and_the_rerun_makes_it_again(
+    cli, run, finished, tmp_path, manifest
+):
+    (run / manifest).unlink()
+    stage, key = manifest.removeprefix("shards/").removesuffix(".json").split("/")
+    for command in (("report", str(run)), ("export", str(run), "--out", str(tmp_path / "x"))):
+        code, _, err = cli(*command)
+        assert (code, err) == (
+            2,
+            f"genprobe: error: {run / manifest} is missing; {AGAIN} {stage}/{key} again\n",
+        )
+    code, _, err = sweep(cli, run)
+    assert code == 0, err
+    assert (run / manifest).is_file()
+    assert (run / member_path(1)).read_bytes() == (finished / member_path(1)).read_bytes()
+    assert cli("report", str(run))[0] == 0
