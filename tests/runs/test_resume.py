@@ -1,11 +1,11 @@
 """Resume points: a damaged state is named in one warning, set aside and not loaded; an intact
-one loads."""
+one loads; one holding objects other than tensors is refused in one line."""
 
 import pytest
 import torch
-from helpers import damage
+from helpers import damage, save_refused
 
-from genprobe.errors import GenprobeWarning
+from genprobe.errors import CheckpointError, GenprobeWarning
 from genprobe.runs.resume import load_state, save_state
 
 
@@ -24,3 +24,15 @@ def test_a_damaged_state_is_named_and_not_loaded(tmp_path, how):
 
 def test_no_state_is_none(tmp_path):
     assert load_state(tmp_path / "state.pt", "cpu", "starting over") is None
+
+
+def test_a_state_holding_other_objects_is_refused_in_one_line_and_kept(tmp_path):
+    path = tmp_path / "state.pt"
+    save_refused(path, step=3)
+    with pytest.raises(CheckpointError) as raised:
+        load_state(path, "cpu", "starting over")
+    assert str(raised.value) == (
+        f"{path}: not a checkpoint genprobe can load (a torch.save file of tensors and plain "
+        "data); remove it and rerun: starting over"
+    )  # not torch's traceback, which advises weights_only=False
+    assert path.exists()  # intact: not damage, so not set aside

@@ -24,6 +24,7 @@ import torch
 from genprobe.errors import CheckpointError
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
 from genprobe.runs.atomic import atomic_path
+from genprobe.runs.torch_files import load_torch
 
 FORMAT = "genprobe.seq2seq_transformer/1"
 _PRIMITIVE = (str, int, float, bool, type(None))
@@ -57,22 +58,12 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"{path}: no such checkpoint file")
-    try:
-        with (
-            torch.serialization.safe_globals([(LCParams, "argparse.Namespace")]),
-            warnings.catch_warnings(),
-        ):
-            warnings.simplefilter("ignore")  # torch's notes on pickle protocols
-            data = torch.load(path, map_location="cpu", weights_only=True)
-    except OSError as error:
-        raise CheckpointError(f"{path}: cannot read ({error})") from None
-    except Exception:
-        # torch.load fails in many ways on other files, and on objects it will not unpickle
-        # its message advises weights_only=False, which genprobe never does
-        raise CheckpointError(
-            f"{path}: not a checkpoint genprobe can load (a torch.save file of tensors and "
-            "plain data)"
-        ) from None
+    with (
+        torch.serialization.safe_globals([(LCParams, "argparse.Namespace")]),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore")  # torch's notes on pickle protocols
+        data = load_torch(path)
     if not isinstance(data, dict) or not {"encoder", "decoder"} <= data.keys():
         raise CheckpointError(f"{path}: expected a dict with 'encoder' and 'decoder' state dicts")
     params = data.get("params", {})

@@ -1,9 +1,12 @@
 """Resume points: the state a long computation saves so that a rerun goes on where it stopped.
 
-A state is a `torch.save` file, written atomically and read weights-only. One that is damaged
-(truncated, a flipped bit: the zip archive torch writes keeps a CRC of every record, which
-`torch.load` does not check) is set aside and reported in one line naming it, and the
-computation starts again from the beginning instead of failing on every rerun.
+A state is a `torch.save` file, written atomically and read weights-only
+(`genprobe.runs.torch_files`). One that is damaged (truncated, a flipped bit: the zip archive
+torch writes keeps a CRC of every record, which `torch.load` does not check) is set aside and
+reported in one line naming it, and the computation starts again from the beginning instead of
+failing on every rerun. An intact one that holds objects other than tensors and plain data was
+not written by genprobe: it is refused in one line, not set aside, since throwing it away
+would hide whatever put it there.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from genprobe.errors import warn
 from genprobe.runs.atomic import atomic_path
+from genprobe.runs.torch_files import load_torch
 
 if TYPE_CHECKING:
     import torch
@@ -41,13 +45,14 @@ def load_state(path: Path, device: torch.device | str, restart: str) -> dict[str
     damaged (see `check_state`).
 
     Only damage of the file itself counts: an intact file that does not load is an error.
-    """
-    import torch
 
+    Raises:
+        CheckpointError: an intact file holding objects other than tensors and plain data.
+    """
     check_state(path, restart)
     if not path.exists():
         return None
-    return torch.load(path, map_location=device, weights_only=True)
+    return load_torch(path, device, f"remove it and rerun: {restart}")
 
 
 def _damage(path: Path) -> str | None:

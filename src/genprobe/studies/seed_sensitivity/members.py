@@ -16,6 +16,7 @@ from genprobe.errors import RunDirError
 from genprobe.models.member_stack import MemberStack
 from genprobe.runs.rundir import read_config
 from genprobe.runs.shards import ShardStore
+from genprobe.runs.torch_files import load_torch
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.study import TRAIN
 from genprobe.training.trainer import MemberResult
@@ -63,6 +64,7 @@ def load_members(run: str | Path, device: str = "cpu") -> MemberStack:
     Raises:
         RunDirError: a member is missing (training did not finish) or is not a member file.
         DamagedFileError: a member's file is missing or damaged (not what its shard recorded).
+        CheckpointError: a member's file holds objects other than tensors and plain data.
     """
     run = Path(run)
     config = SweepConfig.from_identity(read_config(run)["config"])
@@ -73,9 +75,9 @@ def load_members(run: str | Path, device: str = "cpu") -> MemberStack:
     states = []
     for seed in config.seeds:
         path = run / member_path(seed)
-        checkpoint = torch.load(path, map_location=device, weights_only=True)
+        checkpoint = load_torch(path, device)
         expected = config.model.member_format
-        if checkpoint.get("format") != expected:
+        if not isinstance(checkpoint, dict) or checkpoint.get("format") != expected:
             raise RunDirError(f"{path}: not a {expected} checkpoint")
         states.append(checkpoint["state"])
     return config.model.from_members(config.model_shape(), states).to(device)
