@@ -23,8 +23,7 @@ import torch
 
 from genprobe.errors import CheckpointError
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
-from genprobe.runs.atomic import atomic_path
-from genprobe.runs.torch_files import load_torch
+from genprobe.runs.torch_files import load_torch, save_torch
 
 FORMAT = "genprobe.seq2seq_transformer/1"
 _PRIMITIVE = (str, int, float, bool, type(None))
@@ -154,7 +153,8 @@ def load_transformer(path: str | Path) -> tuple[Seq2SeqTransformer, dict[str, An
 def save_transformer(
     path: str | Path, model: Seq2SeqTransformer, params: dict[str, Any], **extra: Any
 ) -> None:
-    """Write our checkpoint (L&C's layout plus `config` and `format`), atomically."""
+    """Write our checkpoint (L&C's layout plus `config` and `format`), atomically; the same
+    model and params give the same bytes."""
     unwrapped = getattr(model, "_orig_mod", model)  # a torch.compile'd model
     data = {
         "format": FORMAT,
@@ -164,5 +164,4 @@ def save_transformer(
         "params": params,
         **extra,
     }
-    with atomic_path(path) as tmp:
-        torch.save(data, tmp)
+    save_torch(path, data)

@@ -7,16 +7,13 @@ the sha256 its shard's manifest records.
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
-
-import torch
 
 from genprobe.errors import RunDirError
 from genprobe.models.member_stack import MemberStack
 from genprobe.runs.rundir import read_config
 from genprobe.runs.shards import ShardStore
-from genprobe.runs.torch_files import load_torch
+from genprobe.runs.torch_files import load_torch, torch_bytes
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.study import TRAIN
 from genprobe.training.trainer import MemberResult
@@ -31,18 +28,15 @@ def member_bytes(config: SweepConfig, result: MemberResult) -> bytes:
     """A trained member as checkpoint file contents: {format, model, seed, training, state}
     (`model`: the run's identity of its architecture and options)."""
     assert result.state is not None, "a member is saved after its first validation"
-    buffer = io.BytesIO()
-    torch.save(
+    return torch_bytes(
         {
             "format": config.model.member_format,
             "model": config.identity()["model"],
             "seed": result.seed,
             "training": result.summary(),
             "state": {name: tensor.cpu() for name, tensor in result.state.items()},
-        },
-        buffer,
+        }
     )
-    return buffer.getvalue()
 
 
 def unfinished_seeds(run: str | Path) -> list[int]:
