@@ -69,6 +69,19 @@ def rerecord(run, path) -> None:
             manifest.write_text(json.dumps(seal(recorded)))
 
 
+class _RunsACommand:
+    """What a hostile pickle holds: unpickled, it would run a shell command."""
+
+    def __reduce__(self):
+        return os.system, ("echo this should never run",)
+
+
+def save_refused(path, **entries) -> None:
+    """A `torch.save` file of `entries` and an object whose unpickling would run a command:
+    what `weights_only=True` refuses."""
+    torch.save({**entries, "hook": _RunsACommand()}, path)
+
+
 def square_slowly(delay: float, n: int) -> int:
     if n == -1:
         raise ValueError("negative")

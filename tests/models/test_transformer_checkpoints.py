@@ -105,6 +105,14 @@ def test_arbitrary_objects_are_refused_not_unpickled(tmp_path):
     assert "weights_only=False" not in str(raised.value)  # torch's advice is not ours
 
 
+def test_the_same_model_is_the_same_bytes_wherever_it_is_written(tmp_path):
+    first, second = tmp_path / "one" / "model.pt", tmp_path / "two" / "model.pt"
+    save_transformer(first, model(), {"n_heads": 4}, step=1)
+    save_transformer(second, model(), {"n_heads": 4}, step=1)
+    assert first.read_bytes() == second.read_bytes()
+    assert same_outputs(load_transformer(second)[0], model())
+
+
 @pytest.mark.parametrize(
     "content", [b"not a zip", b"x^2\tsin x\n", pickle.dumps({"encoder": {}, "decoder": {}})]
 )

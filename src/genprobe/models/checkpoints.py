@@ -23,7 +23,7 @@ import torch
 
 from genprobe.errors import CheckpointError
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
-from genprobe.runs.atomic import atomic_path
+from genprobe.runs.torch_files import load_torch, save_torch
 
 FORMAT = "genprobe.seq2seq_transformer/1"
 _PRIMITIVE = (str, int, float, bool, type(None))
@@ -57,22 +57,12 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"{path}: no such checkpoint file")
-    try:
-        with (
-            torch.serialization.safe_globals([(LCParams, "argparse.Namespace")]),
-            warnings.catch_warnings(),
-        ):
-            warnings.simplefilter("ignore")  # torch's notes on pickle protocols
-            data = torch.load(path, map_location="cpu", weights_only=True)
-    except OSError as error:
-        raise CheckpointError(f"{path}: cannot read ({error})") from None
-    except Exception:
-        # torch.load fails in many ways on other files, and on objects it will not unpickle
-        # its message advises weights_only=False, which genprobe never does
-        raise CheckpointError(
-            f"{path}: not a checkpoint genprobe can load (a torch.save file of tensors and "
-            "plain data)"
-        ) from None
+    with (
+        torch.serialization.safe_globals([(LCParams, "argparse.Namespace")]),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore")  # torch's notes on pickle protocols
+        data = load_torch(path)
     if not isinstance(data, dict) or not {"encoder", "decoder"} <= data.keys():
         raise CheckpointError(f"{path}: expected a dict with 'encoder' and 'decoder' state dicts")
     params = data.get("params", {})
@@ -163,7 +153,8 @@ def load_transformer(path: str | Path) -> tuple[Seq2SeqTransformer, dict[str, An
 def save_transformer(
     path: str | Path, model: Seq2SeqTransformer, params: dict[str, Any], **extra: Any
 ) -> None:
-    """Write our checkpoint (L&C's layout plus `config` and `format`), atomically."""
+    """Write our checkpoint (L&C's layout plus `config` and `format`), atomically; the same
+    model and params give the same bytes."""
     unwrapped = getattr(model, "_orig_mod", model)  # a torch.compile'd model
     data = {
         "format": FORMAT,
@@ -173,5 +164,4 @@ def save_transformer(
         "params": params,
         **extra,
     }
-    with atomic_path(path) as tmp:
-        torch.save(data, tmp)
+    save_torch(path, data)

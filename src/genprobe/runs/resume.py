@@ -1,9 +1,12 @@
 """Resume points: the state a long computation saves so that a rerun goes on where it stopped.
 
-A state is a `torch.save` file, written atomically and read weights-only. One that is damaged
-(truncated, a flipped bit: the zip archive torch writes keeps a CRC of every record, which
-`torch.load` does not check) is set aside and reported in one line naming it, and the
-computation starts again from the beginning instead of failing on every rerun.
+A state is a `torch.save` file, written atomically (the same state, the same bytes) and read
+weights-only (`genprobe.runs.torch_files`). One that is damaged (truncated, a flipped bit: the
+zip archive torch writes keeps a CRC of every record, which `torch.load` does not check) is set
+aside and reported in one line naming it, and the computation starts again from the beginning
+instead of failing on every rerun. An intact one that holds objects other than tensors and plain
+data was not written by genprobe: it is refused in one line, not set aside, since throwing it
+away would hide whatever put it there.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from genprobe.errors import warn
-from genprobe.runs.atomic import atomic_path
+from genprobe.runs.torch_files import load_torch, save_torch
 
 if TYPE_CHECKING:
     import torch
@@ -21,10 +24,7 @@ if TYPE_CHECKING:
 
 def save_state(path: Path, state: dict[str, Any]) -> None:
     """Write `state` to `path`: a reader finds the previous state or this one, whole."""
-    import torch  # here: the executor checks states in processes that need no torch
-
-    with atomic_path(path) as tmp:
-        torch.save(state, tmp)
+    save_torch(path, state)
 
 
 def check_state(path: Path, restart: str) -> None:
@@ -41,13 +41,14 @@ def load_state(path: Path, device: torch.device | str, restart: str) -> dict[str
     damaged (see `check_state`).
 
     Only damage of the file itself counts: an intact file that does not load is an error.
-    """
-    import torch
 
+    Raises:
+        CheckpointError: an intact file holding objects other than tensors and plain data.
+    """
     check_state(path, restart)
     if not path.exists():
         return None
-    return torch.load(path, map_location=device, weights_only=True)
+    return load_torch(path, device, f"remove it and rerun: {restart}")
 
 
 def _damage(path: Path) -> str | None:

@@ -76,6 +76,15 @@ def test_a_finished_runs_rerun_reads_no_data_trains_nothing_and_writes_no_file(
     assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == files
 
 
+def test_the_same_run_twice_writes_the_same_model_pt_bytes(cli, data, tmp_path):
+    """Not only equal tensors: equal files, so that two runs compare by their sha256 (state.pt
+    holds the times training took, so it differs by those)."""
+    runs = tmp_path / "one", tmp_path / "two"
+    for out in runs:
+        assert train(cli, data, out, "--epochs", "1", "--epoch-size", "8")[0] == 0
+    assert (runs[0] / "model.pt").read_bytes() == (runs[1] / "model.pt").read_bytes()
+
+
 def weights(out):
     return load_model(f"ckpt:{out}").network.state_dict()
 

@@ -1,10 +1,11 @@
 """A sweep's run directory with a damaged file: the file is named in one line with how to get
-it back; a rerun computes again what it lost and keeps the rest; nothing damaged is read."""
+it back; a rerun computes again what it lost and keeps the rest; nothing damaged is read; a
+member holding objects other than tensors is refused in one line, never unpickled."""
 
 import shutil
 
 import pytest
-from helpers import damage
+from helpers import damage, rerecord, save_refused
 
 from genprobe.studies.seed_sensitivity.members import member_path
 from genprobe.training.trainer import SweepTrainer
@@ -82,9 +83,7 @@ def test_a_damaged_member_is_refused_by_evaluate_and_trained_again_by_a_rerun(cl
     member = run / member_path(1)
     good = member.read_bytes()
     damage(member, "flipped")
-    evaluate = ("evaluate", str(run), "--input", str(run / "data" / "test.jsonl"), "--name",
-                "again", "--no-report")  # fmt: skip
-    code, _, err = cli(*evaluate)
+    code, _, err = evaluate(cli, run)
     assert code == 2
     assert err == (
         f"genprobe: error: {member} is damaged (its sha256 differs from the one "
@@ -94,7 +93,25 @@ def test_a_damaged_member_is_refused_by_evaluate_and_trained_again_by_a_rerun(cl
     assert code == 0, err
     assert f"genprobe: warning: {member} is damaged" in err
     assert member.read_bytes() == good
-    assert cli(*evaluate)[0] == 0
+    assert evaluate(cli, run)[0] == 0
+
+
+@pytest.mark.slow
+def test_a_member_holding_other_objects_is_refused_by_evaluate_in_one_line(cli, run):
+    member = run / member_path(1)
+    save_refused(member, state={})
+    rerecord(run, member)  # as its shard's own bytes: no sha256 stops it before it is loaded
+    code, _, err = evaluate(cli, run)
+    assert code == 2
+    assert err == (
+        f"genprobe: error: {member}: not a checkpoint genprobe can load (a torch.save file of "
+        "tensors and plain data)\n"
+    )  # not torch's traceback, which advises weights_only=False
+
+
+def evaluate(cli, run):
+    return cli("evaluate", str(run), "--input", str(run / "data" / "test.jsonl"), "--name",
+               "again", "--no-report")  # fmt: skip
 
 
 @pytest.mark.slow

@@ -7,15 +7,13 @@ the sha256 its shard's manifest records.
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
-
-import torch
 
 from genprobe.errors import RunDirError
 from genprobe.models.member_stack import MemberStack
 from genprobe.runs.rundir import read_config
 from genprobe.runs.shards import ShardStore
+from genprobe.runs.torch_files import load_torch, torch_bytes
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.study import TRAIN
 from genprobe.training.trainer import MemberResult
@@ -30,18 +28,15 @@ def member_bytes(config: SweepConfig, result: MemberResult) -> bytes:
     """A trained member as checkpoint file contents: {format, model, seed, training, state}
     (`model`: the run's identity of its architecture and options)."""
     assert result.state is not None, "a member is saved after its first validation"
-    buffer = io.BytesIO()
-    torch.save(
+    return torch_bytes(
         {
             "format": config.model.member_format,
             "model": config.identity()["model"],
             "seed": result.seed,
             "training": result.summary(),
             "state": {name: tensor.cpu() for name, tensor in result.state.items()},
-        },
-        buffer,
+        }
     )
-    return buffer.getvalue()
 
 
 def unfinished_seeds(run: str | Path) -> list[int]:
@@ -63,6 +58,7 @@ def load_members(run: str | Path, device: str = "cpu") -> MemberStack:
     Raises:
         RunDirError: a member is missing (training did not finish) or is not a member file.
         DamagedFileError: a member's file is missing or damaged (not what its shard recorded).
+        CheckpointError: a member's file holds objects other than tensors and plain data.
     """
     run = Path(run)
     config = SweepConfig.from_identity(read_config(run)["config"])
@@ -73,9 +69,9 @@ def load_members(run: str | Path, device: str = "cpu") -> MemberStack:
     states = []
     for seed in config.seeds:
         path = run / member_path(seed)
-        checkpoint = torch.load(path, map_location=device, weights_only=True)
+        checkpoint = load_torch(path, device)
         expected = config.model.member_format
-        if checkpoint.get("format") != expected:
+        if not isinstance(checkpoint, dict) or checkpoint.get("format") != expected:
             raise RunDirError(f"{path}: not a {expected} checkpoint")
         states.append(checkpoint["state"])
     return config.model.from_members(config.model_shape(), states).to(device)
