@@ -326,3 +326,13 @@ def write_run_config(run: Path, kind: str, config: dict | None = None) -> None:
     run.mkdir(parents=True, exist_ok=True)
     stored = {"kind": kind, "hash": config_hash(config), "config": config}
     (run / "config.json").write_text(json.dumps(stored))
+
+
+def unfinish(run: Path, stage: str) -> Path:
+    """`run` as if killed while `stage` was under way: one of its shards not recorded (its
+    manifest removed, the first in key order) and the stage not finished (its plan removed).
+    The removed manifest's path."""
+    manifest = sorted((run / "shards" / stage).glob("*.json"))[0]
+    manifest.unlink()
+    (run / "shards" / f"{stage}.json").unlink(missing_ok=True)
+    return manifest

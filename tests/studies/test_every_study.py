@@ -84,6 +84,7 @@ def test_a_run_killed_mid_way_finishes_with_the_results_of_one_never_killed(
     code, _, err = cli(*argv, "--out", str(whole))
     assert code == 0, err
     assert _stages(study.run_of(whole)) <= _declared_stages(study.run_of(whole))
+    assert _plans(study.run_of(whole)) == _stages(study.run_of(whole))  # each stage finished
     assert_same_numbers(kind, study.results(whole), pinned_results(kind, golden), golden)
 
     process = subprocess.Popen(
@@ -130,8 +131,15 @@ def test_bad_input_is_one_line_exit_2_and_no_run_directory(kind, fixtures, cli, 
 
 def _stages(run: Path) -> set[str]:
     return (
-        {path.name for path in (run / MANIFESTS).iterdir()} if (run / MANIFESTS).exists() else set()
+        {path.name for path in (run / MANIFESTS).iterdir() if path.is_dir()}
+        if (run / MANIFESTS).exists()
+        else set()
     )
+
+
+def _plans(run: Path) -> set[str]:
+    """The stages that recorded, once finished, which shards they have."""
+    return {path.stem for path in (run / MANIFESTS).glob("*.json")}
 
 
 def _declared_stages(run: Path) -> set[str]:

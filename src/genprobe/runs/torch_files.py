@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from genprobe.errors import CheckpointError
-from genprobe.models.device import present_device
 from genprobe.runs.atomic import atomic_path
 
 if TYPE_CHECKING:
@@ -51,15 +50,15 @@ def load_torch(
 ) -> Any:
     """What the `torch.save` file at `path` holds, weights-only, its tensors on `map_location`.
 
+    `map_location` is a device this machine has: the caller checks it (`present_device`), so
+    that torch's error for a missing one is not taken for a file genprobe cannot load.
+
     Raises:
         CheckpointError: `path` cannot be read, or is not a `torch.save` file of tensors and
             plain data; one line naming it, followed by `recovery` if given.
-        ConfigError: `map_location` is a device this machine does not have (checked first,
-            so that torch's error for it is not taken for a file genprobe cannot load).
     """
     import torch
 
-    present_device(str(map_location))
     then = f"; {recovery}" if recovery else ""
     try:
         return torch.load(path, map_location=map_location, weights_only=True)

@@ -54,6 +54,7 @@ from torch.func import functional_call
 from genprobe.data.seq2seq import PAD, Seq2SeqTensors
 from genprobe.errors import ConfigError
 from genprobe.models.architectures import Architecture, ModelShape
+from genprobe.models.device import present_device
 from genprobe.models.member_stack import MemberStack
 from genprobe.runs.resume import load_state, save_state
 from genprobe.training.captured import CapturedStep
@@ -191,7 +192,7 @@ class SweepTrainer:
     ) -> None:
         if len(set(seeds)) != len(seeds) or not seeds:
             raise ConfigError("seeds", "a non-empty list of distinct integers", list(seeds))
-        self.device = torch.device(device)
+        self.device = present_device(str(device))
         self.on_gpu = self.device.type == "cuda"
         if self.on_gpu:
             cuda_determinism()

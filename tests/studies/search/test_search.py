@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import model_settings
+from helpers import model_settings, unfinish
 
 from genprobe import read_tables
 from genprobe.errors import ConfigError, RunDirError
@@ -410,7 +410,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(sweep, tmp_path, capsy
 
     unfinished = tmp_path / "unfinished"
     shutil.copytree(sweep, unfinished)
-    next((unfinished / "shards" / "train").glob("*.json")).unlink()
+    unfinish(unfinished, "train")
     cases = {
         ("--target", "best"): "--target",
         ("--target", "disagree:1,9"): "seeds (1, 2, 3)",
@@ -712,8 +712,7 @@ def test_against_bad_input_is_one_line_exit_2_and_nothing_written(
 def test_unfinished_seeds_are_those_whose_checkpoint_is_not_recorded(sweep, tmp_path):
     unfinished = tmp_path / "unfinished"
     shutil.copytree(sweep, unfinished)
-    manifest = next(p for p in (unfinished / "shards" / "train").glob("*.json"))
-    manifest.unlink()
+    unfinish(unfinished, "train")
     assert unfinished_seeds(sweep) == []
     missing = unfinished_seeds(unfinished)
     assert len(missing) >= 1 and set(missing) <= {1, 2, 3}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from genprobe.errors import RunDirError
+from genprobe.models.device import present_device
 from genprobe.models.member_stack import MemberStack
 from genprobe.runs.rundir import read_config
 from genprobe.runs.shards import ShardStore
@@ -61,6 +62,7 @@ def load_members(run: str | Path, device: str = "cpu") -> MemberStack:
         CheckpointError: a member's file holds objects other than tensors and plain data.
     """
     run = Path(run)
+    device = present_device(device)
     config = SweepConfig.from_identity(read_config(run)["config"])
     unfinished = unfinished_seeds(run)
     if unfinished:
