@@ -40,7 +40,7 @@ from genprobe.errors import DamagedFileError, RunDirError, warn
 from genprobe.runs.atomic import atomic_path, write_json
 from genprobe.runs.provenance import file_sha256
 from genprobe.runs.rundir import CONFIG_FILE, held, read_config
-from genprobe.runs.sealed import intact, seal
+from genprobe.runs.sealed import CHECKSUM, intact, seal
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9=_.,+-]{0,127}$")
 MANIFESTS = "shards"
@@ -297,6 +297,36 @@ class ShardStore:
             for shard, manifest in self._manifests(stage)
             for file in self._check(shard, manifest, suffix)
         ]
+
+    def keep(self, shard: Shard, outputs: Outputs) -> None:
+        """Record files the driver makes itself (data it writes before the shards, an archive
+        it rewrites after each generation) as `shard`, as `run_stage` records a shard
+        function's: each written atomically, then the manifest, then the stage's record of
+        its shards. A file kept again under the same shard replaces the one before."""
+        self.record(shard, outputs, {})
+        self.finish(shard.stage, [shard])
+
+    def file(self, stage: str, path: str) -> Path | None:
+        """The file `path` (run-relative) as a shard of `stage` recorded it, checked against
+        its sha256; None where there is none yet. A run made before the stage kept it (its
+        config.json has no checksum) has its file read as it is.
+
+        Raises:
+            DamagedFileError: the file is missing or damaged, or it exists without the record
+                a run makes of it (the manifest deleted). To the driver writing the run, a file
+                without its record is one not made yet (it was killed before the record).
+        """
+        for shard, manifest in self._manifests(stage):
+            if path in manifest["files"]:
+                [file] = self._check(shard, {"files": {path: manifest["files"][path]}})
+                return file
+        file = self.run / path
+        if not file.exists() or held(self.run):
+            return None
+        if CHECKSUM in read_config(self.run):
+            problem = f"is not recorded by any shard of stage {stage} (its manifest is gone)"
+            raise DamagedFileError(file, problem, _RERUN)
+        return file
 
     def intact_outputs(self, stage: str) -> list[Path]:
         """Every file recorded by the intact shards of `stage`: a shard with a damaged or

@@ -21,12 +21,17 @@ from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, ou
 SUITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
-def write_examples(path: str | Path, task: Task, examples: Examples) -> Path:
-    """One JSON object per example, in order."""
+def examples_text(task: Task, examples: Examples) -> str:
+    """One JSON object per example, in order: an example file's contents."""
     inputs = input_lines(task.source_vocab, examples.src)
     outputs = output_lines(task.target_vocab, examples.tgt)
     lines = (json.dumps({"input": i, "output": o}) for i, o in zip(inputs, outputs, strict=True))
-    write_text(path, "".join(f"{line}\n" for line in lines))
+    return "".join(f"{line}\n" for line in lines)
+
+
+def write_examples(path: str | Path, task: Task, examples: Examples) -> Path:
+    """An example file of `examples` (`examples_text`), written atomically."""
+    write_text(path, examples_text(task, examples))
     return Path(path)
 
 

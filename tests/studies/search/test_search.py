@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import model_settings, unfinish
+from helpers import model_settings, rerecord, unfinish
 
 from genprobe import read_tables
 from genprobe.errors import ConfigError, RunDirError
@@ -565,6 +565,7 @@ def test_against_marks_what_each_runs_seeds_trained_on(strong_sweep, sweep, tmp_
     shutil.copytree(sweep, half)
     lines = (half / "data" / "train.jsonl").read_text().splitlines(keepends=True)
     (half / "data" / "train.jsonl").write_text("".join(lines[::2]))
+    rerecord(half, half / "data" / "train.jsonl")
     config = SearchConfig(
         model_settings(f"run:{strong_sweep}"), against=ModelSpec.read(f"run:{half}"), **AGAINST
     )

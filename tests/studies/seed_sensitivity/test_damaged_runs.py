@@ -205,3 +205,33 @@ def test_a_deleted_manifest_is_named_by_report_and_export_and_the_rerun_makes_it
     assert (run / manifest).is_file()
     assert (run / member_path(1)).read_bytes() == (finished / member_path(1)).read_bytes()
     assert cli("report", str(run))[0] == 0
+
+
+@pytest.mark.parametrize("how", ["flipped", "truncated", "missing"])
+@pytest.mark.parametrize("damaged", ["data/roles.json", "shards/data/roles.json"])
+def test_damaged_data_is_named_by_report_and_the_rerun_makes_it_again(
+    cli, run, finished, damaged, how
+):
+    """The examples each role holds, and what they are (which a report prints), are the data
+    shard's: damaged or with its record gone, they are named, never read; the rerun remakes them."""
+    damage(run / damaged, how)
+    code, _, err = cli("report", str(run))
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert err.startswith("genprobe: error: ") and "data/roles.json" in err, err
+    code, _, err = sweep(cli, run)
+    assert code == 0, err
+    for path in ("data/roles.json", "data/train.jsonl", "shards/data/roles.json"):
+        assert (run / path).read_bytes() == (finished / path).read_bytes(), path
+    assert cli("report", str(run))[0] == 0
+
+
+@pytest.mark.parametrize("how", ["flipped", "truncated", "missing"])
+def test_a_damaged_curve_is_named_by_report_and_export(cli, over_time, tmp_path, how):
+    run = tmp_path / "run"
+    shutil.copytree(over_time, run)
+    curve = run / "curves" / "seeds=1-1.parquet"
+    damage(curve, how)
+    for command in (("report", str(run)), ("export", str(run), "--out", str(tmp_path / "x"))):
+        code, _, err = cli(*command)
+        assert code == 2 and err == f"genprobe: error: {curve} " + err.split(f"{curve} ", 1)[1]
+        assert len(err.splitlines()) == 1 and AGAIN in err, err

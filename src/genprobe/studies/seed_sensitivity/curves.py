@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from genprobe.errors import RunDirError
-from genprobe.runs.shards import Shard
+from genprobe.runs.shards import Shard, ShardStore
+from genprobe.studies.seed_sensitivity.study import TRAIN
 from genprobe.training.over_time import CURVE_COLUMNS
 
 CURVES = "curves"
@@ -30,8 +31,10 @@ def read_curves(run: str | Path) -> pd.DataFrame:
 
     Raises:
         RunDirError: the run was not trained over time (or its training has not finished).
+        DamagedFileError: a curve (or the manifest of the shard that wrote it) is missing or
+            damaged.
     """
-    files = sorted((Path(run) / CURVES).glob("*.parquet"))
+    files = [f for f in ShardStore(run).outputs(TRAIN, ".parquet") if f.parent.name == CURVES]
     if not files:
         raise RunDirError(
             f"{Path(run).absolute()} has no curves: it was not trained over time (--steps), or "
@@ -39,7 +42,3 @@ def read_curves(run: str | Path) -> pd.DataFrame:
         )
     curves = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
     return curves[list(CURVE_COLUMNS)].sort_values(["seed", "step", "role"], ignore_index=True)
-
-
-def has_curves(run: str | Path) -> bool:
-    return any((Path(run) / CURVES).glob("*.parquet"))

@@ -22,6 +22,7 @@ from genprobe.runs.shards import ShardStore
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.study import (
+    DATA,
     LANGUAGE_MODEL,
     PREDICT,
     SEED_SENSITIVITY,
@@ -117,8 +118,8 @@ def _judged(
 def trained_lengths(run: str | Path) -> tuple[int, int] | None:
     """The shortest and longest training example (the task's length); None for runs made
     before it was recorded."""
-    path = Path(run) / ROLES_FILE
-    if not path.exists():
+    path = ShardStore(run).file(DATA, ROLES_FILE)
+    if path is None:
         return None
     low, high = json.loads(path.read_text(encoding="utf-8"))["train"]["lengths"]
     return low, high
@@ -128,10 +129,11 @@ def training_inputs(run: str | Path, task: Task) -> np.ndarray | None:
     """(n, L) the inputs every seed of the sweep trained on; None where the run kept none.
 
     Raises:
-        DataFormatError: the training file is damaged.
+        DamagedFileError: the training file is not the one the run recorded.
+        DataFormatError: it cannot be read (a run made before data was recorded).
     """
-    path = Path(run) / TRAINING_FILE
-    return read_examples(path, task, outputs=False).src if path.exists() else None
+    path = ShardStore(run).file(DATA, TRAINING_FILE)
+    return None if path is None else read_examples(path, task, outputs=False).src
 
 
 def read_training(run: str | Path) -> dict[str, Any]:

@@ -32,10 +32,9 @@ import torch
 
 from genprobe.errors import ConfigError, ModelCapabilityError, RunDirError
 from genprobe.models.device import check_device
-from genprobe.runs.atomic import write_json
 from genprobe.runs.executor import Executor, LocalExecutor, relayed, run_stage
 from genprobe.runs.rundir import CONFIG_FILE, lock_run, open_run, writes_runs
-from genprobe.runs.shards import ShardStore
+from genprobe.runs.shards import Shard, ShardStore, json_bytes
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.memory import check_memory
@@ -52,15 +51,15 @@ from genprobe.studies.seed_sensitivity.results import (
     read_sweep,
     write_metrics,
 )
-from genprobe.studies.seed_sensitivity.study import KIND, LANGUAGE_MODEL, LEGACY_KIND
+from genprobe.studies.seed_sensitivity.study import DATA, KIND, LANGUAGE_MODEL, LEGACY_KIND
 from genprobe.studies.seed_sensitivity.train import (
     OnProgress,
     TrainStage,
     train_shards,
     trained_seeds,
 )
-from genprobe.tasks.files import SUITE_NAME, write_examples
-from genprobe.tasks.task import Examples
+from genprobe.tasks.files import SUITE_NAME, examples_text
+from genprobe.tasks.task import Examples, Task
 from genprobe.under_test.sequences import SequenceModel
 
 Log = Callable[[str], None]
@@ -101,11 +100,7 @@ def run_sweep(
         return _grows(config, earlier, lambda: model_notes()["model"], Path(out))
 
     run = open_run(out, KIND, config, grows, older_kinds=(LEGACY_KIND,), notes=model_notes)
-    for role, examples in data.items():
-        if not (run / "data" / f"{role}.jsonl").exists():
-            write_examples(run / "data" / f"{role}.jsonl", config.task, examples)
-    if not (run / ROLES_FILE).exists():
-        write_json(run / ROLES_FILE, _describe(config, data))
+    _keep_data(run, config.task, data, _describe(config, data))
     if shards := train_shards(config, trained_seeds(run, config)):
         seeds = sum(len(shard.spec["seeds"]) for shard in shards)
         log(f"training {seeds} seeds on {config.train_size:,} examples "
@@ -151,6 +146,19 @@ def _grows(
         f"(--seeds-per-shard {config.seeds_per_shard}), and a member of this model {differs}, "
         "so the grown run would not be the one this command makes anew: choose another --out"
     )
+
+
+def _keep_data(
+    run: Path, task: Task, data: dict[str, Examples], roles: dict[str, Any] | None = None
+) -> None:
+    """Keep the examples of each role (`data/<role>.jsonl`), and what they are (`roles`, in
+    `data/roles.json`), as the run's data shard, unless it is done: each file checked by
+    whatever reads it (the trained-on marks of a probe), and made again if damaged."""
+    shard, store = Shard(DATA, "roles"), ShardStore(run)
+    if store.done(shard):
+        return
+    files = {f"data/{role}.jsonl": examples_text(task, e).encode() for role, e in data.items()}
+    store.keep(shard, files | ({} if roles is None else {ROLES_FILE: json_bytes(roles)}))
 
 
 def _describe(config: SweepConfig, data: dict[str, Examples]) -> dict[str, Any]:
@@ -241,9 +249,7 @@ def evaluate_language_model(
     pending = ShardStore(out).pending(shards)
     model = _checked_model(config, {s.key: suites[s.key] for s in pending}) if pending else None
     run = open_run(out, LANGUAGE_MODEL.kind, config, starts=None if model is None else model.check)
-    for suite, examples in data.items():
-        if not (run / "data" / f"{suite}.jsonl").exists():
-            write_examples(run / "data" / f"{suite}.jsonl", config.task, examples)
+    _keep_data(run, config.task, data)
     if pending:
         members = len(config.seeds)
         log(f"asking {members} member{'s' * (members > 1)}: "

@@ -8,6 +8,7 @@ from genprobe.studies.study import Study
 KIND = "seed-sweep"
 # Runs made before tasks were plug-ins: only the rewriting task, under this kind.
 LEGACY_KIND = "rewriting-sweep"
+DATA = "data"  # the driver's own shard: the examples of each role (`data/<role>.jsonl`)
 TRAIN = "train"  # one shard per chunk of seeds, each one stacked model (`train.py`)
 PREDICT = "predict"  # one shard per suite (`predict.py`)
 
@@ -24,7 +25,7 @@ SEED_SENSITIVITY = Study(
     "last save, at most a minute back",
     report="genprobe.studies.seed_sensitivity.report:write_report",
     tables="genprobe.studies.seed_sensitivity.tables:run_tables",
-    stages=(TRAIN, PREDICT),
+    stages=(DATA, TRAIN, PREDICT),
     report_settings=("threshold", "grokking_threshold"),
     older_kinds=(LEGACY_KIND,),
     report_inputs=("metrics.json", "data/roles.json"),
@@ -46,7 +47,7 @@ LANGUAGE_MODEL = Study(
     resumes="the suites answered are kept, and an endpoint's answers come from its answer cache",
     report="genprobe.studies.seed_sensitivity.report:write_report",
     tables="genprobe.studies.seed_sensitivity.tables:run_tables",
-    stages=(PREDICT,),
+    stages=(DATA, PREDICT),
     report_settings=("threshold",),
     report_inputs=("metrics.json",),
     report_outputs=("stats.json",),
