@@ -9,13 +9,12 @@ from helpers import model_settings
 from scipy import stats
 from test_prompt_variance import N, frame
 
-from genprobe.runs.atomic import write_json
 from genprobe.runs.rundir import open_run
-from genprobe.runs.shards import Shard, ShardStore, parquet_bytes
+from genprobe.runs.shards import Shard, ShardStore, json_bytes, parquet_bytes
 from genprobe.studies import report_run
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import FEATURE, result_path
-from genprobe.studies.probe.study import DECODE, KIND
+from genprobe.studies.probe.study import DECODE, KIND, SUITES
 from genprobe.studies.probe.suites import SUITES_FILE
 
 # per suite, each member's accuracy (N = 40 inputs: multiples of 1/40)
@@ -34,11 +33,12 @@ def built(out, config, lengths=False):
     """A probe run of `config` whose members have the accuracies of ACCURACY; with `lengths`,
     the first half of each suite's inputs 2 tokens long, the second half 4."""
     path = open_run(out, KIND, config)
-    write_json(path / SUITES_FILE, [
+    listed = [
         {"suite": suite, "kind": "base" if suite == "base" else "family", "name": suite,
          "inputs": N, "invalid": 0}
         for suite in ACCURACY
-    ])  # fmt: skip
+    ]  # fmt: skip
+    ShardStore(path).keep(Shard(SUITES, "all"), {SUITES_FILE: json_bytes(listed)})
     for suite, accuracies in ACCURACY.items():
         rows = frame({f"m{i}": acc for i, acc in enumerate(accuracies)}, suite)
         kind = "base" if suite == "base" else "family"

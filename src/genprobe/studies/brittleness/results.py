@@ -25,10 +25,10 @@ from genprobe.errors import GenprobeError, RunDirError
 from genprobe.runs.pool import DeadlineCounts
 from genprobe.runs.provenance import config_hash
 from genprobe.runs.rundir import read_config
-from genprobe.runs.shards import ShardStore
+from genprobe.runs.shards import MANIFESTS, ShardStore
 from genprobe.studies.brittleness.study import BRITTLENESS, BUDGET, SOLVE, SUITE
 from genprobe.studies.probe.decode import MODEL_DEADLINES
-from genprobe.studies.probe.study import DECODE
+from genprobe.studies.probe.study import DECODE, SUITES
 from genprobe.studies.probe.suites import SUITES_FILE
 from genprobe.tasks.integration.suites.simple import COEFF1_TEMPLATES, SIMPLE_SETS
 from genprobe.tasks.integration.suites.table import suite_frame
@@ -129,7 +129,7 @@ def read_examples(run: str | Path) -> pd.DataFrame:
 
 def as_probe(run: str | Path) -> bool:
     """Whether the run is a preset of the probe (else made before it: its own layout)."""
-    return (Path(run) / SUITES_FILE).exists()
+    return (Path(run) / SUITES_FILE).exists() or (Path(run) / MANIFESTS / SUITES).is_dir()
 
 
 def probe_examples(run: str | Path) -> pd.DataFrame:

@@ -1,6 +1,6 @@
 """The brittleness study's declaration (`genprobe.studies.study`)."""
 
-from genprobe.studies.probe.study import DECODE, LARGE_SEARCH
+from genprobe.studies.probe.study import DECODE, LARGE_SEARCH, SUITES
 from genprobe.studies.study import Study
 
 TRAINING = "training"  # what the model was trained on (`run.py`)
@@ -22,7 +22,7 @@ BRITTLENESS = Study(
     resumes="the finished shards are kept",
     report="genprobe.studies.brittleness.report:write_report",
     tables="genprobe.studies.brittleness.tables:run_tables",
-    stages=(TRAINING, DECODE, LARGE_SEARCH, SUITE, SOLVE, BUDGET),
+    stages=(TRAINING, SUITES, DECODE, LARGE_SEARCH, SUITE, SOLVE, BUDGET),
     report_inputs=("suites.json", "suites.npz"),
     report_outputs=("summary.json",),
 )

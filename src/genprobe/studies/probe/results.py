@@ -11,7 +11,7 @@ import pandas as pd
 from genprobe.errors import RunDirError
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.probe.config import ProbeConfig
-from genprobe.studies.probe.study import DECODE, LARGE_SEARCH, PROBE
+from genprobe.studies.probe.study import DECODE, LARGE_SEARCH, PROBE, SUITES
 from genprobe.studies.probe.suites import ARRAYS_FILE, SUITES_FILE, suite_columns
 
 
@@ -26,8 +26,22 @@ def read_probe(run: str | Path) -> ProbeConfig:
 
 def read_suites(run: str | Path) -> pd.DataFrame:
     """One row per suite: suite, kind, name, inputs, invalid (perturbed inputs refused), seen
-    (inputs the model trained on; null where not known, absent in runs made before)."""
-    return pd.DataFrame(json.loads((Path(run) / SUITES_FILE).read_text()))
+    (inputs the model trained on; null where not known, absent in runs made before).
+
+    Raises:
+        RunDirError: the run has not built its suites yet.
+        DamagedFileError: the list is not the one the run recorded.
+    """
+    suites = _built_suites(run)
+    if suites is None:
+        raise RunDirError(f"{run} has no suites yet: run `genprobe probe` to build them")
+    return suites
+
+
+def _built_suites(run: str | Path) -> pd.DataFrame | None:
+    """`read_suites`, None where the run has none (or was made before it kept them)."""
+    path = ShardStore(run).file(SUITES, SUITES_FILE)
+    return None if path is None else pd.DataFrame(json.loads(path.read_text()))
 
 
 def read_results(run: str | Path) -> pd.DataFrame:
@@ -43,7 +57,7 @@ def read_results(run: str | Path) -> pd.DataFrame:
     paths = ShardStore(run).outputs(DECODE, ".parquet")
     if not paths:
         raise RunDirError(f"{run} has no results yet: run `genprobe probe` to decode its suites")
-    suites = read_suites(run) if (Path(run) / SUITES_FILE).exists() else None
+    suites = _built_suites(run)
     order = [] if suites is None else list(suites["suite"])
     # in the run's order of suites (base, families, ..., as built), not the files' names
     paths = sorted(paths, key=lambda path: (_position(order, _suite_of(Path(path))), path))
@@ -72,10 +86,11 @@ def _with_suites(run: Path, suites: pd.DataFrame, results: pd.DataFrame) -> pd.D
     """`results` with what the run recorded of each row's input in its suites
     (`suites.build_suites`): a column `seen` (the model trained on it) where the run knows,
     and each suite's columns (`Suite.columns`; null where the input's suite lacks one)."""
-    if not (run / ARRAYS_FILE).exists():  # kept by runs since they keep their suites
+    stored = ShardStore(run).file(SUITES, ARRAYS_FILE)
+    if stored is None:  # kept by runs since they keep their suites
         return results
     seen = "seen" in suites and not suites["seen"].isna().any()
-    with np.load(run / ARRAYS_FILE, allow_pickle=False) as arrays:
+    with np.load(stored, allow_pickle=False) as arrays:
         kept = [suite_columns(arrays, i) for i in range(len(suites))]
         if not seen and not any(kept):
             return results

@@ -3,6 +3,7 @@
 from genprobe.studies.study import Study
 
 KIND = "probe"
+SUITES = "suites"  # the driver's own shard: the suites it built (`suites.write_suites`)
 DECODE = "decode"  # one shard per suite (`decode.py`)
 LARGE_SEARCH = (
     "large-search"  # with --search-budget: shards of a suite's inputs (`large_search.py`)
@@ -17,7 +18,7 @@ PROBE = Study(
     resumes="the finished shards are kept",
     report="genprobe.studies.probe.report:write_report",
     tables="genprobe.studies.probe.tables:run_tables",
-    stages=(DECODE, LARGE_SEARCH),
+    stages=(SUITES, DECODE, LARGE_SEARCH),
     report_settings=("threshold",),
     report_inputs=("suites.json", "suites.npz"),
 )

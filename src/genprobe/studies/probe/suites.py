@@ -37,6 +37,7 @@ line (`"output"`, checked by the task's verifier): suites carry these as `refere
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 import zlib
@@ -47,11 +48,12 @@ from pathlib import Path
 import numpy as np
 
 from genprobe.errors import DataFormatError, GenprobeError
-from genprobe.runs.atomic import atomic_path, write_json
 from genprobe.runs.config import RunConfig
 from genprobe.runs.provenance import config_hash
 from genprobe.runs.rundir import read_config
+from genprobe.runs.shards import Shard, ShardStore, json_bytes
 from genprobe.studies.probe.config import ProbeConfig, input_name, suite_key
+from genprobe.studies.probe.study import SUITES
 from genprobe.tasks.files import ExampleArrays, read_examples
 from genprobe.tasks.lines import json_lines, some_rows
 from genprobe.tasks.probing import (
@@ -355,8 +357,9 @@ def _rows(moved: Perturbed, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray | 
 
 
 def write_suites(run: Path, suites: list[Suite]) -> None:
-    """Keep the suites in the run (`suites.npz`, then `suites.json`, each written whole), so a
-    resumed run decodes the suites it built without building them again."""
+    """Keep the suites in the run (`suites.npz` and `suites.json`, the driver's shard of stage
+    `suites`), so a resumed run decodes the suites it built without building them again, and
+    every reader of them checks them first."""
     arrays = {}
     for i, suite in enumerate(suites):
         arrays[f"{i}.src"], arrays[f"{i}.origin"] = suite.src, suite.origin
@@ -368,16 +371,15 @@ def write_suites(run: Path, suites: list[Suite]) -> None:
             arrays[f"{i}.seen"] = suite.seen
         for name, values in suite.columns.items():
             arrays[f"{i}{COLUMN}{name}"] = values
-    with atomic_path(run / ARRAYS_FILE) as tmp, tmp.open("wb") as file:
-        np.savez(file, **arrays)
-    write_json(
-        run / SUITES_FILE,
-        [
-            {"suite": s.key, "kind": s.kind, "name": s.name, "inputs": len(s.src),
-             "invalid": s.invalid, "seen": None if s.seen is None else int(s.seen.sum())}
-            for s in suites
-        ],
-    )  # fmt: skip
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    listed = [
+        {"suite": s.key, "kind": s.kind, "name": s.name, "inputs": len(s.src),
+         "invalid": s.invalid, "seen": None if s.seen is None else int(s.seen.sum())}
+        for s in suites
+    ]  # fmt: skip
+    files = {ARRAYS_FILE: buffer.getvalue(), SUITES_FILE: json_bytes(listed)}
+    ShardStore(run).keep(Shard(SUITES, "all"), files)
 
 
 def saved_suites(run: Path, config: RunConfig) -> list[Suite] | None:
@@ -386,10 +388,11 @@ def saved_suites(run: Path, config: RunConfig) -> list[Suite] | None:
     kept none (made before they were kept) or they cannot be read."""
     try:
         same = read_config(run).get("hash") == config_hash(config.identity())
-        if not same or not (run / ARRAYS_FILE).exists():
+        store = ShardStore(run)
+        if not same or (stored := store.file(SUITES, ARRAYS_FILE)) is None:
             return None
-        listed = json.loads((run / SUITES_FILE).read_text())
-        with np.load(run / ARRAYS_FILE, allow_pickle=False) as arrays:
+        listed = json.loads(store.file(SUITES, SUITES_FILE).read_text())
+        with np.load(stored, allow_pickle=False) as arrays:
             return [
                 Suite(row["kind"], row["name"], arrays[f"{i}.src"], arrays[f"{i}.origin"],
                       row["invalid"], arrays.get(f"{i}.reference"), arrays.get(f"{i}.parts"),
