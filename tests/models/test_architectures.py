@@ -2,6 +2,7 @@
 run over each row of the table, a researcher's `py:` module and two `transformers` types), and
 a builder that breaks it is refused in one line."""
 
+import math
 import re
 import textwrap
 
@@ -17,6 +18,7 @@ from genprobe.models.architectures import (
     load_architecture,
 )
 from genprobe.models.architectures.module import joint_sequence, probe_module
+from genprobe.models.architectures.transformer import MAX_ATTENTION_SCORES
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.model_check import (
     check_contract,
@@ -230,6 +232,28 @@ def test_an_architecture_takes_exactly_what_its_positions_can_hold(case):
         except (ConfigError, ModelContractError):  # past a position table
             ran = False
         assert ran == taken, (case, n, m)
+
+
+@pytest.mark.parametrize("positions", ["sinusoidal", "rope", "alibi", "none"])
+def test_a_transformer_without_a_table_takes_inputs_whose_attention_scores_fit(positions):
+    config = load_architecture("transformer", {**SMALL["transformer"], "positions": positions})
+    shape = ModelShape(src_vocab=6, tgt_vocab=5, src_len=4, tgt_len=3, max_positions=12)
+    longest = math.isqrt(MAX_ATTENTION_SCORES // config.heads)  # no input of it is built
+    takes = config.takes(shape, np.array([longest, longest + 1]), np.array([1, 1]))
+    assert takes.tolist() == [True, False]
+
+
+def test_the_longest_input_a_sweep_takes_is_its_models_bound():
+    reverse = load_task("reverse_string")  # an output as long as its input, and EOS
+    learned = {"positions": "learned", "max_positions": 16, "decoder_only": False}
+    cases = [
+        (load_architecture("transformer", {**SMALL["transformer"], **learned}), 15),
+        (load_architecture("transformer", SMALL["transformer"]), 8192),  # 2 heads: 2 x 8192²
+        (load_architecture("recurrent", SMALL["recurrent"]), None),
+    ]
+    for model, longest in cases:
+        config = SweepConfig(seeds=(1,), task=reverse, model=model)
+        assert config.longest_taken(1 << 20) == longest, model
 
 
 def test_a_fixed_length_input_takes_inputs_up_to_its_length_and_others_take_any():

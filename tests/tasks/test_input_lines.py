@@ -56,3 +56,19 @@ def test_task_check_of_a_hostile_file_is_one_line_and_exit_2(cli, tmp_path, text
     code, out, err = cli("task", "check", "reverse_string", "--input", str(path))
     assert code == 2 and out == ""
     assert err.startswith(f"genprobe: error: {path}{message}") and len(err.splitlines()) == 1
+
+
+def test_an_input_longer_than_the_model_takes_is_named_before_it_is_encoded(tmp_path, monkeypatch):
+    from genprobe.tasks import files
+    from genprobe.tasks.registry import load_task
+
+    path = tmp_path / "long.jsonl"
+    path.write_text('{"input": "0 1"}\n\n{"input": "' + " ".join("01" * 20) + '"}\n')
+    task = load_task("reverse_string")
+    assert files.read_examples(path, task, outputs=False, longest=40).src.shape == (2, 40)
+    monkeypatch.setattr(files, "encode_inputs", None)  # never reached
+    with pytest.raises(DataFormatError) as refused:
+        files.read_examples(path, task, outputs=False, longest=16)
+    assert str(refused.value) == (
+        f"{path}:3: input of 40 tokens, longer than the 16 the model can take"
+    )

@@ -440,6 +440,7 @@ def evaluate(
         raise ConfigError("--input", "a file of inputs to evaluate with RUN_DIR", "none")
     from genprobe.studies.seed_sensitivity import evaluate_external
     from genprobe.studies.seed_sensitivity.results import read_members
+    from genprobe.tasks.lines import MAX_LINE_BYTES
 
     config = read_members(run_dir)
     if isinstance(config, LanguageModelConfig):
@@ -447,7 +448,9 @@ def evaluate(
             f"{run_dir} holds a language model's run: add inputs to it with the command that "
             "made it (the same --model, --task and --out) and --input FILE"
         )
-    evaluate_external(run_dir, _inputs(input, config.task), name or input.stem, model.device)
+    longest = config.longest_taken(MAX_LINE_BYTES)
+    src = _inputs(input, config.task, longest)
+    evaluate_external(run_dir, src, name or input.stem, model.device)
     finish(run_dir, report, as_json, threshold)
 
 
@@ -484,13 +487,14 @@ def _evaluate_language_model(
         return evaluate_language_model(config, out, inputs, log)
 
 
-def _inputs(path: Path, task: Any) -> np.ndarray:
+def _inputs(path: Path, task: Any, longest: int | None = None) -> np.ndarray:
     """(n, L) the input ids of a file of inputs of `task`: JSON lines, or for the rewriting
-    task the authors' .src and the machine-tasks .tsv.
+    task the authors' .src and the machine-tasks .tsv; JSON lines of at most `longest` tokens
+    (the model's).
 
     Raises:
         GenprobeError: a .src or .tsv file for another task.
-        DataFormatError: a line that is no input of the task.
+        DataFormatError: a line that is no input of the task, or longer than `longest`.
     """
     from genprobe.tasks.files import read_examples
     from genprobe.tasks.rewriting.formats import read_inputs
@@ -500,7 +504,7 @@ def _inputs(path: Path, task: Any) -> np.ndarray:
         if not isinstance(task, RewritingTask):
             raise GenprobeError(f"{path}: .src and .tsv inputs are for rewriting runs only")
         return read_inputs(path, task)
-    return read_examples(path, task, outputs=False).src
+    return read_examples(path, task, outputs=False, longest=longest).src
 
 
 def compare(

@@ -42,14 +42,17 @@ class ExampleArrays(NamedTuple):
     lines: np.ndarray  # (n,) each example's line in its file, from 1 (blank lines are skipped)
 
 
-def read_examples(path: str | Path, task: Task, outputs: bool = True) -> ExampleArrays:
+def read_examples(
+    path: str | Path, task: Task, outputs: bool = True, longest: int | None = None
+) -> ExampleArrays:
     """Inputs (known tokens only) and outputs (any tokens) of an example file, with the line
     each example is on; with `outputs=False` the `output` field may be absent and `out` and
-    `length` are empty.
+    `length` are empty. `longest`: the most input tokens the model they are for can take.
 
     Raises:
         DataFormatError: unreadable, not JSON objects, no examples, a missing or non-string
-            field, an empty input or an unknown input token.
+            field, an empty input, an unknown input token or an input longer than `longest`
+            (before the inputs are encoded).
     """
     rows = some_rows(path, json_lines(path, objects=True))
     fields = ("input", "output") if outputs else ("input",)
@@ -57,7 +60,17 @@ def read_examples(path: str | Path, task: Task, outputs: bool = True) -> Example
         for name in fields:
             if not isinstance(row.get(name), str):
                 raise DataFormatError(path, number, f"field {name!r} must be a string of tokens")
-    src = encode_inputs(task.source_vocab, [(n, row["input"].split()) for n, row in rows], path)
+    tokens = [(number, row["input"].split()) for number, row in rows]
+    if longest is not None:
+        for number, given in tokens:
+            if len(given) > longest:
+                raise DataFormatError(
+                    path,
+                    number,
+                    f"input of {len(given):,} tokens, longer than the {longest:,} the model "
+                    "can take",
+                )
+    src = encode_inputs(task.source_vocab, tokens, path)
     lines = np.array([number for number, _ in rows])
     if not outputs:
         empty = np.zeros((len(rows), 0), dtype=np.int64)

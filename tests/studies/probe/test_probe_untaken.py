@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from helpers import model_settings
 
+from genprobe.errors import ModelCapabilityError
 from genprobe.models.architectures import load_architecture
 from genprobe.studies import report_run
 from genprobe.studies.probe.config import ProbeConfig
@@ -16,7 +17,7 @@ from genprobe.studies.probe.results import read_results
 from genprobe.studies.probe.run import run_probe
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.search import run_search
-from genprobe.studies.seed_sensitivity import run_sweep
+from genprobe.studies.seed_sensitivity import evaluate_external, run_sweep
 from genprobe.tasks.registry import load_task, task_probes
 from genprobe.tasks.tokens import encode_inputs
 from genprobe.under_test.registry import load_model
@@ -101,9 +102,31 @@ def test_evaluating_a_sweep_on_inputs_it_cannot_take_is_one_line_and_decodes_not
     before = sorted(p.relative_to(run) for p in run.rglob("*"))
     code, _, err = cli("evaluate", str(run), "--input", str(file), "--name", "mine")
     assert code == 2 and len(err.strip().splitlines()) == 1
-    assert f"cannot take {len(untaken)} of the {len(src)} inputs" in err
-    assert f"the first is row {untaken[0] + 1}" in err
+    first = untaken[0]
+    longest = max(n for n in range(1, table) if _fits(task, np.ones((1, n)), table)[0])
+    assert f"{file}:{first + 1}: input of {(src[first] > 0).sum()} tokens" in err
+    assert f"longer than the {longest} the model can take" in err
     assert sorted(p.relative_to(run) for p in run.rglob("*")) == before
+
+
+def test_the_api_refuses_inputs_the_model_cannot_take_by_row(sweep):
+    run, table = sweep
+    src = np.ones((2, table), dtype=np.int64)
+    src[0, 5:] = 0
+    with pytest.raises(ModelCapabilityError, match=r"cannot take 1 of the 2 inputs.*row 2"):
+        evaluate_external(run, src, "mine")
+
+
+def test_a_probe_counts_the_lines_of_its_input_file_the_model_cannot_take(sweep, tmp_path):
+    run, table = sweep
+    file = tmp_path / "mine.jsonl"
+    file.write_text("".join(json.dumps({"input": " ".join("1" * n)}) + "\n" for n in (3, table)))
+    config = ProbeConfig(
+        model_settings(f"run:{run}"), families=(), task_suites=False, inputs=(str(file),), size=4
+    )
+    results = read_results(run_probe(config, tmp_path / "probe"))
+    mine = results[results["suite"] == "input-mine"].drop_duplicates("index")
+    assert mine["readable"].tolist() == [True, False]
 
 
 def test_padding_wider_than_the_table_is_not_decoded(sweep):

@@ -306,3 +306,12 @@ def test_older_generation_runs_keep_their_config_hash():
     assert config_hash(GenerationConfig(GeneratorConfig(method="bwd"), 10).identity()) != (
         config_hash(fast.identity())
     )
+
+
+@pytest.mark.parametrize("method", ["fwd", "bwd"])
+def test_max_ops_below_the_default_fewest_draws_expressions_of_max_ops(method):
+    # L&C's fewest operators (fwd 3, bwd 4) above --max-ops once left numpy no count to draw
+    config = GeneratorConfig(method=method, max_ops=2, small_probability=0, engine="fast")
+    attempts = [attempt((config, {}), (0, index)) for index in range(8)]
+    assert not any(a.status.startswith("sympy_error") for a in attempts)
+    assert {a.n_ops for a in attempts if a.status == "ok"} == {2}

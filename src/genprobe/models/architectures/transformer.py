@@ -38,6 +38,11 @@ from genprobe.models.member_stack import MemberStack, biased_bmm, scale_shift
 POSITIONS = ("sinusoidal", "learned", "rope", "alibi", "none")
 INIT_STD = 0.02  # GPT-2's normal initialization of every weight matrix and embedding
 ATTENTION_MEMBERS = 16  # members per attention matmul on CUDA (`matmul_attention`)
+# The most attention scores (heads x input x input) a member computes for one example at once,
+# 512 MiB of floats: reading its input attends every input position to every other, so an
+# input of 150,000 tokens would need 360 GB, and no table of positions bounds a sinusoidal,
+# rotary or ALiBi transformer's input.
+MAX_ATTENTION_SCORES = 1 << 27
 
 
 @dataclass(frozen=True)
@@ -94,9 +99,13 @@ class TransformerSeedConfig(Architecture):
 
     def takes(self, shape: ModelShape, src_len: np.ndarray, out_len: np.ndarray) -> np.ndarray:
         """Positions are drawn from 0..R-1 (random positions) or looked up in a learned table:
-        input and output together (decoder-only) or each on its side must fit in them."""
+        input and output together (decoder-only) or each on its side must fit in them; and the
+        input's attention scores in `MAX_ATTENTION_SCORES`."""
         limit = self.random_positions or (self.max_positions if self.positions == "learned" else 0)
-        return fit_positions(src_len, out_len, limit, self.decoder_only)
+        scores = self.heads * np.asarray(src_len, dtype=np.int64) ** 2
+        return fit_positions(src_len, out_len, limit, self.decoder_only) & (
+            scores <= MAX_ATTENTION_SCORES
+        )
 
     def decode_footprint(self, input_length: int) -> int:
         return input_length * self.width * 2 * self.layers  # keys and values of every layer

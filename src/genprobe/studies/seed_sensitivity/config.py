@@ -241,9 +241,25 @@ class SweepConfig(Recorded):
         own roles fits: they sized its tables."""
         length = (np.asarray(src) > 0).sum(axis=1)
         lengths, where = np.unique(length, return_inverse=True)
+        return self._takes_lengths(lengths)[where.reshape(-1)]
+
+    def longest_taken(self, most: int) -> int | None:
+        """The longest input, in tokens, the trained model takes (`takes`: one that takes an
+        input takes every shorter one); None where it takes one of `most` tokens."""
+        if self._takes_lengths(np.array([most]))[0]:
+            return None
+        low, high = 0, most  # low is taken (0: nothing is), high is not
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (
+                (middle, high) if self._takes_lengths(np.array([middle]))[0] else (low, middle)
+            )
+        return low
+
+    def _takes_lengths(self, lengths: np.ndarray) -> np.ndarray:
+        """(n,) bool: whether the trained model takes inputs of these numbers of tokens."""
         steps = np.array([self.task.max_output_length(int(n)) + 1 for n in lengths])
-        takes = self.model.takes(self.model_shape(), lengths, steps)
-        return np.asarray(takes, dtype=bool)[where.reshape(-1)]
+        return np.asarray(self.model.takes(self.model_shape(), lengths, steps), dtype=bool)
 
     def watched_roles(self) -> tuple[str, ...]:
         """What training over time evaluates at every point of its schedule: training, each

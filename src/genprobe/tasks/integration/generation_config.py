@@ -64,7 +64,7 @@ class TreeSettings:
 class GeneratorConfig:
     # the defaults that follow from the method, as the command line shows them
     DERIVED_DEFAULTS: ClassVar[dict[str, str]] = {
-        "min_ops": "Lample & Charton's: fwd 3, bwd and ibp 4"
+        "min_ops": "Lample & Charton's: fwd 3, bwd and ibp 4; at most --max-ops"
     }
     # the settings the command line gives in options of their own (`TreeSettings`')
     NOT_OPTIONS: ClassVar[tuple[str, ...]] = ("tree",)

@@ -73,9 +73,12 @@ def _simplify(expr: sp.Expr, seconds: float | None) -> sp.Expr:
 
 
 def _n_ops(rng: np.random.Generator, config: GeneratorConfig, low: int) -> int:
+    """The operators of one random expression: 0..low-1 for a small one, else from the
+    fewest (`min_ops`; by default `low`, at most `max_ops`) to `max_ops`."""
     if rng.random() < config.small_probability:
         return int(rng.integers(0, low))
-    return int(rng.integers(low if config.min_ops is None else config.min_ops, config.max_ops + 1))
+    fewest = min(low, config.max_ops) if config.min_ops is None else config.min_ops
+    return int(rng.integers(fewest, config.max_ops + 1))
 
 
 def _random_sympy(rng: np.random.Generator, config: GeneratorConfig, n_ops: int) -> sp.Expr:
