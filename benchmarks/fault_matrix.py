@@ -15,6 +15,7 @@ a tmpfs can be mounted. Each case's outcome:
 - traceback: a Python traceback, or an exit code other than 0 and 2; timeout: past the limit;
 - wrong name: exit 2 and one line, but naming neither the damaged file nor its recorder;
 - messy: exit 2 but not one `genprobe: error:` line;
+- inconclusive: two writers, the first ended before the second started;
 - harmless: exit 0, the output equal to the undamaged run's, the damaged file left unread.
 
     python benchmarks/fault_matrix.py [--quick] [--out DIR] [--json FILE] [--seed N]
@@ -49,6 +50,7 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "OMP_NUM_THREADS": "1"}
 DAMAGES = ("flip", "truncate", "delete", "edit")
 TIMEOUT = 300.0
 ERROR = "genprobe: error:"
+PROGRESS = re.compile(r"\[[\d:]+\] |\s")  # progress lines on stderr, and their continuations
 
 
 @dataclass(frozen=True)
@@ -271,7 +273,7 @@ def _json(path: Path) -> dict:
 
 def classify(ran: Ran, names: list[str], original: Path | None = None) -> tuple[str, str]:
     """The outcome of an exit 2 or a crash (None for an exit 0: compared by the caller)."""
-    lines = ran.err.splitlines()
+    lines = [line for line in ran.err.splitlines() if not PROGRESS.match(line)]
     if "Traceback" in ran.err or ran.rc not in (0, 2):
         return ("timeout" if ran.rc == 124 else "traceback"), f"exit {ran.rc}"
     if ran.rc == 0:
@@ -330,7 +332,10 @@ def _compared(target: Path, after: os.stat_result | None, shown: dict, baseline:
 
 def _done(case: Case, ran: Ran, outcome: str, detail: str) -> Case:
     case.rc, case.outcome, case.detail = ran.rc, outcome, detail
-    case.stderr = next((line for line in ran.err.splitlines() if line.strip()), "")[:300]
+    lines = [line for line in ran.err.splitlines() if line.strip()]
+    case.stderr = next(
+        (line for line in lines if line.startswith(ERROR)), lines[0] if lines else ""
+    )[:300]
     case.seconds, case.rss_kib = round(ran.seconds, 2), ran.rss_kib
     return case
 
@@ -418,9 +423,11 @@ def two_writers(work: Path, name: str, study: Study) -> Case:
     ran = run(argv, folder)
     ended = first.poll() is not None
     first.wait()
-    outcome, detail = classify(ran, ["run.lock", "pid"])
+    outcome, detail = classify(ran, ["is in use"])
     if ran.rc == 0:
-        outcome, detail = "silent", "not refused" + (" (the first had ended)" if ended else "")
+        outcome, detail = (
+            ("inconclusive", "the first had ended") if ended else ("silent", "not refused")
+        )
     shutil.rmtree(folder)
     return _done(Case(name, "run.lock", "two writers", "writer", "same command", argv), ran,
                  outcome, detail)  # fmt: skip
