@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "OMP_NUM_THREADS": "1"}
 DAMAGES = ("flip", "truncate", "delete", "edit")
 TIMEOUT = 300.0
+TIME = "/usr/bin/time"
 ERROR = "genprobe: error:"
 PROGRESS = re.compile(r"\[[\d:]+\] |\s")  # progress lines on stderr, and their continuations
 
@@ -157,29 +158,26 @@ def genprobe(argv: list[str]) -> list[str]:
 
 def run(argv: list[str], cwd: Path, timeout: float = TIMEOUT) -> Ran:
     """Run `argv` in `cwd` (its own process group, killed at `timeout`): exit code (124 on
-    timeout), stdout, stderr, seconds and the process's peak RSS."""
+    timeout), stdout, stderr, seconds and peak RSS, as GNU time measures it (a child's own
+    rusage would count the RSS of this process, forked, before the exec)."""
     start = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        process = subprocess.Popen(argv, cwd=cwd, env=ENV, stdout=out, stderr=err,
-                                   stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-        status, usage, timed_out = _reap(process, start + timeout)
+        with tempfile.NamedTemporaryFile() as rss:
+            timed = [TIME, "-f", "%M", "-o", rss.name] if Path(TIME).exists() else []
+            process = subprocess.Popen([*timed, *argv], cwd=cwd, env=ENV, stdout=out,
+                                       stderr=err, stdin=subprocess.DEVNULL,
+                                       start_new_session=True)  # fmt: skip
+            try:
+                rc = process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                rc = 124
+            peak = Path(rss.name).read_text().split()
         out.seek(0), err.seek(0)
-        rc = 124 if timed_out else os.waitstatus_to_exitcode(status)
         text = [f.read().decode(errors="replace") for f in (out, err)]
-    return Ran(rc, text[0], text[1], time.monotonic() - start, usage.ru_maxrss)
-
-
-def _reap(process: subprocess.Popen, deadline: float) -> tuple[int, object, bool]:
-    timed_out = False
-    while True:
-        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-        if pid:
-            process.returncode = status  # reaped here: Popen must not wait for it again
-            return status, usage, timed_out
-        if time.monotonic() > deadline and not timed_out:
-            os.killpg(process.pid, signal.SIGKILL)
-            timed_out = True
-        time.sleep(0.02)
+    kib = int(peak[-1]) if peak and peak[-1].isdigit() else 0
+    return Ran(rc, text[0], text[1], time.monotonic() - start, kib)
 
 
 def digest(path: Path) -> str:
