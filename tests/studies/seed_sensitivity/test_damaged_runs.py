@@ -233,5 +233,5 @@ def test_a_damaged_curve_is_named_by_report_and_export(cli, over_time, tmp_path,
     damage(curve, how)
     for command in (("report", str(run)), ("export", str(run), "--out", str(tmp_path / "x"))):
         code, _, err = cli(*command)
-        assert code == 2 and err == f"genprobe: error: {curve} " + err.split(f"{curve} ", 1)[1]
+        assert code == 2 and err.startswith(f"genprobe: error: {curve} "), err
         assert len(err.splitlines()) == 1 and AGAIN in err, err

@@ -389,9 +389,11 @@ def saved_suites(run: Path, config: RunConfig) -> list[Suite] | None:
     try:
         same = read_config(run).get("hash") == config_hash(config.identity())
         store = ShardStore(run)
-        if not same or (stored := store.file(SUITES, ARRAYS_FILE)) is None:
+        stored = store.file(SUITES, ARRAYS_FILE) if same else None
+        listing = store.file(SUITES, SUITES_FILE) if stored is not None else None
+        if listing is None:
             return None
-        listed = json.loads(store.file(SUITES, SUITES_FILE).read_text())
+        listed = json.loads(listing.read_text())
         with np.load(stored, allow_pickle=False) as arrays:
             return [
                 Suite(row["kind"], row["name"], arrays[f"{i}.src"], arrays[f"{i}.origin"],
