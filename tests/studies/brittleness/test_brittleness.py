@@ -319,6 +319,12 @@ def test_report_names_a_damaged_results_file_and_a_rerun_computes_it_again(cli, 
     code, _, err = cli(*evaluate)
     assert code == 0 and f"genprobe: warning: {results} is damaged" in err
     assert cli("report", str(run))[0] == 0
+    training = run / "training.json"
+    for how in ("flipped", "missing"):
+        damage(training, how)
+        code, _, err = cli("report", str(run))
+        assert code == 2 and err.startswith(f"genprobe: error: {training} is "), err
+        assert cli(*evaluate)[0] == 0 and cli("report", str(run))[0] == 0
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,14 @@ from genprobe.runs.pool import DeadlineCounts
 from genprobe.runs.provenance import config_hash
 from genprobe.runs.rundir import read_config
 from genprobe.runs.shards import MANIFESTS, ShardStore
-from genprobe.studies.brittleness.study import BRITTLENESS, BUDGET, SOLVE, SUITE
+from genprobe.studies.brittleness.study import (
+    BRITTLENESS,
+    BUDGET,
+    SOLVE,
+    SUITE,
+    TRAINING,
+    TRAINING_FILE,
+)
 from genprobe.studies.probe.decode import MODEL_DEADLINES
 from genprobe.studies.probe.study import DECODE, SUITES
 from genprobe.studies.probe.suites import SUITES_FILE
@@ -237,9 +244,13 @@ def _study_suites(run: str | Path, keys: Sequence[str]) -> list[str]:
 
 def read_training(run: str | Path) -> dict[str, Any]:
     """What the model was trained on and where each fact came from (`training.Training` as
-    JSON); empty for a run made before the run recorded it."""
-    path = Path(run) / "training.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    JSON); empty for a run made before the run recorded it.
+
+    Raises:
+        DamagedFileError: training.json is not the one its shard recorded.
+    """
+    path = ShardStore(run).file(TRAINING, TRAINING_FILE)
+    return {} if path is None else json.loads(path.read_text(encoding="utf-8"))
 
 
 def read_budget(run: str | Path) -> pd.DataFrame | None:

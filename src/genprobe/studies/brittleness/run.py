@@ -37,7 +37,7 @@ from genprobe.runs.shards import Outputs, Shard, json_bytes
 from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.brittleness.preset import as_probe, model_free
 from genprobe.studies.brittleness.results import made_before
-from genprobe.studies.brittleness.study import BRITTLENESS, TRAINING
+from genprobe.studies.brittleness.study import BRITTLENESS, TRAINING, TRAINING_FILE
 from genprobe.studies.brittleness.training import Training, trained_on
 from genprobe.studies.probe.run import run_probe
 from genprobe.tasks.integration.integer_counts import count_integers
@@ -118,4 +118,4 @@ class TrainingStage(Stage):
             counts = count_integers(record["data"], RANGES)
             in_range = zip(map(range_label, RANGES), counts.in_range, strict=True)
             record["integers"] = {"total": counts.total, "in_range": dict(in_range)}
-        return {"training.json": json_bytes(record)}
+        return {TRAINING_FILE: json_bytes(record)}

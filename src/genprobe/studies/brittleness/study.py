@@ -3,7 +3,8 @@
 from genprobe.studies.probe.study import DECODE, LARGE_SEARCH, SUITES
 from genprobe.studies.study import Study
 
-TRAINING = "training"  # what the model was trained on (`run.py`)
+TRAINING = "training"  # what the model was trained on (`run.py`): one shard, its file
+TRAINING_FILE = "training.json"
 # the stages of runs made before the study ran as a probe, read as they are (`results.py`)
 SUITE = "suite"  # one shard per suite table built
 SOLVE = "solve"  # decode and verify a chunk of a suite's problems
