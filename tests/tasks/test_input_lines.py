@@ -72,3 +72,23 @@ def test_an_input_longer_than_the_model_takes_is_named_before_it_is_encoded(tmp_
     assert str(refused.value) == (
         f"{path}:3: input of 40 tokens, longer than the 16 the model can take"
     )
+
+
+def test_one_input_far_longer_than_the_rest_is_named_before_the_padded_array(tmp_path):
+    from genprobe.tasks import files
+    from genprobe.tasks.registry import load_task
+    from genprobe.tasks.tokens import MAX_PADDED_IDS
+
+    path = tmp_path / "padded.jsonl"
+    width = MAX_PADDED_IDS // 1_000 + 1  # 268,436 tokens: a line of 537 KB
+    path.write_text(GOOD * 999 + '{"input": "' + "a " * width + '", "output": "a"}\n')
+    tracemalloc.start()
+    with pytest.raises(DataFormatError) as refused:
+        files.read_examples(path, load_task("reverse_string"))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert str(refused.value).startswith(
+        f"{path}:1000: input of {width:,} tokens: the file's 1,000 inputs padded to it would "
+        f"hold {1_000 * width:,} ids, more than the {MAX_PADDED_IDS:,} genprobe holds at once"
+    )
+    assert peak < 100 * 2**20  # the padded array would be 2 GiB

@@ -15,7 +15,13 @@ from genprobe.errors import DataFormatError
 from genprobe.runs.atomic import write_text
 from genprobe.tasks.lines import json_lines, some_rows
 from genprobe.tasks.task import Examples, Task
-from genprobe.tasks.tokens import encode_inputs, encode_outputs, input_lines, output_lines
+from genprobe.tasks.tokens import (
+    check_padded,
+    encode_inputs,
+    encode_outputs,
+    input_lines,
+    output_lines,
+)
 
 # the name of a suite of a user's inputs (`genprobe evaluate --name`, a probe's `--input` file)
 SUITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -51,8 +57,8 @@ def read_examples(
 
     Raises:
         DataFormatError: unreadable, not JSON objects, no examples, a missing or non-string
-            field, an empty input, an unknown input token or an input longer than `longest`
-            (before the inputs are encoded).
+            field, an empty input, an unknown input token, an input longer than `longest`, or
+            inputs or outputs one padded array cannot hold (`check_padded`), before encoding.
     """
     rows = some_rows(path, json_lines(path, objects=True))
     fields = ("input", "output") if outputs else ("input",)
@@ -75,5 +81,7 @@ def read_examples(
     if not outputs:
         empty = np.zeros((len(rows), 0), dtype=np.int64)
         return ExampleArrays(src, empty, np.zeros(len(rows), dtype=np.int64), lines)
-    out, length = encode_outputs(task.target_vocab, [row["output"].split() for _, row in rows])
+    outputs = [(number, row["output"].split()) for number, row in rows]
+    check_padded(outputs, path, "output")
+    out, length = encode_outputs(task.target_vocab, [tokens for _, tokens in outputs])
     return ExampleArrays(src, out, length, lines)

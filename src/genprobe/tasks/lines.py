@@ -18,12 +18,13 @@ Rows = TypeVar("Rows", bound=Sized)
 MAX_LINE_BYTES = 1 << 20
 
 
-def text_lines(path: str | Path) -> list[tuple[int, str]]:
-    """(1-based line number, line) for every non-blank line.
+def text_lines(path: str | Path, blank: bool = False) -> list[tuple[int, str]]:
+    """(1-based line number, line) for every non-blank line; with `blank`, for every line
+    (parallel files pair their lines by number).
 
     Raises:
-        DataFormatError: the file cannot be read, a line is not UTF-8 (named with the byte
-            offset in the file) or is longer than `MAX_LINE_BYTES`.
+        DataFormatError: no such file, it cannot be read, a line is not UTF-8 (named with the
+            byte offset in the file) or is longer than `MAX_LINE_BYTES`.
     """
     out, offset = [], 0
     try:
@@ -45,8 +46,10 @@ def text_lines(path: str | Path) -> list[tuple[int, str]]:
                         f"not UTF-8 text ({error.reason} at byte offset {at:,} of the file)",
                     ) from None
                 offset += len(raw)
-                if line.strip():
+                if blank or line.strip():
                     out.append((number, line))
+    except FileNotFoundError:
+        raise DataFormatError(path, None, "no such file") from None
     except OSError as error:
         raise DataFormatError(path, None, f"cannot read: {error}") from None
     return out

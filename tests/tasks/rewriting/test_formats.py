@@ -76,3 +76,16 @@ def test_written_files_get_the_usual_permissions(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+
+
+def test_parallel_files_pair_by_line_and_refuse_a_line_too_long(tmp_path):
+    from genprobe.tasks.lines import MAX_LINE_BYTES
+
+    src, tgt = tmp_path / "a.src", tmp_path / "a.tgt"
+    src.write_text("A\nB C\n")
+    tgt.write_text("\nx y\n")
+    inputs, outputs = read_pairs(src, tgt, G)
+    assert inputs.shape == (2, 2) and outputs == [[], ["x", "y"]]
+    src.write_text("A\n" + "A " * MAX_LINE_BYTES + "\n")
+    with pytest.raises(DataFormatError, match=f"{src}:2: longer than 1,048,576 bytes"):
+        read_pairs(src, tgt, G)

@@ -14,7 +14,7 @@ import numpy as np
 from genprobe.errors import DataFormatError
 from genprobe.runs.atomic import write_text
 from genprobe.tasks import tokens
-from genprobe.tasks.lines import some_rows
+from genprobe.tasks.lines import some_rows, text_lines
 from genprobe.tasks.rewriting.grammar import Grammar
 from genprobe.tasks.task import Examples
 
@@ -52,7 +52,7 @@ def write_tsv(path: str | Path, grammar: Grammar, examples: Examples) -> Path:
 def read_inputs(path: str | Path, grammar: Grammar) -> np.ndarray:
     """Read a `.src` file (or the input column of a TSV) as (n, L) symbol ids."""
     path = Path(path)
-    lines = _read_lines(path)
+    lines = text_lines(path, blank=True)
     if path.suffix == ".tsv":
         return _encode_inputs(grammar, [_tsv_fields(path, i, line)[0] for i, line in lines], path)
     return _encode_inputs(grammar, [(i, line.split()) for i, line in lines], path)
@@ -62,7 +62,7 @@ def read_pairs(
     src_path: str | Path, tgt_path: str | Path, grammar: Grammar
 ) -> tuple[np.ndarray, list[list[str]]]:
     """Read parallel files: inputs must be valid symbols; outputs are kept as given (any token)."""
-    sources, targets = _read_lines(Path(src_path)), _read_lines(Path(tgt_path))
+    sources, targets = text_lines(src_path, blank=True), text_lines(tgt_path, blank=True)
     if len(sources) != len(targets):
         raise DataFormatError(
             tgt_path, None, f"has {len(targets)} lines but {src_path} has {len(sources)}"
@@ -73,7 +73,7 @@ def read_pairs(
 
 def read_tsv(path: str | Path, grammar: Grammar) -> tuple[np.ndarray, list[list[str]]]:
     path = Path(path)
-    fields = [(i, _tsv_fields(path, i, line)) for i, line in _read_lines(path)]
+    fields = [(i, _tsv_fields(path, i, line)) for i, line in text_lines(path, blank=True)]
     src = _encode_inputs(grammar, [(i, f[0][1]) for i, f in fields], path)
     return src, [f[1] for _, f in fields]
 
@@ -88,16 +88,6 @@ def _tsv_fields(path: Path, number: int, line: str) -> tuple[tuple[int, list[str
     if words and words[-1] == INPUT_EOS:
         words = words[:-1]
     return (number, words), columns[1].split()
-
-
-def _read_lines(path: Path) -> list[tuple[int, str]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataFormatError(path, None, "no such file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise DataFormatError(path, None, f"cannot read: {error}") from None
-    return list(enumerate(text.splitlines(), start=1))
 
 
 def _encode_inputs(grammar: Grammar, rows: list[tuple[int, list[str]]], path: Path) -> np.ndarray:
