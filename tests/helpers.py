@@ -1,18 +1,22 @@
 """Module-level functions for pool tests (spawned workers import them by name), what the
-study tests compare between runs, damage done to a run's files (or edits recorded), and
-synthetic curves over training time (what `read_curves` returns)."""
+study tests compare between runs, damage done to a run's files (or edits recorded), a small
+disk, and synthetic curves over training time (what `read_curves` returns)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
 import shutil
+import subprocess
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 import sympy as sp
 import torch
 
@@ -55,6 +59,26 @@ def damage(path, how: str) -> None:
     else:
         data[len(data) // 2] ^= 0xFF
         path.write_bytes(data)
+
+
+@contextlib.contextmanager
+def small_disk(folder: Path, size: str) -> Iterator[tuple[Path, Callable[[str], None]]]:
+    """A file system of `size` (a tmpfs, "8k") on `folder`, where a superuser may mount one
+    (the test is skipped elsewhere), and a function that gives it another size (space freed)."""
+    folder.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip("mounting a small tmpfs needs a superuser")
+
+    def resize(size: str) -> None:
+        subprocess.run(["mount", "-o", f"remount,size={size}", str(folder)], check=True)
+
+    try:
+        yield folder, resize
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
 
 
 def rerecord(run, path) -> None:

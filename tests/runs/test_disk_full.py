@@ -3,12 +3,14 @@ nothing half-written in its place."""
 
 import errno
 import os
-import subprocess
 
 import pytest
+import torch
+from helpers import small_disk
 
 from genprobe.errors import DiskFullError
 from genprobe.runs.atomic import atomic_path
+from genprobe.runs.resume import save_state
 
 
 def test_running_out_of_space_names_the_file_and_keeps_the_old_one(tmp_path):
@@ -24,15 +26,8 @@ def test_running_out_of_space_names_the_file_and_keeps_the_old_one(tmp_path):
 @pytest.fixture
 def full_disk(tmp_path):
     """A file system of 8 KiB (a tmpfs), where a superuser may mount one."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", str(disk)], capture_output=True
-    )
-    if mounted.returncode != 0:
-        pytest.skip("mounting a small tmpfs needs a superuser")
-    yield disk
-    subprocess.run(["umount", str(disk)], check=True)
+    with small_disk(tmp_path / "disk", "8k") as (disk, _):
+        yield disk
 
 
 def test_a_command_on_a_full_disk_is_one_line_and_the_rerun_with_space_is_the_same(
@@ -46,3 +41,12 @@ def test_a_command_on_a_full_disk_is_one_line_and_the_rerun_with_space_is_the_sa
     there = tmp_path / "examples.jsonl"
     assert cli(*generate, "--out", str(there))[0] == 0
     assert there.stat().st_size > 8192
+
+
+def test_a_torch_file_on_a_full_disk_is_disk_full_not_torchs_runtime_error(full_disk):
+    """torch.save writing a file itself turns the full disk into a RuntimeError ("unexpected
+    pos"); a resume state (as a checkpoint) is written as one write of its bytes instead."""
+    state = full_disk / "state.pt"
+    with pytest.raises(DiskFullError, match=f"no space left to write {state} \\("):
+        save_state(state, {"weights": torch.zeros(4096)})
+    assert list(full_disk.iterdir()) == []

@@ -554,7 +554,7 @@ def print_judged(
 def finish(run: Path, report: bool, as_json: bool, threshold: float) -> None:
     """Write the report (unless not wanted, or it is the run's as it is) and print the
     per-suite summary."""
-    from genprobe.studies.seed_sensitivity.results import read_members
+    from genprobe.studies.seed_sensitivity.results import read_members, read_metrics
 
     config = read_members(run)
     if report:
@@ -562,7 +562,7 @@ def finish(run: Path, report: bool, as_json: bool, threshold: float) -> None:
 
         study_of(run).update_report(run, threshold=threshold)  # also writes stats.json
         stored = json.loads((run / "stats.json").read_text())["summary"]  # keys sorted
-        order = json.loads((run / "metrics.json").read_text())["suites"]
+        order = read_metrics(run)["suites"]
         summary = {suite: stored[suite] for suite in order}
     else:
         from genprobe.studies.seed_sensitivity.results import accuracy_by, read_predictions

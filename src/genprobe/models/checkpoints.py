@@ -9,6 +9,9 @@ duration of the load only, so no class of theirs (or argparse's) is ever instant
 
 Dimensions are read from the tensors (vocabulary, dim, layers, position table); the head count,
 which no tensor shows, from `params["n_heads"]` (8, L&C's value, if absent).
+
+The `model.pt` of a training run is read only as the run recorded it (its checkpoint shard):
+damaged, or found without its record, it is a `DamagedFileError` naming it, never loaded.
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ import torch
 
 from genprobe.errors import CheckpointError
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
-from genprobe.runs.torch_files import load_torch, save_torch
+from genprobe.runs.rundir import CONFIG_FILE, read_config
+from genprobe.runs.shards import MANIFESTS, ShardStore
+from genprobe.runs.torch_files import load_torch, save_torch, torch_bytes
+from genprobe.studies.integration_train.study import CHECKPOINT, INTEGRATION_TRAIN, MODEL
 
 FORMAT = "genprobe.seq2seq_transformer/1"
 _PRIMITIVE = (str, int, float, bool, type(None))
@@ -53,8 +59,9 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     Raises:
         CheckpointError: unreadable, not a dict with `encoder` and `decoder`, or holding
             objects other than tensors and plain data.
+        DamagedFileError: the `model.pt` of a training run is not the one the run recorded.
     """
-    path = Path(path)
+    path = _as_recorded(Path(path))
     if not path.is_file():
         raise CheckpointError(f"{path}: no such checkpoint file")
     with (
@@ -70,6 +77,23 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     for side in ("encoder", "decoder"):
         data[side] = _strip_module_prefix(data[side])
     return data
+
+
+def _as_recorded(path: Path) -> Path:
+    """`path`, checked against its run's record where it is the `model.pt` of an integration
+    training run that records its files (`genprobe integration train`); any other checkpoint,
+    and one of a run made before, as it is.
+
+    Raises:
+        DamagedFileError: the run's model is missing or damaged, or its record is.
+    """
+    run = path.parent
+    if path.name != MODEL or not (run / MANIFESTS).is_dir() or not (run / CONFIG_FILE).is_file():
+        return path
+    if read_config(run)["kind"] not in INTEGRATION_TRAIN.kinds:
+        return path
+    # none: the trainer of this process is writing it (or there is none: loading says so)
+    return ShardStore(run).file(CHECKPOINT, MODEL) or path
 
 
 def _strip_module_prefix(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -153,10 +177,25 @@ def load_transformer(path: str | Path) -> tuple[Seq2SeqTransformer, dict[str, An
 def save_transformer(
     path: str | Path, model: Seq2SeqTransformer, params: dict[str, Any], **extra: Any
 ) -> None:
-    """Write our checkpoint (L&C's layout plus `config` and `format`), atomically; the same
-    model and params give the same bytes."""
+    """Write our checkpoint (`transformer_bytes`), atomically.
+
+    Raises:
+        DiskFullError: the file system ran out of space while writing it.
+    """
+    save_torch(path, _checkpoint(model, params, extra))
+
+
+def transformer_bytes(model: Seq2SeqTransformer, params: dict[str, Any], **extra: Any) -> bytes:
+    """Our checkpoint's contents (L&C's layout plus `config` and `format`): the same model and
+    params give the same bytes."""
+    return torch_bytes(_checkpoint(model, params, extra))
+
+
+def _checkpoint(
+    model: Seq2SeqTransformer, params: dict[str, Any], extra: dict[str, Any]
+) -> dict[str, Any]:
     unwrapped = getattr(model, "_orig_mod", model)  # a torch.compile'd model
-    data = {
+    return {
         "format": FORMAT,
         "config": unwrapped.config.to_dict(),
         "encoder": unwrapped.encoder.state_dict(),
@@ -164,4 +203,3 @@ def save_transformer(
         "params": params,
         **extra,
     }
-    save_torch(path, data)

@@ -4,8 +4,8 @@ contents give the same bytes, and a file is read weights-only, refused in one li
 Same bytes: torch names the root folder of the zip archive it writes after the file it is
 given by name (a random temporary name, when written atomically), and `archive` when given an
 open file or a buffer; nothing else in the archive varies (every record is dated 1980-01-01,
-and its serialization id is a hash of the records). So a file is always written through an
-open file, and two runs that save the same objects get files that compare equal.
+and its serialization id is a hash of the records). So a file is always made in a buffer, and
+two runs that save the same objects get files that compare equal.
 
 Refused in one line: a file holding objects other than tensors and plain data is refused by
 `weights_only=True` with a traceback that advises `weights_only=False`; genprobe never does
@@ -38,11 +38,16 @@ def torch_bytes(obj: Any) -> bytes:
 
 def save_torch(path: str | Path, obj: Any) -> None:
     """Write `obj` to `path` as `torch_bytes` gives it, atomically: a reader finds the previous
-    file or this one, whole."""
-    import torch
+    file or this one, whole.
 
-    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
-        torch.save(obj, handle)  # an open file, not its (random) name: see the module
+    Raises:
+        DiskFullError: the file system ran out of space while writing it.
+    """
+    # made in memory, then written: torch.save writing a file itself reports a full disk as
+    # a RuntimeError ("unexpected pos"), which the atomic write cannot tell from any other
+    data = torch_bytes(obj)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
 
 
 def load_torch(

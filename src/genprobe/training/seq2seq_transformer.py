@@ -4,7 +4,8 @@ AdamW with linear warm-up, gradient-norm clipping, bf16 (or fp16 with loss scali
 GPU, batches of similar lengths, in a run directory its study opened
 (`genprobe.studies.integration_train`, which holds the config, sizes and presets). After every
 epoch, every ten minutes and when the time budget runs out, `model.pt` (the model, readable as
-`ckpt:DIR`), `metrics.jsonl` and then `state.pt` are saved. `state.pt` (weights, optimizer,
+`ckpt:DIR`) and `metrics.jsonl`, recorded as the run's checkpoint shard (`ShardStore.keep`, so
+that every reader checks them), and then `state.pt` are saved. `state.pt` (weights, optimizer,
 step, RNGs, position in the epoch, the metrics so far) is written last and alone decides where
 a rerun resumes, so an interrupted run, even one killed between two of these files, resumes at
 the batch where it stopped and ends with the same weights as an uninterrupted one. After every
@@ -27,10 +28,11 @@ import torch
 
 from genprobe.data.teacher_forcing import decoder_io
 from genprobe.errors import DataFormatError, GenprobeError
-from genprobe.models.checkpoints import load_transformer, save_transformer
+from genprobe.models.checkpoints import load_transformer, transformer_bytes
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig, pad_sequences
-from genprobe.runs.atomic import write_text
 from genprobe.runs.resume import load_state, save_state
+from genprobe.runs.shards import Shard, ShardStore
+from genprobe.studies.integration_train.study import CHECKPOINT, LAST, METRICS, MODEL
 from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, encode_tokens
 from genprobe.training.loss import token_cross_entropy
@@ -264,11 +266,12 @@ class _Progress:
 def trained(run: Path, epochs: int) -> bool:
     """Whether the training in `run` is over: its `state.pt` (which alone says where it
     stands; a damaged one is set aside, see `runs.resume`) is past `epochs` epochs, and the
-    model it saved before is there. A rerun then builds no network and reads no data."""
+    model and metrics it saved before are as recorded (a damaged one is named in a warning).
+    A rerun then builds no network and reads no data."""
     restart = "training starts again from the first step (its next save replaces model.pt)"
     state = load_state(run / STATE, "cpu", restart)
     done = state is not None and state.get("progress", {}).get("epoch", 0) >= epochs
-    return done and (run / "model.pt").is_file()
+    return done and ShardStore(run).finished(CHECKPOINT, LAST)
 
 
 class Trainer:
@@ -313,6 +316,8 @@ class Trainer:
         restart = "training starts again from the first step (its next save replaces model.pt)"
         if (state := load_state(self.out / STATE, device, restart)) is not None:
             at, history = self._resume(state, network, optimizer, scaler, rng, device)
+        if at.epoch >= c.epochs:  # trained, its model or metrics lost: kept again as saved
+            self._keep(network, at, history)
         n_examples = c.epoch_size or len(train)
         started = last_save = time.perf_counter()
         elapsed_before = at.elapsed
@@ -375,7 +380,7 @@ class Trainer:
         if "network" in state:
             network.load_state_dict(state["network"])
         else:  # saved before state.pt held the weights and the metrics
-            network.load_state_dict(load_transformer(self.out / "model.pt")[0].state_dict())
+            network.load_state_dict(load_transformer(self.out / MODEL)[0].state_dict())
         optimizer.load_state_dict(state["optimizer"])
         scaler.load_state_dict(state["scaler"])
         rng.bit_generator.state = state["rng"]
@@ -385,15 +390,19 @@ class Trainer:
         if "history" in state:
             history = state["history"]
         else:
-            history = list(map(json.loads, (self.out / "metrics.jsonl").read_text().splitlines()))
+            history = list(map(json.loads, (self.out / METRICS).read_text().splitlines()))
         # a partly trained epoch's validation is replaced when the epoch is finished
         return _Progress(**state["progress"]), [m for m in history if "partial" not in m]
 
+    def _keep(self, network, at: _Progress, history: list[dict[str, Any]]) -> None:
+        """Write model.pt and metrics.jsonl, recorded as the run's checkpoint shard (replacing
+        the last save's), which every reader checks them against."""
+        model = transformer_bytes(network, self.config.identity(), step=at.step, epoch=at.epoch)
+        metrics = "".join(json.dumps(m) + "\n" for m in history).encode()
+        ShardStore(self.out).keep(Shard(CHECKPOINT, LAST), {MODEL: model, METRICS: metrics})
+
     def _save(self, network, optimizer, scaler, rng, at: _Progress, history) -> None:
-        save_transformer(
-            self.out / "model.pt", network, self.config.identity(), step=at.step, epoch=at.epoch
-        )
-        write_text(self.out / "metrics.jsonl", "".join(json.dumps(m) + "\n" for m in history))
+        self._keep(network, at, history)
         state = {
             "network": network.state_dict(), "optimizer": optimizer.state_dict(),
             "scaler": scaler.state_dict(), "rng": rng.bit_generator.state,

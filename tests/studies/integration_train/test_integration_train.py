@@ -2,11 +2,14 @@
 
 import itertools
 import json
+import shutil
 
 import pytest
 import sympy as sp
 import torch
+from helpers import damage, small_disk
 
+from genprobe.errors import DamagedFileError, DiskFullError
 from genprobe.studies.integration_train import report as study_report
 from genprobe.studies.integration_train import run as study_run
 from genprobe.studies.integration_train.config import PRESETS, IntegrationTrainConfig
@@ -52,28 +55,116 @@ def test_training_lowers_the_loss_and_writes_a_usable_checkpoint(cli, data, tmp_
     assert len(model.candidates([from_sympy(2 * X)], k=2)[0]) == 2
 
 
-def test_a_finished_runs_rerun_reads_no_data_trains_nothing_and_writes_no_file(
-    cli, data, tmp_path, monkeypatch
-):
-    out = tmp_path / "run"
-    # the run `train` below asks for, trained without the verifier
+# the run `train(cli, data, out, *ONE_EPOCH)` asks for, trained without the verifier
+ONE_EPOCH = ("--epochs", "1", "--epoch-size", "8")
+
+
+def train_one_epoch(data, out):
     config = IntegrationTrainConfig.from_preset(
         None, str(data), batch_size=8, valid_size=5, warmup=5, lr=3e-3, max_len=40,
         device="cpu", epochs=1, epoch_size=8,
     )  # fmt: skip
-    run_training(config, out, validate=lambda network, problems: {"valid_fail@1": 0.5})
+    return run_training(config, out, validate=lambda network, problems: {"valid_fail@1": 0.5})
+
+
+@pytest.fixture(scope="module")
+def finished(data, tmp_path_factory):
+    """A finished run of one epoch, its path; tests change copies of it."""
+    return train_one_epoch(data, tmp_path_factory.mktemp("finished") / "run")
+
+
+@pytest.fixture
+def run(finished, tmp_path):
+    copy = tmp_path / "run"
+    shutil.copytree(finished, copy)
+    return copy
+
+
+def test_a_finished_runs_rerun_reads_no_data_trains_nothing_and_writes_no_file(
+    cli, data, run, monkeypatch
+):
+    out = run
 
     def computes(*args, **kwargs):
         raise AssertionError("a finished run computed again")
 
     monkeypatch.setattr(study_run, "read_training_data", computes)
     monkeypatch.setattr(Trainer, "run", computes)
-    assert train(cli, data, out, "--epochs", "1", "--epoch-size", "8")[0] == 0  # the report
+    assert train(cli, data, out, *ONE_EPOCH)[0] == 0  # the report
     files = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
     monkeypatch.setattr(study_report, "write_train_report", computes)  # it is the run's
-    code, err = train(cli, data, out, "--epochs", "1", "--epoch-size", "8")
+    code, err = train(cli, data, out, *ONE_EPOCH)
     assert code == 0, err
     assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == files
+
+
+KEPT = ("model.pt", "metrics.jsonl", "shards/checkpoint/last.json")
+
+
+def evaluate(cli, data, run, tmp_path):
+    return cli(
+        "integration", "evaluate", "--model", f"ckpt:{run / 'model.pt'}", "--data", str(data),
+        "--n", "1", "--k", "1", "--beam", "1", "--max-len", "40", "--out", str(tmp_path / "e"),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("how", ["flipped", "truncated", "missing"])
+@pytest.mark.parametrize("damaged", KEPT)
+def test_a_damaged_model_or_metrics_is_named_and_the_rerun_keeps_them_again(
+    cli, data, finished, run, tmp_path, damaged, how
+):
+    """model.pt and metrics.jsonl are the run's checkpoint shard: damaged, or with their record
+    gone, they are named by what reads them (report, `evaluate --model ckpt:RUN/model.pt`),
+    never used; the rerun keeps them again from state.pt, training nothing."""
+    damage(run / damaged, how)
+    commands = {"report": lambda: cli("report", str(run)),
+                "evaluate": lambda: evaluate(cli, data, run, tmp_path)}  # fmt: skip
+    readers = {"metrics.jsonl": ["report"], "model.pt": ["evaluate"]}.get(damaged, commands)
+    for reader in readers:
+        code, _, err = commands[reader]()
+        # `ckpt:RUN/model.pt` with no such file is refused as a path that does not exist
+        assert code == 2 and len(err.splitlines()) == 1 and str(run / damaged) in err, err
+    if damaged != "metrics.jsonl":
+        with pytest.raises(DamagedFileError) as named:
+            load_model(f"ckpt:{run}")
+        assert named.value.path == run / damaged
+    code, err = train(cli, data, run, *ONE_EPOCH)
+    assert code == 0, err
+    for path in KEPT:
+        assert (run / path).read_bytes() == (finished / path).read_bytes(), path
+    assert cli("report", str(run))[0] == 0 and evaluate(cli, data, run, tmp_path)[0] == 0
+
+
+def test_a_checkpoint_outside_a_run_or_of_a_run_made_before_records_loads_as_it_is(
+    finished, run, tmp_path
+):
+    alone = tmp_path / "alone" / "model.pt"
+    alone.parent.mkdir()
+    shutil.copy(finished / "model.pt", alone)
+    load_model(f"ckpt:{alone}")
+    shutil.rmtree(run / "shards")  # and config.json without a checksum: made before records
+    config = json.loads((run / "config.json").read_text())
+    del config["checksum"]
+    (run / "config.json").write_text(json.dumps(config))
+    load_model(f"ckpt:{run}")
+
+
+def test_a_full_disk_at_a_save_is_disk_full_and_the_rerun_with_space_is_the_same(
+    data, finished, tmp_path
+):
+    """torch.save reports a full disk as a RuntimeError; a checkpoint is written in one write
+    of its bytes, whose error is the one-line DiskFullError, and nothing half-written stays."""
+    with small_disk(tmp_path / "disk", "256k") as (disk, resize):
+        out = disk / "run"
+        with pytest.raises(DiskFullError, match=f"no space left to write {out / 'model.pt'}"):
+            train_one_epoch(data, out)
+        assert sorted(p.name for p in out.iterdir()) == ["config.json", "run.lock"]
+        resize("64m")
+        train_one_epoch(data, out)
+        assert (out / "model.pt").read_bytes() == (finished / "model.pt").read_bytes()
+        untimed = [{k: v for k, v in m.items() if "seconds" not in k and k != "elapsed"}
+                   for m in (*metrics_of(out), *metrics_of(finished))]  # fmt: skip
+        assert untimed[0] == untimed[1] and len(untimed) == 2
 
 
 def test_the_same_run_twice_writes_the_same_model_pt_bytes(cli, data, tmp_path):

@@ -7,7 +7,9 @@ import shutil
 import pytest
 from helpers import damage, rerecord, save_refused
 
+from genprobe.errors import DamagedFileError
 from genprobe.studies.seed_sensitivity.members import member_path
+from genprobe.studies.seed_sensitivity.results import read_metrics
 from genprobe.training.trainer import SweepTrainer
 
 SWEEP = (
@@ -235,3 +237,21 @@ def test_a_damaged_curve_is_named_by_report_and_export(cli, over_time, tmp_path,
         code, _, err = cli(*command)
         assert code == 2 and err.startswith(f"genprobe: error: {curve} "), err
         assert len(err.splitlines()) == 1 and AGAIN in err, err
+
+
+@pytest.mark.parametrize("how", ["flipped", "truncated", "missing"])
+@pytest.mark.parametrize("damaged", ["metrics.json", "shards/metrics/all.json"])
+def test_damaged_metrics_are_named_when_read_and_the_rerun_makes_them_again(
+    cli, run, finished, damaged, how
+):
+    """metrics.json (what a sweep's summary lists its suites from) is the metrics shard:
+    damaged, or with its record gone, it is named, never read; the rerun makes it again."""
+    damage(run / damaged, how)
+    with pytest.raises(DamagedFileError) as named:
+        read_metrics(run)
+    assert named.value.path == run / damaged
+    code, _, err = sweep(cli, run)
+    assert code == 0, err
+    for path in ("metrics.json", "shards/metrics/all.json"):
+        assert (run / path).read_bytes() == (finished / path).read_bytes(), path
+    assert read_metrics(run) == read_metrics(finished)

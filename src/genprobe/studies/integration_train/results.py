@@ -10,9 +10,8 @@ from typing import Any
 import pandas as pd
 
 from genprobe.errors import RunDirError
-from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
-
-METRICS = "metrics.jsonl"
+from genprobe.runs.shards import ShardStore
+from genprobe.studies.integration_train.study import CHECKPOINT, INTEGRATION_TRAIN, METRICS
 
 
 def read_train_config(run: str | Path) -> dict[str, Any]:
@@ -29,9 +28,10 @@ def read_metrics(run: str | Path) -> pd.DataFrame:
 
     Raises:
         RunDirError: no validation was recorded yet.
+        DamagedFileError: `metrics.jsonl` is not the one the run recorded.
     """
-    path = Path(run) / METRICS
-    if not path.exists():
+    path = ShardStore(run).file(CHECKPOINT, METRICS)
+    if path is None:
         raise RunDirError(f"{run} has no {METRICS} yet: train first")
     lines = path.read_text(encoding="utf-8").splitlines()
     return pd.DataFrame([json.loads(line) for line in lines if line])

@@ -1,7 +1,11 @@
 """The integration-train study's declaration (`genprobe.studies.study`): its run has no
-shards; the trainer resumes from `state.pt`."""
+shards to compute, only the one the trainer keeps at every save; it resumes from `state.pt`."""
 
 from genprobe.studies.study import Study
+
+# the trainer's own shard (`CHECKPOINT/LAST`): the model and the metrics of its last save
+CHECKPOINT, LAST = "checkpoint", "last"
+MODEL, METRICS = "model.pt", "metrics.jsonl"
 
 INTEGRATION_TRAIN = Study(
     kind="integration-train",
@@ -12,5 +16,6 @@ INTEGRATION_TRAIN = Study(
     resumes="training goes on from the last save, made after every epoch and every ten minutes",
     report="genprobe.studies.integration_train.report:write_train_report",
     tables="genprobe.studies.integration_train.tables:run_tables",
-    report_inputs=("metrics.jsonl",),
+    stages=(CHECKPOINT,),
+    report_inputs=(METRICS,),
 )

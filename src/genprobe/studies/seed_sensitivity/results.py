@@ -1,7 +1,8 @@
 """A sweep's results, read only from the files its shards recorded, and `metrics.json`.
 
 Predictions and training summaries are found through the shard manifests, so a file that no
-finished shard lists is never counted.
+finished shard lists is never counted; `metrics.json` is the driver's own shard, checked when
+it is read.
 """
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ import pandas as pd
 from genprobe.analysis.judged import from_predictions
 from genprobe.analysis.rates import accuracy
 from genprobe.errors import RunDirError
-from genprobe.runs.atomic import write_json
 from genprobe.runs.rundir import read_config
-from genprobe.runs.shards import ShardStore
+from genprobe.runs.shards import Shard, ShardStore, json_bytes
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.study import (
     DATA,
     LANGUAGE_MODEL,
+    METRICS,
+    METRICS_FILE,
     PREDICT,
     SEED_SENSITIVITY,
     TRAIN,
@@ -172,7 +174,8 @@ def suites_first(table: pd.DataFrame, suites: tuple[str, ...]) -> pd.DataFrame:
 
 def write_metrics(run: str | Path) -> dict[str, Any]:
     """Per-seed accuracy on every evaluated suite plus the training summary (none for a
-    language model) → metrics.json."""
+    language model) → metrics.json, kept as the run's metrics shard (`read_metrics` reads
+    it)."""
     run = Path(run)
     config = read_members(run)
     predictions = read_predictions(run, config)
@@ -195,8 +198,21 @@ def write_metrics(run: str | Path) -> dict[str, Any]:
         "n_examples": n_examples.to_dict(),
         "seeds": per_seed,
     }
-    write_json(run / "metrics.json", metrics)
+    ShardStore(run).keep(Shard(METRICS, "all"), {METRICS_FILE: json_bytes(metrics)})
     return metrics
+
+
+def read_metrics(run: str | Path) -> dict[str, Any]:
+    """What `write_metrics` last wrote.
+
+    Raises:
+        RunDirError: the run has none yet.
+        DamagedFileError: `metrics.json` is not the one the run recorded.
+    """
+    path = ShardStore(run).file(METRICS, METRICS_FILE)
+    if path is None:
+        raise RunDirError(f"{run} has no {METRICS_FILE} yet: run the command that made it")
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def incomplete_suites(metrics: dict[str, Any]) -> list[str]:

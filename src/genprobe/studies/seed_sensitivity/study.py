@@ -11,6 +11,8 @@ LEGACY_KIND = "rewriting-sweep"
 DATA = "data"  # the driver's own shard: the examples of each role (`data/<role>.jsonl`)
 TRAIN = "train"  # one shard per chunk of seeds, each one stacked model (`train.py`)
 PREDICT = "predict"  # one shard per suite (`predict.py`)
+METRICS = "metrics"  # the driver's own shard: `metrics.json`, made from the others' files
+METRICS_FILE = "metrics.json"
 
 SEED_SENSITIVITY = Study(
     kind=KIND,
@@ -25,10 +27,10 @@ SEED_SENSITIVITY = Study(
     "last save, at most a minute back",
     report="genprobe.studies.seed_sensitivity.report:write_report",
     tables="genprobe.studies.seed_sensitivity.tables:run_tables",
-    stages=(DATA, TRAIN, PREDICT),
+    stages=(DATA, TRAIN, PREDICT, METRICS),
     report_settings=("threshold", "grokking_threshold"),
     older_kinds=(LEGACY_KIND,),
-    report_inputs=("metrics.json", "data/roles.json"),
+    report_inputs=(METRICS_FILE, "data/roles.json"),
     report_outputs=("stats.json",),
 )
 
@@ -47,9 +49,9 @@ LANGUAGE_MODEL = Study(
     resumes="the suites answered are kept, and an endpoint's answers come from its answer cache",
     report="genprobe.studies.seed_sensitivity.report:write_report",
     tables="genprobe.studies.seed_sensitivity.tables:run_tables",
-    stages=(DATA, PREDICT),
+    stages=(DATA, PREDICT, METRICS),
     report_settings=("threshold",),
-    report_inputs=("metrics.json",),
+    report_inputs=(METRICS_FILE,),
     report_outputs=("stats.json",),
 )
 
