@@ -111,7 +111,7 @@ class Breeder(Protocol):
         ...
 
     def write_archive(self, archive: list[pd.DataFrame]) -> None:
-        """Write the archive's file from its rows per generation (`archived`)."""
+        """Keep the archive's file (`keep_archive`) from its rows per generation (`archived`)."""
         ...
 
 
