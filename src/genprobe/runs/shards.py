@@ -31,10 +31,10 @@ import json
 import platform
 import re
 import shutil
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from genprobe.errors import DamagedFileError, RunDirError, warn
 from genprobe.runs.atomic import atomic_path, write_json
@@ -49,6 +49,7 @@ SCRATCH = "scratch"
 RESERVED = (CONFIG_FILE, MANIFESTS, SCRATCH)
 
 Outputs = dict[str, bytes]  # run-relative path -> file contents
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -198,6 +199,9 @@ class ShardStore:
                 (config.json, the manifests, the scratch directories).
         """
         targets = {path: self._target(shard, path) for path in outputs}
+        # a shard made again is not done until its new manifest is written: killed between
+        # its files, it is one not made yet (`file`), not one whose files are damaged
+        self._manifest(shard.stage, shard.key).unlink(missing_ok=True)
         for path, data in outputs.items():
             _write_bytes(targets[path], data)
         write_json(
@@ -309,7 +313,8 @@ class ShardStore:
     def file(self, stage: str, path: str) -> Path | None:
         """The file `path` (run-relative) as a shard of `stage` recorded it, checked against
         its sha256; None where there is none yet. A run made before the stage kept it (its
-        config.json has no checksum) has its file read as it is.
+        config.json has no checksum) has its file read as it is, by its driver too, as has a
+        folder that is no run directory (no config.json: nothing recorded it).
 
         Raises:
             DamagedFileError: the file is missing or damaged, or it exists without the record
@@ -321,12 +326,14 @@ class ShardStore:
                 [file] = self._check(shard, {"files": {path: manifest["files"][path]}})
                 return file
         file = self.run / path
-        if not file.exists() or held(self.run):
+        if not file.exists():
             return None
-        if CHECKSUM in read_config(self.run):
-            problem = f"is not recorded by any shard of stage {stage} (its manifest is gone)"
-            raise DamagedFileError(file, problem, _RERUN)
-        return file
+        if not self.configs() or CHECKSUM not in read_config(self.run):
+            return file
+        if held(self.run):
+            return None
+        problem = f"is not recorded by any shard of stage {stage} (its manifest is gone)"
+        raise DamagedFileError(file, problem, _RERUN)
 
     def intact_outputs(self, stage: str) -> list[Path]:
         """Every file recorded by the intact shards of `stage`: a shard with a damaged or
@@ -348,6 +355,17 @@ class ShardStore:
         for parent in (folder.parent, folder.parent.parent):
             with contextlib.suppress(OSError):  # not empty, or already gone
                 parent.rmdir()
+
+
+def unless_damaged(read: Callable[[], T]) -> T | None:
+    """What `read` reads of a driver's own files (`ShardStore.file`), None where one, or its
+    record, is damaged or missing (said in a warning, as `done` says of a shard): the driver
+    makes it again rather than stop."""
+    try:
+        return read()
+    except DamagedFileError as damage:
+        warn(f"{damage.path} {damage.problem}; making it again")
+        return None
 
 
 _RERUN = "rerun the command that made the run (same run directory) to check its shards again"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from helpers import MinuteClock
+from helpers import MinuteClock, rerecord
 
 from genprobe.runs.budget import Budget
 from genprobe.studies.search.embedding import make_embedder
@@ -17,6 +17,7 @@ from genprobe.studies.search.loop import (
     Selection,
     evolve,
     generation_path,
+    keep_archive,
 )
 from genprobe.studies.search.selection import next_seeds
 
@@ -65,7 +66,7 @@ class Written:
         return {**effort, "fit": len(fit), "archive_size": search.archived}
 
     def write_archive(self, archive: list[pd.DataFrame]) -> None:
-        pd.concat(archive).to_parquet(self.run / "archive.parquet")
+        keep_archive(self.run, pd.concat(archive))
 
 
 def _search(tmp_path: Path, how: str, generations: dict = GENERATIONS) -> tuple[Search, Written]:
@@ -151,9 +152,11 @@ def test_the_budget_is_the_runs_so_a_rerun_only_reads_and_a_larger_one_searches_
     ]
     del state["search_seconds"]  # as written before the budget was the run's: spent
     (tmp_path / "search.json").write_text(json.dumps(state))
+    rerecord(tmp_path, tmp_path / "search.json")
     assert rerun(1.5)[:2] == ("time budget", [])
     state["search_seconds"] = 180
     (tmp_path / "search.json").write_text(json.dumps(state))
+    rerecord(tmp_path, tmp_path / "search.json")
     # 3 minutes more than the 3 spent: generation 2 begins at 2 of them, 3 at 4
     assert rerun(6)[:2] == ("time budget", [1, 2])
     assert json.loads((tmp_path / "search.json").read_text())["generations"] == 2

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import model_settings, rerecord, unfinish
+from helpers import damage, model_settings, rerecord, unfinish
 
 from genprobe import read_tables
 from genprobe.errors import ConfigError, RunDirError
@@ -719,3 +719,55 @@ def test_unfinished_seeds_are_those_whose_checkpoint_is_not_recorded(sweep, tmp_
     assert len(missing) >= 1 and set(missing) <= {1, 2, 3}
     with pytest.raises(RunDirError, match=f"seed={missing[0]}.pt is missing"):
         load_members(unfinished)
+
+
+# what a search's result files hold, the seconds each invocation spent aside
+SPENT = ("search_seconds", "search_wall_seconds")
+
+
+def _result_files(run: Path) -> dict:
+    state = json.loads((run / "search.json").read_text())
+    return {
+        "search.json": {key: value for key, value in state.items() if key not in SPENT},
+        "clusters.json": json.loads((run / "clusters.json").read_text()),
+        **{
+            name: pd.read_parquet(run / name).to_json(orient="split")
+            for name in ("archive.parquet", "slices.parquet")
+        },
+    }
+
+
+RESULT_CASES = [
+    *[
+        (name, how)
+        for name in ("archive.parquet", "search.json", "clusters.json", "slices.parquet")
+        for how in ("flipped", "truncated", "missing")
+    ],
+    *[
+        (record, how)
+        for record in ("progress/archive", "progress/search", "cluster/archive")
+        for how in ("flipped", "missing")
+    ],
+]
+
+
+@pytest.mark.parametrize(("damaged", "how"), RESULT_CASES)
+def test_a_damaged_result_file_is_named_by_report_and_export_and_the_rerun_makes_it_again(
+    sweep, most, cli, tmp_path, damaged, how
+):
+    """The archive and search.json (rewritten after each generation), clusters.json and
+    slices.parquet are the driver's shards: damaged, or with their record (`shards/...`)
+    damaged or gone, they are named in one line by what reads them (the report does not read
+    the archive), never read; the rerun makes them again."""
+    run = tmp_path / "s"
+    shutil.copytree(most, run)
+    path = run / (damaged if "." in damaged else f"shards/{damaged}.json")
+    damage(path, how)
+    readers = [("export", str(run), "--out", str(tmp_path / "x"))]
+    for command in readers if damaged == "archive.parquet" else [("report", str(run)), *readers]:
+        code, _, err = cli(*command)
+        assert code == 2 and len(err.splitlines()) == 1, err
+        assert err.startswith(f"genprobe: error: {path} "), err
+    run_search(SearchConfig(model_settings(f"run:{sweep}"), **SMALL), run)
+    assert _result_files(run) == _result_files(most)
+    assert cli("report", str(run))[0] == 0

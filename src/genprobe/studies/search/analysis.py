@@ -40,8 +40,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from genprobe.runs.atomic import atomic_path, write_json
 from genprobe.runs.executor import Executor
+from genprobe.runs.shards import Shard, ShardStore, json_bytes, parquet_bytes, unless_damaged
 from genprobe.studies.search.clusters import (
     MAX_CLUSTERS,
     SEED,
@@ -61,6 +61,7 @@ from genprobe.studies.search.results import (
     read_evaluated,
     read_json,
 )
+from genprobe.studies.search.study import CLUSTER
 from genprobe.studies.search.tags import TagStage, TaskTagger, can_tag, tag, tagged_rows
 from genprobe.tasks.probing import FAILURE_KINDS, from_input_keys
 from genprobe.tasks.registry import task_probes
@@ -252,7 +253,8 @@ def analyse(
     workers: int | None = None,
     log: Callable[[str], object] = lambda message: None,
 ) -> bool:
-    """Write clusters.json and slices.parquet from the run's result files; tag at most
+    """Write clusters.json and slices.parquet from the run's result files (the driver's shard
+    `cluster/archive`: made again where either is damaged); tag at most
     `tag_limit` archived inputs (None: `TAG_LIMIT`) where the task can, in the shards of
     `tags.py` on `executor` (the study's; `workers`: the tagger's processes), those a killed
     or smaller analysis tagged kept. Returns whether it did: not when they were written of
@@ -277,24 +279,25 @@ def analyse(
             lambda untagged: log(f"tagging {untagged} archived inputs (--tag-limit {limit})"),
         )  # fmt: skip
         found = tagged(found, archive, tags, rows)
-    with atomic_path(run / SLICES) as tmp:
-        slices(evaluated, every, runs).to_parquet(tmp)
-    write_json(  # last: it says the analysis is whole
-        run / CLUSTERS,
-        {
-            "generations": state["generations"], "archive_size": len(archive),
-            "tag_limit": limit, "clusters": found,
-        },
-    )  # fmt: skip
+    made = {
+        "generations": state["generations"], "archive_size": len(archive), "tag_limit": limit,
+        "clusters": found,
+    }  # fmt: skip
+    files = {SLICES: parquet_bytes(slices(evaluated, every, runs)), CLUSTERS: json_bytes(made)}
+    ShardStore(run).keep(Shard(CLUSTER, "archive"), files)
     return True
 
 
 def _analysed(run: Path, state: dict[str, Any], limit: int) -> bool:
     """Whether clusters.json and slices.parquet are those of the search `state` describes
-    (its generations and archive) with this tag limit."""
+    (its generations and archive) with this tag limit, as the run recorded them."""
+    store = ShardStore(run)
+    if unless_damaged(lambda: store.file(CLUSTER, SLICES)) is None:
+        return False
+    path = unless_damaged(lambda: store.file(CLUSTER, CLUSTERS))
     try:
-        made = json.loads((run / CLUSTERS).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        made = json.loads(path.read_text(encoding="utf-8")) if path is not None else None
+    except (OSError, ValueError):  # a run made before they were recorded: made again
         return False
     size = (state.get("stats") or [{}])[-1].get("archive_size")
     return (
@@ -302,5 +305,4 @@ def _analysed(run: Path, state: dict[str, Any], limit: int) -> bool:
         and made.get("generations") == state.get("generations")
         and made.get("archive_size") == size
         and made.get("tag_limit") == limit
-        and (run / SLICES).is_file()
     )

@@ -27,7 +27,9 @@ larger budget (or none) it goes on.
 
 Files: each generation is `generations/NNNNN.parquet` (one row per input) and
 `generations/NNNNN.json` (its effort); `search.json` (what the search is, why it stopped, the
-effort per generation) and the archive are rewritten atomically after each generation.
+effort per generation) and the archive are kept again after each generation, as the driver's
+shards of stage `progress` (`progress/search`, `progress/archive`: `ShardStore.keep`), and
+read through their records: one damaged is named to a reader, and made again by the rerun.
 """
 
 from __future__ import annotations
@@ -41,14 +43,17 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from genprobe.runs.atomic import write_json
+from genprobe.errors import DamagedFileError
 from genprobe.runs.budget import Budget, OutOfTime
+from genprobe.runs.shards import Shard, ShardStore, json_bytes, parquet_bytes, unless_damaged
 from genprobe.studies.search.embedding import Embedder
 from genprobe.studies.search.evolve import parents as tournament
+from genprobe.studies.search.sagga.study import PROGRESS
 from genprobe.studies.search.selection import next_seeds
 
 Log = Callable[[str], None]
 STATE = "search.json"
+ARCHIVE = "archive.parquet"  # both breeders' (SAGGA's runs made before it: `archive.jsonl`)
 
 
 def generation_path(generation: int, suffix: str) -> str:
@@ -106,7 +111,7 @@ class Breeder(Protocol):
         ...
 
     def write_archive(self, archive: list[pd.DataFrame]) -> None:
-        """Write the archive's file from its rows per generation (`archived`)."""
+        """Keep the archive's file (`keep_archive`) from its rows per generation (`archived`)."""
         ...
 
 
@@ -184,20 +189,21 @@ class Search:
         seconds of the budget's clock, and of wall clock, used by every invocation so far)."""
         self.breeder.write_archive(self.archive)
         done = self.breeder.first + len(self.stats) - 1
-        write_json(
-            self.run / STATE,
-            {
-                **self.about, "stop": stop, "generations": done, "search_seconds": budget.used(),
-                "search_wall_seconds": budget.used_wall(), "stats": self.stats,
-            },
-        )  # fmt: skip
+        state = {
+            **self.about, "stop": stop, "generations": done, "search_seconds": budget.used(),
+            "search_wall_seconds": budget.used_wall(), "stats": self.stats,
+        }  # fmt: skip
+        ShardStore(self.run).keep(Shard(PROGRESS, "search"), {STATE: json_bytes(state)})
 
     def finished(
         self, state: dict[str, Any] | None, last: int, archive_size: int, budget: Budget
     ) -> bool:
         """Whether the search that wrote `state` (search.json before this invocation) stopped
         for good at these limits, with its files intact: nothing is left to compute."""
-        if state is None or not (self.run / self.breeder.archive_file).is_file():
+        if state is None:
+            return False
+        store = ShardStore(self.run)
+        if unless_damaged(lambda: store.file(PROGRESS, self.breeder.archive_file)) is None:
             return False
         stop, done = state.get("stop"), state.get("generations")
         stats = state.get("stats") or [{}]
@@ -211,13 +217,29 @@ class Search:
         return all(self.breeder.recorded(g) for g in range(self.breeder.first, done + 1))
 
 
+def keep_archive(run: Path, archive: pd.DataFrame) -> None:
+    """Keep the archive (`ARCHIVE`) as the driver's shard `progress/archive`."""
+    ShardStore(run).keep(Shard(PROGRESS, "archive"), {ARCHIVE: parquet_bytes(archive)})
+
+
 def read_state(run: Path) -> dict[str, Any] | None:
-    """search.json, None if there is none (or it is not readable: the search writes it anew)."""
-    try:
-        state = json.loads((run / STATE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    """search.json, None where the run has none yet.
+
+    Raises:
+        DamagedFileError: it is not the one the run recorded (or, in a run made before it was
+            recorded, not readable).
+    """
+    path = ShardStore(run).file(PROGRESS, STATE)
+    if path is None:
         return None
-    return state if isinstance(state, dict) else None
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # ValueError: not JSON, not UTF-8
+        state = None
+    if not isinstance(state, dict):
+        again = "rerun the search (same run directory) to write it again"
+        raise DamagedFileError(path, "is not a readable search state", again)
+    return state
 
 
 def spent_before(state: dict[str, Any] | None, minutes: float | None) -> tuple[float, float]:
@@ -237,8 +259,9 @@ def spent_before(state: dict[str, Any] | None, minutes: float | None) -> tuple[f
 def evolve(search: Search, generations: range, archive_size: int, budget: Budget, log: Log) -> str:
     """Run `generations` of `search`, writing its state after each and once at the end;
     returns why it stopped: "generations", "archive size" or "time budget". The budget goes on
-    from what earlier invocations spent; a search they finished is only read."""
-    state = read_state(search.run)
+    from what earlier invocations spent; a search they finished is only read (one whose
+    search.json is damaged is replayed to write it again)."""
+    state = unless_damaged(lambda: read_state(search.run))
     budget.spent, budget.spent_wall = spent_before(state, budget.minutes)
     if search.finished(state, generations[-1], archive_size, budget):
         stop = state["stop"]

@@ -1,12 +1,14 @@
 """A failure search's result files and their readers (the report and the tables read only
-these).
+these, each checked against its record: `ShardStore.file`).
 
     generations/NNNNN.parquet, .json   each generation (`generation.py`), found through the
                                        shard manifests
     archive.parquet                    the archived inputs, rows of the generation files
-    search.json                        why it stopped, the effort per generation
+    search.json                        why it stopped, the effort per generation (these two
+                                       the driver's shards of stage `progress`, `loop.py`)
     clusters.json, slices.parquet      the analysis (`analysis.py`; its clusters the records of
-                                       the one cluster analysis, `clusters.py`)
+                                       the one cluster analysis, `clusters.py`): the driver's
+                                       shard of stage `cluster`
     analysis/tags/*.parquet            its tags, by input, where the task tags (stage `tag`,
                                        `tags.py`): what clusters.json shows of them
 """
@@ -23,17 +25,17 @@ import pandas as pd
 from genprobe.errors import RunDirError
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.search.config import SearchConfig
-from genprobe.studies.search.loop import STATE
-from genprobe.studies.search.study import GENERATION
+from genprobe.studies.search.loop import ARCHIVE, STATE
+from genprobe.studies.search.study import CLUSTER, GENERATION, PROGRESS
 from genprobe.studies.search.study import SEARCH as STUDY
 
-ARCHIVE = "archive.parquet"
 SEARCH = STATE  # search.json
 CLUSTERS = "clusters.json"
 SLICES = "slices.parquet"
 # run -> the column (in archive.parquet, search.json's stats and clusters.json) that marks or
 # counts the inputs its seeds were trained on
 TRAINED_ON = {"A": "trained_on", "B": "trained_on_b"}
+STAGE_OF = {ARCHIVE: PROGRESS, SEARCH: PROGRESS, CLUSTERS: CLUSTER, SLICES: CLUSTER}
 
 
 def stored_config(run: str | Path) -> SearchConfig:
@@ -41,11 +43,21 @@ def stored_config(run: str | Path) -> SearchConfig:
     return SearchConfig.from_identity(STUDY.recorded(run)["config"])
 
 
-def read_json(run: str | Path, name: str) -> Any:
-    path = Path(run) / name
-    if not path.exists():
+def stored(run: str | Path, name: str) -> Path:
+    """The result file `name` (of `STAGE_OF`), checked against its record.
+
+    Raises:
+        RunDirError: the run has none yet.
+        DamagedFileError: it is not the one the run recorded.
+    """
+    path = ShardStore(run).file(STAGE_OF[name], name)
+    if path is None:
         raise RunDirError(f"{run} has no {name} yet: run the search (the same command resumes)")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return path
+
+
+def read_json(run: str | Path, name: str) -> Any:
+    return json.loads(stored(run, name).read_text(encoding="utf-8"))
 
 
 def positions(state: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -67,11 +79,8 @@ def read_evaluated(run: str | Path, generations: int) -> pd.DataFrame:
 
 
 def read_archive(run: str | Path) -> pd.DataFrame:
-    path = Path(run) / ARCHIVE
-    if not path.exists():
-        raise RunDirError(f"{run} has no {ARCHIVE} yet: run the search (the same command resumes)")
-    return pd.read_parquet(path)
+    return pd.read_parquet(stored(run, ARCHIVE))
 
 
 def read_slices(run: str | Path) -> pd.DataFrame:
-    return pd.read_parquet(Path(run) / SLICES)
+    return pd.read_parquet(stored(run, SLICES))

@@ -28,7 +28,8 @@ of an integration model and verified by SymPy, from generation 1), and so is the
 Every generation's mutants are a function of the generation files before it, so a killed
 search, rerun with the same command, replays the finished generations from disk (their shards
 are skipped) and ends with the archive an uninterrupted run gives. `archive.parquet` and
-`search.json` (effort per generation, why it stopped) are rewritten atomically after each one.
+`search.json` (effort per generation, why it stopped) are kept again after each one, the
+driver's shards (`loop.py`).
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from genprobe.runs.atomic import atomic_path
 from genprobe.runs.budget import Budget
 from genprobe.runs.config import RunConfig
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
@@ -54,7 +54,7 @@ from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.embedding import make_embedder
 from genprobe.studies.search.evolve import mutate
 from genprobe.studies.search.generation import GenerationStage, generation_shard
-from genprobe.studies.search.loop import Log, Parents, Search, Selection, evolve
+from genprobe.studies.search.loop import Log, Parents, Search, Selection, evolve, keep_archive
 from genprobe.studies.search.results import ARCHIVE, TRAINED_ON
 from genprobe.studies.search.study import GENERATION
 from genprobe.studies.search.study import SEARCH as STUDY
@@ -140,9 +140,7 @@ class TaskBreeder:
         }
 
     def write_archive(self, archive: list[pd.DataFrame]) -> None:
-        frame = pd.concat(archive, ignore_index=True) if archive else pd.DataFrame()
-        with atomic_path(self.run / ARCHIVE) as tmp:
-            frame.to_parquet(tmp, index=False)
+        keep_archive(self.run, pd.concat(archive, ignore_index=True) if archive else pd.DataFrame())
 
 
 @writes_runs

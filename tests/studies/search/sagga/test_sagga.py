@@ -221,8 +221,15 @@ def _py_config(**changes):
     )  # fmt: skip
 
 
-def test_a_damaged_generation_file_is_named_and_that_generation_computed_again(tmp_path):
-    run = run_sagga(_py_config(**SEARCH_ONLY), tmp_path / "run")
+@pytest.fixture(scope="module")
+def searched(tmp_path_factory):
+    """A finished search, its analysis left with (almost) no work: copied by the tests that
+    damage it."""
+    return run_sagga(_py_config(**SEARCH_ONLY), tmp_path_factory.mktemp("searched") / "run")
+
+
+def test_a_damaged_generation_file_is_named_and_that_generation_computed_again(searched, tmp_path):
+    run = shutil.copytree(searched, tmp_path / "run")
     archive = read_archive(run)
     generation = run / "generations" / "00001.parquet"
     good = generation.read_bytes()
@@ -325,7 +332,10 @@ def test_the_report_reads_files_only_renders_again_and_refuses_an_unfinished_ana
     assert code == 0 and (run / "report.html").exists(), err
     code, _, err = cli("integration", "sagga-report", str(tmp_path / "nothing"))
     assert code == 2 and "not a run directory" in err
-    (run / "analysis" / "clusters.json").unlink()
+    # killed before its nearby successes: the analysis is not finished
+    for made in (run / "shards" / "nearby", run / "analysis" / "nearby"):
+        shutil.rmtree(made)
+    (run / "shards" / "nearby.json").unlink()
     code, _, err = cli("integration", "sagga-report", str(run))
     assert code == 2 and err.count("\n") == 1 and "rerun the search" in err, err
 
@@ -363,3 +373,42 @@ def test_a_failure_search_with_sagga_s_breeder_tags_as_many_failures_as_integrat
     )  # fmt: skip
     assert code == 0, err
     assert "--tag-limit 200," in err
+
+
+# what a search's result files hold, the seconds each invocation spent aside
+SPENT = ("search_seconds", "search_wall_seconds")
+
+
+def _result_files(run):
+    state = json.loads((run / "search.json").read_text())
+    return {
+        "search.json": {key: value for key, value in state.items() if key not in SPENT},
+        "analysis/clusters.json": (run / "analysis" / "clusters.json").read_text(),
+        "archive.parquet": read_archive(run).to_dict("list"),
+    }
+
+
+@pytest.mark.parametrize("how", ["flipped", "truncated", "missing"])
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        "archive.parquet", "search.json", "analysis/clusters.json", "shards/progress/search.json",
+        "shards/progress/archive.json", "shards/cluster/archive.json",
+    ],
+)  # fmt: skip
+def test_a_damaged_result_file_is_named_by_the_report_and_the_rerun_makes_it_again(
+    searched, cli, tmp_path, damaged, how
+):
+    """The archive and search.json (rewritten after each generation) are the driver's shards,
+    the clusters the cluster shard's: damaged, or with their record damaged or gone, they are
+    named in one line (not "no finished generation yet", not an unfinished analysis), never
+    read; the rerun makes them again."""
+    run = shutil.copytree(searched, tmp_path / "run")
+    damage(run / damaged, how)
+    code, _, err = cli("integration", "sagga-report", str(run))
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert err.startswith(f"genprobe: error: {run / damaged} "), err
+    run_sagga(_py_config(**SEARCH_ONLY), run)
+    assert _result_files(run) == _result_files(searched)
+    code, _, err = cli("integration", "sagga-report", str(run))
+    assert code == 0, err

@@ -15,12 +15,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from genprobe.runs.atomic import atomic_path
 from genprobe.runs.budget import Budget
 from genprobe.runs.executor import Executor, run_stage
 from genprobe.runs.shards import Shard, ShardStore
 from genprobe.studies.search.config import SearchConfig
-from genprobe.studies.search.loop import Log, Parents, Search
+from genprobe.studies.search.loop import Log, Parents, Search, keep_archive
 from genprobe.studies.search.sagga.generation import (
     ProposeStage,
     ScoreStage,
@@ -31,12 +30,7 @@ from genprobe.studies.search.sagga.generation import (
     verified_path,
     verify_shards,
 )
-from genprobe.studies.search.sagga.results import (
-    ARCHIVE,
-    ARCHIVE_COLUMNS,
-    JSONL_ARCHIVE,
-    archive_file,
-)
+from genprobe.studies.search.sagga.results import ARCHIVE_COLUMNS, JSONL_ARCHIVE, archive_file
 from genprobe.studies.search.sagga.seeds import named_basis, read_problem_file
 from genprobe.studies.search.sagga.study import GENERATION
 from genprobe.tasks.integration.expression import Expr
@@ -83,9 +77,10 @@ class SaggaBreeder:
         per_seed = max(1, self.config.generation_size // len(seeds))
         propose, verify, score = self.tasks
         self.log(f"generation {generation}: mutating {len(seeds)} seeds, asking the model")
-        run_stage(self.run, propose, [propose_shard(generation, seeds, per_seed)], self.runner)
+        asked = propose_shard(generation, seeds, per_seed)
+        run_stage(self.run, propose, [asked], self.runner)
         self.budget.check()
-        proposed = self._read(proposed_path(generation))
+        proposed = self._read(asked, proposed_path(generation))
         shards = verify_shards(generation, proposed["rows"], self.config.verify_chunk)
         done = 0
 
@@ -98,7 +93,7 @@ class SaggaBreeder:
         self.log(f"generation {generation}: verifying {len(shards)} shards")
         run_stage(self.run, verify, shards, self.runner, on_done=verified_one)
         self.budget.check()
-        verified = [self._read(verified_path(generation, s.spec["chunk"])) for s in shards]
+        verified = [self._read(s, verified_path(generation, s.spec["chunk"])) for s in shards]
         run_stage(self.run, score, [score_shard(generation, proposed, verified)], self.here)
         return True
 
@@ -128,9 +123,9 @@ class SaggaBreeder:
     def write_archive(self, archive: list[pd.DataFrame]) -> None:
         columns = list(ARCHIVE_COLUMNS)
         frame = pd.concat(archive, ignore_index=True) if archive else pd.DataFrame(columns=columns)
-        with atomic_path(self.run / ARCHIVE) as tmp:
-            frame.to_parquet(tmp, index=False)
+        keep_archive(self.run, frame)
         (self.run / JSONL_ARCHIVE).unlink(missing_ok=True)  # a run made before: ARCHIVE holds it
 
-    def _read(self, path: str) -> Any:
-        return json.loads((self.run / path).read_text(encoding="utf-8"))
+    def _read(self, shard: Shard, path: str) -> Any:
+        """The file `path` of a done `shard`, checked against its record."""
+        return json.loads(ShardStore(self.run).read(shard)[path])

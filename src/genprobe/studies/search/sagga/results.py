@@ -5,13 +5,16 @@ successes) and for the report, which runs no model and no SymPy.
     archive.parquet         one row per novel failure, in the order found (a run made before
                             it holds archive.jsonl, one JSON row a line: read as it is, and
                             replaced by archive.parquet once its search goes on)
-    search.json             stats per generation, why the search stopped
+    search.json             stats per generation, why the search stopped (these two the
+                            driver's shards of stage `progress`, `studies/search/loop.py`)
     generations/*.parquet   every mutant of a finished generation, with its verdict
     analysis/clusters.json  the clusters of the archive, with their slices, in the one schema
                             of `studies/search/clusters.py` (stage `cluster`; a run made
                             before it holds an older one, read as it is: `read_clusters`)
     analysis/tags/*.parquet exploit tags, by problem (stage `tag`)
     analysis/nearby/*.json  a nearby success per cluster (stage `nearby`)
+
+Each is read through its record (`ShardStore`): one damaged, or whose record is, is named.
 """
 
 from __future__ import annotations
@@ -29,11 +32,11 @@ from genprobe.runs.shards import ShardStore
 from genprobe.studies.search import loop
 from genprobe.studies.search.config import SearchConfig
 from genprobe.studies.search.sagga.config import SaggaConfig
-from genprobe.studies.search.sagga.study import GENERATION, NEARBY, SAGGA
+from genprobe.studies.search.sagga.study import CLUSTER, GENERATION, NEARBY, PROGRESS, SAGGA
 from genprobe.studies.search.study import SEARCH
 from genprobe.studies.search.tags import read_tags
 
-ARCHIVE = "archive.parquet"
+ARCHIVE = loop.ARCHIVE
 JSONL_ARCHIVE = "archive.jsonl"  # the archive of runs made before ARCHIVE
 CLUSTERS = "analysis/clusters.json"
 ARCHIVE_COLUMNS = (
@@ -71,9 +74,10 @@ def read_archive(run: str | Path) -> pd.DataFrame:
 
     Raises:
         RunDirError: the run has no archive yet.
+        DamagedFileError: it is not the one the run recorded.
     """
-    path = Path(run) / archive_file(run)
-    if not path.exists():
+    path = ShardStore(run).file(PROGRESS, archive_file(run))
+    if path is None:
         raise RunDirError(f"{run} has no {ARCHIVE} yet: run the search (the same command resumes)")
     if path.name == JSONL_ARCHIVE:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -84,7 +88,12 @@ def read_archive(run: str | Path) -> pd.DataFrame:
 
 
 def read_state(run: str | Path) -> dict[str, Any]:
-    """`search.json`: why the search stopped, after how many generations, stats of each."""
+    """`search.json`: why the search stopped, after how many generations, stats of each.
+
+    Raises:
+        RunDirError: the run has none yet.
+        DamagedFileError: it is not the one the run recorded.
+    """
     state = loop.read_state(Path(run))
     if state is None:
         raise RunDirError(f"{run} has no finished generation yet: run the search")
@@ -146,15 +155,9 @@ def read_results(run: str | Path) -> SaggaResults:
     config = stored_config(run)
     state = read_state(run)
     archive = read_tagged_archive(run)
-    unfinished = RunDirError(
-        f"{run}: the search's analysis (clusters, tags, nearby successes) is not finished; "
-        "rerun the search with the same command to finish it"
-    )
-    if not (run / CLUSTERS).exists():
-        raise unfinished
     found = read_clusters(run)
     if (found["generations"], found["archive_size"]) != (state["generations"], len(archive)):
-        raise unfinished
+        raise _unfinished(run)
     nearby = {
         tuple(result["members"]): result["found"]
         for result in (
@@ -165,7 +168,7 @@ def read_results(run: str | Path) -> SaggaResults:
     for c in found["clusters"]:
         central = tuple(c["central"])
         if central not in nearby:
-            raise unfinished
+            raise _unfinished(run)
         clusters.append(FoundCluster(tuple(c["rows"]), central, c["slice"], nearby[central]))
     return SaggaResults(config, state, archive, clusters)
 
@@ -175,8 +178,16 @@ def read_clusters(run: str | Path) -> dict[str, Any]:
     one schema (`clusters.py`: size, rows, apart, slice {text, conditions, coverage,
     precision, contrast}, central). A run made before that schema holds members, central,
     slice (its text), coverage and precision per cluster: read as size, rows, central and
-    slice {text, coverage, precision}, the rest of the schema absent."""
-    found = json.loads((Path(run) / CLUSTERS).read_text(encoding="utf-8"))
+    slice {text, coverage, precision}, the rest of the schema absent.
+
+    Raises:
+        RunDirError: the run has none yet (its analysis is not finished).
+        DamagedFileError: it is not the one the run recorded.
+    """
+    path = ShardStore(run).file(CLUSTER, CLUSTERS)
+    if path is None:
+        raise _unfinished(Path(run))
+    found = json.loads(path.read_text(encoding="utf-8"))
     found["clusters"] = [
         c if "rows" in c else {
             "size": len(c["members"]), "rows": c["members"], "central": c["central"],
@@ -185,3 +196,10 @@ def read_clusters(run: str | Path) -> dict[str, Any]:
         for c in found["clusters"]
     ]  # fmt: skip
     return found
+
+
+def _unfinished(run: Path) -> RunDirError:
+    return RunDirError(
+        f"{run}: the search's analysis (clusters, tags, nearby successes) is not finished; "
+        "rerun the search with the same command to finish it"
+    )

@@ -21,7 +21,8 @@ their shards), continues after the last one (a generation stopped halfway keeps 
 answers and the verdicts of finished verify shards), and ends with the archive an
 uninterrupted run gives (deadlines are budgets of CPU time, so machine load does not change it).
 `archive.parquet` (one row per novel failure, never changed once written) and `search.json`
-(stats per generation, why it stopped) are rewritten atomically after every generation. A run
+(stats per generation, why it stopped) are kept again after every generation, the driver's
+shards of stage `progress` (`studies/search/loop.py`), read through their records. A run
 made before archive.parquet holds `archive.jsonl`: a rerun of its finished search only reads
 it; a search of it that goes on (resumed mid-way, or given more time) writes the whole archive
 as archive.parquet, then removes archive.jsonl.

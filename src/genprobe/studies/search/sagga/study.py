@@ -6,6 +6,9 @@ from genprobe.studies.study import Study
 PROPOSE = "propose"
 VERIFY = "verify"
 GENERATION = "generation"  # the score shard's: its manifest marks the generation done
+# the driver's own shards, kept again after every generation: the archive, search.json
+# (`studies/search/loop.py`, both breeders')
+PROGRESS = "progress"
 # the archive's analysis (`analysis.py`)
 CLUSTER = "cluster"
 TAG = "tag"
@@ -20,7 +23,7 @@ SAGGA = Study(
     resumes="the finished generations are replayed from disk",
     report="genprobe.studies.search.sagga.report:write_sagga_report",
     tables="genprobe.studies.search.sagga.tables:run_tables",
-    stages=(PROPOSE, VERIFY, GENERATION, CLUSTER, TAG, NEARBY),
+    stages=(PROPOSE, VERIFY, GENERATION, PROGRESS, CLUSTER, TAG, NEARBY),
     report_inputs=("search.json", "archive.parquet", "archive.jsonl"),
     report_outputs=("summary.json",),
     report_commands={"integration sagga-report": "genprobe.cli.sagga:sagga_report"},
