@@ -26,10 +26,10 @@ import torch
 
 from genprobe.errors import CheckpointError
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig
-from genprobe.runs.rundir import CONFIG_FILE, read_config
+from genprobe.runs.checkpoint import CHECKPOINT, MODEL
+from genprobe.runs.rundir import CONFIG_FILE
 from genprobe.runs.shards import MANIFESTS, ShardStore
 from genprobe.runs.torch_files import load_torch, save_torch, torch_bytes
-from genprobe.studies.integration_train.study import CHECKPOINT, INTEGRATION_TRAIN, MODEL
 
 FORMAT = "genprobe.seq2seq_transformer/1"
 _PRIMITIVE = (str, int, float, bool, type(None))
@@ -80,17 +80,16 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
 
 
 def _as_recorded(path: Path) -> Path:
-    """`path`, checked against its run's record where it is the `model.pt` of an integration
-    training run that records its files (`genprobe integration train`); any other checkpoint,
+    """`path`, checked against its run's record where it is the `model.pt` of a training run
+    that records it (stage `CHECKPOINT`: `genprobe integration train`); any other checkpoint,
     and one of a run made before, as it is.
 
     Raises:
         DamagedFileError: the run's model is missing or damaged, or its record is.
     """
-    run = path.parent
-    if path.name != MODEL or not (run / MANIFESTS).is_dir() or not (run / CONFIG_FILE).is_file():
-        return path
-    if read_config(run)["kind"] not in INTEGRATION_TRAIN.kinds:
+    run, records = path.parent, path.parent / MANIFESTS
+    recorded = (records / CHECKPOINT).is_dir() or (records / f"{CHECKPOINT}.json").is_file()
+    if path.name != MODEL or not recorded or not (run / CONFIG_FILE).is_file():
         return path
     # none: the trainer of this process is writing it (or there is none: loading says so)
     return ShardStore(run).file(CHECKPOINT, MODEL) or path

@@ -30,9 +30,9 @@ from genprobe.data.teacher_forcing import decoder_io
 from genprobe.errors import DataFormatError, GenprobeError
 from genprobe.models.checkpoints import load_transformer, transformer_bytes
 from genprobe.models.transformer import Seq2SeqTransformer, TransformerConfig, pad_sequences
+from genprobe.runs.checkpoint import CHECKPOINT, LAST, METRICS, MODEL
 from genprobe.runs.resume import load_state, save_state
 from genprobe.runs.shards import Shard, ShardStore
-from genprobe.studies.integration_train.study import CHECKPOINT, LAST, METRICS, MODEL
 from genprobe.tasks.integration.datasets import read_dataset
 from genprobe.tasks.integration.vocab import EOS_INDEX, PAD_INDEX, encode_tokens
 from genprobe.training.loss import token_cross_entropy

@@ -10,8 +10,9 @@ from typing import Any
 import pandas as pd
 
 from genprobe.errors import RunDirError
+from genprobe.runs.checkpoint import CHECKPOINT, METRICS
 from genprobe.runs.shards import ShardStore
-from genprobe.studies.integration_train.study import CHECKPOINT, INTEGRATION_TRAIN, METRICS
+from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
 
 
 def read_train_config(run: str | Path) -> dict[str, Any]:

@@ -1,11 +1,8 @@
 """The integration-train study's declaration (`genprobe.studies.study`): its run has no
 shards to compute, only the one the trainer keeps at every save; it resumes from `state.pt`."""
 
+from genprobe.runs.checkpoint import CHECKPOINT, METRICS
 from genprobe.studies.study import Study
-
-# the trainer's own shard (`CHECKPOINT/LAST`): the model and the metrics of its last save
-CHECKPOINT, LAST = "checkpoint", "last"
-MODEL, METRICS = "model.pt", "metrics.jsonl"
 
 INTEGRATION_TRAIN = Study(
     kind="integration-train",
