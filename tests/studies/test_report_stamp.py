@@ -50,8 +50,13 @@ def test_a_report_is_written_again_only_when_its_inputs_settings_or_files_change
     (run / "summary.json").unlink()  # a file it writes that a command reads
     assert STUDY.update_report(run, threshold=0.8)
     assert not STUDY.update_report(run, threshold=0.8)
+    (run / "summary.json").write_text("4")  # cut or flipped: not what the report wrote
+    assert STUDY.update_report(run, threshold=0.8)
+    (run / "report.md").write_text("")
+    assert STUDY.update_report(run, threshold=0.8)
+    assert not STUDY.update_report(run, threshold=0.8)
     STUDY.write_report(run, threshold=0.8)  # `genprobe report`: always
-    assert len(WRITTEN) == 6
+    assert len(WRITTEN) == 8
 
 
 def test_a_report_written_by_other_code_is_written_again(run, monkeypatch):

@@ -31,6 +31,7 @@ from typing import Any
 
 from genprobe.errors import RunDirError
 from genprobe.runs.atomic import write_json
+from genprobe.runs.provenance import file_sha256
 from genprobe.runs.rundir import CONFIG_FILE, read_config
 from genprobe.runs.shards import MANIFESTS
 from genprobe.user_code import remember
@@ -99,21 +100,32 @@ class Study:
         run = Path(run)
         stamp = self._stamp(run, settings)  # before: the report writes files of its own
         written = load_function(self.report)(run, **settings)
-        write_json(run / REPORT_STAMP, stamp)
+        write_json(run / REPORT_STAMP, {**stamp, "outputs": self._outputs(run)})
         return written
 
     def report_current(self, run: str | Path, **settings: Any) -> bool:
         """Whether the run's report was written by `write_report` with these settings from
-        the files the run holds now, by this code, and its files are all there."""
+        the files the run holds now, by this code, and its files are all there as written."""
         run = Path(run)
         try:
             stored = json.loads((run / REPORT_STAMP).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return False
-        files = (*REPORT_FILES, *self.report_outputs)
-        return all((run / name).is_file() for name in files) and stored == self._stamp(
-            run, settings
+        if not isinstance(stored, dict):
+            return False
+        outputs = stored.pop("outputs", None)
+        return (
+            outputs is not None
+            and outputs == self._outputs(run)
+            and stored == self._stamp(run, settings)
         )
+
+    def _outputs(self, run: Path) -> dict[str, str] | None:
+        """The sha256 of each file the report writes; None where one is missing."""
+        files = (*REPORT_FILES, *self.report_outputs)
+        if not all((run / name).is_file() for name in files):
+            return None
+        return {name: file_sha256(run / name) for name in files}
 
     def update_report(self, run: str | Path, **settings: Any) -> bool:
         """Write the run's report unless it is current (a finished run's rerun reads it);
