@@ -21,6 +21,7 @@ from genprobe.errors import ConfigError, DamagedFileError, GenprobeWarning, RunD
 from genprobe.runs import atomic
 from genprobe.runs.executor import LocalExecutor, run_stage
 from genprobe.runs.provenance import config_hash
+from genprobe.runs.sealed import seal
 from genprobe.runs.shards import Shard, ShardStore
 
 
@@ -263,3 +264,16 @@ def test_a_stage_that_grows_keeps_the_shards_it_had(tmp_path):
     assert ShardStore(tmp_path).planned("square") == ["00", "01", "02"]
     run_stage(tmp_path, Squares(), squares(2))  # a rerun of the smaller run forgets none
     assert ShardStore(tmp_path).planned("square") == ["00", "01", "02"]
+
+
+def test_a_manifest_that_lost_its_checksum_in_a_sealed_run_is_damaged(tmp_path):
+    """A flipped byte in the word "checksum" must not make a manifest read as one written
+    before records were sealed, in a run that seals them."""
+    stored = {"kind": "squares", "hash": config_hash({}), "config": {}}
+    (tmp_path / "config.json").write_text(json.dumps(seal(stored)))
+    run_stage(tmp_path, Squares(), squares(2))
+    manifest = tmp_path / "shards" / "square" / "01.json"
+    manifest.write_text(manifest.read_text().replace('"checksum"', '"chec{sum"'))
+    damaged = re.escape(f"{manifest} is damaged (its checksum differs from its contents)")
+    with pytest.raises(DamagedFileError, match=damaged):
+        ShardStore(tmp_path).outputs("square")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from genprobe.runs.provenance import config_hash
 from genprobe.studies.study import REPORT_STAMP, Study
 
 WRITTEN: list[tuple[Path, dict]] = []
@@ -30,7 +31,8 @@ STUDY = Study(
 @pytest.fixture
 def run(tmp_path):
     WRITTEN.clear()
-    (tmp_path / "config.json").write_text(json.dumps({"kind": "stamped", "hash": "0"}))
+    stored = {"kind": "stamped", "hash": config_hash({}), "config": {}}
+    (tmp_path / "config.json").write_text(json.dumps(stored))
     (tmp_path / "shards" / "decode").mkdir(parents=True)
     (tmp_path / "shards" / "decode" / "a.json").write_text('{"files": {}}')
     (tmp_path / "archive.jsonl").write_text("{}\n")
@@ -66,3 +68,14 @@ def test_a_report_written_by_other_code_is_written_again(run, monkeypatch):
     monkeypatch.setattr(study, "code_digest", lambda: "other code")
     assert not STUDY.report_current(run)
     assert STUDY.update_report(run) and len(WRITTEN) == 2
+
+
+def test_a_damaged_record_is_named_by_the_rerun_rather_than_hashed(run):
+    from genprobe.errors import DamagedFileError
+    from genprobe.runs.sealed import seal
+
+    manifest = run / "shards" / "decode" / "a.json"
+    manifest.write_text(json.dumps(seal({"files": {}})).replace("{}", '{"x": "y"}'))
+    with pytest.raises(DamagedFileError, match=f"{manifest} is damaged"):
+        STUDY.update_report(run)
+    assert WRITTEN == []

@@ -91,6 +91,7 @@ class ShardStore:
     def __init__(self, run: str | Path) -> None:
         self.run = Path(run)
         self._configs: tuple[str, ...] | None = None
+        self._sealed = False  # the run seals its records (its config.json is sealed)
 
     def configs(self) -> tuple[str, ...]:
         """The hashes of the configs whose shards are this run's: its own, then those it grew
@@ -99,6 +100,7 @@ class ShardStore:
             if (self.run / CONFIG_FILE).is_file():
                 stored = read_config(self.run)
                 self._configs = (stored["hash"], *stored.get("extended_from", []))
+                self._sealed = CHECKSUM in stored
             else:
                 self._configs = ()
         return self._configs
@@ -121,10 +123,11 @@ class ShardStore:
         shard = f"{manifest.parent.name}/{manifest.stem}"
         if not isinstance(recorded, dict) or not isinstance(recorded.get("files"), dict):
             raise DamagedFileError(manifest, "is not a readable shard manifest", _redo(shard))
-        if not intact(recorded):
+        configs = self.configs()
+        if not intact(recorded) or (self._sealed and CHECKSUM not in recorded):
             problem = "is damaged (its checksum differs from its contents)"
             raise DamagedFileError(manifest, problem, _redo(shard))
-        made_under, configs = recorded.get("config"), self.configs()
+        made_under = recorded.get("config")
         if made_under is not None and configs and made_under not in configs:
             problem = f"was made under another config ({made_under}, not this run's {configs[0]})"
             raise DamagedFileError(manifest, problem, _redo(shard))
@@ -255,6 +258,18 @@ class ShardStore:
 
     def _plan(self, stage: str) -> Path:
         return self.run / MANIFESTS / f"{stage}.json"
+
+    def check_records(self) -> None:
+        """Every manifest and stage record of the run is readable and intact.
+
+        Raises:
+            DamagedFileError: the first that is not.
+        """
+        for path in sorted((self.run / MANIFESTS).rglob("*.json")):
+            if path.parent == self.run / MANIFESTS:
+                self.planned(path.stem)
+            else:
+                self._recorded(path)
 
     def planned(self, stage: str) -> list[str]:
         """The keys of the shards `stage` had once it last finished: each must have its

@@ -33,7 +33,7 @@ from genprobe.errors import RunDirError
 from genprobe.runs.atomic import write_json
 from genprobe.runs.provenance import file_sha256
 from genprobe.runs.rundir import CONFIG_FILE, read_config
-from genprobe.runs.shards import MANIFESTS
+from genprobe.runs.shards import MANIFESTS, ShardStore
 from genprobe.user_code import remember
 
 REPORT_STAMP = "report.stamp.json"  # what the run's report was written from
@@ -136,6 +136,7 @@ class Study:
         return True
 
     def _stamp(self, run: Path, settings: dict[str, Any]) -> dict[str, Any]:
+        ShardStore(run).check_records()  # what the stamp is made from is named where damaged
         digest = hashlib.sha256()
         manifests = sorted((run / MANIFESTS).rglob("*.json"))
         for path in [run / CONFIG_FILE, *manifests, *(run / name for name in self.report_inputs)]:
