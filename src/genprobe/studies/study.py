@@ -12,10 +12,10 @@ registers each command a declaration names (`commands`, `report_commands`: the w
 after `genprobe`, and the function of `genprobe.cli` that runs it) from `STUDIES`.
 
 A report written by `write_report` records what it was made from (`REPORT_STAMP`: a digest of
-config.json, the shard manifests, which name every result file's sha256, and the study's
-`report_inputs`; its settings; genprobe's code), so a command rerun on a finished run writes
-it again only when one of them changed (`update_report`), without importing the report's
-modules (matplotlib, SciPy).
+config.json, the shard manifests, which name every recorded file's sha256, each checked, and
+the study's `report_inputs`; its settings; genprobe's code; the sha256 of the files it wrote),
+so a command rerun on a finished run writes it again only when one of them changed
+(`update_report`), without importing the report's modules (matplotlib, SciPy).
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ class Study:
     stages: tuple[str, ...] = ()  # the stages of its shards (`shards/<stage>/`), in run order
     report_settings: tuple[str, ...] = ()  # what its report takes beside the run directory
     older_kinds: tuple[str, ...] = ()  # former names of `kind`: their runs are runs of it
-    # files its report reads beside config.json and the shards' files (run-relative: the
-    # files a study writes outside shards, such as a search's archive)
+    # files its report reads that no shard records (run-relative: those of runs made before
+    # their study recorded them); a recorded file is in the stamp through its manifest
     report_inputs: tuple[str, ...] = ()
     # files its report writes beside report.md and report.html that its commands read after
     report_outputs: tuple[str, ...] = ()

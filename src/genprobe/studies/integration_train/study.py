@@ -1,7 +1,7 @@
 """The integration-train study's declaration (`genprobe.studies.study`): its run has no
 shards to compute, only the one the trainer keeps at every save; it resumes from `state.pt`."""
 
-from genprobe.runs.checkpoint import CHECKPOINT, METRICS
+from genprobe.runs.checkpoint import CHECKPOINT
 from genprobe.studies.study import Study
 
 INTEGRATION_TRAIN = Study(
@@ -14,5 +14,4 @@ INTEGRATION_TRAIN = Study(
     report="genprobe.studies.integration_train.report:write_train_report",
     tables="genprobe.studies.integration_train.tables:run_tables",
     stages=(CHECKPOINT,),
-    report_inputs=(METRICS,),
 )

@@ -20,5 +20,4 @@ PROBE = Study(
     tables="genprobe.studies.probe.tables:run_tables",
     stages=(SUITES, DECODE, LARGE_SEARCH),
     report_settings=("threshold",),
-    report_inputs=("suites.json", "suites.npz"),
 )

@@ -17,5 +17,4 @@ SEARCH = Study(
     # SAGGA's breeder's too; PROGRESS (`loop.py`) and TAG (`tags.py`) both breeders'; CLUSTER
     # the task breeder's analysis too (the driver's shard: clusters.json, slices.parquet)
     stages=(PROPOSE, VERIFY, GENERATION, PROGRESS, CLUSTER, TAG, NEARBY),
-    report_inputs=("search.json", "archive.parquet", "clusters.json", "slices.parquet"),
 )

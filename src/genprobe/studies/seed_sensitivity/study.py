@@ -30,7 +30,6 @@ SEED_SENSITIVITY = Study(
     stages=(DATA, TRAIN, PREDICT, METRICS),
     report_settings=("threshold", "grokking_threshold"),
     older_kinds=(LEGACY_KIND,),
-    report_inputs=(METRICS_FILE, "data/roles.json"),
     report_outputs=("stats.json",),
 )
 
@@ -51,7 +50,6 @@ LANGUAGE_MODEL = Study(
     tables="genprobe.studies.seed_sensitivity.tables:run_tables",
     stages=(DATA, PREDICT, METRICS),
     report_settings=("threshold",),
-    report_inputs=(METRICS_FILE,),
     report_outputs=("stats.json",),
 )
 
