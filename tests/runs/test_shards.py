@@ -277,3 +277,16 @@ def test_a_manifest_that_lost_its_checksum_in_a_sealed_run_is_damaged(tmp_path):
     damaged = re.escape(f"{manifest} is damaged (its checksum differs from its contents)")
     with pytest.raises(DamagedFileError, match=damaged):
         ShardStore(tmp_path).outputs("square")
+
+
+def test_a_required_file_is_read_checked_and_its_absence_says_what_makes_it(tmp_path):
+    stored = {"kind": "squares", "hash": config_hash({}), "config": {}}
+    (tmp_path / "config.json").write_text(json.dumps(seal(stored)))
+    store = ShardStore(tmp_path)
+    with pytest.raises(RunDirError, match=re.escape("has no table.json yet: run the table")):
+        store.required("table", "table.json", "run the table")
+    store.keep(Shard("table", "all"), {"table.json": b"[1, 2]"})
+    assert store.required("table", "table.json", "run the table").read_bytes() == b"[1, 2]"
+    damage(tmp_path / "table.json", "flipped")
+    with pytest.raises(DamagedFileError, match=re.escape(str(tmp_path / "table.json"))):
+        store.required("table", "table.json", "run the table")

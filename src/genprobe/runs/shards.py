@@ -350,6 +350,17 @@ class ShardStore:
         problem = f"is not recorded by any shard of stage {stage} (its manifest is gone)"
         raise DamagedFileError(file, problem, _RERUN)
 
+    def required(self, stage: str, path: str, advice: str) -> Path:
+        """`file`, for a file the caller cannot go on without.
+
+        Raises:
+            RunDirError: the run has none yet (`advice` says what makes it).
+            DamagedFileError: as `file`.
+        """
+        if (file := self.file(stage, path)) is None:
+            raise RunDirError(f"{self.run} has no {path} yet: {advice}")
+        return file
+
     def intact_outputs(self, stage: str) -> list[Path]:
         """Every file recorded by the intact shards of `stage`: a shard with a damaged or
         missing file is left out, with the warning `done` gives, so that it is computed again."""

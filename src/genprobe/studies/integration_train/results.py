@@ -9,7 +9,6 @@ from typing import Any
 
 import pandas as pd
 
-from genprobe.errors import RunDirError
 from genprobe.runs.checkpoint import CHECKPOINT, METRICS
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
@@ -31,8 +30,6 @@ def read_metrics(run: str | Path) -> pd.DataFrame:
         RunDirError: no validation was recorded yet.
         DamagedFileError: `metrics.jsonl` is not the one the run recorded.
     """
-    path = ShardStore(run).file(CHECKPOINT, METRICS)
-    if path is None:
-        raise RunDirError(f"{run} has no {METRICS} yet: train first")
+    path = ShardStore(run).required(CHECKPOINT, METRICS, "train first")
     lines = path.read_text(encoding="utf-8").splitlines()
     return pd.DataFrame([json.loads(line) for line in lines if line])

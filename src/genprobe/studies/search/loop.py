@@ -54,6 +54,7 @@ from genprobe.studies.search.selection import next_seeds
 Log = Callable[[str], None]
 STATE = "search.json"
 ARCHIVE = "archive.parquet"  # both breeders' (SAGGA's runs made before it: `archive.jsonl`)
+RESUME = "run the search (the same command resumes)"
 
 
 def generation_path(generation: int, suffix: str) -> str:

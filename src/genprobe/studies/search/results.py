@@ -22,10 +22,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from genprobe.errors import RunDirError
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.search.config import SearchConfig
-from genprobe.studies.search.loop import ARCHIVE, STATE
+from genprobe.studies.search.loop import ARCHIVE, RESUME, STATE
 from genprobe.studies.search.study import CLUSTER, GENERATION, PROGRESS
 from genprobe.studies.search.study import SEARCH as STUDY
 
@@ -50,10 +49,7 @@ def stored(run: str | Path, name: str) -> Path:
         RunDirError: the run has none yet.
         DamagedFileError: it is not the one the run recorded.
     """
-    path = ShardStore(run).file(STAGE_OF[name], name)
-    if path is None:
-        raise RunDirError(f"{run} has no {name} yet: run the search (the same command resumes)")
-    return path
+    return ShardStore(run).required(STAGE_OF[name], name, RESUME)
 
 
 def read_json(run: str | Path, name: str) -> Any:

@@ -209,9 +209,7 @@ def read_metrics(run: str | Path) -> dict[str, Any]:
         RunDirError: the run has none yet.
         DamagedFileError: `metrics.json` is not the one the run recorded.
     """
-    path = ShardStore(run).file(METRICS, METRICS_FILE)
-    if path is None:
-        raise RunDirError(f"{run} has no {METRICS_FILE} yet: run the command that made it")
+    path = ShardStore(run).required(METRICS, METRICS_FILE, "run the command that made it")
     return json.loads(path.read_text(encoding="utf-8"))
 
 

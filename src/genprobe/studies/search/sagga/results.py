@@ -76,9 +76,7 @@ def read_archive(run: str | Path) -> pd.DataFrame:
         RunDirError: the run has no archive yet.
         DamagedFileError: it is not the one the run recorded.
     """
-    path = ShardStore(run).file(PROGRESS, archive_file(run))
-    if path is None:
-        raise RunDirError(f"{run} has no {ARCHIVE} yet: run the search (the same command resumes)")
+    path = ShardStore(run).required(PROGRESS, archive_file(run), loop.RESUME)
     if path.name == JSONL_ARCHIVE:
         lines = path.read_text(encoding="utf-8").splitlines()
         rows = [json.loads(line) for line in lines if line]
