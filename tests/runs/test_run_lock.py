@@ -15,7 +15,7 @@ import pytest
 
 from genprobe.errors import RunDirError
 from genprobe.runs.config import Recorded
-from genprobe.runs.rundir import LOCK_FILE, open_run, writes_runs
+from genprobe.runs.rundir import LOCK_FILE, open_run, writes_runs, writing
 
 
 @dataclass(frozen=True)
@@ -91,24 +91,49 @@ def test_a_driver_holds_its_runs_until_it_returns(tmp_path):
     run = tmp_path / "run"
     seen = []
 
-    def elsewhere():
-        """Whether another process can open the run now."""
-        script = (
-            f"import sys; sys.path.insert(0, {os.path.dirname(os.path.dirname(__file__))!r})\n"
-            "from runs.test_run_lock import Tiny\nfrom genprobe.runs.rundir import open_run\n"
-            f"open_run({str(run)!r}, 'tiny', Tiny(0.3))"
-        )
-        return subprocess.run([sys.executable, "-c", script], capture_output=True).returncode == 0
+    @writes_runs
+    def driver():
+        open_run(run, "tiny", Tiny(0.3))
+        seen.append(_elsewhere(run))
+
+    driver()
+    assert seen == [False] and _elsewhere(run)
+    open_run(run, "tiny", Tiny(0.3))  # outside a driver: locked only while opened
+    assert _elsewhere(run)
+
+
+def _elsewhere(run) -> bool:
+    """Whether another process can open the run now."""
+    script = (
+        f"import sys; sys.path.insert(0, {os.path.dirname(os.path.dirname(__file__))!r})\n"
+        "from runs.test_run_lock import Tiny\nfrom genprobe.runs.rundir import open_run\n"
+        f"open_run({str(run)!r}, 'tiny', Tiny(0.3))"
+    )
+    return subprocess.run([sys.executable, "-c", script], capture_output=True).returncode == 0
+
+
+def test_a_command_holds_the_runs_its_driver_opened_until_it_ends(tmp_path):
+    """A command runs a driver, then writes the run's report: no second process may take the
+    run in between (it did, and wrote the report beside the first)."""
+    run = tmp_path / "run"
 
     @writes_runs
     def driver():
         open_run(run, "tiny", Tiny(0.3))
-        seen.append(elsewhere())
 
-    driver()
-    assert seen == [False] and elsewhere()
-    open_run(run, "tiny", Tiny(0.3))  # outside a driver: locked only while opened
-    assert elsewhere()
+    with writing():
+        driver()
+        held_after_the_driver = not _elsewhere(run)
+    assert held_after_the_driver and _elsewhere(run)
+
+
+def test_a_report_is_not_written_into_a_run_another_process_holds(holder):
+    from genprobe.studies.seed_sensitivity.study import SEED_SENSITIVITY
+
+    process, run = holder
+    with pytest.raises(RunDirError, match=f"is in use: process {process.pid}"):
+        SEED_SENSITIVITY.write_report(run)
+    assert not (run / "report.md").exists()
 
 
 def test_a_new_run_refused_leaves_no_directory(tmp_path):

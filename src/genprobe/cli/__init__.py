@@ -32,6 +32,7 @@ from genprobe.errors import (
     GenprobeWarning,
     show_warning,
 )
+from genprobe.runs.rundir import writing
 from genprobe.studies import STUDIES, study_of
 from genprobe.studies.study import load_function
 
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     Ctrl-C exits 130 with a line on how to resume."""
     argv = sys.argv[1:] if argv is None else argv
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), writing():  # its runs locked until it ends
             warnings.showwarning = show_warning  # genprobe's warnings as one line each
             # each once, however often met: "once" goes by the message, "default" by the message
             # and the line it is attributed to, and a rerun can meet the same damaged file in

@@ -5,13 +5,15 @@ mix results of two configurations; a study may allow one exception, a config tha
 stored one (a sweep with more seeds), and the directory then grows into the new config.
 
 One process writes a run directory at a time: `open_run` takes an OS lock on its `run.lock`
-(released when the study's driver, a function under `@writes_runs`, returns, or when the
-process dies, however), and a second process on it is refused naming the first. The lock file
-holds who holds it, and is emptied when it is released.
+(released when the `writing` scope around it ends: the study's driver, under `@writes_runs`,
+or the whole command that runs it and writes its report; or when the process dies, however),
+and a second process on it is refused naming the first. The lock file holds who holds it, and
+is emptied when it is released.
 """
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import fcntl
 import functools
@@ -20,7 +22,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -158,21 +160,31 @@ def _open(
     return path
 
 
+@contextlib.contextmanager
+def writing() -> Iterator[None]:
+    """The run directories opened (`open_run`, `lock_run`) inside stay locked until it ends;
+    one inside another shares its locks. A command is one (a run's report is written under the
+    lock its study took), as is each study's driver (`writes_runs`)."""
+    if _OPENED.get() is not None:  # inside another, which holds the locks
+        yield
+        return
+    token = _OPENED.set([])
+    try:
+        yield
+    finally:
+        for path in _OPENED.get() or []:
+            _unlock(path)
+        _OPENED.reset(token)
+
+
 def writes_runs(driver: F) -> F:
-    """A study's driver: the run directories it opens (`open_run`, `lock_run`) stay locked
-    until it returns or raises; a driver it calls shares its locks."""
+    """A study's driver: the run directories it opens stay locked until it returns or raises
+    (`writing`)."""
 
     @functools.wraps(driver)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if _OPENED.get() is not None:  # called by another driver, which holds the locks
+        with writing():
             return driver(*args, **kwargs)
-        token = _OPENED.set([])
-        try:
-            return driver(*args, **kwargs)
-        finally:
-            for path in _OPENED.get() or []:
-                _unlock(path)
-            _OPENED.reset(token)
 
     return wrapper  # type: ignore[return-value]
 

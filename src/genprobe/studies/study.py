@@ -32,7 +32,7 @@ from typing import Any
 from genprobe.errors import RunDirError
 from genprobe.runs.atomic import write_json
 from genprobe.runs.provenance import file_sha256
-from genprobe.runs.rundir import CONFIG_FILE, read_config
+from genprobe.runs.rundir import CONFIG_FILE, lock_run, read_config, writing
 from genprobe.runs.shards import MANIFESTS, ShardStore
 from genprobe.user_code import remember
 
@@ -96,11 +96,17 @@ class Study:
 
     def write_report(self, run: str | Path, **settings: Any) -> tuple[Path, Path]:
         """Write the run's report with `settings` (its `report` function), then what it was
-        made from (`REPORT_STAMP`); returns (report.md, report.html)."""
+        made from (`REPORT_STAMP`); returns (report.md, report.html).
+
+        Raises:
+            RunDirError: another process is writing the run (`lock_run`).
+        """
         run = Path(run)
-        stamp = self._stamp(run, settings)  # before: the report writes files of its own
-        written = load_function(self.report)(run, **settings)
-        write_json(run / REPORT_STAMP, {**stamp, "outputs": self._outputs(run)})
+        with writing():
+            lock_run(run)
+            stamp = self._stamp(run, settings)  # before: the report writes files of its own
+            written = load_function(self.report)(run, **settings)
+            write_json(run / REPORT_STAMP, {**stamp, "outputs": self._outputs(run)})
         return written
 
     def report_current(self, run: str | Path, **settings: Any) -> bool:
