@@ -40,6 +40,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 # the running driver opened, unlocked when it ends (None: no driver runs)
 _HELD: dict[Path, int] = {}
 _OPENED: contextvars.ContextVar[list[Path] | None] = contextvars.ContextVar("opened", default=None)
+# whether a study's driver runs (`writes_runs`): what it finds not made yet it makes
+_DRIVING: contextvars.ContextVar[bool] = contextvars.ContextVar("driving", default=False)
 
 
 def _forgotten_in_child() -> None:
@@ -183,8 +185,12 @@ def writes_runs(driver: F) -> F:
 
     @functools.wraps(driver)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with writing():
-            return driver(*args, **kwargs)
+        token = _DRIVING.set(True)
+        try:
+            with writing():
+                return driver(*args, **kwargs)
+        finally:
+            _DRIVING.reset(token)
 
     return wrapper  # type: ignore[return-value]
 
@@ -214,9 +220,11 @@ def lock_run(path: str | Path) -> None:
         opened.append(path)
 
 
-def held(path: str | Path) -> bool:
-    """Whether this process holds the run directory `path` (a driver writing it runs here)."""
-    return Path(path).absolute() in _HELD
+def driving(path: str | Path) -> bool:
+    """Whether a driver writing the run directory `path` runs here: one that makes again what
+    it finds not made (a shard without its manifest), where a reader (a report, even one
+    written under the run's lock) names it as damage."""
+    return _DRIVING.get() and Path(path).absolute() in _HELD
 
 
 def _unlock(path: Path) -> None:

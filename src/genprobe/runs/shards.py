@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 from genprobe.errors import DamagedFileError, RunDirError, warn
 from genprobe.runs.atomic import atomic_path, write_json
 from genprobe.runs.provenance import file_sha256
-from genprobe.runs.rundir import CONFIG_FILE, held, read_config
+from genprobe.runs.rundir import CONFIG_FILE, driving, read_config
 from genprobe.runs.sealed import CHECKSUM, intact, seal
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9=_.,+-]{0,127}$")
@@ -247,14 +247,23 @@ class ShardStore:
             DamagedFileError: the manifest of a shard the stage finished with is missing (but
                 to the driver writing the run, which computes again what it needs).
         """
-        paths = sorted((self.run / MANIFESTS / stage).glob("*.json"))
-        missing = sorted(set(self.planned(stage)) - {path.stem for path in paths})
-        if missing and not held(self.run):
-            shard = f"{stage}/{missing[0]}"
-            raise DamagedFileError(self._manifest(stage, missing[0]), "is missing", _redo(shard))
-        for path in paths:
+        if not driving(self.run):
+            self.check_planned(stage)
+        for path in sorted((self.run / MANIFESTS / stage).glob("*.json")):
             if (manifest := self._recorded(path)) is not None:
                 yield f"{stage}/{path.stem}", manifest
+
+    def check_planned(self, stage: str) -> None:
+        """Every shard `stage` finished with has its manifest: what a reader needs before it
+        reads the stage, and a driver that reads a stage it does not compute (a sweep's
+        `evaluate` reads its members) before it counts a shard without one as not made.
+
+        Raises:
+            DamagedFileError: the first manifest missing, or the stage's record is damaged.
+        """
+        for key in self.planned(stage):
+            if not (manifest := self._manifest(stage, key)).is_file():
+                raise DamagedFileError(manifest, "is missing", _redo(f"{stage}/{key}"))
 
     def _plan(self, stage: str) -> Path:
         return self.run / MANIFESTS / f"{stage}.json"
@@ -345,7 +354,7 @@ class ShardStore:
             return None
         if not self.configs() or CHECKSUM not in read_config(self.run):
             return file
-        if held(self.run):
+        if driving(self.run):
             return None
         problem = f"is not recorded by any shard of stage {stage} (its manifest is gone)"
         raise DamagedFileError(file, problem, _RERUN)

@@ -64,6 +64,7 @@ def load_members(run: str | Path, device: str = "cpu") -> MemberStack:
     run = Path(run)
     device = present_device(device)
     config = SweepConfig.from_identity(read_config(run)["config"])
+    ShardStore(run).check_planned(TRAIN)  # a member trained whose record is gone is damage
     unfinished = unfinished_seeds(run)
     if unfinished:
         missing = run / member_path(unfinished[0])
