@@ -21,6 +21,7 @@ from genprobe.errors import ConfigError, DamagedFileError, GenprobeWarning, RunD
 from genprobe.runs import atomic
 from genprobe.runs.executor import LocalExecutor, run_stage
 from genprobe.runs.provenance import config_hash
+from genprobe.runs.rundir import lock_run, writes_runs
 from genprobe.runs.sealed import seal
 from genprobe.runs.shards import Shard, ShardStore
 
@@ -290,3 +291,23 @@ def test_a_required_file_is_read_checked_and_its_absence_says_what_makes_it(tmp_
     damage(tmp_path / "table.json", "flipped")
     with pytest.raises(DamagedFileError, match=re.escape(str(tmp_path / "table.json"))):
         store.required("table", "table.json", "run the table")
+
+
+@pytest.mark.parametrize(
+    "edit", [lambda t: t.replace('"keys"', '"kezs"'), lambda t: t.replace("01", "07")]
+)
+def test_a_damaged_stage_record_is_named_to_readers_and_written_again_by_a_driver(tmp_path, edit):
+    run_stage(tmp_path, Squares(), squares(3))
+    record = tmp_path / "shards" / "square.json"
+    record.write_text(edit(record.read_text()))
+    with pytest.raises(DamagedFileError, match=re.escape(str(record))):
+        ShardStore(tmp_path).outputs("square")
+
+    @writes_runs
+    def rerun():
+        lock_run(tmp_path)
+        return run_stage(tmp_path, Squares(), squares(3))
+
+    with pytest.warns(GenprobeWarning, match=re.escape(f"{record} ") + ".* written again"):
+        assert rerun() == 0  # nothing to compute: the record alone is mended
+    assert ShardStore(tmp_path).planned("square") == ["00", "01", "02"]

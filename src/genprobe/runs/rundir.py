@@ -88,7 +88,11 @@ def open_run(
     acquired, locked_before = path not in _HELD, (path / LOCK_FILE).exists()
     lock_run(path)
     try:
-        return _open(path, kind, config, extends, older_kinds, notes, starts)
+        opened = _open(path, kind, config, extends, older_kinds, notes, starts)
+        from genprobe.runs.shards import ShardStore  # which reads this module's records
+
+        ShardStore(opened).check_plans()
+        return opened
     except BaseException:  # refused or interrupted: what this call added is taken back
         if acquired:
             _unlock(path)

@@ -274,11 +274,21 @@ class ShardStore:
         Raises:
             DamagedFileError: the first that is not.
         """
+        self.check_plans()
         for path in sorted((self.run / MANIFESTS).rglob("*.json")):
-            if path.parent == self.run / MANIFESTS:
-                self.planned(path.stem)
-            else:
+            if path.parent != self.run / MANIFESTS:
                 self._recorded(path)
+
+    def check_plans(self) -> None:
+        """Every stage's record of its shards is readable and intact; to a driver, one that
+        is not is written again (`planned`), so that its rerun mends it even where it has
+        nothing to compute.
+
+        Raises:
+            DamagedFileError: the first that is not (but to a driver).
+        """
+        for path in sorted((self.run / MANIFESTS).glob("*.json")):
+            self.planned(path.stem)
 
     def planned(self, stage: str) -> list[str]:
         """The keys of the shards `stage` had once it last finished: each must have its
@@ -296,10 +306,19 @@ class ShardStore:
         except (OSError, ValueError):
             recorded = None
         if not isinstance(recorded, dict) or not isinstance(recorded.get("keys"), list):
-            raise DamagedFileError(path, "is not a readable list of shards", _RERUN)
-        if not intact(recorded):
+            problem = "is not a readable list of shards"
+        elif not intact(recorded):
             problem = "is damaged (its checksum differs from its contents)"
+        else:
+            return recorded["keys"]
+        if not driving(self.run):
             raise DamagedFileError(path, problem, _RERUN)
+        # the driver writes it again from the manifests there are (one deleted as well is lost
+        # to the record, not to the stage, which makes again what it lacks)
+        keys = sorted(manifest.stem for manifest in (self.run / MANIFESTS / stage).glob("*.json"))
+        write_json(path, seal({"stage": stage, "keys": keys}))
+        warn(f"{path} {problem}: written again from stage {stage}'s manifests ({len(keys)})")
+        return keys
         return recorded["keys"]
 
     def finish(self, stage: str, shards: Iterable[Shard]) -> None:
