@@ -15,7 +15,8 @@ WRITTEN: list[tuple[Path, dict]] = []
 def write_report(run: Path, **settings) -> tuple[Path, Path]:
     """A report function of a study: counts its calls."""
     WRITTEN.append((run, settings))
-    for name in ("report.md", "report.html", "summary.json"):
+    (run / "figures").mkdir(exist_ok=True)
+    for name in ("report.md", "report.html", "summary.json", "figures/suites.png"):
         (run / name).write_text(f"{len(WRITTEN)}")
     return run / "report.md", run / "report.html"
 
@@ -57,8 +58,13 @@ def test_a_report_is_written_again_only_when_its_inputs_settings_or_files_change
     (run / "report.md").write_text("")
     assert STUDY.update_report(run, threshold=0.8)
     assert not STUDY.update_report(run, threshold=0.8)
+    (run / "figures" / "suites.png").write_text("")  # a figure it drew, cut
+    assert STUDY.update_report(run, threshold=0.8)
+    (run / "figures" / "suites.png").unlink()
+    assert STUDY.update_report(run, threshold=0.8)
+    assert not STUDY.update_report(run, threshold=0.8)
     STUDY.write_report(run, threshold=0.8)  # `genprobe report`: always
-    assert len(WRITTEN) == 8
+    assert len(WRITTEN) == 10
 
 
 def test_a_report_written_by_other_code_is_written_again(run, monkeypatch):

@@ -38,6 +38,7 @@ from genprobe.user_code import remember
 
 REPORT_STAMP = "report.stamp.json"  # what the run's report was written from
 REPORT_FILES = ("report.md", "report.html")
+FIGURES = "figures"  # where reports draw
 
 
 @dataclass(frozen=True)
@@ -127,11 +128,13 @@ class Study:
         )
 
     def _outputs(self, run: Path) -> dict[str, str] | None:
-        """The sha256 of each file the report writes; None where one is missing."""
+        """The sha256 of each file the report writes (its figures too); None where one of
+        those it always writes is missing."""
         files = (*REPORT_FILES, *self.report_outputs)
         if not all((run / name).is_file() for name in files):
             return None
-        return {name: file_sha256(run / name) for name in files}
+        figures = [path.relative_to(run).as_posix() for path in (run / FIGURES).glob("*.png")]
+        return {name: file_sha256(run / name) for name in (*files, *sorted(figures))}
 
     def update_report(self, run: str | Path, **settings: Any) -> bool:
         """Write the run's report unless it is current (a finished run's rerun reads it);

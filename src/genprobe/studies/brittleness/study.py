@@ -24,5 +24,5 @@ BRITTLENESS = Study(
     report="genprobe.studies.brittleness.report:write_report",
     tables="genprobe.studies.brittleness.tables:run_tables",
     stages=(TRAINING, SUITES, DECODE, LARGE_SEARCH, SUITE, SOLVE, BUDGET),
-    report_outputs=("summary.json",),
+    report_outputs=("summary.json", "examples.parquet"),
 )
