@@ -180,8 +180,23 @@ def run(argv: list[str], cwd: Path, timeout: float = TIMEOUT) -> Ran:
     return Ran(rc, text[0], text[1], time.monotonic() - start, kib)
 
 
+TIMINGS = ("train_seconds", "elapsed")  # measured in a metrics.jsonl row, not computed
+
+
 def digest(path: Path) -> str:
-    """A file's contents: a Parquet table's rows (not its bytes' metadata), else its bytes."""
+    """A file's contents: a Parquet table's rows (not its bytes' metadata), a JSON Lines
+    file's rows without what they time, a report without its lines of seconds (what the
+    work cost, which a resumed run spends again), else its bytes."""
+    if path.suffix == ".md":
+        kept = [line for line in path.read_bytes().splitlines() if b"seconds" not in line]
+        return hashlib.sha256(b"\n".join(kept)).hexdigest()
+    if path.suffix == ".jsonl":
+        try:
+            rows = [json.loads(line) for line in path.read_text().splitlines() if line]
+            rows = [{k: v for k, v in row.items() if k not in TIMINGS} for row in rows]
+            return hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
+        except (ValueError, AttributeError, UnicodeDecodeError) as unreadable:
+            return f"unreadable: {type(unreadable).__name__}"
     if path.suffix == ".parquet":
         import pandas as pd
 
