@@ -17,6 +17,7 @@ from helpers import write_run_config
 import genprobe
 from genprobe.cli import app
 from genprobe.errors import DifferentRunError
+from genprobe.runs.provenance import config_hash
 from genprobe.runs.rundir import open_run
 from genprobe.studies import STUDIES
 
@@ -150,6 +151,10 @@ def test_ctrl_c_in_a_study_says_what_a_rerun_keeps(cli, monkeypatch, tmp_path, c
     monkeypatch.setattr(called.replace(":", "."), _interrupt)
     (data := tmp_path / "data.txt").write_text("x^2\n")
     argv, kept = STUDY_COMMANDS[command]
+    if "{run}" in argv:  # a report of a run there is
+        (tmp_path / "run").mkdir()
+        stored = {"kind": study.kind, "hash": config_hash({}), "config": {}}
+        (tmp_path / "run" / "config.json").write_text(json.dumps(stored))
     code, _, err = cli(*(word.format(data=data, run=tmp_path / "run") for word in argv))
     same = " (same --out)" if "--out" in argv else ""  # sagga-report: its run as an argument
     assert (code, err.splitlines()) == (130, [

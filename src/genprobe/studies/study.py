@@ -100,9 +100,10 @@ class Study:
         made from (`REPORT_STAMP`); returns (report.md, report.html).
 
         Raises:
-            RunDirError: another process is writing the run (`lock_run`).
+            RunDirError: `run` is no run directory, or another process is writing it.
         """
         run = Path(run)
+        read_config(run)  # a folder that is no run is told so, and gets no lock file
         with writing():
             lock_run(run)
             stamp = self._stamp(run, settings)  # before: the report writes files of its own
