@@ -39,6 +39,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -431,10 +432,24 @@ def two_writers(work: Path, name: str, study: Study) -> Case:
     argv = genprobe([*study.build, "--out", "run"])
     first = subprocess.Popen(argv, cwd=folder, env=ENV, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)  # fmt: skip
-    while first.poll() is None and not (folder / "run" / "run.lock").exists():
+    lock = folder / "run" / "run.lock"
+    while first.poll() is None and not _text(lock):
         time.sleep(0.02)
+    released = threading.Event()  # the first emptied its lock: its command had ended
+
+    def watch() -> None:
+        while not released.is_set() and not stop.is_set():
+            if not _text(lock):
+                released.set()
+            time.sleep(0.01)
+
+    stop = threading.Event()
+    watcher = threading.Thread(target=watch)
+    watcher.start()
     ran = run(argv, folder)
-    ended = first.poll() is not None
+    stop.set()
+    watcher.join()
+    ended = first.poll() is not None or released.is_set()
     first.wait()
     outcome, detail = classify(ran, ["is in use"])
     if ran.rc == 0:
@@ -444,6 +459,14 @@ def two_writers(work: Path, name: str, study: Study) -> Case:
     shutil.rmtree(folder)
     return _done(Case(name, "run.lock", "two writers", "writer", "same command", argv), ran,
                  outcome, detail)  # fmt: skip
+
+
+def _text(path: Path) -> str:
+    """A file's text, empty where it is missing."""
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
 
 
 def hostile_cases(work: Path) -> list[Case]:
