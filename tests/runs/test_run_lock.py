@@ -15,7 +15,8 @@ import pytest
 
 from genprobe.errors import RunDirError
 from genprobe.runs.config import Recorded
-from genprobe.runs.rundir import LOCK_FILE, open_run, writes_runs, writing
+from genprobe.runs.driver import writes_runs
+from genprobe.runs.rundir import LOCK_FILE, open_run, writing
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,8 @@ HOLDER = textwrap.dedent(
     from pathlib import Path
     sys.path.insert(0, {tests!r})
     from runs.test_run_lock import Tiny
-    from genprobe.runs.rundir import open_run, writes_runs
+    from genprobe.runs.driver import writes_runs
+    from genprobe.runs.rundir import open_run
 
     @writes_runs
     def driver(out):

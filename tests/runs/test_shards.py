@@ -19,9 +19,10 @@ from shard_stages import (
 
 from genprobe.errors import ConfigError, DamagedFileError, GenprobeWarning, RunDirError
 from genprobe.runs import atomic
+from genprobe.runs.driver import writes_runs
 from genprobe.runs.executor import LocalExecutor, run_stage
 from genprobe.runs.provenance import config_hash
-from genprobe.runs.rundir import lock_run, writes_runs
+from genprobe.runs.rundir import lock_run
 from genprobe.runs.sealed import seal
 from genprobe.runs.shards import Shard, ShardStore
 
@@ -310,4 +311,13 @@ def test_a_damaged_stage_record_is_named_to_readers_and_written_again_by_a_drive
 
     with pytest.warns(GenprobeWarning, match=re.escape(f"{record} ") + ".* written again"):
         assert rerun() == 0  # nothing to compute: the record alone is mended
+    assert ShardStore(tmp_path).planned("square") == ["00", "01", "02"]
+
+    @writes_runs
+    def rerun_reading_nothing():  # a finished run's rerun that reads none of the stage
+        lock_run(tmp_path)
+
+    record.write_text(edit(record.read_text()))
+    with pytest.warns(GenprobeWarning, match=re.escape(f"{record} ") + ".* written again"):
+        rerun_reading_nothing()
     assert ShardStore(tmp_path).planned("square") == ["00", "01", "02"]

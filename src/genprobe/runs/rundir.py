@@ -5,7 +5,7 @@ mix results of two configurations; a study may allow one exception, a config tha
 stored one (a sweep with more seeds), and the directory then grows into the new config.
 
 One process writes a run directory at a time: `open_run` takes an OS lock on its `run.lock`
-(released when the `writing` scope around it ends: the study's driver, under `@writes_runs`,
+(released when the `writing` scope around it ends: the study's driver (`as_driver`),
 or the whole command that runs it and writes its report; or when the process dies, however),
 and a second process on it is refused naming the first. The lock file holds who holds it, and
 is emptied when it is released.
@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import fcntl
-import functools
 import json
 import os
 import socket
@@ -24,7 +23,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from genprobe.errors import DamagedFileError, DifferentRunError, GenprobeError, RunDirError
 from genprobe.runs.atomic import write_json
@@ -35,7 +34,6 @@ from genprobe.runs.sealed import intact, seal
 CONFIG_FILE = "config.json"
 LOCK_FILE = "run.lock"
 
-F = TypeVar("F", bound=Callable[..., Any])
 # the run directories this process holds locked (their lock files' descriptors), and those
 # the running driver opened, unlocked when it ends (None: no driver runs)
 _HELD: dict[Path, int] = {}
@@ -88,11 +86,7 @@ def open_run(
     acquired, locked_before = path not in _HELD, (path / LOCK_FILE).exists()
     lock_run(path)
     try:
-        opened = _open(path, kind, config, extends, older_kinds, notes, starts)
-        from genprobe.runs.shards import ShardStore  # which reads this module's records
-
-        ShardStore(opened).check_plans()
-        return opened
+        return _open(path, kind, config, extends, older_kinds, notes, starts)
     except BaseException:  # refused or interrupted: what this call added is taken back
         if acquired:
             _unlock(path)
@@ -183,25 +177,23 @@ def writing() -> Iterator[None]:
         _OPENED.reset(token)
 
 
-def writes_runs(driver: F) -> F:
-    """A study's driver: the run directories it opens stay locked until it returns or raises
-    (`writing`)."""
-
-    @functools.wraps(driver)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        token = _DRIVING.set(True)
-        try:
-            with writing():
-                return driver(*args, **kwargs)
-        finally:
-            _DRIVING.reset(token)
-
-    return wrapper  # type: ignore[return-value]
+@contextlib.contextmanager
+def as_driver() -> Iterator[list[Path]]:
+    """A study's driver runs inside (`runs.driver.writes_runs`): the runs it opens stay locked
+    until it ends (`writing`), and what it finds not made it makes (`driving`). Yields the
+    list of the run directories opened, which grows as it opens them."""
+    token = _DRIVING.set(True)
+    try:
+        with writing():
+            opened = _OPENED.get()
+            yield [] if opened is None else opened  # set by writing: never None here
+    finally:
+        _DRIVING.reset(token)
 
 
 def lock_run(path: str | Path) -> None:
-    """Lock the run directory `path` for this process, until the driver running returns (see
-    `writes_runs`).
+    """Lock the run directory `path` for this process, until the `writing` scope around it
+    ends (a driver's, a command's).
 
     Raises:
         RunDirError: another process holds it (named by its process id, host and command).

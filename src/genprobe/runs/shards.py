@@ -249,6 +249,8 @@ class ShardStore:
         """
         if not driving(self.run):
             self.check_planned(stage)
+        else:  # a damaged record of the stage is written again as the driver reads it
+            self.planned(stage)
         for path in sorted((self.run / MANIFESTS / stage).glob("*.json")):
             if (manifest := self._recorded(path)) is not None:
                 yield f"{stage}/{path.stem}", manifest
@@ -265,6 +267,16 @@ class ShardStore:
             if not (manifest := self._manifest(stage, key)).is_file():
                 raise DamagedFileError(manifest, "is missing", _redo(f"{stage}/{key}"))
 
+    def check_plans(self) -> None:
+        """Every stage's record of its shards is readable and intact; to a driver, one that
+        is not is written again (`planned`).
+
+        Raises:
+            DamagedFileError: the first that is not (but to a driver).
+        """
+        for path in sorted((self.run / MANIFESTS).glob("*.json")):
+            self.planned(path.stem)
+
     def _plan(self, stage: str) -> Path:
         return self.run / MANIFESTS / f"{stage}.json"
 
@@ -278,17 +290,6 @@ class ShardStore:
         for path in sorted((self.run / MANIFESTS).rglob("*.json")):
             if path.parent != self.run / MANIFESTS:
                 self._recorded(path)
-
-    def check_plans(self) -> None:
-        """Every stage's record of its shards is readable and intact; to a driver, one that
-        is not is written again (`planned`), so that its rerun mends it even where it has
-        nothing to compute.
-
-        Raises:
-            DamagedFileError: the first that is not (but to a driver).
-        """
-        for path in sorted((self.run / MANIFESTS).glob("*.json")):
-            self.planned(path.stem)
 
     def planned(self, stage: str) -> list[str]:
         """The keys of the shards `stage` had once it last finished: each must have its

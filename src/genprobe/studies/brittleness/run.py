@@ -31,8 +31,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from genprobe.runs.driver import writes_runs
 from genprobe.runs.executor import Executor, Stage, run_stage
-from genprobe.runs.rundir import writes_runs
 from genprobe.runs.shards import Outputs, Shard, json_bytes
 from genprobe.studies.brittleness.config import BrittlenessConfig
 from genprobe.studies.brittleness.preset import as_probe, model_free

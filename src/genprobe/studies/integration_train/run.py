@@ -18,7 +18,8 @@ import torch
 
 from genprobe.errors import ConfigError
 from genprobe.models.checkpoints import load_transformer
-from genprobe.runs.rundir import CONFIG_FILE, open_run, writes_runs
+from genprobe.runs.driver import writes_runs
+from genprobe.runs.rundir import CONFIG_FILE, open_run
 from genprobe.studies.integration_train.config import IntegrationTrainConfig
 from genprobe.studies.integration_train.study import INTEGRATION_TRAIN
 from genprobe.studies.integration_train.validation import greedy_fail_at_1

@@ -36,8 +36,9 @@ from genprobe.analysis import rates
 from genprobe.analysis.judged import from_probe
 from genprobe.errors import ConfigError
 from genprobe.runs.config import RunConfig
+from genprobe.runs.driver import writes_runs
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
-from genprobe.runs.rundir import CONFIG_FILE, open_run, writes_runs
+from genprobe.runs.rundir import CONFIG_FILE, open_run
 from genprobe.runs.shards import ShardStore
 from genprobe.studies.probe.config import ProbeConfig
 from genprobe.studies.probe.decode import DecodeStage, decode_shards

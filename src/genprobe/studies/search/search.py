@@ -46,8 +46,9 @@ import pandas as pd
 
 from genprobe.runs.budget import Budget
 from genprobe.runs.config import RunConfig
+from genprobe.runs.driver import writes_runs
 from genprobe.runs.executor import Executor, LocalExecutor, run_stage
-from genprobe.runs.rundir import open_run, writes_runs
+from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Shard, ShardStore
 from genprobe.studies.search.analysis import analyse
 from genprobe.studies.search.config import SearchConfig

@@ -32,8 +32,9 @@ import torch
 
 from genprobe.errors import ConfigError, ModelCapabilityError, RunDirError
 from genprobe.models.device import check_device
+from genprobe.runs.driver import writes_runs
 from genprobe.runs.executor import Executor, LocalExecutor, relayed, run_stage
-from genprobe.runs.rundir import CONFIG_FILE, lock_run, open_run, writes_runs
+from genprobe.runs.rundir import CONFIG_FILE, lock_run, open_run
 from genprobe.runs.shards import Shard, ShardStore, json_bytes
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig

@@ -21,9 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from genprobe.runs.driver import writes_runs
 from genprobe.runs.executor import Executor, Stage, run_stage
 from genprobe.runs.pool import DeadlinePool
-from genprobe.runs.rundir import open_run, writes_runs
+from genprobe.runs.rundir import open_run
 from genprobe.runs.shards import Outputs, Shard, ShardStore
 from genprobe.tasks.integration.generation import GenerationReport, Kept
 from genprobe.tasks.integration.generation_config import GenerationConfig

@@ -34,8 +34,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from genprobe.runs.driver import writes_runs
 from genprobe.runs.executor import Executor
-from genprobe.runs.rundir import writes_runs
 from genprobe.studies.search.loop import Log
 from genprobe.studies.search.sagga.config import SaggaConfig
 from genprobe.studies.search.sagga.study import SAGGA
