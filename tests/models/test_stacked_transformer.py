@@ -74,7 +74,7 @@ def test_member_k_is_seed_k_trained_alone_bit_for_bit(variant):
 
 
 def test_a_grid_member_is_its_init_and_order_seeds_trained_alone():
-    grid = {0: MemberSeeds(1, 1), 1: MemberSeeds(1, 2), 2: MemberSeeds(2, 1)}
+    grid = {0: MemberSeeds(1, 1, 0), 1: MemberSeeds(1, 2, 1), 2: MemberSeeds(2, 1, 2)}
     model = config("decoder-alibi-random-dropout")
 
     def run(seeds, streams):
@@ -84,7 +84,7 @@ def test_a_grid_member_is_its_init_and_order_seeds_trained_alone():
     together = run([0, 1, 2], grid)
     default = run([1], None)[1]  # seed 1 alone: init 1, order 1
     assert all(torch.equal(together[0].state[n], t) for n, t in default.state.items())
-    alone = run([1], {1: MemberSeeds(1, 2)})[1]
+    alone = run([1], {1: MemberSeeds(1, 2, 1)})[1]
     assert all(torch.equal(together[1].state[n], t) for n, t in alone.state.items())
     # The same init with another order ends elsewhere; the same order with another init too.
     assert not torch.equal(together[0].state["gen_w"], together[1].state["gen_w"])

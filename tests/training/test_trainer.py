@@ -64,6 +64,34 @@ def test_member_k_of_a_whole_run_is_seed_k_trained_alone_bit_for_bit(variant):
             assert torch.equal(stacked[seed].state[name], tensor), (seed, name)
 
 
+def test_a_member_on_its_subset_is_its_seed_trained_alone_on_it_bit_for_bit():
+    # Subsets of 128 of the 256 examples (4 steps an epoch); seed 11 stops after 2 epochs, so
+    # the stack shrinks, and the other two train 3.
+    model = RecurrentConfig(**VARIANTS["mlp-no-layer"])
+    curves = {11: [0.1, 0.1], 22: [0.1, 0.2, 0.3], 33: [0.0] * 3}
+
+    def run(seeds):
+        def validate(stacked):
+            return np.array([curves[seed][t.epoch - 1] for seed in t.active])
+
+        settings = {"subsets": True, "subset_fraction": 0.5, "patience": 1}
+        t = trainer(seeds, validate, model=model, max_epochs=3, **settings)
+        first_epoch = t._epoch_order().cpu().numpy()
+        return t, first_epoch, t.run()
+
+    stacked, order, results = run([11, 22, 33])
+    subsets = stacked.subsets
+    assert stacked.steps_per_epoch == 4 and [results[s].epochs for s in (11, 22, 33)] == [2, 3, 3]
+    assert [len(subsets[s]) for s in (11, 22, 33)] == [128] * 3
+    assert len({tuple(subsets[s]) for s in subsets}) == 3  # each member its own
+    for k, seed in enumerate((11, 22, 33)):
+        assert np.array_equal(np.sort(order[k]), subsets[seed])  # an epoch: its subset shuffled
+        alone, _, result = run([seed])
+        assert np.array_equal(alone.subsets[seed], subsets[seed])
+        for name, tensor in result[seed].state.items():
+            assert torch.equal(results[seed].state[name], tensor), (seed, name)
+
+
 def test_input_feeding_needs_attention():
     with pytest.raises(ValueError, match="input_feeding"):
         RecurrentConfig(attention="none", input_feeding=True)

@@ -4,6 +4,7 @@ that the command line writes its options from it at start-up (`genprobe.cli.conf
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -18,6 +19,7 @@ NOISES = ("numpy", "counter")
 LEARNING_RATES = {"sgd": 0.125, "adam": 0.001, "adamw": 0.001}
 OPTIMIZERS = tuple(LEARNING_RATES)
 FLOAT32_MAX = 3.4028234663852886e38  # torch.finfo(torch.float32).max: the step's float32 rate
+DEFAULT_SUBSET_FRACTION = 0.7  # Feldman & Zhang's (2020) fraction of the training set
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,14 @@ class TrainConfig(Recorded):
     # counter (a hash of seed, step and position, computed on the device: faster for many
     # seeds on a GPU, other masks).
     noise: str = "numpy"
+    # Train each member on its own random `subset_fraction` of the training split, drawn from
+    # its subset seed (a third seed beside init and order: the member's seed, in a grid its
+    # number); every member then decodes the whole training split too, so that the members
+    # that trained on an example can be compared with those that did not (Feldman & Zhang).
+    subsets: bool = False
+    # With `subsets`: the share of the training split each member trains on (floor(r·N)
+    # examples, as many for every member).
+    subset_fraction: float = DEFAULT_SUBSET_FRACTION
 
     def __post_init__(self) -> None:
         if not isinstance(self.batch_size, int) or self.batch_size < 1:
@@ -97,6 +107,13 @@ class TrainConfig(Recorded):
         check_choice("loss_normalization", self.loss_normalization, LOSS_NORMALIZATIONS)
         check_choice("noise", self.noise, NOISES)
         self._check_over_time()
+        fraction = self.subset_fraction
+        # a fraction without subsets would be recorded nowhere and train on the whole split
+        if not (finite(fraction) and 0 < fraction < 1) or (
+            fraction != DEFAULT_SUBSET_FRACTION and not self.subsets
+        ):
+            within = f"in (0, 1), and {DEFAULT_SUBSET_FRACTION} unless subsets are on (--subsets)"
+            raise ConfigError("subset_fraction", within, fraction)
 
     def _check_over_time(self) -> None:
         if self.steps is not None and (not isinstance(self.steps, int) or self.steps < 1):
@@ -125,10 +142,24 @@ class TrainConfig(Recorded):
     def validated(self) -> TrainConfig:
         return self  # checked in __post_init__: no TrainConfig is ever unchecked
 
+    def subset_size(self, examples: int) -> int:
+        """How many of `examples` training examples each member trains on."""
+        return math.floor(self.subset_fraction * examples) if self.subsets else examples
+
+    def identity(self) -> dict[str, Any]:
+        """The recorded fields, the subsets' only where they are on: a run made before them,
+        or without them, keeps its config hash."""
+        identity = super().identity()
+        if not self.subsets:
+            del identity["subsets"], identity["subset_fraction"]
+        return identity
+
 
 @dataclass(frozen=True)
 class MemberSeeds:
-    """A member's seeds: one for its weights, one for everything random in its training."""
+    """A member's seeds: one for its weights, one for everything random in its training, one
+    for the training examples it sees (with `TrainConfig.subsets`)."""
 
     init: int  # the weights' initialization
     order: int  # the data order and every random draw of a training step (dropout, positions)
+    subset: int  # which examples of the training split it trains on

@@ -4,7 +4,10 @@ Member k has its own initialization, data order, dropout masks (and any other ra
 training step, such as randomized positions), gradient clipping and early stopping; the members
 share only the tensors they are stored in. A member's initialization comes from its init seed,
 its data order and training-step draws from its order seed; by default both are its seed, and a
-grid of init × order seeds separates the two sources of variance (`MemberSeeds`). The
+grid of init × order seeds separates the two sources of variance (`MemberSeeds`). With
+`TrainConfig.subsets`, each member trains on its own random subset of the training examples,
+drawn from its subset seed (`member_subset`), all of one size so that the epochs' orders stay
+one (members, n) tensor; an epoch is then a permutation of the member's subset. The
 per-member losses are summed before `backward`, which gives each member exactly its own
 gradient, and the updates (plain SGD, or Adam/AdamW with its moments kept per member) are
 elementwise, so no member can influence another.
@@ -67,6 +70,7 @@ ADAM_BETA1, ADAM_EPS = 0.9, 1e-8  # torch.optim.Adam's defaults (Lake & Baroni's
 # Stream ids: a member's data order and training-step draws (dropout, random positions) come
 # from (its order seed, stream id); its weights from its init seed.
 ORDER_STREAM, NOISE_STREAM = 1, 2
+SUBSET_STREAM = 3  # a member's training examples, from (its subset seed, this id)
 # On CUDA a stack has at least this many lanes (see the module's docstring).
 CUDA_MIN_LANES = 16
 # On a CPU, a step of many members over a large batch streams its activations through memory
@@ -165,13 +169,21 @@ def member_stream(seed: int, stream: int) -> int:
     )
 
 
+def member_subset(seed: int, examples: int, size: int) -> np.ndarray:
+    """The `size` indices (ascending) of the `examples` training examples that the member of
+    subset seed `seed` trains on."""
+    rng = np.random.default_rng(member_stream(seed, SUBSET_STREAM))
+    return np.sort(rng.choice(examples, size, replace=False))
+
+
 class SweepTrainer:
     """Trains `seeds` as members of one stacked model of `architecture`; resumable from
     `checkpoint`.
 
-    `seeds` name the members; `streams` gives a member's init and order seeds (default: both
-    the member's seed). `validate` gives each epoch's accuracy for early stopping (None only
-    for a subclass that never ends an epoch that way, `training.over_time`). `validation`, if
+    `seeds` name the members; `streams` gives a member's init, order and subset seeds
+    (default: each the member's seed). `validate` gives each epoch's accuracy for early
+    stopping (None only for a subclass that never ends an epoch that way,
+    `training.over_time`). `validation`, if
     given, are the examples whose loss each epoch's evaluation reports beside `validate`'s
     accuracy (what a user watches on a loss plateau).
     """
@@ -203,8 +215,15 @@ class SweepTrainer:
         self.validation = None if validation is None else validation.to(device)
         self.checkpoint = checkpoint
         self.checkpoint_seconds = checkpoint_seconds
-        self.steps_per_epoch = -(-len(train) // config.batch_size)
-        self.streams = streams or {seed: MemberSeeds(seed, seed) for seed in seeds}
+        self.streams = streams or {seed: MemberSeeds(seed, seed, seed) for seed in seeds}
+        size = config.subset_size(len(train))
+        self.steps_per_epoch = -(-size // config.batch_size)
+        # each member's training examples (None: all of them)
+        self.subsets = (
+            {seed: member_subset(self.streams[seed].subset, len(train), size) for seed in seeds}
+            if config.subsets
+            else None
+        )
         self.results = {seed: MemberResult(seed) for seed in seeds}
         self.active = list(seeds)
         self.lanes = min_lanes(self.device, architecture.model_class())
@@ -283,13 +302,18 @@ class SweepTrainer:
             self._train_step(order[:, step * size :][:, :size])
 
     def _epoch_order(self) -> Tensor:
-        """(lanes, N) example indices: member k's shuffle for this epoch, from its order seed."""
-        orders = [
-            np.random.default_rng(
+        """(lanes, n) example indices: member k's shuffle of its training examples (all N, or
+        its subset) for this epoch, from its order seed."""
+        orders = []
+        for seed in self.active:
+            rng = np.random.default_rng(
                 [member_stream(self.streams[seed].order, ORDER_STREAM), self.epoch]
-            ).permutation(len(self.train))
-            for seed in self.active
-        ]
+            )
+            if self.subsets is None:
+                orders.append(rng.permutation(len(self.train)))
+            else:
+                subset = self.subsets[seed]
+                orders.append(subset[rng.permutation(len(subset))])
         return torch.as_tensor(np.stack(self._padded(orders)), device=self.device)
 
     def _train_step(self, batch: Tensor) -> None:

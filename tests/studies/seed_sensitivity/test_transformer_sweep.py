@@ -65,9 +65,11 @@ def test_a_grid_member_is_the_seed_of_a_plain_sweep_on_the_diagonal(cli, tmp_pat
 def test_grid_members_get_their_init_and_order_seeds():
     config = SweepConfig(seeds=(0, 1, 2, 3, 4, 5), init_seeds=(7, 8), order_seeds=(1, 2, 3))
     streams = config.streams()
-    assert streams[0] == MemberSeeds(7, 1) and streams[5] == MemberSeeds(8, 3)
+    # a grid member's subset seed is its number: no two members share a subset
+    assert streams[0] == MemberSeeds(7, 1, 0) and streams[5] == MemberSeeds(8, 3, 5)
     assert SweepConfig.from_identity(config.identity()) == config
-    assert SweepConfig(seeds=(4, 5)).streams() == {4: MemberSeeds(4, 4), 5: MemberSeeds(5, 5)}
+    plain = SweepConfig(seeds=(4, 5)).streams()
+    assert plain == {4: MemberSeeds(4, 4, 4), 5: MemberSeeds(5, 5, 5)}
 
 
 @pytest.mark.parametrize(

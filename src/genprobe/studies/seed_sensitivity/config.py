@@ -193,7 +193,7 @@ class SweepConfig(Recorded):
         """This config with `train_size` training examples (None: the training split's size,
         a finite one whole) and, with `full_batch`, every step on the whole training set:
         sizes that follow from the task, so that a grid's cell whose task differs takes its
-        own.
+        own. With subsets, a full batch is a member's whole subset.
 
         Raises:
             ConfigError: a training size below 1.
@@ -201,8 +201,8 @@ class SweepConfig(Recorded):
         spec = self.split_spec("train")
         size = spec.size if train_size is None else train_size
         batch = self.train.batch_size
-        if full_batch:
-            batch = min(size, spec.size) if spec.finite else size
+        if full_batch:  # with subsets, each member's whole subset
+            batch = self.train.subset_size(min(size, spec.size) if spec.finite else size)
         return replace(self, train_size=size, train=replace(self.train, batch_size=batch))
 
     @property
@@ -213,11 +213,12 @@ class SweepConfig(Recorded):
         return self.init_seeds, self.order_seeds
 
     def streams(self) -> dict[int, MemberSeeds]:
-        """Each member's init and order seeds."""
+        """Each member's init, order and subset seeds: a grid member's subset seed is its
+        number, so that no two members share a subset."""
         if self.grid is None:
-            return {seed: MemberSeeds(seed, seed) for seed in self.seeds}
-        cells = [MemberSeeds(i, o) for i in self.grid[0] for o in self.grid[1]]
-        return dict(zip(self.seeds, cells, strict=True))
+            return {seed: MemberSeeds(seed, seed, seed) for seed in self.seeds}
+        cells = [(i, o) for i in self.grid[0] for o in self.grid[1]]
+        return {s: MemberSeeds(*cell, s) for s, cell in zip(self.seeds, cells, strict=True)}
 
     def model_shape(self) -> ModelShape:
         """The task's side of the model's size: vocabularies with the special ids, the longest
@@ -307,6 +308,11 @@ class SweepConfig(Recorded):
         """The study's data: training, validation, then the task's test suites."""
         return (*ROLES, *self.task.suites())
 
+    def predicted(self) -> tuple[str, ...]:
+        """The roles every member decodes: the task's suites and, with subsets, the training
+        split (whose examples some members trained on and others did not)."""
+        return (*self.task.suites(), *(("train",) if self.train.subsets else ()))
+
     def split(self, role: str) -> Examples:
         """The examples of one role of the study (`roles()`), generated from the data seed; a
         finite split gives at most all it holds."""
@@ -320,17 +326,29 @@ class SweepConfig(Recorded):
 
     def check_train_size(self) -> None:
         """A training size that the training split holds: a finite split gives at most all it
-        holds, and the run would record more examples than it trained on. Asked of a new run
-        (`run_sweep`): runs made before keep opening.
+        holds, and the run would record more examples than it trained on; with subsets, one
+        whose share fills a member's batch. Asked of a new run (`run_sweep`): runs made before
+        keep opening, and a config made for a sample (a few examples) is no run.
 
         Raises:
-            ConfigError: `train_size` exceeds a finite training split.
+            ConfigError: `train_size` exceeds a finite training split, or a member's subset
+                is smaller than a batch.
         """
         spec = self.split_spec("train")
         if spec.finite and self.train_size > spec.size:
             split = f"{task_name(self.task)}'s training split {self.task.train_split!r}"
             expected = f"at most {spec.size:,}, all of {split}"
             raise ConfigError("train_size", expected, self.train_size)
+        batch, subset = self.train.batch_size, self.train.subset_size(self.train_size)
+        if self.train.subsets and subset < batch:
+            fraction = self.train.subset_fraction
+            raise ConfigError(
+                "subset_fraction",
+                f"large enough that a member's share of the {self.train_size:,} training "
+                f"examples ({subset:,} at {fraction:g}) fills a batch of {batch:,} "
+                "(--batch-size)",
+                fraction,
+            )
 
     def split_spec(self, role: str) -> Split:
         return self.task.split_spec(self._split_name(role))

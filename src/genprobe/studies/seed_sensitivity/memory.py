@@ -57,6 +57,8 @@ def peak_memory(config: SweepConfig, members: int, workers: int = 1) -> Peak:
     stacks = min(workers, -(-members // chunk))
     training = stacks * chunk * weights * TRAINING_COPIES
     suites = [min(config.suite_size or INF, _split_size(config, s)) for s in config.task.suites()]
+    if config.train.subsets:  # every member decodes the training split too
+        suites.append(min(config.train_size, _split_size(config)))
     suite_rows = max((n for n in suites if n < INF), default=0)
     outputs = members * suite_rows * small.model_shape().tgt_len * 8 * OUTPUT_COPIES
     return Peak(data, training, members * weights + outputs)

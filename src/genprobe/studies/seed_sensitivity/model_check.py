@@ -29,6 +29,7 @@ from genprobe.models.member_stack import MemberStack
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.device import cpu_threads
 from genprobe.studies.seed_sensitivity.members import member_bytes
+from genprobe.training.config import DEFAULT_SUBSET_FRACTION
 from genprobe.training.loss import shared_example_losses
 from genprobe.training.trainer import MemberResult, SweepTrainer
 
@@ -62,7 +63,9 @@ def members_alone(config: SweepConfig, device: str = "cpu") -> dict[str, Any]:
     stacked model, on `device`."""
     seeds = config.seed_chunks()[0][:3]
     data = _training_sample(config, STEPS * SAMPLE)
-    train = replace(config.train, batch_size=SAMPLE)
+    # subsets choose only which examples a member's batches hold, not how it computes them
+    whole = {"subsets": False, "subset_fraction": DEFAULT_SUBSET_FRACTION}
+    train = replace(config.train, batch_size=SAMPLE, **whole)
 
     def trained(members: tuple[int, ...]) -> MemberStack:
         trainer = SweepTrainer(

@@ -18,7 +18,7 @@ from genprobe.analysis.judged import from_predictions
 from genprobe.analysis.rates import accuracy
 from genprobe.errors import RunDirError
 from genprobe.runs.rundir import read_config
-from genprobe.runs.shards import Shard, ShardStore, json_bytes
+from genprobe.runs.shards import Shard, ShardStore, json_bytes, parquet_bytes
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.study import (
@@ -35,7 +35,8 @@ from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import encode_inputs
 
 ROLES_FILE = "data/roles.json"  # per role of the study's data: split, examples, lengths
-TRAINING_FILE = "data/train.jsonl"  # the examples every seed trained on
+TRAINING_FILE = "data/train.jsonl"  # the examples every seed trained on (of subsets: drew from)
+SUBSETS = "subsets"  # a train shard's folder of its members' training examples
 
 
 def read_sweep(run: str | Path) -> SweepConfig:
@@ -145,6 +146,45 @@ def read_training(run: str | Path) -> dict[str, Any]:
     for path in ShardStore(run).outputs(TRAIN, ".json"):
         summaries.update(json.loads(path.read_text(encoding="utf-8")))
     return summaries
+
+
+def subset_path(shard: Shard) -> str:
+    return f"{SUBSETS}/{shard.key}.parquet"
+
+
+def subset_bytes(subsets: dict[int, np.ndarray], examples: int) -> bytes:
+    """Which of the `examples` training examples each member (seed → its example indices)
+    trained on, as a train shard's file: per seed, its row of the matrix as packed bits."""
+    rows = []
+    for seed, indices in subsets.items():
+        trained = np.zeros(examples, dtype=bool)
+        trained[indices] = True
+        rows.append({"seed": seed, "examples": examples, "trained": np.packbits(trained).tobytes()})
+    return parquet_bytes(pd.DataFrame(rows))
+
+
+def read_subsets(run: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """Which training examples each member trained on, with subsets (`--subsets`): the seeds
+    (S,), ascending, and (S, N) bool, row k member k's, column i training example i (of
+    `data/train.jsonl`).
+
+    Raises:
+        RunDirError: the run trained no member on a subset (or its training has not
+            finished).
+        DamagedFileError: a subsets file (or its shard's manifest) is missing or damaged.
+    """
+    files = [f for f in ShardStore(run).outputs(TRAIN, ".parquet") if f.parent.name == SUBSETS]
+    if not files:
+        raise RunDirError(
+            f"{Path(run).absolute()} has no subsets: its members did not train on subsets of "
+            "the training split (--subsets), or its training has not finished"
+        )
+    table = pd.concat([pd.read_parquet(f) for f in files]).sort_values("seed")
+    trained = [
+        np.unpackbits(np.frombuffer(row.trained, np.uint8), count=row.examples).astype(bool)
+        for row in table.itertuples()
+    ]
+    return table["seed"].to_numpy(), np.stack(trained)
 
 
 TOKEN_ACCURACY = "token_accuracy"  # the predictions' column of per-token scores, if any

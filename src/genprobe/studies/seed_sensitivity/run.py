@@ -6,8 +6,10 @@
              its provenance says whether a member computes what its seed alone computes
     data     data/<role>.jsonl: training, validation and suite examples, for reading (the stages
              regenerate them)
-    train    one shard per chunk of seeds, each one stacked model → members/, training/
-    predict  one shard per suite → predictions/<suite>.parquet
+    train    one shard per chunk of seeds, each one stacked model → members/, training/ (and
+             with subsets, which examples each member trained on: subsets/)
+    predict  one shard per suite → predictions/<suite>.parquet; with subsets, the training
+             split's too (predictions/train.parquet: every member on every training example)
     metrics  metrics.json, from the recorded result files only
 
 Every stage is a list of shards run by `run_stage`: rerunning the same command skips what is
@@ -110,7 +112,7 @@ def run_sweep(
     relay = None if on_progress is None else lambda item: on_progress(*item)
     with relayed(executor, relay) as progress:
         run_stage(run, TrainStage(config, device, progress), shards, executor)
-    suites = [predict_shard(suite, data[suite].src, config.seeds) for suite in config.task.suites()]
+    suites = [predict_shard(role, data[role].src, config.seeds) for role in config.predicted()]
     if pending := ShardStore(run).pending(suites):
         log(f"evaluating {', '.join(shard.key for shard in pending)}")
     run_stage(run, PredictStage(run, config, device), suites, executor)

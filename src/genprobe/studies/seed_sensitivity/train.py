@@ -2,7 +2,8 @@
 
 A shard's outputs are its members' checkpoints (`members/seed=N.pt`) and the chunk's training
 summary (`training/<key>.json`: per seed, epochs, best epoch, validation accuracy per epoch, the
-step its training loss went NaN or inf).
+step its training loss went NaN or inf); with subsets, which training examples each member
+trained on (`subsets/<key>.parquet`, read by `results.read_subsets`).
 Trained over time (a step budget, `training.over_time`), a member's checkpoint holds its final
 weights and the shard also writes its members' curves (`curves/<key>.parquet`, read by
 `curves.read_curves`).
@@ -28,10 +29,11 @@ from genprobe.studies.seed_sensitivity.curves import curve_bytes, curve_path
 from genprobe.studies.seed_sensitivity.device import cpu_threads, device_facts
 from genprobe.studies.seed_sensitivity.members import member_bytes, member_path
 from genprobe.studies.seed_sensitivity.predict import decode_and_check
+from genprobe.studies.seed_sensitivity.results import subset_bytes, subset_path
 from genprobe.studies.seed_sensitivity.study import TRAIN as STAGE
 from genprobe.tasks.task import Examples
 from genprobe.training.over_time import OverTimeTrainer
-from genprobe.training.trainer import Progress, SweepTrainer
+from genprobe.training.trainer import MemberResult, Progress, SweepTrainer
 
 STATE_FILE = "state.pt"
 PROGRESS_STEPS = 20
@@ -100,9 +102,7 @@ class TrainStage(Stage):
         )
         with cpu_threads():
             results = trainer.run(self._relay(shard))
-        outputs = {member_path(seed): member_bytes(self.config, r) for seed, r in results.items()}
-        summaries = {str(seed): r.summary() for seed, r in results.items()}
-        return {**outputs, training_path(shard): json_bytes(summaries)}
+        return self._outputs(shard, trainer, results)
 
     def _run_over_time(self, train: Seq2SeqTensors, shard: Shard, scratch: Path) -> Outputs:
         config = self.config
@@ -125,13 +125,21 @@ class TrainStage(Stage):
         )
         with cpu_threads():
             results = trainer.run(self._relay(shard))
-        outputs = {member_path(seed): member_bytes(config, r) for seed, r in results.items()}
-        summaries = {str(seed): r.summary() for seed, r in results.items()}
         return {
-            **outputs,
-            training_path(shard): json_bytes(summaries),
+            **self._outputs(shard, trainer, results),
             curve_path(shard): curve_bytes(trainer.curve()),
         }
+
+    def _outputs(
+        self, shard: Shard, trainer: SweepTrainer, results: dict[int, MemberResult]
+    ) -> Outputs:
+        """The members, their training summary and, with subsets, their training examples."""
+        outputs = {member_path(seed): member_bytes(self.config, r) for seed, r in results.items()}
+        summaries = {str(seed): r.summary() for seed, r in results.items()}
+        outputs[training_path(shard)] = json_bytes(summaries)
+        if trainer.subsets is not None:
+            outputs[subset_path(shard)] = subset_bytes(trainer.subsets, len(trainer.train))
+        return outputs
 
     def _relay(self, shard: Shard) -> Callable[[Progress], None]:
         def progress(p: Progress) -> None:

@@ -1,0 +1,81 @@
+"""Subset seeds (`--subsets`): each member trains on its own random share of the training
+split, which the run records, and decodes the whole training split besides the suites; without
+them a config and its hash are what they were; a share outside (0, 1), or one that cannot fill
+a batch, is refused in one line before anything is written."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from helpers import damage
+
+from genprobe.errors import ConfigError, DamagedFileError, RunDirError
+from genprobe.studies.seed_sensitivity import SweepConfig, report, run_sweep
+from genprobe.studies.seed_sensitivity.results import read_predictions, read_subsets
+from genprobe.training.config import TrainConfig
+from genprobe.training.trainer import member_subset
+
+
+def test_the_subsets_are_in_the_config_identity_only_when_on():
+    off = SweepConfig(seeds=(0,))
+    assert not {"subsets", "subset_fraction"} & set(off.identity()["train"])
+    on = replace(off, train=TrainConfig(subsets=True))
+    train = on.identity()["train"]
+    assert (train["subsets"], train["subset_fraction"]) == (True, 0.7)
+    assert {k: v for k, v in train.items() if "subset" not in k} == off.identity()["train"]
+    half = replace(off, train=TrainConfig(subsets=True, subset_fraction=0.5))
+    assert half.identity() != on.identity()
+    assert SweepConfig.from_identity(half.identity()) == half
+    assert on.predicted() == (*off.predicted(), "train")
+
+
+@pytest.mark.parametrize("fraction", [0.0, 1.0, 1.5, float("nan")])
+def test_a_fraction_outside_zero_and_one_is_refused(fraction):
+    with pytest.raises(ConfigError, match="subset_fraction must be in"):
+        TrainConfig(subsets=True, subset_fraction=fraction)
+
+
+def test_a_fraction_without_subsets_is_refused():
+    with pytest.raises(ConfigError, match=r"unless subsets are on \(--subsets\)"):
+        TrainConfig(subset_fraction=0.5)
+
+
+def refused(cli, out, *argv):
+    code, _, err = cli("sweep", "--task", "addition", *argv, "--out", str(out))
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert not out.exists()
+    return err
+
+
+def test_bad_fractions_are_refused_in_one_line_before_anything_is_written(cli, tmp_path):
+    err = refused(cli, tmp_path / "r", "--subsets", "--subset-fraction", "1.5")
+    assert "--subset-fraction must be in (0, 1)" in err
+    too_few = ("--train-size", "100", "--batch-size", "64", "--subset-fraction", "0.5")
+    err = refused(cli, tmp_path / "r", "--subsets", *too_few)
+    assert "share of the 100 training examples (50 at 0.5) fills a batch of 64" in err
+
+
+def test_each_member_trains_on_its_subset_which_the_run_records_and_decodes_all(
+    tmp_path, tiny_sweep
+):
+    # 140 of the 200 training examples each: 3 steps of 64 an epoch
+    subsets = TrainConfig(max_epochs=1, subsets=True)
+    run = run_sweep(tiny_sweep((0, 1, 2), train=subsets, seeds_per_shard=2), tmp_path / "run")
+    seeds, trained = read_subsets(run)
+    assert list(seeds) == [0, 1, 2] and trained.shape == (3, 200)
+    assert list(trained.sum(axis=1)) == [140] * 3
+    for seed, row in zip(seeds, trained, strict=True):
+        assert np.array_equal(np.flatnonzero(row), member_subset(int(seed), 200, 140))
+    assert len({row.tobytes() for row in trained}) == 3
+    predictions = read_predictions(run)
+    train = predictions[predictions["suite"] == "train"]
+    assert len(train) == 3 * 200 and set(train["seed"]) == {0, 1, 2}
+    assert sorted(set(predictions["suite"]) - {"train"}) == sorted(SweepConfig((0,)).task.suites())
+    report.write_report(run)  # the training split reported as one more suite
+    damage(run / "subsets" / "seeds=2-2.parquet", "flipped")
+    with pytest.raises(DamagedFileError, match=r"seeds=2-2\.parquet"):
+        read_subsets(run)
+    whole = run_sweep(tiny_sweep((0,)), tmp_path / "whole")
+    with pytest.raises(RunDirError, match="has no subsets"):
+        read_subsets(whole)
+    assert "train" not in set(read_predictions(whole)["suite"])
