@@ -3,6 +3,8 @@ split, which the run records, and decodes the whole training split besides the s
 them a config and its hash are what they were; a share outside (0, 1), or one that cannot fill
 a batch, is refused in one line before anything is written."""
 
+import json
+import shutil
 from dataclasses import replace
 
 import numpy as np
@@ -11,6 +13,7 @@ from helpers import damage
 
 from genprobe.errors import ConfigError, DamagedFileError, RunDirError
 from genprobe.studies.seed_sensitivity import SweepConfig, report, run_sweep
+from genprobe.studies.seed_sensitivity.memorization import memorization_tables
 from genprobe.studies.seed_sensitivity.results import read_predictions, read_subsets
 from genprobe.training.config import TrainConfig
 from genprobe.training.trainer import member_subset
@@ -55,12 +58,19 @@ def test_bad_fractions_are_refused_in_one_line_before_anything_is_written(cli, t
     assert "share of the 100 training examples (50 at 0.5) fills a batch of 64" in err
 
 
-def test_each_member_trains_on_its_subset_which_the_run_records_and_decodes_all(
-    tmp_path, tiny_sweep
-):
-    # 140 of the 200 training examples each: 3 steps of 64 an epoch
+@pytest.fixture(scope="module")
+def subset_run(tiny_sweep, tmp_path_factory):
+    """Three members, each on 140 of the 200 training examples: 3 steps of 64 an epoch."""
     subsets = TrainConfig(max_epochs=1, subsets=True)
-    run = run_sweep(tiny_sweep((0, 1, 2), train=subsets, seeds_per_shard=2), tmp_path / "run")
+    config = tiny_sweep((0, 1, 2), train=subsets, seeds_per_shard=2)
+    return run_sweep(config, tmp_path_factory.mktemp("subsets") / "run")
+
+
+def test_each_member_trains_on_its_subset_which_the_run_records_and_decodes_all(
+    tmp_path, tiny_sweep, subset_run
+):
+    run = tmp_path / "run"
+    shutil.copytree(subset_run, run)
     seeds, trained = read_subsets(run)
     assert list(seeds) == [0, 1, 2] and trained.shape == (3, 200)
     assert list(trained.sum(axis=1)) == [140] * 3
@@ -76,6 +86,36 @@ def test_each_member_trains_on_its_subset_which_the_run_records_and_decodes_all(
     with pytest.raises(DamagedFileError, match=r"seeds=2-2\.parquet"):
         read_subsets(run)
     whole = run_sweep(tiny_sweep((0,)), tmp_path / "whole")
-    with pytest.raises(RunDirError, match="has no subsets"):
-        read_subsets(whole)
+    for read in (read_subsets, memorization_tables):
+        with pytest.raises(RunDirError, match="has no subsets"):
+            read(whole)
     assert "train" not in set(read_predictions(whole)["suite"])
+
+
+def test_memorization_and_consistency_are_read_from_the_members_answers(subset_run):
+    _, trained = read_subsets(subset_run)
+    judged = read_predictions(subset_run)
+    tables = memorization_tables(subset_run, min_members=1)
+    memorized, consistent = tables["memorization"], tables["consistency"]
+    train = judged[judged["suite"] == "train"].sort_values(["seed", "index"])
+    targets = [json.loads(line)["output"] for line in (subset_run / "data" / "train.jsonl").open()]
+    assert memorized["target"].tolist() == targets and len(memorized) == 200
+    assert memorized["input"].tolist() == train["input"].tolist()[:200]
+    agrees = (train["output"].to_numpy() == np.tile(targets, 3)).reshape(3, 200)
+    right = (train["outcome"] == "correct").to_numpy().reshape(3, 200)
+    for i in (0, 57, 199):
+        inside = trained[:, i]
+        assert memorized.loc[i, "trained_members"] == inside.sum()
+        assert memorized.loc[i, "trained_right"] == agrees[inside, i].sum()
+        assert memorized.loc[i, "rule_untrained_right"] == right[~inside, i].sum()
+    # every training example is trained on by some member and not by another, or undetermined
+    mixed = trained.any(axis=0) & ~trained.all(axis=0)
+    assert memorized["determined"].tolist() == mixed.tolist()
+    assert set(consistent["suite"]) == set(judged["suite"])
+    held_out = consistent[consistent["suite"] != "train"]
+    assert (held_out["members"] == 3).all()  # no member trained on a suite's examples
+    by_rule = judged[judged["suite"] != "train"].assign(right=lambda t: t["outcome"] == "correct")
+    expected = by_rule.groupby(["suite", "index"])["right"].mean()
+    got = held_out.set_index(["suite", "index"])["consistency"]
+    assert got.to_numpy() == pytest.approx(expected.loc[got.index].to_numpy())
+    assert not memorization_tables(subset_run)["memorization"]["determined"].any()  # 3 < 5

@@ -31,6 +31,7 @@ from genprobe.studies.seed_sensitivity.study import (
     TRAIN,
 )
 from genprobe.tasks.files import read_examples
+from genprobe.tasks.lines import json_lines
 from genprobe.tasks.task import Task
 from genprobe.tasks.tokens import encode_inputs
 
@@ -137,6 +138,18 @@ def training_inputs(run: str | Path, task: Task) -> np.ndarray | None:
     """
     path = ShardStore(run).file(DATA, TRAINING_FILE)
     return None if path is None else read_examples(path, task, outputs=False).src
+
+
+def training_targets(run: str | Path) -> list[str]:
+    """The output each training example was trained on (`data/train.jsonl`'s), in order: in
+    a user's data it may differ from what the task's rule makes of the input.
+
+    Raises:
+        RunDirError: the run kept no training examples (made before they were recorded).
+        DamagedFileError: the training file is not the one the run recorded.
+    """
+    path = ShardStore(run).required(DATA, TRAINING_FILE, "run the sweep again to record it")
+    return [" ".join(str(row["output"]).split()) for _, row in json_lines(path, objects=True)]
 
 
 def read_training(run: str | Path) -> dict[str, Any]:

@@ -1,0 +1,102 @@
+"""What each member memorized, per example, in a sweep with subset seeds (`--subsets`): every
+member decoded every training example and every suite example, and the run recorded which
+training examples each member trained on (`results.read_subsets`).
+
+    memorization  one row per training example: its input and training target, how often
+                  the members that trained on it and those that did not reproduce that target
+                  and the difference (`memorization`), with intervals; the same for rightness
+                  by the task's rule (`rule_*`): a training target in a user's data may not be
+                  what the rule makes of the input
+    consistency   one row per suite × example (the training split as the suite "train"):
+                  accuracy among the members that never trained on it, Jiang et al.'s
+                  consistency score at the run's subset fraction
+
+The estimators are `analysis.memorization`'s; a group of fewer than `min_members` members
+leaves an estimate undetermined.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from genprobe.analysis import memorization as estimate
+from genprobe.analysis.judged import ANSWER
+from genprobe.analysis.memorization import MIN_MEMBERS
+from genprobe.analysis.rates import correct
+from genprobe.errors import RunDirError
+from genprobe.studies.seed_sensitivity.results import (
+    read_predictions,
+    read_subsets,
+    training_targets,
+)
+
+TRAIN_SUITE = "train"  # the suite name of the training split's predictions
+
+
+def memorization_tables(
+    run: str | Path, judged: pd.DataFrame | None = None, min_members: int = MIN_MEMBERS
+) -> dict[str, pd.DataFrame]:
+    """The run's memorization and consistency tables (`judged`: its predictions, if read).
+
+    Raises:
+        RunDirError: the run's members did not train on subsets (`--subsets`), or its
+            training or decoding has not finished.
+        DamagedFileError: a file they are read from is not the one the run recorded.
+    """
+    seeds, trained = read_subsets(run)
+    judged = read_predictions(run) if judged is None else judged
+    answers = judged[judged["role"] == ANSWER]
+    train = _by_member(run, answers[answers["suite"] == TRAIN_SUITE], seeds, trained.shape[1])
+    targets = np.array(training_targets(run), dtype=object)
+    agrees = train["output"].to_numpy().reshape(len(seeds), -1) == targets
+    right = train["right"].to_numpy().reshape(len(seeds), -1)
+    inputs = train["input"].to_numpy()[: trained.shape[1]]
+    memorized = pd.concat(
+        [
+            pd.DataFrame({"index": np.arange(len(targets)), "input": inputs, "target": targets}),
+            estimate.memorization(agrees, trained, min_members),
+            estimate.memorization(right, trained, min_members).add_prefix("rule_"),
+        ],
+        axis=1,
+    )
+    suites = [
+        _consistency(run, answers[answers["suite"] == suite], seeds, trained, min_members)
+        for suite in answers["suite"].unique()
+    ]
+    return {"memorization": memorized, "consistency": pd.concat(suites, ignore_index=True)}
+
+
+def _by_member(
+    run: str | Path, rows: pd.DataFrame, seeds: np.ndarray, examples: int
+) -> pd.DataFrame:
+    """A suite's answers, one per member × example, sorted member-major in `seeds`' order,
+    with `right` (the task's verifier accepted the answer).
+
+    Raises:
+        RunDirError: the suite lacks a member's answers (it was decoded before the run grew).
+    """
+    rows = rows.assign(right=correct(rows).to_numpy()).sort_values(["seed", "index"])
+    if len(rows) != len(seeds) * examples or not np.array_equal(rows["seed"].unique(), seeds):
+        suite = rows["suite"].iat[0] if len(rows) else TRAIN_SUITE
+        raise RunDirError(
+            f"{run}: suite {suite} has {len(rows):,} answers, not one from each of the "
+            f"{len(seeds)} members to each of its {examples:,} examples: rerun the sweep"
+        )
+    return rows
+
+
+def _consistency(
+    run: str | Path, rows: pd.DataFrame, seeds: np.ndarray, trained: np.ndarray, min_members: int
+) -> pd.DataFrame:
+    suite, examples = rows["suite"].iat[0], rows["index"].nunique()
+    rows = _by_member(run, rows, seeds, examples)
+    right = rows["right"].to_numpy().reshape(len(seeds), examples)
+    table = estimate.consistency(right, trained if suite == TRAIN_SUITE else None, min_members)
+    head = pd.DataFrame({
+        "suite": suite, "index": np.arange(examples), "input": rows["input"].to_numpy()[:examples],
+        "length": rows["length"].to_numpy()[:examples],
+    })  # fmt: skip
+    return pd.concat([head, table], axis=1)
