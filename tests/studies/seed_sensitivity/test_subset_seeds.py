@@ -15,6 +15,7 @@ from genprobe.errors import ConfigError, DamagedFileError, RunDirError
 from genprobe.studies.seed_sensitivity import SweepConfig, report, run_sweep
 from genprobe.studies.seed_sensitivity.memorization import memorization_tables
 from genprobe.studies.seed_sensitivity.results import read_predictions, read_subsets
+from genprobe.studies.tables import read_tables
 from genprobe.training.config import TrainConfig
 from genprobe.training.trainer import member_subset
 
@@ -96,6 +97,9 @@ def test_memorization_and_consistency_are_read_from_the_members_answers(subset_r
     _, trained = read_subsets(subset_run)
     judged = read_predictions(subset_run)
     tables = memorization_tables(subset_run, min_members=1)
+    exported = read_tables(subset_run)  # export's tables too
+    assert exported["memorization"].columns.tolist() == tables["memorization"].columns.tolist()
+    assert len(exported["consistency"]) == len(tables["consistency"])
     memorized, consistent = tables["memorization"], tables["consistency"]
     train = judged[judged["suite"] == "train"].sort_values(["seed", "index"])
     targets = [json.loads(line)["output"] for line in (subset_run / "data" / "train.jsonl").open()]

@@ -10,6 +10,14 @@
               what ended training, whether it stalled
     curves    one row per member × validation: validation accuracy after each epoch
 
+A sweep with subset seeds (`--subsets`) has besides (`memorization.py`):
+
+    memorization  one row per training example: how often the members that trained on it
+                  and those that did not reproduce its training target, the difference, and
+                  the same by the task's rule, with intervals
+    consistency   one row per suite × example: accuracy among the members that never
+                  trained on it
+
 A sweep trained over time (`--steps`) has instead:
 
     members   one row per member: when it memorized, grokked, the delay, its outcome
@@ -108,6 +116,10 @@ def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
         columns=["seed", "epoch", "validation_accuracy", "kept"],
     )
     tables = {"scores": scores, "members": members, "curves": curves, "judged": judged}
+    if config.train.subsets:
+        from genprobe.studies.seed_sensitivity.memorization import memorization_tables
+
+        tables |= memorization_tables(run, judged)
     return _with_grid_seeds_where(tables, config)
 
 
@@ -150,7 +162,10 @@ def _in_order(predictions: pd.DataFrame, config: SweepConfig | LanguageModelConf
 
 
 def _with_grid_seeds(table: pd.DataFrame, config: SweepConfig) -> pd.DataFrame:
-    """`table` with each member's init and order seeds after its `seed`."""
+    """`table` with each member's init and order seeds after its `seed` (a table of examples,
+    which names no member, as it is)."""
+    if "seed" not in table:
+        return table
     streams = config.streams()
     table = table.copy()
     after = table.columns.get_loc("seed")
