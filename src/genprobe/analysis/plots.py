@@ -44,6 +44,21 @@ def suite_distributions(accuracy: pd.DataFrame, path: Path, members: str = "seed
     return save_figure(fig, path)
 
 
+def example_histograms(panels: dict[str, tuple[np.ndarray, float]], path: Path) -> Path:
+    """One histogram per panel of values in [low, 1] (name → (values, low): a suite's
+    examples' scores, say), side by side; NaNs (undetermined) left out and counted."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels) + 0.8, 3.2), sharey=True,
+                             squeeze=False)  # fmt: skip
+    for ax, (name, (values, low)) in zip(axes[0], panels.items(), strict=True):
+        known = values[~np.isnan(values)]
+        ax.hist(known, bins=np.linspace(low, 1, 21), color="tab:blue", alpha=0.8)
+        missing = len(values) - len(known)
+        ax.set_title(name + (f"\n({missing:,} undetermined)" if missing else ""), fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("examples")
+    return save_figure(fig, path)
+
+
 def suite_scatter(accuracy: pd.DataFrame, x: str, y: str, path: Path) -> Path:
     """One dot per seed: accuracy on suite `x` against suite `y`."""
     fig, ax = plt.subplots(figsize=(4.5, 4.5))

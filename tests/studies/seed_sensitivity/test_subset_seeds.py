@@ -123,3 +123,15 @@ def test_memorization_and_consistency_are_read_from_the_members_answers(subset_r
     got = held_out.set_index(["suite", "index"])["consistency"]
     assert got.to_numpy() == pytest.approx(expected.loc[got.index].to_numpy())
     assert not memorization_tables(subset_run)["memorization"]["determined"].any()  # 3 < 5
+
+
+def test_the_report_shows_what_was_memorized(subset_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(subset_run, run)
+    markdown = report.write_report(run)[0].read_text()
+    section = markdown[markdown.index("## What each member memorized, per example") :]
+    assert "Each of the 3 members trained on its own random 70 % of the 200 training" in section
+    assert "None determined: fewer than 5 members in a group everywhere." in section
+    for suite in SweepConfig((0,)).task.suites():
+        assert f"| {suite} |" in section
+    assert (run / "figures" / "memorization.png").stat().st_size > 1000

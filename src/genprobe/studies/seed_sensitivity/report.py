@@ -34,6 +34,7 @@ from genprobe.analysis.variance import Component, VarianceDecomposition
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.curves import read_curves
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
+from genprobe.studies.seed_sensitivity.memorization_report import memorization_blocks
 from genprobe.studies.seed_sensitivity.over_time_report import over_time_blocks
 from genprobe.studies.seed_sensitivity.results import (
     read_config_hash,
@@ -116,6 +117,7 @@ def write_report(
         *(_stalled_blocks(summary, training, config.train) if stopping else []),
         *_length_blocks(run, summary.by_length, "accuracy", "per_length.png"),
         *(_token_blocks(run, summary, "seed") if _tokens_differ(config, summary) else []),
+        *(memorization_blocks(run, config, predictions) if config.train.subsets else []),
         Heading("Accuracy per seed (%)"),
         Text(
             "Each suite's highest value in bold (green in report.html), its lowest in italics "

@@ -1,0 +1,163 @@
+"""The report's section on a sweep with subset seeds: what each member memorized, per example
+(`memorization.py` makes the tables)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from genprobe.analysis.memorization import MIN_MEMBERS
+from genprobe.analysis.plots import example_histograms
+from genprobe.analysis.render import Block, Figure, Heading, Table, Text, clip, interval
+from genprobe.studies.seed_sensitivity.config import SweepConfig
+from genprobe.studies.seed_sensitivity.memorization import TRAIN_SUITE, memorization_tables
+
+SHOWN = 10  # the most memorized training examples shown
+LEAST = 3  # the least consistent inputs shown per suite
+WIDTH = 60  # characters of an input or target shown
+MAX_LENGTHS = 20  # rows of the consistency-by-length table
+
+
+def memorization_blocks(run: Path, config: SweepConfig, judged: pd.DataFrame) -> list[Block]:
+    tables = memorization_tables(run, judged)
+    memorized, consistent = tables["memorization"], tables["consistency"]
+    members = len(config.seeds)
+    share = config.train.subset_fraction
+    figure = example_histograms(
+        {
+            "memorization (training target)": (memorized["memorization"].to_numpy(), -1),
+            **{
+                f"consistency: {suite}": (group["consistency"].to_numpy(), 0)
+                for suite, group in consistent.groupby("suite", sort=False)
+            },
+        },
+        run / "figures" / "memorization.png",
+    )
+    return [
+        Heading("What each member memorized, per example"),
+        Text(
+            f"Each of the {members} members trained on its own random {_pct(share, 0)} % of the "
+            f"{len(memorized):,} training examples (`--subsets`) and answered every training "
+            "and suite example. A training example's *memorization* is how often the members "
+            "that trained on it reproduce its training target, less how often those that did "
+            "not (Feldman & Zhang 2020); *by rule* counts answers the task's verifier accepts "
+            "instead, which differ where a training target is not what the rule makes of its "
+            "input. An example's *consistency* is how often the members that never trained on "
+            "it answer it right (Jiang et al. 2021, at this fraction). A group of fewer than "
+            f"{MIN_MEMBERS} members leaves an estimate undetermined; intervals are 95 % "
+            "(Wilson; Newcombe's for a difference)."
+        ),
+        _training_table(memorized),
+        _consistency_table(consistent),
+        Heading("The most memorized training examples", level=3),
+        _most_memorized(memorized),
+        Heading("The least consistent inputs", level=3),
+        _least_consistent(consistent),
+        Heading("Consistency by length (%)", level=3),
+        _by_length(consistent),
+        Figure(
+            figure.relative_to(run),
+            "Memorization of each training example, and consistency of each example per suite",
+        ),
+    ]
+
+
+def _training_table(memorized: pd.DataFrame) -> Table:
+    rows = []
+    for what, prefix in (("training target", ""), ("by rule", "rule_")):
+        known = memorized[memorized[f"{prefix}determined"]]
+        rows.append({
+            "reproduced": what,
+            "examples": f"{len(memorized):,}",
+            "determined": f"{len(known):,}",
+            "trained on it (%)": _mean(known[f"{prefix}trained_rate"]),
+            "not trained on it (%)": _mean(known[f"{prefix}untrained_rate"]),
+            "memorization (mean, points)": _mean(known[f"{prefix}memorization"]),
+            "memorized (interval above 0)": _count(known[f"{prefix}memorization_low"] > 0),
+        })  # fmt: skip
+    return Table(pd.DataFrame(rows))
+
+
+def _consistency_table(consistent: pd.DataFrame) -> Table:
+    rows = []
+    for suite, group in consistent.groupby("suite", sort=False):
+        known = group[group["determined"]]
+        rows.append({
+            "suite": suite,
+            "examples": f"{len(group):,}",
+            "members counted": _members(group["members"]),
+            "consistency (mean %)": _mean(known["consistency"]),
+            "no member right": _count(known["consistency"] == 0),
+            "every member right": _count(known["consistency"] == 1),
+        })  # fmt: skip
+    return Table(pd.DataFrame(rows))
+
+
+def _most_memorized(memorized: pd.DataFrame) -> Table | Text:
+    known = memorized[memorized["determined"]]
+    if known.empty:
+        return Text(f"None determined: fewer than {MIN_MEMBERS} members in a group everywhere.")
+    top = known.sort_values(["memorization", "index"], ascending=[False, True]).head(SHOWN)
+    return Table(pd.DataFrame({
+        "example": top["index"].astype(str),
+        "input": [clip(text, WIDTH) for text in top["input"]],
+        "target": [clip(text, WIDTH) for text in top["target"]],
+        "trained on it (%)": top["trained_rate"].map(lambda x: _pct(x, 0)),
+        "not (%)": top["untrained_rate"].map(lambda x: _pct(x, 0)),
+        "memorization (points)": [
+            f"{_pct(m, 0)} {interval(lo, hi, lambda x: _pct(x, 0))}"
+            for m, lo, hi in top[["memorization", "memorization_low", "memorization_high"]]
+            .itertuples(index=False)
+        ],
+    }))  # fmt: skip
+
+
+def _least_consistent(consistent: pd.DataFrame) -> Table:
+    shown = [
+        group[group["determined"]].sort_values(["consistency", "index"]).head(LEAST)
+        for suite, group in consistent.groupby("suite", sort=False)
+        if suite != TRAIN_SUITE
+    ]
+    rows = pd.concat(shown) if shown else consistent.head(0)
+    return Table(pd.DataFrame({
+        "suite": rows["suite"],
+        "example": rows["index"].astype(str),
+        "input": [clip(text, WIDTH) for text in rows["input"]],
+        "consistency (%)": [
+            f"{_pct(c, 0)} {interval(lo, hi, lambda x: _pct(x, 0))}"
+            for c, lo, hi in rows[["consistency", "consistency_low", "consistency_high"]]
+            .itertuples(index=False)
+        ],
+    }))  # fmt: skip
+
+
+def _by_length(consistent: pd.DataFrame) -> Table:
+    """Mean consistency per suite (columns) and input length (rows), the examples counted in
+    brackets; lengths beyond `MAX_LENGTHS` rows grouped into equal bins."""
+    known = consistent[consistent["determined"]]
+    lengths = known["length"]
+    if lengths.nunique() > MAX_LENGTHS:
+        lengths = pd.cut(lengths, MAX_LENGTHS, precision=0).astype(str)
+    grouped = known.assign(length=lengths).groupby(["length", "suite"], sort=True)["consistency"]
+    cells = grouped.agg(lambda v: f"{_pct(v.mean(), 0)} ({len(v)})").unstack("suite")
+    order = [s for s in consistent["suite"].unique() if s in cells.columns]
+    return Table(cells[order].fillna("").reset_index().astype(str))
+
+
+def _pct(x: float, digits: int = 1) -> str:
+    return "–" if np.isnan(x) else f"{100 * x:.{digits}f}"
+
+
+def _mean(values: pd.Series) -> str:
+    return _pct(values.mean()) if len(values) else "–"
+
+
+def _count(flags: pd.Series) -> str:
+    return f"{int(flags.sum()):,} ({_pct(flags.mean(), 0)} %)" if len(flags) else "–"
+
+
+def _members(counts: pd.Series) -> str:
+    low, high = int(counts.min()), int(counts.max())
+    return f"{low}" if low == high else f"{low}-{high}"
