@@ -360,3 +360,14 @@ def unfinish(run: Path, stage: str) -> Path:
     manifest.unlink()
     (run / "shards" / f"{stage}.json").unlink(missing_ok=True)
     return manifest
+
+
+def levenshtein(a, b) -> int:
+    """The edit distance of two sequences, as its dynamic programme: what RapidFuzz's is
+    checked against."""
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        before, row[0] = row[0], i
+        for j, y in enumerate(b, start=1):
+            before, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, before + (x != y))
+    return row[-1]

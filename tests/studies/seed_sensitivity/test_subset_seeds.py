@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from helpers import damage
+from helpers import damage, levenshtein
 
 from genprobe.errors import ConfigError, DamagedFileError, RunDirError
 from genprobe.studies.seed_sensitivity import SweepConfig, report, run_sweep
@@ -123,6 +123,19 @@ def test_memorization_and_consistency_are_read_from_the_members_answers(subset_r
     got = held_out.set_index(["suite", "index"])["consistency"]
     assert got.to_numpy() == pytest.approx(expected.loc[got.index].to_numpy())
     assert not memorization_tables(subset_run)["memorization"]["determined"].any()  # 3 < 5
+    copies = tables["copies"]
+    wrong = judged[(judged["suite"] != "train") & (judged["outcome"] != "correct")]
+    assert len(copies) == len(wrong) > 0
+    pairs = [json.loads(line) for line in (subset_run / "data" / "train.jsonl").open()]
+    for row in copies.sample(20, random_state=0).itertuples():
+        member = trained[row.seed]  # seeds 0, 1, 2: member k is seed k
+        assert member[row.nearest]
+        nearest = min(levenshtein(row.input.split(), p["input"].split()) for p, m in
+                      zip(pairs, member, strict=True) if m)  # fmt: skip
+        assert row.input_distance == nearest
+        target = pairs[row.nearest]["output"]
+        assert row.output_distance == levenshtein(row.output.split(), target.split())
+        assert row.copied == (row.output.split() == target.split())
 
 
 def test_the_report_shows_what_was_memorized(subset_run, tmp_path):
@@ -132,6 +145,7 @@ def test_the_report_shows_what_was_memorized(subset_run, tmp_path):
     section = markdown[markdown.index("## What each member memorized, per example") :]
     assert "Each of the 3 members trained on its own random 70 % of the 200 training" in section
     assert "None determined: fewer than 5 members in a group everywhere." in section
+    assert "### Copying the nearest training example" in section and "| test |" in section
     for suite in SweepConfig((0,)).task.suites():
         assert f"| {suite} |" in section
     assert (run / "figures" / "memorization.png").stat().st_size > 1000

@@ -10,6 +10,9 @@ training examples each member trained on (`results.read_subsets`).
     consistency   one row per suite × example (the training split as the suite "train"):
                   accuracy among the members that never trained on it, Jiang et al.'s
                   consistency score at the run's subset fraction
+    copies        one row per member's wrong answer to a suite's input: the nearest training
+                  example it trained on (edit distance over input tokens), and how far the
+                  answer is from that example's target, and from a random one's (chance)
 
 The estimators are `analysis.memorization`'s; a group of fewer than `min_members` members
 leaves an estimate undetermined.
@@ -30,10 +33,12 @@ from genprobe.errors import RunDirError
 from genprobe.studies.seed_sensitivity.results import (
     read_predictions,
     read_subsets,
-    training_targets,
+    training_pairs,
 )
 
 TRAIN_SUITE = "train"  # the suite name of the training split's predictions
+NEAR = 1  # edits within which a wrong answer is near a training target
+CHANCE_SEED = 0  # of the training examples drawn for the chance baseline of copying
 
 
 def memorization_tables(
@@ -50,7 +55,8 @@ def memorization_tables(
     judged = read_predictions(run) if judged is None else judged
     answers = judged[judged["role"] == ANSWER]
     train = _by_member(run, answers[answers["suite"] == TRAIN_SUITE], seeds, trained.shape[1])
-    targets = np.array(training_targets(run), dtype=object)
+    pairs = training_pairs(run)
+    targets = np.array([target for _, target in pairs], dtype=object)
     agrees = train["output"].to_numpy().reshape(len(seeds), -1) == targets
     right = train["right"].to_numpy().reshape(len(seeds), -1)
     inputs = train["input"].to_numpy()[: trained.shape[1]]
@@ -66,7 +72,61 @@ def memorization_tables(
         _consistency(run, answers[answers["suite"] == suite], seeds, trained, min_members)
         for suite in answers["suite"].unique()
     ]
-    return {"memorization": memorized, "consistency": pd.concat(suites, ignore_index=True)}
+    held_out = answers[answers["suite"] != TRAIN_SUITE]
+    return {
+        "memorization": memorized,
+        "consistency": pd.concat(suites, ignore_index=True),
+        "copies": copies(held_out, seeds, trained, pairs),
+    }
+
+
+def copies(
+    answers: pd.DataFrame, seeds: np.ndarray, trained: np.ndarray, pairs: list[tuple[str, str]]
+) -> pd.DataFrame:
+    """One row per wrong answer to a suite's input: the training example nearest to the input
+    among those the member trained on (edit distance over input tokens), its target, and the
+    edit distance of the answer to it (`copied`: none; `near`: at most `NEAR`); beside it, the
+    same distance to the target of a training example the member trained on drawn at random
+    (`chance_*`, seeded), what copying would look like by chance."""
+    from genprobe.analysis.nearest import distances, nearest
+
+    inputs = _objects([text.split() for text, _ in pairs])
+    targets = _objects([target.split() for _, target in pairs])
+    texts = np.array(pairs, dtype=object).reshape(-1, 2)
+    member_of = {int(seed): k for k, seed in enumerate(seeds)}
+    # each member's training examples (its subset's size is every member's), to draw from
+    size = int(trained[0].sum())
+    subset = np.argsort(~trained, axis=1, kind="stable")[:, :size]
+    rng = np.random.default_rng(CHANCE_SEED)
+    frames = []
+    for suite, rows in answers.groupby("suite", sort=False):
+        examples = rows.drop_duplicates("index").sort_values("index")
+        position = pd.Series(np.arange(len(examples)), index=examples["index"].to_numpy())
+        index, gap = nearest([t.split() for t in examples["input"]], list(inputs), trained)
+        wrong = rows[~correct(rows)]
+        member = wrong["seed"].map(member_of).to_numpy()
+        at = position.loc[wrong["index"].to_numpy()].to_numpy()
+        near = index[member, at]
+        drawn = subset[member, rng.integers(0, size, len(member))]
+        output = [text.split() for text in wrong["output"]]
+        frame = pd.DataFrame({
+            "seed": wrong["seed"].to_numpy(), "suite": suite, "index": wrong["index"].to_numpy(),
+            "input": wrong["input"].to_numpy(), "output": wrong["output"].to_numpy(),
+            "nearest": near, "input_distance": gap[member, at],
+            "nearest_input": texts[near, 0], "nearest_target": texts[near, 1],
+            "output_distance": distances(output, list(targets[near])),
+            "chance_distance": distances(output, list(targets[drawn])),
+        })  # fmt: skip
+        frames.append(frame)
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if table.empty:
+        return table
+    return table.assign(
+        copied=table["output_distance"] == 0,
+        near=table["output_distance"] <= NEAR,
+        chance_copied=table["chance_distance"] == 0,
+        chance_near=table["chance_distance"] <= NEAR,
+    )
 
 
 def _by_member(
@@ -100,3 +160,8 @@ def _consistency(
         "length": rows["length"].to_numpy()[:examples],
     })  # fmt: skip
     return pd.concat([head, table], axis=1)
+
+
+def _objects(items: list[list[str]]) -> np.ndarray:
+    """A 1-d array of token lists (numpy would make lists of one length a 2-d array)."""
+    return pd.Series(items, dtype=object).to_numpy()

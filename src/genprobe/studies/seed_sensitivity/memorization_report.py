@@ -12,7 +12,7 @@ from genprobe.analysis.memorization import MIN_MEMBERS
 from genprobe.analysis.plots import example_histograms
 from genprobe.analysis.render import Block, Figure, Heading, Table, Text, clip, interval
 from genprobe.studies.seed_sensitivity.config import SweepConfig
-from genprobe.studies.seed_sensitivity.memorization import TRAIN_SUITE, memorization_tables
+from genprobe.studies.seed_sensitivity.memorization import NEAR, TRAIN_SUITE, memorization_tables
 
 SHOWN = 10  # the most memorized training examples shown
 LEAST = 3  # the least consistent inputs shown per suite
@@ -57,6 +57,16 @@ def memorization_blocks(run: Path, config: SweepConfig, judged: pd.DataFrame) ->
         _least_consistent(consistent),
         Heading("Consistency by length (%)", level=3),
         _by_length(consistent),
+        Heading("Copying the nearest training example", level=3),
+        Text(
+            "For each wrong answer to a suite's input: the training example nearest to the "
+            "input among those the member trained on (edit distance over input tokens), and "
+            "whether the answer is that example's target (*copied*) or within "
+            f"{NEAR} edit of it; *chance*: the same against the target of a training example "
+            "the member trained on, drawn at random. Copying well above chance is a model "
+            "answering with the closest case it saw rather than by a rule."
+        ),
+        _copy_table(tables["copies"]),
         Figure(
             figure.relative_to(run),
             "Memorization of each training example, and consistency of each example per suite",
@@ -144,6 +154,24 @@ def _by_length(consistent: pd.DataFrame) -> Table:
     cells = grouped.agg(lambda v: f"{_pct(v.mean(), 0)} ({len(v)})").unstack("suite")
     order = [s for s in consistent["suite"].unique() if s in cells.columns]
     return Table(cells[order].fillna("").reset_index().astype(str))
+
+
+def _copy_table(copies: pd.DataFrame) -> Table | Text:
+    if copies.empty:
+        return Text("No member answered a suite's input wrong.")
+    rows = [
+        {
+            "suite": suite,
+            "wrong answers": f"{len(group):,}",
+            "input distance (mean)": f"{group['input_distance'].mean():.1f}",
+            "copied (%)": _pct(group["copied"].mean()),
+            "copied by chance (%)": _pct(group["chance_copied"].mean()),
+            f"within {NEAR} edit (%)": _pct(group["near"].mean()),
+            "within by chance (%)": _pct(group["chance_near"].mean()),
+        }
+        for suite, group in copies.groupby("suite", sort=False)
+    ]
+    return Table(pd.DataFrame(rows))
 
 
 def _pct(x: float, digits: int = 1) -> str:

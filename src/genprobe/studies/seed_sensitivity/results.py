@@ -140,16 +140,20 @@ def training_inputs(run: str | Path, task: Task) -> np.ndarray | None:
     return None if path is None else read_examples(path, task, outputs=False).src
 
 
-def training_targets(run: str | Path) -> list[str]:
-    """The output each training example was trained on (`data/train.jsonl`'s), in order: in
-    a user's data it may differ from what the task's rule makes of the input.
+def training_pairs(run: str | Path) -> list[tuple[str, str]]:
+    """Each training example's input and the output it was trained on (`data/train.jsonl`'s),
+    in order, tokens separated by one space: in a user's data an output may differ from what
+    the task's rule makes of its input.
 
     Raises:
         RunDirError: the run kept no training examples (made before they were recorded).
         DamagedFileError: the training file is not the one the run recorded.
     """
     path = ShardStore(run).required(DATA, TRAINING_FILE, "run the sweep again to record it")
-    return [" ".join(str(row["output"]).split()) for _, row in json_lines(path, objects=True)]
+    return [
+        (" ".join(str(row["input"]).split()), " ".join(str(row["output"]).split()))
+        for _, row in json_lines(path, objects=True)
+    ]
 
 
 def read_training(run: str | Path) -> dict[str, Any]:
