@@ -145,7 +145,7 @@ def test_the_report_shows_what_was_memorized(subset_run, tmp_path):
     section = markdown[markdown.index("## What each member memorized, per example") :]
     assert "Each of the 3 members trained on its own random 70 % of the 200 training" in section
     assert "None determined: fewer than 5 members in a group everywhere." in section
-    assert "### Copying the nearest training example" in section and "| test |" in section
+    assert "### Copying the nearest training example" in section
     for suite in SweepConfig((0,)).task.suites():
         assert f"| {suite} |" in section
     assert (run / "figures" / "memorization.png").stat().st_size > 1000
