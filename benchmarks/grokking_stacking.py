@@ -10,8 +10,11 @@ over time runs (`OverTimeTrainer._train_step` over S members: forward, per-membe
 backward, per-member clipping, AdamW). Only the steps are timed; the sides alternate, repeat by
 repeat; one torch thread, as a sweep's workers run.
 
-Prints the median member-steps/s of each side and `S=N: stacked/baseline = X`; the target is
-≥ 10× at S = 100 on a CPU.
+A third side is the stacked model with subset seeds (`--subsets`: each member on its own 70 %
+of the equations, an epoch a permutation of it), which must be no slower than without.
+
+Prints the median member-steps/s of each side, `S=N: stacked/baseline = X` (the target is
+≥ 10× at S = 100 on a CPU) and `subsets/stacked` (the target: ≥ 1.0 within noise).
 
     python benchmarks/grokking_stacking.py [--members 100] [--batch 512] [--baseline-seeds 5]
         [--steps 10] [--repeats 5] [--hidden 64] [--emb 32]
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
@@ -75,10 +79,14 @@ def baseline_rate(config: SweepConfig, data: Seq2SeqTensors, seeds: int, steps: 
     return seeds * steps / elapsed
 
 
-def stacked_rate(config: SweepConfig, data: Seq2SeqTensors, members: int, steps: int) -> float:
-    """Member-steps/s of one stacked model of S members, as a sweep's trainer steps it."""
+def stacked_rate(
+    config: SweepConfig, data: Seq2SeqTensors, members: int, steps: int, subsets: bool = False
+) -> float:
+    """Member-steps/s of one stacked model of S members, as a sweep's trainer steps it; with
+    `subsets`, each member on its own 70 % of the examples (`--subsets`)."""
+    train = replace(config.train, subsets=True) if subsets else config.train
     trainer = OverTimeTrainer(
-        config.model, config.model_shape(), config.train, list(range(members)), data,
+        config.model, config.model_shape(), train, list(range(members)), data,
         roles={"train": data}, validation_role="train",
     )  # fmt: skip
     batch = trainer._epoch_order()[:, : config.train.batch_size]
@@ -121,13 +129,16 @@ def main() -> None:
         f"{args.baseline_seeds} seeds one at a time; 1 torch thread"
     )
     for members in args.members:
-        baseline, stacked = [], []
+        baseline, stacked, subset = [], [], []
         for _ in range(args.repeats):
             baseline.append(baseline_rate(config, batch, args.baseline_seeds, args.steps))
             stacked.append(stacked_rate(config, data, members, args.steps))
-        b, s = statistics.median(baseline), statistics.median(stacked)
-        print(f"S={members}: baseline {b:,.1f}  stacked {s:,.1f} member-steps/s")
+            subset.append(stacked_rate(config, data, members, args.steps, subsets=True))
+        b, s, u = (statistics.median(rates) for rates in (baseline, stacked, subset))
+        print(f"S={members}: baseline {b:,.1f}  stacked {s:,.1f}  stacked on subsets {u:,.1f} "
+              "member-steps/s")  # fmt: skip
         print(f"S={members}: stacked/baseline = {s / b:.2f}")
+        print(f"S={members}: subsets/stacked = {u / s:.2f}  subsets/baseline = {u / b:.2f}")
 
 
 if __name__ == "__main__":

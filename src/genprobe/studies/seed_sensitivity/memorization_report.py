@@ -116,11 +116,7 @@ def _most_memorized(memorized: pd.DataFrame) -> Table | Text:
         "target": [clip(text, WIDTH) for text in top["target"]],
         "trained on it (%)": top["trained_rate"].map(lambda x: _pct(x, 0)),
         "not (%)": top["untrained_rate"].map(lambda x: _pct(x, 0)),
-        "memorization (points)": [
-            f"{_pct(m, 0)} {interval(lo, hi, lambda x: _pct(x, 0))}"
-            for m, lo, hi in top[["memorization", "memorization_low", "memorization_high"]]
-            .itertuples(index=False)
-        ],
+        "memorization (points)": _with_intervals(top, "memorization"),
     }))  # fmt: skip
 
 
@@ -135,11 +131,7 @@ def _least_consistent(consistent: pd.DataFrame) -> Table:
         "suite": rows["suite"],
         "example": rows["index"].astype(str),
         "input": [clip(text, WIDTH) for text in rows["input"]],
-        "consistency (%)": [
-            f"{_pct(c, 0)} {interval(lo, hi, lambda x: _pct(x, 0))}"
-            for c, lo, hi in rows[["consistency", "consistency_low", "consistency_high"]]
-            .itertuples(index=False)
-        ],
+        "consistency (%)": _with_intervals(rows, "consistency"),
     }))  # fmt: skip
 
 
@@ -172,6 +164,12 @@ def _copy_table(copies: pd.DataFrame) -> Table | Text:
         for suite, group in copies.groupby("suite", sort=False)
     ]
     return Table(pd.DataFrame(rows))
+
+
+def _with_intervals(table: pd.DataFrame, name: str) -> list[str]:
+    """Column `name` in percent (points) with its interval (`name_low`, `name_high`)."""
+    columns = table[[name, f"{name}_low", f"{name}_high"]].itertuples(index=False)
+    return [f"{_pct(x, 0)} {interval(lo, hi, lambda v: _pct(v, 0))}" for x, lo, hi in columns]
 
 
 def _pct(x: float, digits: int = 1) -> str:
