@@ -24,13 +24,15 @@ its report. The tables by study (each study's `tables.py` lists their columns):
 `judged` is the same schema in every study that judges outputs: one row per member × suite ×
 input × output (`analysis.judged`, docs/results-schema.md).
 
-`export_tables` (`genprobe export RUN --format csv|parquet [--out DIR]`) writes each table to
+`export_tables` (`genprobe export RUN --format csv|parquet [--out DIR] [--table NAME]...`)
+writes each table (or those named) to
 `DIR/<name>.csv` or `DIR/<name>.parquet` (DIR defaults to `RUN/tables`), each atomically
 (`analysis.tables.write_table`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -54,12 +56,18 @@ def read_tables(run: str | Path) -> dict[str, pd.DataFrame]:
 
 
 def export_tables(
-    run: str | Path, format: str = "csv", out: str | Path | None = None
+    run: str | Path,
+    format: str = "csv",
+    out: str | Path | None = None,
+    names: Sequence[str] = (),
 ) -> list[Path]:
-    """Write every table of `read_tables(run)` as `out/<name>.<format>`; returns the paths.
+    """Write every table of `read_tables(run)` (or those `names` asks for) as
+    `out/<name>.<format>`; returns the paths.
 
     Raises:
-        ConfigError: a format other than csv or parquet, or `out` is a file.
+        ConfigError: a format other than csv or parquet, `out` is a file, or a name that is
+            not one of the run's tables (a sweep's memorization tables need `--subsets`),
+            before anything is written.
         RunDirError: as `read_tables`.
     """
     check_choice("format", format, FORMATS)
@@ -67,4 +75,8 @@ def export_tables(
     if out.exists() and not out.is_dir():
         raise ConfigError("out", "a directory", str(out))
     tables = read_tables(run)
-    return [write_table(table, out / f"{name}.{format}") for name, table in tables.items()]
+    for name in names:
+        if name not in tables:
+            raise ConfigError("table", f"one of this run's tables ({', '.join(tables)})", name)
+    chosen = {name: tables[name] for name in names} if names else tables
+    return [write_table(table, out / f"{name}.{format}") for name, table in chosen.items()]

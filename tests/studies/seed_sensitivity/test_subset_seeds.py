@@ -68,7 +68,7 @@ def subset_run(tiny_sweep, tmp_path_factory):
 
 
 def test_each_member_trains_on_its_subset_which_the_run_records_and_decodes_all(
-    tmp_path, tiny_sweep, subset_run
+    cli, tmp_path, tiny_sweep, subset_run
 ):
     run = tmp_path / "run"
     shutil.copytree(subset_run, run)
@@ -90,6 +90,15 @@ def test_each_member_trains_on_its_subset_which_the_run_records_and_decodes_all(
     for read in (read_subsets, memorization_tables):
         with pytest.raises(RunDirError, match="has no subsets"):
             read(whole)
+    code, _, err = cli(
+        "export", str(whole), "--table", "memorization", "--out", str(tmp_path / "t")
+    )
+    assert code == 2 and err.count("\n") == 1 and "--table must be one of this run's" in err, err
+    assert not (tmp_path / "t").exists()
+    code, _, err = cli("export", str(subset_run), "--table", "memorization", "--table", "copies",
+                       "--out", str(tmp_path / "t"))  # fmt: skip
+    assert code == 0, err
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["copies.csv", "memorization.csv"]
     assert "train" not in set(read_predictions(whole)["suite"])
 
 
