@@ -132,10 +132,23 @@ def test_memorization_and_consistency_are_read_from_the_members_answers(subset_r
     got = held_out.set_index(["suite", "index"])["consistency"]
     assert got.to_numpy() == pytest.approx(expected.loc[got.index].to_numpy())
     assert not memorization_tables(subset_run)["memorization"]["determined"].any()  # 3 < 5
+    influence = tables["influence"]
+    assert len(influence) == len(held_out)
+    for row in influence.sample(10, random_state=0).itertuples():
+        gaps = [levenshtein(row.input.split(), p["input"].split()) for p in pairs_of(subset_run)]
+        assert row.input_distance == min(gaps) and row.nearest == int(np.argmin(gaps))
+        rows = judged[(judged["suite"] == row.suite) & (judged["index"] == row.index)]
+        right = (rows.sort_values("seed")["outcome"] == "correct").to_numpy()
+        inside = trained[:, row.nearest]
+        if inside.all() or not inside.any():  # a group without members: no estimate
+            assert np.isnan(row.influence) and not row.determined
+        else:
+            assert row.influence == pytest.approx(right[inside].mean() - right[~inside].mean())
+            assert row.influence_low <= row.influence <= row.influence_high
     copies = tables["copies"]
     wrong = judged[(judged["suite"] != "train") & (judged["outcome"] != "correct")]
     assert len(copies) == len(wrong) > 0
-    pairs = [json.loads(line) for line in (subset_run / "data" / "train.jsonl").open()]
+    pairs = pairs_of(subset_run)
     for row in copies.sample(20, random_state=0).itertuples():
         member = trained[row.seed]  # seeds 0, 1, 2: member k is seed k
         assert member[row.nearest]
@@ -158,3 +171,7 @@ def test_the_report_shows_what_was_memorized(subset_run, tmp_path):
     for suite in SweepConfig((0,)).task.suites():
         assert f"| {suite} |" in section
     assert (run / "figures" / "memorization.png").stat().st_size > 1000
+
+
+def pairs_of(run):
+    return [json.loads(line) for line in (run / "data" / "train.jsonl").open()]

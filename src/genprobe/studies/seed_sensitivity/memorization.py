@@ -10,6 +10,8 @@ training examples each member trained on (`results.read_subsets`).
     consistency   one row per suite × example (the training split as the suite "train"):
                   accuracy among the members that never trained on it, Jiang et al.'s
                   consistency score at the run's subset fraction
+    influence     one row per suite example: its nearest training example and that example's
+                  influence on it (Feldman & Zhang's estimator), with its interval
     copies        one row per member's wrong answer to a suite's input: the nearest training
                   example it trained on (edit distance over input tokens), and how far the
                   answer is from that example's target, and from a random one's (chance)
@@ -76,8 +78,43 @@ def memorization_tables(
     return {
         "memorization": memorized,
         "consistency": pd.concat(suites, ignore_index=True),
+        "influence": influence(run, held_out, seeds, trained, pairs, min_members),
         "copies": copies(held_out, seeds, trained, pairs),
     }
+
+
+def influence(
+    run: str | Path,
+    answers: pd.DataFrame,
+    seeds: np.ndarray,
+    trained: np.ndarray,
+    pairs: list[tuple[str, str]],
+    min_members: int = MIN_MEMBERS,
+) -> pd.DataFrame:
+    """One row per suite example: its nearest training example (of all, by edit distance over
+    input tokens) and that example's influence on it (Feldman & Zhang's estimator: accuracy on
+    it among the members that trained on the training example, less among those that did
+    not), with its interval."""
+    from genprobe.analysis.nearest import nearest
+
+    inputs = [text.split() for text, _ in pairs]
+    texts_of = np.array([text for text, _ in pairs], dtype=object)
+    frames = []
+    for suite, rows in answers.groupby("suite", sort=False):
+        examples = rows["index"].nunique()
+        rows = _by_member(run, rows, seeds, examples)
+        right = rows["right"].to_numpy().reshape(len(seeds), examples)
+        texts = rows["input"].to_numpy()[:examples]
+        index, gap = nearest([text.split() for text in texts], inputs)
+        table = estimate.influence(right, trained, (index, np.arange(examples)), min_members)
+        frames.append(pd.concat([
+            pd.DataFrame({
+                "suite": suite, "index": np.arange(examples), "input": texts,
+                "input_distance": gap, "nearest_input": texts_of[index],
+            }),
+            table.drop(columns="test").rename(columns={"train": "nearest"}),
+        ], axis=1))  # fmt: skip
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def copies(

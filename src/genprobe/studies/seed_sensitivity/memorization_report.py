@@ -57,6 +57,15 @@ def memorization_blocks(run: Path, config: SweepConfig, judged: pd.DataFrame) ->
         _least_consistent(consistent),
         Heading("Consistency by length (%)", level=3),
         _by_length(consistent),
+        Heading("The largest influences", level=3),
+        Text(
+            "For each suite input, its nearest training input (of all, by edit distance over "
+            "tokens) and that training example's influence on it: accuracy on the input among "
+            "the members that trained on the training example, less among those that did not "
+            "(Feldman & Zhang's estimator). A large influence is an input solved by having seen "
+            "its neighbour rather than by the rule."
+        ),
+        _largest_influences(tables["influence"]),
         Heading("Copying the nearest training example", level=3),
         Text(
             "For each wrong answer to a suite's input: the training example nearest to the "
@@ -146,6 +155,21 @@ def _by_length(consistent: pd.DataFrame) -> Table:
     cells = grouped.agg(lambda v: f"{_pct(v.mean(), 0)} ({len(v)})").unstack("suite")
     order = [s for s in consistent["suite"].unique() if s in cells.columns]
     return Table(cells[order].fillna("").reset_index().astype(str))
+
+
+def _largest_influences(influence: pd.DataFrame) -> Table | Text:
+    known = influence[influence["determined"]] if len(influence) else influence
+    if known.empty:
+        return Text(f"None determined: fewer than {MIN_MEMBERS} members in a group everywhere.")
+    top = known.sort_values(["influence", "suite", "index"], ascending=[False, True, True])
+    top = top.head(SHOWN)
+    return Table(pd.DataFrame({
+        "suite": top["suite"],
+        "input": [clip(text, WIDTH) for text in top["input"]],
+        "nearest training input": [clip(text, WIDTH) for text in top["nearest_input"]],
+        "edits": top["input_distance"].astype(str),
+        "influence (points)": _with_intervals(top, "influence"),
+    }))  # fmt: skip
 
 
 def _copy_table(copies: pd.DataFrame) -> Table | Text:
