@@ -320,7 +320,6 @@ class ShardStore:
         write_json(path, seal({"stage": stage, "keys": keys}))
         warn(f"{path} {problem}: written again from stage {stage}'s manifests ({len(keys)})")
         return keys
-        return recorded["keys"]
 
     def finish(self, stage: str, shards: Iterable[Shard]) -> None:
         """Record that `stage` has `shards`, once every one of them is done, with those it had
