@@ -75,12 +75,31 @@ def memorization_tables(
         for suite in answers["suite"].unique()
     ]
     held_out = answers[answers["suite"] != TRAIN_SUITE]
+    nearest = _nearest(held_out, trained, pairs)
     return {
         "memorization": memorized,
         "consistency": pd.concat(suites, ignore_index=True),
-        "influence": influence(run, held_out, seeds, trained, pairs, min_members),
-        "copies": copies(held_out, seeds, trained, pairs),
+        "influence": influence(run, held_out, seeds, trained, pairs, nearest, min_members),
+        "copies": copies(held_out, seeds, trained, pairs, nearest),
     }
+
+
+Nearest = dict[str, tuple[np.ndarray, np.ndarray]]
+
+
+def _nearest(answers: pd.DataFrame, trained: np.ndarray, pairs: list[tuple[str, str]]) -> Nearest:
+    """Per suite, the nearest training example to each of its inputs (by its index, the
+    input's position in its suite) by edit distance over input tokens, and that distance:
+    (S + 1, Q) each, row 0 among all training examples, row 1 + k among member k's."""
+    from genprobe.analysis.nearest import nearest
+
+    inputs = [text.split() for text, _ in pairs]
+    allowed = np.vstack([np.ones((1, trained.shape[1]), dtype=bool), trained])
+    found = {}
+    for suite, rows in answers.groupby("suite", sort=False):
+        texts = rows.drop_duplicates("index").sort_values("index")["input"]
+        found[suite] = nearest([text.split() for text in texts], inputs, allowed)
+    return found
 
 
 def influence(
@@ -89,28 +108,26 @@ def influence(
     seeds: np.ndarray,
     trained: np.ndarray,
     pairs: list[tuple[str, str]],
+    nearest: Nearest,
     min_members: int = MIN_MEMBERS,
 ) -> pd.DataFrame:
-    """One row per suite example: its nearest training example (of all, by edit distance over
-    input tokens) and that example's influence on it (Feldman & Zhang's estimator: accuracy on
-    it among the members that trained on the training example, less among those that did
-    not), with its interval."""
-    from genprobe.analysis.nearest import nearest
-
-    inputs = [text.split() for text, _ in pairs]
+    """One row per suite example: its nearest training example (of all, `nearest`'s row 0)
+    and that example's influence on it (Feldman & Zhang's estimator: accuracy on it among the
+    members that trained on the training example, less among those that did not), with its
+    interval."""
     texts_of = np.array([text for text, _ in pairs], dtype=object)
     frames = []
     for suite, rows in answers.groupby("suite", sort=False):
         examples = rows["index"].nunique()
         rows = _by_member(run, rows, seeds, examples)
         right = rows["right"].to_numpy().reshape(len(seeds), examples)
-        texts = rows["input"].to_numpy()[:examples]
-        index, gap = nearest([text.split() for text in texts], inputs)
+        index, gap = (found[0] for found in nearest[suite])
         table = estimate.influence(right, trained, (index, np.arange(examples)), min_members)
         frames.append(pd.concat([
             pd.DataFrame({
-                "suite": suite, "index": np.arange(examples), "input": texts,
-                "input_distance": gap, "nearest_input": texts_of[index],
+                "suite": suite, "index": np.arange(examples),
+                "input": rows["input"].to_numpy()[:examples], "input_distance": gap,
+                "nearest_input": texts_of[index],
             }),
             table.drop(columns="test").rename(columns={"train": "nearest"}),
         ], axis=1))  # fmt: skip
@@ -118,16 +135,19 @@ def influence(
 
 
 def copies(
-    answers: pd.DataFrame, seeds: np.ndarray, trained: np.ndarray, pairs: list[tuple[str, str]]
+    answers: pd.DataFrame,
+    seeds: np.ndarray,
+    trained: np.ndarray,
+    pairs: list[tuple[str, str]],
+    nearest: Nearest,
 ) -> pd.DataFrame:
     """One row per wrong answer to a suite's input: the training example nearest to the input
-    among those the member trained on (edit distance over input tokens), its target, and the
-    edit distance of the answer to it (`copied`: none; `near`: at most `NEAR`); beside it, the
-    same distance to the target of a training example the member trained on drawn at random
+    among those the member trained on (`nearest`'s rows 1 + k), its target, and the edit
+    distance of the answer to it (`copied`: none; `near`: at most `NEAR`); beside it, the same
+    distance to the target of a training example the member trained on drawn at random
     (`chance_*`, seeded), what copying would look like by chance."""
-    from genprobe.analysis.nearest import distances, nearest
+    from genprobe.analysis.nearest import distances
 
-    inputs = _objects([text.split() for text, _ in pairs])
     targets = _objects([target.split() for _, target in pairs])
     texts = np.array(pairs, dtype=object).reshape(-1, 2)
     member_of = {int(seed): k for k, seed in enumerate(seeds)}
@@ -137,24 +157,19 @@ def copies(
     rng = np.random.default_rng(CHANCE_SEED)
     frames = []
     for suite, rows in answers.groupby("suite", sort=False):
-        examples = rows.drop_duplicates("index").sort_values("index")
-        position = pd.Series(np.arange(len(examples)), index=examples["index"].to_numpy())
-        index, gap = nearest([t.split() for t in examples["input"]], list(inputs), trained)
         wrong = rows[~correct(rows)]
-        member = wrong["seed"].map(member_of).to_numpy()
-        at = position.loc[wrong["index"].to_numpy()].to_numpy()
-        near = index[member, at]
+        member, at = wrong["seed"].map(member_of).to_numpy(), wrong["index"].to_numpy()
+        index, gap = (found[1 + member, at] for found in nearest[suite])
         drawn = subset[member, rng.integers(0, size, len(member))]
         output = [text.split() for text in wrong["output"]]
-        frame = pd.DataFrame({
-            "seed": wrong["seed"].to_numpy(), "suite": suite, "index": wrong["index"].to_numpy(),
+        frames.append(pd.DataFrame({
+            "seed": wrong["seed"].to_numpy(), "suite": suite, "index": at,
             "input": wrong["input"].to_numpy(), "output": wrong["output"].to_numpy(),
-            "nearest": near, "input_distance": gap[member, at],
-            "nearest_input": texts[near, 0], "nearest_target": texts[near, 1],
-            "output_distance": distances(output, list(targets[near])),
+            "nearest": index, "input_distance": gap,
+            "nearest_input": texts[index, 0], "nearest_target": texts[index, 1],
+            "output_distance": distances(output, list(targets[index])),
             "chance_distance": distances(output, list(targets[drawn])),
-        })  # fmt: skip
-        frames.append(frame)
+        }))  # fmt: skip
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if table.empty:
         return table
