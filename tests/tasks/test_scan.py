@@ -105,3 +105,20 @@ def test_lengths_bound_the_outputs_and_an_unknown_split_names_the_nearest():
         task.generate("length_test", 4_000, 0)
     with pytest.raises(ConfigError, match="did you mean length"):
         Scan("lenght")
+
+
+@pytest.mark.parametrize(
+    ("command", "structures"),
+    [
+        ("walk", ()),
+        ("turn left", ("turn left",)),
+        ("jump around left twice", ("jump around left", "jump twice")),
+        ("look opposite right thrice after run", ("look after run", "look opposite right",
+                                                  "look thrice")),
+        ("walk and run left", ("walk and run", "run left")),
+    ],
+)  # fmt: skip
+def test_local_structures_are_an_action_with_each_modifier_and_a_conjunctions_actions(
+    command, structures
+):
+    assert Scan().local_structures(command.split()) == structures

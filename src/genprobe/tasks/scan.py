@@ -73,6 +73,16 @@ def _verb(words: Sequence[str]) -> tuple[str, ...] | None:
     return None
 
 
+def _modified(words: Sequence[str]) -> tuple[str, ...]:
+    """A sentence's action word with its direction and with its repetition, each a structure."""
+    if not words:
+        return ()
+    action, rest = words[0], tuple(words[1:])
+    repeat = rest[-1:] if rest and rest[-1] in REPEAT else ()
+    direction = rest[: len(rest) - len(repeat)]
+    return tuple(" ".join((action, *part)) for part in (direction, repeat) if part)
+
+
 def _doer(word: str) -> tuple[str, ...] | None:
     """What an action word does after its turn: a primitive's action; `turn` adds nothing."""
     return (f"I_{word.upper()}",) if word in PRIMITIVES else (() if word == "turn" else None)
@@ -233,6 +243,18 @@ class Scan(DeterministicTask):
 
     def published(self) -> Published | None:
         return LAKE_BARONI_2018.get(self.split)
+
+    def local_structures(self, tokens: Sequence[str]) -> tuple[str, ...]:
+        """Each action word with its direction (`jump around left`) and with its repetition
+        (`jump twice`); of a conjunction, it with its two action words (`jump after walk`)."""
+        words = tuple(tokens)
+        for conjunction in ("and", "after"):
+            if conjunction in words:
+                at = words.index(conjunction)
+                first, second = words[:at], words[at + 1 :]
+                joined = (f"{first[0]} {conjunction} {second[0]}",) if first and second else ()
+                return (*joined, *_modified(first), *_modified(second))
+        return _modified(words)
 
     @staticmethod
     def _commands(src: np.ndarray) -> list[tuple[str, ...]]:

@@ -14,6 +14,8 @@ padding, so a model is free to add its own special tokens.
     train_split, validation_split, suites()   what the seed study trains, stops and tests on
     solve(src)                   the one right output of each input, or None (many are right)
     length(src), outcomes(...), published()   what reports group by, count and cite
+    local_structures(tokens)     an input's local structures (none by default), which the
+                                 memorization study asks a member's training inputs for
 
 What the probe studies perturb, pair and slice a task by is its `probing.Probes`, which its
 row of `registry.TASKS` names. `DeterministicTask` is the common case, one right output per
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -135,6 +137,13 @@ class Task(abc.ABC):
     def length(self, src: np.ndarray) -> np.ndarray:
         """(n,) the length per-length reports group examples by: here, input tokens."""
         return (np.asarray(src) > 0).sum(axis=1)
+
+    def local_structures(self, tokens: Sequence[str]) -> tuple[str, ...]:
+        """The local structures of one input, given as its token names: the small parts of
+        its structure that a model composes (Bogin et al. 2022), each named by a string. The
+        memorization study asks whether a member fails more on test inputs holding a structure
+        that none of its training inputs held. By default none: the task declares none."""
+        return ()
 
     def outcomes(
         self, src: np.ndarray, out: np.ndarray, out_len: np.ndarray, finished: np.ndarray

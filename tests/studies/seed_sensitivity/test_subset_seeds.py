@@ -3,6 +3,7 @@ split, which the run records, and decodes the whole training split besides the s
 them a config and its hash are what they were; a share outside (0, 1), or one that cannot fill
 a batch, is refused in one line before anything is written."""
 
+import itertools
 import json
 import shutil
 from dataclasses import replace
@@ -168,6 +169,7 @@ def test_the_report_shows_what_was_memorized(subset_run, tmp_path):
     assert "Each of the 3 members trained on its own random 70 % of the 200 training" in section
     assert "None determined: fewer than 5 members in a group everywhere." in section
     assert "### Copying the nearest training example" in section
+    assert "### Unseen local structures" in section  # the rewriting task's symbol pairs
     for suite in SweepConfig((0,)).task.suites():
         assert f"| {suite} |" in section
     assert (run / "figures" / "memorization.png").stat().st_size > 1000
@@ -175,3 +177,31 @@ def test_the_report_shows_what_was_memorized(subset_run, tmp_path):
 
 def pairs_of(run):
     return [json.loads(line) for line in (run / "data" / "train.jsonl").open()]
+
+
+def test_failure_is_told_apart_by_the_structures_a_members_subset_never_held(subset_run):
+    """The rewriting task's structures are adjacent symbol pairs: the table's counts are those
+    of sets of pairs, per member, over the examples it did not train on for the training split."""
+    seeds, trained = read_subsets(subset_run)
+    judged = read_predictions(subset_run)
+    table = memorization_tables(subset_run)["structures"]
+    assert (
+        set(table["suite"]) == set(judged["suite"]) and len(table) == 3 * table["suite"].nunique()
+    )
+    pairs = [set(zip(p["input"].split(), p["input"].split()[1:], strict=False))
+             for p in pairs_of(subset_run)]  # fmt: skip
+    for row in table.itertuples():
+        member = list(seeds).index(row.seed)
+        seen = set().union(*(pairs[i] for i in np.flatnonzero(trained[member])))
+        answers = judged[(judged["suite"] == row.suite) & (judged["seed"] == row.seed)]
+        answers = answers.sort_values("index")
+        if row.suite == "train":
+            answers = answers[~trained[member][answers["index"].to_numpy()]]
+        words = [text.split() for text in answers["input"]]
+        unseen = np.array([bool(set(itertools.pairwise(w)) - seen) for w in words])
+        failed = (answers["outcome"] != "correct").to_numpy()
+        assert (row.examples, row.with_unseen) == (len(answers), unseen.sum())
+        if unseen.any():
+            assert row.failure_with == pytest.approx(failed[unseen].mean())
+        if (~unseen).any():
+            assert row.failure_without == pytest.approx(failed[~unseen].mean())

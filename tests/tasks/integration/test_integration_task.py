@@ -415,3 +415,13 @@ def test_an_integration_models_answers_are_judged_as_it_gave_them(task):
     assert outcomes[0].tolist() == [["correct", None], ["unparseable", "correct"]]
     as_ids = Ranked(ranked.out, ranked.length, ranked.finished, ranked.score, ranked.logprob)
     assert as_ids.outcomes(task, src)[0, 0, 0] == "unparseable"
+
+
+def test_local_structures_are_each_operator_with_each_child(task):
+    # x * sin(x^2) + 3: integers are `int` whatever their digits
+    tokens = ["add", "mul", "x", "sin", "pow", "x", "INT+", "2", "INT+", "3"]
+    assert sorted(task.local_structures(tokens)) == sorted(
+        ["add mul", "add int", "mul x", "mul sin", "sin pow", "pow x", "pow int"]
+    )
+    assert task.local_structures(["add", "x"]) == ()  # not an expression
+    assert task.local_structures(["x"]) == ()

@@ -65,3 +65,10 @@ def test_bad_requests():
         generate("short", 0, seed=0)
     with pytest.raises(ConfigError):
         generate("long", 10, seed=0, grammar=Grammar(n_symbols=12))
+
+
+def test_local_structures_are_the_adjacent_symbol_pairs():
+    from genprobe.tasks.rewriting.task import RewritingTask
+
+    assert RewritingTask().local_structures(["D", "FS", "E", "E"]) == ("D FS", "FS E", "E E")
+    assert RewritingTask().local_structures(["D"]) == ()

@@ -12,6 +12,9 @@ training examples each member trained on (`results.read_subsets`).
                   consistency score at the run's subset fraction
     influence     one row per suite example: its nearest training example and that example's
                   influence on it (Feldman & Zhang's estimator), with its interval
+    structures    one row per member × suite, where the task declares local structures: its
+                  failure on inputs holding a structure none of its training inputs held and on
+                  the others, and the AUC of that count as a predictor of failure (Bogin et al.)
     copies        one row per member's wrong answer to a suite's input: the nearest training
                   example it trained on (edit distance over input tokens), and how far the
                   answer is from that example's target, and from a random one's (chance)
@@ -35,8 +38,10 @@ from genprobe.errors import RunDirError
 from genprobe.studies.seed_sensitivity.results import (
     read_predictions,
     read_subsets,
+    read_sweep,
     training_pairs,
 )
+from genprobe.tasks.task import Task
 
 TRAIN_SUITE = "train"  # the suite name of the training split's predictions
 NEAR = 1  # edits within which a wrong answer is near a training target
@@ -46,7 +51,8 @@ CHANCE_SEED = 0  # of the training examples drawn for the chance baseline of cop
 def memorization_tables(
     run: str | Path, judged: pd.DataFrame | None = None, min_members: int = MIN_MEMBERS
 ) -> dict[str, pd.DataFrame]:
-    """The run's memorization and consistency tables (`judged`: its predictions, if read).
+    """The run's memorization and consistency tables (`judged`: its predictions, if read);
+    `structures` too where the task declares local structures.
 
     Raises:
         RunDirError: the run's members did not train on subsets (`--subsets`), or its
@@ -56,38 +62,73 @@ def memorization_tables(
     seeds, trained = read_subsets(run)
     judged = read_predictions(run) if judged is None else judged
     answers = judged[judged["role"] == ANSWER]
-    train = _by_member(run, answers[answers["suite"] == TRAIN_SUITE], seeds, trained.shape[1])
+    suites = {
+        suite: _by_member(run, rows, seeds, rows["index"].nunique())
+        for suite, rows in answers.groupby("suite", sort=False)
+    }
+    if TRAIN_SUITE not in suites:
+        raise RunDirError(f"{run}: the training split was not decoded: rerun the sweep")
     pairs = training_pairs(run)
+    train = suites[TRAIN_SUITE]
     targets = np.array([target for _, target in pairs], dtype=object)
     agrees = train["output"].to_numpy().reshape(len(seeds), -1) == targets
-    right = train["right"].to_numpy().reshape(len(seeds), -1)
-    inputs = train["input"].to_numpy()[: trained.shape[1]]
+    right = _right(train, len(seeds))
     memorized = pd.concat(
         [
-            pd.DataFrame({"index": np.arange(len(targets)), "input": inputs, "target": targets}),
+            pd.DataFrame({"index": np.arange(len(targets)), "input": _inputs(train, len(seeds)),
+                          "target": targets}),
             estimate.memorization(agrees, trained, min_members),
             estimate.memorization(right, trained, min_members).add_prefix("rule_"),
         ],
         axis=1,
-    )
-    suites = [
-        _consistency(run, answers[answers["suite"] == suite], seeds, trained, min_members)
-        for suite in answers["suite"].unique()
-    ]
-    held_out = answers[answers["suite"] != TRAIN_SUITE]
-    nearest = _nearest(held_out, trained, pairs)
-    return {
+    )  # fmt: skip
+    held_out = {suite: rows for suite, rows in suites.items() if suite != TRAIN_SUITE}
+    nearest = _nearest(held_out, trained, pairs, len(seeds))
+    tables = {
         "memorization": memorized,
-        "consistency": pd.concat(suites, ignore_index=True),
-        "influence": influence(run, held_out, seeds, trained, pairs, nearest, min_members),
+        "consistency": pd.concat(
+            [_consistency(rows, len(seeds), trained, min_members) for rows in suites.values()],
+            ignore_index=True,
+        ),
+        "influence": influence(held_out, len(seeds), trained, pairs, nearest, min_members),
         "copies": copies(held_out, seeds, trained, pairs, nearest),
     }
+    unseen = structures(read_sweep(run).task, suites, seeds, trained, pairs)
+    return tables | ({"structures": unseen} if unseen is not None else {})
+
+
+def structures(
+    task: Task,
+    suites: dict[str, pd.DataFrame],
+    seeds: np.ndarray,
+    trained: np.ndarray,
+    pairs: list[tuple[str, str]],
+) -> pd.DataFrame | None:
+    """One row per member × suite: how its failures go with the inputs' local structures
+    that none of its training inputs held (`analysis.structures.failure_by_unseen`; of the
+    training split, over the examples it did not train on); None where the task declares no
+    local structures."""
+    from genprobe.analysis.structures import failure_by_unseen, unseen_counts
+
+    train = [task.local_structures(text.split()) for text, _ in pairs]
+    if not any(train):
+        return None
+    frames = []
+    for suite, rows in suites.items():
+        queries = [task.local_structures(text.split()) for text in _inputs(rows, len(seeds))]
+        unseen = unseen_counts(train, trained, queries)
+        asked = ~trained if suite == TRAIN_SUITE else None
+        table = failure_by_unseen(unseen, _right(rows, len(seeds)), asked)
+        frames.append(pd.concat([pd.DataFrame({"seed": seeds, "suite": suite}), table], axis=1))
+    return pd.concat(frames, ignore_index=True)
 
 
 Nearest = dict[str, tuple[np.ndarray, np.ndarray]]
 
 
-def _nearest(answers: pd.DataFrame, trained: np.ndarray, pairs: list[tuple[str, str]]) -> Nearest:
+def _nearest(
+    suites: dict[str, pd.DataFrame], trained: np.ndarray, pairs: list[tuple[str, str]], members: int
+) -> Nearest:
     """Per suite, the nearest training example to each of its inputs (by its index, the
     input's position in its suite) by edit distance over input tokens, and that distance:
     (S + 1, Q) each, row 0 among all training examples, row 1 + k among member k's."""
@@ -95,17 +136,15 @@ def _nearest(answers: pd.DataFrame, trained: np.ndarray, pairs: list[tuple[str, 
 
     inputs = [text.split() for text, _ in pairs]
     allowed = np.vstack([np.ones((1, trained.shape[1]), dtype=bool), trained])
-    found = {}
-    for suite, rows in answers.groupby("suite", sort=False):
-        texts = rows.drop_duplicates("index").sort_values("index")["input"]
-        found[suite] = nearest([text.split() for text in texts], inputs, allowed)
-    return found
+    return {
+        suite: nearest([text.split() for text in _inputs(rows, members)], inputs, allowed)
+        for suite, rows in suites.items()
+    }
 
 
 def influence(
-    run: str | Path,
-    answers: pd.DataFrame,
-    seeds: np.ndarray,
+    suites: dict[str, pd.DataFrame],
+    members: int,
     trained: np.ndarray,
     pairs: list[tuple[str, str]],
     nearest: Nearest,
@@ -117,17 +156,15 @@ def influence(
     interval."""
     texts_of = np.array([text for text, _ in pairs], dtype=object)
     frames = []
-    for suite, rows in answers.groupby("suite", sort=False):
-        examples = rows["index"].nunique()
-        rows = _by_member(run, rows, seeds, examples)
-        right = rows["right"].to_numpy().reshape(len(seeds), examples)
+    for suite, rows in suites.items():
+        right = _right(rows, members)
+        examples = right.shape[1]
         index, gap = (found[0] for found in nearest[suite])
         table = estimate.influence(right, trained, (index, np.arange(examples)), min_members)
         frames.append(pd.concat([
             pd.DataFrame({
-                "suite": suite, "index": np.arange(examples),
-                "input": rows["input"].to_numpy()[:examples], "input_distance": gap,
-                "nearest_input": texts_of[index],
+                "suite": suite, "index": np.arange(examples), "input": _inputs(rows, members),
+                "input_distance": gap, "nearest_input": texts_of[index],
             }),
             table.drop(columns="test").rename(columns={"train": "nearest"}),
         ], axis=1))  # fmt: skip
@@ -135,7 +172,7 @@ def influence(
 
 
 def copies(
-    answers: pd.DataFrame,
+    suites: dict[str, pd.DataFrame],
     seeds: np.ndarray,
     trained: np.ndarray,
     pairs: list[tuple[str, str]],
@@ -156,8 +193,8 @@ def copies(
     subset = np.argsort(~trained, axis=1, kind="stable")[:, :size]
     rng = np.random.default_rng(CHANCE_SEED)
     frames = []
-    for suite, rows in answers.groupby("suite", sort=False):
-        wrong = rows[~correct(rows)]
+    for suite, rows in suites.items():
+        wrong = rows[~rows["right"]]
         member, at = wrong["seed"].map(member_of).to_numpy(), wrong["index"].to_numpy()
         index, gap = (found[1 + member, at] for found in nearest[suite])
         drawn = subset[member, rng.integers(0, size, len(member))]
@@ -200,16 +237,25 @@ def _by_member(
     return rows
 
 
+def _right(rows: pd.DataFrame, members: int) -> np.ndarray:
+    """(S, M) a suite's `right` (as `_by_member` sorts it), member by example."""
+    return rows["right"].to_numpy().reshape(members, -1)
+
+
+def _inputs(rows: pd.DataFrame, members: int) -> np.ndarray:
+    """(M,) a suite's inputs by index (as `_by_member` sorts it)."""
+    return rows["input"].to_numpy()[: len(rows) // members]
+
+
 def _consistency(
-    run: str | Path, rows: pd.DataFrame, seeds: np.ndarray, trained: np.ndarray, min_members: int
+    rows: pd.DataFrame, members: int, trained: np.ndarray, min_members: int
 ) -> pd.DataFrame:
-    suite, examples = rows["suite"].iat[0], rows["index"].nunique()
-    rows = _by_member(run, rows, seeds, examples)
-    right = rows["right"].to_numpy().reshape(len(seeds), examples)
+    suite = rows["suite"].iat[0]
+    right = _right(rows, members)
     table = estimate.consistency(right, trained if suite == TRAIN_SUITE else None, min_members)
     head = pd.DataFrame({
-        "suite": suite, "index": np.arange(examples), "input": rows["input"].to_numpy()[:examples],
-        "length": rows["length"].to_numpy()[:examples],
+        "suite": suite, "index": np.arange(right.shape[1]), "input": _inputs(rows, members),
+        "length": rows["length"].to_numpy()[: right.shape[1]],
     })  # fmt: skip
     return pd.concat([head, table], axis=1)
 

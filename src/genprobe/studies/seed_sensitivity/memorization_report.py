@@ -76,6 +76,7 @@ def memorization_blocks(run: Path, config: SweepConfig, judged: pd.DataFrame) ->
             "answering with the closest case it saw rather than by a rule."
         ),
         _copy_table(tables["copies"]),
+        *_structure_blocks(tables.get("structures")),
         Figure(
             figure.relative_to(run),
             "Memorization of each training example, and consistency of each example per suite",
@@ -188,6 +189,39 @@ def _copy_table(copies: pd.DataFrame) -> Table | Text:
         for suite, group in copies.groupby("suite", sort=False)
     ]
     return Table(pd.DataFrame(rows))
+
+
+def _structure_blocks(structures: pd.DataFrame | None) -> list[Block]:
+    if structures is None:
+        return []
+    rows = []
+    for suite, group in structures.groupby("suite", sort=False):
+        auc = group["auc"].dropna()
+        rows.append({
+            "suite": suite,
+            "inputs with an unseen structure (%)": _pct(
+                group["with_unseen"].sum() / max(group["examples"].sum(), 1)
+            ),
+            "failure with (%)": _pct(group["failure_with"].mean()),
+            "failure without (%)": _pct(group["failure_without"].mean()),
+            "AUC, median (min-max)": (
+                f"{auc.median():.2f} ({auc.min():.2f}-{auc.max():.2f})" if len(auc) else "–"
+            ),
+            "members with an AUC": f"{len(auc)} of {len(group)}",
+        })  # fmt: skip
+    return [
+        Heading("Unseen local structures", level=3),
+        Text(
+            "The task names each input's local structures (its small parts, e.g. a primitive "
+            "with its modifier). For each member, an input holds an *unseen* structure when "
+            "none of the member's training inputs held it (of the training split, only the "
+            "examples the member did not train on count). Failure with and without one is the "
+            "mean over members; the AUC is, per member, how well the number of unseen "
+            "structures ranks its failures above its successes (0.5: chance; Bogin et al. "
+            "2022). A member that failed all or none of a suite has no AUC."
+        ),
+        Table(pd.DataFrame(rows)),
+    ]
 
 
 def _with_intervals(table: pd.DataFrame, name: str) -> list[str]:

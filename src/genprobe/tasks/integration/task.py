@@ -282,6 +282,20 @@ class IntegrationTask(Task):
         length does not bound its antiderivative's."""
         return MAX_LEN
 
+    def local_structures(self, tokens: Sequence[str]) -> tuple[str, ...]:
+        """Each operator of the integrand with each child (`mul sin`, `sin x`; an integer is
+        `int`); none for an input that is no expression."""
+        try:
+            tree = from_prefix(tokens)
+        except GenprobeError:
+            return ()
+        pairs, stack = [], [tree]
+        while stack:
+            node = stack.pop()
+            pairs += [f"{node.op} {child.op}" for child in node.args]
+            stack += node.args
+        return tuple(pairs)
+
     def answer(self, ids: np.ndarray) -> Expr | None:
         """The expression an output's ids (target vocabulary, no padding) spell, or None."""
         if not len(ids) or (ids < 0).any() or (ids >= len(TARGET_VOCAB)).any():

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -55,6 +56,11 @@ class RewritingTask(Grammar, Task):
 
     def max_output_length(self, input_length: int) -> int:
         return self.group_size * input_length
+
+    def local_structures(self, tokens: Sequence[str]) -> tuple[str, ...]:
+        """Each pair of adjacent input symbols: the rule rewrites a symbol alone, so a model
+        that learned it has no use for having seen a pair."""
+        return tuple(f"{a} {b}" for a, b in itertools.pairwise(tokens))
 
     def published(self) -> Published | None:
         """Table 3, when the grammar is the paper's (with or without the authors' quirk)."""
