@@ -45,3 +45,14 @@ def test_pairwise_distances_and_tokens_are_not_characters(sequences):
     assert distances([["1", "2"]], [["12"]]).tolist() == [2]
     with pytest.raises(ValueError, match="2 sequences against 1"):
         distances([["a"], ["b"]], [["a"]])
+
+
+def test_a_distance_of_its_own_is_used_for_the_nearest():
+    def length_gap(a, b, **_):  # RapidFuzz passes its keyword arguments to any scorer
+        return abs(len(a) - len(b)) + 0.5
+
+    queries = [["a"], ["a", "b", "c", "d"]]
+    choices = [["x", "y", "z"], ["a", "b"], ["q"]]
+    index, found = nearest(queries, choices, distance=length_gap)
+    assert index.tolist() == [2, 0] and found.tolist() == [0.5, 1.5]  # not edit distance's [1, 1]
+    assert nearest(queries, choices)[0].tolist() == [1, 1]

@@ -59,6 +59,23 @@ def example_histograms(panels: dict[str, tuple[np.ndarray, float]], path: Path) 
     return save_figure(fig, path)
 
 
+def data_map_figure(table: pd.DataFrame, path: Path) -> Path:
+    """Swayamdipta et al.'s data map: one dot per training example, its variability (x)
+    against its confidence (y), coloured by its correctness (`analysis.data_maps.data_map`'s
+    columns); examples no member trained on left out."""
+    known = table.dropna(subset=["confidence", "variability"])
+    fig, ax = plt.subplots(figsize=(5.2, 4.5))
+    dots = ax.scatter(known["variability"], known["confidence"], c=known["correctness"],
+                      cmap="viridis", vmin=0, vmax=1, s=6, alpha=0.7, linewidths=0)  # fmt: skip
+    fig.colorbar(dots, ax=ax, label="correctness (share of training time right)")
+    ax.set_xlabel("variability (std of the target's probability)")
+    ax.set_ylabel("confidence (mean of the target's probability)")
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_title(f"Data map of {len(known):,} training examples")
+    ax.grid(alpha=0.3)
+    return save_figure(fig, path)
+
+
 def suite_scatter(accuracy: pd.DataFrame, x: str, y: str, path: Path) -> Path:
     """One dot per seed: accuracy on suite `x` against suite `y`."""
     fig, ax = plt.subplots(figsize=(4.5, 4.5))

@@ -16,6 +16,8 @@ padding, so a model is free to add its own special tokens.
     length(src), outcomes(...), published()   what reports group by, count and cite
     local_structures(tokens)     an input's local structures (none by default), which the
                                  memorization study asks a member's training inputs for
+    input_distance()             how far apart two inputs are (edit distance by default), for
+                                 the memorization study's nearest training example
 
 What the probe studies perturb, pair and slice a task by is its `probing.Probes`, which its
 row of `registry.TASKS` names. `DeterministicTask` is the common case, one right output per
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -144,6 +146,15 @@ class Task(abc.ABC):
         memorization study asks whether a member fails more on test inputs holding a structure
         that none of its training inputs held. By default none: the task declares none."""
         return ()
+
+    def input_distance(self) -> Callable[..., float]:
+        """How far apart two inputs (token names) are, for the memorization study's nearest
+        training example of an input: a RapidFuzz scorer (its own run in C++ over all pairs at
+        once) or any function of two token sequences. By default Levenshtein distance over
+        tokens."""
+        from rapidfuzz.distance import Levenshtein
+
+        return Levenshtein.distance
 
     def outcomes(
         self, src: np.ndarray, out: np.ndarray, out_len: np.ndarray, finished: np.ndarray

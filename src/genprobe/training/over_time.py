@@ -28,7 +28,9 @@ import torch
 from torch import Tensor
 
 from genprobe.data.seq2seq import PAD, Seq2SeqTensors
+from genprobe.errors import warn
 from genprobe.models.member_stack import MemberStack, OutputLayer, biased_bmm
+from genprobe.training.example_history import ExampleHistory
 from genprobe.training.trainer import MemberResult, Progress, SweepTrainer
 
 LOG_EVALUATIONS = 200  # points of the default schedule, log-spaced over the budget
@@ -47,10 +49,21 @@ def evaluation_steps(steps: int, every: int = 0) -> list[int]:
 
 @dataclass(frozen=True)
 class RoleScores:
-    """One role's evaluation of every member: (S,) each."""
+    """One role's evaluation of every member, per member and example: (S, n) each."""
 
-    accuracy: np.ndarray  # the share of examples whose whole output is right
-    loss: np.ndarray  # summed token NLL per example, averaged over examples
+    right: np.ndarray  # the whole output is right
+    nll: np.ndarray  # the summed token NLL of the output
+    confidence: np.ndarray  # the probability of the output, per token (the geometric mean)
+
+    @property
+    def accuracy(self) -> np.ndarray:
+        """(S,) the share of examples whose whole output is right."""
+        return self.right.mean(axis=1)
+
+    @property
+    def loss(self) -> np.ndarray:
+        """(S,) the summed token NLL per example, averaged over examples."""
+        return self.nll.mean(axis=1)
 
 
 @torch.no_grad()
@@ -63,8 +76,7 @@ def score_roles(
 
 
 def _score(model: MemberStack, data: Seq2SeqTensors, rows: int) -> RoleScores:
-    right = torch.zeros(model.members, device=data.src.device)
-    nll = torch.zeros(model.members, device=data.src.device)
+    right, nll, tokens = [], [], []
     for start in range(0, len(data), rows):
         src, tgt_in, tgt_out = (
             t[start : start + rows].unsqueeze(0).expand(model.members, -1, -1)
@@ -74,11 +86,15 @@ def _score(model: MemberStack, data: Seq2SeqTensors, rows: int) -> RoleScores:
         real = tgt_out != PAD
         log_p = torch.log_softmax(logits.float(), dim=-1)
         token_nll = -log_p.gather(-1, tgt_out.clamp(min=0).unsqueeze(-1)).squeeze(-1)
-        nll += (token_nll * real).flatten(1).sum(1)
-        whole = ((logits.argmax(-1) == tgt_out) | ~real).all(-1)  # (S, B)
-        right += whole.sum(1)
-    n = len(data)
-    return RoleScores((right / n).cpu().numpy(), (nll / n).cpu().numpy())
+        nll.append((token_nll * real).sum(-1))  # (S, B)
+        tokens.append(real.sum(-1))
+        right.append(((logits.argmax(-1) == tgt_out) | ~real).all(-1))
+    nll_, tokens_ = torch.cat(nll, dim=1), torch.cat(tokens, dim=1).clamp(min=1)
+    return RoleScores(
+        torch.cat(right, dim=1).cpu().numpy(),
+        nll_.cpu().numpy(),
+        torch.exp(-nll_ / tokens_).cpu().numpy(),
+    )
 
 
 def _logits(out: Tensor | OutputLayer) -> Tensor:
@@ -102,6 +118,9 @@ class OverTimeTrainer(SweepTrainer):
 
     `validation_role` is the role whose accuracy a member's result records as its validation
     (what the seed study's training summary shows per epoch, here per evaluation).
+    `train_role` is the role that holds the training examples: `history` follows each of them
+    (`example_history`), and with subsets its accuracy and loss in the curve are each member's
+    on its own subset, those on the rest of the training split the role `<train_role>_unseen`.
     """
 
     def __init__(
@@ -109,18 +128,30 @@ class OverTimeTrainer(SweepTrainer):
         *args: Any,
         roles: Mapping[str, Seq2SeqTensors],
         validation_role: str,
+        train_role: str = "train",
         eval_rows: int = 500,
         **kwargs: Any,
     ) -> None:
         self.rows: list[dict[str, Any]] = []  # one per (evaluation, member, role)
+        self.resumed_history: dict[str, Any] | None = None  # a resume point's, until restored
         super().__init__(*args, validate=None, **kwargs)
         assert self.config.steps is not None, "training over time needs a step budget"
         self.budget = self.config.steps
         self.schedule = set(evaluation_steps(self.budget, self.config.eval_every))
         self.roles = {name: data.to(self.device) for name, data in roles.items()}
         assert validation_role in roles, f"{validation_role} is not one of the roles"
-        self.validation_role = validation_role
+        assert train_role in roles, f"{train_role} is not one of the roles"
+        self.validation_role, self.train_role = validation_role, train_role
         self.eval_rows = eval_rows
+        examples = len(roles[train_role])
+        self.history = ExampleHistory(len(self.active), examples, sorted(self.schedule))
+        if self.resumed_history is not None:
+            self.history.restore(self.resumed_history)
+        self.trained = np.ones((len(self.active), examples), dtype=bool)
+        if self.subsets is not None:
+            self.trained[:] = False
+            for k, seed in enumerate(self.active):
+                self.trained[k, self.subsets[seed]] = True
 
     @property
     def steps_done(self) -> int:
@@ -168,21 +199,35 @@ class OverTimeTrainer(SweepTrainer):
         step = self.steps_done
         scores = score_roles(self.model, self.roles, self.eval_rows)
         norms = weight_norms(self.model)
+        train = scores[self.train_role]
+        self.history.update(step, train.right, train.confidence)
         for k, seed in enumerate(self.active):
-            for role, score in scores.items():
+            for role, score in self._roles_of(k, scores):
                 self.rows.append(
                     {
                         "seed": seed,
                         "step": step,
                         "role": role,
-                        "accuracy": float(score.accuracy[k]),
-                        "loss": float(score.loss[k]),
+                        "accuracy": float(score[0]),
+                        "loss": float(score[1]),
                         "weight_norm": float(norms[k]),
                     }
                 )
             result = self.results[seed]
             result.validation.append(float(scores[self.validation_role].accuracy[k]))
             result.best_accuracy = result.validation[-1]  # the final weights are the ones kept
+
+    def _roles_of(self, k: int, scores: dict[str, RoleScores]) -> list[tuple[str, tuple]]:
+        """Member k's (role, (accuracy, loss)) at this evaluation; with subsets, the training
+        role's on its own subset, and the rest of the training split's as `_unseen`."""
+        rows = []
+        for role, score in scores.items():
+            if role == self.train_role and self.subsets is not None:
+                for name, mask in ((role, self.trained[k]), (f"{role}_unseen", ~self.trained[k])):
+                    rows.append((name, (score.right[k, mask].mean(), score.nll[k, mask].mean())))
+            else:
+                rows.append((role, (score.accuracy[k], score.loss[k])))
+        return rows
 
     def curve(self) -> pd.DataFrame:
         """Every evaluation so far: the columns of `CURVE_COLUMNS`, one row per member, step and
@@ -191,8 +236,13 @@ class OverTimeTrainer(SweepTrainer):
         return frame.astype({"seed": "int64", "step": "int64"})
 
     def _state(self) -> dict[str, Any]:
-        return {**super()._state(), "curve": list(self.rows)}
+        return {**super()._state(), "curve": list(self.rows), "history": self.history.state()}
 
     def _restore(self, state: dict) -> None:
+        if "history" not in state:  # an earlier version's resume point
+            warn(f"{self.checkpoint} holds no history of the training examples: training this "
+                 "stack of seeds starts again from the beginning")  # fmt: skip
+            return
         super()._restore(state)
         self.rows = list(state["curve"])
+        self.resumed_history = state["history"]

@@ -132,3 +132,36 @@ def test_a_config_trained_over_time_keeps_the_hash_of_runs_made_before_it(tiny_s
     assert {"steps", "eval_every", "beta2"}.isdisjoint(plain)  # at their defaults: left out
     over_time = tiny_sweep((1,), train=replace(TrainConfig(), steps=10)).identity()["train"]
     assert over_time["steps"] == 10
+
+
+def test_with_subsets_each_member_is_scored_on_its_own_subset_and_each_example_has_a_history(
+    cli, tmp_path
+):
+    from genprobe.studies.seed_sensitivity.curves import read_history
+    from genprobe.studies.seed_sensitivity.results import read_subsets
+    from genprobe.studies.tables import read_tables
+
+    out = tmp_path / "run"
+    code, _, err = cli(*TINY, "--subsets", "--eval-every", "20", "--out", str(out))
+    assert code == 0, err
+    curves = read_curves(out)
+    assert set(curves["role"]) == {"train", "train_unseen", "held_out"}
+    seeds, trained = read_subsets(out)
+    history = read_history(out)
+    assert len(history) == trained.size and list(seeds) == [1, 2, 3]
+    learned = history["learned"].to_numpy().reshape(trained.shape)
+    final = curves[curves.step == 60].set_index(["seed", "role"])["accuracy"]
+    for k, seed in enumerate(seeds):  # the curve's last point is the history's last evaluation
+        assert final[(seed, "train")] == pytest.approx(learned[k, trained[k]].mean())
+        assert final[(seed, "train_unseen")] == pytest.approx(learned[k, ~trained[k]].mean())
+    assert history["first_right"].isin([-1, 0, 20, 40, 60]).all()
+    tables = read_tables(out)
+    mapped = tables["data_map"]
+    assert len(mapped) == trained.shape[1]
+    assert (mapped["members"] == trained.sum(axis=0)).all()  # over the members trained on it
+    assert {"memorization", "consistency", "history"} <= set(tables)
+    report = (out / "report.md").read_text()
+    assert "## Each training example over training time" in report
+    assert "## What each member memorized, per example" in report
+    assert "`train` is each seed's own subset of the training split" in report
+    assert (out / "figures" / "data_map.png").stat().st_size > 1000

@@ -205,3 +205,20 @@ def test_failure_is_told_apart_by_the_structures_a_members_subset_never_held(sub
             assert row.failure_with == pytest.approx(failed[unseen].mean())
         if (~unseen).any():
             assert row.failure_without == pytest.approx(failed[~unseen].mean())
+
+
+def test_the_nearest_training_example_is_by_the_tasks_own_distance_where_it_has_one(
+    subset_run, monkeypatch
+):
+    from genprobe.tasks.rewriting.task import RewritingTask
+
+    def length_gap(a, b, **_):
+        return abs(len(a) - len(b)) + 0.5
+
+    monkeypatch.setattr(RewritingTask, "input_distance", lambda self: length_gap)
+    tables = memorization_tables(subset_run)
+    influence, pairs = tables["influence"], pairs_of(subset_run)
+    for row in influence.sample(5, random_state=0).itertuples():
+        gaps = [length_gap(row.input.split(), p["input"].split()) for p in pairs]
+        assert row.input_distance == min(gaps) and row.nearest == int(np.argmin(gaps))
+    assert (tables["copies"]["input_distance"] % 1 == 0.5).all()

@@ -1,9 +1,10 @@
 """A run's curves over training time: every member's accuracy and loss on every watched role
-and its weight norm at each evaluation (`training.over_time`), one file per stacked model."""
+and its weight norm at each evaluation (`training.over_time`), one file per stacked model; and
+the history of each training example per member (`training.example_history`), one file per
+stacked model too."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pandas as pd
@@ -11,19 +12,19 @@ import pandas as pd
 from genprobe.errors import RunDirError
 from genprobe.runs.shards import Shard, ShardStore
 from genprobe.studies.seed_sensitivity.study import TRAIN
+from genprobe.training.example_history import HISTORY_COLUMNS
 from genprobe.training.over_time import CURVE_COLUMNS
 
 CURVES = "curves"
+HISTORY = "history"
 
 
 def curve_path(shard: Shard) -> str:
     return f"{CURVES}/{shard.key}.parquet"
 
 
-def curve_bytes(curve: pd.DataFrame) -> bytes:
-    buffer = io.BytesIO()
-    curve.to_parquet(buffer, index=False)
-    return buffer.getvalue()
+def history_path(shard: Shard) -> str:
+    return f"{HISTORY}/{shard.key}.parquet"
 
 
 def read_curves(run: str | Path) -> pd.DataFrame:
@@ -34,11 +35,29 @@ def read_curves(run: str | Path) -> pd.DataFrame:
         DamagedFileError: a curve (or the manifest of the shard that wrote it) is missing or
             damaged.
     """
-    files = [f for f in ShardStore(run).outputs(TRAIN, ".parquet") if f.parent.name == CURVES]
+    curves = _read(run, CURVES, "curves")
+    return curves[list(CURVE_COLUMNS)].sort_values(["seed", "step", "role"], ignore_index=True)
+
+
+def read_history(run: str | Path) -> pd.DataFrame:
+    """Every member's history of every training example in one table
+    (`training.example_history.HISTORY_COLUMNS`), by seed and example.
+
+    Raises:
+        RunDirError: the run was not trained over time, its training has not finished, or it
+            was trained before histories were kept.
+        DamagedFileError: a history (or the manifest of the shard that wrote it) is missing or
+            damaged.
+    """
+    history = _read(run, HISTORY, "history of its training examples")
+    return history[list(HISTORY_COLUMNS)].sort_values(["seed", "index"], ignore_index=True)
+
+
+def _read(run: str | Path, folder: str, what: str) -> pd.DataFrame:
+    files = [f for f in ShardStore(run).outputs(TRAIN, ".parquet") if f.parent.name == folder]
     if not files:
         raise RunDirError(
-            f"{Path(run).absolute()} has no curves: it was not trained over time (--steps), or "
+            f"{Path(run).absolute()} has no {what}: it was not trained over time (--steps), or "
             "its training has not finished"
         )
-    curves = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
-    return curves[list(CURVE_COLUMNS)].sort_values(["seed", "step", "role"], ignore_index=True)
+    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)

@@ -16,8 +16,9 @@ training examples each member trained on (`results.read_subsets`).
                   failure on inputs holding a structure none of its training inputs held and on
                   the others, and the AUC of that count as a predictor of failure (Bogin et al.)
     copies        one row per member's wrong answer to a suite's input: the nearest training
-                  example it trained on (edit distance over input tokens), and how far the
-                  answer is from that example's target, and from a random one's (chance)
+                  example it trained on (by the task's `input_distance`: edit distance over
+                  input tokens by default), and how far the answer is from that example's
+                  target (edit distance over output tokens), and from a random one's (chance)
 
 The estimators are `analysis.memorization`'s; a group of fewer than `min_members` members
 leaves an estimate undetermined.
@@ -83,7 +84,8 @@ def memorization_tables(
         axis=1,
     )  # fmt: skip
     held_out = {suite: rows for suite, rows in suites.items() if suite != TRAIN_SUITE}
-    nearest = _nearest(held_out, trained, pairs, len(seeds))
+    task = read_sweep(run).task
+    nearest = _nearest(held_out, trained, pairs, len(seeds), task)
     tables = {
         "memorization": memorized,
         "consistency": pd.concat(
@@ -93,7 +95,7 @@ def memorization_tables(
         "influence": influence(held_out, len(seeds), trained, pairs, nearest, min_members),
         "copies": copies(held_out, seeds, trained, pairs, nearest),
     }
-    unseen = structures(read_sweep(run).task, suites, seeds, trained, pairs)
+    unseen = structures(task, suites, seeds, trained, pairs)
     return tables | ({"structures": unseen} if unseen is not None else {})
 
 
@@ -127,17 +129,22 @@ Nearest = dict[str, tuple[np.ndarray, np.ndarray]]
 
 
 def _nearest(
-    suites: dict[str, pd.DataFrame], trained: np.ndarray, pairs: list[tuple[str, str]], members: int
+    suites: dict[str, pd.DataFrame],
+    trained: np.ndarray,
+    pairs: list[tuple[str, str]],
+    members: int,
+    task: Task,
 ) -> Nearest:
     """Per suite, the nearest training example to each of its inputs (by its index, the
-    input's position in its suite) by edit distance over input tokens, and that distance:
-    (S + 1, Q) each, row 0 among all training examples, row 1 + k among member k's."""
+    input's position in its suite) by the task's distance over input tokens, and that
+    distance: (S + 1, Q) each, row 0 among all training examples, row 1 + k among member k's."""
     from genprobe.analysis.nearest import nearest
 
     inputs = [text.split() for text, _ in pairs]
     allowed = np.vstack([np.ones((1, trained.shape[1]), dtype=bool), trained])
+    distance = task.input_distance()
     return {
-        suite: nearest([text.split() for text in _inputs(rows, members)], inputs, allowed)
+        suite: nearest([text.split() for text in _inputs(rows, members)], inputs, allowed, distance)
         for suite, rows in suites.items()
     }
 

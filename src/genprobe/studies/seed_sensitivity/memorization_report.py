@@ -60,7 +60,8 @@ def memorization_blocks(run: Path, config: SweepConfig, judged: pd.DataFrame) ->
         Heading("The largest influences", level=3),
         Text(
             "For each suite input, its nearest training input (of all, by edit distance over "
-            "tokens) and that training example's influence on it: accuracy on the input among "
+            "tokens unless the task declares its own distance) and that training example's "
+            "influence on it: accuracy on the input among "
             "the members that trained on the training example, less among those that did not "
             "(Feldman & Zhang's estimator). A large influence is an input solved by having seen "
             "its neighbour rather than by the rule."
@@ -69,7 +70,7 @@ def memorization_blocks(run: Path, config: SweepConfig, judged: pd.DataFrame) ->
         Heading("Copying the nearest training example", level=3),
         Text(
             "For each wrong answer to a suite's input: the training example nearest to the "
-            "input among those the member trained on (edit distance over input tokens), and "
+            "input among those the member trained on (by the same distance), and "
             "whether the answer is that example's target (*copied*) or within "
             f"{NEAR} edit of it; *chance*: the same against the target of a training example "
             "the member trained on, drawn at random. Copying well above chance is a model "

@@ -36,7 +36,8 @@ def over_time_blocks(
         ConfigError, RunDirError: as `analysis.grokking.members`.
     """
     result = grokking(curves, budget, held_out_role, threshold)
-    roles = [TRAIN, held_out_role]
+    # with subsets, `train` is each member's own subset and `train_unseen` the rest
+    roles = [r for r in (TRAIN, f"{TRAIN}_unseen", held_out_role) if r in set(curves["role"])]
     figures = Path(run_dir) / "figures"
     bands = iqm_curves(curves, budget, roles)
     paths = [
@@ -52,7 +53,14 @@ def over_time_blocks(
         Heading("Grokking over training time"),
         Text(
             f"Every seed trained for {budget:,} steps, evaluated on `{TRAIN}` and "
-            f"`{held_out_role}` along the way. A seed memorized at the first evaluation where "
+            f"`{held_out_role}` along the way"
+            + (
+                f" (with subset seeds, `{TRAIN}` is each seed's own subset of the training "
+                f"split and `{TRAIN}_unseen` the rest of it). "
+                if len(roles) == 3
+                else ". "
+            )
+            + f"A seed memorized at the first evaluation where "
             f"its training accuracy reached {pct}, and grokked at the first evaluation where "
             f"its {held_out_role} accuracy reached {pct} and stayed there at every later one "
             "(a seed that passes and drops again has not grokked there). A seed that did not "

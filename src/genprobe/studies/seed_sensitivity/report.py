@@ -33,6 +33,7 @@ from genprobe.analysis.tensorboard import write_validation_curves
 from genprobe.analysis.variance import Component, VarianceDecomposition
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.curves import read_curves
+from genprobe.studies.seed_sensitivity.history_report import history_blocks
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.memorization_report import memorization_blocks
 from genprobe.studies.seed_sensitivity.over_time_report import over_time_blocks
@@ -41,9 +42,11 @@ from genprobe.studies.seed_sensitivity.results import (
     read_members,
     read_model_notes,
     read_predictions,
+    read_subsets,
     read_training,
     shard_devices,
     trained_lengths,
+    training_pairs,
 )
 from genprobe.studies.seed_sensitivity.summary import (
     DIVERGENCE,
@@ -58,6 +61,7 @@ from genprobe.studies.seed_sensitivity.summary import (
     summarize_sweep,
     write_stats,
 )
+from genprobe.studies.seed_sensitivity.tables import history_tables
 from genprobe.tasks.published import Published
 from genprobe.tasks.registry import task_name
 from genprobe.training.trainer import TrainConfig
@@ -108,6 +112,7 @@ def write_report(
         ),
         *_across_blocks(summary, "seed"),
         *(_over_time_blocks(run, config, grokking_threshold) if over_time else []),
+        *(_history_blocks(run, config) if over_time else []),
         *(_variance_blocks(config.grid, summary.variance) if config.grid else []),
         *(
             _published_blocks(published, summary.summaries, summary.correlations)
@@ -214,6 +219,15 @@ def _prompted_introduction(run: Path, config: LanguageModelConfig, members: int)
         "data seed and suite size, example for example."
         + (f" The model ran on {_places(answered)}." if answered and local else "")
     )
+
+
+def _history_blocks(run: Path, config: SweepConfig) -> list[Block]:
+    tables = history_tables(run, config)
+    if not tables:
+        return []
+    trained = read_subsets(run)[1] if config.train.subsets else None
+    pairs = training_pairs(run)
+    return history_blocks(run, tables["history"], tables["data_map"], trained, pairs)
 
 
 def _over_time_blocks(run: Path, config: SweepConfig, threshold: float) -> list[Block]:

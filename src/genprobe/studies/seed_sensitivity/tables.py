@@ -17,12 +17,19 @@ A sweep with subset seeds (`--subsets`) has besides (`memorization.py`):
                   the same by the task's rule, with intervals
     consistency   one row per suite × example: accuracy among the members that never
                   trained on it
+    influence, copies, structures (where the task declares local structures)
+                  as `memorization.py` says
 
 A sweep trained over time (`--steps`) has instead:
 
     members   one row per member: when it memorized, grokked, the delay, its outcome
               (`analysis.grokking.members`)
-    curves    one row per member × evaluation × role: accuracy, loss, weight norm
+    curves    one row per member × evaluation × role: accuracy, loss, weight norm (with
+              subsets, `train` is each member's own subset, `train_unseen` the rest)
+    history   one row per member × training example: the step it was first right, its
+              forgetting events, its data map (`training.example_history`)
+    data_map  one row per training example, over the members that trained on it
+              (`analysis.data_maps`)
 
 A member is a seed; in a grid of init × data-order seeds every table also names its `init`
 and `order` seeds. Rows run by seed, then suite in the task's order.
@@ -45,14 +52,16 @@ import pandas as pd
 from genprobe.analysis import rates
 from genprobe.analysis.grokking import THRESHOLD as GROKKING
 from genprobe.analysis.grokking import members as grokking_members
+from genprobe.errors import RunDirError
 from genprobe.studies.seed_sensitivity.config import SweepConfig
-from genprobe.studies.seed_sensitivity.curves import read_curves
+from genprobe.studies.seed_sensitivity.curves import read_curves, read_history
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.results import (
     TOKEN_ACCURACY,
     member_labels,
     read_members,
     read_predictions,
+    read_subsets,
     read_training,
 )
 from genprobe.studies.seed_sensitivity.summary import stalled_seeds, stopped_by
@@ -86,8 +95,9 @@ def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
             "members": grokking_members(over_time, config.train.steps, held_out, GROKKING),
             "curves": over_time,
             "judged": judged,
+            **history_tables(run, config),
         }
-        return _with_grid_seeds_where(tables, config)
+        return _with_grid_seeds_where(tables | _memorization(run, config, judged), config)
     members = pd.DataFrame(
         [
             {
@@ -116,11 +126,28 @@ def run_tables(run: str | Path) -> dict[str, pd.DataFrame]:
         columns=["seed", "epoch", "validation_accuracy", "kept"],
     )
     tables = {"scores": scores, "members": members, "curves": curves, "judged": judged}
-    if config.train.subsets:
-        from genprobe.studies.seed_sensitivity.memorization import memorization_tables
+    return _with_grid_seeds_where(tables | _memorization(run, config, judged), config)
 
-        tables |= memorization_tables(run, judged)
-    return _with_grid_seeds_where(tables, config)
+
+def _memorization(run: str | Path, config: SweepConfig, judged: pd.DataFrame) -> dict:
+    if not config.train.subsets:
+        return {}
+    from genprobe.studies.seed_sensitivity.memorization import memorization_tables
+
+    return memorization_tables(run, judged)
+
+
+def history_tables(run: str | Path, config: SweepConfig) -> dict[str, pd.DataFrame]:
+    """The history of each training example per member (`history`) and over the members that
+    trained on it (`data_map`); none for a run trained before histories were kept."""
+    from genprobe.analysis.data_maps import data_map
+
+    try:
+        history = read_history(run)
+    except RunDirError:  # its curves were read: it was trained over time, before histories
+        return {}
+    trained = read_subsets(run)[1] if config.train.subsets else None
+    return {"history": history, "data_map": data_map(history, trained)}
 
 
 def prompt_members(config: LanguageModelConfig) -> pd.DataFrame:

@@ -6,7 +6,8 @@ step its training loss went NaN or inf); with subsets, which training examples e
 trained on (`subsets/<key>.parquet`, read by `results.read_subsets`).
 Trained over time (a step budget, `training.over_time`), a member's checkpoint holds its final
 weights and the shard also writes its members' curves (`curves/<key>.parquet`, read by
-`curves.read_curves`).
+`curves.read_curves`) and the history of each training example (`history/<key>.parquet`, read
+by `curves.read_history`).
 While it trains, the trainer's resume point (`state.pt`, every 60 s and after each epoch) lives
 in the shard's scratch directory, so a killed shard continues where it stopped and ends with
 the weights of an uninterrupted one.
@@ -23,9 +24,9 @@ import numpy as np
 from genprobe.data.seq2seq import Seq2SeqTensors, encode
 from genprobe.models.member_stack import MemberStack
 from genprobe.runs.executor import Stage
-from genprobe.runs.shards import Outputs, Shard, ShardStore, json_bytes
+from genprobe.runs.shards import Outputs, Shard, ShardStore, json_bytes, parquet_bytes
 from genprobe.studies.seed_sensitivity.config import SweepConfig
-from genprobe.studies.seed_sensitivity.curves import curve_bytes, curve_path
+from genprobe.studies.seed_sensitivity.curves import curve_path, history_path
 from genprobe.studies.seed_sensitivity.device import cpu_threads, device_facts
 from genprobe.studies.seed_sensitivity.members import member_bytes, member_path
 from genprobe.studies.seed_sensitivity.predict import decode_and_check
@@ -127,7 +128,8 @@ class TrainStage(Stage):
             results = trainer.run(self._relay(shard))
         return {
             **self._outputs(shard, trainer, results),
-            curve_path(shard): curve_bytes(trainer.curve()),
+            curve_path(shard): parquet_bytes(trainer.curve()),
+            history_path(shard): parquet_bytes(trainer.history.table(trainer.active)),
         }
 
     def _outputs(
