@@ -15,6 +15,7 @@ from genprobe.models.architectures.recurrent import RecurrentConfig
 from genprobe.runs.provenance import cpu_model
 from genprobe.studies.seed_sensitivity import report, run_sweep, summary
 from genprobe.studies.seed_sensitivity.compare import Run, load_runs, write_comparison
+from genprobe.studies.seed_sensitivity.results import read_predictions
 from genprobe.tasks.rewriting.task import RewritingTask
 from genprobe.training.trainer import TrainConfig
 
@@ -94,13 +95,30 @@ def test_compare_puts_runs_side_by_side_against_the_reference(runs, tmp_path, cl
     )  # the paper's task
     assert "| dot-feeding | 3 | rewriting | LSTM seq2seq with dot attention, input feeding" in text
     assert (out / "figures" / "runs.png").stat().st_size > 0 and (out / "report.html").exists()
+    # on the same items: the seeds (1-3 in both) pair, the difference is of the same answers
+    paired = {row["suite"]: row for row in result["paired"]}
+    assert set(paired) == set(summary["paper"]) and all(r["paired_seeds"] for r in paired.values())
+    assert paired["long"]["difference"] == pytest.approx(expected)
+    judged = [read_predictions(run) for run in (paper, variant)]
+    long_ = [j[(j["suite"] == "long") & (j["role"] == "answer")] for j in judged]
+    right = [(j.sort_values(["seed", "index"])["outcome"] == "correct").to_numpy().reshape(3, -1)
+             for j in long_]  # fmt: skip
+    significant = [0, 0]  # pairs of seed k significant for the variant, for the paper
+    for k in range(3):
+        only = [int((right[i][k] & ~right[1 - i][k]).sum()) for i in (1, 0)]
+        if sum(only) and stats.binomtest(only[0], sum(only)).pvalue < 0.05:
+            significant[only[1] > only[0]] += 1
+    assert [paired["long"]["favour_run"], paired["long"]["favour_reference"]] == significant
+    assert "## On the same items" in text and "TOST" in text
 
 
 @pytest.mark.slow
 def test_compare_leaves_table_3_out_for_another_task_and_refuses_bad_input(runs, tmp_path, cli):
     paper, _, twenty = runs
     write_comparison(load_runs([paper, twenty]), tmp_path / "cmp")
-    assert "Weber et al. 2018" not in (tmp_path / "cmp" / "report.md").read_text()
+    text = (tmp_path / "cmp" / "report.md").read_text()
+    assert "Weber et al. 2018" not in text
+    assert "Not paired where the items differ (another data seed or suite size): twenty on" in text
     for args, message in [
         ([str(paper)], "at least two run directories"),
         ([str(paper), str(tmp_path)], "is not a run directory"),

@@ -3,7 +3,9 @@
 The first run is the reference. Per suite: each run's distribution over seeds (table and
 box/strip figure), the difference of its mean from the reference's with a bootstrap interval
 over seeds and a Mann-Whitney U test, the probability that a seed of the run beats a seed of
-the reference (with its interval), and per run the correlations between suites that the
+the reference (with its interval); on the same items, the paired comparison
+(`paired_report.py`: the multi-bootstrap over seeds and items, McNemar per pair of members,
+adjusted p-values, TOST in distribution); and per run the correlations between suites that the
 task's paper discusses. When every run is on a task with a paper's numbers (the same ones),
 they are printed beside the runs. Everything is read from the runs' result files; the
 comparison goes to its own directory (`report.md`, `report.html`, `compare.json`, `figures/`).
@@ -33,6 +35,7 @@ from genprobe.studies.seed_sensitivity.config import SweepConfig, over_time
 from genprobe.studies.seed_sensitivity.curves import read_curves
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
 from genprobe.studies.seed_sensitivity.over_time_report import compare_blocks
+from genprobe.studies.seed_sensitivity.paired_report import paired_blocks
 from genprobe.studies.seed_sensitivity.report import model_description, task_description
 from genprobe.studies.seed_sensitivity.results import accuracy_by, read_members, read_predictions
 from genprobe.studies.seed_sensitivity.summary import correlated
@@ -47,6 +50,7 @@ class Run:
     config: SweepConfig | LanguageModelConfig
     accuracy: pd.DataFrame  # one row per seed, one column per suite, in [0, 1]; NaN: not evaluated
     path: Path
+    predictions: pd.DataFrame | None = None  # its judged outputs (None: no paired section)
 
     def seeds(self, suite: str) -> np.ndarray:
         """The accuracies on `suite` of the seeds evaluated on it."""
@@ -70,7 +74,7 @@ def load_runs(paths: Sequence[str | Path], names: Sequence[str] | None = None) -
         config = read_members(path)
         predictions = read_predictions(path, config)
         accuracy = accuracy_by(predictions, "suite", config.task.suites())
-        runs.append(Run(name, config, accuracy, Path(path)))
+        runs.append(Run(name, config, accuracy, Path(path), predictions))
     return runs
 
 
@@ -114,6 +118,7 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
         ]
     )
     figure = plots.runs_side_by_side(long, out / "figures" / "runs.png")
+    paired, paired_rows = paired_blocks(runs, suites)
     write_json(
         out / "compare.json",
         {
@@ -134,6 +139,7 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
             "correlations": [
                 {"run": name, **c.to_dict()} for (name, _, _), c in correlations.items()
             ],
+            "paired": paired_rows,
         },
     )
     blocks: list[Block] = [
@@ -174,6 +180,7 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
         ),
         _difference_table(differences),
         *_no_interval(differences),
+        *paired,
     ]
     if correlations:
         reported = [f"{a}-{b} {v:+.2f}" for (a, b), v in published.pairs.items() if v is not None]
