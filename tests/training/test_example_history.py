@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
-from test_over_time import TRAIN, trainer
+from test_over_time import TRAIN, killed_at_step_5, trainer
 
 from genprobe.training.example_history import HISTORY_COLUMNS, ExampleHistory, time_weights
 from genprobe.training.over_time import score_roles
@@ -52,17 +52,7 @@ def test_a_trainers_history_ends_at_its_last_evaluation_and_survives_a_kill(tmp_
     assert table["learned"].any() and not table["learned"].all()  # the check can fail
     assert (table["first_right"].isin([-1, 0, 2, 4, 6, 8, 10])).all()
 
-    class Killed(Exception):
-        pass
-
-    def kill(progress):
-        if progress.step == 5:
-            raise Killed
-
-    with pytest.raises(Killed):
-        trainer([1, 2], steps=10, eval_every=2, checkpoint=tmp_path / "b.pt").run(kill)
-    resumed = trainer([1, 2], steps=10, eval_every=2, checkpoint=tmp_path / "b.pt")
-    assert resumed.steps_done == 4
+    resumed = killed_at_step_5(tmp_path / "b.pt")
     resumed.run()
     assert resumed.history.table([1, 2]).equals(table)
 

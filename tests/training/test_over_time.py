@@ -107,9 +107,9 @@ def test_member_k_is_its_seed_trained_alone():
     assert mine.equals(one)
 
 
-def test_a_killed_run_resumes_to_the_numbers_of_an_uninterrupted_one(tmp_path):
-    whole = trainer([1, 2], steps=10, eval_every=2, checkpoint=tmp_path / "a.pt")
-    expected = whole.run()
+def killed_at_step_5(checkpoint):
+    """A trainer of seeds 1 and 2 for 10 steps killed at step 5, then resumed from
+    `checkpoint` (its last save, step 4): the resumed trainer, not yet run on."""
 
     class Killed(Exception):
         pass
@@ -119,9 +119,16 @@ def test_a_killed_run_resumes_to_the_numbers_of_an_uninterrupted_one(tmp_path):
             raise Killed
 
     with pytest.raises(Killed):
-        trainer([1, 2], steps=10, eval_every=2, checkpoint=tmp_path / "b.pt").run(kill)
-    resumed = trainer([1, 2], steps=10, eval_every=2, checkpoint=tmp_path / "b.pt")
+        trainer([1, 2], steps=10, eval_every=2, checkpoint=checkpoint).run(kill)
+    resumed = trainer([1, 2], steps=10, eval_every=2, checkpoint=checkpoint)
     assert resumed.steps_done == 4  # the last save before the kill, in the second epoch
+    return resumed
+
+
+def test_a_killed_run_resumes_to_the_numbers_of_an_uninterrupted_one(tmp_path):
+    whole = trainer([1, 2], steps=10, eval_every=2, checkpoint=tmp_path / "a.pt")
+    expected = whole.run()
+    resumed = killed_at_step_5(tmp_path / "b.pt")
     results = resumed.run()
     assert resumed.curve().equals(whole.curve())
     for seed in (1, 2):
