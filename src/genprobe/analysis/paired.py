@@ -194,9 +194,12 @@ def performance_profile(
     share = (scores[..., None] >= thresholds).mean(axis=(0, 1))
     rng = np.random.default_rng(seed)
     members, suites = scores.shape
-    drawn = rng.integers(0, members, (resamples, members, suites))
-    resampled = np.take_along_axis(scores[None], drawn, axis=1)  # (R, S, K)
-    shares = (resampled[..., None] >= thresholds).mean(axis=(1, 2))  # (R, T)
+    shares = []
+    for start in range(0, resamples, CHUNK):
+        drawn = rng.integers(0, members, (min(CHUNK, resamples - start), members, suites))
+        resampled = np.take_along_axis(scores[None], drawn, axis=1)  # (R, S, K)
+        shares.append((resampled[..., None] >= thresholds).mean(axis=(1, 2)))  # (R, T)
+    shares = np.concatenate(shares)
     tail = (1 - CONFIDENCE) / 2
     low, high = np.quantile(shares, [tail, 1 - tail], axis=0)
     return pd.DataFrame({"threshold": thresholds, "share": share, "low": low, "high": high})

@@ -76,6 +76,24 @@ def data_map_figure(table: pd.DataFrame, path: Path) -> Path:
     return save_figure(fig, path)
 
 
+def performance_profiles(profiles: dict[str, pd.DataFrame], path: Path) -> Path:
+    """One curve per run: the share of its members × suites at or above each accuracy
+    threshold with its band (`analysis.paired.performance_profile`'s columns; Agarwal et al.
+    2021, Figure 5)."""
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    for i, (name, table) in enumerate(profiles.items()):
+        x = 100 * table["threshold"]
+        ax.plot(x, 100 * table["share"], color=f"C{i}", label=name)
+        ax.fill_between(x, 100 * table["low"], 100 * table["high"], color=f"C{i}", alpha=0.2)
+    ax.set_xlabel("accuracy threshold τ (%)")
+    ax.set_ylabel("members × suites with accuracy ≥ τ (%)")
+    ax.set_ylim(-3, 103)
+    ax.set_title("Performance profiles")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    return save_figure(fig, path)
+
+
 def suite_scatter(accuracy: pd.DataFrame, x: str, y: str, path: Path) -> Path:
     """One dot per seed: accuracy on suite `x` against suite `y`."""
     fig, ax = plt.subplots(figsize=(4.5, 4.5))

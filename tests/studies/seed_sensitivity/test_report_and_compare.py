@@ -110,6 +110,7 @@ def test_compare_puts_runs_side_by_side_against_the_reference(runs, tmp_path, cl
             significant[only[1] > only[0]] += 1
     assert [paired["long"]["favour_run"], paired["long"]["favour_reference"]] == significant
     assert "## On the same items" in text and "TOST" in text
+    assert (out / "figures" / "profiles.png").stat().st_size > 1000
 
 
 @pytest.mark.slow

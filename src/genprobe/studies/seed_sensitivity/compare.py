@@ -22,6 +22,7 @@ import pandas as pd
 
 from genprobe.analysis import plots
 from genprobe.analysis.grokking import THRESHOLD as GROKKING
+from genprobe.analysis.paired import performance_profile
 from genprobe.analysis.render import Block, Figure, Heading, Table, Text, interval
 from genprobe.analysis.render import write_report as render
 from genprobe.analysis.stats import (
@@ -118,6 +119,12 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
         ]
     )
     figure = plots.runs_side_by_side(long, out / "figures" / "runs.png")
+    thresholds = np.linspace(0, 1, 101)
+    profiles = {
+        run.name: performance_profile(run.accuracy[suites].dropna().to_numpy(), thresholds)
+        for run in runs
+    }
+    profile = plots.performance_profiles(profiles, out / "figures" / "profiles.png")
     paired, paired_rows = paired_blocks(runs, suites)
     write_json(
         out / "compare.json",
@@ -168,6 +175,12 @@ def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
         ),
         _summary_table(runs, suites, published),
         Figure(figure.relative_to(out), "Accuracy per suite, one box and one dot per seed."),
+        Figure(
+            profile.relative_to(out),
+            "Performance profiles (Agarwal et al. 2021): the share of each run's seeds × "
+            "suites at or above each accuracy, with a 95 % band from resampling the seeds "
+            "within each suite.",
+        ),
         Heading(f"Difference from `{reference.name}`"),
         Text(
             "Mean of the run minus mean of the reference, in points, with a 95 % percentile "
