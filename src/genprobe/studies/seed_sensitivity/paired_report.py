@@ -75,11 +75,7 @@ def paired_blocks(runs: Sequence[Run], suites: Sequence[str]) -> tuple[list[Bloc
             "favour each side."
         ),
         _table(table),
-        *[
-            Text(f"No interval (–) for {r.run} on {r.suite}: {r.reason}.")
-            for r in table.itertuples()
-            if r.reason
-        ],
+        *_no_interval(table),
         *([Text(_differ(differ))] if differ else []),
         *_in_distribution(runs),
     ]
@@ -106,6 +102,15 @@ def _table(table: pd.DataFrame) -> Table:
             }
         )
     )
+
+
+def _no_interval(table: pd.DataFrame) -> list[Block]:
+    """Why an interval is missing (–), one line per run and reason."""
+    missing = table[table["reason"].notna()].groupby(["run", "reason"], sort=False)["suite"]
+    return [
+        Text(f"No interval (–) for {run} on {', '.join(suites)}: {reason}.")
+        for (run, reason), suites in missing
+    ]
 
 
 def _in_distribution(runs: Sequence[Run]) -> list[Block]:
