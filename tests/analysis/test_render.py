@@ -72,3 +72,13 @@ def test_a_pipe_in_a_cell_does_not_end_it_in_markdown(tmp_path):
 def test_clip_marks_where_it_cut():
     assert clip("x**2", 4) == "x**2"
     assert clip("x**2 + 1", 4) == "x**…" and len(clip("x" * 500, 120)) == 120
+
+
+def test_stars_in_prose_are_emphasis_in_html_and_stay_as_they_are_in_a_table(tmp_path):
+    frame = pd.DataFrame({"input": ["3 * 4 *", "x*y + x*z"]})
+    blocks = [Text("A *memorized* example; x*y and 2 * 3 are not emphasis."), Table(frame)]
+    md, page = write_report(tmp_path, "Stars", blocks)
+    html = page.read_text()
+    assert "A <em>memorized</em> example; x*y and 2 * 3 are not emphasis." in html
+    assert "<em>" not in html[html.index("<table") :]
+    assert "A *memorized* example" in md.read_text()  # markdown keeps its own stars

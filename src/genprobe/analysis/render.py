@@ -5,7 +5,7 @@ self-contained `report.html` (figures embedded as base64 PNG, no other file need
 always say the same thing. Both are written atomically into the run directory.
 
     Heading(text, level=2)          a section title (level 1 is the page title's)
-    Text(text)                      a paragraph; `backticks` mark code
+    Text(text)                      a paragraph; `backticks` mark code, *stars* emphasis
     Table(frame, high=(), low=())   a pandas DataFrame whose cells are already strings (`code`
                                     in a cell as in a paragraph); `high`
                                     and `low` hold (row position, column name) cells to mark
@@ -39,6 +39,9 @@ from genprobe.runs.atomic import write_text
 
 _CODE = re.compile(r"`([^`]+)`")
 _CODE_HTML = r"<code>\1</code>"
+# *words* in a paragraph's prose (not in a table's cells, where * may be an input's token)
+_EMPHASIS = re.compile(r"(?<![\w*])\*([^*\s](?:[^*]*[^*\s])?)\*(?![\w*])")
+_EMPHASIS_HTML = r"<em>\1</em>"
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,7 @@ def html_page(title: str, blocks: Sequence[Block], run: Path) -> str:
         if isinstance(block, Heading):
             body.append(f"<h{block.level}>{_inline_html(block.text)}</h{block.level}>")
         elif isinstance(block, Text):
-            body.append(f"<p>{_inline_html(block.text)}</p>")
+            body.append(f"<p>{_EMPHASIS.sub(_EMPHASIS_HTML, _inline_html(block.text))}</p>")
         elif isinstance(block, Table):
             body.append(_html_table(block))
         else:
