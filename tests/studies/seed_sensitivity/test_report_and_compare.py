@@ -114,7 +114,9 @@ def test_compare_puts_runs_side_by_side_against_the_reference(runs, tmp_path, cl
 
 
 @pytest.mark.slow
-def test_compare_leaves_table_3_out_for_another_task_and_refuses_bad_input(runs, tmp_path, cli):
+def test_compare_leaves_table_3_out_for_another_task_and_refuses_bad_input(
+    runs, tmp_path, cli, strong_sweep
+):
     paper, _, twenty = runs
     write_comparison(load_runs([paper, twenty]), tmp_path / "cmp")
     text = (tmp_path / "cmp" / "report.md").read_text()
@@ -124,6 +126,10 @@ def test_compare_leaves_table_3_out_for_another_task_and_refuses_bad_input(runs,
         ([str(paper)], "at least two run directories"),
         ([str(paper), str(tmp_path)], "is not a run directory"),
         ([str(paper), str(twenty), "--names", "a"], "names must be 2 distinct names"),
+        (
+            [str(paper), str(strong_sweep)],
+            "runs must be runs of one task. Got 'binary_operation and rewriting'",
+        ),
     ]:
         code, _, err = cli("rewriting", "compare", *args, "--out", str(tmp_path / "x"))
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1

@@ -41,6 +41,7 @@ from genprobe.studies.seed_sensitivity.report import model_description, task_des
 from genprobe.studies.seed_sensitivity.results import accuracy_by, read_members, read_predictions
 from genprobe.studies.seed_sensitivity.summary import correlated
 from genprobe.tasks.published import Published
+from genprobe.tasks.registry import task_name
 
 TITLE = "Seed distributions side by side"
 
@@ -86,8 +87,15 @@ def shared_published(runs: Sequence[Run]) -> Published | None:
 
 
 def write_comparison(runs: Sequence[Run], out: str | Path) -> tuple[Path, Path]:
-    """Write the comparison of `runs` (the first is the reference) into `out`."""
+    """Write the comparison of `runs` (the first is the reference) into `out`.
+
+    Raises:
+        ConfigError: runs of different tasks, or runs that share no evaluated suite.
+    """
     out = Path(out)
+    tasks = {task_name(run.config.task) for run in runs}
+    if len(tasks) > 1:
+        raise ConfigError("runs", "runs of one task", " and ".join(sorted(tasks)))
     suites = [s for s in runs[0].accuracy.columns if all(s in r.accuracy for r in runs)]
     if not suites:
         raise ConfigError("runs", "runs that share at least one evaluated suite", "none shared")
