@@ -5,7 +5,9 @@ import json
 
 import pandas as pd
 import pytest
+from helpers import damage
 
+from genprobe.errors import DamagedFileError
 from genprobe.studies.seed_sensitivity.curves import read_curves
 from genprobe.training.over_time import evaluation_steps
 
@@ -165,3 +167,6 @@ def test_with_subsets_each_member_is_scored_on_its_own_subset_and_each_example_h
     assert "## What each member memorized, per example" in report
     assert "`train` is each seed's own subset of the training split" in report
     assert (out / "figures" / "data_map.png").stat().st_size > 1000
+    damage(out / "history" / "seeds=1-3.parquet", "truncated")
+    with pytest.raises(DamagedFileError, match=r"history/seeds=1-3\.parquet"):
+        read_tables(out)

@@ -52,7 +52,7 @@ import pandas as pd
 from genprobe.analysis import rates
 from genprobe.analysis.grokking import THRESHOLD as GROKKING
 from genprobe.analysis.grokking import members as grokking_members
-from genprobe.errors import RunDirError
+from genprobe.errors import DamagedFileError, RunDirError
 from genprobe.studies.seed_sensitivity.config import SweepConfig
 from genprobe.studies.seed_sensitivity.curves import read_curves, read_history
 from genprobe.studies.seed_sensitivity.language_model import LanguageModelConfig
@@ -144,6 +144,8 @@ def history_tables(run: str | Path, config: SweepConfig) -> dict[str, pd.DataFra
 
     try:
         history = read_history(run)
+    except DamagedFileError:
+        raise
     except RunDirError:  # its curves were read: it was trained over time, before histories
         return {}
     trained = read_subsets(run)[1] if config.train.subsets else None
