@@ -222,3 +222,17 @@ def test_the_nearest_training_example_is_by_the_tasks_own_distance_where_it_has_
         gaps = [length_gap(row.input.split(), p["input"].split()) for p in pairs]
         assert row.input_distance == min(gaps) and row.nearest == int(np.argmin(gaps))
     assert (tables["copies"]["input_distance"] % 1 == 0.5).all()
+
+
+def test_consistency_stands_beside_the_tasks_named_input_features(subset_run, tmp_path):
+    consistent = memorization_tables(subset_run)["consistency"]
+    assert {"feature:distinct", "feature:longest run"} <= set(consistent.columns)
+    assert not any(c.startswith("feature:count") for c in consistent.columns)
+    for row in consistent.sample(10, random_state=0).itertuples():
+        words = row.input.split()
+        assert consistent.loc[row.Index, "feature:distinct"] == len(set(words))
+        longest = max(len(list(g)) for _, g in itertools.groupby(words))
+        assert consistent.loc[row.Index, "feature:longest run"] == longest
+    run = tmp_path / "run"
+    shutil.copytree(subset_run, run)
+    assert "### Consistency against input features" in report.write_report(run)[0].read_text()

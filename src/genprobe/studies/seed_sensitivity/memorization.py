@@ -9,7 +9,8 @@ training examples each member trained on (`results.read_subsets`).
                   what the rule makes of the input
     consistency   one row per suite × example (the training split as the suite "train"):
                   accuracy among the members that never trained on it, Jiang et al.'s
-                  consistency score at the run's subset fraction
+                  consistency score at the run's subset fraction, beside the input's length
+                  and the task's named features (`feature:<name>`)
     influence     one row per suite example: its nearest training example and that example's
                   influence on it (Feldman & Zhang's estimator), with its interval
     structures    one row per member × suite, where the task declares local structures: its
@@ -45,6 +46,7 @@ from genprobe.studies.seed_sensitivity.results import (
 from genprobe.tasks.task import Task
 
 TRAIN_SUITE = "train"  # the suite name of the training split's predictions
+FEATURE = "feature:"  # the prefix of the consistency table's input-feature columns
 NEAR = 1  # edits within which a wrong answer is near a training target
 CHANCE_SEED = 0  # of the training examples drawn for the chance baseline of copying
 
@@ -70,6 +72,7 @@ def memorization_tables(
     if TRAIN_SUITE not in suites:
         raise RunDirError(f"{run}: the training split was not decoded: rerun the sweep")
     pairs = training_pairs(run)
+    task = read_sweep(run).task
     train = suites[TRAIN_SUITE]
     targets = np.array([target for _, target in pairs], dtype=object)
     agrees = train["output"].to_numpy().reshape(len(seeds), -1) == targets
@@ -84,12 +87,14 @@ def memorization_tables(
         axis=1,
     )  # fmt: skip
     held_out = {suite: rows for suite, rows in suites.items() if suite != TRAIN_SUITE}
-    task = read_sweep(run).task
     nearest = _nearest(held_out, trained, pairs, len(seeds), task)
     tables = {
         "memorization": memorized,
         "consistency": pd.concat(
-            [_consistency(rows, len(seeds), trained, min_members) for rows in suites.values()],
+            [
+                _consistency(rows, len(seeds), trained, min_members, task)
+                for rows in suites.values()
+            ],
             ignore_index=True,
         ),
         "influence": influence(held_out, len(seeds), trained, pairs, nearest, min_members),
@@ -255,16 +260,31 @@ def _inputs(rows: pd.DataFrame, members: int) -> np.ndarray:
 
 
 def _consistency(
-    rows: pd.DataFrame, members: int, trained: np.ndarray, min_members: int
+    rows: pd.DataFrame, members: int, trained: np.ndarray, min_members: int, task: Task
 ) -> pd.DataFrame:
     suite = rows["suite"].iat[0]
     right = _right(rows, members)
     table = estimate.consistency(right, trained if suite == TRAIN_SUITE else None, min_members)
+    inputs = _inputs(rows, members)
     head = pd.DataFrame({
-        "suite": suite, "index": np.arange(right.shape[1]), "input": _inputs(rows, members),
+        "suite": suite, "index": np.arange(right.shape[1]), "input": inputs,
         "length": rows["length"].to_numpy()[: right.shape[1]],
     })  # fmt: skip
-    return pd.concat([head, table], axis=1)
+    return pd.concat([head, _features(task, inputs), table], axis=1)
+
+
+def _features(task: Task, inputs: np.ndarray) -> pd.DataFrame:
+    """The task's named input features (`Probes.features`, those beside its per-token counts
+    and its length), one `feature:<name>` column each."""
+    from genprobe.tasks.registry import task_probes
+    from genprobe.tasks.tokens import encode_inputs
+
+    src = encode_inputs(task.source_vocab, [(None, text.split()) for text in inputs], "inputs")
+    named = task_probes(task).features(src)
+    return pd.DataFrame({
+        f"{FEATURE}{name}": values for name, values in named.items()
+        if name != "length" and not name.startswith("count ")
+    })  # fmt: skip
 
 
 def _objects(items: list[list[str]]) -> np.ndarray:

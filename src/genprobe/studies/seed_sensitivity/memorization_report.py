@@ -12,7 +12,12 @@ from genprobe.analysis.memorization import MIN_MEMBERS
 from genprobe.analysis.plots import example_histograms
 from genprobe.analysis.render import Block, Figure, Heading, Table, Text, clip, interval
 from genprobe.studies.seed_sensitivity.config import SweepConfig
-from genprobe.studies.seed_sensitivity.memorization import NEAR, TRAIN_SUITE, memorization_tables
+from genprobe.studies.seed_sensitivity.memorization import (
+    FEATURE,
+    NEAR,
+    TRAIN_SUITE,
+    memorization_tables,
+)
 
 SHOWN = 10  # the most memorized training examples shown
 LEAST = 3  # the least consistent inputs shown per suite
@@ -57,6 +62,7 @@ def memorization_blocks(run: Path, config: SweepConfig, judged: pd.DataFrame) ->
         _least_consistent(consistent),
         Heading("Consistency by length (%)", level=3),
         _by_length(consistent),
+        *_by_feature(consistent),
         Heading("The largest influences", level=3),
         Text(
             "For each suite input, its nearest training input (of all, by edit distance over "
@@ -157,6 +163,32 @@ def _by_length(consistent: pd.DataFrame) -> Table:
     cells = grouped.agg(lambda v: f"{_pct(v.mean(), 0)} ({len(v)})").unstack("suite")
     order = [s for s in consistent["suite"].unique() if s in cells.columns]
     return Table(cells[order].fillna("").reset_index().astype(str))
+
+
+def _by_feature(consistent: pd.DataFrame) -> list[Block]:
+    """Spearman's ρ of consistency with each of the task's named input features, per suite
+    (– where either is constant over the suite's determined examples)."""
+    from scipy.stats import spearmanr
+
+    features = [c for c in consistent.columns if c.startswith(FEATURE)]
+    if not features:
+        return []
+    rows = []
+    for suite, group in consistent[consistent["determined"]].groupby("suite", sort=False):
+        row = {"suite": suite, "examples": f"{len(group):,}"}
+        for column in ["length", *features]:
+            flat = group[column].nunique() < 2 or group["consistency"].nunique() < 2
+            rho = np.nan if flat else spearmanr(group[column], group["consistency"]).statistic
+            row[column.removeprefix(FEATURE)] = "–" if np.isnan(rho) else f"{rho:+.2f}"
+        rows.append(row)
+    return [
+        Heading("Consistency against input features", level=3),
+        Text(
+            "Spearman's ρ of an input's consistency with its length and with each feature the "
+            "task names, over each suite's determined inputs (– where either is constant)."
+        ),
+        Table(pd.DataFrame(rows)),
+    ]
 
 
 def _largest_influences(influence: pd.DataFrame) -> Table | Text:
