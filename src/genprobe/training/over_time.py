@@ -49,21 +49,13 @@ def evaluation_steps(steps: int, every: int = 0) -> list[int]:
 
 @dataclass(frozen=True)
 class RoleScores:
-    """One role's evaluation of every member, per member and example: (S, n) each."""
+    """One role's evaluation of every member: (S,) totals and (S, n) per example."""
 
-    right: np.ndarray  # the whole output is right
-    nll: np.ndarray  # the summed token NLL of the output
-    confidence: np.ndarray  # the probability of the output, per token (the geometric mean)
-
-    @property
-    def accuracy(self) -> np.ndarray:
-        """(S,) the share of examples whose whole output is right."""
-        return self.right.mean(axis=1)
-
-    @property
-    def loss(self) -> np.ndarray:
-        """(S,) the summed token NLL per example, averaged over examples."""
-        return self.nll.mean(axis=1)
+    accuracy: np.ndarray  # the share of examples whose whole output is right
+    loss: np.ndarray  # summed token NLL per example, averaged over examples
+    right: np.ndarray  # (S, n) the whole output is right
+    nll: np.ndarray  # (S, n) the summed token NLL of the output
+    confidence: np.ndarray  # (S, n) the probability of the output, per token (geometric mean)
 
 
 @torch.no_grad()
@@ -76,6 +68,10 @@ def score_roles(
 
 
 def _score(model: MemberStack, data: Seq2SeqTensors, rows: int) -> RoleScores:
+    # the totals are summed batch by batch in float32, as runs made before the per-example
+    # arrays were kept summed them: their curves, and resumed ones, keep their digits
+    right_total = torch.zeros(model.members, device=data.src.device)
+    nll_total = torch.zeros(model.members, device=data.src.device)
     right, nll, tokens = [], [], []
     for start in range(0, len(data), rows):
         src, tgt_in, tgt_out = (
@@ -86,11 +82,17 @@ def _score(model: MemberStack, data: Seq2SeqTensors, rows: int) -> RoleScores:
         real = tgt_out != PAD
         log_p = torch.log_softmax(logits.float(), dim=-1)
         token_nll = -log_p.gather(-1, tgt_out.clamp(min=0).unsqueeze(-1)).squeeze(-1)
-        nll.append((token_nll * real).sum(-1))  # (S, B)
+        nll_total += (token_nll * real).flatten(1).sum(1)
+        whole = ((logits.argmax(-1) == tgt_out) | ~real).all(-1)  # (S, B)
+        right_total += whole.sum(1)
+        nll.append((token_nll * real).sum(-1))
         tokens.append(real.sum(-1))
-        right.append(((logits.argmax(-1) == tgt_out) | ~real).all(-1))
+        right.append(whole)
+    n = len(data)
     nll_, tokens_ = torch.cat(nll, dim=1), torch.cat(tokens, dim=1).clamp(min=1)
     return RoleScores(
+        (right_total / n).cpu().numpy(),
+        (nll_total / n).cpu().numpy(),
         torch.cat(right, dim=1).cpu().numpy(),
         nll_.cpu().numpy(),
         torch.exp(-nll_ / tokens_).cpu().numpy(),
