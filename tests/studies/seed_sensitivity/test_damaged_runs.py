@@ -254,3 +254,11 @@ def test_damaged_metrics_are_named_when_read_and_the_rerun_makes_them_again(
     for path in ("metrics.json", "shards/metrics/all.json"):
         assert (run / path).read_bytes() == (finished / path).read_bytes(), path
     assert read_metrics(run) == read_metrics(finished)
+
+
+def test_evaluate_decodes_again_a_suite_whose_record_is_gone_rather_than_leaving_it_out(cli, run):
+    (run / "shards" / "predict" / "test.json").unlink()
+    code, _, err = evaluate(cli, run)
+    assert code == 0, err
+    assert (run / "shards" / "predict" / "test.json").is_file()
+    assert {"test", "again"} <= set(read_metrics(run)["suites"])

@@ -208,8 +208,10 @@ def evaluate_external(
             f"its table of positions or its fixed-length input); the first is row {first + 1}, "
             f"{int((np.asarray(src[first]) > 0).sum())} tokens"
         )
+    # the run's own suites too: one whose record is gone is decoded again, not left out
+    own = [predict_shard(role, config.split(role).src, config.seeds) for role in config.predicted()]
     shard = predict_shard(name, src, config.seeds)
-    run_stage(run, PredictStage(run, config, device), [shard], executor)
+    run_stage(run, PredictStage(run, config, device), [*own, shard], executor)
     write_metrics(run)
     return run / prediction_path(name)
 
