@@ -81,11 +81,11 @@ def _score(model: MemberStack, data: Seq2SeqTensors, rows: int) -> RoleScores:
         logits = _logits(model.teacher_forced(src, tgt_in))
         real = tgt_out != PAD
         log_p = torch.log_softmax(logits.float(), dim=-1)
-        token_nll = -log_p.gather(-1, tgt_out.clamp(min=0).unsqueeze(-1)).squeeze(-1)
-        nll_total += (token_nll * real).flatten(1).sum(1)
+        token_nll = -log_p.gather(-1, tgt_out.clamp(min=0).unsqueeze(-1)).squeeze(-1) * real
+        nll_total += token_nll.flatten(1).sum(1)
         whole = ((logits.argmax(-1) == tgt_out) | ~real).all(-1)  # (S, B)
         right_total += whole.sum(1)
-        nll.append((token_nll * real).sum(-1))
+        nll.append(token_nll.sum(-1))
         tokens.append(real.sum(-1))
         right.append(whole)
     n = len(data)
